@@ -1,1 +1,33 @@
-//! placeholder
+//! The command-line tools (`ipu-opt`, and the translate and run tools of the
+//! later stages) as a library: each binary is a thin shell over a `main` here.
+
+pub mod expected;
+pub mod opt;
+pub mod split;
+
+use ipu_ir::Registry;
+use std::sync::Arc;
+
+/// The registry every tool uses: all dialects, passes and pipelines.
+pub fn full_registry() -> Arc<Registry> {
+    let mut r = Registry::new();
+    ipu_dialects::register_all_dialects(&mut r);
+    ipu_passes::register_generic_passes(&mut r);
+    r.register_pipeline(ipu_ir::pass::PipelineInfo {
+        argument: "ipu-cleanup",
+        description: "Canonicalize, eliminate common sub-expressions, then erase unreferenced private symbols.",
+        pipeline: "builtin.module(canonicalize,cse,symbol-dce)",
+    });
+    Arc::new(r)
+}
+
+/// Installs the `tracing` subscriber: events to stderr, filtered by `RUST_LOG`.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+        .try_init();
+}

@@ -1,1 +1,14 @@
-//! placeholder
+//! Generic passes built on the IR core: `canonicalize`, `cse`, `symbol-dce`.
+
+pub mod canonicalize;
+pub mod cse;
+pub mod symbol_dce;
+
+use ipu_ir::Registry;
+
+/// Registers the generic passes.
+pub fn register_generic_passes(registry: &mut Registry) {
+    registry.register_pass(canonicalize::INFO);
+    registry.register_pass(cse::INFO);
+    registry.register_pass(symbol_dce::INFO);
+}

@@ -1,0 +1,412 @@
+//! `ipu-opt`: reads IR, verifies it, runs a pass pipeline and prints the
+//! result, with mlir-opt's flags and exit codes (0 on success, 1 on any error).
+
+use crate::expected;
+use crate::split;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use ipu_ir::diag::{Diagnostic, SourceMap};
+use ipu_ir::pass::{timing_report, IrPrinting, PassManager};
+use ipu_ir::printer::{PrintOptions, Printer};
+use ipu_ir::{Context, Registry};
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn command(registry: &Registry) -> Command {
+    let mut cmd = Command::new("ipu-opt")
+        .about("IPU compiler optimizer driver: parse, verify, transform and print IR")
+        .version(env!("CARGO_PKG_VERSION"))
+        .arg(
+            Arg::new("input")
+                .default_value("-")
+                .help("Input file, or '-' for standard input"),
+        )
+        .arg(
+            Arg::new("output")
+                .short('o')
+                .value_name("FILE")
+                .default_value("-")
+                .help("Output file"),
+        )
+        .arg(
+            Arg::new("pass-pipeline")
+                .long("pass-pipeline")
+                .value_name("PIPELINE")
+                .help(
+                    "A textual pass pipeline, e.g. 'builtin.module(func.func(cse),canonicalize)'",
+                ),
+        )
+        .arg(flag(
+            "allow-unregistered-dialect",
+            "Accept ops of dialects that are not registered (kept, printed in generic form)",
+        ))
+        .arg(flag(
+            "mlir-print-debuginfo",
+            "Print locations after ops and block arguments",
+        ))
+        .arg(flag(
+            "mlir-print-op-generic",
+            "Print every op in the generic form",
+        ))
+        .arg(flag(
+            "split-input-file",
+            "Split the input at '// -----' lines and process each chunk on its own",
+        ))
+        .arg(flag(
+            "verify-diagnostics",
+            "Check that the diagnostics produced are those the input's expected-* comments name",
+        ))
+        .arg(flag(
+            "mlir-print-ir-before-all",
+            "Print the IR before every pass (to stderr)",
+        ))
+        .arg(flag(
+            "mlir-print-ir-after-all",
+            "Print the IR after every pass (to stderr)",
+        ))
+        .arg(flag(
+            "mlir-print-ir-after-change",
+            "Print the IR after a pass only when the pass changed it",
+        ))
+        .arg(flag(
+            "mlir-print-ir-after-failure",
+            "Print the IR after a pass that failed",
+        ))
+        .arg(flag(
+            "mlir-timing",
+            "Print a per-pass execution time report (to stderr)",
+        ))
+        .arg(flag(
+            "mlir-pass-statistics",
+            "Print pass statistics (to stderr)",
+        ))
+        .arg(flag(
+            "dump-pass-pipeline",
+            "Print the pass pipeline that will run (to stderr)",
+        ))
+        .arg(flag(
+            "no-verify-each",
+            "Do not verify the IR after each pass",
+        ))
+        .arg(
+            Arg::new("target")
+                .long("target")
+                .value_name("NAME|FILE")
+                .help("Target description for target-dependent passes (a built-in name or a file)"),
+        );
+    for p in registry.passes() {
+        let mut help = p.description.to_string();
+        if !p.options.is_empty() {
+            let opts: Vec<String> = p
+                .options
+                .iter()
+                .map(|o| format!("{}={} ({})", o.name, o.default, o.description))
+                .collect();
+            help.push_str(&format!(" Options: {}.", opts.join("; ")));
+        }
+        cmd = cmd.arg(
+            Arg::new(p.argument)
+                .long(p.argument)
+                .help(help)
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("")
+                .value_name("OPTIONS")
+                .action(ArgAction::Append)
+                .help_heading("Passes"),
+        );
+    }
+    for p in registry.pipelines() {
+        cmd = cmd.arg(
+            Arg::new(p.argument)
+                .long(p.argument)
+                .help(format!("{} [{}]", p.description, p.pipeline))
+                .action(ArgAction::Append)
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("")
+                .hide_possible_values(true)
+                .help_heading("Pass pipelines"),
+        );
+    }
+    cmd
+}
+
+fn flag(name: &'static str, help: &'static str) -> Arg {
+    Arg::new(name)
+        .long(name)
+        .action(ArgAction::SetTrue)
+        .help(help)
+}
+
+struct Options {
+    input: String,
+    output: String,
+    pipeline: Vec<(usize, String, String)>,
+    pass_pipeline: Option<String>,
+    allow_unregistered: bool,
+    print: PrintOptions,
+    split: bool,
+    verify_diagnostics: bool,
+    printing: IrPrinting,
+    timing: bool,
+    statistics: bool,
+    dump_pipeline: bool,
+    verify_each: bool,
+}
+
+fn options(registry: &Registry, m: &ArgMatches) -> Options {
+    let mut pipeline = Vec::new();
+    for p in registry.passes() {
+        if let (Some(idx), Some(vals)) =
+            (m.indices_of(p.argument), m.get_raw_occurrences(p.argument))
+        {
+            for (i, occ) in idx.zip(vals) {
+                let v: Vec<_> = occ.collect();
+                let opts = v
+                    .first()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                pipeline.push((i, p.argument.to_string(), opts));
+            }
+        }
+    }
+    for p in registry.pipelines() {
+        if let Some(idx) = m.indices_of(p.argument) {
+            for i in idx {
+                pipeline.push((i, p.argument.to_string(), String::new()));
+            }
+        }
+    }
+    pipeline.sort();
+    let print = PrintOptions {
+        generic: m.get_flag("mlir-print-op-generic"),
+        debug_info: m.get_flag("mlir-print-debuginfo"),
+    };
+    Options {
+        input: m
+            .get_one::<String>("input")
+            .cloned()
+            .unwrap_or_else(|| "-".into()),
+        output: m
+            .get_one::<String>("output")
+            .cloned()
+            .unwrap_or_else(|| "-".into()),
+        pipeline,
+        pass_pipeline: m.get_one::<String>("pass-pipeline").cloned(),
+        allow_unregistered: m.get_flag("allow-unregistered-dialect"),
+        print,
+        split: m.get_flag("split-input-file"),
+        verify_diagnostics: m.get_flag("verify-diagnostics"),
+        printing: IrPrinting {
+            before_all: m.get_flag("mlir-print-ir-before-all"),
+            after_all: m.get_flag("mlir-print-ir-after-all"),
+            after_change: m.get_flag("mlir-print-ir-after-change"),
+            after_failure: m.get_flag("mlir-print-ir-after-failure"),
+            print,
+        },
+        timing: m.get_flag("mlir-timing"),
+        statistics: m.get_flag("mlir-pass-statistics"),
+        dump_pipeline: m.get_flag("dump-pass-pipeline"),
+        verify_each: !m.get_flag("no-verify-each"),
+    }
+}
+
+fn build_pass_manager(registry: &Registry, o: &Options) -> Result<PassManager, String> {
+    let mut pm = PassManager::new("builtin.module");
+    pm.verify_each = o.verify_each;
+    pm.printing = o.printing;
+    if let Some(p) = &o.pass_pipeline {
+        if !o.pipeline.is_empty() {
+            return Err("'--pass-pipeline' cannot be used with individual pass options".into());
+        }
+        pm.add_pipeline(registry, p)?;
+    }
+    for (_, name, opts) in &o.pipeline {
+        pm.add_by_name(registry, name, opts)?;
+    }
+    Ok(pm)
+}
+
+/// Runs `ipu-opt` with `args`; returns the exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
+    crate::init_tracing();
+    let registry = crate::full_registry();
+    let matches = match command(&registry).try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    let o = options(&registry, &matches);
+    let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+    // Validate the pipeline once up front, so errors in it are reported before parsing.
+    if let Err(e) = build_pass_manager(&registry, &o) {
+        let _ = writeln!(stderr, "ipu-opt: {e}");
+        return 1;
+    }
+    let (name, text) = match read_input(&o.input) {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = writeln!(stderr, "ipu-opt: cannot read '{}': {e}", o.input);
+            return 1;
+        }
+    };
+    let mut out: Box<dyn Write> = if o.output == "-" {
+        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+    } else {
+        match std::fs::File::create(&o.output) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                let _ = writeln!(stderr, "ipu-opt: cannot open output '{}': {e}", o.output);
+                return 1;
+            }
+        }
+    };
+    let chunks = if o.split {
+        split::split(&text)
+    } else {
+        vec![text]
+    };
+    let mut ok = true;
+    for (i, chunk) in chunks.into_iter().enumerate() {
+        if i > 0 {
+            let _ = writeln!(out, "{}", split::MARKER);
+        }
+        ok &= process_chunk(&registry, &o, &name, chunk, &mut out, &mut stderr);
+    }
+    if out.flush().is_err() {
+        let _ = writeln!(stderr, "ipu-opt: failed to write the output");
+        return 1;
+    }
+    if ok {
+        0
+    } else {
+        1
+    }
+}
+
+fn read_input(path: &str) -> std::io::Result<(String, String)> {
+    if path == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Ok(("<stdin>".into(), s))
+    } else {
+        let bytes = std::fs::read(path)?;
+        let s = String::from_utf8(bytes).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidData, "input is not valid UTF-8")
+        })?;
+        Ok((path.to_string(), s))
+    }
+}
+
+/// Parses, verifies, transforms and prints one buffer. Returns success.
+fn process_chunk(
+    registry: &Arc<Registry>,
+    o: &Options,
+    name: &str,
+    text: String,
+    out: &mut dyn Write,
+    stderr: &mut StandardStream,
+) -> bool {
+    let total_start = Instant::now();
+    let text: Arc<str> = text.into();
+    let mut sources = SourceMap::new();
+    sources.add(name, text.clone());
+    let mut cx = Context::new(registry.clone());
+    cx.allow_unregistered = o.allow_unregistered;
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    let mut timing: Vec<(usize, String, Duration)> = Vec::new();
+
+    let mut expectations = if o.verify_diagnostics {
+        match expected::parse_expectations(&text) {
+            Ok(e) => Some(e),
+            Err((line, col, msg)) => {
+                let loc = cx.file_loc(name, line, col);
+                sources.render(&cx, &Diagnostic::error(loc, msg), stderr);
+                return false;
+            }
+        }
+    } else {
+        None
+    };
+
+    let mut pm = match build_pass_manager(registry, o) {
+        Ok(pm) => pm,
+        Err(_) => return false, // reported once in main
+    };
+    let t = Instant::now();
+    let parsed = {
+        let _s = tracing::info_span!("parse", file = name).entered();
+        ipu_ir::parser::parse_source(&mut cx, name, &text)
+    };
+    timing.push((0, "Parser".into(), t.elapsed()));
+    let mut module = None;
+    match parsed {
+        Err(d) => diags.push(d),
+        Ok(m) => {
+            let t = Instant::now();
+            let v = {
+                let _s = tracing::info_span!("verify").entered();
+                ipu_ir::verify::verify(&cx, m)
+            };
+            timing.push((0, "Verifier".into(), t.elapsed()));
+            match v {
+                Err(d) => diags.push(d),
+                Ok(()) => {
+                    if o.dump_pipeline {
+                        let _ = writeln!(stderr, "Pass Manager with {}", pm.root.to_text());
+                    }
+                    let mut log = std::io::stderr();
+                    let r = pm.run(&mut cx, m, &mut log);
+                    timing.extend(pm.timing_rows());
+                    diags.append(&mut cx.diagnostics);
+                    match r {
+                        Err(d) => diags.push(d),
+                        Ok(()) => module = Some(m),
+                    }
+                }
+            }
+        }
+    }
+    let mut ok = true;
+    match expectations.as_mut() {
+        Some(exp) => {
+            let failures = expected::check(&mut cx, &sources, name, &diags, exp);
+            for f in &failures {
+                sources.render(&cx, f, stderr);
+            }
+            ok = failures.is_empty();
+        }
+        None => {
+            for d in &diags {
+                sources.render(&cx, d, stderr);
+                if d.severity == ipu_ir::Severity::Error {
+                    ok = false;
+                }
+            }
+        }
+    }
+    if let Some(m) = module {
+        let t = Instant::now();
+        let mut p = Printer::with_sink(&cx, o.print, out);
+        if let Err(e) = p.print_top(m) {
+            let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
+            ok = false;
+        }
+        timing.push((0, "Output".into(), t.elapsed()));
+    }
+    if o.statistics {
+        let _ = write!(stderr, "{}", pm.statistics_report());
+    }
+    if o.timing {
+        let total = total_start.elapsed();
+        let accounted: Duration = timing.iter().filter(|r| r.0 == 0).map(|r| r.2).sum();
+        timing.push((0, "Rest".into(), total.saturating_sub(accounted)));
+        let _ = write!(stderr, "{}", timing_report(&timing, total));
+    }
+    ok
+}

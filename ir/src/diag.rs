@@ -1,0 +1,204 @@
+//! Diagnostics: errors, warnings, remarks and notes attached to locations,
+//! rendered with codespan-reporting as `file:line:col` with the source line
+//! and a caret whenever the location points into a loaded file.
+
+use crate::context::Context;
+use crate::types::{Loc, LocKind};
+use codespan_reporting::diagnostic::{self as cs, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term;
+use std::fmt;
+use std::sync::Arc;
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Note,
+    Remark,
+    Warning,
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Note => "note",
+            Severity::Remark => "remark",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub loc: Loc,
+    pub message: String,
+    /// Attached notes, each at its own location.
+    pub notes: Vec<Diagnostic>,
+}
+
+impl Diagnostic {
+    pub fn new(severity: Severity, loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity,
+            loc,
+            message: message.into(),
+            notes: Vec::new(),
+        }
+    }
+    pub fn error(loc: Loc, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, loc, message)
+    }
+    pub fn warning(loc: Loc, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, loc, message)
+    }
+    pub fn remark(loc: Loc, message: impl Into<String>) -> Self {
+        Self::new(Severity::Remark, loc, message)
+    }
+    pub fn with_note(mut self, loc: Loc, message: impl Into<String>) -> Self {
+        self.notes
+            .push(Diagnostic::new(Severity::Note, loc, message));
+        self
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.severity, self.message)
+    }
+}
+
+/// A position in a loaded source file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SourcePos {
+    pub file: usize,
+    pub line: u32,
+    pub col: u32,
+    pub offset: usize,
+}
+
+/// The source files diagnostics can point into.
+#[derive(Default)]
+pub struct SourceMap {
+    files: SimpleFiles<String, Arc<str>>,
+    names: Vec<String>,
+    line_starts: Vec<Vec<usize>>,
+}
+
+impl SourceMap {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, name: &str, text: Arc<str>) -> usize {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let id = self.files.add(name.to_string(), text);
+        self.names.push(name.to_string());
+        self.line_starts.push(starts);
+        id
+    }
+
+    pub fn text(&self, file: usize) -> &str {
+        self.files
+            .get(file)
+            .map(|f| f.source().as_ref())
+            .unwrap_or("")
+    }
+
+    /// Resolves a location to a position in a loaded file. Name locations
+    /// resolve through their child, call sites through the callee, fused
+    /// locations through their first resolvable part.
+    pub fn resolve(&self, cx: &Context, loc: Loc) -> Option<SourcePos> {
+        match cx.loc_kind(loc) {
+            LocKind::FileLineCol { file, line, col } => {
+                let name = cx.str(*file);
+                // The most recently added buffer of that name wins (split-input-file chunks).
+                let fid = self.names.iter().rposition(|n| n == name)?;
+                let starts = &self.line_starts[fid];
+                let line_start = *starts.get((*line as usize).checked_sub(1)?)?;
+                let text = self.text(fid);
+                let offset = (line_start + (*col as usize).saturating_sub(1)).min(text.len());
+                Some(SourcePos {
+                    file: fid,
+                    line: *line,
+                    col: *col,
+                    offset,
+                })
+            }
+            LocKind::Name { child, .. } => self.resolve(cx, *child),
+            LocKind::CallSite { callee, .. } => self.resolve(cx, *callee),
+            LocKind::Fused { locs, .. } => locs.iter().find_map(|l| self.resolve(cx, *l)),
+            LocKind::Unknown => None,
+        }
+    }
+
+    /// Renders a diagnostic and its notes to `out`.
+    pub fn render(&self, cx: &Context, d: &Diagnostic, out: &mut dyn term::termcolor::WriteColor) {
+        self.render_one(cx, d, out);
+        for n in &d.notes {
+            self.render_one(cx, n, out);
+        }
+    }
+
+    /// Renders into a plain string (no colours).
+    pub fn render_to_string(&self, cx: &Context, d: &Diagnostic) -> String {
+        let mut buf = term::termcolor::NoColor::new(Vec::new());
+        self.render(cx, d, &mut buf);
+        String::from_utf8_lossy(&buf.into_inner()).into_owned()
+    }
+
+    fn render_one(&self, cx: &Context, d: &Diagnostic, out: &mut dyn term::termcolor::WriteColor) {
+        let severity = match d.severity {
+            Severity::Error => cs::Severity::Error,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Remark => cs::Severity::Help,
+            Severity::Note => cs::Severity::Note,
+        };
+        let mut diag = cs::Diagnostic::new(severity).with_message(&d.message);
+        match self.resolve(cx, d.loc) {
+            Some(pos) => {
+                let text = self.text(pos.file);
+                let end = token_end(text, pos.offset);
+                diag = diag.with_labels(vec![Label::primary(pos.file, pos.offset..end)]);
+            }
+            None => {
+                diag = diag.with_notes(vec![format!("at {}", print_loc(cx, d.loc))]);
+            }
+        }
+        let config = term::Config::default();
+        // A failing writer (closed pipe) leaves nothing more to report to.
+        let _ = term::emit(out, &config, &self.files, &diag);
+    }
+}
+
+/// End of the token starting at `start`, for the caret's width.
+fn token_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    if start >= bytes.len() {
+        return start;
+    }
+    let ident = |c: u8| c.is_ascii_alphanumeric() || b"_.$-".contains(&c);
+    let mut end = start;
+    if matches!(bytes[end], b'%' | b'@' | b'^' | b'#' | b'!') || ident(bytes[end]) {
+        end += 1;
+        while end < bytes.len() && ident(bytes[end]) {
+            end += 1;
+        }
+    } else {
+        end += 1;
+        while end < bytes.len() && !text.is_char_boundary(end) {
+            end += 1;
+        }
+    }
+    end
+}
+
+/// A location in MLIR's textual form, without the `loc(...)` wrapper.
+pub fn print_loc(cx: &Context, loc: Loc) -> String {
+    let mut s = String::new();
+    crate::printer::write_loc_body(cx, loc, &mut s);
+    s
+}

@@ -1,0 +1,84 @@
+//! Hash-consing storage: every distinct value is stored once and named by a
+//! dense `u32`, so types, attributes and locations compare and copy as integers.
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+use std::hash::{Hash, Hasher};
+
+pub(crate) struct Interner<T> {
+    items: Vec<T>,
+    table: HashTable<u32>,
+}
+
+fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = FxHasher::default();
+    value.hash(&mut h);
+    h.finish()
+}
+
+impl<T: Hash + Eq> Interner<T> {
+    pub(crate) fn new() -> Self {
+        Interner {
+            items: Vec::new(),
+            table: HashTable::new(),
+        }
+    }
+
+    pub(crate) fn intern(&mut self, value: T) -> u32 {
+        let hash = hash_of(&value);
+        let items = &self.items;
+        if let Some(&id) = self.table.find(hash, |&id| items[id as usize] == value) {
+            return id;
+        }
+        let id = self.items.len() as u32;
+        self.items.push(value);
+        let items = &self.items;
+        self.table
+            .insert_unique(hash, id, |&id| hash_of(&items[id as usize]));
+        id
+    }
+
+    pub(crate) fn get(&self, id: u32) -> &T {
+        &self.items[id as usize]
+    }
+}
+
+/// String interner for identifiers (op names, attribute names, file names).
+pub(crate) struct StrInterner {
+    items: Vec<Box<str>>,
+    table: HashTable<u32>,
+}
+
+impl StrInterner {
+    pub(crate) fn new() -> Self {
+        StrInterner {
+            items: Vec::new(),
+            table: HashTable::new(),
+        }
+    }
+
+    pub(crate) fn intern(&mut self, s: &str) -> u32 {
+        let hash = hash_of(s);
+        let items = &self.items;
+        if let Some(&id) = self.table.find(hash, |&id| &*items[id as usize] == s) {
+            return id;
+        }
+        let id = self.items.len() as u32;
+        self.items.push(s.into());
+        let items = &self.items;
+        self.table
+            .insert_unique(hash, id, |&id| hash_of(&*items[id as usize]));
+        id
+    }
+
+    pub(crate) fn lookup(&self, s: &str) -> Option<u32> {
+        let items = &self.items;
+        self.table
+            .find(hash_of(s), |&id| &*items[id as usize] == s)
+            .copied()
+    }
+
+    pub(crate) fn get(&self, id: u32) -> &str {
+        &self.items[id as usize]
+    }
+}
