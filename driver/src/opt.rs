@@ -242,7 +242,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
     };
     let o = options(&registry, &matches);
-    let mut stderr = StandardStream::stderr(ColorChoice::Auto);
+    // Colour only on a terminal (termcolor's Auto does not check for one).
+    let colour = if std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none()
+    {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
+    let mut stderr = StandardStream::stderr(colour);
     // Validate the pipeline once up front, so errors in it are reported before parsing.
     if let Err(e) = build_pass_manager(&registry, &o) {
         let _ = writeln!(stderr, "ipu-opt: {e}");

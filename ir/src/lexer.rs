@@ -194,14 +194,13 @@ pub fn unescape(body: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Escapes a string for printing inside double quotes.
+/// Escapes a string for printing inside double quotes, as MLIR does:
+/// backslashes doubled, other non-printable bytes and `"` as two hex digits.
 pub fn escape_into(s: &[u8], out: &mut String) {
     for &c in s {
         match c {
-            b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
+            b'"' => out.push_str("\\22"),
             0x20..=0x7e => out.push(c as char),
             _ => {
                 use std::fmt::Write;

@@ -1003,8 +1003,7 @@ impl<'s, 'c> Parser<'s, 'c> {
         }
         self.expect(Tok::RBrace)?;
         self.check_region_blocks()?;
-        self.finish_scope(depth + 1)?;
-        self.scopes.truncate(depth);
+        self.finish_scope(depth)?;
         Ok(blocks)
     }
 

@@ -1,0 +1,33 @@
+# LLVM lit configuration for the IPU compiler's regression tests.
+# Run: lit -v lit/   (with the tools built: cargo build --bins)
+import os
+import shutil
+
+import lit.formats
+
+config.name = "IPU"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".S", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+repo = os.path.dirname(config.test_source_root)
+config.test_exec_root = os.path.join(repo, "target", "lit")
+
+tools_dir = os.environ.get("IPU_TOOLS_DIR", os.path.join(repo, "target", "debug"))
+llvm_dir = os.environ.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin")
+
+config.environment["PATH"] = os.pathsep.join(
+    [tools_dir, llvm_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+# Diagnostics without colour, so FileCheck sees plain text.
+config.environment["NO_COLOR"] = "1"
+config.environment["TERM"] = "dumb"
+config.substitutions.append(("%repo", repo))
+config.substitutions.append(("%targets", os.path.join(repo, "targets")))
+
+# `mlir-opt` is upstream MLIR's driver (Debian's mlir-22-tools), used to check
+# that our generic output is valid MLIR.
+mlir_opt = shutil.which("mlir-opt", path=llvm_dir) or shutil.which("mlir-opt-22")
+if mlir_opt:
+    config.available_features.add("mlir-opt")
+    config.substitutions.append(("%mlir-opt", mlir_opt))
