@@ -286,8 +286,10 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
         }
         ok &= process_chunk(&registry, &o, &name, chunk, &mut out, &mut stderr);
     }
-    if out.flush().is_err() {
-        let _ = writeln!(stderr, "ipu-opt: failed to write the output");
+    if let Err(e) = out.flush() {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
+        }
         return 1;
     }
     if ok {
@@ -402,7 +404,10 @@ fn process_chunk(
         let t = Instant::now();
         let mut p = Printer::with_sink(&cx, o.print, out);
         if let Err(e) = p.print_top(m) {
-            let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
+            // A reader that went away (`| head`) is not worth a message.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
+            }
             ok = false;
         }
         timing.push((0, "Output".into(), t.elapsed()));

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs every test of the project on a fresh Debian 12 machine: installs what
+# it needs (LLVM lit/FileCheck, upstream mlir-opt, Rust components), then
+# formatting, clippy, cargo tests and the lit suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+need_apt=()
+[ -x /usr/lib/llvm-22/bin/FileCheck ] && [ -x /usr/lib/llvm-22/bin/lit ] || need_apt+=(llvm-22-tools)
+[ -x /usr/lib/llvm-22/bin/mlir-opt ] || need_apt+=(mlir-22-tools)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== installing ${need_apt[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace --quiet
+echo "== lit"
+cargo build --workspace --bins --quiet
+/usr/lib/llvm-22/bin/lit -s lit/
