@@ -8,15 +8,13 @@ pub const MARKER: &str = "// -----";
 pub fn split(text: &str) -> Vec<String> {
     let mut chunks = Vec::new();
     let mut current = String::new();
-    let mut line_no = 0usize;
-    for line in text.split_inclusive('\n') {
+    for (line_no, line) in text.split_inclusive('\n').enumerate() {
         if line.trim_end() == MARKER {
             chunks.push(std::mem::take(&mut current));
             current = "\n".repeat(line_no + 1);
         } else {
             current.push_str(line);
         }
-        line_no += 1;
     }
     chunks.push(current);
     chunks

@@ -216,9 +216,13 @@ mod tests {
         assert!(F8E4M3FN.round(1000.0, false).is_nan());
         assert_eq!(F8E4M3FN.round(1000.0, true), 448.0);
         assert_eq!(F8E5M2.round(1e6, false), f64::INFINITY);
-        // 464 is halfway between 448 and the next (absent) step 480: overflows.
-        assert!(F8E4M3FN.round(464.0, false).is_nan());
-        assert_eq!(F8E4M3FN.round(463.0, false), 448.0);
+        // 464 is halfway between 448 (even mantissa) and 480 (the NaN code): ties
+        // to even keep 448; anything above overflows, as in ml_dtypes.
+        assert_eq!(F8E4M3FN.round(464.0, false), 448.0);
+        assert!(F8E4M3FN.round(464.5, false).is_nan());
+        // E5M2: 61440 is halfway between 57344 (odd mantissa) and 65536: overflows.
+        assert_eq!(F8E5M2.round(61439.0, false), 57344.0);
+        assert_eq!(F8E5M2.round(61440.0, false), f64::INFINITY);
         // Ties to even: 1.0625 lies between 1.0 and 1.125 (E4M3 step 0.125).
         assert_eq!(F8E4M3FN.round(1.0625, false), 1.0);
         assert_eq!(F8E4M3FN.round(1.1875, false), 1.25);

@@ -105,6 +105,8 @@ pub enum FoldResult {
     Replace(Vec<FoldValue>),
 }
 
+/// Returns an op's canonicalization patterns.
+pub type PatternsFn = fn() -> Vec<Box<dyn RewritePattern>>;
 pub type FoldFn = fn(&mut Context, Op, &[Option<Attr>]) -> FoldResult;
 pub type VerifyFn = fn(&Context, Op) -> Result<(), Diagnostic>;
 
@@ -125,7 +127,7 @@ pub struct OpDef {
     pub default_dialect: Option<&'static str>,
     pub verify: Option<VerifyFn>,
     pub fold: Option<FoldFn>,
-    pub canonicalization_patterns: Option<fn() -> Vec<Box<dyn RewritePattern>>>,
+    pub canonicalization_patterns: Option<PatternsFn>,
 }
 
 impl OpDef {

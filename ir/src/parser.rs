@@ -69,7 +69,12 @@ pub struct Parser<'s, 'c> {
     /// Ops and block arguments whose `loc(#alias)` names an alias defined later.
     deferred_locs: Vec<(DeferredLoc, &'s str, u32)>,
     default_dialects: Vec<&'static str>,
+    /// Current nesting of regions, attributes, types and locations.
+    depth: u32,
 }
+
+/// Deepest nesting accepted, so that recursion stays far from the stack's end.
+pub const MAX_NESTING: u32 = 128;
 
 #[derive(Copy, Clone)]
 enum DeferredLoc {
@@ -130,7 +135,18 @@ impl<'s, 'c> Parser<'s, 'c> {
             loc_aliases: FxHashMap::default(),
             deferred_locs: Vec::new(),
             default_dialects: Vec::new(),
+            depth: 0,
         }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return Err(
+                self.error_here(format!("nesting is deeper than the limit of {MAX_NESTING}"))
+            );
+        }
+        Ok(())
     }
 
     // ---- tokens and locations -------------------------------------------
@@ -694,6 +710,13 @@ impl<'s, 'c> Parser<'s, 'c> {
     }
 
     pub(crate) fn parse_loc_body(&mut self) -> PResult<Loc> {
+        self.enter()?;
+        let r = self.parse_loc_body_nested();
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_loc_body_nested(&mut self) -> PResult<Loc> {
         match self.tok.kind {
             Tok::BareId if self.cur_text() == "unknown" => {
                 self.bump();
@@ -969,6 +992,17 @@ impl<'s, 'c> Parser<'s, 'c> {
         entry_args: &[(OperandRef<'s>, Type, Loc)],
         isolated: bool,
     ) -> PResult<Vec<Block>> {
+        self.enter()?;
+        let r = self.parse_region_blocks_nested(entry_args, isolated);
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_region_blocks_nested(
+        &mut self,
+        entry_args: &[(OperandRef<'s>, Type, Loc)],
+        isolated: bool,
+    ) -> PResult<Vec<Block>> {
         self.expect(Tok::LBrace)?;
         let depth = self.scopes.len();
         self.push_scope(isolated);
@@ -1089,6 +1123,13 @@ impl<'s, 'c> Parser<'s, 'c> {
     }
 
     pub fn parse_attribute(&mut self) -> PResult<Attr> {
+        self.enter()?;
+        let r = self.parse_attribute_nested();
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_attribute_nested(&mut self) -> PResult<Attr> {
         let start = self.tok.start;
         match self.tok.kind {
             Tok::BareId => {
@@ -1394,7 +1435,7 @@ impl<'s, 'c> Parser<'s, 'c> {
                     ));
                 }
                 let data = DenseData {
-                    splat: splat || count == 1 && false,
+                    splat,
                     bytes: bytes.into(),
                 };
                 Ok(self.cx.attr(AttrKind::DenseElements { ty, data }))
@@ -1496,6 +1537,13 @@ impl<'s, 'c> Parser<'s, 'c> {
     // ---- types ----------------------------------------------------------------
 
     pub fn parse_type(&mut self) -> PResult<Type> {
+        self.enter()?;
+        let r = self.parse_type_nested();
+        self.depth -= 1;
+        r
+    }
+
+    fn parse_type_nested(&mut self) -> PResult<Type> {
         let start = self.tok.start;
         match self.tok.kind {
             Tok::BareId => {
@@ -1767,7 +1815,7 @@ fn encode_number(kind: &TypeKind, n: Number, out: &mut Vec<u8>) -> Result<(), St
 }
 
 fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())

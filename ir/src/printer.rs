@@ -621,12 +621,11 @@ pub fn format_float(kind: &TypeKind, x: f64) -> String {
         }
         return s;
     }
-    let s = match kind {
+    match kind {
         TypeKind::F64 => shortest(x),
         // Every value of the narrower types is an f32, so f32's shortest form round-trips.
         _ => shortest(x as f32),
-    };
-    s
+    }
 }
 
 fn shortest<T: std::fmt::Display + std::fmt::LowerExp + Into<f64> + Copy>(x: T) -> String {
