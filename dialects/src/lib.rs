@@ -1,8 +1,10 @@
-//! The dialects of the IPU compiler. `func` and the `test` dialect (ops for
-//! exercising the IR core in lit tests) live here; the `tensor`, `tile`,
-//! `exchange` and `machine` dialects join them.
+//! The dialects of the IPU compiler: `func`, `tensor` (what a model is), and
+//! the `test` dialect (ops for exercising the IR core in lit tests); the
+//! `tile`, `exchange` and `machine` dialects join them.
 
 pub mod func;
+pub mod interpret;
+pub mod tensor;
 pub mod test_dialect;
 
 use ipu_ir::Registry;
@@ -10,5 +12,6 @@ use ipu_ir::Registry;
 /// Registers every dialect of the project.
 pub fn register_all_dialects(registry: &mut Registry) {
     registry.register_dialect(&func::FUNC_DIALECT);
+    registry.register_dialect(&tensor::TENSOR_DIALECT);
     registry.register_dialect(&test_dialect::TEST_DIALECT);
 }

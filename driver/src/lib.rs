@@ -2,7 +2,9 @@
 //! later stages) as a library: each binary is a thin shell over a `main` here.
 
 pub mod expected;
+pub mod load;
 pub mod opt;
+pub mod run;
 pub mod split;
 
 use ipu_ir::Registry;

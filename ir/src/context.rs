@@ -255,6 +255,15 @@ impl Context {
     pub fn type_attr(&mut self, t: Type) -> Attr {
         self.attr(AttrKind::Type(t))
     }
+    pub fn i64_array_attr(&mut self, items: Vec<i64>) -> Attr {
+        self.attr(AttrKind::I64Array(items))
+    }
+    pub fn get_i64_array_attr(&self, op: Op, name: &str) -> Option<&[i64]> {
+        match self.attr_kind(self.get_attr(op, name)?) {
+            AttrKind::I64Array(v) => Some(v),
+            _ => None,
+        }
+    }
     pub fn array_attr(&mut self, items: Vec<Attr>) -> Attr {
         self.attr(AttrKind::Array(items))
     }

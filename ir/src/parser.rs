@@ -1148,6 +1148,28 @@ impl<'s, 'c> Parser<'s, 'c> {
                         Ok(Attr::UNIT)
                     }
                     "dense" => self.parse_dense(),
+                    "array" => {
+                        self.bump();
+                        self.expect(Tok::Less)?;
+                        let t = self.tok;
+                        self.expect_keyword("i64").map_err(|_| {
+                            self.error_at(
+                                t.start,
+                                "only array<i64: ...> dense arrays are supported",
+                            )
+                        })?;
+                        let mut items = Vec::new();
+                        if self.consume_if(Tok::Colon) {
+                            loop {
+                                items.push(self.parse_integer()?);
+                                if !self.consume_if(Tok::Comma) {
+                                    break;
+                                }
+                            }
+                        }
+                        self.expect(Tok::Greater)?;
+                        Ok(self.cx.attr(AttrKind::I64Array(items)))
+                    }
                     "dense_resource" => {
                         self.bump();
                         self.expect(Tok::Less)?;

@@ -672,6 +672,14 @@ pub fn write_attr(cx: &Context, a: Attr, out: &mut String) {
             }
             out.push(']');
         }
+        AttrKind::I64Array(items) => {
+            out.push_str("array<i64");
+            for (i, v) in items.iter().enumerate() {
+                out.push_str(if i == 0 { ": " } else { ", " });
+                let _ = write!(out, "{v}");
+            }
+            out.push('>');
+        }
         AttrKind::Dictionary(entries) => {
             out.push('{');
             for (i, (n, v)) in entries.iter().enumerate() {

@@ -156,6 +156,8 @@ pub enum AttrKind {
     String(Box<str>),
     Type(Type),
     Array(Vec<Attr>),
+    /// MLIR's dense array of i64: `array<i64: 1, 2>`.
+    I64Array(Vec<i64>),
     /// Entries sorted by name, names unique.
     Dictionary(Vec<(Sym, Attr)>),
     SymbolRef {

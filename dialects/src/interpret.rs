@@ -1,0 +1,102 @@
+//! The reference interpreter: runs a `func.func` of `tensor` ops on the CPU
+//! with the reference numerics. It is the ground truth the simulated device
+//! is checked against.
+
+use crate::tensor::{op_kind, tensor_type};
+use ipu_ir::context::{Context, Op, Value};
+use ipu_ir::diag::Diagnostic;
+use ipu_reference::{evaluate, Tensor};
+use rustc_hash::FxHashMap;
+
+/// Evaluates function `f` on `inputs` (one per argument, in order).
+pub fn interpret(cx: &Context, f: Op, inputs: &[Tensor]) -> Result<Vec<Tensor>, Diagnostic> {
+    interpret_at_depth(cx, f, inputs, 0)
+}
+
+fn err(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
+    Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
+}
+
+fn interpret_at_depth(
+    cx: &Context,
+    f: Op,
+    inputs: &[Tensor],
+    depth: usize,
+) -> Result<Vec<Tensor>, Diagnostic> {
+    if depth > 64 {
+        return Err(err(cx, f, "call depth exceeds 64 (recursion?)"));
+    }
+    let body = cx.region(f, 0);
+    let Some(entry) = cx.entry_block(body) else {
+        return Err(err(cx, f, "has no body to interpret"));
+    };
+    if cx.region_blocks(body).len() != 1 {
+        return Err(err(
+            cx,
+            f,
+            "has control flow, which the interpreter does not run",
+        ));
+    }
+    let args = cx.block_args(entry);
+    if args.len() != inputs.len() {
+        return Err(err(
+            cx,
+            f,
+            format!(
+                "takes {} inputs, but {} were given",
+                args.len(),
+                inputs.len()
+            ),
+        ));
+    }
+    let mut env: FxHashMap<Value, Tensor> = FxHashMap::default();
+    for (i, (&a, t)) in args.iter().zip(inputs).enumerate() {
+        let expected = tensor_type(cx, cx.value_type(a)).map_err(|m| err(cx, f, m))?;
+        if t.ty() != expected {
+            return Err(err(
+                cx,
+                f,
+                format!("input #{i} should be {expected}, but is {}", t.ty()),
+            ));
+        }
+        env.insert(a, t.clone());
+    }
+    for op in cx.block_ops(entry) {
+        let name = cx.name_str(op);
+        let operands: Vec<&Tensor> = cx
+            .operands(op)
+            .iter()
+            .map(|v| {
+                env.get(v)
+                    .ok_or_else(|| err(cx, op, "uses a value the interpreter has not computed"))
+            })
+            .collect::<Result<_, _>>()?;
+        if name == "func.return" {
+            return Ok(operands.into_iter().cloned().collect());
+        }
+        let results = if name == "func.call" {
+            let callee = cx
+                .get_attr(op, "callee")
+                .and_then(|a| match cx.attr_kind(a) {
+                    ipu_ir::AttrKind::SymbolRef { root, .. } => Some(cx.str(*root).to_string()),
+                    _ => None,
+                })
+                .ok_or_else(|| err(cx, op, "has no callee"))?;
+            let target = cx
+                .nearest_symbol_table(op)
+                .and_then(|t| cx.lookup_symbol(t, &callee))
+                .ok_or_else(|| err(cx, op, format!("calls unknown function @{callee}")))?;
+            let args: Vec<Tensor> = operands.into_iter().cloned().collect();
+            interpret_at_depth(cx, target, &args, depth + 1)?
+        } else if name.starts_with("tensor.") {
+            let kind = op_kind(cx, op).map_err(|m| err(cx, op, m))?;
+            vec![evaluate(&kind, &operands).map_err(|e| err(cx, op, e))?]
+        } else {
+            return Err(err(cx, op, "is not supported by the reference interpreter"));
+        };
+        for (r, t) in cx.results(op).zip(results) {
+            env.insert(r, t);
+        }
+    }
+    Err(err(cx, f, "body ends without func.return"))
+}

@@ -1,0 +1,140 @@
+//! Loading IR for the tools: read a file, parse, load the weights side file
+//! it names, verify, and pick the entry function.
+
+use ipu_ir::diag::{Diagnostic, SourceMap};
+use ipu_ir::{Context, Op, Registry};
+use std::sync::Arc;
+
+/// A parsed, verified module with its sources (for diagnostics).
+pub struct Loaded {
+    pub cx: Context,
+    pub sources: SourceMap,
+    pub module: Op,
+}
+
+/// Why loading failed: an I/O problem or a diagnostic in the input.
+pub enum LoadError {
+    Io(String),
+    Diag(Box<Loaded>, Diagnostic),
+}
+
+/// The module attribute naming the weights side file (relative to the IR file).
+pub const WEIGHTS_ATTR: &str = "ipu.weights";
+
+pub fn load(registry: &Arc<Registry>, path: &str) -> Result<Loaded, LoadError> {
+    let text = if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| LoadError::Io(format!("cannot read standard input: {e}")))?;
+        s
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| LoadError::Io(format!("cannot read '{path}': {e}")))?
+    };
+    let name = if path == "-" { "<stdin>" } else { path };
+    let text: Arc<str> = text.into();
+    let mut sources = SourceMap::new();
+    sources.add(name, text.clone());
+    let mut cx = Context::new(registry.clone());
+    let module = match ipu_ir::parser::parse_source(&mut cx, name, &text) {
+        Ok(m) => m,
+        Err(d) => {
+            let placeholder = ipu_ir::builtin::create_module(&mut cx, ipu_ir::Loc::UNKNOWN);
+            return Err(LoadError::Diag(
+                Box::new(Loaded {
+                    cx,
+                    sources,
+                    module: placeholder,
+                }),
+                d,
+            ));
+        }
+    };
+    let mut loaded = Loaded {
+        cx,
+        sources,
+        module,
+    };
+    if let Some(file) = loaded
+        .cx
+        .get_str_attr(module, WEIGHTS_ATTR)
+        .map(str::to_string)
+    {
+        let base = std::path::Path::new(path)
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
+        let full = base.join(&file);
+        let bytes = std::fs::read(&full).map_err(|e| {
+            LoadError::Io(format!(
+                "cannot read weights file '{}': {e}",
+                full.display()
+            ))
+        })?;
+        if let Err(e) = ipu_ir::resources::side_file::read(&bytes, &mut loaded.cx.resources) {
+            let loc = loaded.cx.op_loc(module);
+            return Err(LoadError::Diag(
+                Box::new(loaded),
+                Diagnostic::error(loc, format!("{}: {e}", full.display())),
+            ));
+        }
+        loaded.cx.resources.side_file = Some(file);
+    }
+    if let Err(d) = ipu_ir::verify::verify(&loaded.cx, module) {
+        return Err(LoadError::Diag(Box::new(loaded), d));
+    }
+    Ok(loaded)
+}
+
+/// The function to run: `name` if given, else `@main`, else the only public function.
+pub fn entry_function(cx: &Context, module: Op, name: Option<&str>) -> Result<Op, String> {
+    let funcs: Vec<Op> = cx
+        .nested_ops(module)
+        .into_iter()
+        .filter(|&o| cx.is(o, "func.func"))
+        .collect();
+    let by_name = |n: &str| {
+        funcs
+            .iter()
+            .copied()
+            .find(|&f| cx.get_str_attr(f, "sym_name") == Some(n))
+    };
+    if let Some(n) = name {
+        return by_name(n).ok_or_else(|| format!("no function named @{n}"));
+    }
+    if let Some(f) = by_name("main") {
+        return Ok(f);
+    }
+    let public: Vec<Op> = funcs
+        .iter()
+        .copied()
+        .filter(|&f| {
+            cx.get_str_attr(f, "sym_visibility")
+                .is_none_or(|v| v == "public")
+        })
+        .collect();
+    match public.as_slice() {
+        [f] => Ok(*f),
+        [] => Err("the module has no public function to run".into()),
+        _ => Err("the module has several public functions; choose one with --entry NAME".into()),
+    }
+}
+
+/// The name of argument or result `i` of `f`: its `ipu.name` attribute, else a default.
+pub fn value_name(cx: &Context, f: Op, attrs: &str, i: usize, default_prefix: &str) -> String {
+    if let Some(a) = cx.get_attr(f, attrs) {
+        if let ipu_ir::AttrKind::Array(items) = cx.attr_kind(a) {
+            if let Some(&d) = items.get(i) {
+                if let ipu_ir::AttrKind::Dictionary(entries) = cx.attr_kind(d) {
+                    for &(n, v) in entries {
+                        if cx.str(n) == "ipu.name" {
+                            if let ipu_ir::AttrKind::String(s) = cx.attr_kind(v) {
+                                return s.to_string();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    format!("{default_prefix}{i}")
+}
