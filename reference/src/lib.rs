@@ -1,1 +1,22 @@
-//! placeholder
+//! Numerics of the reference interpreter: element types with exact
+//! rounding (f16, bf16, OCP FP8 with a power-of-two scale), the tensor
+//! value, the `tensor` dialect's op set ([`OpKind`]) with shape inference,
+//! the evaluator, and `.npy` I/O.
+
+pub mod dtype;
+pub mod error;
+pub mod eval;
+pub mod float8;
+pub mod npy;
+pub mod ops;
+pub mod tensor;
+
+pub use dtype::ElementType;
+pub use error::EvalError;
+pub use eval::evaluate;
+pub use float8::{round_to_type, Fp8Format};
+pub use ops::{
+    broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind,
+    ReduceKind,
+};
+pub use tensor::{Tensor, TensorData, TensorType};

@@ -1,0 +1,774 @@
+//! The op set of the `tensor` dialect, with attributes, and shape/type
+//! inference shared by the evaluator and the dialect verifier.
+
+use crate::dtype::ElementType;
+use crate::error::EvalError;
+use crate::tensor::{Tensor, TensorType};
+
+/// GELU formulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GeluApproximation {
+    /// `0.5 x (1 + erf(x / sqrt 2))`
+    None,
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`
+    Tanh,
+}
+
+/// Reduction kind of [`OpKind::Reduce`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+}
+
+/// An operation of the `tensor` dialect. Axes are normalized
+/// (non-negative, in range); attributes are fully explicit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpKind {
+    /// A constant tensor (no operands).
+    Constant(Tensor),
+    /// numpy `matmul`: 1-D operands are promoted, batch dims broadcast.
+    MatMul,
+    // Elementwise binary, numpy broadcasting, both operands of one type
+    // (Pow: exponent of any type).
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+    Pow,
+    /// Remainder. `fmod`: sign of the dividend (C `fmod`); otherwise the
+    /// sign of the divisor (Python `%`, integers only in ONNX).
+    Mod {
+        fmod: bool,
+    },
+    // Comparisons and logic -> i1.
+    Equal,
+    Less,
+    Greater,
+    And,
+    Or,
+    Not,
+    // Elementwise unary.
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    Tanh,
+    Erf,
+    Sigmoid,
+    Relu,
+    Floor,
+    Ceil,
+    /// Round half to even.
+    Round,
+    Gelu {
+        approximate: GeluApproximation,
+    },
+    /// Softmax along one axis.
+    Softmax {
+        axis: usize,
+    },
+    LogSoftmax {
+        axis: usize,
+    },
+    /// Normalize over dims `axis..rank`; operands: x, then scale if
+    /// `has_scale`, then bias if `has_bias` (both broadcast to the
+    /// normalized shape).
+    LayerNorm {
+        axis: usize,
+        epsilon: f32,
+        has_scale: bool,
+        has_bias: bool,
+    },
+    /// Reduction over `axes` (sorted, unique); empty `axes` is the identity.
+    Reduce {
+        kind: ReduceKind,
+        axes: Vec<usize>,
+        keepdims: bool,
+    },
+    /// Index (i64) of the largest element along `axis`; ties pick the
+    /// first index, or the last with `select_last_index`.
+    ArgMax {
+        axis: usize,
+        keepdims: bool,
+        select_last_index: bool,
+    },
+    /// Like [`OpKind::ArgMax`] for the smallest element.
+    ArgMin {
+        axis: usize,
+        keepdims: bool,
+        select_last_index: bool,
+    },
+    /// Running sum along `axis` (f64 accumulation for floats).
+    CumSum {
+        axis: usize,
+        exclusive: bool,
+        reverse: bool,
+    },
+    Transpose {
+        perm: Vec<usize>,
+    },
+    Reshape {
+        shape: Vec<usize>,
+    },
+    /// numpy broadcast to `shape`.
+    Broadcast {
+        shape: Vec<usize>,
+    },
+    /// Strided slice, one entry per dimension. Normalized: `step != 0`;
+    /// element `i` of an axis is `start + i*step` for
+    /// `i < max(0, ceil((end - start) / step))`; every selected index is in
+    /// range (`start` in `0..dim` when non-empty, `end` in `-1..=dim`).
+    Slice {
+        starts: Vec<i64>,
+        ends: Vec<i64>,
+        steps: Vec<i64>,
+    },
+    Concat {
+        axis: usize,
+    },
+    /// `data[..., indices, ...]` along `axis`; negative indices count from
+    /// the end.
+    Gather {
+        axis: usize,
+    },
+    /// `select(cond, a, b)` = where cond then a else b (broadcasting).
+    Select,
+    /// Element type conversion. FP8 targets use `saturate` and `scale`
+    /// (result value = fp8 * 2^scale).
+    Cast {
+        to: ElementType,
+        saturate: bool,
+        scale: i32,
+    },
+}
+
+impl OpKind {
+    /// Dialect op name (without the `tensor.` prefix).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpKind::Constant(_) => "constant",
+            OpKind::MatMul => "matmul",
+            OpKind::Add => "add",
+            OpKind::Sub => "sub",
+            OpKind::Mul => "mul",
+            OpKind::Div => "div",
+            OpKind::Max => "max",
+            OpKind::Min => "min",
+            OpKind::Pow => "pow",
+            OpKind::Mod { .. } => "mod",
+            OpKind::Floor => "floor",
+            OpKind::Ceil => "ceil",
+            OpKind::Round => "round",
+            OpKind::ArgMax { .. } => "argmax",
+            OpKind::ArgMin { .. } => "argmin",
+            OpKind::CumSum { .. } => "cumsum",
+            OpKind::Equal => "equal",
+            OpKind::Less => "less",
+            OpKind::Greater => "greater",
+            OpKind::And => "and",
+            OpKind::Or => "or",
+            OpKind::Not => "not",
+            OpKind::Neg => "neg",
+            OpKind::Abs => "abs",
+            OpKind::Exp => "exp",
+            OpKind::Log => "log",
+            OpKind::Sqrt => "sqrt",
+            OpKind::Rsqrt => "rsqrt",
+            OpKind::Reciprocal => "reciprocal",
+            OpKind::Tanh => "tanh",
+            OpKind::Erf => "erf",
+            OpKind::Sigmoid => "sigmoid",
+            OpKind::Relu => "relu",
+            OpKind::Gelu { .. } => "gelu",
+            OpKind::Softmax { .. } => "softmax",
+            OpKind::LogSoftmax { .. } => "log_softmax",
+            OpKind::LayerNorm { .. } => "layer_norm",
+            OpKind::Reduce { kind, .. } => match kind {
+                ReduceKind::Sum => "reduce_sum",
+                ReduceKind::Mean => "reduce_mean",
+                ReduceKind::Max => "reduce_max",
+                ReduceKind::Min => "reduce_min",
+                ReduceKind::Prod => "reduce_prod",
+            },
+            OpKind::Transpose { .. } => "transpose",
+            OpKind::Reshape { .. } => "reshape",
+            OpKind::Broadcast { .. } => "broadcast",
+            OpKind::Slice { .. } => "slice",
+            OpKind::Concat { .. } => "concat",
+            OpKind::Gather { .. } => "gather",
+            OpKind::Select => "select",
+            OpKind::Cast { .. } => "cast",
+        }
+    }
+
+    /// True for elementwise binary ops (numpy broadcasting).
+    pub fn is_elementwise_binary(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Add
+                | OpKind::Sub
+                | OpKind::Mul
+                | OpKind::Div
+                | OpKind::Max
+                | OpKind::Min
+                | OpKind::Pow
+                | OpKind::Mod { .. }
+                | OpKind::Equal
+                | OpKind::Less
+                | OpKind::Greater
+                | OpKind::And
+                | OpKind::Or
+        )
+    }
+
+    /// True for elementwise unary ops.
+    pub fn is_elementwise_unary(&self) -> bool {
+        matches!(
+            self,
+            OpKind::Not
+                | OpKind::Neg
+                | OpKind::Abs
+                | OpKind::Exp
+                | OpKind::Log
+                | OpKind::Sqrt
+                | OpKind::Rsqrt
+                | OpKind::Reciprocal
+                | OpKind::Tanh
+                | OpKind::Erf
+                | OpKind::Sigmoid
+                | OpKind::Relu
+                | OpKind::Floor
+                | OpKind::Ceil
+                | OpKind::Round
+                | OpKind::Gelu { .. }
+        )
+    }
+
+    /// Number of operands this op takes.
+    pub fn arity(&self) -> usize {
+        match self {
+            OpKind::Constant(_) => 0,
+            OpKind::Select => 3,
+            OpKind::LayerNorm {
+                has_scale,
+                has_bias,
+                ..
+            } => 1 + *has_scale as usize + *has_bias as usize,
+            OpKind::MatMul | OpKind::Gather { .. } => 2,
+            OpKind::Concat { .. } => usize::MAX,
+            o if o.is_elementwise_binary() => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// numpy broadcast of two shapes.
+pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let r = a.len().max(b.len());
+    let mut out = vec![0; r];
+    for i in 0..r {
+        let da = if i + a.len() >= r {
+            a[i + a.len() - r]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= r {
+            b[i + b.len() - r]
+        } else {
+            1
+        };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return None;
+        };
+    }
+    Some(out)
+}
+
+fn bcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, EvalError> {
+    broadcast_shapes(a, b)
+        .ok_or_else(|| EvalError::shape(op, format!("cannot broadcast {a:?} with {b:?}")))
+}
+
+fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize, EvalError> {
+    shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| EvalError::shape(op, format!("shape {shape:?} overflows")))
+}
+
+/// Number of elements selected by a normalized slice of one axis.
+pub fn slice_len(start: i64, end: i64, step: i64) -> usize {
+    if step > 0 && end > start {
+        ((end - start + step - 1) / step) as usize
+    } else if step < 0 && start > end {
+        ((start - end + (-step) - 1) / (-step)) as usize
+    } else {
+        0
+    }
+}
+
+/// Normalize ONNX/numpy-style slice parameters for one axis of size `dim`:
+/// negative `start`/`end` count from the end, then clamp (to `0..=dim` for
+/// positive steps, `-1..=dim-1` for negative ones).
+pub fn normalize_slice(start: i64, end: i64, step: i64, dim: usize) -> (i64, i64) {
+    let d = dim as i64;
+    let fix = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
+    let (s, e) = (fix(start), fix(end));
+    if step > 0 {
+        (s.clamp(0, d), e.clamp(0, d))
+    } else {
+        (s.clamp(-1, d - 1), e.clamp(-1, d - 1))
+    }
+}
+
+/// Result type of `op` applied to operands of the given types.
+/// This is the verifier's shape/type rule; [`crate::evaluate`] applies it
+/// before computing.
+pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, EvalError> {
+    let name = op.name();
+    let arity = op.arity();
+    if arity == usize::MAX {
+        if inputs.is_empty() {
+            return Err(EvalError::Arity {
+                op: name,
+                expected: "at least 1".into(),
+                got: 0,
+            });
+        }
+    } else if inputs.len() != arity {
+        return Err(EvalError::Arity {
+            op: name,
+            expected: arity.to_string(),
+            got: inputs.len(),
+        });
+    }
+    let float_only = |t: &TensorType| -> Result<(), EvalError> {
+        if t.dtype.is_float() {
+            Ok(())
+        } else {
+            Err(EvalError::ty(name, t.dtype, "expected a float type"))
+        }
+    };
+    let same_type = |a: &TensorType, b: &TensorType| -> Result<(), EvalError> {
+        if a.dtype == b.dtype {
+            Ok(())
+        } else {
+            Err(EvalError::ty(
+                name,
+                b.dtype,
+                format!("operand types differ: {} vs {}", a.dtype, b.dtype),
+            ))
+        }
+    };
+    let axis_ok = |axis: usize, rank: usize| -> Result<(), EvalError> {
+        if axis < rank {
+            Ok(())
+        } else {
+            Err(EvalError::attr(
+                name,
+                format!("axis {axis} out of range for rank {rank}"),
+            ))
+        }
+    };
+    let out = match op {
+        OpKind::Constant(t) => t.ty(),
+        OpKind::MatMul => {
+            let (a, b) = (&inputs[0], &inputs[1]);
+            let dtype = match (a.dtype, b.dtype) {
+                (x, y) if x == y => x,
+                (x, y) if y.is_fp8() && x.is_float() => x,
+                (x, y) if x.is_fp8() && y.is_float() => y,
+                (x, y) => {
+                    return Err(EvalError::ty(
+                        name,
+                        y,
+                        format!("operand types differ: {x} vs {y}"),
+                    ))
+                }
+            };
+            float_only(&TensorType::new(vec![], dtype))?;
+            if a.shape.is_empty() || b.shape.is_empty() {
+                return Err(EvalError::shape(name, "operands must have rank >= 1"));
+            }
+            let sa: Vec<usize> = if a.shape.len() == 1 {
+                vec![1, a.shape[0]]
+            } else {
+                a.shape.clone()
+            };
+            let sb: Vec<usize> = if b.shape.len() == 1 {
+                vec![b.shape[0], 1]
+            } else {
+                b.shape.clone()
+            };
+            let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+            let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
+            if k != k2 {
+                return Err(EvalError::shape(
+                    name,
+                    format!(
+                        "contracting dimensions differ: {:?} x {:?}",
+                        a.shape, b.shape
+                    ),
+                ));
+            }
+            let mut shape = bcast(name, &sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
+            if a.shape.len() > 1 {
+                shape.push(m);
+            }
+            if b.shape.len() > 1 {
+                shape.push(n);
+            }
+            TensorType::new(shape, dtype)
+        }
+        OpKind::Add
+        | OpKind::Sub
+        | OpKind::Mul
+        | OpKind::Div
+        | OpKind::Max
+        | OpKind::Min
+        | OpKind::Mod { .. }
+        | OpKind::Equal
+        | OpKind::Less
+        | OpKind::Greater => {
+            same_type(&inputs[0], &inputs[1])?;
+            let shape = bcast(name, &inputs[0].shape, &inputs[1].shape)?;
+            let dtype = if matches!(op, OpKind::Equal | OpKind::Less | OpKind::Greater) {
+                ElementType::I1
+            } else {
+                inputs[0].dtype
+            };
+            TensorType::new(shape, dtype)
+        }
+        OpKind::Pow => TensorType::new(
+            bcast(name, &inputs[0].shape, &inputs[1].shape)?,
+            inputs[0].dtype,
+        ),
+        OpKind::And | OpKind::Or => {
+            for t in inputs {
+                if t.dtype != ElementType::I1 {
+                    return Err(EvalError::ty(name, t.dtype, "expected i1"));
+                }
+            }
+            TensorType::new(
+                bcast(name, &inputs[0].shape, &inputs[1].shape)?,
+                ElementType::I1,
+            )
+        }
+        OpKind::Not => {
+            if inputs[0].dtype != ElementType::I1 {
+                return Err(EvalError::ty(name, inputs[0].dtype, "expected i1"));
+            }
+            inputs[0].clone()
+        }
+        OpKind::Neg | OpKind::Abs | OpKind::Relu => {
+            if inputs[0].dtype == ElementType::I1 {
+                return Err(EvalError::ty(name, inputs[0].dtype, ""));
+            }
+            inputs[0].clone()
+        }
+        OpKind::Exp
+        | OpKind::Log
+        | OpKind::Sqrt
+        | OpKind::Rsqrt
+        | OpKind::Reciprocal
+        | OpKind::Tanh
+        | OpKind::Erf
+        | OpKind::Sigmoid
+        | OpKind::Floor
+        | OpKind::Ceil
+        | OpKind::Round
+        | OpKind::Gelu { .. } => {
+            float_only(&inputs[0])?;
+            inputs[0].clone()
+        }
+        OpKind::ArgMax { axis, keepdims, .. } | OpKind::ArgMin { axis, keepdims, .. } => {
+            let x = &inputs[0];
+            axis_ok(*axis, x.shape.len())?;
+            let mut shape = x.shape.clone();
+            if *keepdims {
+                shape[*axis] = 1;
+            } else {
+                shape.remove(*axis);
+            }
+            TensorType::new(shape, ElementType::I64)
+        }
+        OpKind::CumSum { axis, .. } => {
+            axis_ok(*axis, inputs[0].shape.len())?;
+            inputs[0].clone()
+        }
+        OpKind::Softmax { axis } | OpKind::LogSoftmax { axis } => {
+            float_only(&inputs[0])?;
+            axis_ok(*axis, inputs[0].shape.len())?;
+            inputs[0].clone()
+        }
+        OpKind::LayerNorm { axis, .. } => {
+            let x = &inputs[0];
+            float_only(x)?;
+            axis_ok(*axis, x.shape.len())?;
+            let norm = &x.shape[*axis..];
+            for p in &inputs[1..] {
+                float_only(p)?;
+                let b = bcast(name, norm, &p.shape)?;
+                if b != norm {
+                    return Err(EvalError::shape(
+                        name,
+                        format!(
+                            "scale/bias shape {:?} does not broadcast to {norm:?}",
+                            p.shape
+                        ),
+                    ));
+                }
+            }
+            x.clone()
+        }
+        OpKind::Reduce {
+            kind,
+            axes,
+            keepdims,
+        } => {
+            let x = &inputs[0];
+            if matches!(kind, ReduceKind::Mean) {
+                float_only(x)?;
+            }
+            for w in axes.windows(2) {
+                if w[0] >= w[1] {
+                    return Err(EvalError::attr(name, "axes must be sorted and unique"));
+                }
+            }
+            for &a in axes {
+                axis_ok(a, x.shape.len())?;
+            }
+            let shape = x
+                .shape
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &d)| {
+                    if axes.contains(&i) {
+                        keepdims.then_some(1)
+                    } else {
+                        Some(d)
+                    }
+                })
+                .collect();
+            TensorType::new(shape, x.dtype)
+        }
+        OpKind::Transpose { perm } => {
+            let x = &inputs[0];
+            let mut seen = vec![false; x.shape.len()];
+            if perm.len() != x.shape.len() {
+                return Err(EvalError::attr(
+                    name,
+                    format!("perm {perm:?} does not match rank {}", x.shape.len()),
+                ));
+            }
+            for &p in perm {
+                if p >= seen.len() || seen[p] {
+                    return Err(EvalError::attr(
+                        name,
+                        format!("perm {perm:?} is not a permutation"),
+                    ));
+                }
+                seen[p] = true;
+            }
+            TensorType::new(perm.iter().map(|&p| x.shape[p]).collect(), x.dtype)
+        }
+        OpKind::Reshape { shape } => {
+            let x = &inputs[0];
+            if checked_numel(name, shape)? != x.numel() {
+                return Err(EvalError::shape(
+                    name,
+                    format!("cannot reshape {:?} to {shape:?}", x.shape),
+                ));
+            }
+            TensorType::new(shape.clone(), x.dtype)
+        }
+        OpKind::Broadcast { shape } => {
+            let x = &inputs[0];
+            checked_numel(name, shape)?;
+            let b = bcast(name, &x.shape, shape)?;
+            if &b != shape {
+                return Err(EvalError::shape(
+                    name,
+                    format!("cannot broadcast {:?} to {shape:?}", x.shape),
+                ));
+            }
+            TensorType::new(shape.clone(), x.dtype)
+        }
+        OpKind::Slice {
+            starts,
+            ends,
+            steps,
+        } => {
+            let x = &inputs[0];
+            let r = x.shape.len();
+            if starts.len() != r || ends.len() != r || steps.len() != r {
+                return Err(EvalError::attr(
+                    name,
+                    format!("starts/ends/steps must have {r} entries"),
+                ));
+            }
+            let mut shape = Vec::with_capacity(r);
+            for i in 0..r {
+                let (s, e, st, d) = (starts[i], ends[i], steps[i], x.shape[i] as i64);
+                if st == 0 {
+                    return Err(EvalError::attr(name, "step must not be 0"));
+                }
+                let n = slice_len(s, e, st);
+                if n > 0 {
+                    let last = s + (n as i64 - 1) * st;
+                    if s < 0 || s >= d || last < 0 || last >= d {
+                        return Err(EvalError::attr(
+                            name,
+                            format!("slice {s}:{e}:{st} out of range for dimension {d}"),
+                        ));
+                    }
+                }
+                shape.push(n);
+            }
+            TensorType::new(shape, x.dtype)
+        }
+        OpKind::Concat { axis } => {
+            let x = &inputs[0];
+            axis_ok(*axis, x.shape.len())?;
+            let mut shape = x.shape.clone();
+            for t in &inputs[1..] {
+                same_type(x, t)?;
+                let ok = t.shape.len() == x.shape.len()
+                    && t.shape
+                        .iter()
+                        .zip(&x.shape)
+                        .enumerate()
+                        .all(|(i, (a, b))| i == *axis || a == b);
+                if !ok {
+                    return Err(EvalError::shape(
+                        name,
+                        format!("operand shapes differ: {:?} vs {:?}", x.shape, t.shape),
+                    ));
+                }
+                shape[*axis] += t.shape[*axis];
+            }
+            TensorType::new(shape, x.dtype)
+        }
+        OpKind::Gather { axis } => {
+            let (x, idx) = (&inputs[0], &inputs[1]);
+            axis_ok(*axis, x.shape.len())?;
+            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
+                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+            }
+            let mut shape = x.shape[..*axis].to_vec();
+            shape.extend_from_slice(&idx.shape);
+            shape.extend_from_slice(&x.shape[axis + 1..]);
+            TensorType::new(shape, x.dtype)
+        }
+        OpKind::Select => {
+            let (c, a, b) = (&inputs[0], &inputs[1], &inputs[2]);
+            if c.dtype != ElementType::I1 {
+                return Err(EvalError::ty(name, c.dtype, "condition must be i1"));
+            }
+            same_type(a, b)?;
+            let s = bcast(name, &c.shape, &a.shape)?;
+            TensorType::new(bcast(name, &s, &b.shape)?, a.dtype)
+        }
+        OpKind::Cast { to, scale, .. } => {
+            if *scale != 0 && !to.is_fp8() && !inputs[0].dtype.is_fp8() {
+                return Err(EvalError::attr(name, "scale applies to FP8 casts only"));
+            }
+            if !(-64..=63).contains(scale) {
+                return Err(EvalError::attr(name, format!("scale {scale} out of range")));
+            }
+            TensorType::new(inputs[0].shape.clone(), *to)
+        }
+    };
+    checked_numel(name, &out.shape)?;
+    Ok(out)
+}
+
+/// Shapes-only convenience for [`infer_type`].
+pub fn infer_shape(op: &OpKind, inputs: &[TensorType]) -> Result<Vec<usize>, EvalError> {
+    infer_type(op, inputs).map(|t| t.shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ElementType::*;
+
+    fn t(shape: &[usize], d: ElementType) -> TensorType {
+        TensorType::new(shape.to_vec(), d)
+    }
+
+    #[test]
+    fn matmul_shapes() {
+        let r = infer_type(
+            &OpKind::MatMul,
+            &[t(&[2, 1, 3, 4], F32), t(&[5, 4, 6], F32)],
+        )
+        .unwrap();
+        assert_eq!(r.shape, vec![2, 5, 3, 6]);
+        let r = infer_type(&OpKind::MatMul, &[t(&[4], F32), t(&[3, 4, 6], F32)]).unwrap();
+        assert_eq!(r.shape, vec![3, 6]);
+        let r = infer_type(&OpKind::MatMul, &[t(&[3, 4], F32), t(&[4], F32)]).unwrap();
+        assert_eq!(r.shape, vec![3]);
+        assert!(infer_type(&OpKind::MatMul, &[t(&[3, 4], F32), t(&[5, 6], F32)]).is_err());
+        let r = infer_type(&OpKind::MatMul, &[t(&[3, 4], F16), t(&[4, 2], F8E4M3FN)]).unwrap();
+        assert_eq!(r.dtype, F16);
+    }
+
+    #[test]
+    fn broadcasting_and_errors() {
+        assert_eq!(broadcast_shapes(&[3, 1], &[4]).unwrap(), vec![3, 4]);
+        assert!(broadcast_shapes(&[3], &[4]).is_none());
+        assert!(infer_type(&OpKind::Add, &[t(&[3], F32), t(&[3], F16)]).is_err());
+        assert!(infer_type(&OpKind::Add, &[t(&[3], F32)]).is_err());
+        let r = infer_type(&OpKind::Less, &[t(&[2, 3], I64), t(&[3], I64)]).unwrap();
+        assert_eq!(r, t(&[2, 3], I1));
+    }
+
+    #[test]
+    fn slices() {
+        assert_eq!(normalize_slice(-1, i64::MIN, -1, 5), (4, -1));
+        assert_eq!(normalize_slice(1, 1000, 2, 5), (1, 5));
+        assert_eq!(slice_len(4, -1, -1), 5);
+        assert_eq!(slice_len(1, 5, 2), 2);
+        let op = OpKind::Slice {
+            starts: vec![4],
+            ends: vec![-1],
+            steps: vec![-2],
+        };
+        assert_eq!(infer_shape(&op, &[t(&[5], F32)]).unwrap(), vec![3]);
+        let bad = OpKind::Slice {
+            starts: vec![7],
+            ends: vec![9],
+            steps: vec![1],
+        };
+        assert!(infer_type(&bad, &[t(&[5], F32)]).is_err());
+    }
+
+    #[test]
+    fn reduce_and_gather() {
+        let op = OpKind::Reduce {
+            kind: ReduceKind::Sum,
+            axes: vec![0, 2],
+            keepdims: false,
+        };
+        assert_eq!(infer_shape(&op, &[t(&[2, 3, 4], F32)]).unwrap(), vec![3]);
+        let g = OpKind::Gather { axis: 1 };
+        assert_eq!(
+            infer_shape(&g, &[t(&[2, 3, 4], F32), t(&[5, 6], I64)]).unwrap(),
+            vec![2, 5, 6, 4]
+        );
+    }
+}
