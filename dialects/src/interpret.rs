@@ -2,7 +2,7 @@
 //! with the reference numerics. It is the ground truth the simulated device
 //! is checked against.
 
-use crate::tensor::{op_kind, tensor_type};
+use crate::nn::{op_kind, tensor_type};
 use ipu_ir::context::{Context, Op, Value};
 use ipu_ir::diag::Diagnostic;
 use ipu_reference::{evaluate, Tensor};
@@ -88,7 +88,7 @@ fn interpret_at_depth(
                 .ok_or_else(|| err(cx, op, format!("calls unknown function @{callee}")))?;
             let args: Vec<Tensor> = operands.into_iter().cloned().collect();
             interpret_at_depth(cx, target, &args, depth + 1)?
-        } else if name.starts_with("tensor.") {
+        } else if name.starts_with("nn.") {
             let kind = op_kind(cx, op).map_err(|m| err(cx, op, m))?;
             vec![evaluate(&kind, &operands).map_err(|e| err(cx, op, e))?]
         } else {

@@ -4,7 +4,7 @@
 
 pub mod func;
 pub mod interpret;
-pub mod tensor;
+pub mod nn;
 pub mod test_dialect;
 
 use ipu_ir::Registry;
@@ -12,6 +12,6 @@ use ipu_ir::Registry;
 /// Registers every dialect of the project.
 pub fn register_all_dialects(registry: &mut Registry) {
     registry.register_dialect(&func::FUNC_DIALECT);
-    registry.register_dialect(&tensor::TENSOR_DIALECT);
+    registry.register_dialect(&nn::NN_DIALECT);
     registry.register_dialect(&test_dialect::TEST_DIALECT);
 }

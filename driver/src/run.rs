@@ -87,7 +87,7 @@ fn run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String>
     for (i, &t) in inputs_ty.iter().enumerate() {
         let name = value_name(cx, f, "arg_attrs", i, "arg");
         let ty =
-            ipu_dialects::tensor::tensor_type(cx, t).map_err(|e| format!("input '{name}': {e}"))?;
+            ipu_dialects::nn::tensor_type(cx, t).map_err(|e| format!("input '{name}': {e}"))?;
         match given.iter().position(|(n, _)| *n == name) {
             Some(k) => {
                 used[k] = true;

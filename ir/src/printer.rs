@@ -161,7 +161,13 @@ impl<'a> Printer<'a> {
         }
         while let Some((region, mut nv, mut na)) = stack.pop() {
             if let Some(parent) = self.cx.region_parent_op(region) {
-                if self.cx.has_trait(parent, Trait::IsolatedFromAbove) {
+                // Names restart inside isolated ops. In the generic form, only for ops
+                // upstream MLIR also knows to be isolated: to it, ours are unregistered
+                // and must not shadow outer names.
+                let restarts = self.cx.has_trait(parent, Trait::IsolatedFromAbove)
+                    && (!self.opts.generic
+                        || matches!(self.cx.name_str(parent), "builtin.module" | "func.func"));
+                if restarts {
                     nv = 0;
                     na = 0;
                 }

@@ -1,5 +1,6 @@
-//! The `tensor` dialect: value-semantics ops on ranked tensors, what a model
-//! is. Each op corresponds to one [`OpKind`] of the reference numerics; the
+//! The `nn` dialect: value-semantics ops on ranked tensors, what a model is
+//! (the design's `tensor` stage; named `nn` because upstream MLIR registers
+//! a `tensor` dialect, and our generic output must stay valid upstream). Each op corresponds to one [`OpKind`] of the reference numerics; the
 //! verifier checks result types with the reference's shape and type rules,
 //! so the dialect and the interpreter cannot disagree.
 
@@ -27,9 +28,10 @@ const I64_ARRAY: AttrConstraint = AttrConstraint {
     description: "array<i64: ...> attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::I64Array(_)),
 };
-const BOOL_ATTR: AttrConstraint = AttrConstraint {
-    description: "bool attribute",
-    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Bool(_)),
+/// A flag: present (unit, or `true`) or absent.
+const FLAG_ATTR: AttrConstraint = AttrConstraint {
+    description: "unit or bool attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Unit | AttrKind::Bool(_)),
 };
 const F32_ATTR: AttrConstraint = AttrConstraint {
     description: "f32 attribute",
@@ -100,7 +102,7 @@ macro_rules! unary {
 }
 
 pub static CONSTANT: OpDef = OpDef {
-    name: "tensor.constant",
+    name: "nn.constant",
     summary: "A constant tensor: inline dense elements or a named blob (dense_resource).",
     results: RESULT,
     attributes: &[AttrDef {
@@ -118,7 +120,7 @@ pub static CONSTANT: OpDef = OpDef {
 };
 
 pub static MATMUL: OpDef = OpDef {
-    name: "tensor.matmul",
+    name: "nn.matmul",
     summary: "Matrix product with numpy semantics (batched, broadcasting batch dimensions). Operands may have \
               different float element types (f16 activations, f8 weights); the product accumulates in f32.",
     operands: &[operand("lhs"), operand("rhs")],
@@ -132,87 +134,79 @@ pub static MATMUL: OpDef = OpDef {
 
 binary!(
     ADD,
-    "tensor.add",
+    "nn.add",
     "Elementwise sum with numpy broadcasting.",
     Trait::Commutative
 );
 binary!(
     SUB,
-    "tensor.sub",
+    "nn.sub",
     "Elementwise difference with numpy broadcasting."
 );
 binary!(
     MUL,
-    "tensor.mul",
+    "nn.mul",
     "Elementwise product with numpy broadcasting.",
     Trait::Commutative
 );
 binary!(
     DIV,
-    "tensor.div",
+    "nn.div",
     "Elementwise quotient with numpy broadcasting."
 );
 binary!(
     MAX,
-    "tensor.max",
+    "nn.max",
     "Elementwise maximum with numpy broadcasting.",
     Trait::Commutative
 );
 binary!(
     MIN,
-    "tensor.min",
+    "nn.min",
     "Elementwise minimum with numpy broadcasting.",
     Trait::Commutative
 );
-binary!(
-    POW,
-    "tensor.pow",
-    "Elementwise power with numpy broadcasting."
-);
+binary!(POW, "nn.pow", "Elementwise power with numpy broadcasting.");
 binary!(
     EQUAL,
-    "tensor.equal",
+    "nn.equal",
     "Elementwise equality, giving i1.",
     Trait::Commutative
 );
-binary!(LESS, "tensor.less", "Elementwise less-than, giving i1.");
+binary!(LESS, "nn.less", "Elementwise less-than, giving i1.");
 binary!(
     GREATER,
-    "tensor.greater",
+    "nn.greater",
     "Elementwise greater-than, giving i1."
 );
 binary!(
     AND,
-    "tensor.and",
+    "nn.and",
     "Elementwise logical and of i1 tensors.",
     Trait::Commutative
 );
 binary!(
     OR,
-    "tensor.or",
+    "nn.or",
     "Elementwise logical or of i1 tensors.",
     Trait::Commutative
 );
 
-unary!(
-    NOT,
-    "tensor.not",
-    "Elementwise logical not of an i1 tensor."
-);
-unary!(NEG, "tensor.neg", "Elementwise negation.");
-unary!(ABS, "tensor.abs", "Elementwise absolute value.");
-unary!(EXP, "tensor.exp", "Elementwise exponential.");
-unary!(LOG, "tensor.log", "Elementwise natural logarithm.");
-unary!(SQRT, "tensor.sqrt", "Elementwise square root.");
-unary!(RSQRT, "tensor.rsqrt", "Elementwise reciprocal square root.");
-unary!(RECIPROCAL, "tensor.reciprocal", "Elementwise reciprocal.");
-unary!(TANH, "tensor.tanh", "Elementwise hyperbolic tangent.");
-unary!(ERF, "tensor.erf", "Elementwise error function.");
-unary!(SIGMOID, "tensor.sigmoid", "Elementwise logistic sigmoid.");
-unary!(RELU, "tensor.relu", "Elementwise max(x, 0).");
+unary!(NOT, "nn.not", "Elementwise logical not of an i1 tensor.");
+unary!(NEG, "nn.neg", "Elementwise negation.");
+unary!(ABS, "nn.abs", "Elementwise absolute value.");
+unary!(EXP, "nn.exp", "Elementwise exponential.");
+unary!(LOG, "nn.log", "Elementwise natural logarithm.");
+unary!(SQRT, "nn.sqrt", "Elementwise square root.");
+unary!(RSQRT, "nn.rsqrt", "Elementwise reciprocal square root.");
+unary!(RECIPROCAL, "nn.reciprocal", "Elementwise reciprocal.");
+unary!(TANH, "nn.tanh", "Elementwise hyperbolic tangent.");
+unary!(ERF, "nn.erf", "Elementwise error function.");
+unary!(SIGMOID, "nn.sigmoid", "Elementwise logistic sigmoid.");
+unary!(RELU, "nn.relu", "Elementwise max(x, 0).");
 
 pub static GELU: OpDef = OpDef {
-    name: "tensor.gelu",
+    name: "nn.gelu",
     summary:
         "GELU: 0.5x(1 + erf(x/sqrt 2)), or its tanh approximation with approximate = \"tanh\".",
     operands: &[operand("input")],
@@ -230,7 +224,7 @@ pub static GELU: OpDef = OpDef {
 };
 
 pub static SOFTMAX: OpDef = OpDef {
-    name: "tensor.softmax",
+    name: "nn.softmax",
     summary: "Softmax along `axis`.",
     operands: &[operand("input")],
     results: RESULT,
@@ -243,13 +237,13 @@ pub static SOFTMAX: OpDef = OpDef {
 };
 
 pub static LOG_SOFTMAX: OpDef = OpDef {
-    name: "tensor.log_softmax",
+    name: "nn.log_softmax",
     summary: "Log-softmax along `axis`.",
     ..SOFTMAX
 };
 
 pub static LAYER_NORM: OpDef = OpDef {
-    name: "tensor.layer_norm",
+    name: "nn.layer_norm",
     summary: "Layer normalization over dimensions `axis`..rank, with `epsilon`; optional scale, then optional bias \
               operands broadcast to the normalized shape.",
     operands: &[
@@ -281,7 +275,7 @@ macro_rules! reduce {
                 AttrDef {
                     name: "keepdims",
                     optional: true,
-                    constraint: BOOL_ATTR,
+                    constraint: FLAG_ATTR,
                 },
             ],
             traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
@@ -295,32 +289,32 @@ macro_rules! reduce {
 
 reduce!(
     REDUCE_SUM,
-    "tensor.reduce_sum",
+    "nn.reduce_sum",
     "Sum over `axes` (f64 accumulation); `keepdims` keeps them as size 1."
 );
 reduce!(
     REDUCE_MEAN,
-    "tensor.reduce_mean",
+    "nn.reduce_mean",
     "Mean over `axes`; `keepdims` keeps them as size 1."
 );
 reduce!(
     REDUCE_MAX,
-    "tensor.reduce_max",
+    "nn.reduce_max",
     "Maximum over `axes`; `keepdims` keeps them as size 1."
 );
 reduce!(
     REDUCE_MIN,
-    "tensor.reduce_min",
+    "nn.reduce_min",
     "Minimum over `axes`; `keepdims` keeps them as size 1."
 );
 reduce!(
     REDUCE_PROD,
-    "tensor.reduce_prod",
+    "nn.reduce_prod",
     "Product over `axes`; `keepdims` keeps them as size 1."
 );
 
 pub static TRANSPOSE: OpDef = OpDef {
-    name: "tensor.transpose",
+    name: "nn.transpose",
     summary: "Permutes dimensions: result dimension i is input dimension permutation[i].",
     operands: &[operand("input")],
     results: RESULT,
@@ -338,7 +332,7 @@ pub static TRANSPOSE: OpDef = OpDef {
 };
 
 pub static RESHAPE: OpDef = OpDef {
-    name: "tensor.reshape",
+    name: "nn.reshape",
     summary: "Reinterprets the elements (row-major) with the result type's shape.",
     operands: &[operand("input")],
     results: RESULT,
@@ -351,7 +345,7 @@ pub static RESHAPE: OpDef = OpDef {
 };
 
 pub static BROADCAST: OpDef = OpDef {
-    name: "tensor.broadcast",
+    name: "nn.broadcast",
     summary: "Broadcasts to the result type's shape with numpy rules.",
     operands: &[operand("input")],
     results: RESULT,
@@ -363,7 +357,7 @@ pub static BROADCAST: OpDef = OpDef {
 };
 
 pub static SLICE: OpDef = OpDef {
-    name: "tensor.slice",
+    name: "nn.slice",
     summary: "Strided slice: per dimension, elements start + i*step for i < ceil((end - start)/step), in range.",
     operands: &[operand("input")],
     results: RESULT,
@@ -380,7 +374,7 @@ pub static SLICE: OpDef = OpDef {
 };
 
 pub static CONCAT: OpDef = OpDef {
-    name: "tensor.concat",
+    name: "nn.concat",
     summary: "Concatenates tensors of one element type along `axis`.",
     operands: &[ValueDef {
         name: "inputs",
@@ -397,7 +391,7 @@ pub static CONCAT: OpDef = OpDef {
 };
 
 pub static GATHER: OpDef = OpDef {
-    name: "tensor.gather",
+    name: "nn.gather",
     summary: "Takes slices of `data` along `axis` at integer `indices` (embedding lookup); negative indices count \
               from the end.",
     operands: &[operand("data"), operand("indices")],
@@ -411,7 +405,7 @@ pub static GATHER: OpDef = OpDef {
 };
 
 pub static SELECT: OpDef = OpDef {
-    name: "tensor.select",
+    name: "nn.select",
     summary: "Elementwise choice: where `condition` (i1) take `lhs`, else `rhs`, with numpy broadcasting.",
     operands: &[operand("condition"), operand("lhs"), operand("rhs")],
     results: RESULT,
@@ -423,14 +417,14 @@ pub static SELECT: OpDef = OpDef {
 };
 
 pub static CAST: OpDef = OpDef {
-    name: "tensor.cast",
+    name: "nn.cast",
     summary: "Converts elements to the result element type, rounding to nearest even. FP8 results use `saturate` \
               (clamp to the largest finite value instead of overflowing) and `scale`: the FP8 value stored is \
               x / 2^scale, so the logical value is fp8 * 2^scale.",
     operands: &[operand("input")],
     results: RESULT,
     attributes: &[
-        AttrDef { name: "saturate", optional: true, constraint: BOOL_ATTR },
+        AttrDef { name: "saturate", optional: true, constraint: FLAG_ATTR },
         AttrDef { name: "scale", optional: true, constraint: I64_ATTR },
     ],
     traits: &[Trait::Pure],
@@ -441,8 +435,8 @@ pub static CAST: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
-pub static TENSOR_DIALECT: Dialect = Dialect {
-    name: "tensor",
+pub static NN_DIALECT: Dialect = Dialect {
+    name: "nn",
     description: "Value-semantics ops on ranked tensors.",
     ops: &[
         &CONSTANT,
@@ -596,15 +590,15 @@ fn usize_array(cx: &Context, op: Op, name: &str) -> Result<Vec<usize>, String> {
 }
 
 fn bool_attr(cx: &Context, op: Op, name: &str) -> bool {
-    cx.get_attr(op, name).is_some_and(|a| a == Attr::TRUE)
+    cx.get_attr(op, name).is_some_and(|a| a != Attr::FALSE)
 }
 
 /// The reference op an IR `tensor` op computes.
 pub fn op_kind(cx: &Context, op: Op) -> Result<OpKind, String> {
     let name = cx.name_str(op);
     let short = name
-        .strip_prefix("tensor.")
-        .ok_or_else(|| format!("'{name}' is not a tensor op"))?;
+        .strip_prefix("nn.")
+        .ok_or_else(|| format!("'{name}' is not an nn op"))?;
     let input_rank = || {
         cx.operands(op)
             .first()
@@ -736,7 +730,7 @@ pub fn op_kind(cx: &Context, op: Op) -> Result<OpKind, String> {
                 scale,
             }
         }
-        _ => return Err(format!("unknown tensor op '{name}'")),
+        _ => return Err(format!("unknown nn op '{name}'")),
     })
 }
 
@@ -779,7 +773,7 @@ pub fn build_op(
                 cx.i64_array_attr(axes.iter().map(|&a| a as i64).collect()),
             ));
             if *keepdims {
-                attrs.push(("keepdims", Attr::TRUE));
+                attrs.push(("keepdims", Attr::UNIT));
             }
         }
         OpKind::Transpose { perm } => attrs.push((
@@ -799,7 +793,7 @@ pub fn build_op(
             saturate, scale, ..
         } => {
             if *saturate {
-                attrs.push(("saturate", Attr::TRUE));
+                attrs.push(("saturate", Attr::UNIT));
             }
             if *scale != 0 {
                 attrs.push(("scale", cx.i64_attr(*scale as i64)));
@@ -809,16 +803,16 @@ pub fn build_op(
     }
     let name = match kind {
         OpKind::Reduce { kind, .. } => match kind {
-            ReduceKind::Sum => "tensor.reduce_sum".to_string(),
-            ReduceKind::Mean => "tensor.reduce_mean".into(),
-            ReduceKind::Max => "tensor.reduce_max".into(),
-            ReduceKind::Min => "tensor.reduce_min".into(),
-            ReduceKind::Prod => "tensor.reduce_prod".into(),
+            ReduceKind::Sum => "nn.reduce_sum".to_string(),
+            ReduceKind::Mean => "nn.reduce_mean".into(),
+            ReduceKind::Max => "nn.reduce_max".into(),
+            ReduceKind::Min => "nn.reduce_min".into(),
+            ReduceKind::Prod => "nn.reduce_prod".into(),
         },
-        k => format!("tensor.{}", k.name()),
+        k => format!("nn.{}", k.name()),
     };
     if cx.registry().lookup(&name).is_none() {
-        return Err(format!("no tensor dialect op for '{}'", kind.name()));
+        return Err(format!("no nn dialect op for '{}'", kind.name()));
     }
     let op_name = cx.op_name(&name);
     let mut st = OperationState::new(op_name, loc);
@@ -831,7 +825,7 @@ pub fn build_op(
 
 // ---- constants ------------------------------------------------------------------
 
-/// The value of a `tensor.constant` as a reference tensor.
+/// The value of a `nn.constant` as a reference tensor.
 pub fn constant_tensor(cx: &Context, op: Op) -> Result<Tensor, String> {
     let a = cx
         .get_attr(op, "value")
@@ -1081,7 +1075,7 @@ fn materialize_constant(cx: &mut Context, value: Attr, ty: Type, loc: Loc) -> Op
     if attr_ty != ty {
         return None;
     }
-    let name = cx.op_name("tensor.constant");
+    let name = cx.op_name("nn.constant");
     let mut st = OperationState::new(name, loc);
     st.result_types.push(ty);
     let sym = cx.sym("value");
@@ -1096,7 +1090,7 @@ struct ComposeTransposes;
 
 impl RewritePattern for ComposeTransposes {
     fn root(&self) -> Option<&'static str> {
-        Some("tensor.transpose")
+        Some("nn.transpose")
     }
     fn name(&self) -> &'static str {
         "compose-transposes"
@@ -1105,7 +1099,7 @@ impl RewritePattern for ComposeTransposes {
         let cx = &*rw.cx;
         let Some(inner) = cx
             .defining_op(cx.operand(op, 0))
-            .filter(|&d| cx.is(d, "tensor.transpose"))
+            .filter(|&d| cx.is(d, "nn.transpose"))
         else {
             return false;
         };
@@ -1136,7 +1130,7 @@ struct ComposeReshapes;
 
 impl RewritePattern for ComposeReshapes {
     fn root(&self) -> Option<&'static str> {
-        Some("tensor.reshape")
+        Some("nn.reshape")
     }
     fn name(&self) -> &'static str {
         "compose-reshapes"
@@ -1145,7 +1139,7 @@ impl RewritePattern for ComposeReshapes {
         let cx = &*rw.cx;
         let Some(inner) = cx
             .defining_op(cx.operand(op, 0))
-            .filter(|&d| cx.is(d, "tensor.reshape"))
+            .filter(|&d| cx.is(d, "nn.reshape"))
         else {
             return false;
         };
@@ -1170,7 +1164,7 @@ struct LosslessCastRoundTrip;
 
 impl RewritePattern for LosslessCastRoundTrip {
     fn root(&self) -> Option<&'static str> {
-        Some("tensor.cast")
+        Some("nn.cast")
     }
     fn name(&self) -> &'static str {
         "lossless-cast-round-trip"
@@ -1179,7 +1173,7 @@ impl RewritePattern for LosslessCastRoundTrip {
         let cx = &*rw.cx;
         let Some(inner) = cx
             .defining_op(cx.operand(op, 0))
-            .filter(|&d| cx.is(d, "tensor.cast"))
+            .filter(|&d| cx.is(d, "nn.cast"))
         else {
             return false;
         };
