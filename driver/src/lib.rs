@@ -6,6 +6,7 @@ pub mod load;
 pub mod opt;
 pub mod run;
 pub mod split;
+pub mod translate;
 
 use ipu_ir::Registry;
 use std::sync::Arc;
