@@ -192,6 +192,27 @@ fn check_complete(def: &OpDef, f: &Format) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether literal `di` introduces only type lists that are empty: then it is
+/// neither printed nor required (`test.print :` reads as `test.print`).
+/// `empty_operand_group(i)` tells whether operand group `i` has no values.
+fn dangling_type_literal(
+    f: &Format,
+    di: usize,
+    empty_operand_group: &dyn Fn(usize) -> bool,
+) -> bool {
+    let rest = &f.directives[di + 1..];
+    let mut saw_type = false;
+    for d in rest {
+        match d {
+            Directive::TypeOf(TypeRef::Operand(i)) if empty_operand_group(*i) => saw_type = true,
+            Directive::Literal(_) => break,
+            Directive::AttrDict { .. } => {}
+            _ => return false,
+        }
+    }
+    saw_type
+}
+
 /// Names of attributes a format prints itself (elided from attr-dict).
 fn format_attr_names(def: &OpDef, f: &Format) -> Vec<&'static str> {
     f.directives
@@ -209,10 +230,20 @@ pub(crate) fn parse_with_format(p: &mut OpParser<'_, '_, '_>, f: &Format) -> PRe
     let mut operand_types: Vec<Option<Vec<Type>>> = vec![None; def.operands.len()];
     let mut result_types: Vec<Option<Vec<Type>>> = vec![None; def.results.len()];
     let mut seen_operands = false;
+    // Set when an elided literal means the type directives after it are absent.
+    let mut skip_types_after = false;
     let start_loc = p.p.cur_loc();
-    for d in &f.directives {
+    for (di, d) in f.directives.iter().enumerate() {
         match d {
-            Directive::Literal(l) => p.p.expect_literal(l)?,
+            Directive::Literal(l) => {
+                let elidable = dangling_type_literal(f, di, &|i| operand_refs[i].is_empty());
+                skip_types_after = false;
+                if elidable {
+                    skip_types_after = !p.p.consume_literal(l);
+                } else {
+                    p.p.expect_literal(l)?;
+                }
+            }
             Directive::Operand(i) => {
                 let arity = def.operands[*i].arity;
                 operand_refs[*i] = parse_operand_group(p, arity)?;
@@ -247,6 +278,7 @@ pub(crate) fn parse_with_format(p: &mut OpParser<'_, '_, '_>, f: &Format) -> PRe
                     p.parse_optional_attr_dict()?
                 }
             }
+            Directive::TypeOf(_) if skip_types_after => {}
             Directive::TypeOf(t) => match t {
                 TypeRef::Operand(i) => {
                     let n = operand_refs[*i].len();
@@ -491,7 +523,18 @@ pub(crate) fn print_with_format(p: &mut Printer<'_>, op: Op, f: &Format) -> std:
     let mut after_open = false;
     let mut last_was_punct = false;
     let mut first = true;
-    for d in &f.directives {
+    let mut skip_types_after = false;
+    for (di, d) in f.directives.iter().enumerate() {
+        if let Directive::Literal(_) = d {
+            skip_types_after =
+                dangling_type_literal(f, di, &|i| operand_group(cx, op, def, i).is_empty());
+            if skip_types_after {
+                continue;
+            }
+        }
+        if skip_types_after && matches!(d, Directive::TypeOf(_)) {
+            continue;
+        }
         let (no_space_before, opens) = match d {
             Directive::Literal(l) => {
                 let bracket = l.len() == 1 && "<>(){}[],".contains(l.as_str());

@@ -324,7 +324,11 @@ impl<'s, 'c> Parser<'s, 'c> {
             self.cx.detach_op(ops[0]);
             ops[0]
         } else {
-            let loc = self.loc_at(0);
+            // An implicit module sits where its first op starts.
+            let loc = match ops.first() {
+                Some(&first) => self.cx.op_loc(first),
+                None => self.loc_at(0),
+            };
             let module = crate::builtin::create_module(self.cx, loc);
             let body = self
                 .cx

@@ -1,8 +1,10 @@
-//! Generic passes built on the IR core: `canonicalize`, `cse`, `symbol-dce`.
+//! Generic passes built on the IR core: `canonicalize`, `cse`, `symbol-dce`,
+//! and the test utility `test-emit-diagnostics`.
 
 pub mod canonicalize;
 pub mod cse;
 pub mod symbol_dce;
+pub mod test_diagnostics;
 
 use ipu_ir::Registry;
 
@@ -11,4 +13,5 @@ pub fn register_generic_passes(registry: &mut Registry) {
     registry.register_pass(canonicalize::INFO);
     registry.register_pass(cse::INFO);
     registry.register_pass(symbol_dce::INFO);
+    registry.register_pass(test_diagnostics::INFO);
 }
