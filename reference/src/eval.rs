@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use crate::dtype::ElementType;
 use crate::error::EvalError;
 use crate::float8::round_slice;
-use crate::ops::{infer_type, GeluApproximation, OpKind, ReduceKind};
+use crate::ops::{infer_type, GeluApproximation, OpKind, PadMode, ReduceKind};
 use crate::tensor::{f32_to_i64, Tensor, TensorData, TensorType};
 
 /// Work (elements) above which loops are split over rayon's pool.
@@ -52,7 +52,17 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
             axis,
             exclusive,
             reverse,
-        } => cumsum(inputs[0], *axis, *exclusive, *reverse),
+        } => cumulative(inputs[0], *axis, *exclusive, *reverse, false),
+        OpKind::CumProd {
+            axis,
+            exclusive,
+            reverse,
+        } => cumulative(inputs[0], *axis, *exclusive, *reverse, true),
+        OpKind::Pad {
+            low, mode, value, ..
+        } => pad(inputs[0], low, *mode, *value, &out),
+        OpKind::GatherElements { axis } => gather_elements(inputs[0], inputs[1], *axis)?,
+        OpKind::TopK { axis, k, largest } => topk(inputs[0], *axis, *k, *largest, &out),
         OpKind::Transpose { perm } => {
             let x = inputs[0];
             let st = contiguous_strides(x.shape());
@@ -849,7 +859,7 @@ fn arg_extreme(x: &Tensor, axis: usize, max: bool, last: bool, out: &TensorType)
     Tensor::raw(out.shape.clone(), ElementType::I64, TensorData::I64(res))
 }
 
-fn cumsum(x: &Tensor, axis: usize, exclusive: bool, reverse: bool) -> Tensor {
+fn cumulative(x: &Tensor, axis: usize, exclusive: bool, reverse: bool, prod: bool) -> Tensor {
     let shape = x.shape().to_vec();
     let len = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
@@ -864,16 +874,16 @@ fn cumsum(x: &Tensor, axis: usize, exclusive: bool, reverse: bool) -> Tensor {
             let mut res = vec![0f32; v.len()];
             for o in 0..outer {
                 for i in 0..inner {
-                    let mut acc = 0f64;
+                    let mut acc = if prod { 1f64 } else { 0f64 };
                     for &j in &order {
                         let at = o * len * inner + j * inner + i;
-                        if exclusive {
-                            res[at] = acc as f32;
-                            acc += v[at] as f64;
+                        let before = acc;
+                        if prod {
+                            acc *= v[at] as f64;
                         } else {
                             acc += v[at] as f64;
-                            res[at] = acc as f32;
                         }
+                        res[at] = if exclusive { before } else { acc } as f32;
                     }
                 }
             }
@@ -883,22 +893,178 @@ fn cumsum(x: &Tensor, axis: usize, exclusive: bool, reverse: bool) -> Tensor {
             let mut res = vec![0i64; v.len()];
             for o in 0..outer {
                 for i in 0..inner {
-                    let mut acc = 0i64;
+                    let mut acc = prod as i64;
                     for &j in &order {
                         let at = o * len * inner + j * inner + i;
-                        if exclusive {
-                            res[at] = acc;
-                            acc = acc.wrapping_add(v[at]);
+                        let before = acc;
+                        acc = if prod {
+                            acc.wrapping_mul(v[at])
                         } else {
-                            acc = acc.wrapping_add(v[at]);
-                            res[at] = acc;
-                        }
+                            acc.wrapping_add(v[at])
+                        };
+                        res[at] = if exclusive { before } else { acc };
                     }
                 }
             }
             int_tensor(shape, x.dtype(), res)
         }
     }
+}
+
+/// Source index along one axis for each output position (`None`: fill).
+fn pad_map(dim: usize, low: i64, out: usize, mode: PadMode) -> Vec<Option<usize>> {
+    let d = dim as i64;
+    (0..out as i64)
+        .map(|o| {
+            let i = o - low;
+            if (0..d).contains(&i) {
+                return Some(i as usize);
+            }
+            match mode {
+                PadMode::Constant => None,
+                PadMode::Edge => Some(i.clamp(0, d - 1) as usize),
+                PadMode::Wrap => Some(i.rem_euclid(d) as usize),
+                PadMode::Reflect => {
+                    if d == 1 {
+                        return Some(0);
+                    }
+                    let p = 2 * (d - 1);
+                    let m = i.rem_euclid(p);
+                    Some(if m < d { m } else { p - m } as usize)
+                }
+            }
+        })
+        .collect()
+}
+
+fn pad_vec<T: Copy + Send + Sync + Default>(
+    src: &[T],
+    in_shape: &[usize],
+    maps: &[Vec<Option<usize>>],
+    out_shape: &[usize],
+    fill: T,
+) -> Vec<T> {
+    let n: usize = out_shape.iter().product();
+    let mut out = vec![fill; n];
+    if n == 0 {
+        return out;
+    }
+    let rank = out_shape.len();
+    if rank == 0 {
+        out[0] = src[0];
+        return out;
+    }
+    let st = contiguous_strides(in_shape);
+    let inner = out_shape[rank - 1];
+    for_rows(&mut out, inner, |row, chunk| {
+        let mut r = row;
+        let mut base = 0usize;
+        for d in (0..rank - 1).rev() {
+            let i = r % out_shape[d];
+            r /= out_shape[d];
+            match maps[d][i] {
+                Some(s) => base += s * st[d],
+                None => return,
+            }
+        }
+        for (j, o) in chunk.iter_mut().enumerate() {
+            if let Some(s) = maps[rank - 1][j] {
+                *o = src[base + s];
+            }
+        }
+    });
+    out
+}
+
+fn pad(x: &Tensor, low: &[i64], mode: PadMode, value: f64, out: &TensorType) -> Tensor {
+    let maps: Vec<Vec<Option<usize>>> = (0..x.rank())
+        .map(|d| pad_map(x.shape()[d], low[d], out.shape[d], mode))
+        .collect();
+    match x.data() {
+        TensorData::F32(v) => {
+            let fill = crate::float8::round_to_type(value as f32, x.dtype());
+            let r = pad_vec(v, x.shape(), &maps, &out.shape, fill);
+            Tensor::raw(out.shape.clone(), out.dtype, TensorData::F32(r)).with_scale(x.fp8_scale())
+        }
+        TensorData::I64(v) => {
+            let fill = x.dtype().wrap_int(value as i64);
+            let r = pad_vec(v, x.shape(), &maps, &out.shape, fill);
+            Tensor::raw(out.shape.clone(), out.dtype, TensorData::I64(r))
+        }
+    }
+}
+
+fn gather_elements(x: &Tensor, indices: &Tensor, axis: usize) -> Result<Tensor, EvalError> {
+    let xs = x.shape();
+    let is = indices.shape();
+    let dim = xs[axis] as i64;
+    let st = contiguous_strides(xs);
+    let idx = indices.as_i64().unwrap_or(&[]);
+    let rank = is.len();
+    let mut offs = Vec::with_capacity(idx.len());
+    let mut pos = vec![0usize; rank];
+    for &raw in idx {
+        let j = if raw < 0 { raw + dim } else { raw };
+        if j < 0 || j >= dim {
+            return Err(EvalError::IndexOutOfRange {
+                op: "gather_elements",
+                index: raw,
+                size: dim as usize,
+            });
+        }
+        let mut off = 0usize;
+        for d in 0..rank {
+            let p = if d == axis { j as usize } else { pos[d] };
+            if p >= xs[d] {
+                return Err(EvalError::shape(
+                    "gather_elements",
+                    format!("indices shape {is:?} exceeds data shape {xs:?}"),
+                ));
+            }
+            off += p * st[d];
+        }
+        offs.push(off);
+        for d in (0..rank).rev() {
+            pos[d] += 1;
+            if pos[d] < is[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    let data = match x.data() {
+        TensorData::F32(v) => TensorData::F32(offs.iter().map(|&o| v[o]).collect()),
+        TensorData::I64(v) => TensorData::I64(offs.iter().map(|&o| v[o]).collect()),
+    };
+    Ok(Tensor::raw(is.to_vec(), x.dtype(), data).with_scale(x.fp8_scale()))
+}
+
+fn topk(x: &Tensor, axis: usize, k: usize, largest: bool, out: &TensorType) -> Tensor {
+    let shape = x.shape();
+    let len = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let vals = x.to_f32_vec();
+    let ints = x.as_i64();
+    let mut res = vec![0i64; outer * k * inner];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |j: usize| o * len * inner + j * inner + i;
+            let mut order: Vec<usize> = (0..len).collect();
+            order.sort_by(|&a, &b| {
+                let c = match ints {
+                    Some(v) => v[at(a)].cmp(&v[at(b)]),
+                    None => vals[at(a)].total_cmp(&vals[at(b)]),
+                };
+                let c = if largest { c.reverse() } else { c };
+                c.then(a.cmp(&b))
+            });
+            for (r, &j) in order.iter().take(k).enumerate() {
+                res[o * k * inner + r * inner + i] = j as i64;
+            }
+        }
+    }
+    Tensor::raw(out.shape.clone(), ElementType::I64, TensorData::I64(res))
 }
 
 // ------------------------------------------------------------- movement

@@ -16,7 +16,7 @@ pub use error::EvalError;
 pub use eval::evaluate;
 pub use float8::{round_to_type, Fp8Format};
 pub use ops::{
-    broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind,
+    broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind, PadMode,
     ReduceKind,
 };
 pub use tensor::{Tensor, TensorData, TensorType};

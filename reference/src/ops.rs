@@ -14,6 +14,19 @@ pub enum GeluApproximation {
     Tanh,
 }
 
+/// How [`OpKind::Pad`] fills positions outside the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PadMode {
+    /// The `value` attribute.
+    Constant,
+    /// Mirror without repeating the edge element.
+    Reflect,
+    /// Repeat the edge element.
+    Edge,
+    /// Wrap around.
+    Wrap,
+}
+
 /// Reduction kind of [`OpKind::Reduce`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceKind {
@@ -113,6 +126,32 @@ pub enum OpKind {
         exclusive: bool,
         reverse: bool,
     },
+    /// Running product along `axis` (f64 accumulation for floats).
+    CumProd {
+        axis: usize,
+        exclusive: bool,
+        reverse: bool,
+    },
+    /// Pad (or crop, with negative amounts) every dimension: output dim
+    /// `i` is `low[i] + dim + high[i]`.
+    Pad {
+        low: Vec<i64>,
+        high: Vec<i64>,
+        mode: PadMode,
+        value: f64,
+    },
+    /// `out[i] = data[i with i[axis] = indices[i]]` (ONNX GatherElements);
+    /// the result has the indices' shape.
+    GatherElements {
+        axis: usize,
+    },
+    /// Indices (i64) of the `k` largest (or smallest) elements along
+    /// `axis`, sorted by value (ties: lower index first).
+    TopK {
+        axis: usize,
+        k: usize,
+        largest: bool,
+    },
     Transpose {
         perm: Vec<usize>,
     },
@@ -171,6 +210,10 @@ impl OpKind {
             OpKind::ArgMax { .. } => "argmax",
             OpKind::ArgMin { .. } => "argmin",
             OpKind::CumSum { .. } => "cumsum",
+            OpKind::CumProd { .. } => "cumprod",
+            OpKind::Pad { .. } => "pad",
+            OpKind::GatherElements { .. } => "gather_elements",
+            OpKind::TopK { .. } => "topk",
             OpKind::Equal => "equal",
             OpKind::Less => "less",
             OpKind::Greater => "greater",
@@ -208,6 +251,123 @@ impl OpKind {
             OpKind::Select => "select",
             OpKind::Cast { .. } => "cast",
         }
+    }
+
+    /// Attributes in MLIR-like syntax (`{axis = 1, keepdims = true}`), or
+    /// an empty string. Constants print their type and element count.
+    pub fn attributes(&self) -> String {
+        fn list<T: std::fmt::Display>(v: &[T]) -> String {
+            let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            format!("[{}]", items.join(", "))
+        }
+        let kv: Vec<(&str, String)> = match self {
+            OpKind::Constant(t) => vec![
+                ("type", t.ty().to_string()),
+                ("elements", t.numel().to_string()),
+            ],
+            OpKind::Mod { fmod } => vec![("fmod", fmod.to_string())],
+            OpKind::Gelu { approximate } => vec![(
+                "approximate",
+                match approximate {
+                    GeluApproximation::None => "\"none\"".into(),
+                    GeluApproximation::Tanh => "\"tanh\"".into(),
+                },
+            )],
+            OpKind::Softmax { axis } | OpKind::LogSoftmax { axis } => {
+                vec![("axis", axis.to_string())]
+            }
+            OpKind::Concat { axis } | OpKind::Gather { axis } => vec![("axis", axis.to_string())],
+            OpKind::LayerNorm {
+                axis,
+                epsilon,
+                has_scale,
+                has_bias,
+            } => vec![
+                ("axis", axis.to_string()),
+                ("epsilon", format!("{epsilon:e}")),
+                ("scale", has_scale.to_string()),
+                ("bias", has_bias.to_string()),
+            ],
+            OpKind::Reduce { axes, keepdims, .. } => {
+                vec![("axes", list(axes)), ("keepdims", keepdims.to_string())]
+            }
+            OpKind::ArgMax {
+                axis,
+                keepdims,
+                select_last_index,
+            }
+            | OpKind::ArgMin {
+                axis,
+                keepdims,
+                select_last_index,
+            } => vec![
+                ("axis", axis.to_string()),
+                ("keepdims", keepdims.to_string()),
+                ("select_last_index", select_last_index.to_string()),
+            ],
+            OpKind::CumSum {
+                axis,
+                exclusive,
+                reverse,
+            }
+            | OpKind::CumProd {
+                axis,
+                exclusive,
+                reverse,
+            } => vec![
+                ("axis", axis.to_string()),
+                ("exclusive", exclusive.to_string()),
+                ("reverse", reverse.to_string()),
+            ],
+            OpKind::Transpose { perm } => vec![("perm", list(perm))],
+            OpKind::Pad {
+                low,
+                high,
+                mode,
+                value,
+            } => vec![
+                ("low", list(low)),
+                ("high", list(high)),
+                (
+                    "mode",
+                    format!("\"{}\"", format!("{mode:?}").to_lowercase()),
+                ),
+                ("value", value.to_string()),
+            ],
+            OpKind::GatherElements { axis } => vec![("axis", axis.to_string())],
+            OpKind::TopK { axis, k, largest } => vec![
+                ("axis", axis.to_string()),
+                ("k", k.to_string()),
+                ("largest", largest.to_string()),
+            ],
+            OpKind::Reshape { shape } | OpKind::Broadcast { shape } => {
+                vec![("shape", list(shape))]
+            }
+            OpKind::Slice {
+                starts,
+                ends,
+                steps,
+            } => vec![
+                ("starts", list(starts)),
+                ("ends", list(ends)),
+                ("steps", list(steps)),
+            ],
+            OpKind::Cast {
+                to,
+                saturate,
+                scale,
+            } => vec![
+                ("to", to.to_string()),
+                ("saturate", saturate.to_string()),
+                ("scale", scale.to_string()),
+            ],
+            _ => vec![],
+        };
+        if kv.is_empty() {
+            return String::new();
+        }
+        let items: Vec<String> = kv.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        format!("{{{}}}", items.join(", "))
     }
 
     /// True for elementwise binary ops (numpy broadcasting).
@@ -263,7 +423,7 @@ impl OpKind {
                 has_bias,
                 ..
             } => 1 + *has_scale as usize + *has_bias as usize,
-            OpKind::MatMul | OpKind::Gather { .. } => 2,
+            OpKind::MatMul | OpKind::Gather { .. } | OpKind::GatherElements { .. } => 2,
             OpKind::Concat { .. } => usize::MAX,
             o if o.is_elementwise_binary() => 2,
             _ => 1,
@@ -505,9 +665,54 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
             }
             TensorType::new(shape, ElementType::I64)
         }
-        OpKind::CumSum { axis, .. } => {
+        OpKind::CumSum { axis, .. } | OpKind::CumProd { axis, .. } => {
             axis_ok(*axis, inputs[0].shape.len())?;
             inputs[0].clone()
+        }
+        OpKind::Pad {
+            low, high, mode, ..
+        } => {
+            let x = &inputs[0];
+            let r = x.shape.len();
+            if low.len() != r || high.len() != r {
+                return Err(EvalError::attr(name, format!("pads must have {r} entries")));
+            }
+            let mut shape = Vec::with_capacity(r);
+            for i in 0..r {
+                let d = x.shape[i] as i64 + low[i] + high[i];
+                if d < 0 {
+                    return Err(EvalError::attr(name, "pads crop below zero"));
+                }
+                if d > 0 && x.shape[i] == 0 && *mode != PadMode::Constant {
+                    return Err(EvalError::attr(name, "cannot pad an empty dimension"));
+                }
+                shape.push(d as usize);
+            }
+            TensorType::new(shape, x.dtype)
+        }
+        OpKind::GatherElements { axis } => {
+            let (x, idx) = (&inputs[0], &inputs[1]);
+            axis_ok(*axis, x.shape.len())?;
+            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
+                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+            }
+            if idx.shape.len() != x.shape.len() {
+                return Err(EvalError::shape(name, "indices must have the data's rank"));
+            }
+            TensorType::new(idx.shape.clone(), x.dtype)
+        }
+        OpKind::TopK { axis, k, .. } => {
+            let x = &inputs[0];
+            axis_ok(*axis, x.shape.len())?;
+            if *k > x.shape[*axis] {
+                return Err(EvalError::attr(
+                    name,
+                    format!("k = {k} exceeds dimension {}", x.shape[*axis]),
+                ));
+            }
+            let mut shape = x.shape.clone();
+            shape[*axis] = *k;
+            TensorType::new(shape, ElementType::I64)
         }
         OpKind::Softmax { axis } | OpKind::LogSoftmax { axis } => {
             float_only(&inputs[0])?;

@@ -439,3 +439,196 @@ fn casts() {
     )
     .is_err());
 }
+
+#[test]
+fn mod_argmax_cumsum_rounding() {
+    let a = i64t(&[4], vec![7, -7, 7, -7]);
+    let b = i64t(&[4], vec![3, 3, -3, -3]);
+    let py = ev(OpKind::Mod { fmod: false }, &[&a, &b]);
+    assert_eq!(py.as_i64().unwrap(), &[1, 2, -2, -1]);
+    let c = ev(OpKind::Mod { fmod: true }, &[&a, &b]);
+    assert_eq!(c.as_i64().unwrap(), &[1, -1, 1, -1]);
+    let fm = ev(
+        OpKind::Mod { fmod: true },
+        &[&f32t(&[2], vec![-5.5, 5.5]), &f32t(&[], vec![2.0])],
+    );
+    assert_eq!(fm.as_f32().unwrap(), &[-1.5, 1.5]);
+    let x = f32t(&[2, 3], vec![1.0, 5.0, 5.0, 9.0, -1.0, 9.0]);
+    let am = ev(
+        OpKind::ArgMax {
+            axis: 1,
+            keepdims: false,
+            select_last_index: false,
+        },
+        &[&x],
+    );
+    assert_eq!(
+        (am.shape(), am.as_i64().unwrap()),
+        (&[2usize][..], &[1i64, 0][..])
+    );
+    let aml = ev(
+        OpKind::ArgMax {
+            axis: 1,
+            keepdims: true,
+            select_last_index: true,
+        },
+        &[&x],
+    );
+    assert_eq!(
+        (aml.shape(), aml.as_i64().unwrap()),
+        (&[2usize, 1][..], &[2i64, 2][..])
+    );
+    let an = ev(
+        OpKind::ArgMin {
+            axis: 0,
+            keepdims: false,
+            select_last_index: false,
+        },
+        &[&x],
+    );
+    assert_eq!(an.as_i64().unwrap(), &[0, 1, 0]);
+    let cs = ev(
+        OpKind::CumSum {
+            axis: 1,
+            exclusive: false,
+            reverse: false,
+        },
+        &[&x],
+    );
+    assert_eq!(cs.as_f32().unwrap(), &[1.0, 6.0, 11.0, 9.0, 8.0, 17.0]);
+    let cse = ev(
+        OpKind::CumSum {
+            axis: 1,
+            exclusive: true,
+            reverse: true,
+        },
+        &[&x],
+    );
+    assert_eq!(cse.as_f32().unwrap(), &[10.0, 5.0, 0.0, 8.0, 9.0, 0.0]);
+    let r = f32t(&[5], vec![0.5, 1.5, 2.5, -0.5, -1.7]);
+    assert_eq!(
+        ev(OpKind::Round, &[&r]).as_f32().unwrap(),
+        &[0.0, 2.0, 2.0, -0.0, -2.0]
+    );
+    assert_eq!(
+        ev(OpKind::Floor, &[&r]).as_f32().unwrap(),
+        &[0.0, 1.0, 2.0, -1.0, -2.0]
+    );
+    assert_eq!(
+        ev(OpKind::Ceil, &[&r]).as_f32().unwrap(),
+        &[1.0, 2.0, 3.0, -0.0, -1.0]
+    );
+    let p = ev(
+        OpKind::Reduce {
+            kind: ReduceKind::Prod,
+            axes: vec![1],
+            keepdims: false,
+        },
+        &[&x],
+    );
+    assert_eq!(p.as_f32().unwrap(), &[25.0, -81.0]);
+    assert!(matches!(
+        evaluate(&OpKind::Mod { fmod: false }, &[&a, &i64t(&[1], vec![0])]),
+        Err(EvalError::DivisionByZero { .. })
+    ));
+}
+
+#[test]
+fn pad_gather_elements_topk_cumprod() {
+    let x = f32t(&[2, 3], vec![1., 2., 3., 4., 5., 6.]);
+    let pad = |mode, low: Vec<i64>, high: Vec<i64>| {
+        ev(
+            OpKind::Pad {
+                low,
+                high,
+                mode,
+                value: 9.0,
+            },
+            &[&x],
+        )
+    };
+    let c = pad(PadMode::Constant, vec![0, 1], vec![1, 0]);
+    assert_eq!(c.shape(), &[3, 4]);
+    assert_eq!(
+        c.as_f32().unwrap(),
+        &[9., 1., 2., 3., 9., 4., 5., 6., 9., 9., 9., 9.]
+    );
+    let r = pad(PadMode::Reflect, vec![0, 2], vec![0, 2]);
+    assert_eq!(r.as_f32().unwrap()[..7], [3., 2., 1., 2., 3., 2., 1.]);
+    let e = pad(PadMode::Edge, vec![0, 2], vec![0, 1]);
+    assert_eq!(e.as_f32().unwrap()[..6], [1., 1., 1., 2., 3., 3.]);
+    let w = pad(PadMode::Wrap, vec![0, 1], vec![0, 1]);
+    assert_eq!(w.as_f32().unwrap()[..5], [3., 1., 2., 3., 1.]);
+    let crop = pad(PadMode::Constant, vec![-1, 0], vec![0, -2]);
+    assert_eq!(
+        (crop.shape(), crop.as_f32().unwrap()),
+        (&[1usize, 1][..], &[4.0f32][..])
+    );
+    assert!(evaluate(
+        &OpKind::Pad {
+            low: vec![0, -4],
+            high: vec![0, 0],
+            mode: PadMode::Constant,
+            value: 0.0
+        },
+        &[&x]
+    )
+    .is_err());
+
+    let idx = i64t(&[2, 2], vec![2, 0, -1, 1]);
+    let g = ev(OpKind::GatherElements { axis: 1 }, &[&x, &idx]);
+    assert_eq!(g.as_f32().unwrap(), &[3., 1., 6., 5.]);
+    assert!(evaluate(
+        &OpKind::GatherElements { axis: 1 },
+        &[&x, &i64t(&[1, 1], vec![3])]
+    )
+    .is_err());
+
+    let v = f32t(&[2, 4], vec![1., 4., 4., 2., 0., -1., 7., 7.]);
+    let t = ev(
+        OpKind::TopK {
+            axis: 1,
+            k: 2,
+            largest: true,
+        },
+        &[&v],
+    );
+    assert_eq!(t.as_i64().unwrap(), &[1, 2, 2, 3]);
+    let s = ev(
+        OpKind::TopK {
+            axis: 1,
+            k: 3,
+            largest: false,
+        },
+        &[&v],
+    );
+    assert_eq!(s.as_i64().unwrap(), &[0, 3, 1, 1, 0, 2]);
+    assert!(evaluate(
+        &OpKind::TopK {
+            axis: 1,
+            k: 5,
+            largest: true
+        },
+        &[&v]
+    )
+    .is_err());
+
+    let p = ev(
+        OpKind::CumProd {
+            axis: 1,
+            exclusive: false,
+            reverse: false,
+        },
+        &[&x],
+    );
+    assert_eq!(p.as_f32().unwrap(), &[1., 2., 6., 4., 20., 120.]);
+    let pe = ev(
+        OpKind::CumProd {
+            axis: 0,
+            exclusive: true,
+            reverse: false,
+        },
+        &[&x],
+    );
+    assert_eq!(pe.as_f32().unwrap(), &[1., 1., 1., 1., 2., 3.]);
+}

@@ -1,0 +1,676 @@
+//! Importer tests on models built in memory with the generated protobuf
+//! types.
+
+use ipu_onnx::proto::{self, attribute_proto::AttributeType};
+use ipu_onnx::{
+    decode_model, decode_tensor, encode_tensor, import_model, ImportOptions, OnnxError,
+};
+use ipu_reference::{evaluate, ElementType, Fp8Format, GeluApproximation, OpKind, Tensor};
+use prost::Message;
+
+fn a_int(name: &str, v: i64) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Int as i32,
+        i: v,
+        ..Default::default()
+    }
+}
+fn a_ints(name: &str, v: &[i64]) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Ints as i32,
+        ints: v.to_vec(),
+        ..Default::default()
+    }
+}
+fn a_float(name: &str, v: f32) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Float as i32,
+        f: v,
+        ..Default::default()
+    }
+}
+fn a_str(name: &str, v: &str) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::String as i32,
+        s: v.as_bytes().to_vec(),
+        ..Default::default()
+    }
+}
+fn a_tensor(name: &str, t: &Tensor) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Tensor as i32,
+        t: Some(encode_tensor("", t)),
+        ..Default::default()
+    }
+}
+fn node(
+    op: &str,
+    name: &str,
+    ins: &[&str],
+    outs: &[&str],
+    attrs: Vec<proto::AttributeProto>,
+) -> proto::NodeProto {
+    proto::NodeProto {
+        op_type: op.into(),
+        name: name.into(),
+        input: ins.iter().map(|s| s.to_string()).collect(),
+        output: outs.iter().map(|s| s.to_string()).collect(),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+enum D {
+    N(i64),
+    P(&'static str),
+}
+fn vi(name: &str, elem: i32, dims: &[D]) -> proto::ValueInfoProto {
+    use proto::tensor_shape_proto::{dimension::Value, Dimension};
+    let dim = dims
+        .iter()
+        .map(|d| Dimension {
+            value: Some(match d {
+                D::N(n) => Value::DimValue(*n),
+                D::P(p) => Value::DimParam(p.to_string()),
+            }),
+            ..Default::default()
+        })
+        .collect();
+    proto::ValueInfoProto {
+        name: name.into(),
+        r#type: Some(proto::TypeProto {
+            value: Some(proto::type_proto::Value::TensorType(
+                proto::type_proto::Tensor {
+                    elem_type: elem,
+                    shape: Some(proto::TensorShapeProto { dim }),
+                },
+            )),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+fn out(name: &str) -> proto::ValueInfoProto {
+    proto::ValueInfoProto {
+        name: name.into(),
+        ..Default::default()
+    }
+}
+fn model(
+    opset: i64,
+    nodes: Vec<proto::NodeProto>,
+    inputs: Vec<proto::ValueInfoProto>,
+    outputs: &[&str],
+    inits: &[(&str, &Tensor)],
+) -> Vec<u8> {
+    proto::ModelProto {
+        ir_version: 8,
+        opset_import: vec![proto::OperatorSetIdProto {
+            domain: String::new(),
+            version: opset,
+        }],
+        graph: Some(proto::GraphProto {
+            node: nodes,
+            name: "g".into(),
+            initializer: inits.iter().map(|(n, t)| encode_tensor(n, t)).collect(),
+            input: inputs,
+            output: outputs.iter().map(|n| out(n)).collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+fn f32t(shape: &[usize], v: Vec<f32>) -> Tensor {
+    Tensor::from_f32(shape.to_vec(), ElementType::F32, v).unwrap()
+}
+fn i64t(shape: &[usize], v: Vec<i64>) -> Tensor {
+    Tensor::from_i64(shape.to_vec(), ElementType::I64, v).unwrap()
+}
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 7919) % 23) as f32 / 7.0 - 1.5)
+        .collect()
+}
+fn run(bytes: &[u8], opts: &ImportOptions, inputs: &[Tensor]) -> Vec<Tensor> {
+    let m = decode_model(bytes).unwrap();
+    let g = import_model(&m, opts).unwrap();
+    g.run(inputs).unwrap()
+}
+fn ev(op: OpKind, ins: &[&Tensor]) -> Tensor {
+    evaluate(&op, ins).unwrap()
+}
+const F: i32 = 1;
+const I64: i32 = 7;
+
+#[test]
+fn mlp_block_matches_direct_evaluation() {
+    let w = f32t(&[4, 3], ramp(12));
+    let b = f32t(&[3], vec![0.5, -0.25, 1.0]);
+    let bytes = model(
+        20,
+        vec![
+            node("MatMul", "mm", &["x", "w"], &["h"], vec![]),
+            node("Add", "add", &["h", "b"], &["hb"], vec![]),
+            node(
+                "Gelu",
+                "gelu",
+                &["hb"],
+                &["g"],
+                vec![a_str("approximate", "tanh")],
+            ),
+            node("Softmax", "sm", &["g"], &["y"], vec![]),
+        ],
+        vec![vi("x", F, &[D::N(2), D::N(4)])],
+        &["y"],
+        &[("w", &w), ("b", &b)],
+    );
+    let x = f32t(&[2, 4], ramp(8));
+    let got = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x));
+    let h = ev(OpKind::MatMul, &[&x, &w]);
+    let hb = ev(OpKind::Add, &[&h, &b]);
+    let g = ev(
+        OpKind::Gelu {
+            approximate: GeluApproximation::Tanh,
+        },
+        &[&hb],
+    );
+    let y = ev(OpKind::Softmax { axis: 1 }, &[&g]);
+    assert_eq!(got, vec![y]);
+    let graph = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    let names: Vec<&str> = graph.nodes.iter().map(|n| n.op.name()).collect();
+    assert_eq!(
+        names,
+        ["constant", "constant", "matmul", "add", "gelu", "softmax"]
+    );
+    assert_eq!(graph.values[graph.outputs[0]].name, "y");
+    assert_eq!(graph.values[graph.outputs[0]].ty.shape, vec![2, 3]);
+}
+
+#[test]
+fn shape_arithmetic_folds_to_constants() {
+    // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1]))
+    let bytes = model(
+        13,
+        vec![
+            node("Shape", "shape", &["x"], &["s"], vec![]),
+            node("Gather", "g", &["s", "zero"], &["d0"], vec![]),
+            node("Unsqueeze", "u", &["d0", "axes0"], &["d0v"], vec![]),
+            node(
+                "Concat",
+                "c",
+                &["d0v", "minus1"],
+                &["target"],
+                vec![a_int("axis", 0)],
+            ),
+            node("Reshape", "r", &["x", "target"], &["y"], vec![]),
+        ],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+        &["y"],
+        &[
+            ("zero", &i64t(&[], vec![0])),
+            ("axes0", &i64t(&[1], vec![0])),
+            ("minus1", &i64t(&[1], vec![-1])),
+        ],
+    );
+    let graph = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    assert_eq!(graph.nodes.len(), 1, "{:?}", graph.nodes);
+    assert_eq!(graph.nodes[0].op, OpKind::Reshape { shape: vec![2, 12] });
+    assert_eq!(
+        graph.to_string(),
+        "graph(%0: tensor<2x3x4xf32>) -> (tensor<2x12xf32>) {\n  \
+         %1 = reshape %0 {shape = [2, 12]} : tensor<2x12xf32>  // r\n  \
+         return %1\n}"
+    );
+}
+
+#[test]
+fn opset_differences() {
+    let x = f32t(&[2, 3, 4], ramp(24));
+    // Softmax: opset 11 normalizes the flattened [2, 12] rows, opset 13 axis -1.
+    for (opset, expect_axis_len) in [(11, 12), (13, 4)] {
+        let bytes = model(
+            opset,
+            vec![node(
+                "Softmax",
+                "s",
+                &["x"],
+                &["y"],
+                vec![a_int("axis", if opset == 11 { 1 } else { -1 })],
+            )],
+            vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+            &["y"],
+            &[],
+        );
+        let y = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
+        for row in y.as_f32().unwrap().chunks(expect_axis_len) {
+            let s: f32 = row.iter().sum();
+            assert!((s - 1.0).abs() < 1e-5, "opset {opset}");
+        }
+    }
+    // ReduceSum: axes attribute (opset 11) vs input (opset 13) agree.
+    let attr_form = model(
+        11,
+        vec![node(
+            "ReduceSum",
+            "r",
+            &["x"],
+            &["y"],
+            vec![a_ints("axes", &[-1]), a_int("keepdims", 0)],
+        )],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+        &["y"],
+        &[],
+    );
+    let input_form = model(
+        13,
+        vec![node(
+            "ReduceSum",
+            "r",
+            &["x", "axes"],
+            &["y"],
+            vec![a_int("keepdims", 0)],
+        )],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+        &["y"],
+        &[("axes", &i64t(&[1], vec![2]))],
+    );
+    let o = ImportOptions::default();
+    let a = run(&attr_form, &o, std::slice::from_ref(&x));
+    let b = run(&input_form, &o, std::slice::from_ref(&x));
+    assert_eq!(a, b);
+    assert_eq!(a[0].shape(), &[2, 3]);
+    // Slice: attributes (opset 9) vs inputs (opset 13) with a negative step.
+    let s9 = model(
+        9,
+        vec![node(
+            "Slice",
+            "s",
+            &["x"],
+            &["y"],
+            vec![
+                a_ints("starts", &[1, 1]),
+                a_ints("ends", &[100, -1]),
+                a_ints("axes", &[0, 2]),
+            ],
+        )],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+        &["y"],
+        &[],
+    );
+    let y9 = run(&s9, &o, std::slice::from_ref(&x)).remove(0);
+    assert_eq!(y9.shape(), &[1, 3, 2]);
+    assert_eq!(y9.as_f32().unwrap()[..2], x.as_f32().unwrap()[13..15]);
+    let s13 = model(
+        13,
+        vec![node(
+            "Slice",
+            "s",
+            &["x", "st", "en", "ax", "sp"],
+            &["y"],
+            vec![],
+        )],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(4)])],
+        &["y"],
+        &[
+            ("st", &i64t(&[1], vec![-1])),
+            ("en", &i64t(&[1], vec![i64::MIN])),
+            ("ax", &i64t(&[1], vec![2])),
+            ("sp", &i64t(&[1], vec![-1])),
+        ],
+    );
+    let y13 = run(&s13, &o, std::slice::from_ref(&x)).remove(0);
+    assert_eq!(y13.shape(), &[2, 3, 4]);
+    let xv = x.as_f32().unwrap();
+    assert_eq!(y13.as_f32().unwrap()[0..4], [xv[3], xv[2], xv[1], xv[0]]);
+}
+
+#[test]
+fn gemm_and_layer_norm_outputs() {
+    let a = f32t(&[3, 2], ramp(6));
+    let b = f32t(&[4, 3], ramp(12));
+    let c = f32t(&[4], vec![1.0, 2.0, 3.0, 4.0]);
+    let bytes = model(
+        13,
+        vec![node(
+            "Gemm",
+            "gemm",
+            &["a", "b", "c"],
+            &["y"],
+            vec![
+                a_int("transA", 1),
+                a_int("transB", 1),
+                a_float("alpha", 0.5),
+                a_float("beta", 2.0),
+            ],
+        )],
+        vec![vi("a", F, &[D::N(3), D::N(2)])],
+        &["y"],
+        &[("b", &b), ("c", &c)],
+    );
+    let y = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&a)).remove(0);
+    assert_eq!(y.shape(), &[2, 4]);
+    let (av, bv) = (a.as_f32().unwrap(), b.as_f32().unwrap());
+    for i in 0..2 {
+        for j in 0..4 {
+            let s: f32 = (0..3).map(|k| av[k * 2 + i] * bv[j * 3 + k]).sum();
+            let want = 0.5 * s + 2.0 * c.as_f32().unwrap()[j];
+            assert!((y.as_f32().unwrap()[i * 4 + j] - want).abs() < 1e-5);
+        }
+    }
+    let scale = f32t(&[4], vec![1.0, 2.0, 1.0, 0.5]);
+    let ln = model(
+        17,
+        vec![node(
+            "LayerNormalization",
+            "ln",
+            &["x", "s"],
+            &["y", "mean", "inv"],
+            vec![a_float("epsilon", 1e-3)],
+        )],
+        vec![vi("x", F, &[D::N(2), D::N(4)])],
+        &["y", "mean", "inv"],
+        &[("s", &scale)],
+    );
+    let x = f32t(&[2, 4], ramp(8));
+    let outs = run(&ln, &ImportOptions::default(), std::slice::from_ref(&x));
+    assert_eq!(outs[1].shape(), &[2, 1]);
+    let xv = x.as_f32().unwrap();
+    for r in 0..2 {
+        let row = &xv[r * 4..r * 4 + 4];
+        let mean = row.iter().sum::<f32>() / 4.0;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / 4.0;
+        assert!((outs[1].as_f32().unwrap()[r] - mean).abs() < 1e-6);
+        assert!((outs[2].as_f32().unwrap()[r] - 1.0 / (var + 1e-3).sqrt()).abs() < 1e-4);
+        let y1 = (row[1] - mean) / (var + 1e-3).sqrt() * 2.0;
+        assert!((outs[0].as_f32().unwrap()[r * 4 + 1] - y1).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn errors_name_op_node_and_opset() {
+    let bytes = model(
+        17,
+        vec![node("Conv", "my_conv", &["x", "x"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(1), D::N(1), D::N(3), D::N(3)])],
+        &["y"],
+        &[],
+    );
+    let e = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap_err();
+    match &e {
+        OnnxError::Unsupported {
+            op_type,
+            node,
+            opset,
+            ..
+        } => {
+            assert_eq!(
+                (op_type.as_str(), node.as_str(), *opset),
+                ("Conv", "my_conv", 17)
+            );
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let msg = e.to_string();
+    assert!(
+        msg.contains("Conv") && msg.contains("my_conv") && msg.contains("17"),
+        "{msg}"
+    );
+    // A shape error is a Node error with context.
+    let bad = model(
+        13,
+        vec![node("Add", "bad_add", &["x", "w"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(2), D::N(3)])],
+        &["y"],
+        &[("w", &f32t(&[4], vec![0.0; 4]))],
+    );
+    let e = import_model(&decode_model(&bad).unwrap(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Node { .. }) && e.to_string().contains("bad_add"),
+        "{e}"
+    );
+}
+
+#[test]
+fn dynamic_dims_and_static_operands() {
+    let bytes = model(
+        14,
+        vec![node("Reshape", "r", &["x", "shape"], &["y"], vec![])],
+        vec![
+            vi("x", F, &[D::P("batch"), D::N(6)]),
+            vi("shape", I64, &[D::N(2)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let m = decode_model(&bytes).unwrap();
+    let e = import_model(&m, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Input { ref name, .. } if name == "x"),
+        "{e}"
+    );
+    let mut o = ImportOptions::default();
+    o.input_shapes.insert("x".into(), vec![2, 6]);
+    let e = import_model(&m, &o).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Unsupported { .. }) && e.to_string().contains("constant"),
+        "{e}"
+    );
+    let shape = i64t(&[2], vec![3, -1]);
+    o.static_inputs.insert("shape".into(), shape.clone());
+    let g = import_model(&m, &o).unwrap();
+    let x = f32t(&[2, 6], ramp(12));
+    let y = g.run(&[x.clone(), shape]).unwrap().remove(0);
+    assert_eq!(y.shape(), &[3, 4]);
+    assert_eq!(y.as_f32(), x.as_f32());
+    // Wrong input type at run time is an error, not a panic.
+    assert!(g
+        .run(&[f32t(&[12], ramp(12)), i64t(&[2], vec![3, 4])])
+        .is_err());
+}
+
+#[test]
+fn tensor_proto_typed_fields_and_raw_data() {
+    for ty in ElementType::ALL {
+        // (E8M0 is unsigned: no negative values.)
+        let t = Tensor::from_f32(vec![2, 2], ty, vec![1.0, -2.0, 0.5, 3.0]).unwrap();
+        let t = if ty == ElementType::F8E8M0FNU {
+            Tensor::from_f32(vec![2, 2], ty, vec![1.0, 2.0, 0.5, 4.0]).unwrap()
+        } else {
+            t
+        };
+        let p = encode_tensor("t", &t);
+        assert_eq!(decode_tensor(&p).unwrap(), t, "{ty}");
+    }
+    let mk = |dt: i32| proto::TensorProto {
+        dims: vec![3],
+        data_type: dt,
+        name: "t".into(),
+        ..Default::default()
+    };
+    let mut p = mk(10); // FLOAT16 in int32_data (bit patterns)
+    p.int32_data = vec![0x3C00, 0xC000, 0x3800];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_f32().unwrap(),
+        &[1.0, -2.0, 0.5]
+    );
+    let mut p = mk(16); // BFLOAT16
+    p.int32_data = vec![0x3F80, 0xC000, 0x3F00];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_f32().unwrap(),
+        &[1.0, -2.0, 0.5]
+    );
+    let mut p = mk(17); // FLOAT8E4M3FN
+    p.int32_data = vec![0x38, 0x7E, 0xFF];
+    let t = decode_tensor(&p).unwrap();
+    assert_eq!(t.fp8_codes().unwrap()[..2], [0x38, 0x7E]);
+    assert!(t.as_f32().unwrap()[2].is_nan());
+    let mut p = mk(19); // FLOAT8E5M2 in raw_data
+    p.raw_data = vec![0x3C, 0x7C, 0x01];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_f32().unwrap(),
+        &[1.0, f32::INFINITY, 2f32.powi(-16)]
+    );
+    let mut p = mk(9); // BOOL
+    p.int32_data = vec![1, 0, 1];
+    assert_eq!(decode_tensor(&p).unwrap().as_i64().unwrap(), &[1, 0, 1]);
+    let mut p = mk(3); // INT8 raw
+    p.raw_data = vec![0xFF, 0x80, 0x7F];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_i64().unwrap(),
+        &[-1, -128, 127]
+    );
+    let mut p = mk(22); // INT4, packed LSB first: [-1, 7, -8]
+    p.raw_data = vec![0x7F, 0x08];
+    assert_eq!(decode_tensor(&p).unwrap().as_i64().unwrap(), &[-1, 7, -8]);
+    let mut p = mk(21); // UINT4 in int32_data, two per entry
+    p.int32_data = vec![0xF1, 0x03];
+    assert_eq!(decode_tensor(&p).unwrap().as_i64().unwrap(), &[1, 15, 3]);
+    let mut p = mk(26); // INT2: [1, -2, -1] = 0b11_10_01
+    p.raw_data = vec![0b0011_1001];
+    assert_eq!(decode_tensor(&p).unwrap().as_i64().unwrap(), &[1, -2, -1]);
+    let mut p = mk(23); // FLOAT4E2M1: 0x1 = 0.5, 0xF = -6, 0x7 = 6
+    p.raw_data = vec![0xF1, 0x07];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_f32().unwrap(),
+        &[0.5, -6.0, 6.0]
+    );
+    let mut p = mk(18); // FLOAT8E4M3FNUZ: 0x80 is the only NaN
+    p.raw_data = vec![0x40, 0x80, 0x7F];
+    let v = decode_tensor(&p).unwrap();
+    let v = v.as_f32().unwrap();
+    assert!(v[0] == 1.0 && v[1].is_nan() && v[2] == 240.0);
+    let mut p = mk(11); // DOUBLE
+    p.double_data = vec![0.25, -1.0, 8.0];
+    assert_eq!(
+        decode_tensor(&p).unwrap().as_f32().unwrap(),
+        &[0.25, -1.0, 8.0]
+    );
+    let mut p = mk(13); // UINT64
+    p.uint64_data = vec![1, 2, 3];
+    assert_eq!(decode_tensor(&p).unwrap().as_i64().unwrap(), &[1, 2, 3]);
+    // Errors.
+    let mut p = mk(1);
+    p.float_data = vec![1.0];
+    assert!(decode_tensor(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("float_data has 1 values"));
+    let mut p = mk(1);
+    p.raw_data = vec![0; 5];
+    assert!(decode_tensor(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("raw_data has 5 bytes"));
+    let mut p = mk(8);
+    p.string_data = vec![b"a".to_vec()];
+    assert!(decode_tensor(&p)
+        .unwrap_err()
+        .to_string()
+        .contains("STRING"));
+    let mut p = mk(1);
+    p.dims = vec![-1];
+    assert!(decode_tensor(&p).is_err());
+    let mut p = mk(1);
+    p.dims = vec![i64::MAX, i64::MAX];
+    assert!(decode_tensor(&p).is_err());
+    let _ = Fp8Format::E5M2;
+}
+
+#[test]
+fn constant_cast_where_and_fp8() {
+    let bytes = model(
+        19,
+        vec![
+            node(
+                "Constant",
+                "c",
+                &[],
+                &["k"],
+                vec![a_tensor("value", &f32t(&[2], vec![500.0, -0.3]))],
+            ),
+            node(
+                "Cast",
+                "to8",
+                &["k"],
+                &["k8"],
+                vec![a_int("to", 17), a_int("saturate", 1)],
+            ),
+            node("Cast", "back", &["k8"], &["kf"], vec![a_int("to", 1)]),
+            node("Less", "lt", &["x", "kf"], &["m"], vec![]),
+            node("Where", "w", &["m", "x", "kf"], &["y"], vec![]),
+        ],
+        vec![vi("x", F, &[D::N(2)])],
+        &["y", "k8"],
+        &[],
+    );
+    let outs = run(
+        &bytes,
+        &ImportOptions::default(),
+        &[f32t(&[2], vec![1.0, 1.0])],
+    );
+    assert_eq!(outs[1].dtype(), ElementType::F8E4M3FN);
+    assert_eq!(outs[1].fp8_codes().unwrap(), vec![0x7E, 0xAA]);
+    // kf = [448, -0.3125]; x < kf ? x : kf
+    assert_eq!(outs[0].as_f32().unwrap(), &[1.0, -0.3125]);
+    // The whole Constant/Cast chain is folded: only the comparison and select run.
+    let g = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    let ops: Vec<&str> = g.nodes.iter().map(|n| n.op.name()).collect();
+    assert_eq!(
+        ops.iter().filter(|o| **o != "constant").count(),
+        2,
+        "{ops:?}"
+    );
+}
+
+#[test]
+fn malformed_models_are_errors_not_panics() {
+    let w = f32t(&[4, 3], ramp(12));
+    let bytes = model(
+        13,
+        vec![
+            node("MatMul", "mm", &["x", "w"], &["h"], vec![]),
+            node("Softmax", "sm", &["h"], &["y"], vec![a_int("axis", -1)]),
+        ],
+        vec![vi("x", F, &[D::N(2), D::N(4)])],
+        &["y"],
+        &[("w", &w)],
+    );
+    let opts = ImportOptions::default();
+    let x = f32t(&[2, 4], ramp(8));
+    for cut in 0..bytes.len() {
+        if let Ok(m) = decode_model(&bytes[..cut]) {
+            if let Ok(g) = import_model(&m, &opts) {
+                let _ = g.run(std::slice::from_ref(&x));
+            }
+        }
+    }
+    let mut state = 0x9E3779B9u32;
+    for _ in 0..3000 {
+        let mut b = bytes.clone();
+        for _ in 0..3 {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            let i = state as usize % b.len();
+            b[i] = (state >> 8) as u8;
+        }
+        if let Ok(m) = decode_model(&b) {
+            if let Ok(g) = import_model(&m, &opts) {
+                let _ = g.run(std::slice::from_ref(&x));
+            }
+        }
+    }
+    assert!(matches!(
+        decode_model(b"\xff\xff\xff"),
+        Err(OnnxError::Decode(_))
+    ));
+    assert!(matches!(
+        decode_model(&proto::ModelProto::default().encode_to_vec()),
+        Err(OnnxError::Invalid(_))
+    ));
+}
