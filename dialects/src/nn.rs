@@ -16,7 +16,7 @@ use ipu_ir::printer::{type_to_string, Printer};
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, DenseData, Loc, Signedness, Type, TypeKind};
 use ipu_reference::{
-    ElementType, GeluApproximation, OpKind, ReduceKind, Tensor, TensorData, TensorType,
+    ElementType, GeluApproximation, OpKind, PadMode, ReduceKind, Tensor, TensorData, TensorType,
 };
 
 const TENSOR: TypeConstraint = constraints::ANY_TENSOR;
@@ -36,6 +36,10 @@ const FLAG_ATTR: AttrConstraint = AttrConstraint {
 const F32_ATTR: AttrConstraint = AttrConstraint {
     description: "f32 attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { ty, .. } if *ty == Type::F32),
+};
+const F64_ATTR: AttrConstraint = AttrConstraint {
+    description: "f64 attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { ty, .. } if *ty == Type::F64),
 };
 const ELEMENTS_ATTR: AttrConstraint = AttrConstraint {
     description: "dense elements attribute",
@@ -204,6 +208,139 @@ unary!(TANH, "nn.tanh", "Elementwise hyperbolic tangent.");
 unary!(ERF, "nn.erf", "Elementwise error function.");
 unary!(SIGMOID, "nn.sigmoid", "Elementwise logistic sigmoid.");
 unary!(RELU, "nn.relu", "Elementwise max(x, 0).");
+
+unary!(
+    FLOOR,
+    "nn.floor",
+    "Elementwise round toward negative infinity."
+);
+unary!(
+    CEIL,
+    "nn.ceil",
+    "Elementwise round toward positive infinity."
+);
+unary!(
+    ROUND,
+    "nn.round",
+    "Elementwise round to nearest, ties to even."
+);
+
+pub static MOD: OpDef = OpDef {
+    name: "nn.mod",
+    summary: "Elementwise remainder with numpy broadcasting: the sign of the divisor (Python's %), or of the \
+              dividend with `fmod` (C's fmod).",
+    operands: &[operand("lhs"), operand("rhs")],
+    results: RESULT,
+    attributes: &[AttrDef { name: "fmod", optional: true, constraint: FLAG_ATTR }],
+    traits: &[Trait::Pure],
+    assembly_format: Some(BINARY_FORMAT),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+const AXIS_FLAGS_FORMAT: &str = CONVERT_FORMAT;
+
+pub static ARGMAX: OpDef = OpDef {
+    name: "nn.argmax",
+    summary: "Index (i64) of the largest element along `axis` (the first, or the last with `select_last_index`).",
+    operands: &[operand("input")],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef { name: "keepdims", optional: true, constraint: FLAG_ATTR },
+        AttrDef { name: "select_last_index", optional: true, constraint: FLAG_ATTR },
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some(AXIS_FLAGS_FORMAT),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+pub static ARGMIN: OpDef = OpDef {
+    name: "nn.argmin",
+    summary: "Index (i64) of the smallest element along `axis` (the first, or the last with `select_last_index`).",
+    ..ARGMAX
+};
+
+pub static CUMSUM: OpDef = OpDef {
+    name: "nn.cumsum",
+    summary: "Running sum along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end.",
+    operands: &[operand("input")],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef { name: "exclusive", optional: true, constraint: FLAG_ATTR },
+        AttrDef { name: "reverse", optional: true, constraint: FLAG_ATTR },
+    ],
+    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
+    assembly_format: Some(UNARY_FORMAT),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+pub static CUMPROD: OpDef = OpDef {
+    name: "nn.cumprod",
+    summary: "Running product along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end.",
+    ..CUMSUM
+};
+
+const PAD_MODE: AttrConstraint = AttrConstraint {
+    description: "\"constant\", \"reflect\", \"edge\" or \"wrap\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "constant" | "reflect" | "edge" | "wrap")),
+};
+
+pub static PAD: OpDef = OpDef {
+    name: "nn.pad",
+    summary: "Pads each dimension with `low` and `high` elements (negative values crop): `value` in constant \
+              mode, else reflected, edge-repeated or wrapped elements.",
+    operands: &[operand("input")],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "low", optional: false, constraint: I64_ARRAY },
+        AttrDef { name: "high", optional: false, constraint: I64_ARRAY },
+        AttrDef { name: "mode", optional: true, constraint: PAD_MODE },
+        AttrDef { name: "value", optional: true, constraint: F64_ATTR },
+    ],
+    traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
+    assembly_format: Some(CONVERT_FORMAT),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+pub static GATHER_ELEMENTS: OpDef = OpDef {
+    name: "nn.gather_elements",
+    summary: "result[i][j]... = data[...][indices[i][j]...][...] along `axis`; the result has the indices' shape.",
+    operands: &[operand("data"), operand("indices")],
+    results: RESULT,
+    attributes: &[AXIS],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$data `[` $indices `]` attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+pub static TOPK: OpDef = OpDef {
+    name: "nn.topk",
+    summary: "Indices (i64) of the `k` largest (or, without `largest`, smallest) elements along `axis`, sorted \
+              by value, ties to the lower index.",
+    operands: &[operand("input")],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef { name: "k", optional: false, constraint: I64_ATTR },
+        AttrDef { name: "largest", optional: true, constraint: FLAG_ATTR },
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some(CONVERT_FORMAT),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
 
 pub static GELU: OpDef = OpDef {
     name: "nn.gelu",
@@ -714,6 +851,87 @@ pub fn op_kind(cx: &Context, op: Op) -> Result<OpKind, String> {
             axis: axis(cx, op, input_rank())?,
         },
         "select" => OpKind::Select,
+        "floor" => OpKind::Floor,
+        "ceil" => OpKind::Ceil,
+        "round" => OpKind::Round,
+        "mod" => OpKind::Mod {
+            fmod: bool_attr(cx, op, "fmod"),
+        },
+        "argmax" | "argmin" => {
+            let (axis, keepdims, select_last_index) = (
+                axis(cx, op, input_rank())?,
+                bool_attr(cx, op, "keepdims"),
+                bool_attr(cx, op, "select_last_index"),
+            );
+            if short == "argmax" {
+                OpKind::ArgMax {
+                    axis,
+                    keepdims,
+                    select_last_index,
+                }
+            } else {
+                OpKind::ArgMin {
+                    axis,
+                    keepdims,
+                    select_last_index,
+                }
+            }
+        }
+        "cumsum" | "cumprod" => {
+            let (axis, exclusive, reverse) = (
+                axis(cx, op, input_rank())?,
+                bool_attr(cx, op, "exclusive"),
+                bool_attr(cx, op, "reverse"),
+            );
+            if short == "cumsum" {
+                OpKind::CumSum {
+                    axis,
+                    exclusive,
+                    reverse,
+                }
+            } else {
+                OpKind::CumProd {
+                    axis,
+                    exclusive,
+                    reverse,
+                }
+            }
+        }
+        "pad" => {
+            let get = |n| {
+                cx.get_i64_array_attr(op, n)
+                    .map(|v| v.to_vec())
+                    .ok_or(format!("requires array<i64> attribute '{n}'"))
+            };
+            let mode = match cx.get_str_attr(op, "mode").unwrap_or("constant") {
+                "reflect" => PadMode::Reflect,
+                "edge" => PadMode::Edge,
+                "wrap" => PadMode::Wrap,
+                _ => PadMode::Constant,
+            };
+            let value = match cx.get_attr(op, "value").map(|a| cx.attr_kind(a)) {
+                Some(AttrKind::Float { bits, .. }) => f64::from_bits(*bits),
+                _ => 0.0,
+            };
+            OpKind::Pad {
+                low: get("low")?,
+                high: get("high")?,
+                mode,
+                value,
+            }
+        }
+        "gather_elements" => OpKind::GatherElements {
+            axis: axis(cx, op, input_rank())?,
+        },
+        "topk" => {
+            let k = usize::try_from(int_attr(cx, op, "k")?)
+                .map_err(|_| "'k' must be non-negative".to_string())?;
+            OpKind::TopK {
+                axis: axis(cx, op, input_rank())?,
+                k,
+                largest: bool_attr(cx, op, "largest"),
+            }
+        }
         "cast" => {
             let t = cx.value_type(cx.result(op, 0));
             let to = tensor_type(cx, t)?.dtype;
