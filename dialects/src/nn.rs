@@ -8,11 +8,10 @@ use ipu_ir::context::{Context, Op, OperationState, Value};
 use ipu_ir::diag::Diagnostic;
 use ipu_ir::numeric;
 use ipu_ir::opdef::{
-    constraints, Arity, AttrConstraint, AttrDef, CustomAssembly, Dialect, FoldResult, FoldValue,
-    OpDef, Trait, TypeConstraint, ValueDef,
+    constraints, Arity, AttrConstraint, AttrDef, Dialect, FoldResult, FoldValue, OpDef, Trait,
+    TypeConstraint, ValueDef,
 };
-use ipu_ir::parser::OpParser;
-use ipu_ir::printer::{type_to_string, Printer};
+use ipu_ir::printer::type_to_string;
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, DenseData, Loc, Signedness, Type, TypeKind};
 use ipu_reference::{
@@ -115,11 +114,8 @@ pub static CONSTANT: OpDef = OpDef {
         constraint: ELEMENTS_ATTR,
     }],
     traits: &[Trait::Pure, Trait::ConstantLike],
-    custom_assembly: Some(CustomAssembly {
-        parse: parse_constant,
-        print: print_constant,
-    }),
-    verify: Some(verify_constant),
+    custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
+    verify: Some(ipu_ir::constant::verify_constant),
     ..OpDef::EMPTY
 };
 
@@ -1154,54 +1150,6 @@ pub fn elements_attr(cx: &mut Context, t: &Tensor) -> Option<Attr> {
     }))
 }
 
-fn parse_constant(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
-    p.parse_optional_attr_dict()?;
-    let loc = p.p.cur_loc();
-    let a = p.p.parse_attribute()?;
-    let ty = match p.p.cx.attr_kind(a) {
-        AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => *ty,
-        _ => {
-            return Err(Diagnostic::error(
-                loc,
-                "expected a dense elements attribute",
-            ))
-        }
-    };
-    p.add_attr("value", a);
-    p.add_result_type(ty);
-    Ok(())
-}
-
-fn print_constant(p: &mut Printer<'_>, op: Op) -> std::fmt::Result {
-    p.print_attr_dict(op, &["value"]);
-    if let Some(a) = p.cx.get_attr(op, "value") {
-        p.write(" ");
-        p.print_attr(a);
-    }
-    Ok(())
-}
-
-fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let a = cx.get_attr(op, "value").expect("declared");
-    let ty = match cx.attr_kind(a) {
-        AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => *ty,
-        _ => unreachable_attr(),
-    };
-    if ty != cx.value_type(cx.result(op, 0)) {
-        return Err(op_error(
-            cx,
-            op,
-            "value type does not match the result type",
-        ));
-    }
-    Ok(())
-}
-
-fn unreachable_attr() -> Type {
-    // The attribute constraint admits only elements attributes.
-    Type::NONE
-}
-
 fn op_error(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
 }
@@ -1286,19 +1234,13 @@ fn fold_tensor_op(cx: &mut Context, op: Op, consts: &[Option<Attr>]) -> FoldResu
 }
 
 fn materialize_constant(cx: &mut Context, value: Attr, ty: Type, loc: Loc) -> Option<Op> {
-    let attr_ty = match cx.attr_kind(value) {
-        AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => *ty,
-        _ => return None,
-    };
-    if attr_ty != ty {
+    if !matches!(
+        cx.attr_kind(value),
+        AttrKind::DenseElements { .. } | AttrKind::DenseResource { .. }
+    ) {
         return None;
     }
-    let name = cx.op_name("nn.constant");
-    let mut st = OperationState::new(name, loc);
-    st.result_types.push(ty);
-    let sym = cx.sym("value");
-    st.attrs = cx.dict_attr(vec![(sym, value)]);
-    Some(cx.create_op(st))
+    ipu_ir::constant::create_constant(cx, "nn.constant", value, ty, loc)
 }
 
 // ---- canonicalization patterns ---------------------------------------------------

@@ -2,14 +2,11 @@
 //! folding, patterns, regions, isolation, successors) in lit tests, like
 //! MLIR's own test dialect. Not part of any compilation pipeline.
 
-use ipu_ir::context::{Context, Op, OperationState};
-use ipu_ir::diag::Diagnostic;
+use ipu_ir::context::{Context, Op};
 use ipu_ir::opdef::{
-    constraints, Arity, AttrDef, CustomAssembly, Dialect, FoldResult, FoldValue, OpDef, RegionDef,
-    SuccessorDef, Trait, ValueDef,
+    constraints, Arity, AttrDef, Dialect, FoldResult, FoldValue, OpDef, RegionDef, SuccessorDef,
+    Trait, ValueDef,
 };
-use ipu_ir::parser::OpParser;
-use ipu_ir::printer::Printer;
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, Loc, Type};
 
@@ -33,11 +30,8 @@ pub static CONSTANT: OpDef = OpDef {
         constraint: constraints::TYPED_ATTR,
     }],
     traits: &[Trait::ConstantLike, Trait::Pure],
-    custom_assembly: Some(CustomAssembly {
-        parse: parse_constant,
-        print: print_constant,
-    }),
-    verify: Some(verify_constant),
+    custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
+    verify: Some(ipu_ir::constant::verify_constant),
     ..OpDef::EMPTY
 };
 
@@ -162,52 +156,6 @@ pub static TEST_DIALECT: Dialect = Dialect {
     materialize_constant: Some(materialize_constant),
 };
 
-fn attr_type(cx: &Context, a: Attr) -> Option<Type> {
-    match cx.attr_kind(a) {
-        AttrKind::Integer { ty, .. } | AttrKind::Float { ty, .. } => Some(*ty),
-        AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => Some(*ty),
-        AttrKind::Bool(_) => Some(Type::I1),
-        _ => None,
-    }
-}
-
-fn parse_constant(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
-    p.parse_optional_attr_dict()?;
-    let loc = p.p.cur_loc();
-    let a = p.p.parse_attribute()?;
-    let Some(ty) = attr_type(p.p.cx, a) else {
-        return Err(Diagnostic::error(
-            loc,
-            "expected a typed attribute (integer, float or elements)",
-        ));
-    };
-    p.add_attr("value", a);
-    p.add_result_type(ty);
-    Ok(())
-}
-
-fn print_constant(p: &mut Printer<'_>, op: Op) -> std::fmt::Result {
-    p.print_attr_dict(op, &["value"]);
-    if let Some(a) = p.cx.get_attr(op, "value") {
-        p.write(" ");
-        p.print_attr(a);
-    }
-    Ok(())
-}
-
-fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let a = cx
-        .get_attr(op, "value")
-        .expect("checked by the declaration");
-    if attr_type(cx, a) != Some(cx.value_type(cx.result(op, 0))) {
-        return Err(Diagnostic::error(
-            cx.op_loc(op),
-            "'test.constant' op value type does not match the result type",
-        ));
-    }
-    Ok(())
-}
-
 fn int_value(cx: &Context, a: Option<Attr>) -> Option<i128> {
     match cx.attr_kind(a?) {
         AttrKind::Integer { value, .. } => Some(*value),
@@ -271,13 +219,5 @@ impl RewritePattern for DoubleNegation {
 }
 
 fn materialize_constant(cx: &mut Context, value: Attr, ty: Type, loc: Loc) -> Option<Op> {
-    if attr_type(cx, value) != Some(ty) {
-        return None;
-    }
-    let name = cx.op_name("test.constant");
-    let mut st = OperationState::new(name, loc);
-    st.result_types.push(ty);
-    let sym = cx.sym("value");
-    st.attrs = cx.dict_attr(vec![(sym, value)]);
-    Some(cx.create_op(st))
+    ipu_ir::constant::create_constant(cx, "test.constant", value, ty, loc)
 }

@@ -9,6 +9,7 @@
 //! - [`pass`], [`rewrite`]: the pass manager and the greedy rewrite driver.
 
 pub mod builtin;
+pub mod constant;
 pub mod context;
 pub mod diag;
 pub mod format;

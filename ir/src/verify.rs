@@ -28,7 +28,7 @@ struct Verifier<'a> {
     doms: FxHashMap<Region, Dominators>,
 }
 
-pub(crate) fn op_error(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
+pub fn op_error(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
     Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
 }
 

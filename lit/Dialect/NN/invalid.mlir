@@ -74,7 +74,7 @@ func.func @dynamic(%a: tensor<?xf32>) {
 // -----
 
 func.func @constant_type() {
-  // expected-error@+1 {{expected a dense elements attribute}}
+  // expected-error@+1 {{'nn.constant' op result #0 must be ranked tensor, but got 'f32'}}
   %0 = nn.constant 1.0 : f32
   return
 }
