@@ -4,7 +4,7 @@
 use crate::expected;
 use crate::split;
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::StandardStream;
 use ipu_ir::diag::{Diagnostic, SourceMap};
 use ipu_ir::pass::{timing_report, IrPrinting, PassManager};
 use ipu_ir::printer::{PrintOptions, Printer};
@@ -234,23 +234,12 @@ fn build_pass_manager(registry: &Registry, o: &Options) -> Result<PassManager, S
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     crate::init_tracing();
     let registry = crate::full_registry();
-    let matches = match command(&registry).try_get_matches_from(args) {
+    let matches = match crate::cli::parse_args(command(&registry), args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(code) => return code,
     };
     let o = options(&registry, &matches);
-    // Colour only on a terminal (termcolor's Auto does not check for one).
-    let colour = if std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none()
-    {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
-    let mut stderr = StandardStream::stderr(colour);
+    let mut stderr = crate::cli::stderr_stream();
     // Validate the pipeline once up front, so errors in it are reported before parsing.
     if let Err(e) = build_pass_manager(&registry, &o) {
         let _ = writeln!(stderr, "ipu-opt: {e}");

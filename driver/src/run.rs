@@ -5,7 +5,7 @@
 
 use crate::load::{entry_function, load, value_name, LoadError};
 use clap::{Arg, ArgAction, Command};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::StandardStream;
 use ipu_reference::{ElementType, Tensor, TensorData, TensorType};
 use std::ffi::OsString;
 use std::io::Write;
@@ -26,21 +26,11 @@ fn command() -> Command {
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     crate::init_tracing();
-    let m = match command().try_get_matches_from(args) {
+    let m = match crate::cli::parse_args(command(), args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(code) => return code,
     };
-    let colour = if std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none()
-    {
-        ColorChoice::Auto
-    } else {
-        ColorChoice::Never
-    };
-    let mut stderr = StandardStream::stderr(colour);
+    let mut stderr = crate::cli::stderr_stream();
     match run(&m, &mut stderr) {
         Ok(code) => code,
         Err(msg) => {

@@ -39,12 +39,9 @@ fn command() -> Command {
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     crate::init_tracing();
-    let m = match command().try_get_matches_from(args) {
+    let m = match crate::cli::parse_args(command(), args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(code) => return code,
     };
     match run(&m) {
         Ok(()) => 0,
