@@ -22,8 +22,15 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+mkdir -p target
 echo "== cargo test"
-cargo test --workspace --quiet
+cargo test --workspace --quiet 2>&1 | tee target/cargo-test.log
 echo "== lit"
 cargo build --workspace --bins --quiet
-/usr/lib/llvm-22/bin/lit -s lit/
+/usr/lib/llvm-22/bin/lit -s lit/ 2>&1 | tee target/lit.log
+
+# One closing line over every runner (pipefail has already stopped on failure).
+cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
+lit_passed=$(grep -Eo 'Passed: +[0-9]+' target/lit.log | awk '{s += $2} END {print s + 0}')
+echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed"
+echo "tests: $((cargo_passed + lit_passed)) passed, 0 failed"
