@@ -1,0 +1,233 @@
+//! Per-tile exchange-table rows: what each tile does in a phase, and its size.
+//!
+//! Each tile runs its part of a phase from a row of the exchange table: a
+//! header word (entry count) followed by entries in cycle order:
+//! * send: 2 words (start cycle | word count, source address), one per run of
+//!   words sent back to back from consecutive source bytes;
+//! * select: 1 word (start cycle | sender tile), one per run of cycles the
+//!   tile's port listens to one sender without a break;
+//! * capture: 2 words (start cycle | word count, destination address), one per
+//!   run of words written back to back to consecutive bytes from one port.
+//!
+//! [`tile_rows`] gives the entries (for the machine dialect and the
+//! simulator); [`row_stats`] their sizes, which feed storage placement (rows
+//! live in tile SRAM) and the `row_words` report.
+
+use super::phase::Phase;
+use super::Fragment;
+use ipu_target::Target;
+
+/// Words per entry kind and per row header.
+pub const HEADER_WORDS: u32 = 1;
+pub const SEND_WORDS: u32 = 2;
+pub const SELECT_WORDS: u32 = 1;
+pub const CAPTURE_WORDS: u32 = 2;
+
+/// One entry of a tile's exchange row. Offsets are SRAM byte offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RowEntry {
+    /// Send `len` bytes from `offset`, one word per cycle from `cycle`.
+    Send { cycle: u64, offset: u64, len: u64 },
+    /// Switch this tile's port to `sender` at `cycle` for `cycles` cycles.
+    Select {
+        cycle: u64,
+        sender: u32,
+        cycles: u64,
+    },
+    /// Write `len` bytes arriving on `port` (this tile or its partner) from
+    /// `cycle` to `offset`.
+    Capture {
+        cycle: u64,
+        port: u32,
+        offset: u64,
+        len: u64,
+    },
+}
+
+impl RowEntry {
+    /// First cycle of the entry.
+    pub fn cycle(&self) -> u64 {
+        match *self {
+            RowEntry::Send { cycle, .. }
+            | RowEntry::Select { cycle, .. }
+            | RowEntry::Capture { cycle, .. } => cycle,
+        }
+    }
+
+    /// Encoded size in words.
+    pub fn words(&self) -> u32 {
+        match self {
+            RowEntry::Send { .. } => SEND_WORDS,
+            RowEntry::Select { .. } => SELECT_WORDS,
+            RowEntry::Capture { .. } => CAPTURE_WORDS,
+        }
+    }
+
+    fn order_key(&self) -> (u64, u8) {
+        let kind = match self {
+            RowEntry::Select { .. } => 0,
+            RowEntry::Capture { .. } => 1,
+            RowEntry::Send { .. } => 2,
+        };
+        (self.cycle(), kind)
+    }
+}
+
+/// Row sizes of one schedule.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowStats {
+    /// Words of each tile's row (0 for a tile with nothing to do).
+    pub words: Vec<u32>,
+    /// Largest row, and the lowest tile that has it.
+    pub max_row_words: u32,
+    pub max_row_tile: u32,
+    /// Sum over tiles.
+    pub total_words: u64,
+}
+
+/// Every tile's row entries in cycle order (index = tile). Entries naming a
+/// tile outside the target or a missing transfer are skipped (the verifier
+/// reports those).
+pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
+    let n = target.tiles() as usize;
+    let word = target.exchange_word_bytes();
+    // (tile, start cycle, end cycle, first byte, end byte)
+    let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::new();
+    // (port, start, end, sender)
+    let mut selects: Vec<(u32, u64, u64, u32)> = Vec::new();
+    // (tile, port, start, end, first byte, end byte)
+    let mut captures: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::new();
+    for f in fragments {
+        let w = f.words(word);
+        let src = f.src_offset as u64;
+        sends.push((
+            f.src_tile,
+            f.send_cycle,
+            f.send_cycle.saturating_add(w),
+            src,
+            src + f.len as u64,
+        ));
+        for r in &f.receives {
+            let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                continue;
+            };
+            let Some(d) = t.dsts.get(r.dst as usize) else {
+                continue;
+            };
+            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
+            let end = r.select_cycle.saturating_add(w);
+            selects.push((r.port, r.select_cycle, end, f.src_tile));
+            captures.push((
+                d.tile,
+                r.port,
+                r.select_cycle,
+                end,
+                at,
+                at.saturating_add(f.len as u64),
+            ));
+        }
+    }
+    let mut rows: Vec<Vec<RowEntry>> = vec![Vec::new(); n];
+    sends.sort_unstable();
+    let mut runs: Vec<(u32, u64, u64, u64, u64)> = Vec::new();
+    for s in sends {
+        match runs.last_mut() {
+            // Back to back in time and bytes, and the previous run ends on a word.
+            Some(p)
+                if p.0 == s.0
+                    && p.2 == s.1
+                    && p.4 == s.3
+                    && (p.4 - p.3).is_multiple_of(word as u64) =>
+            {
+                (p.2, p.4) = (s.2, s.4);
+            }
+            _ => runs.push(s),
+        }
+    }
+    for (tile, cycle, _, offset, end) in runs {
+        if let Some(row) = rows.get_mut(tile as usize) {
+            row.push(RowEntry::Send {
+                cycle,
+                offset,
+                len: end - offset,
+            });
+        }
+    }
+    selects.sort_unstable();
+    selects.dedup();
+    let mut runs: Vec<(u32, u64, u64, u32)> = Vec::new();
+    for s in selects {
+        match runs.last_mut() {
+            Some(p) if p.0 == s.0 && p.2 == s.1 && p.3 == s.3 => p.2 = s.2,
+            _ => runs.push(s),
+        }
+    }
+    for (port, cycle, end, sender) in runs {
+        if let Some(row) = rows.get_mut(port as usize) {
+            row.push(RowEntry::Select {
+                cycle,
+                sender,
+                cycles: end - cycle,
+            });
+        }
+    }
+    captures.sort_unstable();
+    let mut runs: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::new();
+    for c in captures {
+        match runs.last_mut() {
+            Some(p)
+                if p.0 == c.0
+                    && p.1 == c.1
+                    && p.3 == c.2
+                    && p.5 == c.4
+                    && (p.5 - p.4).is_multiple_of(word as u64) =>
+            {
+                (p.3, p.5) = (c.3, c.5);
+            }
+            _ => runs.push(c),
+        }
+    }
+    for (tile, port, cycle, _, offset, end) in runs {
+        if let Some(row) = rows.get_mut(tile as usize) {
+            row.push(RowEntry::Capture {
+                cycle,
+                port,
+                offset,
+                len: end - offset,
+            });
+        }
+    }
+    for row in &mut rows {
+        row.sort_by_key(|e| e.order_key());
+    }
+    rows
+}
+
+/// Sizes of every tile's row.
+pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
+    let rows = tile_rows(phase, fragments, target);
+    let words: Vec<u32> = rows
+        .iter()
+        .map(|r| {
+            if r.is_empty() {
+                0
+            } else {
+                r.iter()
+                    .fold(HEADER_WORDS, |acc, e| acc.saturating_add(e.words()))
+            }
+        })
+        .collect();
+    let (mut max_row_words, mut max_row_tile) = (0, 0);
+    for (t, &w) in words.iter().enumerate() {
+        if w > max_row_words {
+            (max_row_words, max_row_tile) = (w, t as u32);
+        }
+    }
+    let total_words = words.iter().map(|&w| w as u64).sum();
+    RowStats {
+        words,
+        max_row_words,
+        max_row_tile,
+        total_words,
+    }
+}

@@ -1,0 +1,469 @@
+//! The scheduling entry points: variant selection, paired mode, and reuse.
+//!
+//! [`schedule`] validates the phase, runs every [`engine::VARIANTS`] order
+//! (and, when some bytes go to both tiles of a supertile, the same orders in
+//! paired mode, when pairing lowers the bound) in parallel, improves the
+//! best by a few rounds of iterated greedy, and among the schedules within
+//! [`HORIZON_SLACK_PERMILLE`] of the shortest horizon keeps the one with the
+//! smallest exchange-table row; ties go to the earlier variant, so the result
+//! does not depend on the thread count. Every schedule is checked by
+//! [`verify`] before it is returned.
+//!
+//! [`ExchangeScheduler`] adds a cache: a phase that equals an earlier one up to
+//! relocation (same transfers, tiles, lengths and multicast structure, other
+//! byte offsets) reuses the earlier schedule with its fragments relocated,
+//! kind `reused`, after the relocated schedule verifies.
+
+use super::engine::{self, Placement, Variant};
+use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
+use super::rows::{row_stats, RowStats};
+use super::verify::{verify, VerifyError};
+use super::{Schedule, ScheduleKind};
+use ipu_target::Target;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// Why no schedule was produced.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ScheduleError {
+    #[error("cannot schedule exchange phase: {0}")]
+    Phase(#[from] PhaseError),
+    /// A scheduler bug caught by the verifier; the first errors are kept.
+    #[error("internal error: the exchange scheduler produced an invalid schedule: {}", .0.first().map(|e| e.to_string()).unwrap_or_default())]
+    Invalid(Vec<VerifyError>),
+}
+
+/// Horizons within this many thousandths of the best count as equal when
+/// choosing a variant; among those the smallest exchange-table row wins,
+/// since rows cost SRAM on every tile for every phase.
+pub const HORIZON_SLACK_PERMILLE: u64 = 10;
+
+/// Rounds of iterated greedy (late streams first) after the variants.
+pub const IMPROVE_ROUNDS: usize = 4;
+
+/// One variant's outcome, for diagnostics and benchmarks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VariantReport {
+    pub variant: Variant,
+    pub horizon: u64,
+    pub max_row_words: u32,
+    pub fragments: usize,
+}
+
+/// Everything one scheduling run produced.
+struct Runs {
+    jobs: Vec<super::phase::Job>,
+    /// Index = `paired as usize`.
+    prepared: Vec<engine::Prepared>,
+    placements: Vec<Placement>,
+    bound: u64,
+}
+
+/// Indices into [`engine::VARIANTS`] run first (see `run_all`).
+const STAGE_ONE: [usize; 3] = [0, 2, 4];
+
+/// Runs the variants; `exhaustive` disables the early stop after stage one.
+fn run_all(phase: &Phase, target: &Target, exhaustive: bool) -> Result<Runs, ScheduleError> {
+    validate_phase(phase, target)?;
+    let jobs = build_jobs(phase, target.exchange.multicast);
+    let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
+    let mut variants: Vec<Variant> = engine::VARIANTS
+        .iter()
+        .map(|&(order, min_chunk)| Variant {
+            order,
+            min_chunk,
+            paired: false,
+        })
+        .collect();
+    // Paired variants only when pairing relaxes the bound: otherwise the
+    // busiest tiles gain nothing from a second port and the run is wasted.
+    let use_pairs =
+        engine::has_shared_pairs(&jobs, target) && bound.cycles < unpaired_bound(&bound, target);
+    // Index = `paired as usize`.
+    let modes: &[bool] = if use_pairs { &[false, true] } else { &[false] };
+    if use_pairs {
+        variants.extend(engine::VARIANTS.iter().map(|&(order, min_chunk)| Variant {
+            order,
+            min_chunk,
+            paired: true,
+        }));
+    }
+    // Streams once per receive mode; orders per variant; identical
+    // (mode, order, chunking) runs only once (the first keeps its place).
+    let prepared: Vec<engine::Prepared> = modes
+        .par_iter()
+        .map(|&paired| engine::prepare(&jobs, target, paired))
+        .collect();
+    let orders: Vec<Vec<usize>> = variants
+        .par_iter()
+        .map(|v| engine::plan_order(&prepared[v.paired as usize], v.order, target))
+        .collect();
+    let unique: Vec<usize> = (0..variants.len())
+        .filter(|&i| {
+            !(0..i).any(|k| {
+                variants[k].paired == variants[i].paired
+                    && variants[k].min_chunk == variants[i].min_chunk
+                    && orders[k] == orders[i]
+            })
+        })
+        .collect();
+    let run = |set: &[usize]| -> Vec<(usize, Placement)> {
+        set.par_iter()
+            .map(|&i| {
+                let v = variants[i];
+                let p =
+                    engine::run_variant(&jobs, &prepared[v.paired as usize], &orders[i], target, v);
+                (i, p)
+            })
+            .collect()
+    };
+    // Stage one: the baseline plus the orders that most often win, in the
+    // mode the bound favours. When one lands within a route latency of the
+    // bound, the other orders cannot shorten it meaningfully: skip them.
+    let per_mode = engine::VARIANTS.len();
+    let (first, rest): (Vec<usize>, Vec<usize>) = unique.iter().partition(|&&i| {
+        i == 0 || (STAGE_ONE.contains(&(i % per_mode)) && variants[i].paired == use_pairs)
+    });
+    let mut placements = run(&first);
+    let near = bound.cycles + target.max_route_latency() as u64;
+    let best = placements.iter().map(|(_, p)| p.horizon).min().unwrap_or(0);
+    if exhaustive || best > near {
+        placements.extend(run(&rest));
+    }
+    placements.sort_by_key(|(i, _)| *i);
+    let placements = placements.into_iter().map(|(_, p)| p).collect();
+    Ok(Runs {
+        jobs,
+        prepared,
+        placements,
+        bound: bound.cycles,
+    })
+}
+
+/// The bound if every receive came at the single-port rate.
+fn unpaired_bound(b: &super::phase::LowerBound, target: &Target) -> u64 {
+    let send = target.exchange.send_bytes_per_cycle.max(1) as u64;
+    let recv = target.exchange.receive_bytes_per_cycle.max(1) as u64;
+    let s = b
+        .bytes_sent
+        .iter()
+        .map(|x| x.div_ceil(send))
+        .max()
+        .unwrap_or(0);
+    let r = b
+        .bytes_received
+        .iter()
+        .map(|x| x.div_ceil(recv))
+        .max()
+        .unwrap_or(0);
+    s.max(r)
+}
+
+/// Runs every variant and reports each (no selection, no verification).
+pub fn evaluate_variants(
+    phase: &Phase,
+    target: &Target,
+) -> Result<Vec<VariantReport>, ScheduleError> {
+    let runs = run_all(phase, target, true)?;
+    Ok(runs
+        .placements
+        .par_iter()
+        .map(|p| VariantReport {
+            variant: p.variant,
+            horizon: p.horizon,
+            max_row_words: row_stats(phase, &p.fragments, target).max_row_words,
+            fragments: p.fragments.len(),
+        })
+        .collect())
+}
+
+/// Schedules one phase from scratch (no reuse).
+pub fn schedule(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleError> {
+    let Runs {
+        jobs,
+        prepared,
+        mut placements,
+        bound,
+    } = run_all(phase, target, false)?;
+    let initial_horizon = placements.first().map_or(0, |p| p.horizon);
+    // Iterated greedy on the best variant; an improvement joins the candidates.
+    let mut improved: Option<(usize, usize)> = None;
+    if let Some(first_best) = placements.iter().min_by_key(|p| p.horizon) {
+        let start = first_best.clone();
+        let paired = start.variant.paired as usize;
+        let (better, rounds) = engine::improve(
+            &jobs,
+            &prepared[paired],
+            target,
+            start,
+            bound,
+            IMPROVE_ROUNDS,
+        );
+        if rounds > 0 {
+            tracing::debug!(
+                rounds,
+                horizon = better.horizon,
+                "neighbourhood improvements"
+            );
+            improved = Some((placements.len(), rounds));
+            placements.push(better);
+        }
+    }
+    let best_horizon = placements.iter().map(|p| p.horizon).min().unwrap_or(0);
+    let limit = best_horizon + best_horizon * HORIZON_SLACK_PERMILLE / 1000;
+    // Rows only for the candidates within the slack.
+    let candidates: Vec<(usize, Placement, RowStats)> = placements
+        .into_iter()
+        .enumerate()
+        .filter(|(_, p)| p.horizon <= limit)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(i, p)| {
+            let rows = row_stats(phase, &p.fragments, target);
+            (i, p, rows)
+        })
+        .collect();
+    // Deterministic whatever the thread count: ties go to the earlier variant.
+    let chosen = candidates
+        .into_iter()
+        .min_by_key(|(i, p, r)| (r.max_row_words, p.horizon, *i));
+    let Some((chosen_index, best, rows)) = chosen else {
+        // run_all always yields at least one variant.
+        return Err(ScheduleError::Invalid(Vec::new()));
+    };
+    let kind = if best.variant.paired {
+        ScheduleKind::Paired
+    } else {
+        ScheduleKind::CompactStreams
+    };
+    let s = Schedule {
+        kind,
+        horizon: best.horizon,
+        initial_horizon,
+        lower_bound: bound,
+        transfers: phase.transfers.len(),
+        fragments: best.fragments,
+        rows,
+        improvements: match improved {
+            Some((index, rounds)) if index == chosen_index => rounds,
+            _ => 0,
+        },
+    };
+    verify(phase, &s, target).map_err(ScheduleError::Invalid)?;
+    Ok(s)
+}
+
+/// The canonical form of a phase up to relocation: transfer order, source
+/// tiles, lengths, destination tiles, and which transfers share identical
+/// source bytes (the multicast structure). Byte offsets are left out.
+fn canonical_key(phase: &Phase) -> Vec<u32> {
+    let mut key = Vec::with_capacity(phase.transfers.len() * 5 + 1);
+    key.push(phase.transfers.len() as u32);
+    let mut first_of: FxHashMap<(u32, u32, u32), u32> = FxHashMap::default();
+    for (i, t) in phase.transfers.iter().enumerate() {
+        let class = *first_of
+            .entry((t.src_tile, t.src_offset, t.len))
+            .or_insert(i as u32);
+        key.extend([t.src_tile, t.len, class, t.dsts.len() as u32]);
+        key.extend(t.dsts.iter().map(|d| d.tile));
+    }
+    key
+}
+
+fn key_hash(key: &[u32]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    key.hash(&mut h);
+    h.finish()
+}
+
+/// Statistics of a scheduler's cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub scheduled: u64,
+    pub reused: u64,
+    /// Cache hits whose relocated schedule failed to verify (scheduled afresh).
+    pub rejected: u64,
+}
+
+/// A scheduler for one target that reuses schedules of repeated phases.
+#[derive(Debug)]
+pub struct ExchangeScheduler {
+    target: Arc<Target>,
+    /// Hash of the canonical key -> phases with that hash and their schedules
+    /// (the key itself is recomputed on a hit, not stored: it is large).
+    cache: FxHashMap<u64, Vec<Arc<(Phase, Schedule)>>>,
+    stats: CacheStats,
+    next_id: u64,
+}
+
+impl ExchangeScheduler {
+    pub fn new(target: Arc<Target>) -> Self {
+        ExchangeScheduler {
+            target,
+            cache: FxHashMap::default(),
+            stats: CacheStats::default(),
+            next_id: 0,
+        }
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        self.stats
+    }
+
+    /// Schedules a phase, reusing a cached schedule when the phase is
+    /// identical up to relocation to one scheduled before.
+    pub fn schedule(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        validate_phase(phase, &self.target)?;
+        let key = canonical_key(phase);
+        if let Some(entry) = self.lookup(&key) {
+            match relocate(&entry.0, &entry.1, phase, &self.target) {
+                Ok(s) => {
+                    self.stats.reused += 1;
+                    tracing::info!(
+                        phase = id,
+                        transfers = s.transfers,
+                        initial_horizon = s.initial_horizon,
+                        selected_horizon = s.horizon,
+                        endpoint_lower_bound = s.lower_bound,
+                        lower_bound_gap = s.gap(),
+                        selected_kind = s.kind.as_str(),
+                        row_words = s.rows.max_row_words,
+                        "reused exchange schedule after validating relocated rows"
+                    );
+                    return Ok(s);
+                }
+                Err(errs) => {
+                    self.stats.rejected += 1;
+                    tracing::debug!(phase = id, error = %errs.first().map(|e| e.to_string()).unwrap_or_default(), "relocated schedule rejected");
+                }
+            }
+        }
+        let s = schedule(phase, &self.target)?;
+        self.record_fresh(id, key, phase, &s);
+        Ok(s)
+    }
+
+    /// The cached phase and schedule with this canonical key, if any.
+    fn lookup(&self, key: &[u32]) -> Option<Arc<(Phase, Schedule)>> {
+        self.cache
+            .get(&key_hash(key))?
+            .iter()
+            .find(|e| canonical_key(&e.0) == key)
+            .cloned()
+    }
+
+    /// Counts, logs and caches a freshly scheduled phase.
+    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Schedule) {
+        self.stats.scheduled += 1;
+        tracing::info!(
+            phase = id,
+            transfers = s.transfers,
+            initial_horizon = s.initial_horizon,
+            selected_horizon = s.horizon,
+            endpoint_lower_bound = s.lower_bound,
+            lower_bound_gap = s.gap(),
+            selected_kind = s.kind.as_str(),
+            row_words = s.rows.max_row_words,
+            row_tile = s.rows.max_row_tile,
+            neighborhood_improvements = s.improvements,
+            "optimized exchange schedule"
+        );
+        let entry = Arc::new((phase.clone(), s.clone()));
+        let slot = self.cache.entry(key_hash(&key)).or_default();
+        match slot.iter().position(|e| canonical_key(&e.0) == key) {
+            Some(i) => slot[i] = entry,
+            None => slot.push(entry),
+        }
+    }
+
+    /// Schedules many phases, in parallel where they are new: the first
+    /// phase of each canonical form not yet cached is scheduled on the rayon
+    /// pool, every other phase goes through [`Self::schedule`] in order. The
+    /// results, logs and cache are exactly those of calling [`Self::schedule`]
+    /// on each phase in turn, whatever the thread count.
+    pub fn schedule_all(&mut self, phases: &[Phase]) -> Vec<Result<Schedule, ScheduleError>> {
+        let target = self.target.clone();
+        let keys: Vec<Option<Vec<u32>>> = phases
+            .par_iter()
+            .map(|p| validate_phase(p, &target).ok().map(|()| canonical_key(p)))
+            .collect();
+        let mut seen: FxHashMap<&[u32], ()> = FxHashMap::default();
+        let mut fresh: Vec<usize> = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            if let Some(k) = k {
+                if self.lookup(k).is_none() && seen.insert(k.as_slice(), ()).is_none() {
+                    fresh.push(i);
+                }
+            }
+        }
+        let mut computed: FxHashMap<usize, Result<Schedule, ScheduleError>> = fresh
+            .par_iter()
+            .map(|&i| (i, schedule(&phases[i], &target)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect();
+        let mut out = Vec::with_capacity(phases.len());
+        for (i, phase) in phases.iter().enumerate() {
+            match (computed.remove(&i), &keys[i]) {
+                (Some(result), Some(key)) => {
+                    let id = self.next_id;
+                    self.next_id += 1;
+                    if let Ok(s) = &result {
+                        self.record_fresh(id, key.clone(), phase, s);
+                    }
+                    out.push(result);
+                }
+                _ => out.push(self.schedule(phase)),
+            }
+        }
+        out
+    }
+}
+
+/// Moves a schedule of `old` onto `new` (equal canonical keys): cycles and
+/// receivers stay, source offsets follow their transfers. Verified.
+fn relocate(
+    old: &Phase,
+    s: &Schedule,
+    new: &Phase,
+    target: &Target,
+) -> Result<Schedule, Vec<VerifyError>> {
+    let mut fragments = s.fragments.clone();
+    for f in &mut fragments {
+        let Some(r) = f.receives.first() else {
+            continue;
+        };
+        let (Some(o), Some(n)) = (
+            old.transfers.get(r.transfer as usize),
+            new.transfers.get(r.transfer as usize),
+        ) else {
+            continue;
+        };
+        let delta = f.src_offset.saturating_sub(o.src_offset);
+        f.src_offset = n.src_offset.saturating_add(delta);
+    }
+    let jobs = build_jobs(new, target.exchange.multicast);
+    let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
+    let rows = row_stats(new, &fragments, target);
+    let out = Schedule {
+        kind: ScheduleKind::Reused,
+        fragments,
+        horizon: s.horizon,
+        initial_horizon: s.initial_horizon,
+        lower_bound: bound.cycles,
+        transfers: new.transfers.len(),
+        rows,
+        improvements: s.improvements,
+    };
+    verify(new, &out, target)?;
+    Ok(out)
+}

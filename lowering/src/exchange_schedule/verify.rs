@@ -1,0 +1,414 @@
+//! An independent checker that proves a schedule correct for its phase.
+//!
+//! It shares no code with the schedulers beyond the phase validation and the
+//! lower bound, so a scheduler bug shows up here rather than as a simulator
+//! fault. It checks that:
+//! * the phase is valid (tiles and byte ranges in range, no two writes to the
+//!   same destination bytes), and each fragment's bytes lie in its source tile;
+//! * every receive names a real transfer and destination whose source bytes
+//!   contain the fragment's, listens on the destination's own port or (paired)
+//!   its supertile partner's while the partner captures the same word, and
+//!   selects exactly when the data arrives (send cycle + route latency);
+//! * no tile sends more than one word (4 B) per cycle;
+//! * no port selects two senders in one cycle and no tile captures two words
+//!   from one port in one cycle;
+//! * every destination of every transfer gets each byte exactly once;
+//! * every word lands before the horizon, and the reported lower bound is
+//!   the phase's.
+//!
+//! Errors are values naming the tile, the cycle and the transfers involved;
+//! at most [`MAX_ERRORS`] are returned, in a deterministic order.
+
+use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
+use super::{Schedule, ScheduleKind};
+use ipu_target::Target;
+use thiserror::Error;
+
+/// Most errors one call reports.
+pub const MAX_ERRORS: usize = 64;
+
+/// One violated schedule property.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum VerifyError {
+    #[error("invalid phase: {0}")]
+    Phase(#[from] PhaseError),
+    #[error("fragment {fragment}: empty (0 bytes)")]
+    EmptyFragment { fragment: usize },
+    #[error("fragment {fragment}: has no receivers")]
+    NoReceivers { fragment: usize },
+    #[error(
+        "fragment {fragment}: source tile {tile} bytes [{start}, {end}) are outside the target"
+    )]
+    SourceOutOfRange {
+        fragment: usize,
+        tile: u32,
+        start: u64,
+        end: u64,
+    },
+    #[error("fragment {fragment}: receive names transfer {transfer} destination {dst}, which does not exist")]
+    BadReference {
+        fragment: usize,
+        transfer: u32,
+        dst: u32,
+    },
+    #[error(
+        "fragment {fragment}: tile {tile} bytes [{start}, {end}) are not source bytes of transfer {transfer}"
+    )]
+    NotTransferBytes {
+        fragment: usize,
+        transfer: u32,
+        tile: u32,
+        start: u64,
+        end: u64,
+    },
+    #[error(
+        "fragment {fragment}: transfer {transfer} destination tile {tile} listens on port {port}, which is neither its own nor its supertile partner's{}",
+        if *.paired_allowed { "" } else { " (paired receives are not allowed in this schedule)" }
+    )]
+    BadPort {
+        fragment: usize,
+        transfer: u32,
+        tile: u32,
+        port: u32,
+        paired_allowed: bool,
+    },
+    #[error(
+        "fragment {fragment}: tile {tile} captures from partner port {port} in cycles [{start}, {end}) but tile {port} does not capture the same words"
+    )]
+    PartnerNotCapturing {
+        fragment: usize,
+        tile: u32,
+        port: u32,
+        start: u64,
+        end: u64,
+    },
+    #[error(
+        "fragment {fragment}: port {port} selects tile {sender} at cycle {select_cycle} but its data (sent at cycle {send_cycle}) arrives at cycle {arrival} (transfer {transfer})"
+    )]
+    WrongSelectCycle {
+        fragment: usize,
+        transfer: u32,
+        port: u32,
+        sender: u32,
+        send_cycle: u64,
+        select_cycle: u64,
+        arrival: u64,
+    },
+    #[error(
+        "tile {tile} sends two words in cycle {cycle}: fragment {first} (transfer {first_transfer}) and fragment {second} (transfer {second_transfer})"
+    )]
+    SenderOverlap {
+        tile: u32,
+        cycle: u64,
+        first: usize,
+        first_transfer: u32,
+        second: usize,
+        second_transfer: u32,
+    },
+    #[error(
+        "port {port} hears two senders in cycle {cycle}: tile {first_sender} (fragment {first}, transfer {first_transfer}) and tile {second_sender} (fragment {second}, transfer {second_transfer})"
+    )]
+    ReceiverConflict {
+        port: u32,
+        cycle: u64,
+        first: usize,
+        first_sender: u32,
+        first_transfer: u32,
+        second: usize,
+        second_sender: u32,
+        second_transfer: u32,
+    },
+    #[error(
+        "tile {tile} captures two words from port {port} in cycle {cycle}: transfer {first_transfer} (fragment {first}) and transfer {second_transfer} (fragment {second})"
+    )]
+    DoubleCapture {
+        tile: u32,
+        port: u32,
+        cycle: u64,
+        first: usize,
+        first_transfer: u32,
+        second: usize,
+        second_transfer: u32,
+    },
+    #[error("transfer {transfer} destination {dst} (tile {tile}): bytes [{start}, {end}) are never received")]
+    Uncovered {
+        transfer: u32,
+        dst: u32,
+        tile: u32,
+        start: u64,
+        end: u64,
+    },
+    #[error("transfer {transfer} destination {dst} (tile {tile}): bytes [{start}, {end}) are received more than once")]
+    Duplicate {
+        transfer: u32,
+        dst: u32,
+        tile: u32,
+        start: u64,
+        end: u64,
+    },
+    #[error(
+        "fragment {fragment}: transfer {transfer} tile {tile} receives until cycle {end}, after the phase ends at cycle {horizon}"
+    )]
+    Late {
+        fragment: usize,
+        transfer: u32,
+        tile: u32,
+        end: u64,
+        horizon: u64,
+    },
+    #[error("schedule reports lower bound {reported}, the phase's is {actual}")]
+    WrongLowerBound { reported: u64, actual: u64 },
+    #[error("schedule reports horizon {reported} below the phase's lower bound {bound}")]
+    HorizonBelowBound { reported: u64, bound: u64 },
+}
+
+/// Checks `schedule` against `phase` on `target`; all violations found (up to
+/// [`MAX_ERRORS`]) are returned.
+pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(), Vec<VerifyError>> {
+    if let Err(e) = validate_phase(phase, target) {
+        return Err(vec![e.into()]);
+    }
+    let mut errs: Vec<VerifyError> = Vec::new();
+    let word = target.exchange_word_bytes();
+    let tiles = target.tiles();
+    let size = target.sram_bytes();
+    let paired_allowed =
+        target.exchange.supertile_tiles == 2 && schedule.kind != ScheduleKind::CompactStreams;
+
+    // (tile, start, end, fragment, transfer): sender occupancy.
+    let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
+    // (port, start, end, fragment, sender, transfer): port selections.
+    let mut selects: Vec<(u32, u64, u64, usize, u32, u32)> = Vec::new();
+    // (tile, port, start, end, fragment, transfer): captures.
+    let mut captures: Vec<(u32, u32, u64, u64, usize, u32)> = Vec::new();
+    // Per (transfer, dst): received transfer-relative byte ranges.
+    let mut got: Vec<Vec<Vec<(u64, u64)>>> = phase
+        .transfers
+        .iter()
+        .map(|t| vec![Vec::new(); t.dsts.len()])
+        .collect();
+
+    for (fi, f) in schedule.fragments.iter().enumerate() {
+        let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
+        if f.len == 0 {
+            errs.push(VerifyError::EmptyFragment { fragment: fi });
+            continue;
+        }
+        if f.receives.is_empty() {
+            errs.push(VerifyError::NoReceivers { fragment: fi });
+            continue;
+        }
+        if f.src_tile >= tiles || end > size {
+            errs.push(VerifyError::SourceOutOfRange {
+                fragment: fi,
+                tile: f.src_tile,
+                start,
+                end,
+            });
+            continue;
+        }
+        let words = f.words(word);
+        let first_transfer = f.receives[0].transfer;
+        sends.push((
+            f.src_tile,
+            f.send_cycle,
+            f.send_cycle.saturating_add(words),
+            fi,
+            first_transfer,
+        ));
+        for r in &f.receives {
+            let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                errs.push(VerifyError::BadReference {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    dst: r.dst,
+                });
+                continue;
+            };
+            let Some(d) = t.dsts.get(r.dst as usize) else {
+                errs.push(VerifyError::BadReference {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    dst: r.dst,
+                });
+                continue;
+            };
+            let (ts, te) = (t.src_offset as u64, t.src_offset as u64 + t.len as u64);
+            if t.src_tile != f.src_tile || start < ts || end > te {
+                errs.push(VerifyError::NotTransferBytes {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: f.src_tile,
+                    start,
+                    end,
+                });
+                continue;
+            }
+            let partner_ok = paired_allowed && target.supertile_partner(d.tile) == Some(r.port);
+            if r.port != d.tile && !partner_ok {
+                errs.push(VerifyError::BadPort {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: d.tile,
+                    port: r.port,
+                    paired_allowed,
+                });
+                continue;
+            }
+            let (rs, re) = (r.select_cycle, r.select_cycle.saturating_add(words));
+            if r.port != d.tile {
+                // The partner must capture the same words from its own port.
+                let partner_captures = f.receives.iter().any(|o| {
+                    o.port == r.port
+                        && phase
+                            .transfers
+                            .get(o.transfer as usize)
+                            .and_then(|t| t.dsts.get(o.dst as usize))
+                            .is_some_and(|od| od.tile == r.port)
+                });
+                if !partner_captures {
+                    errs.push(VerifyError::PartnerNotCapturing {
+                        fragment: fi,
+                        tile: d.tile,
+                        port: r.port,
+                        start: rs,
+                        end: re,
+                    });
+                }
+            }
+            let arrival = f
+                .send_cycle
+                .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
+            if r.select_cycle != arrival {
+                errs.push(VerifyError::WrongSelectCycle {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    port: r.port,
+                    sender: f.src_tile,
+                    send_cycle: f.send_cycle,
+                    select_cycle: r.select_cycle,
+                    arrival,
+                });
+            }
+            if re > schedule.horizon {
+                errs.push(VerifyError::Late {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: d.tile,
+                    end: re,
+                    horizon: schedule.horizon,
+                });
+            }
+            selects.push((r.port, rs, re, fi, f.src_tile, r.transfer));
+            captures.push((d.tile, r.port, rs, re, fi, r.transfer));
+            got[r.transfer as usize][r.dst as usize].push((start - ts, end - ts));
+        }
+    }
+
+    // Sender bandwidth: one word per cycle.
+    sends.sort_unstable();
+    for w in sends.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a.0 == b.0 && b.1 < a.2 {
+            errs.push(VerifyError::SenderOverlap {
+                tile: a.0,
+                cycle: b.1,
+                first: a.3,
+                first_transfer: a.4,
+                second: b.3,
+                second_transfer: b.4,
+            });
+        }
+    }
+    // Port selections: one sender per cycle (one selection per fragment).
+    selects.sort_unstable();
+    selects.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
+    for w in selects.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a.0 == b.0 && b.1 < a.2 {
+            errs.push(VerifyError::ReceiverConflict {
+                port: a.0,
+                cycle: b.1,
+                first: a.3,
+                first_sender: a.4,
+                first_transfer: a.5,
+                second: b.3,
+                second_sender: b.4,
+                second_transfer: b.5,
+            });
+        }
+    }
+    // Captures: one word per port per tile per cycle.
+    captures.sort_unstable();
+    for w in captures.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
+            errs.push(VerifyError::DoubleCapture {
+                tile: a.0,
+                port: a.1,
+                cycle: b.2,
+                first: a.4,
+                first_transfer: a.5,
+                second: b.4,
+                second_transfer: b.5,
+            });
+        }
+    }
+    // Coverage: every byte of every destination exactly once.
+    for (ti, per_dst) in got.iter_mut().enumerate() {
+        let t = &phase.transfers[ti];
+        for (di, ranges) in per_dst.iter_mut().enumerate() {
+            let tile = t.dsts[di].tile;
+            ranges.sort_unstable();
+            let mut covered = 0u64;
+            for &(s, e) in ranges.iter() {
+                if s > covered {
+                    errs.push(VerifyError::Uncovered {
+                        transfer: ti as u32,
+                        dst: di as u32,
+                        tile,
+                        start: covered,
+                        end: s,
+                    });
+                } else if s < covered {
+                    errs.push(VerifyError::Duplicate {
+                        transfer: ti as u32,
+                        dst: di as u32,
+                        tile,
+                        start: s,
+                        end: e.min(covered),
+                    });
+                }
+                covered = covered.max(e);
+            }
+            if covered < t.len as u64 {
+                errs.push(VerifyError::Uncovered {
+                    transfer: ti as u32,
+                    dst: di as u32,
+                    tile,
+                    start: covered,
+                    end: t.len as u64,
+                });
+            }
+        }
+    }
+    let bound = lower_bound_of_valid(phase, target).cycles;
+    if schedule.lower_bound != bound {
+        errs.push(VerifyError::WrongLowerBound {
+            reported: schedule.lower_bound,
+            actual: bound,
+        });
+    }
+    if schedule.horizon < bound {
+        errs.push(VerifyError::HorizonBelowBound {
+            reported: schedule.horizon,
+            bound,
+        });
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        errs.truncate(MAX_ERRORS);
+        Err(errs)
+    }
+}
