@@ -6,6 +6,7 @@ pub mod func;
 pub mod interpret;
 pub mod nn;
 pub mod test_dialect;
+pub mod tile;
 
 use ipu_ir::Registry;
 
@@ -14,4 +15,5 @@ pub fn register_all_dialects(registry: &mut Registry) {
     registry.register_dialect(&func::FUNC_DIALECT);
     registry.register_dialect(&nn::NN_DIALECT);
     registry.register_dialect(&test_dialect::TEST_DIALECT);
+    registry.register_dialect(&tile::TILE_DIALECT);
 }

@@ -17,6 +17,7 @@ pub fn full_registry() -> Arc<Registry> {
     let mut r = Registry::new();
     ipu_dialects::register_all_dialects(&mut r);
     ipu_passes::register_generic_passes(&mut r);
+    ipu_lowering::register_lowering_passes(&mut r);
     r.register_pipeline(ipu_ir::pass::PipelineInfo {
         argument: "ipu-cleanup",
         description: "Canonicalize, eliminate common sub-expressions, then erase unreferenced private symbols.",

@@ -155,6 +155,7 @@ struct Options {
     statistics: bool,
     dump_pipeline: bool,
     verify_each: bool,
+    target: Option<String>,
 }
 
 fn options(registry: &Registry, m: &ArgMatches) -> Options {
@@ -211,6 +212,7 @@ fn options(registry: &Registry, m: &ArgMatches) -> Options {
         statistics: m.get_flag("mlir-pass-statistics"),
         dump_pipeline: m.get_flag("dump-pass-pipeline"),
         verify_each: !m.get_flag("no-verify-each"),
+        target: m.get_one::<String>("target").cloned(),
     }
 }
 
@@ -356,6 +358,11 @@ fn process_chunk(
             match v {
                 Err(d) => diags.push(d),
                 Ok(()) => {
+                    if let Some(t) = &o.target {
+                        // Target-dependent passes read the module's target.
+                        let a = cx.string_attr(t);
+                        cx.set_attr(m, ipu_lowering::nn_to_tile::TARGET_ATTR, a);
+                    }
                     if o.dump_pipeline {
                         let _ = writeln!(stderr, "Pass Manager with {}", pm.root.to_text());
                     }

@@ -1,0 +1,275 @@
+//! The `tile` dialect: tensors distributed over tiles, and compute sets of
+//! per-tile kernel invocations. Values are still whole tensors (value
+//! semantics); every op says where its result lives (`mapping`) and how the
+//! work is split, so `tile -> exchange` can derive every transfer.
+//!
+//! A mapping is a dictionary attribute
+//! `{grid = array<i64: g0, g1, ...>, tiles = array<i64: first, stride>}`:
+//! dimension `d` is cut into `g_d` blocks of `ceil(dim_d / g_d)` elements
+//! (the last ones may be short or empty), and block `b` (row-major over the
+//! grid) lives on tile `first + b * stride`.
+
+use ipu_ir::context::{Context, Op};
+use ipu_ir::diag::Diagnostic;
+use ipu_ir::opdef::{constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, Trait, ValueDef};
+use ipu_ir::types::{Attr, AttrKind};
+use ipu_ir::verify::op_error;
+
+const TENSOR: ValueDef = ValueDef {
+    name: "input",
+    arity: Arity::Single,
+    constraint: constraints::ANY_TENSOR,
+};
+const RESULT: &[ValueDef] = &[ValueDef {
+    name: "result",
+    ..TENSOR
+}];
+
+const MAPPING_ATTR: AttrConstraint = AttrConstraint {
+    description: "tile mapping {grid = array<i64: ...>, tiles = array<i64: first, stride>}",
+    check: |cx, a| Mapping::from_attr(cx, a).is_ok(),
+};
+const I64_ARRAY: AttrConstraint = AttrConstraint {
+    description: "array<i64: ...> attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::I64Array(_)),
+};
+const I64_ATTR: AttrConstraint = AttrConstraint {
+    description: "64-bit integer attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Integer { ty, .. } if *ty == ipu_ir::Type::I64),
+};
+const MAPPING: AttrDef = AttrDef {
+    name: "mapping",
+    optional: false,
+    constraint: MAPPING_ATTR,
+};
+const KERNEL: AttrDef = AttrDef {
+    name: "kernel",
+    optional: false,
+    constraint: constraints::STRING_ATTR,
+};
+const CYCLES: AttrDef = AttrDef {
+    name: "cycles",
+    optional: false,
+    constraint: I64_ATTR,
+};
+
+pub static HOST_INPUT: OpDef = OpDef {
+    name: "tile.host_input",
+    summary: "A function argument streamed from the host into tile memory, laid out by `mapping`.",
+    operands: &[TENSOR],
+    results: RESULT,
+    attributes: &[MAPPING],
+    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
+    assembly_format: Some("$input attr-dict `:` type($result)"),
+    verify: Some(verify_mapped),
+    ..OpDef::EMPTY
+};
+
+pub static CONSTANT: OpDef = OpDef {
+    name: "tile.constant",
+    summary: "A constant loaded with the tile images, laid out by `mapping`.",
+    results: RESULT,
+    attributes: &[
+        AttrDef {
+            name: "value",
+            optional: false,
+            constraint: constraints::TYPED_ATTR,
+        },
+        MAPPING,
+    ],
+    traits: &[Trait::Pure, Trait::ConstantLike],
+    custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
+    verify: Some(verify_constant),
+    ..OpDef::EMPTY
+};
+
+pub static MATMUL: OpDef = OpDef {
+    name: "tile.matmul",
+    summary: "A compute set multiplying [M, K] by [K, N]: the work is cut into a pm x pn x pk grid of blocks (`plan`), \
+              block (i, j, k) on tile first + ((k * pm + i) * pn + j) * stride (`tiles`), each running `kernel` (of \
+              the estimated `cycles`); with pk > 1 the partial sums are reduced onto the k = 0 tiles. The result \
+              lives as `mapping` says.",
+    operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "plan", optional: false, constraint: I64_ARRAY },
+        AttrDef { name: "tiles", optional: false, constraint: I64_ARRAY },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_matmul),
+    ..OpDef::EMPTY
+};
+
+pub static MAP: OpDef = OpDef {
+    name: "tile.map",
+    summary: "An elementwise compute set (`fn`: add, mul, relu, gelu, cast): each tile of `mapping` computes its \
+              block of the result with `kernel`, from the matching (broadcast) elements of the operands.",
+    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "fn", optional: false, constraint: constraints::STRING_ATTR },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_mapped),
+    ..OpDef::EMPTY
+};
+
+pub static HOST_OUTPUT: OpDef = OpDef {
+    name: "tile.host_output",
+    summary: "Streams a result from tile memory to the host as output `name`.",
+    operands: &[TENSOR],
+    attributes: &[AttrDef {
+        name: "name",
+        optional: false,
+        constraint: constraints::STRING_ATTR,
+    }],
+    assembly_format: Some("$input attr-dict `:` type($input)"),
+    ..OpDef::EMPTY
+};
+
+pub static TILE_DIALECT: Dialect = Dialect {
+    name: "tile",
+    description: "Tensors distributed over tiles and compute sets of per-tile vertices.",
+    ops: &[&HOST_INPUT, &CONSTANT, &MATMUL, &MAP, &HOST_OUTPUT],
+    materialize_constant: None,
+};
+
+/// A grid partition of a tensor over tiles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Mapping {
+    pub grid: Vec<i64>,
+    pub first_tile: i64,
+    pub stride: i64,
+}
+
+impl Mapping {
+    pub fn from_attr(cx: &Context, a: Attr) -> Result<Mapping, String> {
+        let AttrKind::Dictionary(entries) = cx.attr_kind(a) else {
+            return Err("a mapping is a dictionary".into());
+        };
+        let get = |n: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| cx.str(*k) == n)
+                .and_then(|(_, v)| match cx.attr_kind(*v) {
+                    AttrKind::I64Array(x) => Some(x.clone()),
+                    _ => None,
+                })
+        };
+        let grid = get("grid").ok_or("a mapping needs grid = array<i64: ...>")?;
+        let tiles = get("tiles").ok_or("a mapping needs tiles = array<i64: first, stride>")?;
+        if entries.len() != 2 {
+            return Err("a mapping holds exactly grid and tiles".into());
+        }
+        if grid.iter().any(|&g| g < 1) {
+            return Err("grid entries must be at least 1".into());
+        }
+        let [first, stride] = tiles[..] else {
+            return Err("tiles must be [first, stride]".into());
+        };
+        if first < 0 || stride < 1 {
+            return Err("tiles must have first >= 0 and stride >= 1".into());
+        }
+        Ok(Mapping {
+            grid,
+            first_tile: first,
+            stride,
+        })
+    }
+
+    pub fn to_attr(&self, cx: &mut Context) -> Attr {
+        let grid = cx.i64_array_attr(self.grid.clone());
+        let tiles = cx.i64_array_attr(vec![self.first_tile, self.stride]);
+        let entries = vec![(cx.sym("grid"), grid), (cx.sym("tiles"), tiles)];
+        cx.dict_attr(entries)
+    }
+
+    pub fn blocks(&self) -> i64 {
+        self.grid.iter().product()
+    }
+
+    /// The highest tile index used.
+    pub fn last_tile(&self) -> i64 {
+        self.first_tile + (self.blocks() - 1) * self.stride
+    }
+
+    /// Extent of every block along each dimension of `shape`.
+    pub fn block_shape(&self, shape: &[i64]) -> Vec<i64> {
+        shape
+            .iter()
+            .zip(&self.grid)
+            .map(|(&d, &g)| (d + g - 1) / g)
+            .collect()
+    }
+}
+
+fn mapping_of(cx: &Context, op: Op) -> Result<Mapping, Diagnostic> {
+    let a = cx
+        .get_attr(op, "mapping")
+        .ok_or_else(|| op_error(cx, op, "requires attribute 'mapping'"))?;
+    Mapping::from_attr(cx, a).map_err(|m| op_error(cx, op, m))
+}
+
+fn verify_mapped(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let m = mapping_of(cx, op)?;
+    let t = cx.value_type(cx.result(op, 0));
+    let rank = cx.tensor_parts(t).map(|(s, _)| s.len()).unwrap_or(0);
+    if m.grid.len() != rank {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "mapping grid has rank {}, but the result has rank {rank}",
+                m.grid.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    ipu_ir::constant::verify_constant(cx, op)?;
+    verify_mapped(cx, op)
+}
+
+fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    let plan = cx.get_i64_array_attr(op, "plan").unwrap_or_default();
+    if plan.len() != 3 || plan.iter().any(|&p| p < 1) {
+        return Err(op_error(
+            cx,
+            op,
+            "plan must be [pm, pn, pk], each at least 1",
+        ));
+    }
+    let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
+    if tiles.len() != 2 || tiles[0] < 0 || tiles[1] < 1 {
+        return Err(op_error(cx, op, "tiles must be [first, stride]"));
+    }
+    let m = mapping_of(cx, op)?;
+    if m.grid != [plan[0], plan[1]] || m.first_tile != tiles[0] || m.stride != tiles[1] {
+        return Err(op_error(
+            cx,
+            op,
+            "the result mapping must be the plan's M x N grid on its k = 0 tiles",
+        ));
+    }
+    let shape = |i: usize| {
+        cx.tensor_parts(cx.value_type(cx.operand(op, i)))
+            .map(|(s, _)| s.to_vec())
+            .unwrap_or_default()
+    };
+    let (a, b) = (shape(0), shape(1));
+    if a.len() != 2 || b.len() != 2 || a[1] != b[0] {
+        return Err(op_error(cx, op, "operands must be [M, K] and [K, N]"));
+    }
+    Ok(())
+}

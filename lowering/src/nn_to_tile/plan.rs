@@ -1,0 +1,262 @@
+//! The matmul planner: how to cut an [M, K] x [K, N] product over the tiles.
+//!
+//! A plan is a pm x pn x pk grid of blocks, one per tile. Each plan is
+//! costed with the target's figures: the kernel's cycles for the per-tile
+//! block (the one-tile GEMM estimate), the bytes each tile must receive over
+//! the receive bandwidth, the partial-sum reduction when K is split, and the
+//! fixed cost of every sync and exchange phase. Plans whose per-tile buffers
+//! do not fit in a tile's memory are rejected; the cheapest plan wins, ties
+//! going to fewer tiles, then to the smaller (pm, pn, pk).
+
+use ipu_target::{ElemType, Target};
+
+/// Input element kinds the AMP supports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GemmKind {
+    /// f16 inputs, f32 partials (32 MACs/cycle).
+    F16F32,
+    /// f16 inputs, f16 partials (64 MACs/cycle).
+    F16F16,
+    /// f8 inputs, f16 partials (128 MACs/cycle).
+    F8F16,
+}
+
+impl GemmKind {
+    pub fn input_bytes(self) -> u64 {
+        match self {
+            GemmKind::F8F16 => 1,
+            _ => 2,
+        }
+    }
+    pub fn partial_bytes(self) -> u64 {
+        match self {
+            GemmKind::F16F32 => 4,
+            _ => 2,
+        }
+    }
+    fn amp(self) -> (ElemType, ElemType) {
+        match self {
+            GemmKind::F16F32 => (ElemType::F16, ElemType::F32),
+            GemmKind::F16F16 => (ElemType::F16, ElemType::F16),
+            GemmKind::F8F16 => (ElemType::F8, ElemType::F16),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmKind::F16F32 => "f16_f32",
+            GemmKind::F16F16 => "f16_f16",
+            GemmKind::F8F16 => "f8_f16",
+        }
+    }
+}
+
+/// A chosen way to run one matmul.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulPlan {
+    pub pm: u64,
+    pub pn: u64,
+    pub pk: u64,
+    /// Per-tile block sizes, padded to the kernel's granularity.
+    pub bm: u64,
+    pub bk: u64,
+    pub bn: u64,
+    pub kind: GemmKind,
+    /// Kernel cycles of one block.
+    pub kernel_cycles: u64,
+    /// Estimated cycles of the whole op (compute, exchange, reduction, syncs).
+    pub total_cycles: u64,
+    /// Bytes of the largest per-tile working set.
+    pub tile_bytes: u64,
+}
+
+impl MatmulPlan {
+    pub fn tiles(&self) -> u64 {
+        self.pm * self.pn * self.pk
+    }
+    /// The kernel specialisation, named like the seed's (`gemm_f16_f32_m16_k64_n32`).
+    pub fn kernel_name(&self) -> String {
+        format!(
+            "gemm_{}_m{}_k{}_n{}",
+            self.kind.name(),
+            self.bm,
+            self.bk,
+            self.bn
+        )
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    /// The target has no AMP mode or GEMM estimate for this kind.
+    Unsupported(String),
+    /// Even the most split plan needs more memory per tile than there is.
+    DoesNotFit { needed: u64, available: u64 },
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Unsupported(m) => f.write_str(m),
+            PlanError::DoesNotFit { needed, available } => write!(
+                f,
+                "does not fit: the smallest plan needs {needed} bytes on a tile, which has {available} bytes for data"
+            ),
+        }
+    }
+}
+
+/// Bytes of each tile kept back from data: code, exchange tables, stack.
+pub const RESERVED_TILE_BYTES: u64 = 96 * 1024;
+
+/// Candidate split counts for a dimension of `extent`: every count that
+/// changes the block size, up to `limit`.
+fn candidates(extent: u64, limit: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    let mut last_block = 0;
+    for p in 1..=extent.min(limit) {
+        let block = extent.div_ceil(p);
+        if block != last_block {
+            out.push(p);
+            last_block = block;
+        }
+    }
+    out
+}
+
+/// Plans `[m, k] x [k, n]` with `kind` on `target`.
+pub fn plan_matmul(
+    target: &Target,
+    m: u64,
+    k: u64,
+    n: u64,
+    kind: GemmKind,
+) -> Result<MatmulPlan, PlanError> {
+    let (input, partials) = kind.amp();
+    let amp = target.amp_mode(input, partials).ok_or_else(|| {
+        PlanError::Unsupported(format!(
+            "target {} has no {input} -> {partials} AMP mode",
+            target.name
+        ))
+    })?;
+    let k_block = amp.k_block.max(1) as u64;
+    let estimate = |bm: u64, bk: u64, bn: u64| match kind {
+        GemmKind::F8F16 => target.gemm_cycles_f8(bm, bk, bn),
+        _ => target.gemm_cycles_f16(bm, bk, bn),
+    };
+    if estimate(1, k_block, 16).is_none() {
+        return Err(PlanError::Unsupported(format!(
+            "target {} has no {} GEMM estimate",
+            target.name,
+            kind.name()
+        )));
+    }
+    let tiles = target.tiles() as u64;
+    let available = target.sram_bytes().saturating_sub(RESERVED_TILE_BYTES);
+    let recv = target.exchange.receive_bytes_per_cycle.max(1) as u64;
+    let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
+    let lanes = target.vector.f32_lanes.max(1) as u64;
+    let (ea, ep) = (kind.input_bytes(), kind.partial_bytes());
+    let mut best: Option<MatmulPlan> = None;
+    let mut smallest_need = u64::MAX;
+    for &pk in &candidates(k.div_ceil(k_block), tiles) {
+        for &pm in &candidates(m, tiles / pk) {
+            for &pn in &candidates(n.div_ceil(16), tiles / (pk * pm)) {
+                let bm = m.div_ceil(pm);
+                let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
+                let bn = n.div_ceil(pn).div_ceil(16) * 16;
+                let c_bytes = bm * bn * ep;
+                // The k = 0 tile holds its own partials and receives the others'.
+                let need = bm * bk * ea + bk * bn * ea + c_bytes * pk;
+                smallest_need = smallest_need.min(need);
+                if need > available {
+                    continue;
+                }
+                let kernel = estimate(bm, bk, bn).unwrap_or(u64::MAX / 4);
+                let operands_in = (bm * bk * ea + bk * bn * ea).div_ceil(recv);
+                let reduction = if pk > 1 {
+                    phase + ((pk - 1) * c_bytes).div_ceil(recv) + (pk - 1) * bm * bn / lanes
+                } else {
+                    0
+                };
+                let total = phase + operands_in + phase + kernel + reduction;
+                let plan = MatmulPlan {
+                    pm,
+                    pn,
+                    pk,
+                    bm,
+                    bk,
+                    bn,
+                    kind,
+                    kernel_cycles: kernel,
+                    total_cycles: total,
+                    tile_bytes: need,
+                };
+                let better = match &best {
+                    None => true,
+                    Some(b) => {
+                        (total, plan.tiles(), pm, pn, pk)
+                            < (b.total_cycles, b.tiles(), b.pm, b.pn, b.pk)
+                    }
+                };
+                if better {
+                    best = Some(plan);
+                }
+            }
+        }
+    }
+    best.ok_or(PlanError::DoesNotFit {
+        needed: smallest_need,
+        available,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str) -> Target {
+        Target::load(name).unwrap()
+    }
+
+    #[test]
+    fn big_matmuls_use_most_of_the_chip() {
+        let t = target("ipu21");
+        let p = plan_matmul(&t, 128, 768, 3072, GemmKind::F16F32).unwrap();
+        assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
+        assert!(p.tile_bytes <= t.sram_bytes() - RESERVED_TILE_BYTES);
+        // Blocks cover the problem.
+        assert!(p.bm * p.pm >= 128 && p.bk * p.pk >= 768 && p.bn * p.pn >= 3072);
+    }
+
+    #[test]
+    fn small_matmuls_stay_small() {
+        let t = target("test4");
+        let p = plan_matmul(&t, 4, 16, 16, GemmKind::F16F32).unwrap();
+        assert!(p.tiles() <= 4);
+        assert_eq!((p.bk % 16, p.bn % 16), (0, 0));
+    }
+
+    #[test]
+    fn plans_are_deterministic() {
+        let t = target("ipu21");
+        let a = plan_matmul(&t, 384, 1024, 1024, GemmKind::F8F16).unwrap();
+        let b = plan_matmul(&t, 384, 1024, 1024, GemmKind::F8F16).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn oversized_problems_are_reported_with_their_size() {
+        let t = target("test4");
+        match plan_matmul(&t, 4096, 4096, 4096, GemmKind::F16F32) {
+            Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
+            other => panic!("expected DoesNotFit, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn split_k_is_chosen_when_k_dominates() {
+        let t = target("ipu21");
+        let p = plan_matmul(&t, 16, 65536, 16, GemmKind::F16F32).unwrap();
+        assert!(p.pk > 1, "{p:?}");
+    }
+}
