@@ -1,0 +1,425 @@
+//! The kernel library: the assembly sources under `kernels/`, specialised by
+//! parameters, and a content-addressed cache of the assembled objects.
+//!
+//! A specialisation is (source, parameter values). Its cache key is the
+//! SHA-256 of the source text, the parameters and the assembler version, so
+//! a changed source or assembler never reuses a stale object. The cache
+//! lives in `~/.cache/ipu-stack/kernels/<sha256>/{kernel.o,kernel.json}`
+//! (or under `$IPU_KERNEL_CACHE`); entries are written to a temporary
+//! directory and renamed into place, so concurrent builds never see a
+//! half-written entry.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::Digest;
+
+use crate::asm::{assemble, AsmErrors, Assembled};
+use crate::elf::{ElfError, KernelMeta, ObjectFile};
+
+/// Lower-case hex SHA-256 of bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let d = sha2::Sha256::digest(bytes);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One kernel source file.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelSource {
+    pub name: &'static str,
+    pub file: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! sources {
+    ($($name:literal),* $(,)?) => {
+        /// Every kernel source of the library.
+        pub static SOURCES: &[KernelSource] = &[$(KernelSource {
+            name: $name,
+            file: concat!("kernels/", $name, ".S"),
+            text: include_str!(concat!("../../kernels/", $name, ".S")),
+        }),*];
+    };
+}
+
+sources!["gemm_amp", "elementwise", "rows", "cast", "fill", "copy2d"];
+
+/// The source of a kernel by name.
+pub fn source(name: &str) -> Option<&'static KernelSource> {
+    SOURCES.iter().find(|s| s.name == name)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    #[error("no kernel source named `{0}`")]
+    Unknown(String),
+    #[error("{0}")]
+    Asm(#[from] AsmErrors),
+    #[error("kernel cache at {path}: {err}")]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("cached object is damaged: {0}")]
+    Elf(#[from] ElfError),
+}
+
+/// The name of a specialisation, e.g. `gemm_f16_interleaved_k64_c80_r7_r8_m46`.
+pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
+    let p = |k: &str| params.get(k).copied().unwrap_or(0);
+    if name == "gemm_amp" {
+        let t = match p("TYPE") {
+            0 => "f16f32",
+            1 => "f16",
+            2 => "f8e4",
+            _ => "f8e5",
+        };
+        let m = p("M");
+        let kc = match p("KC") {
+            0 => String::new(),
+            kc if kc == p("K") => String::new(),
+            kc => format!("_kc{kc}"),
+        };
+        return format!(
+            "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}",
+            p("K"),
+            p("N"),
+            m / 6,
+            (m + 5) / 6
+        );
+    }
+    let mut s = name.to_string();
+    for (k, v) in params {
+        s.push_str(&format!("_{}{v}", k.to_lowercase()));
+    }
+    s
+}
+
+/// Assembles a library kernel with parameters (no cache).
+pub fn assemble_kernel(
+    name: &str,
+    params: &BTreeMap<String, i64>,
+) -> Result<Assembled, KernelError> {
+    let src = source(name).ok_or_else(|| KernelError::Unknown(name.to_string()))?;
+    let mut a = assemble(src.file, src.text, params)?;
+    a.meta.name = specialised_name(name, params);
+    a.object.meta = Some(a.meta.clone());
+    Ok(a)
+}
+
+/// A kernel as the cache returns it.
+#[derive(Clone, Debug)]
+pub struct CachedKernel {
+    pub key: String,
+    pub dir: PathBuf,
+    pub object: ObjectFile,
+    pub meta: KernelMeta,
+    /// Whether it came from the cache rather than being assembled now.
+    pub hit: bool,
+}
+
+/// The content-addressed kernel cache.
+#[derive(Clone, Debug)]
+pub struct KernelCache {
+    pub dir: PathBuf,
+}
+
+impl KernelCache {
+    /// `$IPU_KERNEL_CACHE`, else `~/.cache/ipu-stack/kernels`.
+    pub fn from_env() -> KernelCache {
+        if let Some(d) = std::env::var_os("IPU_KERNEL_CACHE") {
+            return KernelCache {
+                dir: PathBuf::from(d),
+            };
+        }
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(std::env::temp_dir);
+        KernelCache {
+            dir: home.join(".cache/ipu-stack/kernels"),
+        }
+    }
+
+    pub fn new(dir: impl Into<PathBuf>) -> KernelCache {
+        KernelCache { dir: dir.into() }
+    }
+
+    /// The cache key of a specialisation.
+    pub fn key(name: &str, text: &str, params: &BTreeMap<String, i64>) -> String {
+        let mut h = sha2::Sha256::new();
+        h.update(b"ipu-as ");
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update(b"\0");
+        h.update(name.as_bytes());
+        h.update(b"\0");
+        h.update(text.as_bytes());
+        for (k, v) in params {
+            h.update(format!("\0{k}={v}").as_bytes());
+        }
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Returns the specialisation, assembling and storing it on a miss.
+    pub fn get(
+        &self,
+        name: &str,
+        params: &BTreeMap<String, i64>,
+    ) -> Result<CachedKernel, KernelError> {
+        let src = source(name).ok_or_else(|| KernelError::Unknown(name.to_string()))?;
+        let key = Self::key(name, src.text, params);
+        let dir = self.dir.join(&key);
+        let io = |path: &Path, err| KernelError::Io {
+            path: path.to_path_buf(),
+            err,
+        };
+        if let (Ok(elf), Ok(json)) = (
+            std::fs::read(dir.join("kernel.o")),
+            std::fs::read(dir.join("kernel.json")),
+        ) {
+            if let (Ok(object), Ok(meta)) = (
+                ObjectFile::from_elf(&elf),
+                serde_json::from_slice::<KernelMeta>(&json),
+            ) {
+                return Ok(CachedKernel {
+                    key,
+                    dir,
+                    object,
+                    meta,
+                    hit: true,
+                });
+            }
+        }
+        if dir.exists() {
+            // A damaged or partial entry: replace it.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        let a = assemble_kernel(name, params)?;
+        std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
+        // Write into a private temporary directory, then rename it into place.
+        let tmp = self.dir.join(format!(
+            ".tmp-{key}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).map_err(|e| io(&tmp, e))?;
+        std::fs::write(tmp.join("kernel.o"), a.elf_bytes()).map_err(|e| io(&tmp, e))?;
+        let json = serde_json::to_vec_pretty(&a.meta).unwrap_or_default();
+        std::fs::write(tmp.join("kernel.json"), json).map_err(|e| io(&tmp, e))?;
+        match std::fs::rename(&tmp, &dir) {
+            Ok(()) => {}
+            Err(_) if dir.join("kernel.json").exists() => {
+                // Another build stored the same entry first; theirs is identical.
+                let _ = std::fs::remove_dir_all(&tmp);
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                return Err(io(&dir, e));
+            }
+        }
+        Ok(CachedKernel {
+            key,
+            dir,
+            object: a.object,
+            meta: a.meta,
+            hit: false,
+        })
+    }
+}
+
+/// Element types of the kernel library (their parameter codes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    F32 = 0,
+    F16 = 1,
+    Bf16 = 2,
+    F8E4M3FN = 3,
+    F8E5M2 = 4,
+}
+
+impl ElemType {
+    pub fn bytes(self) -> usize {
+        match self {
+            ElemType::F32 => 4,
+            ElemType::F16 | ElemType::Bf16 => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The GEMM modes of the AMP (`TYPE` of `gemm_amp.S`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GemmType {
+    /// f16 inputs, f32 partials (32 MACs/cycle/tile).
+    F16F32 = 0,
+    /// f16 inputs, f16 partials (64 MACs/cycle/tile).
+    F16F16 = 1,
+    /// f8E4M3FN inputs, f16 outputs, scaled (128 MACs/cycle/tile).
+    F8E4M3FN = 2,
+    /// f8E5M2 inputs, f16 outputs, scaled (128 MACs/cycle/tile).
+    F8E5M2 = 3,
+}
+
+/// Elementwise operations (`OP` of `elementwise.S`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EwOp {
+    Add = 0,
+    Sub = 1,
+    Mul = 2,
+    Div = 3,
+    Max = 4,
+    Min = 5,
+    Relu = 16,
+    Gelu = 17,
+    Exp = 18,
+    Tanh = 19,
+    Erf = 20,
+    Rsqrt = 21,
+    Sqrt = 22,
+    Neg = 23,
+    Abs = 24,
+    Sigmoid = 25,
+    Recip = 26,
+    Log = 27,
+    Copy = 28,
+}
+
+impl EwOp {
+    pub fn is_binary(self) -> bool {
+        (self as i64) < 16
+    }
+}
+
+/// Row operations (`OP` of `rows.S`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowOp {
+    Sum = 0,
+    Max = 1,
+    SoftmaxExp = 2,
+    ScaleRecip = 3,
+    LayerNormMoments = 4,
+    LayerNormApply = 5,
+    /// y[r][c] = x[r][c] + v[c] (a bias).
+    AddRowVector = 6,
+    /// y[r][c] = x[r][c] * v[c].
+    MulRowVector = 7,
+}
+
+/// Bytes of the GEMM kernel's state record (A, B, C, scale, six worker records).
+pub const GEMM_STATE_BYTES: usize = 16 + 6 * 32;
+
+/// One specialisation of a library kernel: its source, entry and parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    pub source: &'static str,
+    pub entry: &'static str,
+    pub params: BTreeMap<String, i64>,
+}
+
+fn params_of(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
+    p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+}
+
+impl KernelSpec {
+    /// C[N/16][M][16] = A[M][K] x B[N/16][K][16] on the AMP (K x 16 weights
+    /// must fit one 4 KiB bank; see [`KernelSpec::gemm_chunked`] otherwise).
+    pub fn gemm(ty: GemmType, m: usize, k: usize, n: usize) -> KernelSpec {
+        KernelSpec {
+            source: "gemm_amp",
+            entry: "gemm_amp",
+            params: params_of(&[
+                ("TYPE", ty as i64),
+                ("M", m as i64),
+                ("K", k as i64),
+                ("N", n as i64),
+            ]),
+        }
+    }
+    /// The same with K processed in chunks of `kc` (A stored as K/kc chunks
+    /// of M x kc, B as N/16 x K/kc blocks of kc x 16); chunks after the
+    /// first add to C.
+    pub fn gemm_chunked(ty: GemmType, m: usize, k: usize, kc: usize, n: usize) -> KernelSpec {
+        let mut s = KernelSpec::gemm(ty, m, k, n);
+        s.params.insert("KC".into(), kc as i64);
+        s
+    }
+    /// out = op(in0[, in1]) over n elements of f32 or f16.
+    pub fn elementwise(op: EwOp, ty: ElemType, n: usize) -> KernelSpec {
+        let t = if ty == ElemType::F16 { 1 } else { 0 };
+        KernelSpec {
+            source: "elementwise",
+            entry: "elementwise",
+            params: params_of(&[("OP", op as i64), ("TYPE", t), ("N", n as i64)]),
+        }
+    }
+    /// n elements from one type to another.
+    pub fn cast(from: ElemType, to: ElemType, n: usize) -> KernelSpec {
+        KernelSpec {
+            source: "cast",
+            entry: "cast",
+            params: params_of(&[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)]),
+        }
+    }
+    /// A row operation on an r x c matrix (`eps` for layer-norm moments).
+    pub fn rows(op: RowOp, ty: ElemType, r: usize, c: usize, eps: f32) -> KernelSpec {
+        let t = if ty == ElemType::F16 { 1 } else { 0 };
+        let mut p = params_of(&[
+            ("OP", op as i64),
+            ("TYPE", t),
+            ("R", r as i64),
+            ("C", c as i64),
+        ]);
+        if op == RowOp::LayerNormMoments {
+            p.insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+            p.insert("EPS".into(), eps.to_bits() as i64);
+        }
+        KernelSpec {
+            source: "rows",
+            entry: "rows",
+            params: p,
+        }
+    }
+    /// Fill `granules` 64-bit granules with a 32-bit pattern.
+    pub fn fill(granules: usize, value: u32) -> KernelSpec {
+        KernelSpec {
+            source: "fill",
+            entry: "fill",
+            params: params_of(&[("G", granules as i64), ("VALUE", value as i64)]),
+        }
+    }
+    /// Copy `blocks` x `rows` rows of `granules` 64-bit granules between
+    /// strided layouts (strides in bytes).
+    pub fn copy2d(
+        blocks: usize,
+        rows: usize,
+        granules: usize,
+        src: (usize, usize),
+        dst: (usize, usize),
+    ) -> KernelSpec {
+        KernelSpec {
+            source: "copy2d",
+            entry: "copy2d",
+            params: params_of(&[
+                ("BLOCKS", blocks as i64),
+                ("R", rows as i64),
+                ("G", granules as i64),
+                ("SRC_ROW", src.0 as i64),
+                ("SRC_BLOCK", src.1 as i64),
+                ("DST_ROW", dst.0 as i64),
+                ("DST_BLOCK", dst.1 as i64),
+            ]),
+        }
+    }
+    /// The specialised kernel name.
+    pub fn name(&self) -> String {
+        specialised_name(self.source, &self.params)
+    }
+    /// Assembles it (no cache).
+    pub fn assemble(&self) -> Result<Assembled, KernelError> {
+        assemble_kernel(self.source, &self.params)
+    }
+}
+
+impl KernelCache {
+    /// [`KernelCache::get`] for a [`KernelSpec`].
+    pub fn get_spec(&self, spec: &KernelSpec) -> Result<CachedKernel, KernelError> {
+        self.get(spec.source, &spec.params)
+    }
+}

@@ -1,0 +1,1501 @@
+//! The single-tile simulator.
+//!
+//! It executes a linked tile image cycle by cycle as `docs/isa.md` says:
+//! six worker contexts share a round-robin barrel (the worker in slot
+//! `cycle % 6` issues in that cycle, so each worker issues at most once every
+//! 6 cycles), and the supervisor issues in any cycle the slot's worker does
+//! not use. An issue is one instruction or one LIW bundle (memory slot plus
+//! arithmetic slot). Instructions are decoded once when the image is loaded,
+//! so the loop only dispatches on pre-decoded ops.
+//!
+//! A tile owns all its state (no globals, `Send`), so a chip simulator can
+//! run 1472 of them on rayon threads; the exchange is reached only through
+//! an [`ExchangePort`] passed to [`Tile::run`], and a chip-wide sync returns
+//! [`Outcome::Sync`] so the chip can align every tile before resuming it.
+//! Every error is a [`Fault`] value naming tile, context, pc, cycle and the
+//! instruction: nothing in here panics on a bad program.
+
+use ipu_isa::disasm::format_inst;
+use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_table, F8Format};
+use ipu_isa::link::TileImage;
+use ipu_isa::table::{Ctx, Slot};
+use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUNDLE_BIT};
+
+use crate::exchange::ExchangePort;
+
+/// Worker contexts per tile.
+pub const WORKERS: usize = 6;
+const SUP: usize = WORKERS;
+
+/// What the simulator needs to know about the tile. The figures will come
+/// from the target description file; [`TileConfig::ipu21`] holds the
+/// machine-model values meanwhile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileConfig {
+    pub tile_id: u32,
+    /// Bytes of tile SRAM (code and data).
+    pub memory_bytes: u32,
+    /// First byte of the interleaved region (128-bit loads, and two loads in
+    /// one bundle, are only allowed at or above it).
+    pub interleaved_start: u32,
+    /// Cycles a chip-wide sync takes when the tile runs alone.
+    pub sync_cycles: u64,
+}
+
+impl TileConfig {
+    pub fn new(memory_bytes: u32, interleaved_start: u32) -> Self {
+        TileConfig {
+            tile_id: 0,
+            memory_bytes,
+            interleaved_start,
+            sync_cycles: 90,
+        }
+    }
+    /// 624 KiB per tile (machine model); the top 560 KiB interleaved (an
+    /// assumption of this project).
+    pub fn ipu21() -> Self {
+        TileConfig::new(638_976, 0x1_0000)
+    }
+    pub fn with_tile_id(mut self, id: u32) -> Self {
+        self.tile_id = id;
+        self
+    }
+}
+
+/// A context of the tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContextId {
+    Supervisor,
+    Worker(u8),
+}
+
+impl std::fmt::Display for ContextId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ContextId::Supervisor => write!(f, "supervisor"),
+            ContextId::Worker(w) => write!(f, "worker {w}"),
+        }
+    }
+}
+
+/// What went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultKind {
+    #[error("address {addr:#x} (+{len}) is outside tile memory")]
+    OutOfBounds { addr: u64, len: u32 },
+    #[error("address {addr:#x} is not {align}-byte aligned")]
+    Misaligned { addr: u32, align: u32 },
+    #[error("address {addr:#x} is not in the interleaved region (a 128-bit access needs it)")]
+    NotInterleaved { addr: u32 },
+    #[error("store to {addr:#x} inside the code")]
+    StoreToCode { addr: u32 },
+    #[error("pc {pc:#x} is not in the executable code")]
+    PcOutOfCode { pc: u32 },
+    #[error("word {word:#010x} is not a valid instruction")]
+    IllegalInstruction { word: u32 },
+    #[error("a bundle must be a memory-slot instruction followed by an arithmetic-slot one")]
+    BadBundle,
+    #[error("`{0}` may only be issued by a worker")]
+    WorkerOnly(&'static str),
+    #[error("`{0}` may only be issued by the supervisor")]
+    SupervisorOnly(&'static str),
+    #[error("no free worker context")]
+    NoFreeWorker,
+    #[error("`rpt` inside a repeat body")]
+    NestedRpt,
+    #[error("division by zero")]
+    DivideByZero,
+    #[error("AMP used with {kph} instructions per row; this mode needs at least {need} (set with `ampk`)")]
+    AmpRow { kph: u32, need: u32 },
+    #[error("AMP row reaches weight byte {end}, past the {AMP_BANK_BYTES}-byte bank")]
+    AmpWeights { end: usize },
+    #[error("`recv` with no sender selected")]
+    NoSender,
+    #[error("no word from tile {sender} arrived in this cycle")]
+    NoData { sender: u32 },
+    #[error("`halt` while workers are still running")]
+    HaltWithWorkers,
+    #[error("no context can ever issue again (deadlock)")]
+    Deadlock,
+    #[error("the tile was not started")]
+    NotStarted,
+}
+
+/// A fault: where and when, and what.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("tile {tile}, {context}, pc {pc:#x}, cycle {cycle}: {kind} (in `{instruction}`)")]
+pub struct Fault {
+    pub tile: u32,
+    pub context: ContextId,
+    pub pc: u32,
+    pub cycle: u64,
+    pub instruction: String,
+    pub kind: FaultKind,
+}
+
+/// Why [`Tile::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The supervisor executed `halt`.
+    Halted,
+    /// The supervisor reached `sync 1` (all its workers done): the chip must
+    /// call [`Tile::resume_from_sync`] with the cycle at which it continues.
+    Sync { cycle: u64 },
+    /// The cycle budget given to `run` was used up.
+    CycleLimit,
+}
+
+/// Counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileStats {
+    /// Instructions executed (a bundle counts two).
+    pub instructions: u64,
+    /// Issues (instructions or bundles).
+    pub issues: u64,
+    pub supervisor_issues: u64,
+    pub worker_issues: u64,
+    /// Multiply-accumulates done by the AMP.
+    pub amp_macs: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pre {
+    inst: Inst,
+    word: u32,
+    legal: bool,
+    bundle: bool,
+    cost: u8,
+    slot: Slot,
+    ctx: Ctx,
+}
+
+impl Pre {
+    fn of(word: u32) -> Pre {
+        match decode(word) {
+            Ok(inst) => {
+                let o = info(inst.op);
+                Pre {
+                    inst,
+                    word,
+                    legal: true,
+                    bundle: word & BUNDLE_BIT != 0,
+                    cost: o.cost,
+                    slot: o.slot,
+                    ctx: o.ctx,
+                }
+            }
+            Err(_) => Pre {
+                inst: Inst {
+                    op: Op::Nop,
+                    regs: [0; 6],
+                    imm: 0,
+                    post: false,
+                },
+                word,
+                legal: false,
+                bundle: false,
+                cost: 1,
+                slot: Slot::Mem,
+                ctx: Ctx::Any,
+            },
+        }
+    }
+}
+
+/// A pre-decoded issue: one instruction or a whole bundle, validated at
+/// load time so that the issue loop only checks one flag per context kind.
+#[derive(Clone, Copy, Debug)]
+struct Fast {
+    first: Inst,
+    second: Inst,
+    h_first: Handler,
+    h_second: Handler,
+    kind: IssueKind,
+    words: u8,
+    turns: u8,
+    ok_supervisor: bool,
+    ok_worker: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum IssueKind {
+    Mem,
+    Arith,
+    Bundle,
+    Invalid,
+}
+
+impl Fast {
+    fn of(code: &[Pre], idx: usize) -> Fast {
+        let p = code[idx];
+        let invalid = Fast {
+            first: p.inst,
+            second: p.inst,
+            h_first: HANDLERS[0],
+            h_second: HANDLERS[0],
+            kind: IssueKind::Invalid,
+            words: 1,
+            turns: 1,
+            ok_supervisor: false,
+            ok_worker: false,
+        };
+        if !p.legal {
+            return invalid;
+        }
+        let allowed = |c: Ctx| (c != Ctx::Worker, c != Ctx::Supervisor);
+        let (s0, w0) = allowed(p.ctx);
+        if !p.bundle {
+            let kind = if p.slot == Slot::Mem {
+                IssueKind::Mem
+            } else {
+                IssueKind::Arith
+            };
+            return Fast {
+                first: p.inst,
+                second: p.inst,
+                h_first: HANDLERS[p.inst.op as usize],
+                h_second: HANDLERS[0],
+                kind,
+                words: 1,
+                turns: p.cost,
+                ok_supervisor: s0,
+                ok_worker: w0,
+            };
+        }
+        match code.get(idx + 1) {
+            Some(q) if q.legal && !q.bundle && q.slot == Slot::Arith && p.slot == Slot::Mem => {
+                let (s1, w1) = allowed(q.ctx);
+                Fast {
+                    first: p.inst,
+                    second: q.inst,
+                    h_first: HANDLERS[p.inst.op as usize],
+                    h_second: HANDLERS[q.inst.op as usize],
+                    kind: IssueKind::Bundle,
+                    words: 2,
+                    turns: p.cost.max(q.cost),
+                    ok_supervisor: s0 && s1,
+                    ok_worker: w0 && w1,
+                }
+            }
+            _ => invalid,
+        }
+    }
+}
+
+/// What an instruction's handler may change besides the tile, and the
+/// exchange port (kept here so a handler takes few enough arguments to pass
+/// them all in registers).
+struct IssueState<'p> {
+    pc: u32,
+    next: u32,
+    extra: u64,
+    port: &'p mut dyn ExchangePort,
+}
+
+/// One function per op: the big `match` in `exec_mem` / `exec_arith` is
+/// specialised for a constant op, so dispatch is one indirect call to a
+/// small function chosen at load time.
+type Handler = fn(&mut Tile, usize, Inst, &mut IssueState) -> Result<(), HandlerFault>;
+
+/// A handler's failure: the fault itself waits in `Tile::pending_fault`, so
+/// that the success path returns one register.
+struct HandlerFault;
+
+fn handler<const N: u8>(
+    t: &mut Tile,
+    ci: usize,
+    i: Inst,
+    st: &mut IssueState,
+) -> Result<(), HandlerFault> {
+    let op = const { Op::from_index(N) };
+    let r = if const { matches!(Op::from_index(N).slot(), Slot::Mem) } {
+        t.exec_mem(op, ci, &i, st)
+    } else {
+        t.exec_arith(op, ci, &i)
+    };
+    match r {
+        Ok(()) => Ok(()),
+        Err(k) => {
+            t.pending_fault = Some(k);
+            Err(HandlerFault)
+        }
+    }
+}
+
+macro_rules! handlers {
+    ($($n:literal)*) => { [$(handler::<$n> as Handler),*] };
+}
+
+static HANDLERS: [Handler; Op::COUNT] = handlers!(
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144
+);
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Context {
+    m: [u32; 16],
+    a: [u32; 16],
+    pc: u32,
+    active: bool,
+    ready: u64,
+    rpt_start: u32,
+    rpt_end: u32,
+    rpt_left: u32,
+    scale: i32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct AmpState {
+    acc: [f32; AMP_COLUMNS],
+    drain: [f32; AMP_COLUMNS],
+    phase: u32,
+    kph: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sup {
+    NotStarted,
+    Running,
+    WaitWorkers { then_sync: bool },
+    WaitSync,
+    Halted,
+}
+
+/// Weight formats the decoded-weight cache can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WFmt {
+    None,
+    F32,
+    F16,
+    E4,
+    E5,
+}
+
+/// One simulated tile.
+pub struct Tile {
+    cfg: TileConfig,
+    mem: Vec<u8>,
+    code: Vec<Pre>,
+    fast: Vec<Fast>,
+    code_lo: u32,
+    code_hi: u32,
+    ctx: [Context; WORKERS + 1],
+    amp: [AmpState; WORKERS],
+    banks: Vec<[u8; AMP_BANK_BYTES]>,
+    active_bank: usize,
+    wcache: Vec<f32>,
+    wcache_fmt: WFmt,
+    e4: [f32; 256],
+    e5: [f32; 256],
+    cycle: u64,
+    sup: Sup,
+    recv_sel: u32,
+    stats: TileStats,
+    pending_fault: Option<FaultKind>,
+}
+
+impl std::fmt::Debug for Tile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tile")
+            .field("tile_id", &self.cfg.tile_id)
+            .field("cycle", &self.cycle)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Memory access outside the tile, from the host side.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("host access to {addr:#x}+{len} is outside the {size}-byte tile memory")]
+pub struct HostAccessError {
+    pub addr: u32,
+    pub len: usize,
+    pub size: usize,
+}
+
+#[inline(always)]
+fn f16x4(lo: u32, hi: u32) -> [f32; 4] {
+    use half::slice::HalfFloatSliceExt;
+    // Four at a time: `half` uses the host's F16C conversion when present.
+    let h = [
+        half::f16::from_bits(lo as u16),
+        half::f16::from_bits((lo >> 16) as u16),
+        half::f16::from_bits(hi as u16),
+        half::f16::from_bits((hi >> 16) as u16),
+    ];
+    let mut out = [0f32; 4];
+    h.convert_to_f32_slice(&mut out);
+    out
+}
+
+#[inline(always)]
+fn pack_f16x4(v: [f32; 4]) -> (u32, u32) {
+    use half::slice::HalfFloatSliceExt;
+    let mut h = [half::f16::ZERO; 4];
+    h.convert_from_f32_slice(&v);
+    let b = |k: usize| h[k].to_bits() as u32;
+    (b(0) | b(1) << 16, b(2) | b(3) << 16)
+}
+
+#[inline(always)]
+fn unary(op: Op, x: f32) -> f32 {
+    use Op::*;
+    match op {
+        F32v2exp | F16v4exp => x.exp(),
+        F32v2log | F16v4log => x.ln(),
+        F32v2tanh | F16v4tanh => x.tanh(),
+        F32v2erf | F16v4erf => libm::erff(x),
+        F32v2rsqrt | F16v4rsqrt => 1.0 / x.sqrt(),
+        F32v2sqrt | F16v4sqrt => x.sqrt(),
+        F32v2recip | F16v4recip => 1.0 / x,
+        F32v2neg | F16v4neg => -x,
+        F32v2abs | F16v4abs => x.abs(),
+        F32v2sigmoid | F16v4sigmoid => 1.0 / (1.0 + (-x).exp()),
+        F32v2gelu | F16v4gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
+        F32v2relu | F16v4relu => x.max(0.0),
+        _ => x,
+    }
+}
+
+#[inline(always)]
+fn binary(op: Op, x: f32, y: f32) -> f32 {
+    use Op::*;
+    match op {
+        F32v2add | F16v4add | F32add => x + y,
+        F32v2sub | F16v4sub | F32sub => x - y,
+        F32v2mul | F16v4mul | F32mul => x * y,
+        F32v2div | F16v4div | F32div => x / y,
+        F32v2max | F16v4max | F32max => x.max(y),
+        F32v2min | F16v4min => x.min(y),
+        _ => x,
+    }
+}
+
+impl Tile {
+    /// A tile with zeroed memory and nothing loaded.
+    pub fn new(cfg: TileConfig) -> Tile {
+        Tile {
+            mem: vec![0; cfg.memory_bytes as usize],
+            cfg,
+            code: Vec::new(),
+            fast: Vec::new(),
+            code_lo: 0,
+            code_hi: 0,
+            ctx: [Context::default(); WORKERS + 1],
+            amp: [AmpState::default(); WORKERS],
+            banks: vec![[0; AMP_BANK_BYTES]; 2],
+            active_bank: 0,
+            wcache: vec![0.0; AMP_BANK_BYTES],
+            wcache_fmt: WFmt::None,
+            e4: f8_table(F8Format::E4M3FN),
+            e5: f8_table(F8Format::E5M2),
+            cycle: 0,
+            sup: Sup::NotStarted,
+            recv_sel: u32::MAX,
+            stats: TileStats::default(),
+            pending_fault: None,
+        }
+    }
+
+    pub fn config(&self) -> &TileConfig {
+        &self.cfg
+    }
+
+    /// Copies an image into memory and decodes its code.
+    pub fn load(&mut self, image: &TileImage) -> Result<(), HostAccessError> {
+        for s in &image.segments {
+            self.write(s.address, &s.bytes)?;
+        }
+        let lo = image.exec_ranges.iter().map(|r| r.start).min().unwrap_or(0);
+        let hi = image.exec_ranges.iter().map(|r| r.end).max().unwrap_or(0);
+        if hi as usize > self.mem.len() || lo > hi {
+            return Err(HostAccessError {
+                addr: lo,
+                len: hi.saturating_sub(lo) as usize,
+                size: self.mem.len(),
+            });
+        }
+        self.code_lo = lo & !3;
+        self.code_hi = (hi + 3) & !3;
+        self.code = (self.code_lo..self.code_hi)
+            .step_by(4)
+            .map(|a| {
+                if image.exec_ranges.iter().any(|r| r.contains(&a)) {
+                    let i = a as usize;
+                    Pre::of(u32::from_le_bytes([
+                        self.mem[i],
+                        self.mem[i + 1],
+                        self.mem[i + 2],
+                        self.mem[i + 3],
+                    ]))
+                } else {
+                    Pre::of(u32::MAX)
+                }
+            })
+            .collect();
+        self.fast = (0..self.code.len())
+            .map(|i| Fast::of(&self.code, i))
+            .collect();
+        Ok(())
+    }
+
+    /// Starts the supervisor at `pc` with `$m0 = arg`.
+    pub fn start(&mut self, pc: u32, arg: u32) {
+        let s = &mut self.ctx[SUP];
+        *s = Context {
+            pc,
+            active: true,
+            ready: self.cycle,
+            ..Context::default()
+        };
+        s.m[0] = arg;
+        self.sup = Sup::Running;
+    }
+
+    /// Host write into tile memory.
+    pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
+        let a = addr as usize;
+        let err = HostAccessError {
+            addr,
+            len: bytes.len(),
+            size: self.mem.len(),
+        };
+        self.mem
+            .get_mut(a..a + bytes.len())
+            .ok_or(err)?
+            .copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Host read of tile memory.
+    pub fn read(&self, addr: u32, len: usize) -> Result<&[u8], HostAccessError> {
+        let a = addr as usize;
+        self.mem.get(a..a + len).ok_or(HostAccessError {
+            addr,
+            len,
+            size: self.mem.len(),
+        })
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    pub fn stats(&self) -> TileStats {
+        TileStats {
+            worker_issues: self.stats.issues - self.stats.supervisor_issues,
+            ..self.stats
+        }
+    }
+
+    /// A context's `$m` registers (workers 0..5, supervisor 6).
+    pub fn m_regs(&self, context: usize) -> [u32; 16] {
+        self.ctx[context.min(SUP)].m
+    }
+
+    /// A context's `$a` registers.
+    pub fn a_regs(&self, context: usize) -> [u32; 16] {
+        self.ctx[context.min(SUP)].a
+    }
+
+    /// Continues after a chip-wide sync, at `cycle`.
+    pub fn resume_from_sync(&mut self, cycle: u64) {
+        if self.sup == Sup::WaitSync {
+            self.sup = Sup::Running;
+            self.cycle = self.cycle.max(cycle);
+            self.ctx[SUP].ready = self.cycle;
+        }
+    }
+
+    /// Runs to `halt`, resolving syncs as if the tile were alone (each sync
+    /// takes `sync_cycles`).
+    pub fn run_to_halt(
+        &mut self,
+        port: &mut dyn ExchangePort,
+        max_cycles: u64,
+    ) -> Result<Outcome, Fault> {
+        let limit = self.cycle.saturating_add(max_cycles);
+        loop {
+            let left = limit.saturating_sub(self.cycle);
+            match self.run(port, left)? {
+                Outcome::Sync { cycle } => self.resume_from_sync(cycle + self.cfg.sync_cycles),
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn fault(&self, ci: usize, pc: u32, kind: FaultKind) -> Fault {
+        let idx = (pc.wrapping_sub(self.code_lo) >> 2) as usize;
+        let instruction = match self.code.get(idx) {
+            Some(p) if p.legal => {
+                let mut s = format_inst(&p.inst);
+                if p.bundle {
+                    if let Some(q) = self.code.get(idx + 1).filter(|q| q.legal) {
+                        s = format!("{{ {s} ; {} }}", format_inst(&q.inst));
+                    }
+                }
+                s
+            }
+            Some(p) => format!(".word {:#010x}", p.word),
+            None => "?".to_string(),
+        };
+        Fault {
+            tile: self.cfg.tile_id,
+            context: if ci == SUP {
+                ContextId::Supervisor
+            } else {
+                ContextId::Worker(ci as u8)
+            },
+            pc,
+            cycle: self.cycle,
+            instruction,
+            kind,
+        }
+    }
+
+    /// Runs for at most `max_cycles` cycles.
+    pub fn run(&mut self, port: &mut dyn ExchangePort, max_cycles: u64) -> Result<Outcome, Fault> {
+        let limit = self.cycle.saturating_add(max_cycles);
+        loop {
+            match self.sup {
+                Sup::Halted => return Ok(Outcome::Halted),
+                Sup::WaitSync => return Ok(Outcome::Sync { cycle: self.cycle }),
+                Sup::NotStarted => return Err(self.fault(SUP, 0, FaultKind::NotStarted)),
+                _ => {}
+            }
+            if self.cycle >= limit {
+                return Ok(Outcome::CycleLimit);
+            }
+            // The steady state: one barrel slot per cycle, no state change
+            // of the supervisor that needs the checks above.
+            let mut c = self.cycle;
+            let mut slot = (c % WORKERS as u64) as usize;
+            while c < limit {
+                self.cycle = c;
+                let w = &self.ctx[slot];
+                if w.active && w.ready <= c {
+                    self.issue(slot, port)?;
+                } else if self.sup == Sup::Running && self.ctx[SUP].ready <= c {
+                    self.issue(SUP, port)?;
+                } else {
+                    // Nobody issues now: jump to the next cycle someone can.
+                    let next = self.next_issue_cycle(c);
+                    if next == u64::MAX {
+                        if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
+                            break;
+                        }
+                        return Err(self.fault(SUP, self.ctx[SUP].pc, FaultKind::Deadlock));
+                    }
+                    c = next.min(limit);
+                    slot = (c % WORKERS as u64) as usize;
+                    continue;
+                }
+                c += 1;
+                slot += 1;
+                if slot == WORKERS {
+                    slot = 0;
+                }
+                if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
+                    break;
+                }
+            }
+            // A sync or halt takes effect at the end of its issue cycle.
+            self.cycle = c;
+            if self.sup == Sup::WaitSync {
+                return Ok(Outcome::Sync { cycle: self.cycle });
+            }
+        }
+    }
+
+    fn next_issue_cycle(&self, c: u64) -> u64 {
+        let mut next = u64::MAX;
+        for (i, cx) in self.ctx[..WORKERS].iter().enumerate() {
+            if cx.active {
+                let r = cx.ready.max(c + 1);
+                let aligned =
+                    r + ((i as u64 + WORKERS as u64 - r % WORKERS as u64) % WORKERS as u64);
+                next = next.min(aligned);
+            }
+        }
+        if self.sup == Sup::Running {
+            next = next.min(self.ctx[SUP].ready.max(c + 1));
+        }
+        next
+    }
+
+    /// Why the issue at `pc` is refused (the slow path of [`Tile::issue`]).
+    fn issue_fault(&self, ci: usize, pc: u32) -> Fault {
+        let idx = (pc.wrapping_sub(self.code_lo) >> 2) as usize;
+        let kind = match self.code.get(idx) {
+            _ if pc & 3 != 0 || pc < self.code_lo => FaultKind::PcOutOfCode { pc },
+            None => FaultKind::PcOutOfCode { pc },
+            Some(p) if !p.legal => FaultKind::IllegalInstruction { word: p.word },
+            Some(_) if self.fast[idx].kind == IssueKind::Invalid => FaultKind::BadBundle,
+            Some(_) => {
+                let f = self.fast[idx];
+                let insts = if f.kind == IssueKind::Bundle {
+                    vec![f.first, f.second]
+                } else {
+                    vec![f.first]
+                };
+                let mut k = FaultKind::BadBundle;
+                for i in insts {
+                    let o = info(i.op);
+                    match (o.ctx, ci == SUP) {
+                        (Ctx::Worker, true) => k = FaultKind::WorkerOnly(o.mnemonic),
+                        (Ctx::Supervisor, false) => k = FaultKind::SupervisorOnly(o.mnemonic),
+                        _ => {}
+                    }
+                }
+                k
+            }
+        };
+        self.fault(ci, pc, kind)
+    }
+
+    #[inline(always)]
+    fn issue(&mut self, ci: usize, port: &mut dyn ExchangePort) -> Result<(), Fault> {
+        let pc = self.ctx[ci].pc;
+        let idx = (pc.wrapping_sub(self.code_lo) >> 2) as usize;
+        let is_sup = ci == SUP;
+        let f = match self.fast.get(idx) {
+            Some(f) if pc & 3 == 0 && if is_sup { f.ok_supervisor } else { f.ok_worker } => f,
+            _ => return Err(self.issue_fault(ci, pc)),
+        };
+        // Fields are read one by one (not by copying the entry) to keep
+        // the hot path free of wide-store / narrow-load stalls.
+        let (h_first, h_second, kind, words, turns) =
+            (f.h_first, f.h_second, f.kind, f.words, f.turns);
+        let (first, second) = (f.first, f.second);
+        let mut st = IssueState {
+            pc,
+            next: pc.wrapping_add(4 * words as u32),
+            extra: 0,
+            port,
+        };
+        // In a bundle the arithmetic slot executes first: a store in the
+        // memory slot sees its result, a load's result is seen by the next issue.
+        let r = match kind {
+            IssueKind::Bundle => match h_second(self, ci, second, &mut st) {
+                Ok(()) => h_first(self, ci, first, &mut st),
+                e => e,
+            },
+            _ => h_first(self, ci, first, &mut st),
+        };
+        if r.is_err() {
+            let k = self.pending_fault.take().unwrap_or(FaultKind::BadBundle);
+            return Err(self.fault(ci, pc, k));
+        }
+        let (mut next, extra) = (st.next, st.extra);
+        let c = self.cycle;
+        let cx = &mut self.ctx[ci];
+        if cx.rpt_left > 0 && next == cx.rpt_end {
+            if cx.rpt_left > 1 {
+                cx.rpt_left -= 1;
+                next = cx.rpt_start;
+            } else {
+                cx.rpt_left = 0;
+            }
+        }
+        cx.pc = next;
+        let ready = if is_sup {
+            c + turns as u64 + extra
+        } else {
+            c + WORKERS as u64 * turns as u64
+        };
+        cx.ready = cx.ready.max(ready);
+        self.stats.instructions += words as u64;
+        self.stats.issues += 1;
+        if is_sup {
+            self.stats.supervisor_issues += 1;
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn check(&self, addr: u32, size: u32) -> Result<usize, FaultKind> {
+        if addr & (size - 1) != 0 {
+            return Err(FaultKind::Misaligned { addr, align: size });
+        }
+        if addr as u64 + size as u64 > self.mem.len() as u64 {
+            return Err(FaultKind::OutOfBounds {
+                addr: addr as u64,
+                len: size,
+            });
+        }
+        Ok(addr as usize)
+    }
+
+    #[inline(always)]
+    fn check_store(&self, addr: u32, size: u32) -> Result<usize, FaultKind> {
+        let a = self.check(addr, size)?;
+        if addr < self.code_hi && addr + size > self.code_lo {
+            return Err(FaultKind::StoreToCode { addr });
+        }
+        Ok(a)
+    }
+
+    #[inline(always)]
+    fn interleaved(&self, addr: u32) -> Result<(), FaultKind> {
+        if addr < self.cfg.interleaved_start {
+            Err(FaultKind::NotInterleaved { addr })
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline(always)]
+    fn ld32(&self, addr: u32) -> Result<u32, FaultKind> {
+        let a = self.check(addr, 4)?;
+        Ok(u32::from_le_bytes([
+            self.mem[a],
+            self.mem[a + 1],
+            self.mem[a + 2],
+            self.mem[a + 3],
+        ]))
+    }
+
+    #[inline(always)]
+    fn ld64(&self, addr: u32) -> Result<[u32; 2], FaultKind> {
+        let a = self.check(addr, 8)?;
+        let m = &self.mem[a..a + 8];
+        Ok([
+            u32::from_le_bytes([m[0], m[1], m[2], m[3]]),
+            u32::from_le_bytes([m[4], m[5], m[6], m[7]]),
+        ])
+    }
+
+    #[inline(always)]
+    fn st64(&mut self, addr: u32, v: [u32; 2]) -> Result<(), FaultKind> {
+        let a = self.check_store(addr, 8)?;
+        self.mem[a..a + 4].copy_from_slice(&v[0].to_le_bytes());
+        self.mem[a + 4..a + 8].copy_from_slice(&v[1].to_le_bytes());
+        Ok(())
+    }
+
+    /// Effective address of a `Mem` operand, applying post-increment.
+    #[inline(always)]
+    fn ea(&mut self, ci: usize, base: u8, inst: &Inst) -> u32 {
+        let m = &mut self.ctx[ci].m;
+        let b = m[base as usize];
+        if inst.post {
+            m[base as usize] = b.wrapping_add(inst.imm as u32);
+            b
+        } else {
+            b.wrapping_add(inst.imm as u32)
+        }
+    }
+
+    /// Address of a post-increment-by-`n` operand.
+    #[inline(always)]
+    fn post(&mut self, ci: usize, base: u8, n: u32) -> u32 {
+        let m = &mut self.ctx[ci].m;
+        let b = m[base as usize];
+        m[base as usize] = b.wrapping_add(n);
+        b
+    }
+
+    fn weight_write(&mut self, offset: u32, bytes: &[u8]) {
+        // Writes past the bank are dropped, so kernels may over-fetch.
+        let o = offset as usize;
+        if o + bytes.len() <= AMP_BANK_BYTES {
+            self.banks[1 - self.active_bank][o..o + bytes.len()].copy_from_slice(bytes);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exec_mem_rare(
+        &mut self,
+        ci: usize,
+        i: &Inst,
+        extra: &mut u64,
+        port: &mut dyn ExchangePort,
+    ) -> Result<(), FaultKind> {
+        use Op::*;
+        let r = i.regs;
+        let (d, s, _t) = (r[0] as usize, r[1] as usize, r[2] as usize);
+        let _ = s;
+        match i.op {
+            Ldxw => {
+                let pa = self.post(ci, r[1], 8);
+                let qa = self.post(ci, r[2], 8);
+                self.interleaved(pa)?;
+                self.interleaved(qa)?;
+                let v = self.ld64(pa)?;
+                let w = self.ld64(qa)?;
+                let o = self.ctx[ci].m[r[3] as usize];
+                self.ctx[ci].m[r[3] as usize] = o.wrapping_add(8);
+                let mut b = [0u8; 8];
+                b[..4].copy_from_slice(&w[0].to_le_bytes());
+                b[4..].copy_from_slice(&w[1].to_le_bytes());
+                self.weight_write(o, &b);
+                self.ctx[ci].a[d..d + 2].copy_from_slice(&v);
+            }
+            Wld64 | Wld128 => {
+                let n = if i.op == Wld64 { 8 } else { 16 };
+                let pa = self.post(ci, r[0], n);
+                if n == 16 {
+                    self.interleaved(pa)?;
+                }
+                let a = self.check(pa, n)?;
+                let mut b = [0u8; 16];
+                b[..n as usize].copy_from_slice(&self.mem[a..a + n as usize]);
+                let o = self.ctx[ci].m[r[1] as usize];
+                self.ctx[ci].m[r[1] as usize] = o.wrapping_add(n);
+                self.weight_write(o, &b[..n as usize]);
+            }
+            Ampswap => {
+                self.active_bank ^= 1;
+                self.wcache_fmt = WFmt::None;
+            }
+            Ampk => {
+                let kph = self.ctx[ci].m[d];
+                self.amp[ci] = AmpState {
+                    kph,
+                    ..AmpState::default()
+                };
+            }
+            Setscl => self.ctx[ci].scale = self.ctx[ci].m[d] as i32,
+            Run => {
+                let entry = self.ctx[ci].m[d];
+                let arg = self.ctx[ci].m[s];
+                let w = (0..WORKERS)
+                    .find(|&w| !self.ctx[w].active)
+                    .ok_or(FaultKind::NoFreeWorker)?;
+                let c = self.cycle + 1;
+                let first = c + ((w as u64 + WORKERS as u64 - c % WORKERS as u64) % WORKERS as u64);
+                let mut cx = Context {
+                    pc: entry,
+                    active: true,
+                    ready: first,
+                    ..Context::default()
+                };
+                cx.m[0] = arg;
+                cx.m[1] = w as u32;
+                self.ctx[w] = cx;
+            }
+            Exit => {
+                self.ctx[ci].active = false;
+                if let Sup::WaitWorkers { then_sync } = self.sup {
+                    if self.ctx[..WORKERS].iter().all(|c| !c.active) {
+                        self.sup = if then_sync {
+                            Sup::WaitSync
+                        } else {
+                            Sup::Running
+                        };
+                        self.ctx[SUP].ready = self.ctx[SUP].ready.max(self.cycle + 1);
+                    }
+                }
+            }
+            Sync => {
+                let busy = self.ctx[..WORKERS].iter().any(|c| c.active);
+                let then_sync = i.imm != 0;
+                self.sup = match (busy, then_sync) {
+                    (true, _) => Sup::WaitWorkers { then_sync },
+                    (false, true) => Sup::WaitSync,
+                    (false, false) => Sup::Running,
+                };
+            }
+            Halt => {
+                if self.ctx[..WORKERS].iter().any(|c| c.active) {
+                    return Err(FaultKind::HaltWithWorkers);
+                }
+                self.sup = Sup::Halted;
+            }
+            Getc => self.ctx[ci].m[d] = self.cycle as u32,
+            Getid => self.ctx[ci].m[d] = ci as u32,
+            Gettile => self.ctx[ci].m[d] = self.cfg.tile_id,
+            Delay => *extra = i.imm as u64,
+            Send => {
+                let addr = self.ea(ci, r[0], i);
+                let w = self.ld32(addr)?;
+                port.send(self.cfg.tile_id, self.cycle, w);
+            }
+            Recv => {
+                let addr = self.ea(ci, r[0], i);
+                if self.recv_sel == u32::MAX {
+                    return Err(FaultKind::NoSender);
+                }
+                let a = self.check_store(addr, 4)?;
+                let w = port
+                    .receive(self.cfg.tile_id, self.cycle, self.recv_sel)
+                    .ok_or(FaultKind::NoData {
+                        sender: self.recv_sel,
+                    })?;
+                self.mem[a..a + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            Recvsel => self.recv_sel = self.ctx[ci].m[d],
+            _ => return Err(FaultKind::BadBundle),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn exec_mem(
+        &mut self,
+        op: Op,
+        ci: usize,
+        i: &Inst,
+        st: &mut IssueState,
+    ) -> Result<(), FaultKind> {
+        use Op::*;
+        let r = i.regs;
+        let (d, s, t) = (r[0] as usize & 15, r[1] as usize & 15, r[2] as usize & 15);
+        match op {
+            Nop => {}
+            SetziM => self.ctx[ci].m[d] = i.imm as u32,
+            SetziA => self.ctx[ci].a[d] = i.imm as u32,
+            SethiM => {
+                let m = &mut self.ctx[ci].m[d];
+                *m = (*m & 0xffff) | (i.imm as u32) << 16;
+            }
+            SethiA => {
+                let a = &mut self.ctx[ci].a[d];
+                *a = (*a & 0xffff) | (i.imm as u32) << 16;
+            }
+            MovMM => self.ctx[ci].m[d] = self.ctx[ci].m[s],
+            MovAM => self.ctx[ci].a[d] = self.ctx[ci].m[s],
+            MovMA => self.ctx[ci].m[d] = self.ctx[ci].a[s],
+            Add | Sub | Mul | And | Or | Xor | Shl | Shr | Sar | Min | Max | Cmpeq | Cmplt
+            | Cmpult | Divu | Remu => {
+                let m = &mut self.ctx[ci].m;
+                let (x, y) = (m[s], m[t]);
+                m[d] = match op {
+                    Add => x.wrapping_add(y),
+                    Sub => x.wrapping_sub(y),
+                    Mul => x.wrapping_mul(y),
+                    And => x & y,
+                    Or => x | y,
+                    Xor => x ^ y,
+                    Shl => x.wrapping_shl(y & 31),
+                    Shr => x.wrapping_shr(y & 31),
+                    Sar => ((x as i32) >> (y & 31)) as u32,
+                    Min => (x as i32).min(y as i32) as u32,
+                    Max => (x as i32).max(y as i32) as u32,
+                    Cmpeq => (x == y) as u32,
+                    Cmplt => ((x as i32) < (y as i32)) as u32,
+                    Cmpult => (x < y) as u32,
+                    Divu | Remu if y == 0 => return Err(FaultKind::DivideByZero),
+                    Divu => x / y,
+                    _ => x % y,
+                };
+            }
+            Addi | Andi | Ori | Shli | Shri | Sari | Muli | Cmpeqi | Cmplti | Mini => {
+                let m = &mut self.ctx[ci].m;
+                let x = m[s];
+                let y = i.imm as u32;
+                m[d] = match op {
+                    Addi => x.wrapping_add(y),
+                    Andi => x & y,
+                    Ori => x | y,
+                    Shli => x.wrapping_shl(y & 31),
+                    Shri => x.wrapping_shr(y & 31),
+                    Sari => ((x as i32) >> (y & 31)) as u32,
+                    Muli => x.wrapping_mul(y),
+                    Cmpeqi => (x == y) as u32,
+                    Cmplti => ((x as i32) < i.imm) as u32,
+                    _ => (x as i32).min(i.imm) as u32,
+                };
+            }
+            Ld8 | Ld16 | Ld32M | Ld32A | Ld64 | Ld128 => {
+                let addr = self.ea(ci, r[1], i);
+                match op {
+                    Ld8 => {
+                        self.ctx[ci].m[d] =
+                            self.mem.get(self.check(addr, 1)?).copied().unwrap_or(0) as u32
+                    }
+                    Ld16 => {
+                        let a = self.check(addr, 2)?;
+                        self.ctx[ci].m[d] =
+                            u16::from_le_bytes([self.mem[a], self.mem[a + 1]]) as u32;
+                    }
+                    Ld32M => self.ctx[ci].m[d] = self.ld32(addr)?,
+                    Ld32A => self.ctx[ci].a[d] = self.ld32(addr)?,
+                    Ld64 => {
+                        let v = self.ld64(addr)?;
+                        self.ctx[ci].a[d..d + 2].copy_from_slice(&v);
+                    }
+                    _ => {
+                        self.interleaved(addr)?;
+                        self.check(addr, 16)?;
+                        let lo = self.ld64(addr)?;
+                        let hi = self.ld64(addr + 8)?;
+                        self.ctx[ci].a[d..d + 4].copy_from_slice(&[lo[0], lo[1], hi[0], hi[1]]);
+                    }
+                }
+            }
+            St8 | St16 | St32M | St32A | St64 => {
+                let addr = self.ea(ci, r[1], i);
+                let cx = self.ctx[ci];
+                match op {
+                    St8 => {
+                        let a = self.check_store(addr, 1)?;
+                        self.mem[a] = cx.m[d] as u8;
+                    }
+                    St16 => {
+                        let a = self.check_store(addr, 2)?;
+                        self.mem[a..a + 2].copy_from_slice(&(cx.m[d] as u16).to_le_bytes());
+                    }
+                    St32M | St32A => {
+                        let a = self.check_store(addr, 4)?;
+                        let v = if op == St32M { cx.m[d] } else { cx.a[d] };
+                        self.mem[a..a + 4].copy_from_slice(&v.to_le_bytes());
+                    }
+                    _ => self.st64(addr, [cx.a[d], cx.a[d + 1]])?,
+                }
+            }
+            Ldst64 => {
+                let (pa, qa) = (self.post(ci, r[1], 8), self.post(ci, r[3], 8));
+                let v = self.ld64(pa)?;
+                let st = [self.ctx[ci].a[t], self.ctx[ci].a[t + 1]];
+                self.st64(qa, st)?;
+                self.ctx[ci].a[d..d + 2].copy_from_slice(&v);
+            }
+            Ld2st64 | Ld2x64 => {
+                let pa = self.post(ci, r[1], 8);
+                let qa = self.post(ci, r[3], 8);
+                self.interleaved(pa)?;
+                self.interleaved(qa)?;
+                let v1 = self.ld64(pa)?;
+                let v2 = self.ld64(qa)?;
+                if op == Ld2st64 {
+                    let ra = self.post(ci, r[5], 8);
+                    let e = r[4] as usize;
+                    let st = [self.ctx[ci].a[e], self.ctx[ci].a[e + 1]];
+                    self.st64(ra, st)?;
+                }
+                self.ctx[ci].a[d..d + 2].copy_from_slice(&v1);
+                self.ctx[ci].a[t..t + 2].copy_from_slice(&v2);
+            }
+            Br => st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4)),
+            Brz | Brnz | Brneg => {
+                let v = self.ctx[ci].m[d];
+                let take = match op {
+                    Brz => v == 0,
+                    Brnz => v != 0,
+                    _ => (v as i32) < 0,
+                };
+                if take {
+                    st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                }
+            }
+            Call => {
+                self.ctx[ci].m[d] = st.next;
+                st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+            }
+            Jmp => st.next = self.ctx[ci].m[d],
+            Rpt => {
+                let count = self.ctx[ci].m[d];
+                let end = st.pc.wrapping_add(4).wrapping_add((i.imm as u32) * 4);
+                if count == 0 {
+                    st.next = end;
+                } else {
+                    let cx = &mut self.ctx[ci];
+                    if cx.rpt_left > 0 {
+                        return Err(FaultKind::NestedRpt);
+                    }
+                    cx.rpt_start = st.pc.wrapping_add(4);
+                    cx.rpt_end = end;
+                    cx.rpt_left = count;
+                }
+            }
+            _ => return self.exec_mem_rare(ci, i, &mut st.extra, &mut *st.port),
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn exec_arith_rare(&mut self, ci: usize, i: &Inst) -> Result<(), FaultKind> {
+        use Op::*;
+        let r = i.regs;
+        let (d, s, t) = (r[0] as usize & 15, r[1] as usize & 15, r[2] as usize & 15);
+        let scale = self.ctx[ci].scale;
+        let a = &mut self.ctx[ci].a;
+        let _ = t;
+        match i.op {
+            F16v4dup => {
+                let h = f16_bits(f32::from_bits(a[s])) as u32;
+                a[d] = h | h << 16;
+                a[d + 1] = h | h << 16;
+            }
+            Pack16 => a[d] = (a[s] & 0xffff) | a[t] << 16,
+            Hi16 => a[d] = a[s] >> 16,
+            CvtF32F16 => {
+                a[d] = f16_bits(f32::from_bits(a[s])) as u32
+                    | (f16_bits(f32::from_bits(a[s + 1])) as u32) << 16
+            }
+            CvtF16F32 => {
+                let v = a[s];
+                a[d] = f16_value(v as u16).to_bits();
+                a[d + 1] = f16_value((v >> 16) as u16).to_bits();
+            }
+            CvtF32Bf16 => {
+                a[d] = bf16_bits(f32::from_bits(a[s])) as u32
+                    | (bf16_bits(f32::from_bits(a[s + 1])) as u32) << 16
+            }
+            CvtBf16F32 => {
+                let v = a[s];
+                a[d] = bf16_value(v as u16).to_bits();
+                a[d + 1] = bf16_value((v >> 16) as u16).to_bits();
+            }
+            CvtF16Bf16 => {
+                let v = a[s];
+                a[d] = bf16_bits(f16_value(v as u16)) as u32
+                    | (bf16_bits(f16_value((v >> 16) as u16)) as u32) << 16;
+            }
+            CvtBf16F16 => {
+                let v = a[s];
+                a[d] = f16_bits(bf16_value(v as u16)) as u32
+                    | (f16_bits(bf16_value((v >> 16) as u16)) as u32) << 16;
+            }
+            CvtF32F8e4 | CvtF32F8e5 => {
+                let f = if i.op == CvtF32F8e4 {
+                    F8Format::E4M3FN
+                } else {
+                    F8Format::E5M2
+                };
+                let q0 = f8_from_f64(f32::from_bits(a[s]) as f64, scale, f) as u32;
+                let q1 = f8_from_f64(f32::from_bits(a[s + 1]) as f64, scale, f) as u32;
+                a[d] = q0 | q1 << 8;
+            }
+            CvtF16F8e4 | CvtF16F8e5 => {
+                let f = if i.op == CvtF16F8e4 {
+                    F8Format::E4M3FN
+                } else {
+                    F8Format::E5M2
+                };
+                let x = f16x4(a[s], a[s + 1]);
+                let mut v = 0u32;
+                for (k, x) in x.iter().enumerate() {
+                    v |= (f8_from_f64(*x as f64, scale, f) as u32) << (8 * k);
+                }
+                a[d] = v;
+            }
+            CvtF8e4F16 | CvtF8e5F16 => {
+                let lut = if i.op == CvtF8e4F16 {
+                    &self.e4
+                } else {
+                    &self.e5
+                };
+                let v = a[s];
+                let m = (scale as f32).exp2();
+                let x = [0, 1, 2, 3].map(|k| lut[(v >> (8 * k)) as u8 as usize] * m);
+                (a[d], a[d + 1]) = pack_f16x4(x);
+            }
+            CvtF8e4F32 | CvtF8e5F32 => {
+                let lut = if i.op == CvtF8e4F32 {
+                    &self.e4
+                } else {
+                    &self.e5
+                };
+                let v = a[s];
+                let m = (scale as f32).exp2();
+                a[d] = (lut[v as u8 as usize] * m).to_bits();
+                a[d + 1] = (lut[(v >> 8) as u8 as usize] * m).to_bits();
+            }
+            AmpF32F32 | AmpF16F32 | AmpF16F16 | AmpF8e4F16 | AmpF8e5F16 => return self.amp(ci, i),
+            _ => return Err(FaultKind::BadBundle),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn exec_arith(&mut self, op: Op, ci: usize, i: &Inst) -> Result<(), FaultKind> {
+        use Op::*;
+        let r = i.regs;
+        let (d, s, t) = (r[0] as usize & 15, r[1] as usize & 15, r[2] as usize & 15);
+        let a = &mut self.ctx[ci].a;
+        match op {
+            F32v2add | F32v2sub | F32v2mul | F32v2div | F32v2max | F32v2min => {
+                let x = [f32::from_bits(a[s]), f32::from_bits(a[s + 1])];
+                let y = [f32::from_bits(a[t]), f32::from_bits(a[t + 1])];
+                a[d] = binary(op, x[0], y[0]).to_bits();
+                a[d + 1] = binary(op, x[1], y[1]).to_bits();
+            }
+            F32v2fma => {
+                for k in 0..2 {
+                    let acc = f32::from_bits(a[d + k]);
+                    a[d + k] = f32::from_bits(a[s + k])
+                        .mul_add(f32::from_bits(a[t + k]), acc)
+                        .to_bits();
+                }
+            }
+            F16v4add | F16v4sub | F16v4mul | F16v4div | F16v4max | F16v4min | F16v4fma => {
+                let x = f16x4(a[s], a[s + 1]);
+                let y = f16x4(a[t], a[t + 1]);
+                let o = if op == F16v4fma {
+                    let z = f16x4(a[d], a[d + 1]);
+                    [
+                        x[0].mul_add(y[0], z[0]),
+                        x[1].mul_add(y[1], z[1]),
+                        x[2].mul_add(y[2], z[2]),
+                        x[3].mul_add(y[3], z[3]),
+                    ]
+                } else {
+                    [
+                        binary(op, x[0], y[0]),
+                        binary(op, x[1], y[1]),
+                        binary(op, x[2], y[2]),
+                        binary(op, x[3], y[3]),
+                    ]
+                };
+                (a[d], a[d + 1]) = pack_f16x4(o);
+            }
+            F32v2exp | F32v2log | F32v2tanh | F32v2erf | F32v2rsqrt | F32v2sqrt | F32v2recip
+            | F32v2neg | F32v2abs | F32v2sigmoid | F32v2gelu | F32v2relu => {
+                let (x0, x1) = (f32::from_bits(a[s]), f32::from_bits(a[s + 1]));
+                a[d] = unary(op, x0).to_bits();
+                a[d + 1] = unary(op, x1).to_bits();
+            }
+            F16v4exp | F16v4log | F16v4tanh | F16v4erf | F16v4rsqrt | F16v4sqrt | F16v4recip
+            | F16v4neg | F16v4abs | F16v4sigmoid | F16v4gelu | F16v4relu => {
+                let x = f16x4(a[s], a[s + 1]);
+                (a[d], a[d + 1]) = pack_f16x4([
+                    unary(op, x[0]),
+                    unary(op, x[1]),
+                    unary(op, x[2]),
+                    unary(op, x[3]),
+                ]);
+            }
+            F32v2hadd => a[d] = (f32::from_bits(a[s]) + f32::from_bits(a[s + 1])).to_bits(),
+            F32v2hmax => a[d] = f32::from_bits(a[s]).max(f32::from_bits(a[s + 1])).to_bits(),
+            F16v4hadd => {
+                let x = f16x4(a[s], a[s + 1]);
+                a[d] = ((x[0] + x[1]) + (x[2] + x[3])).to_bits();
+            }
+            F16v4hmax => {
+                let x = f16x4(a[s], a[s + 1]);
+                a[d] = x[0].max(x[1]).max(x[2].max(x[3])).to_bits();
+            }
+            F32add | F32sub | F32mul | F32div | F32max => {
+                a[d] = binary(op, f32::from_bits(a[s]), f32::from_bits(a[t])).to_bits()
+            }
+            F32v2dup => {
+                let v = a[s];
+                a[d] = v;
+                a[d + 1] = v;
+            }
+            Mov64 => {
+                let (x, y) = (a[s], a[s + 1]);
+                a[d] = x;
+                a[d + 1] = y;
+            }
+            Zero64 => {
+                a[d] = 0;
+                a[d + 1] = 0;
+            }
+            MovA => a[d] = a[s],
+            _ => return self.exec_arith_rare(ci, i),
+        }
+        Ok(())
+    }
+
+    fn decode_weights(&mut self, fmt: WFmt) {
+        let bank = &self.banks[self.active_bank];
+        match fmt {
+            WFmt::F32 => {
+                for (k, c) in bank.chunks_exact(4).enumerate() {
+                    self.wcache[k] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+            WFmt::F16 => {
+                for (k, c) in bank.chunks_exact(2).enumerate() {
+                    self.wcache[k] = f16_value(u16::from_le_bytes([c[0], c[1]]));
+                }
+            }
+            WFmt::E4 | WFmt::E5 => {
+                let lut = if fmt == WFmt::E4 { &self.e4 } else { &self.e5 };
+                for (k, b) in bank.iter().enumerate() {
+                    self.wcache[k] = lut[*b as usize];
+                }
+            }
+            WFmt::None => {}
+        }
+        self.wcache_fmt = fmt;
+    }
+
+    fn amp(&mut self, ci: usize, i: &Inst) -> Result<(), FaultKind> {
+        let Some(mode) = AmpMode::of(i.op) else {
+            return Err(FaultKind::BadBundle);
+        };
+        let fmt = match i.op {
+            Op::AmpF32F32 => WFmt::F32,
+            Op::AmpF16F32 | Op::AmpF16F16 => WFmt::F16,
+            Op::AmpF8e4F16 => WFmt::E4,
+            _ => WFmt::E5,
+        };
+        if self.wcache_fmt != fmt {
+            self.decode_weights(fmt);
+        }
+        let (ro, rx, rp) = (i.regs[0] as usize, i.regs[1] as usize, i.regs[2] as usize);
+        let cx = &self.ctx[ci];
+        let x = [cx.a[rx], cx.a[rx + 1]];
+        let pin = [cx.a[rp], cx.a[rp + 1]];
+        let scale = (cx.scale as f32).exp2();
+        let st = &mut self.amp[ci];
+        let drain_n = mode.drain_instrs() as u32;
+        if st.kph < drain_n {
+            return Err(FaultKind::AmpRow {
+                kph: st.kph,
+                need: drain_n,
+            });
+        }
+        let p = st.phase as usize;
+        let k0 = p * mode.k_per_instr;
+        let end = (k0 + mode.k_per_instr) * AMP_COLUMNS * mode.in_bytes;
+        if end > AMP_BANK_BYTES {
+            return Err(FaultKind::AmpWeights { end });
+        }
+        let mut out = [0u32; 2];
+        if st.phase < drain_n {
+            let b = p * mode.partials_per_instr;
+            if mode.partial_bytes == 4 {
+                out = [st.drain[b].to_bits(), st.drain[b + 1].to_bits()];
+                st.acc[b] += f32::from_bits(pin[0]);
+                st.acc[b + 1] += f32::from_bits(pin[1]);
+            } else {
+                out = {
+                    let (lo, hi) = pack_f16x4([
+                        st.drain[b],
+                        st.drain[b + 1],
+                        st.drain[b + 2],
+                        st.drain[b + 3],
+                    ]);
+                    [lo, hi]
+                };
+                let pv = f16x4(pin[0], pin[1]);
+                for (acc, p) in st.acc[b..b + 4].iter_mut().zip(pv) {
+                    *acc += p;
+                }
+            }
+        }
+        for j in 0..mode.k_per_instr {
+            let xv = match i.op {
+                Op::AmpF32F32 => f32::from_bits(x[p % 2]),
+                Op::AmpF16F32 => {
+                    let e = (p % 2) * 2 + j;
+                    f16_value((x[e / 2] >> (16 * (e % 2))) as u16)
+                }
+                Op::AmpF16F16 => f16_value((x[j / 2] >> (16 * (j % 2))) as u16),
+                Op::AmpF8e4F16 => self.e4[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+                _ => self.e5[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+            };
+            let row = (k0 + j) * AMP_COLUMNS;
+            let w = &self.wcache[row..row + AMP_COLUMNS];
+            for (acc, w) in st.acc.iter_mut().zip(w) {
+                *acc += xv * w;
+            }
+        }
+        st.phase += 1;
+        if st.phase == st.kph {
+            st.drain = st.acc;
+            st.acc = [0.0; AMP_COLUMNS];
+            st.phase = 0;
+        }
+        self.stats.amp_macs += mode.macs() as u64;
+        let a = &mut self.ctx[ci].a;
+        a[ro] = out[0];
+        a[ro + 1] = out[1];
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! Helpers shared by the simulator tests: assemble, link, load and run.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use ipu_isa::asm::assemble;
+use ipu_isa::link::{link, LinkLayout, TileImage};
+use ipu_runtime::{ExchangePort, Fault, NoExchange, Outcome, Tile, TileConfig};
+
+/// Where test programs put their code.
+pub const CODE: u32 = 0x100;
+
+pub fn image(src: &str, params: &[(&str, i64)]) -> TileImage {
+    let params: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let a = assemble("test.S", src, &params).unwrap_or_else(|e| panic!("{e}"));
+    link(
+        &[("t", &a.object)],
+        &LinkLayout::new(CODE, TileConfig::ipu21().memory_bytes),
+    )
+    .unwrap()
+}
+
+pub fn tile_with(src: &str, params: &[(&str, i64)]) -> (Tile, TileImage) {
+    let img = image(src, params);
+    let mut t = Tile::new(TileConfig::ipu21());
+    t.load(&img).unwrap();
+    (t, img)
+}
+
+/// Runs `src` from its `main` symbol with `$m0 = arg`.
+pub fn run_with(src: &str, arg: u32, setup: impl FnOnce(&mut Tile)) -> Result<Tile, Fault> {
+    run_port(src, arg, setup, &mut NoExchange)
+}
+
+pub fn run_port(
+    src: &str,
+    arg: u32,
+    setup: impl FnOnce(&mut Tile),
+    port: &mut dyn ExchangePort,
+) -> Result<Tile, Fault> {
+    let (mut t, img) = tile_with(src, &[]);
+    setup(&mut t);
+    t.start(img.symbol("main").expect("main"), arg);
+    let o = t.run_to_halt(port, 10_000_000)?;
+    assert_eq!(o, Outcome::Halted);
+    Ok(t)
+}
+
+pub fn rd32(t: &Tile, addr: u32) -> u32 {
+    let b = t.read(addr, 4).unwrap();
+    u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+}
+
+pub fn wr_f32(t: &mut Tile, addr: u32, v: &[f32]) {
+    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    t.write(addr, &b).unwrap();
+}
+
+pub fn rd_f32(t: &Tile, addr: u32, n: usize) -> Vec<f32> {
+    t.read(addr, 4 * n)
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+pub fn wr_u16(t: &mut Tile, addr: u32, v: &[u16]) {
+    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    t.write(addr, &b).unwrap();
+}
+
+pub fn rd_u16(t: &Tile, addr: u32, n: usize) -> Vec<u16> {
+    t.read(addr, 2 * n)
+        .unwrap()
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// Where kernel tests put the kernel state.
+pub const STATE: u32 = 0xF000;
+
+/// Assembles library kernel `name` with `params`, links it with a harness
+/// that calls `entry` with `$m0 = STATE`, writes `state` and `data`, runs.
+pub fn run_kernel(
+    name: &str,
+    entry: &str,
+    params: &[(&str, i64)],
+    state: &[u32],
+    data: &[(u32, Vec<u8>)],
+) -> Tile {
+    let params: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let kernel = ipu_isa::kernels::assemble_kernel(name, &params).unwrap_or_else(|e| panic!("{e}"));
+    let harness = assemble(
+        "harness.S",
+        &format!(".globl main\nmain: setzi $m0, {STATE}\n call $m15, {entry}\n halt\n"),
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let cfg = TileConfig::ipu21();
+    let img = link(
+        &[("main", &harness.object), (name, &kernel.object)],
+        &LinkLayout::new(0x100, cfg.memory_bytes),
+    )
+    .unwrap();
+    let mut t = Tile::new(cfg);
+    t.load(&img).unwrap();
+    let sb: Vec<u8> = state.iter().flat_map(|w| w.to_le_bytes()).collect();
+    t.write(STATE, &sb).unwrap();
+    for (a, b) in data {
+        t.write(*a, b).unwrap();
+    }
+    t.start(img.symbol("main").unwrap(), 0);
+    let o = t
+        .run_to_halt(&mut NoExchange, 100_000_000)
+        .unwrap_or_else(|f| panic!("{name} {params:?}: {f}"));
+    assert_eq!(o, Outcome::Halted);
+    t
+}
+
+pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn u16_bytes(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}

@@ -1,0 +1,233 @@
+//! GEMM kernels on random inputs against a Rust reference of their math,
+//! for several specialisations including odd M and small K / N.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use ipu_isa::asm::assemble;
+use ipu_isa::float::{f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format};
+use ipu_isa::kernels::assemble_kernel;
+use ipu_isa::link::{link, LinkLayout};
+use ipu_runtime::{NoExchange, Outcome, Tile, TileConfig};
+use rand::{Rng, SeedableRng};
+
+const STATE: u32 = 0xF000;
+const A: u32 = 0x20000;
+
+struct GemmRun {
+    cycles: u64,
+    macs: u64,
+}
+
+/// Runs gemm_amp (TYPE, M, K, N) on random data and checks every output.
+fn check_gemm(ty: i64, m: usize, k: usize, n: usize, scale: i32, seed: u64) -> GemmRun {
+    check_gemm_kc(ty, m, k, k, n, scale, seed)
+}
+
+/// The same with K processed in chunks of `kc` (A stored as K/kc chunks of M x kc).
+fn check_gemm_kc(
+    ty: i64,
+    m: usize,
+    k: usize,
+    kc: usize,
+    n: usize,
+    scale: i32,
+    seed: u64,
+) -> GemmRun {
+    let params: BTreeMap<String, i64> = [
+        ("TYPE", ty),
+        ("M", m as i64),
+        ("K", k as i64),
+        ("KC", kc as i64),
+        ("N", n as i64),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), *b))
+    .collect();
+    let kernel = assemble_kernel("gemm_amp", &params).unwrap_or_else(|e| panic!("{e}"));
+    let harness = assemble(
+        "harness.S",
+        &format!(".globl main\nmain: setzi $m0, {STATE}\n call $m15, gemm_amp\n halt\n"),
+        &BTreeMap::new(),
+    )
+    .unwrap();
+    let cfg = TileConfig::ipu21();
+    let img = link(
+        &[("main", &harness.object), ("gemm", &kernel.object)],
+        &LinkLayout::new(0x100, cfg.memory_bytes),
+    )
+    .unwrap();
+    let mut t = Tile::new(cfg);
+    t.load(&img).unwrap();
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let f8 = match ty {
+        2 => Some(F8Format::E4M3FN),
+        3 => Some(F8Format::E5M2),
+        _ => None,
+    };
+    let pb = if ty == 0 { 4 } else { 2 };
+    let value = |r: &mut rand::rngs::StdRng| -> (Vec<u8>, f64) {
+        let v: f64 = r.gen_range(-1.0..1.0);
+        match f8 {
+            Some(f) => {
+                let q = f8_from_f64(v * 8.0, 0, f);
+                (vec![q], f8_to_f64(q, 0, f))
+            }
+            None => {
+                let b = f16_bits(v as f32);
+                (b.to_le_bytes().to_vec(), f16_value(b) as f64)
+            }
+        }
+    };
+    let (mut ael, mut av) = (Vec::new(), Vec::new());
+    for _ in 0..m * k {
+        let (b, v) = value(&mut r);
+        ael.push(b);
+        av.push(v);
+    }
+    // Stored as K/kc chunks of M x kc.
+    let mut ab = Vec::new();
+    for c in 0..k / kc {
+        for row in 0..m {
+            for kk in 0..kc {
+                ab.extend(&ael[row * k + c * kc + kk]);
+            }
+        }
+    }
+    // B blocked: [n/16][k][16].
+    let (mut bb, mut bv) = (Vec::new(), Vec::new());
+    for _ in 0..n * k {
+        let (b, v) = value(&mut r);
+        bb.extend(b);
+        bv.push(v);
+    }
+    let b_addr = A + ((ab.len() as u32 + 64 + 15) & !15);
+    let c_addr = b_addr + ((bb.len() as u32 + 8 * m as u32 + 64 + 15) & !15);
+    t.write(A, &ab).unwrap();
+    t.write(b_addr, &bb).unwrap();
+    let mut state = Vec::new();
+    for v in [A, b_addr, c_addr, scale as u32] {
+        state.extend(v.to_le_bytes());
+    }
+    t.write(STATE, &state).unwrap();
+    t.start(img.symbol("main").unwrap(), 0);
+    let o = t
+        .run_to_halt(&mut NoExchange, 100_000_000)
+        .unwrap_or_else(|f| panic!("{f}"));
+    assert_eq!(o, Outcome::Halted);
+    let out = t.read(c_addr, n * m * pb).unwrap().to_vec();
+    let s = 2f64.powi(scale);
+    for nb in 0..n / 16 {
+        for row in 0..m {
+            for c in 0..16 {
+                let mut want = 0.0;
+                let mut mag = 0.0;
+                for kk in 0..k {
+                    let p = av[row * k + kk] * bv[nb * k * 16 + kk * 16 + c] * s;
+                    want += p;
+                    mag += p.abs();
+                }
+                let idx = (nb * m + row) * 16 + c;
+                let got = if pb == 4 {
+                    f32::from_le_bytes(out[4 * idx..4 * idx + 4].try_into().unwrap()) as f64
+                } else {
+                    f16_value(u16::from_le_bytes([out[2 * idx], out[2 * idx + 1]])) as f64
+                };
+                // f32 accumulation: k roundings; f16 output: one more rounding.
+                // f16 partials are also rounded once per K-chunk.
+                let tol = k as f64 * 6e-8 * mag
+                    + if pb == 2 {
+                        (k / kc - 1) as f64 * 4.9e-4 * mag
+                    } else {
+                        0.0
+                    }
+                    + if pb == 2 {
+                        4.9e-4 * want.abs() + 6e-8
+                    } else {
+                        1e-30
+                    };
+                assert!((got - want).abs() <= tol, "TYPE {ty} M{m} K{k} N{n}: C[{nb}][{row}][{c}] = {got}, want {want} (tol {tol})");
+            }
+        }
+    }
+    eprintln!(
+        "TYPE {ty} M{m} K{k} KC{kc} N{n}: {} cycles, formula {:?}",
+        t.cycle(),
+        kernel.meta.cycles
+    );
+    GemmRun {
+        cycles: t.cycle(),
+        macs: t.stats().amp_macs,
+    }
+}
+
+#[test]
+fn gemm_f16_f16_partials() {
+    check_gemm(1, 64, 128, 32, 0, 1);
+    check_gemm(1, 13, 16, 16, 0, 2);
+    check_gemm(1, 5, 64, 48, 0, 3);
+    check_gemm(1, 46, 64, 80, 0, 13);
+}
+
+#[test]
+fn gemm_f16_f32_partials() {
+    check_gemm(0, 64, 128, 32, 0, 4);
+    check_gemm(0, 7, 32, 16, 0, 5);
+    check_gemm(0, 1, 16, 32, 0, 6);
+}
+
+#[test]
+fn gemm_f8_scaled() {
+    check_gemm(2, 64, 256, 32, -3, 7);
+    check_gemm(3, 64, 256, 32, -4, 8);
+    check_gemm(2, 11, 32, 16, 2, 9);
+    check_gemm(3, 23, 96, 64, 0, 10);
+}
+
+#[test]
+fn gemm_k_in_chunks_accumulates() {
+    check_gemm_kc(1, 20, 256, 64, 32, 0, 21);
+    check_gemm_kc(0, 13, 96, 32, 16, 0, 22);
+    check_gemm_kc(2, 30, 512, 256, 32, -5, 23);
+    check_gemm_kc(3, 7, 96, 32, 48, 1, 24);
+    check_gemm_kc(1, 64, 768, 128, 16, 0, 25);
+}
+
+#[test]
+fn gemm_parameter_errors_are_diagnostics() {
+    let p = |k: i64| -> BTreeMap<String, i64> {
+        [("TYPE", 1), ("M", 8), ("K", k), ("N", 16)]
+            .iter()
+            .map(|(a, b)| (a.to_string(), *b))
+            .collect()
+    };
+    let e = assemble_kernel("gemm_amp", &p(20)).unwrap_err().to_string();
+    assert!(
+        e.contains("K must be a positive multiple of the K-block"),
+        "{e}"
+    );
+    assert!(e.contains("kernels/gemm_amp.S:"), "{e}");
+    let e = assemble_kernel("gemm_amp", &p(256))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("4 KiB"), "{e}");
+}
+
+/// Reports (does not assert) the efficiency of the benchmark shapes; the
+/// benchmark binary measures them for real.
+#[test]
+fn gemm_benchmark_shapes_are_correct() {
+    let r = check_gemm(1, 64, 128, 128, 0, 11);
+    eprintln!(
+        "f16 64x128x128: {} cycles, {:.1} MACs/cycle",
+        r.cycles,
+        r.macs as f64 / r.cycles as f64
+    );
+    let r = check_gemm(2, 64, 256, 128, -2, 12);
+    eprintln!(
+        "f8 64x256x128: {} cycles, {:.1} MACs/cycle",
+        r.cycles,
+        r.macs as f64 / r.cycles as f64
+    );
+}

@@ -1,0 +1,485 @@
+//! Elementwise, cast, fill and row kernels on random inputs against Rust
+//! references of their math: bit-exact where the arithmetic is exact
+//! (IEEE add/sub/mul/div/min/max/neg/abs/relu, casts), a stated tolerance
+//! where it is not (transcendentals, reductions in another order).
+
+mod common;
+
+use common::*;
+use ipu_isa::float::{
+    bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format,
+};
+use rand::{Rng, SeedableRng};
+
+const IN0: u32 = 0x20000;
+const IN1: u32 = 0x40000;
+const OUT: u32 = 0x60000;
+const IN2: u32 = 0x70000;
+const IN3: u32 = 0x78000;
+
+fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+type Model = fn(f64, f64) -> f64;
+
+const OPS: &[(&str, i64, bool, Model, f64)] = &[
+    ("add", 0, true, |x, y| x + y, 0.0),
+    ("sub", 1, true, |x, y| x - y, 0.0),
+    ("mul", 2, true, |x, y| x * y, 0.0),
+    ("div", 3, true, |x, y| x / y, 0.0),
+    ("max", 4, true, f64::max, 0.0),
+    ("min", 5, true, f64::min, 0.0),
+    ("relu", 16, false, |x, _| x.max(0.0), 0.0),
+    (
+        "gelu",
+        17,
+        false,
+        |x, _| 0.5 * x * (1.0 + libm::erf(x / 2f64.sqrt())),
+        2e-6,
+    ),
+    ("exp", 18, false, |x, _| x.exp(), 2e-6),
+    ("tanh", 19, false, |x, _| x.tanh(), 2e-6),
+    ("erf", 20, false, |x, _| libm::erf(x), 2e-6),
+    ("rsqrt", 21, false, |x, _| 1.0 / x.abs().sqrt(), 2e-6),
+    ("sqrt", 22, false, |x, _| x.abs().sqrt(), 2e-6),
+    ("neg", 23, false, |x, _| -x, 0.0),
+    ("abs", 24, false, |x, _| x.abs(), 0.0),
+    ("sigmoid", 25, false, |x, _| 1.0 / (1.0 + (-x).exp()), 2e-6),
+    ("recip", 26, false, |x, _| 1.0 / x, 2e-6),
+    ("log", 27, false, |x, _| x.abs().ln(), 2e-6),
+    ("copy", 28, false, |x, _| x, 0.0),
+];
+
+#[test]
+fn elementwise_f32_and_f16() {
+    let mut r = rng(1);
+    for &(name, op, binary, model, tol) in OPS {
+        let positive = ["rsqrt", "sqrt", "log"].contains(&name);
+        for (ty, n) in [(0i64, 1000usize), (0, 7), (1, 333), (1, 4)] {
+            let eb = if ty == 0 { 4 } else { 2 };
+            let g = (n * eb).div_ceil(8);
+            let cap = g * 8 / eb;
+            let gen = |r: &mut rand::rngs::StdRng| -> f32 {
+                let v: f32 = r.gen_range(-3.0..3.0);
+                if positive {
+                    v.abs() + 0.05
+                } else if v.abs() < 0.01 {
+                    0.5
+                } else {
+                    v
+                }
+            };
+            let x: Vec<f32> = (0..cap).map(|_| gen(&mut r)).collect();
+            let y: Vec<f32> = (0..cap).map(|_| gen(&mut r)).collect();
+            let enc = |v: &[f32]| {
+                if ty == 0 {
+                    f32_bytes(v)
+                } else {
+                    u16_bytes(&v.iter().map(|&a| f16_bits(a)).collect::<Vec<_>>())
+                }
+            };
+            let dec = |v: &[f32]| -> Vec<f64> {
+                if ty == 0 {
+                    v.iter().map(|&a| a as f64).collect()
+                } else {
+                    v.iter().map(|&a| f16_value(f16_bits(a)) as f64).collect()
+                }
+            };
+            let t = run_kernel(
+                "elementwise",
+                "elementwise",
+                &[("OP", op), ("TYPE", ty), ("N", n as i64)],
+                &[IN0, IN1, OUT],
+                &[(IN0, enc(&x)), (IN1, enc(&y))],
+            );
+            let (xv, yv) = (dec(&x), dec(&y));
+            for i in 0..n {
+                let want = if binary {
+                    model(xv[i], yv[i])
+                } else {
+                    model(xv[i], 0.0)
+                };
+                let got = if ty == 0 {
+                    rd_f32(&t, OUT + 4 * i as u32, 1)[0] as f64
+                } else {
+                    f16_value(rd_u16(&t, OUT + 2 * i as u32, 1)[0]) as f64
+                };
+                if ty == 0 && tol == 0.0 {
+                    // Exact IEEE operations: bit-exact.
+                    assert_eq!(got as f32, want as f32, "{name} f32 [{i}]");
+                } else if ty == 1 && tol == 0.0 {
+                    assert_eq!(
+                        f16_bits(got as f32),
+                        f16_bits(want as f32),
+                        "{name} f16 [{i}]"
+                    );
+                } else {
+                    let t2 = if ty == 0 { tol } else { 1e-3 };
+                    assert!(
+                        (got - want).abs() <= t2 * want.abs().max(1.0),
+                        "{name} type {ty} [{i}]: {got} vs {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn encode(v: f64, ty: usize, scale: i32) -> Vec<u8> {
+    match ty {
+        0 => (v as f32).to_le_bytes().to_vec(),
+        1 => f16_bits(v as f32).to_le_bytes().to_vec(),
+        2 => bf16_bits(v as f32).to_le_bytes().to_vec(),
+        3 => vec![f8_from_f64(v, scale, F8Format::E4M3FN)],
+        _ => vec![f8_from_f64(v, scale, F8Format::E5M2)],
+    }
+}
+
+fn decode(b: &[u8], ty: usize, scale: i32) -> f64 {
+    match ty {
+        0 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
+        1 => f16_value(u16::from_le_bytes([b[0], b[1]])) as f64,
+        2 => bf16_value(u16::from_le_bytes([b[0], b[1]])) as f64,
+        3 => f8_to_f64(b[0], scale, F8Format::E4M3FN),
+        _ => f8_to_f64(b[0], scale, F8Format::E5M2),
+    }
+}
+
+#[test]
+fn casts_between_all_types() {
+    let eb = [4usize, 2, 2, 1, 1];
+    let mut r = rng(2);
+    for from in 0..5 {
+        for to in 0..5 {
+            for n in [64usize, 13] {
+                let (s_in, s_out) = (if from >= 3 { -1 } else { 0 }, if to >= 3 { 2 } else { 0 });
+                let state_scale = if from >= 3 { s_in } else { s_out };
+                let cap = n.div_ceil(8) * 8;
+                // Values in every format's range, with some beyond FP8's to test saturation.
+                let vals: Vec<f64> = (0..cap)
+                    .map(|i| {
+                        if i % 11 == 5 {
+                            1e6 * if i % 2 == 0 { 1.0 } else { -1.0 }
+                        } else {
+                            r.gen_range(-100.0..100.0)
+                        }
+                    })
+                    .collect();
+                let input: Vec<u8> = vals.iter().flat_map(|&v| encode(v, from, s_in)).collect();
+                let inv: Vec<f64> = (0..cap)
+                    .map(|i| decode(&input[i * eb[from]..], from, s_in))
+                    .collect();
+                let t = run_kernel(
+                    "cast",
+                    "cast",
+                    &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
+                    &[IN0, OUT, state_scale as u32, s_out as u32],
+                    &[(IN0, input.clone())],
+                );
+                let out = t.read(OUT, cap * eb[to]).unwrap();
+                for i in 0..n {
+                    // One correctly rounded conversion of the exact input value
+                    // (to FP8 from f32/bf16/f16 values, all exact in f64).
+                    let want = encode(inv[i], to, s_out);
+                    let got = &out[i * eb[to]..(i + 1) * eb[to]];
+                    let both_nan =
+                        decode(got, to, s_out).is_nan() && decode(&want, to, s_out).is_nan();
+                    assert!(
+                        both_nan || got == &want[..],
+                        "cast {from}->{to} [{i}] {} -> {got:?}, want {want:?}",
+                        inv[i]
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fill_and_zero() {
+    for (g, v) in [(100i64, 0u32), (7, 0x3f800000), (1, 0xff800000)] {
+        let t = run_kernel(
+            "fill",
+            "fill",
+            &[("G", g), ("VALUE", v as i64)],
+            &[OUT],
+            &[(OUT, vec![0xAB; g as usize * 8 + 8])],
+        );
+        for i in 0..2 * g as u32 {
+            assert_eq!(rd32(&t, OUT + 4 * i), v);
+        }
+        assert_eq!(
+            rd32(&t, OUT + 8 * g as u32),
+            0xABABABAB,
+            "nothing past the end"
+        );
+    }
+}
+
+fn matrix(
+    r: &mut rand::rngs::StdRng,
+    rows: usize,
+    cols: usize,
+    stride: usize,
+    lo: f32,
+    hi: f32,
+) -> Vec<f32> {
+    let mut m = vec![f32::NAN; rows * stride];
+    for i in 0..rows {
+        for j in 0..cols {
+            m[i * stride + j] = r.gen_range(lo..hi);
+        }
+    }
+    m
+}
+
+#[test]
+fn row_sum_and_max() {
+    let mut r = rng(3);
+    for (ty, rows, cols) in [
+        (0i64, 13usize, 37usize),
+        (0, 6, 2),
+        (1, 9, 45),
+        (1, 7, 4),
+        (1, 3, 3),
+    ] {
+        let epg = if ty == 0 { 2 } else { 4 };
+        let stride = cols.div_ceil(epg) * epg;
+        let m = matrix(&mut r, rows, cols, stride, -5.0, 5.0);
+        let bytes = if ty == 0 {
+            f32_bytes(&m)
+        } else {
+            u16_bytes(&m.iter().map(|&v| f16_bits(v)).collect::<Vec<_>>())
+        };
+        let val = |i: usize| {
+            if ty == 0 {
+                m[i] as f64
+            } else {
+                f16_value(f16_bits(m[i])) as f64
+            }
+        };
+        for op in [0i64, 1] {
+            let t = run_kernel(
+                "rows",
+                "rows",
+                &[
+                    ("OP", op),
+                    ("TYPE", ty),
+                    ("R", rows as i64),
+                    ("C", cols as i64),
+                ],
+                &[IN0, IN1, 0, 0, OUT],
+                &[(IN0, bytes.clone())],
+            );
+            for i in 0..rows {
+                let row: Vec<f64> = (0..cols).map(|j| val(i * stride + j)).collect();
+                let got = rd_f32(&t, OUT + 4 * i as u32, 1)[0] as f64;
+                if op == 0 {
+                    let want: f64 = row.iter().sum();
+                    let mag: f64 = row.iter().map(|v| v.abs()).sum();
+                    assert!(
+                        (got - want).abs() <= cols as f64 * 1.2e-7 * mag,
+                        "row_sum type {ty} row {i}: {got} vs {want}"
+                    );
+                } else {
+                    let want = row.iter().cloned().fold(f64::MIN, f64::max);
+                    assert_eq!(got, want, "row_max type {ty} row {i}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn softmax_pieces() {
+    let mut r = rng(4);
+    for (rows, cols) in [(10usize, 33usize), (6, 64), (1, 1)] {
+        let stride = cols.div_ceil(2) * 2;
+        let x = matrix(&mut r, rows, cols, stride, -8.0, 8.0);
+        // Max, then exp and sum, then scale by the reciprocal: the softmax.
+        let t = run_kernel(
+            "rows",
+            "rows",
+            &[("OP", 1), ("R", rows as i64), ("C", cols as i64)],
+            &[IN0, IN1, 0, 0, OUT],
+            &[(IN0, f32_bytes(&x))],
+        );
+        let maxima = rd_f32(&t, OUT, rows);
+        let t = run_kernel(
+            "rows",
+            "rows",
+            &[("OP", 2), ("R", rows as i64), ("C", cols as i64)],
+            &[IN0, IN1, 0, 0, OUT],
+            &[(IN0, f32_bytes(&x)), (IN1, f32_bytes(&maxima))],
+        );
+        let e = rd_f32(&t, OUT, rows * stride);
+        let sums = rd_f32(&t, IN1, rows);
+        let t = run_kernel(
+            "rows",
+            "rows",
+            &[("OP", 3), ("R", rows as i64), ("C", cols as i64)],
+            &[OUT, IN1, 0, 0, IN2],
+            &[(OUT, f32_bytes(&e)), (IN1, f32_bytes(&sums))],
+        );
+        let y = rd_f32(&t, IN2, rows * stride);
+        for i in 0..rows {
+            let row: Vec<f64> = (0..cols).map(|j| x[i * stride + j] as f64).collect();
+            let mx = row.iter().cloned().fold(f64::MIN, f64::max);
+            let den: f64 = row.iter().map(|v| (v - mx).exp()).sum();
+            assert!((sums[i] as f64 - den).abs() <= 1e-5 * den, "sum row {i}");
+            for j in 0..cols {
+                let want = (row[j] - mx).exp() / den;
+                let got = y[i * stride + j] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-6 + 1e-5 * want,
+                    "softmax[{i}][{j}] {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn layer_norm_pieces() {
+    let mut r = rng(5);
+    for (rows, cols) in [(7usize, 48usize), (12, 31), (2, 1)] {
+        let stride = cols.div_ceil(2) * 2;
+        let x = matrix(&mut r, rows, cols, stride, -3.0, 3.0);
+        let gamma: Vec<f32> = (0..stride).map(|_| r.gen_range(0.5..1.5)).collect();
+        let beta: Vec<f32> = (0..stride).map(|_| r.gen_range(-1.0..1.0)).collect();
+        let eps = 1e-5f32;
+        let params = [
+            ("OP", 4),
+            ("R", rows as i64),
+            ("C", cols as i64),
+            ("INV_C", (1.0f32 / cols as f32).to_bits() as i64),
+            ("EPS", eps.to_bits() as i64),
+        ];
+        let t = run_kernel(
+            "rows",
+            "rows",
+            &params,
+            &[IN0, IN1, 0, 0, OUT],
+            &[(IN0, f32_bytes(&x))],
+        );
+        let stats = rd_f32(&t, OUT, 2 * rows);
+        let t = run_kernel(
+            "rows",
+            "rows",
+            &[("OP", 5), ("R", rows as i64), ("C", cols as i64)],
+            &[IN0, IN1, IN2, IN3, OUT],
+            &[
+                (IN0, f32_bytes(&x)),
+                (IN1, f32_bytes(&stats)),
+                (IN2, f32_bytes(&gamma)),
+                (IN3, f32_bytes(&beta)),
+            ],
+        );
+        let y = rd_f32(&t, OUT, rows * stride);
+        for i in 0..rows {
+            let row: Vec<f64> = (0..cols).map(|j| x[i * stride + j] as f64).collect();
+            let mean = row.iter().sum::<f64>() / cols as f64;
+            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
+            let rstd = 1.0 / (var + eps as f64).sqrt();
+            assert!(
+                (stats[2 * i] as f64 - mean).abs() <= 1e-6 * (1.0 + mean.abs()),
+                "mean row {i}"
+            );
+            assert!(
+                (stats[2 * i + 1] as f64 - rstd).abs() <= 1e-5 * rstd,
+                "rstd row {i}: {} vs {rstd}",
+                stats[2 * i + 1]
+            );
+            for j in 0..cols {
+                let want = (row[j] - mean) * rstd * gamma[j] as f64 + beta[j] as f64;
+                let got = y[i * stride + j] as f64;
+                assert!(
+                    (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
+                    "ln[{i}][{j}] {got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn row_vector_broadcasts() {
+    let mut r = rng(6);
+    for (ty, rows, cols) in [(0i64, 9usize, 31usize), (1, 7, 45), (0, 1, 2), (1, 13, 4)] {
+        let epg = if ty == 0 { 2 } else { 4 };
+        let stride = cols.div_ceil(epg) * epg;
+        let x = matrix(&mut r, rows, cols, stride, -4.0, 4.0);
+        let v: Vec<f32> = (0..stride).map(|_| r.gen_range(-2.0..2.0)).collect();
+        let enc = |m: &[f32]| {
+            if ty == 0 {
+                f32_bytes(m)
+            } else {
+                u16_bytes(&m.iter().map(|&a| f16_bits(a)).collect::<Vec<_>>())
+            }
+        };
+        let val = |a: f32| if ty == 0 { a } else { f16_value(f16_bits(a)) };
+        for (op, f) in [
+            (6i64, (|a: f32, b: f32| a + b) as fn(f32, f32) -> f32),
+            (7, |a, b| a * b),
+        ] {
+            let t = run_kernel(
+                "rows",
+                "rows",
+                &[
+                    ("OP", op),
+                    ("TYPE", ty),
+                    ("R", rows as i64),
+                    ("C", cols as i64),
+                ],
+                &[IN0, 0, IN2, 0, OUT],
+                &[(IN0, enc(&x)), (IN2, enc(&v))],
+            );
+            for i in 0..rows {
+                for j in 0..cols {
+                    let want = f(val(x[i * stride + j]), val(v[j]));
+                    let k = (i * stride + j) as u32;
+                    if ty == 0 {
+                        assert_eq!(rd_f32(&t, OUT + 4 * k, 1)[0], want, "op {op} [{i}][{j}]");
+                    } else {
+                        assert_eq!(
+                            rd_u16(&t, OUT + 2 * k, 1)[0],
+                            f16_bits(want),
+                            "op {op} f16 [{i}][{j}]"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The GEMM's blocked output (N/16 blocks of M x 16 f16) to row-major M x N.
+#[test]
+fn copy2d_relayouts_gemm_output() {
+    let mut r = rng(7);
+    for (m, n) in [(13usize, 48usize), (64, 128), (1, 16)] {
+        let blocked: Vec<u16> = (0..m * n).map(|_| r.gen()).collect();
+        let g = 16 * 2 / 8;
+        let spec =
+            ipu_isa::kernels::KernelSpec::copy2d(n / 16, m, g, (g * 8, m * g * 8), (n * 2, g * 8));
+        let p: Vec<(&str, i64)> = spec.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let t = run_kernel(
+            "copy2d",
+            "copy2d",
+            &p,
+            &[IN0, OUT],
+            &[(IN0, u16_bytes(&blocked))],
+        );
+        let out = rd_u16(&t, OUT, m * n);
+        for row in 0..m {
+            for col in 0..n {
+                assert_eq!(
+                    out[row * n + col],
+                    blocked[(col / 16) * m * 16 + row * 16 + col % 16],
+                    "[{row}][{col}]"
+                );
+            }
+        }
+    }
+}
