@@ -2,6 +2,7 @@
 //! the `test` dialect (ops for exercising the IR core in lit tests); the
 //! `tile`, `exchange` and `machine` dialects join them.
 
+pub mod exchange;
 pub mod func;
 pub mod interpret;
 pub mod nn;
@@ -16,4 +17,5 @@ pub fn register_all_dialects(registry: &mut Registry) {
     registry.register_dialect(&nn::NN_DIALECT);
     registry.register_dialect(&test_dialect::TEST_DIALECT);
     registry.register_dialect(&tile::TILE_DIALECT);
+    registry.register_dialect(&exchange::EXCHANGE_DIALECT);
 }

@@ -86,8 +86,9 @@ pub static CONSTANT: OpDef = OpDef {
 pub static MATMUL: OpDef = OpDef {
     name: "tile.matmul",
     summary: "A compute set multiplying [M, K] by [K, N]: the work is cut into a pm x pn x pk grid of blocks (`plan`), \
-              block (i, j, k) on tile first + ((k * pm + i) * pn + j) * stride (`tiles`), each running `kernel` (of \
-              the estimated `cycles`); with pk > 1 the partial sums are reduced onto the k = 0 tiles. The result \
+              block (i, j, k) on tile first + ((k * pm + i) * pn + j) * stride (`tiles`), each running `kernel` (the \
+              compute set's estimated `cycles`); with pk > 1 the `partials`-typed partial sums are reduced onto the \
+              k = 0 tiles. The result \
               lives as `mapping` says.",
     operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
     results: RESULT,
@@ -97,6 +98,7 @@ pub static MATMUL: OpDef = OpDef {
         KERNEL,
         CYCLES,
         MAPPING,
+        AttrDef { name: "partials", optional: false, constraint: constraints::ANY_ATTR },
     ],
     traits: &[Trait::Pure],
     assembly_format: Some("$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"),

@@ -2,15 +2,19 @@
 //!
 //! - [`nn_to_tile`]: `convert-nn-to-tile`, distributing `nn` ops over tiles
 //!   (the matmul planner lives in [`nn_to_tile::plan`]);
+//! - [`tile_to_exchange`]: `convert-tile-to-exchange`, deriving every
+//!   transfer between mappings and scheduling each exchange phase;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
-//!   into a cycle-exact, verified schedule, for `tile -> exchange`.
+//!   into a cycle-exact, verified schedule.
 
 pub mod exchange_schedule;
 pub mod nn_to_tile;
+pub mod tile_to_exchange;
 
 use ipu_ir::Registry;
 
 /// Registers the lowering passes.
 pub fn register_lowering_passes(registry: &mut Registry) {
     registry.register_pass(nn_to_tile::INFO);
+    registry.register_pass(tile_to_exchange::INFO);
 }

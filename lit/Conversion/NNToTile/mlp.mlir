@@ -8,7 +8,7 @@
 // CHECK: module attributes {ipu.target = "test16"}
 // CHECK: %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
 // CHECK: %1 = tile.host_input %arg1 {mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}} : tensor<64x128xf8E4M3FN>
-// CHECK: %3 = tile.matmul %0, %1 {cycles = 1825 : i64, kernel = "gemm_f16_f32_m8_k32_n16", mapping = {grid = array<i64: 1, 8>, tiles = array<i64: 0, 1>}, plan = array<i64: 1, 8, 2>, tiles = array<i64: 0, 1>}
+// CHECK: %3 = tile.matmul %0, %1 {cycles = 743 : i64, kernel = "gemm_f16_f32_m8_k32_n16", mapping = {grid = array<i64: 1, 8>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 8, 2>, tiles = array<i64: 0, 1>}
 // CHECK: %4 = tile.map %3, %2 {cycles = 32 : i64, fn = "add", kernel = "add_f16", mapping = {grid = array<i64: 1, 8>, tiles = array<i64: 0, 1>}}
 // CHECK: %5 = tile.map %4 {cycles = 768 : i64, fn = "gelu", kernel = "gelu_f16"
 // CHECK: tile.host_output %5 {name = "y"} : tensor<8x128xf16>

@@ -291,7 +291,15 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
                     ),
                     ("tiles", cx.i64_array_attr(vec![0, 1])),
                     ("kernel", cx.string_attr(&p.kernel_name())),
-                    ("cycles", cx.i64_attr(p.total_cycles as i64)),
+                    ("cycles", cx.i64_attr(p.compute_cycles as i64)),
+                    (
+                        "partials",
+                        cx.type_attr(if p.kind.partial_bytes() == 4 {
+                            Type::F32
+                        } else {
+                            Type::F16
+                        }),
+                    ),
                     ("mapping", m.to_attr(cx)),
                 ];
                 let operands = cx.operands(op).to_vec();

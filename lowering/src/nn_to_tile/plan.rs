@@ -63,6 +63,8 @@ pub struct MatmulPlan {
     pub kind: GemmKind,
     /// Kernel cycles of one block.
     pub kernel_cycles: u64,
+    /// Compute cycles of the op: the kernel, plus adding up split-K partials.
+    pub compute_cycles: u64,
     /// Estimated cycles of the whole op (compute, exchange, reduction, syncs).
     pub total_cycles: u64,
     /// Bytes of the largest per-tile working set.
@@ -173,12 +175,14 @@ pub fn plan_matmul(
                 }
                 let kernel = estimate(bm, bk, bn).unwrap_or(u64::MAX / 4);
                 let operands_in = (bm * bk * ea + bk * bn * ea).div_ceil(recv);
-                let reduction = if pk > 1 {
-                    phase + ((pk - 1) * c_bytes).div_ceil(recv) + (pk - 1) * bm * bn / lanes
+                let reduce_compute = (pk - 1) * (bm * bn).div_ceil(lanes);
+                let reduce_exchange = if pk > 1 {
+                    phase + ((pk - 1) * c_bytes).div_ceil(recv)
                 } else {
                     0
                 };
-                let total = phase + operands_in + phase + kernel + reduction;
+                let compute = kernel + reduce_compute;
+                let total = phase + operands_in + phase + compute + reduce_exchange;
                 let plan = MatmulPlan {
                     pm,
                     pn,
@@ -188,6 +192,7 @@ pub fn plan_matmul(
                     bn,
                     kind,
                     kernel_cycles: kernel,
+                    compute_cycles: compute,
                     total_cycles: total,
                     tile_bytes: need,
                 };
