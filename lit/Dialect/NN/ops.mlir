@@ -52,3 +52,27 @@ func.func @ops(%x: tensor<2x4xf16>, %w: tensor<4x3xf8E4M3FN>, %i: tensor<5xi32>,
   test.print %bc, %cc, %q, %r : tensor<2x6xf16>, tensor<6xf16>, tensor<5x3xf8E5M2>, tensor<2x1xf16>
   return
 }
+
+// CHECK-LABEL: func.func @more_ops
+func.func @more_ops(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) {
+  // CHECK: nn.floor %arg0 : tensor<2x3xf32>
+  %0 = nn.floor %x : tensor<2x3xf32>
+  %1 = nn.ceil %0 : tensor<2x3xf32>
+  %2 = nn.round %1 : tensor<2x3xf32>
+  // CHECK: nn.mod %{{.*}}, %{{.*}} {fmod} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = nn.mod %2, %x {fmod} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: nn.argmax %{{.*}} {axis = 1 : i64, keepdims} : tensor<2x3xf32> -> tensor<2x1xi64>
+  %4 = nn.argmax %3 {axis = 1, keepdims} : tensor<2x3xf32> -> tensor<2x1xi64>
+  %5 = nn.argmin %3 {axis = 0, select_last_index} : tensor<2x3xf32> -> tensor<3xi64>
+  // CHECK: nn.cumsum %{{.*}} {axis = 1 : i64, exclusive, reverse} : tensor<2x3xf32>
+  %6 = nn.cumsum %3 {axis = 1, exclusive, reverse} : tensor<2x3xf32>
+  %7 = nn.cumprod %6 {axis = 0} : tensor<2x3xf32>
+  // CHECK: nn.pad %{{.*}} {high = array<i64: 0, 2>, low = array<i64: 1, 0>, mode = "reflect"} : tensor<2x3xf32> -> tensor<3x5xf32>
+  %8 = nn.pad %7 {low = array<i64: 1, 0>, high = array<i64: 0, 2>, mode = "reflect"} : tensor<2x3xf32> -> tensor<3x5xf32>
+  // CHECK: nn.gather_elements %arg0[%arg1] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  %9 = nn.gather_elements %x[%i] {axis = 1} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  // CHECK: nn.topk %{{.*}} {axis = 1 : i64, k = 2 : i64, largest} : tensor<2x3xf32> -> tensor<2x2xi64>
+  %10 = nn.topk %9 {axis = 1, k = 2, largest} : tensor<2x3xf32> -> tensor<2x2xi64>
+  test.print %4, %5, %8, %10 : tensor<2x1xi64>, tensor<3xi64>, tensor<3x5xf32>, tensor<2x2xi64>
+  return
+}

@@ -1,0 +1,510 @@
+//! The ELF form of a package: writer and checking reader.
+
+use std::collections::BTreeMap;
+
+use object::elf;
+use object::read::elf::{FileHeader as _, SectionHeader as _};
+use object::write::elf::{FileHeader, SectionHeader, Writer};
+use object::{Endianness, LittleEndian};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+use crate::model::{
+    DataSegment, Digest, ImageGroup, Metadata, Package, TileImage, TileSet, ZeroRange,
+};
+use crate::{
+    image_section_name, tile_section_name, PackageError, EM_IPU, FORMAT_VERSION, META_SECTION,
+    NOTE_SECTION,
+};
+
+/// Owner name of the package note (NUL-terminated in the file).
+pub const NOTE_OWNER: &[u8] = b"IPU\0";
+/// Note type of the package note.
+pub const NT_IPU_PACKAGE: u32 = 1;
+/// Bytes of the package note's descriptor: version, flags, metadata
+/// SHA-256, file SHA-256.
+pub const NOTE_DESC_LEN: usize = 4 + 4 + 32 + 32;
+/// Bytes of the whole note (header, owner, descriptor).
+pub const NOTE_LEN: usize = 12 + NOTE_OWNER.len() + NOTE_DESC_LEN;
+/// Offset of the file SHA-256 inside the note section's data.
+pub const NOTE_FILE_SHA_OFFSET: usize = 12 + NOTE_OWNER.len() + 4 + 4 + 32;
+
+/// One image as described in `.ipu.meta`; its bytes (code, then every data
+/// segment in order) are the section `.ipu.image.N`.
+#[derive(Serialize, Deserialize)]
+struct ImageRecord {
+    tiles: TileSet,
+    code_address: u32,
+    code_len: u32,
+    /// (address, length) of each data segment.
+    data: Vec<(u32, u32)>,
+    zero: Vec<ZeroRange>,
+    entries: BTreeMap<String, u32>,
+    sha256: Digest,
+    /// Tiles with data of their own, in tile order.
+    tile_data: Vec<TileDataRecord>,
+}
+
+/// One tile's own data segments; their bytes, in order, are the section
+/// `.ipu.tile.T`.
+#[derive(Serialize, Deserialize)]
+struct TileDataRecord {
+    tile: u32,
+    /// (address, length) of each data segment.
+    segments: Vec<(u32, u32)>,
+    sha256: Digest,
+}
+
+/// The content of `.ipu.meta` (postcard-encoded).
+#[derive(Deserialize)]
+struct MetaSection {
+    meta: Metadata,
+    images: Vec<ImageRecord>,
+}
+
+/// The same, borrowing the metadata for writing (identical encoding).
+#[derive(Serialize)]
+struct MetaSectionRef<'a> {
+    meta: &'a Metadata,
+    images: Vec<ImageRecord>,
+}
+
+fn segment_records(segments: &[DataSegment]) -> Vec<(u32, u32)> {
+    segments
+        .iter()
+        .map(|d| (d.address, d.bytes.len() as u32))
+        .collect()
+}
+
+/// Splits a section's bytes into segments; `None` when the lengths do not
+/// add up to the section size.
+fn split_segments(mut bytes: &[u8], records: &[(u32, u32)]) -> Option<Vec<DataSegment>> {
+    let mut out = Vec::with_capacity(records.len().min(bytes.len()));
+    for &(address, len) in records {
+        if len as usize > bytes.len() {
+            return None;
+        }
+        let (seg, rest) = bytes.split_at(len as usize);
+        out.push(DataSegment {
+            address,
+            bytes: seg.to_vec(),
+        });
+        bytes = rest;
+    }
+    bytes.is_empty().then_some(out)
+}
+
+fn total_len(first: u32, records: &[(u32, u32)]) -> u64 {
+    records.iter().fold(u64::from(first), |a, &(_, len)| {
+        a.saturating_add(u64::from(len))
+    })
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+impl Package {
+    /// The package as ELF bytes. Deterministic: the same package always
+    /// gives the same bytes. It does not validate; see
+    /// [`Package::try_to_elf_bytes`].
+    pub fn to_elf_bytes(&self) -> Vec<u8> {
+        let mut images = Vec::with_capacity(self.images.len());
+        // (section name, bytes) of every image and tile-data section.
+        let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut tile_contents: Vec<(String, Vec<u8>)> = Vec::new();
+        for (i, g) in self.images.iter().enumerate() {
+            let img = &g.image;
+            let mut bytes = img.code.clone();
+            for d in &img.data {
+                bytes.extend_from_slice(&d.bytes);
+            }
+            let mut tile_data = Vec::with_capacity(g.tile_data.len());
+            for (&tile, segments) in &g.tile_data {
+                let mut own = Vec::with_capacity(segments.iter().map(|d| d.bytes.len()).sum());
+                for d in segments {
+                    own.extend_from_slice(&d.bytes);
+                }
+                tile_data.push(TileDataRecord {
+                    tile,
+                    segments: segment_records(segments),
+                    sha256: Digest::of(&own),
+                });
+                tile_contents.push((tile_section_name(tile), own));
+            }
+            images.push(ImageRecord {
+                tiles: g.tiles.clone(),
+                code_address: img.code_address,
+                code_len: img.code.len() as u32,
+                data: segment_records(&img.data),
+                zero: img.zero.clone(),
+                entries: img.entries.clone(),
+                sha256: Digest::of(&bytes),
+                tile_data,
+            });
+            contents.push((image_section_name(i), bytes));
+        }
+        contents.extend(tile_contents);
+        let meta = postcard::to_stdvec(&MetaSectionRef {
+            meta: &self.meta,
+            images,
+        })
+        .expect("postcard encodes every metadata value");
+
+        let mut note = Vec::with_capacity(NOTE_LEN);
+        note.extend_from_slice(&(NOTE_OWNER.len() as u32).to_le_bytes());
+        note.extend_from_slice(&(NOTE_DESC_LEN as u32).to_le_bytes());
+        note.extend_from_slice(&NT_IPU_PACKAGE.to_le_bytes());
+        note.extend_from_slice(NOTE_OWNER);
+        note.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        note.extend_from_slice(&0u32.to_le_bytes());
+        note.extend_from_slice(&Digest::of(&meta).0);
+        note.extend_from_slice(&[0; 32]); // file hash, patched below
+        debug_assert_eq!(note.len(), NOTE_LEN);
+
+        let mut out = Vec::new();
+        let note_offset;
+        {
+            let mut w = Writer::new(Endianness::Little, true, &mut out);
+            w.reserve_file_header();
+            let note_name = w.add_section_name(NOTE_SECTION.as_bytes());
+            let meta_name = w.add_section_name(META_SECTION.as_bytes());
+            let img_names: Vec<_> = contents
+                .iter()
+                .map(|(n, _)| w.add_section_name(n.as_bytes()))
+                .collect();
+            w.reserve_section_index(); // note
+            w.reserve_section_index(); // meta
+            for _ in &contents {
+                w.reserve_section_index();
+            }
+            w.reserve_shstrtab_section_index();
+            note_offset = w.reserve(note.len(), 8);
+            let meta_offset = w.reserve(meta.len(), 8);
+            let img_offsets: Vec<usize> = contents
+                .iter()
+                .map(|(_, c)| w.reserve(c.len(), 8))
+                .collect();
+            w.reserve_shstrtab();
+            w.reserve_section_headers();
+
+            w.write_file_header(&FileHeader {
+                os_abi: elf::ELFOSABI_NONE,
+                abi_version: 0,
+                e_type: elf::ET_EXEC,
+                e_machine: EM_IPU,
+                e_entry: 0,
+                e_flags: 0,
+            })
+            .expect("writing to a Vec cannot fail");
+            w.write_align(8);
+            w.write(&note);
+            w.write_align(8);
+            w.write(&meta);
+            for (_, c) in &contents {
+                w.write_align(8);
+                w.write(c);
+            }
+            w.write_shstrtab();
+            w.write_null_section_header();
+            w.write_section_header(&SectionHeader {
+                name: Some(note_name),
+                sh_type: elf::SHT_NOTE,
+                sh_flags: 0,
+                sh_addr: 0,
+                sh_offset: note_offset as u64,
+                sh_size: note.len() as u64,
+                sh_link: 0,
+                sh_info: 0,
+                sh_addralign: 4,
+                sh_entsize: 0,
+            });
+            w.write_section_header(&SectionHeader {
+                name: Some(meta_name),
+                sh_type: elf::SHT_PROGBITS,
+                sh_flags: 0,
+                sh_addr: 0,
+                sh_offset: meta_offset as u64,
+                sh_size: meta.len() as u64,
+                sh_link: 0,
+                sh_info: 0,
+                sh_addralign: 8,
+                sh_entsize: 0,
+            });
+            for (((_, c), off), name) in contents.iter().zip(&img_offsets).zip(img_names) {
+                w.write_section_header(&SectionHeader {
+                    name: Some(name),
+                    sh_type: elf::SHT_PROGBITS,
+                    sh_flags: 0,
+                    sh_addr: 0,
+                    sh_offset: *off as u64,
+                    sh_size: c.len() as u64,
+                    sh_link: 0,
+                    sh_info: 0,
+                    sh_addralign: 8,
+                    sh_entsize: 0,
+                });
+            }
+            w.write_shstrtab_section_header();
+        }
+        let at = note_offset + NOTE_FILE_SHA_OFFSET;
+        let file_sha = Digest::of(&out);
+        out[at..at + 32].copy_from_slice(&file_sha.0);
+        out
+    }
+
+    /// Validates, then writes.
+    pub fn try_to_elf_bytes(&self) -> Result<Vec<u8>, PackageError> {
+        self.validate()?;
+        Ok(self.to_elf_bytes())
+    }
+
+    /// Reads and checks a package: ELF identity, format version, the
+    /// checksum of every section and of the whole file, the metadata, then
+    /// [`Package::validate`]. Never panics, whatever the bytes.
+    pub fn from_elf_bytes(bytes: &[u8]) -> Result<Package, PackageError> {
+        if bytes.len() < 64 {
+            return Err(PackageError::TooShort(bytes.len()));
+        }
+        if bytes[..4] != elf::ELFMAG {
+            return Err(PackageError::BadMagic([
+                bytes[0], bytes[1], bytes[2], bytes[3],
+            ]));
+        }
+        if bytes[4] != elf::ELFCLASS64 {
+            return Err(PackageError::ElfKind(format!("class {}", bytes[4])));
+        }
+        if bytes[5] != elf::ELFDATA2LSB {
+            return Err(PackageError::ElfKind(format!("data encoding {}", bytes[5])));
+        }
+        if bytes[6] != elf::EV_CURRENT {
+            return Err(PackageError::ElfKind(format!("ident version {}", bytes[6])));
+        }
+        let machine = u16::from_le_bytes([bytes[18], bytes[19]]);
+        if machine != EM_IPU {
+            return Err(PackageError::WrongMachine(machine));
+        }
+        let e_type = u16::from_le_bytes([bytes[16], bytes[17]]);
+        if e_type != elf::ET_EXEC {
+            return Err(PackageError::WrongType(e_type));
+        }
+        // The `object` reader wants its headers aligned; copy when the
+        // caller's slice is not.
+        let aligned;
+        let data: &[u8] = if bytes.as_ptr().align_offset(8) == 0 {
+            bytes
+        } else {
+            aligned = AlignedCopy::new(bytes);
+            aligned.bytes()
+        };
+        read_checked(data)
+    }
+}
+
+/// A copy of a byte slice starting on an 8-byte boundary.
+struct AlignedCopy {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedCopy {
+    fn new(bytes: &[u8]) -> AlignedCopy {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        object::pod::bytes_of_slice_mut(&mut words[..])[..bytes.len()].copy_from_slice(bytes);
+        AlignedCopy {
+            words,
+            len: bytes.len(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &object::pod::bytes_of_slice(&self.words[..])[..self.len]
+    }
+}
+
+fn elf_err(what: &str, e: object::Error) -> PackageError {
+    PackageError::Elf(format!("{what}: {e}"))
+}
+
+fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
+    let le = LittleEndian;
+    let header =
+        elf::FileHeader64::<LittleEndian>::parse(data).map_err(|e| elf_err("file header", e))?;
+    let table = header
+        .sections(le, data)
+        .map_err(|e| elf_err("section table", e))?;
+
+    // Our sections by name: (file offset, contents).
+    let mut found: BTreeMap<String, (u64, &[u8])> = BTreeMap::new();
+    for (i, sh) in table.iter().enumerate().skip(1) {
+        let name = table
+            .section_name(le, sh)
+            .map_err(|e| elf_err(&format!("name of section {i}"), e))?;
+        let name = String::from_utf8_lossy(name).into_owned();
+        let (offset, size) = (sh.sh_offset(le), sh.sh_size(le));
+        let contents = if sh.sh_type(le) == elf::SHT_NOBITS {
+            &[][..]
+        } else {
+            match offset.checked_add(size) {
+                Some(end) if end <= data.len() as u64 => &data[offset as usize..end as usize],
+                _ => {
+                    return Err(PackageError::SectionOutOfRange {
+                        name,
+                        offset,
+                        size,
+                        file_len: data.len(),
+                    })
+                }
+            }
+        };
+        if name.starts_with(".ipu.") || name == NOTE_SECTION {
+            if found.contains_key(&name) {
+                return Err(PackageError::DuplicateSection(name));
+            }
+            found.insert(name, (offset, contents));
+        }
+    }
+    fn take<'d>(
+        found: &mut BTreeMap<String, (u64, &'d [u8])>,
+        name: &str,
+    ) -> Result<(u64, &'d [u8]), PackageError> {
+        found
+            .remove(name)
+            .ok_or_else(|| PackageError::MissingSection(name.to_string()))
+    }
+
+    let (note_offset, note) = take(&mut found, NOTE_SECTION)?;
+    let (version, flags, meta_sha, file_sha) = parse_note(note)?;
+    if version != FORMAT_VERSION {
+        return Err(PackageError::UnsupportedVersion(version));
+    }
+    if flags != 0 {
+        return Err(PackageError::BadNote(format!("unknown flags {flags:#x}")));
+    }
+    let (_, meta_bytes) = take(&mut found, META_SECTION)?;
+    if Digest::of(meta_bytes) != meta_sha {
+        return Err(PackageError::ChecksumMismatch(META_SECTION.to_string()));
+    }
+    let (ms, rest): (MetaSection, &[u8]) = postcard::take_from_bytes(meta_bytes)
+        .map_err(|e| PackageError::MetadataParse(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(PackageError::MetadataParse(format!(
+            "{} trailing bytes after the metadata",
+            rest.len()
+        )));
+    }
+
+    let mut images = Vec::with_capacity(ms.images.len().min(found.len()));
+    let mut tiles_with_data = BTreeMap::new();
+    for (i, rec) in ms.images.into_iter().enumerate() {
+        let name = image_section_name(i);
+        let (_, bytes) = take(&mut found, &name)?;
+        let bytes = checked_contents(name, bytes, rec.code_len, &rec.data, rec.sha256)?;
+        let (code, rest) = bytes.split_at(rec.code_len as usize);
+        let data = split_segments(rest, &rec.data).ok_or_else(|| {
+            PackageError::MetadataParse(format!("image {i}: segment lengths do not add up"))
+        })?;
+        let mut tile_data = BTreeMap::new();
+        for td in rec.tile_data {
+            if let Some(other) = tiles_with_data.insert(td.tile, i) {
+                return Err(PackageError::Invalid(format!(
+                    "tile {} has data of its own in image {other} and image {i}",
+                    td.tile
+                )));
+            }
+            let name = tile_section_name(td.tile);
+            let (_, bytes) = take(&mut found, &name)?;
+            let bytes = checked_contents(name, bytes, 0, &td.segments, td.sha256)?;
+            let segments = split_segments(bytes, &td.segments).ok_or_else(|| {
+                PackageError::MetadataParse(format!(
+                    "tile {}: segment lengths do not add up",
+                    td.tile
+                ))
+            })?;
+            tile_data.insert(td.tile, segments);
+        }
+        images.push(ImageGroup {
+            tiles: rec.tiles,
+            image: TileImage {
+                code_address: rec.code_address,
+                code: code.to_vec(),
+                data,
+                zero: rec.zero,
+                entries: rec.entries,
+            },
+            tile_data,
+        });
+    }
+    if let Some(extra) = found.keys().next() {
+        return Err(PackageError::Invalid(format!(
+            "section {extra} is not described by the metadata"
+        )));
+    }
+
+    // The whole file, with the file-hash field read as zeros.
+    let at = note_offset as usize + NOTE_FILE_SHA_OFFSET;
+    let mut h = Sha256::new();
+    h.update(&data[..at]);
+    h.update([0u8; 32]);
+    h.update(&data[at + 32..]);
+    if Digest(h.finalize().into()) != file_sha {
+        return Err(PackageError::FileChecksumMismatch);
+    }
+
+    let package = Package {
+        meta: ms.meta,
+        images,
+    };
+    package.validate()?;
+    Ok(package)
+}
+
+/// A section's bytes after checking its size against the metadata
+/// (`first` bytes plus the segment lengths) and its checksum.
+fn checked_contents<'d>(
+    name: String,
+    bytes: &'d [u8],
+    first: u32,
+    segments: &[(u32, u32)],
+    sha256: Digest,
+) -> Result<&'d [u8], PackageError> {
+    let expected = total_len(first, segments);
+    if bytes.len() as u64 != expected {
+        return Err(PackageError::SectionSize {
+            section: name,
+            found: bytes.len() as u64,
+            expected,
+        });
+    }
+    if Digest::of(bytes) != sha256 {
+        return Err(PackageError::ChecksumMismatch(name));
+    }
+    Ok(bytes)
+}
+
+/// (format version, flags, metadata SHA-256, file SHA-256).
+fn parse_note(note: &[u8]) -> Result<(u32, u32, Digest, Digest), PackageError> {
+    let bad = |m: String| Err(PackageError::BadNote(m));
+    if note.len() != NOTE_LEN {
+        return bad(format!("{} bytes, expected {NOTE_LEN}", note.len()));
+    }
+    let (namesz, descsz, ty) = (le32(note, 0), le32(note, 4), le32(note, 8));
+    if namesz as usize != NOTE_OWNER.len() || &note[12..16] != NOTE_OWNER {
+        return bad("owner is not \"IPU\"".to_string());
+    }
+    if descsz as usize != NOTE_DESC_LEN {
+        return bad(format!(
+            "descriptor of {descsz} bytes, expected {NOTE_DESC_LEN}"
+        ));
+    }
+    if ty != NT_IPU_PACKAGE {
+        return bad(format!("note type {ty}, expected {NT_IPU_PACKAGE}"));
+    }
+    let version = le32(note, 16);
+    let flags = le32(note, 20);
+    let mut meta = [0u8; 32];
+    meta.copy_from_slice(&note[24..56]);
+    let mut file = [0u8; 32];
+    file.copy_from_slice(&note[56..88]);
+    Ok((version, flags, Digest(meta), Digest(file)))
+}

@@ -1,0 +1,687 @@
+//! The plain data model of a package: what the compiler's machine stage
+//! fills in and what the runtime loads.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+/// A SHA-256 digest.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+pub struct Digest(pub [u8; 32]);
+
+impl Digest {
+    /// The SHA-256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    /// Lower-case hex, 64 characters.
+    pub fn to_hex(&self) -> String {
+        use fmt::Write as _;
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            let _ = write!(s, "{b:02x}");
+        }
+        s
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digest({})", self.to_hex())
+    }
+}
+
+/// An arithmetic run of tiles: `first, first + step, ...` (`count` tiles).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TileRun {
+    pub first: u32,
+    pub count: u32,
+    /// Distance between consecutive tiles; ignored when `count == 1`.
+    pub step: u32,
+}
+
+impl TileRun {
+    /// The last tile of the run, `None` when empty, degenerate (step 0 with
+    /// more than one tile) or overflowing.
+    pub fn last(&self) -> Option<u32> {
+        if self.count == 0 || (self.count > 1 && self.step == 0) {
+            return None;
+        }
+        let span = u64::from(self.count - 1) * u64::from(self.step);
+        u32::try_from(u64::from(self.first) + span).ok()
+    }
+}
+
+/// A set of tiles written compactly as arithmetic runs
+/// (`0 to 1471 step 2`), in the order the runs are listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TileSet {
+    pub runs: Vec<TileRun>,
+}
+
+impl TileSet {
+    /// The empty set.
+    pub fn new() -> TileSet {
+        TileSet::default()
+    }
+
+    /// One tile.
+    pub fn single(tile: u32) -> TileSet {
+        TileSet::run(tile, 1, 1)
+    }
+
+    /// `count` tiles from `first` by `step`.
+    pub fn run(first: u32, count: u32, step: u32) -> TileSet {
+        TileSet {
+            runs: vec![TileRun { first, count, step }],
+        }
+    }
+
+    /// Tiles `first..=last` (inclusive, like the IR's `first to last`).
+    pub fn range_inclusive(first: u32, last: u32) -> TileSet {
+        if last < first {
+            return TileSet::new();
+        }
+        TileSet::run(first, last - first + 1, 1)
+    }
+
+    /// Sorts and deduplicates `tiles` and compresses them greedily into
+    /// arithmetic runs (deterministic: the same tiles give the same runs).
+    pub fn from_tiles(tiles: impl IntoIterator<Item = u32>) -> TileSet {
+        let mut t: Vec<u32> = tiles.into_iter().collect();
+        t.sort_unstable();
+        t.dedup();
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < t.len() {
+            if i + 1 == t.len() {
+                runs.push(TileRun {
+                    first: t[i],
+                    count: 1,
+                    step: 1,
+                });
+                break;
+            }
+            let step = t[i + 1] - t[i];
+            let mut j = i + 1;
+            while j + 1 < t.len() && t[j + 1] - t[j] == step {
+                j += 1;
+            }
+            let count = (j - i + 1) as u32;
+            // A pair with a large gap is better as two singles followed by a
+            // possible run starting at the second one.
+            if count == 2 && step != 1 {
+                runs.push(TileRun {
+                    first: t[i],
+                    count: 1,
+                    step: 1,
+                });
+                i += 1;
+                continue;
+            }
+            runs.push(TileRun {
+                first: t[i],
+                count,
+                step,
+            });
+            i = j + 1;
+        }
+        TileSet { runs }
+    }
+
+    /// Number of tiles counted with multiplicity.
+    pub fn len(&self) -> u64 {
+        self.runs.iter().map(|r| u64::from(r.count)).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The tiles, run by run. Iterating a set that has not been validated
+    /// may be long (a run may claim `u32::MAX` tiles); a run whose tiles
+    /// overflow `u32` stops at the overflow.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs.iter().flat_map(|r| {
+            (0..r.count).map_while(move |i| {
+                let t = u64::from(r.first) + u64::from(i) * u64::from(r.step);
+                u32::try_from(t).ok()
+            })
+        })
+    }
+
+    /// Whether `tile` is in the set.
+    pub fn contains(&self, tile: u32) -> bool {
+        self.runs.iter().any(|r| {
+            if r.count == 0 || tile < r.first {
+                return false;
+            }
+            let d = tile - r.first;
+            if r.step == 0 {
+                return d == 0;
+            }
+            let q = d / r.step;
+            q * r.step == d && u64::from(q) < u64::from(r.count)
+        })
+    }
+}
+
+impl fmt::Display for TileSet {
+    /// `0 to 1471 step 2, 5, 7 to 9`; `none` for the empty set.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.runs.is_empty() {
+            return f.write_str("none");
+        }
+        for (i, r) in self.runs.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            match (r.count, r.last()) {
+                (1, _) => write!(f, "{}", r.first)?,
+                (_, Some(last)) if r.step == 1 => write!(f, "{} to {last}", r.first)?,
+                (_, Some(last)) => write!(f, "{} to {last} step {}", r.first, r.step)?,
+                _ => write!(f, "<invalid run {} x{} step {}>", r.first, r.count, r.step)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Element types of host streams (spelled as in the IR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ElementType {
+    F32,
+    F16,
+    BF16,
+    F8E4M3FN,
+    F8E5M2,
+    I64,
+    I32,
+    I16,
+    I8,
+    U32,
+    U16,
+    U8,
+    /// `i1`, stored as one byte.
+    Bool,
+}
+
+impl ElementType {
+    /// Bytes per element in host and tile memory.
+    pub fn size_bytes(self) -> u64 {
+        match self {
+            ElementType::I64 => 8,
+            ElementType::F32 | ElementType::I32 | ElementType::U32 => 4,
+            ElementType::F16 | ElementType::BF16 | ElementType::I16 | ElementType::U16 => 2,
+            ElementType::F8E4M3FN
+            | ElementType::F8E5M2
+            | ElementType::I8
+            | ElementType::U8
+            | ElementType::Bool => 1,
+        }
+    }
+
+    /// The IR spelling (`f16`, `f8E4M3FN`, `ui8`, `i1`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ElementType::F32 => "f32",
+            ElementType::F16 => "f16",
+            ElementType::BF16 => "bf16",
+            ElementType::F8E4M3FN => "f8E4M3FN",
+            ElementType::F8E5M2 => "f8E5M2",
+            ElementType::I64 => "i64",
+            ElementType::I32 => "i32",
+            ElementType::I16 => "i16",
+            ElementType::I8 => "i8",
+            ElementType::U32 => "ui32",
+            ElementType::U16 => "ui16",
+            ElementType::U8 => "ui8",
+            ElementType::Bool => "i1",
+        }
+    }
+
+    /// All element types.
+    pub const ALL: [ElementType; 13] = [
+        ElementType::F32,
+        ElementType::F16,
+        ElementType::BF16,
+        ElementType::F8E4M3FN,
+        ElementType::F8E5M2,
+        ElementType::I64,
+        ElementType::I32,
+        ElementType::I16,
+        ElementType::I8,
+        ElementType::U32,
+        ElementType::U16,
+        ElementType::U8,
+        ElementType::Bool,
+    ];
+}
+
+impl fmt::Display for ElementType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ElementType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ElementType::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| format!("unknown element type `{s}`"))
+    }
+}
+
+/// Which way a host stream flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Direction {
+    /// Host buffer -> tiles.
+    Input,
+    /// Tiles -> host buffer.
+    Output,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Direction::Input => "input",
+            Direction::Output => "output",
+        })
+    }
+}
+
+/// One contiguous byte range moved between a host buffer and one tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Transfer {
+    pub tile: u32,
+    /// Address in the tile's memory.
+    pub tile_address: u32,
+    /// Byte offset in the host buffer.
+    pub host_offset: u64,
+    /// Bytes.
+    pub len: u32,
+}
+
+/// A part of a stream's layout: either one transfer, or a regular pattern
+/// covering a tile set without one entry per tile.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StreamPiece {
+    Single(Transfer),
+    /// The `i`-th tile of `tiles` (in iteration order) moves `len` bytes at
+    /// `tile_address` to/from host bytes `host_offset + i * host_stride`.
+    /// A stride of 0 broadcasts the same bytes (inputs only).
+    Regular {
+        tiles: TileSet,
+        tile_address: u32,
+        host_offset: u64,
+        host_stride: u64,
+        len: u32,
+    },
+}
+
+impl StreamPiece {
+    /// The transfers this piece stands for. Offsets that overflow `u64`
+    /// saturate (validation refuses them first).
+    pub fn transfers(&self) -> Box<dyn Iterator<Item = Transfer> + '_> {
+        match self {
+            StreamPiece::Single(t) => Box::new(std::iter::once(*t)),
+            StreamPiece::Regular {
+                tiles,
+                tile_address,
+                host_offset,
+                host_stride,
+                len,
+            } => Box::new(tiles.iter().enumerate().map(move |(i, tile)| {
+                Transfer {
+                    tile,
+                    tile_address: *tile_address,
+                    host_offset: host_stride
+                        .saturating_mul(i as u64)
+                        .saturating_add(*host_offset),
+                    len: *len,
+                }
+            })),
+        }
+    }
+}
+
+/// A host stream: a named host buffer and where its bytes live on tiles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HostStream {
+    pub name: String,
+    pub direction: Direction,
+    pub element: ElementType,
+    pub shape: Vec<u64>,
+    pub layout: Vec<StreamPiece>,
+}
+
+impl HostStream {
+    /// Bytes of the host buffer (`None` on overflow).
+    pub fn byte_len(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(self.element.size_bytes(), |acc, &d| acc.checked_mul(d))
+    }
+
+    /// Every transfer of the layout, piece by piece.
+    pub fn transfers(&self) -> impl Iterator<Item = Transfer> + '_ {
+        self.layout.iter().flat_map(|p| p.transfers())
+    }
+
+    /// `tensor<128x768xf16>`.
+    pub fn type_string(&self) -> String {
+        let mut s = String::from("tensor<");
+        for d in &self.shape {
+            s.push_str(&d.to_string());
+            s.push('x');
+        }
+        s.push_str(self.element.name());
+        s.push('>');
+        s
+    }
+}
+
+/// A host-callable program (`initialize`, `run`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EntryPoint {
+    pub name: String,
+    /// The command number the host sends to start it.
+    pub command: u32,
+    /// Bulk-synchronous phases (sync-separated supersteps) it runs.
+    pub phases: u32,
+}
+
+/// Kinds of program steps in the optional summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StepKind {
+    Compute,
+    Sync,
+    Exchange,
+    HostExchange,
+}
+
+impl fmt::Display for StepKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StepKind::Compute => "compute",
+            StepKind::Sync => "sync",
+            StepKind::Exchange => "exchange",
+            StepKind::HostExchange => "host_exchange",
+        })
+    }
+}
+
+/// One step of the program, for humans and profilers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StepSummary {
+    pub kind: StepKind,
+    /// The IR symbol or a short description (`@mm0`, `@x12`).
+    pub label: String,
+    /// Estimated cycles of the step, when known.
+    pub cycles: Option<u64>,
+}
+
+/// What the package was compiled for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub name: String,
+    /// SHA-256 of the target description file's text.
+    pub description_sha256: Digest,
+    pub tile_count: u32,
+    /// First address of tile memory.
+    pub memory_base: u32,
+    /// Bytes of memory per tile.
+    pub memory_bytes: u32,
+}
+
+impl TargetInfo {
+    /// One past the last tile memory address (`u64`: it may be `2^32`).
+    pub fn memory_end(&self) -> u64 {
+        u64::from(self.memory_base) + u64::from(self.memory_bytes)
+    }
+}
+
+/// Everything about a package that is not tile bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Metadata {
+    pub target: TargetInfo,
+    pub compiler_version: String,
+    /// SHA-256 of the input IR text.
+    pub source_sha256: Digest,
+    pub entry_points: Vec<EntryPoint>,
+    pub streams: Vec<HostStream>,
+    /// Optional per-step program summary (may be empty).
+    pub steps: Vec<StepSummary>,
+}
+
+/// Initialised bytes at an address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct DataSegment {
+    pub address: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// A zero-filled address range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ZeroRange {
+    pub address: u32,
+    pub len: u32,
+}
+
+/// What one tile's memory holds at load time. Exchange and instruction
+/// streams are ordinary code or data here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TileImage {
+    pub code_address: u32,
+    pub code: Vec<u8>,
+    pub data: Vec<DataSegment>,
+    pub zero: Vec<ZeroRange>,
+    /// Entry point name -> code address; every entry point of the
+    /// metadata must be present.
+    pub entries: BTreeMap<String, u32>,
+}
+
+impl TileImage {
+    /// Bytes the image occupies in tile memory (code + data + zero).
+    pub fn footprint(&self) -> u64 {
+        self.code.len() as u64
+            + self.data.iter().map(|d| d.bytes.len() as u64).sum::<u64>()
+            + self.zero.iter().map(|z| u64::from(z.len)).sum::<u64>()
+    }
+}
+
+/// A program shared by a set of tiles: what every one of them holds
+/// (`image`, stored once) plus data only some of them hold (weights,
+/// exchange tables), by tile.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ImageGroup {
+    pub tiles: TileSet,
+    /// Code, shared data, zero ranges and entries of every tile of the group.
+    pub image: TileImage,
+    /// Additional data segments of single tiles; every key is a tile of
+    /// `tiles`, every list non-empty.
+    pub tile_data: BTreeMap<u32, Vec<DataSegment>>,
+}
+
+impl ImageGroup {
+    /// A group whose tiles hold exactly `image`.
+    pub fn shared(tiles: TileSet, image: TileImage) -> ImageGroup {
+        ImageGroup {
+            tiles,
+            image,
+            tile_data: BTreeMap::new(),
+        }
+    }
+}
+
+/// A whole executable package.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Package {
+    pub meta: Metadata,
+    /// Distinct programs, each with its tiles; a tile is in at most one
+    /// group, and tiles in none are idle.
+    pub images: Vec<ImageGroup>,
+}
+
+/// What makes tiles share a program: everything but the data segments.
+type ProgramKey<'a> = (u32, &'a [u8], &'a [ZeroRange], &'a BTreeMap<String, u32>);
+
+impl Package {
+    /// Builds the groups from one full image per tile. Tiles with the same
+    /// code, code address, zero ranges and entries share a group; the data
+    /// segments every tile of a group holds identically are stored once in
+    /// the group's image, the rest per tile. Groups are ordered by their
+    /// lowest tile; a tile listed twice keeps its last image.
+    /// [`Package::tile_image`] gives each image back (data in address
+    /// order).
+    pub fn from_tile_images(
+        meta: Metadata,
+        tiles: impl IntoIterator<Item = (u32, TileImage)>,
+    ) -> Package {
+        let by_tile: BTreeMap<u32, TileImage> = tiles.into_iter().collect();
+        let mut index: HashMap<ProgramKey<'_>, usize> = HashMap::new();
+        let mut groups: Vec<Vec<(u32, &TileImage)>> = Vec::new();
+        for (tile, image) in &by_tile {
+            let key = (
+                image.code_address,
+                &image.code[..],
+                &image.zero[..],
+                &image.entries,
+            );
+            let i = *index.entry(key).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[i].push((*tile, image));
+        }
+        let images = groups
+            .into_iter()
+            .map(|members| {
+                let first = members[0].1;
+                let sets: Vec<HashSet<&DataSegment>> = members
+                    .iter()
+                    .map(|(_, img)| img.data.iter().collect())
+                    .collect();
+                let mut shared: Vec<DataSegment> = Vec::new();
+                for d in &first.data {
+                    if sets.iter().all(|s| s.contains(d)) && !shared.contains(d) {
+                        shared.push(d.clone());
+                    }
+                }
+                let mut tile_data = BTreeMap::new();
+                for (tile, img) in &members {
+                    let own: Vec<DataSegment> = img
+                        .data
+                        .iter()
+                        .filter(|d| !shared.contains(d))
+                        .cloned()
+                        .collect();
+                    if !own.is_empty() {
+                        tile_data.insert(*tile, own);
+                    }
+                }
+                ImageGroup {
+                    tiles: TileSet::from_tiles(members.iter().map(|(t, _)| *t)),
+                    image: TileImage {
+                        code_address: first.code_address,
+                        code: first.code.clone(),
+                        data: shared,
+                        zero: first.zero.clone(),
+                        entries: first.entries.clone(),
+                    },
+                    tile_data,
+                }
+            })
+            .collect();
+        Package { meta, images }
+    }
+
+    /// The index of the group a tile runs, `None` for an idle tile.
+    pub fn group_of_tile(&self, tile: u32) -> Option<usize> {
+        self.images.iter().position(|g| g.tiles.contains(tile))
+    }
+
+    /// Everything a tile holds at load time: its group's image plus its
+    /// own data, data segments sorted by address. `None` for an idle tile.
+    pub fn tile_image(&self, tile: u32) -> Option<TileImage> {
+        let g = &self.images[self.group_of_tile(tile)?];
+        let mut image = g.image.clone();
+        if let Some(own) = g.tile_data.get(&tile) {
+            image.data.extend(own.iter().cloned());
+        }
+        image.data.sort_by_key(|d| d.address);
+        Some(image)
+    }
+
+    /// Bytes of tile contents stored in the package (shared bytes once).
+    pub fn stored_bytes(&self) -> u64 {
+        self.images
+            .iter()
+            .map(|g| {
+                let own: u64 = g
+                    .tile_data
+                    .values()
+                    .flatten()
+                    .map(|d| d.bytes.len() as u64)
+                    .sum();
+                g.image.code.len() as u64
+                    + g.image
+                        .data
+                        .iter()
+                        .map(|d| d.bytes.len() as u64)
+                        .sum::<u64>()
+                    + own
+            })
+            .sum()
+    }
+
+    /// For every tile `0..tile_count`, the index of the image group it
+    /// runs (`None`: idle). Tiles outside the range are ignored; on a
+    /// tile listed twice the later group wins (validation refuses both).
+    pub fn tile_table(&self) -> Vec<Option<usize>> {
+        let n = self.meta.target.tile_count.min(crate::MAX_TILES) as usize;
+        let mut table = vec![None; n];
+        for (i, g) in self.images.iter().enumerate() {
+            for r in &g.tiles.runs {
+                if r.last().is_none_or(|l| l as usize >= n) {
+                    continue;
+                }
+                for t in (TileSet { runs: vec![*r] }).iter() {
+                    table[t as usize] = Some(i);
+                }
+            }
+        }
+        table
+    }
+
+    /// Reads and checks a package file.
+    pub fn read_file(path: impl AsRef<std::path::Path>) -> Result<Package, crate::PackageError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|e| crate::PackageError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Package::from_elf_bytes(&bytes)
+    }
+
+    /// Validates and writes a package file.
+    pub fn write_file(&self, path: impl AsRef<std::path::Path>) -> Result<(), crate::PackageError> {
+        let path = path.as_ref();
+        let bytes = self.try_to_elf_bytes()?;
+        std::fs::write(path, bytes).map_err(|e| crate::PackageError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+}

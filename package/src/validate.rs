@@ -1,0 +1,355 @@
+//! Semantic checks of a package: everything a loader relies on.
+
+use std::collections::BTreeSet;
+
+use crate::model::{Direction, ImageGroup, Package, TileSet};
+use crate::{PackageError, MAX_STREAM_TRANSFERS, MAX_TILES};
+
+/// Marks a tile that runs no image.
+const IDLE: u32 = u32::MAX;
+
+impl Package {
+    /// Checks the package is loadable: the target geometry is sane, every
+    /// tile index is in range and runs at most one image, every image lies
+    /// inside tile memory without overlapping itself and defines every
+    /// entry point inside its code, and every stream transfer fits both its
+    /// tile's memory and its host buffer (output buffers are covered exactly
+    /// once). The reader runs this after the checksums.
+    pub fn validate(&self) -> Result<(), PackageError> {
+        let t = &self.meta.target;
+        if t.tile_count == 0 || t.tile_count > MAX_TILES {
+            return Err(PackageError::Invalid(format!(
+                "tile count {} is outside 1..={MAX_TILES}",
+                t.tile_count
+            )));
+        }
+        if t.memory_bytes == 0 || t.memory_end() > 1u64 << 32 {
+            return Err(PackageError::Invalid(format!(
+                "tile memory [{:#x}, {:#x}) is empty or beyond the 32-bit address space",
+                t.memory_base,
+                t.memory_end()
+            )));
+        }
+        let mut names = BTreeSet::new();
+        let mut commands = BTreeSet::new();
+        for e in &self.meta.entry_points {
+            if e.name.is_empty() || !names.insert(e.name.as_str()) {
+                return Err(PackageError::Invalid(format!(
+                    "entry point name `{}` is empty or declared twice",
+                    e.name
+                )));
+            }
+            if !commands.insert(e.command) {
+                return Err(PackageError::Invalid(format!(
+                    "entry point `{}` reuses command {}",
+                    e.name, e.command
+                )));
+            }
+        }
+
+        let mut owner = vec![IDLE; t.tile_count as usize];
+        for (i, g) in self.images.iter().enumerate() {
+            if g.tiles.is_empty() {
+                return Err(PackageError::Invalid(format!("image {i} runs on no tile")));
+            }
+            check_tiles(&g.tiles, t.tile_count, || {
+                format!("the tile set of image {i}")
+            })?;
+            for tile in g.tiles.iter() {
+                let o = &mut owner[tile as usize];
+                if *o == i as u32 {
+                    return Err(PackageError::Invalid(format!(
+                        "tile {tile} is listed twice in the tile set of image {i}"
+                    )));
+                }
+                if *o != IDLE {
+                    return Err(PackageError::TileInTwoImages {
+                        tile,
+                        first: *o as usize,
+                        second: i,
+                    });
+                }
+                *o = i as u32;
+            }
+            self.check_image(i, g)?;
+        }
+
+        let mut stream_names = BTreeSet::new();
+        for s in &self.meta.streams {
+            let err = |message: String| PackageError::Stream {
+                stream: s.name.clone(),
+                message,
+            };
+            if s.name.is_empty() || !stream_names.insert(s.name.as_str()) {
+                return Err(err("stream name is empty or declared twice".into()));
+            }
+            let host_len = s
+                .byte_len()
+                .ok_or_else(|| err("the buffer size overflows 64 bits".into()))?;
+            let mut count = 0u64;
+            for p in &s.layout {
+                match p {
+                    crate::StreamPiece::Regular { tiles, .. } => {
+                        check_tiles(tiles, t.tile_count, || format!("stream `{}`", s.name))?;
+                        count += tiles.len();
+                    }
+                    crate::StreamPiece::Single(_) => count += 1,
+                }
+            }
+            if count > MAX_STREAM_TRANSFERS {
+                return Err(err(format!(
+                    "the layout has {count} transfers, more than the limit of {MAX_STREAM_TRANSFERS}"
+                )));
+            }
+            let mut host_ranges = Vec::new();
+            for tr in s.transfers() {
+                if tr.tile >= t.tile_count {
+                    return Err(PackageError::TileOutOfRange {
+                        tile: u64::from(tr.tile),
+                        tile_count: t.tile_count,
+                        context: format!("stream `{}`", s.name),
+                    });
+                }
+                if tr.len == 0 {
+                    return Err(err(format!("an empty transfer to tile {}", tr.tile)));
+                }
+                let tile_end = u64::from(tr.tile_address) + u64::from(tr.len);
+                if u64::from(tr.tile_address) < u64::from(t.memory_base)
+                    || tile_end > t.memory_end()
+                {
+                    return Err(err(format!(
+                        "tile {} range [{:#x}, {tile_end:#x}) lies outside tile memory [{:#x}, {:#x})",
+                        tr.tile,
+                        tr.tile_address,
+                        t.memory_base,
+                        t.memory_end()
+                    )));
+                }
+                let host_end = tr
+                    .host_offset
+                    .checked_add(u64::from(tr.len))
+                    .filter(|&e| e <= host_len)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "tile {} host range at offset {} (+{}) exceeds the {host_len}-byte buffer",
+                            tr.tile, tr.host_offset, tr.len
+                        ))
+                    })?;
+                if owner[tr.tile as usize] == IDLE {
+                    return Err(err(format!("tile {} runs no image", tr.tile)));
+                }
+                if s.direction == Direction::Output {
+                    host_ranges.push((tr.host_offset, host_end, tr.tile));
+                }
+            }
+            if s.direction == Direction::Output {
+                host_ranges.sort_unstable();
+                let mut covered = 0u64;
+                for &(start, end, tile) in &host_ranges {
+                    if start < covered {
+                        return Err(err(format!(
+                            "host bytes [{start}, {}) are written by more than one tile (tile {tile} among them)",
+                            covered.min(end)
+                        )));
+                    }
+                    if start > covered {
+                        return Err(err(format!(
+                            "host bytes [{covered}, {start}) are written by no tile"
+                        )));
+                    }
+                    covered = end;
+                }
+                if covered != host_len {
+                    return Err(err(format!(
+                        "host bytes [{covered}, {host_len}) are written by no tile"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_image(&self, i: usize, g: &ImageGroup) -> Result<(), PackageError> {
+        let image = &g.image;
+        let t = &self.meta.target;
+        let mem = (u64::from(t.memory_base), t.memory_end());
+        let mut shared: Vec<Range> = Vec::new();
+        add_range(
+            &mut shared,
+            i,
+            mem,
+            Part::Code,
+            image.code_address,
+            image.code.len(),
+        )?;
+        for (k, d) in image.data.iter().enumerate() {
+            if d.bytes.is_empty() {
+                return Err(PackageError::Invalid(format!(
+                    "image {i}: {} is empty",
+                    Part::Data(k)
+                )));
+            }
+            add_range(&mut shared, i, mem, Part::Data(k), d.address, d.bytes.len())?;
+        }
+        for (k, z) in image.zero.iter().enumerate() {
+            if z.len == 0 {
+                return Err(PackageError::Invalid(format!(
+                    "image {i}: {} is empty",
+                    Part::Zero(k)
+                )));
+            }
+            add_range(
+                &mut shared,
+                i,
+                mem,
+                Part::Zero(k),
+                z.address,
+                z.len as usize,
+            )?;
+        }
+        check_overlap(i, &mut shared)?;
+
+        for (&tile, segments) in &g.tile_data {
+            if !g.tiles.contains(tile) {
+                return Err(PackageError::Invalid(format!(
+                    "image {i} holds data for tile {tile}, which does not run it"
+                )));
+            }
+            if segments.is_empty() {
+                return Err(PackageError::Invalid(format!(
+                    "image {i}: tile {tile} has an empty list of data segments"
+                )));
+            }
+            let mut ranges = shared.clone();
+            for (k, d) in segments.iter().enumerate() {
+                let part = Part::TileData(tile, k);
+                if d.bytes.is_empty() {
+                    return Err(PackageError::Invalid(format!("image {i}: {part} is empty")));
+                }
+                add_range(&mut ranges, i, mem, part, d.address, d.bytes.len())?;
+            }
+            check_overlap(i, &mut ranges)?;
+        }
+
+        let code_start = u64::from(image.code_address);
+        let code_end = code_start + image.code.len() as u64;
+        for (name, &addr) in &image.entries {
+            if !self.meta.entry_points.iter().any(|e| &e.name == name) {
+                return Err(PackageError::Invalid(format!(
+                    "image {i}: entry `{name}` is not a declared entry point"
+                )));
+            }
+            if u64::from(addr) < code_start || u64::from(addr) >= code_end {
+                return Err(PackageError::Invalid(format!(
+                    "image {i}: entry `{name}` at {addr:#x} lies outside its code [{code_start:#x}, {code_end:#x})"
+                )));
+            }
+        }
+        for e in &self.meta.entry_points {
+            if !image.entries.contains_key(&e.name) {
+                return Err(PackageError::Invalid(format!(
+                    "image {i} does not define entry point `{}`",
+                    e.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every run well-formed and inside `0..tile_count`.
+fn check_tiles(
+    tiles: &TileSet,
+    tile_count: u32,
+    context: impl Fn() -> String,
+) -> Result<(), PackageError> {
+    for r in &tiles.runs {
+        if r.count == 0 || (r.count > 1 && r.step == 0) {
+            return Err(PackageError::Invalid(format!(
+                "{}: tile run from {} has count {} and step {}",
+                context(),
+                r.first,
+                r.count,
+                r.step
+            )));
+        }
+        let last = u64::from(r.first) + u64::from(r.count - 1) * u64::from(r.step);
+        if last >= u64::from(tile_count) {
+            return Err(PackageError::TileOutOfRange {
+                tile: last,
+                tile_count,
+                context: context(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Which part of an image a range is (named lazily, for errors).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Part {
+    Code,
+    Data(usize),
+    Zero(usize),
+    TileData(u32, usize),
+}
+
+impl std::fmt::Display for Part {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Part::Code => f.write_str("code"),
+            Part::Data(k) => write!(f, "data segment {k}"),
+            Part::Zero(k) => write!(f, "zero range {k}"),
+            Part::TileData(t, k) => write!(f, "tile {t} data segment {k}"),
+        }
+    }
+}
+
+/// (start, end, part)
+type Range = (u64, u64, Part);
+
+fn add_range(
+    ranges: &mut Vec<Range>,
+    image: usize,
+    (mem_start, mem_end): (u64, u64),
+    part: Part,
+    start: u32,
+    len: usize,
+) -> Result<(), PackageError> {
+    let start = u64::from(start);
+    let end = start + len as u64;
+    if start < mem_start || end > mem_end {
+        return Err(PackageError::ImageOutOfMemory {
+            image,
+            what: part.to_string(),
+            start,
+            end,
+            mem_start,
+            mem_end,
+        });
+    }
+    if len > 0 {
+        ranges.push((start, end, part));
+    }
+    Ok(())
+}
+
+fn check_overlap(image: usize, ranges: &mut [Range]) -> Result<(), PackageError> {
+    ranges.sort_unstable();
+    let mut furthest: Option<(u64, Part)> = None;
+    for &(start, end, part) in ranges.iter() {
+        if let Some((fend, fpart)) = furthest {
+            if start < fend {
+                return Err(PackageError::ImageOverlap {
+                    image,
+                    first: fpart.to_string(),
+                    second: part.to_string(),
+                });
+            }
+        }
+        if furthest.is_none_or(|(fend, _)| end > fend) {
+            furthest = Some((end, part));
+        }
+    }
+    Ok(())
+}
