@@ -31,3 +31,8 @@ mlir_opt = shutil.which("mlir-opt", path=llvm_dir) or shutil.which("mlir-opt-22"
 if mlir_opt:
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir-opt", mlir_opt))
+
+# ipu-translate built with the `mlir` feature (scripts/test-all.sh sets this
+# for the lit run that follows that build).
+if os.environ.get("IPU_LIT_MLIR_IMPORT") == "1":
+    config.available_features.add("mlir-import")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh Debian 12 machine: installs what
-# it needs (LLVM lit/FileCheck, upstream mlir-opt, Rust components), then
-# formatting, clippy, cargo tests and the lit suite.
+# it needs (LLVM lit/FileCheck, upstream mlir-opt, the LLVM/MLIR 22 dev
+# packages melior builds against, Rust components), then formatting, clippy,
+# cargo tests, the lit suite, and the MLIR-interop build and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,13 @@ cargo test --workspace --quiet 2>&1 | tee target/cargo-test.log
 echo "== lit"
 cargo build --workspace --bins --quiet
 /usr/lib/llvm-22/bin/lit -s lit/ 2>&1 | tee target/lit.log
+
+echo "== MLIR interop (melior, against Debian's LLVM 22)"
+eval "$(scripts/install-mlir-dev.sh)"
+cargo clippy -p ipu-mlir-import -p ipu-driver --all-targets --features ipu-driver/mlir --quiet -- -D warnings
+cargo test -p ipu-mlir-import --features mlir --quiet 2>&1 | tee -a target/cargo-test.log
+cargo build -p ipu-driver --features mlir --bins --quiet
+IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a target/lit.log
 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')

@@ -25,6 +25,13 @@ fn command() -> Command {
         .version(env!("CARGO_PKG_VERSION"))
         .arg(Arg::new("input").required(true).help("Input file"))
         .arg(Arg::new("import-onnx").long("import-onnx").action(ArgAction::SetTrue).help("Import an ONNX model into the nn dialect"))
+        .arg(
+            Arg::new("import-mlir")
+                .long("import-mlir")
+                .action(ArgAction::SetTrue)
+                .conflicts_with("import-onnx")
+                .help("Import upstream MLIR (func, tosa, linalg, arith) into the nn dialect (needs the `mlir` feature)"),
+        )
         .arg(Arg::new("output").short('o').value_name("FILE").default_value("-").help("Output file"))
         .arg(
             Arg::new("weights-file")
@@ -53,8 +60,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn run(m: &clap::ArgMatches) -> Result<(), String> {
+    if m.get_flag("import-mlir") {
+        return import_mlir(m);
+    }
     if !m.get_flag("import-onnx") {
-        return Err("choose a translation: --import-onnx".into());
+        return Err("choose a translation: --import-onnx or --import-mlir".into());
     }
     let input = m.get_one::<String>("input").expect("required");
     let mut opts = ImportOptions {
@@ -100,6 +110,30 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
         cx.resources.side_file = Some(rel);
     }
     ipu_ir::verify::verify(&cx, module).map_err(|d| format!("imported IR does not verify: {d}"))?;
+    write_module(&cx, module, m)
+}
+
+/// `--import-mlir`: upstream MLIR (parsed by MLIR itself) to the nn dialect.
+fn import_mlir(m: &clap::ArgMatches) -> Result<(), String> {
+    let input = m.get_one::<String>("input").expect("required");
+    let mut cx = Context::new(crate::full_registry());
+    let module = match ipu_mlir_import::import_mlir(&mut cx, input) {
+        Ok(module) => module,
+        Err(d) => {
+            let mut sources = ipu_ir::diag::SourceMap::new();
+            if let Ok(text) = std::fs::read_to_string(input) {
+                sources.add(input, text.into());
+            }
+            sources.render(&cx, &d, &mut crate::cli::stderr_stream());
+            return Err(format!("cannot import '{input}'"));
+        }
+    };
+    write_module(&cx, module, m)
+}
+
+/// Prints `module` to `-o` (standard output by default).
+fn write_module(cx: &Context, module: Op, m: &clap::ArgMatches) -> Result<(), String> {
+    let output = m.get_one::<String>("output").expect("default");
     let opts = PrintOptions {
         generic: false,
         debug_info: m.get_flag("mlir-print-debuginfo"),
@@ -111,13 +145,12 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
             std::fs::File::create(output).map_err(|e| format!("cannot write '{output}': {e}"))?,
         ))
     };
-    let mut p = Printer::with_sink(&cx, opts, &mut *sink);
+    let mut p = Printer::with_sink(cx, opts, &mut *sink);
     p.print_top(module)
         .map_err(|e| format!("cannot write the output: {e}"))?;
     drop(p);
     sink.flush()
-        .map_err(|e| format!("cannot write the output: {e}"))?;
-    Ok(())
+        .map_err(|e| format!("cannot write the output: {e}"))
 }
 
 /// Emits a mapped ONNX graph as `func.func @main` of `nn` ops in a new module.
