@@ -3,6 +3,7 @@
 //! specifies, and the exchange interface ([`exchange`]) through which a
 //! whole-chip simulator connects 1472 tiles.
 
+pub mod chip;
 pub mod exchange;
 pub mod tile;
 

@@ -592,6 +592,13 @@ impl Tile {
         self.ctx[context.min(SUP)].m
     }
 
+    /// Sets one `$m` register of a context (workers 0..5, supervisor 6;
+    /// `reg` is taken mod 16). The chip simulator uses it to roll back the
+    /// post-increment of a `recv` it asks to be retried.
+    pub fn set_m_reg(&mut self, context: usize, reg: usize, value: u32) {
+        self.ctx[context.min(SUP)].m[reg & 15] = value;
+    }
+
     /// A context's `$a` registers.
     pub fn a_regs(&self, context: usize) -> [u32; 16] {
         self.ctx[context.min(SUP)].a

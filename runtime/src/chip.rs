@@ -1,0 +1,770 @@
+//! The whole-chip simulator: N tile simulators, bulk-synchronous supersteps
+//! and the exchange fabric, configured from an [`ipu_target::Target`].
+//!
+//! ```text
+//! let target = Target::load("test4")?;
+//! let mut chip = Chip::new(&target)?;
+//! chip.load(0, &image0)?;            // per-tile images (TileImage)
+//! chip.start(0, image0.symbol("main").unwrap(), 0);
+//! chip.write(0, 0x90000, &input)?;   // host writes (target addresses)
+//! let report = chip.run(u64::MAX)?;  // Err(RunError) carries the faults
+//! let out = chip.read(1, 0xA0000, 64)?;
+//! ```
+//!
+//! # Execution
+//! Every started tile runs until it reaches `sync 1` or halts; when every
+//! live tile is at the sync (halted tiles no longer take part), all of them
+//! resume at one cycle: the latest arrival plus the target's
+//! `exchange.sync_cycles`. Tiles run in parallel on rayon.
+//!
+//! # Exchange, and why parallel execution is exact
+//! Sends and receives go through the [`fabric`] (the timing model of
+//! `lowering/EXCHANGE.md`). The simulation advances in *rounds*. In one
+//! round every running tile runs on a rayon thread, reading only words
+//! committed in earlier rounds and appending its sends to a private outbox;
+//! the chip then commits the outboxes in tile order. Before a round, the
+//! fabric records each tile's cycle `K_s`: all of `s`'s sends before `K_s`
+//! are committed (a tile at the sync, halted or faulted sends no more).
+//! A `recv` in cycle `t` from `s` needs the word `s` sent in
+//! `t - latency(s, r)`: if that cycle is before `K_s` the answer (the word,
+//! or none: a fault) is final; otherwise the receive *stalls*: the port
+//! gives no word, the tile stops with a fault at that `recv` before it has
+//! changed anything but the post-increment of its address register, and
+//! the chip undoes that increment ([`Tile::set_m_reg`]) and resumes the
+//! tile at the same cycle in a later round, once `K_s` has moved past the
+//! send cycle. Sends never wait. The tile with the lowest cycle can never
+//! stall (its senders' words are older than every latency), so each round
+//! makes progress; compute runs in one round per superstep, and an
+//! exchange phase takes a few rounds (one per chain of dependent words).
+//! Every answer equals what a cycle-by-cycle lockstep simulation of the
+//! whole chip gives, and the rounds depend only on earlier rounds, so the
+//! results are identical for any thread count.
+//!
+//! # Faults
+//! A tile fault (out-of-range access, a receive with no word: tile, cycle,
+//! pc, instruction and the selected sender) or a fabric fault (two words
+//! sent by one tile in one cycle, two senders captured by one receiver in
+//! one cycle) stops the chip: no tile is run past the cycle of the earliest
+//! fault found in a later round (tiles may already be past it from the
+//! round in which it was found), and [`Chip::run`] returns every fault,
+//! ordered by cycle and tile, with the report so far. A tile that never
+//! reaches the sync the others wait at keeps them waiting (up to the cycle
+//! budget of [`Chip::run`]). Nothing panics on a program.
+//!
+//! # Limits of the model
+//! The ISA issues at most one supervisor instruction per cycle and only
+//! the supervisor sends and receives, so a program cannot send two words
+//! or capture two words in one cycle; the fabric still checks both (see
+//! [`fabric::FabricPort`]). Paired (supertile) receives at 8 B/cycle have
+//! no instruction in the ISA and are not modelled. The tile simulator's
+//! memory starts at address 0: accesses below the target's
+//! `memory.base_address` by a running program are not faults (host access
+//! and image loading below it are refused).
+
+pub mod fabric;
+
+use std::time::Instant;
+
+use ipu_isa::link::TileImage;
+use ipu_isa::{decode, Op};
+use ipu_target::Target;
+use rayon::prelude::*;
+
+use crate::tile::{
+    ContextId, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig, TileStats, WORKERS,
+};
+use fabric::{Fabric, PortState, RouteModel};
+
+/// The figures of a target the chip simulator uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChipConfig {
+    pub tiles: u32,
+    /// First byte of tile SRAM (tile-local address).
+    pub memory_base: u32,
+    /// One past the last byte of tile SRAM. The tile simulator's memory
+    /// spans `0..memory_end`; the host side refuses addresses below
+    /// `memory_base`, and images must lie inside `memory_base..memory_end`.
+    pub memory_end: u32,
+    pub interleaved_start: u32,
+    pub sync_cycles: u64,
+    pub route: RouteModel,
+}
+
+impl ChipConfig {
+    pub fn from_target(t: &Target) -> Result<ChipConfig, ChipError> {
+        let bad = |m: String| ChipError::Config(format!("target {}: {m}", t.name));
+        let end = u32::try_from(t.memory_end())
+            .map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        if t.exchange.route_latency_base_cycles == 0 {
+            return Err(bad(
+                "exchange.route_latency_base_cycles must be at least 1 for the chip simulator"
+                    .into(),
+            ));
+        }
+        Ok(ChipConfig {
+            tiles: t.tiles(),
+            memory_base: t.memory.base_address as u32,
+            memory_end: end,
+            interleaved_start: t.memory.interleaved_start.map_or(end, |s| s as u32),
+            sync_cycles: t.exchange.sync_cycles as u64,
+            route: RouteModel::new(
+                t.tiles(),
+                t.chip.tiles_per_column,
+                t.exchange.route_latency_base_cycles,
+                t.exchange.route_latency_columns_per_cycle,
+            ),
+        })
+    }
+
+    /// The configuration of tile `id`'s simulator.
+    pub fn tile_config(&self, id: u32) -> TileConfig {
+        let mut c = TileConfig::new(self.memory_end, self.interleaved_start).with_tile_id(id);
+        c.sync_cycles = self.sync_cycles;
+        c
+    }
+}
+
+/// A fault that stops the chip.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChipFault {
+    /// A tile's own fault (out-of-range or misaligned access, a `recv`
+    /// that finds no word from its selected sender, ...).
+    #[error("{0}")]
+    Tile(Fault),
+    /// A tile sent a second word in one cycle.
+    #[error("tile {tile}, cycle {cycle}: a second send in one cycle (words {first:#010x} and {second:#010x}); a tile sends at most one word per cycle")]
+    DoubleSend {
+        tile: u32,
+        cycle: u64,
+        first: u32,
+        second: u32,
+    },
+    /// A receiver's port captured words from two senders in one cycle.
+    #[error("tile {receiver}, cycle {cycle}: captures from senders {first} and {second} in one cycle; a port takes one word per cycle")]
+    TwoSenders {
+        receiver: u32,
+        cycle: u64,
+        first: u32,
+        second: u32,
+    },
+    /// The simulator broke one of its own invariants (a bug, reported as a
+    /// value rather than a panic).
+    #[error("tile {tile}, cycle {cycle}: internal chip-simulator error: {message}")]
+    Internal {
+        tile: u32,
+        cycle: u64,
+        message: String,
+    },
+}
+
+impl ChipFault {
+    /// The tile the fault names (the receiver for [`ChipFault::TwoSenders`]).
+    pub fn tile(&self) -> u32 {
+        match self {
+            ChipFault::Tile(f) => f.tile,
+            ChipFault::DoubleSend { tile, .. } | ChipFault::Internal { tile, .. } => *tile,
+            ChipFault::TwoSenders { receiver, .. } => *receiver,
+        }
+    }
+
+    pub fn cycle(&self) -> u64 {
+        match self {
+            ChipFault::Tile(f) => f.cycle,
+            ChipFault::DoubleSend { cycle, .. }
+            | ChipFault::TwoSenders { cycle, .. }
+            | ChipFault::Internal { cycle, .. } => *cycle,
+        }
+    }
+}
+
+/// Host access and configuration errors.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ChipError {
+    #[error("tile {tile} does not exist (the chip has {tiles})")]
+    NoSuchTile { tile: u32, tiles: u32 },
+    #[error("tile {tile}: address {addr:#x}+{len} is outside tile memory [{base:#x}, {end:#x})")]
+    Outside {
+        tile: u32,
+        addr: u32,
+        len: usize,
+        base: u32,
+        end: u32,
+    },
+    #[error("tile {tile}: {source}")]
+    Access { tile: u32, source: HostAccessError },
+    #[error("tile {tile}: the image has no symbol `{symbol}`")]
+    NoEntry { tile: u32, symbol: String },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChipOutcome {
+    /// Every started tile halted.
+    Halted,
+    /// The cycle budget ran out first; [`Chip::run`] may be called again.
+    CycleLimit,
+    /// The chip stopped on a fault (the report of a [`RunError`]).
+    Faulted,
+}
+
+/// Per-tile figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileReport {
+    pub tile: u32,
+    /// The tile's cycle counter (where it halted, or where it stands).
+    pub cycles: u64,
+    /// Cycles not spent waiting at chip-wide syncs.
+    pub active_cycles: u64,
+    /// Cycles in which the tile issued (an instruction or a bundle).
+    pub issue_cycles: u64,
+    /// Instructions executed (a bundle counts two).
+    pub instructions: u64,
+    pub stats: TileStats,
+    pub words_sent: u64,
+    pub words_received: u64,
+    pub halted: bool,
+}
+
+/// One superstep: the compute and exchange between two syncs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SuperstepReport {
+    pub index: usize,
+    /// The cycle the last tile reached the sync (or halted, for the last).
+    pub end_cycle: u64,
+    /// The cycle every tile resumed at (`None` for the final superstep).
+    pub release_cycle: Option<u64>,
+    /// Tiles that took part in the sync.
+    pub tiles_synced: u32,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChipReport {
+    pub outcome: ChipOutcome,
+    /// The latest tile cycle.
+    pub cycles: u64,
+    pub supersteps: Vec<SuperstepReport>,
+    /// Every tile, started or not, in tile order.
+    pub tiles: Vec<TileReport>,
+    /// Simulation rounds (parallel sweeps over the tiles), a cost figure.
+    pub rounds: u64,
+    /// Host wall-clock seconds this run took.
+    pub wall_seconds: f64,
+}
+
+impl ChipReport {
+    pub fn total_tile_cycles(&self) -> u64 {
+        self.tiles.iter().map(|t| t.cycles).sum()
+    }
+    pub fn total_active_cycles(&self) -> u64 {
+        self.tiles.iter().map(|t| t.active_cycles).sum()
+    }
+    pub fn total_instructions(&self) -> u64 {
+        self.tiles.iter().map(|t| t.instructions).sum()
+    }
+    pub fn total_words_sent(&self) -> u64 {
+        self.tiles.iter().map(|t| t.words_sent).sum()
+    }
+}
+
+/// [`Chip::run`] stopped on faults.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}{}", faults.first().map_or_else(String::new, |f| f.to_string()), if faults.len() > 1 { format!(" (and {} more faults)", faults.len() - 1) } else { String::new() })]
+pub struct RunError {
+    /// Every fault, ordered by cycle, then tile.
+    pub faults: Vec<ChipFault>,
+    /// The state when the chip stopped.
+    pub report: ChipReport,
+}
+
+impl RunError {
+    /// The earliest fault.
+    pub fn first(&self) -> &ChipFault {
+        &self.faults[0]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    Running,
+    AtSync(u64),
+    Halted,
+    Faulted,
+}
+
+struct Slot {
+    tile: Tile,
+    state: State,
+    can_send: bool,
+    can_receive: bool,
+    port: PortState,
+    sync_wait: u64,
+    fault: Option<ChipFault>,
+    /// A stalled receive: (sender, send cycle it needs).
+    waiting: Option<(u32, u64)>,
+}
+
+impl Slot {
+    /// Runs the tile below `limit` (one round).
+    fn step(&mut self, fabric: &Fabric, limit: u64) {
+        let id = self.tile.config().tile_id;
+        let now = self.tile.cycle();
+        self.waiting = None;
+        self.port.stalled = None;
+        let r = {
+            let mut port = fabric.port(id, &mut self.port);
+            self.tile.run(&mut port, limit - now)
+        };
+        match r {
+            Ok(Outcome::Halted) => self.state = State::Halted,
+            Ok(Outcome::Sync { cycle }) => self.state = State::AtSync(cycle),
+            Ok(Outcome::CycleLimit) => {}
+            Err(f) => match self.port.stalled.take() {
+                None => {
+                    self.state = State::Faulted;
+                    self.fault = Some(ChipFault::Tile(f));
+                }
+                Some((cycle, sender)) => match self.roll_back(&f, cycle) {
+                    Ok(()) => {
+                        let lat = fabric.route().latency(sender, id) as u64;
+                        self.waiting = Some((sender, cycle - lat));
+                    }
+                    Err(message) => {
+                        self.state = State::Faulted;
+                        self.fault = Some(ChipFault::Internal {
+                            tile: id,
+                            cycle,
+                            message,
+                        });
+                    }
+                },
+            },
+        }
+    }
+
+    /// Undoes a stalled `recv` (the fault it raised, and its address
+    /// post-increment), so that the tile issues it again when resumed.
+    fn roll_back(&mut self, f: &Fault, cycle: u64) -> Result<(), String> {
+        let ok = f.cycle == cycle
+            && f.context == ContextId::Supervisor
+            && matches!(f.kind, FaultKind::NoData { .. });
+        let word = self
+            .tile
+            .read(f.pc, 4)
+            .ok()
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        match word.map(decode) {
+            Some(Ok(i)) if ok && i.op == Op::Recv => {
+                if i.post {
+                    let sup = WORKERS;
+                    let base = i.regs[0] as usize & 15;
+                    let m = self.tile.m_regs(sup)[base];
+                    self.tile.set_m_reg(sup, base, m.wrapping_sub(i.imm as u32));
+                }
+                Ok(())
+            }
+            _ => Err(format!(
+                "cannot retry a stalled receive after the fault `{f}`"
+            )),
+        }
+    }
+}
+
+/// The chip.
+pub struct Chip {
+    cfg: ChipConfig,
+    slots: Vec<Slot>,
+    fabric: Fabric,
+    supersteps: Vec<SuperstepReport>,
+    rounds: u64,
+}
+
+impl std::fmt::Debug for Chip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chip")
+            .field("tiles", &self.cfg.tiles)
+            .field("supersteps", &self.supersteps.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the code of `image` contains `send` / `recv` (a word of an
+/// executable range that decodes to one, alone or as a bundle's half).
+fn exchange_ops(image: &TileImage) -> (bool, bool) {
+    let (mut send, mut recv) = (false, false);
+    for seg in &image.segments {
+        for (k, w) in seg.bytes.chunks_exact(4).enumerate() {
+            let addr = seg.address + 4 * k as u32;
+            if !image.exec_ranges.iter().any(|r| r.contains(&addr)) {
+                continue;
+            }
+            if let Ok(i) = decode(u32::from_le_bytes([w[0], w[1], w[2], w[3]])) {
+                send |= i.op == Op::Send;
+                recv |= i.op == Op::Recv;
+            }
+        }
+    }
+    (send, recv)
+}
+
+impl Chip {
+    /// A chip of `target.tiles()` empty tiles.
+    pub fn new(target: &Target) -> Result<Chip, ChipError> {
+        Ok(Chip::with_config(ChipConfig::from_target(target)?))
+    }
+
+    pub fn with_config(cfg: ChipConfig) -> Chip {
+        let slots = (0..cfg.tiles)
+            .into_par_iter()
+            .map(|id| Slot {
+                tile: Tile::new(cfg.tile_config(id)),
+                state: State::Idle,
+                can_send: false,
+                can_receive: false,
+                port: PortState::default(),
+                sync_wait: 0,
+                fault: None,
+                waiting: None,
+            })
+            .collect();
+        Chip {
+            fabric: Fabric::new(cfg.route.clone()),
+            cfg,
+            slots,
+            supersteps: Vec::new(),
+            rounds: 0,
+        }
+    }
+
+    pub fn config(&self) -> &ChipConfig {
+        &self.cfg
+    }
+
+    pub fn tiles(&self) -> u32 {
+        self.cfg.tiles
+    }
+
+    fn slot(&self, tile: u32) -> Result<&Slot, ChipError> {
+        self.slots.get(tile as usize).ok_or(ChipError::NoSuchTile {
+            tile,
+            tiles: self.cfg.tiles,
+        })
+    }
+
+    fn slot_mut(&mut self, tile: u32) -> Result<&mut Slot, ChipError> {
+        let tiles = self.cfg.tiles;
+        self.slots
+            .get_mut(tile as usize)
+            .ok_or(ChipError::NoSuchTile { tile, tiles })
+    }
+
+    fn check_range(&self, tile: u32, addr: u32, len: usize) -> Result<(), ChipError> {
+        let (base, end) = (self.cfg.memory_base, self.cfg.memory_end);
+        if addr < base || addr as u64 + len as u64 > end as u64 {
+            return Err(ChipError::Outside {
+                tile,
+                addr,
+                len,
+                base,
+                end,
+            });
+        }
+        Ok(())
+    }
+
+    /// Loads `image` into `tile` (copies its segments, decodes its code).
+    pub fn load(&mut self, tile: u32, image: &TileImage) -> Result<(), ChipError> {
+        self.slot(tile)?;
+        for s in &image.segments {
+            self.check_range(tile, s.address, s.bytes.len())?;
+        }
+        let (send, recv) = exchange_ops(image);
+        let slot = self.slot_mut(tile)?;
+        slot.tile
+            .load(image)
+            .map_err(|source| ChipError::Access { tile, source })?;
+        slot.can_send = send;
+        slot.can_receive = recv;
+        Ok(())
+    }
+
+    /// Loads one image into every tile and starts each at `pc` with
+    /// `$m0 = arg` (in parallel; the code scan is done once).
+    pub fn load_all(&mut self, image: &TileImage, pc: u32, arg: u32) -> Result<(), ChipError> {
+        for s in &image.segments {
+            self.check_range(0, s.address, s.bytes.len())?;
+        }
+        let (send, recv) = exchange_ops(image);
+        self.slots
+            .par_iter_mut()
+            .enumerate()
+            .try_for_each(|(id, slot)| {
+                slot.tile.load(image).map_err(|source| ChipError::Access {
+                    tile: id as u32,
+                    source,
+                })?;
+                slot.can_send = send;
+                slot.can_receive = recv;
+                slot.tile.start(pc, arg);
+                slot.state = State::Running;
+                Ok(())
+            })
+    }
+
+    /// Loads `images[k]` into tile `k` and starts it at the image's `entry`
+    /// symbol with `$m0 = arg`, in parallel (`None`, or a tile past the
+    /// end of `images`, stays idle).
+    pub fn load_and_start(
+        &mut self,
+        images: &[Option<&TileImage>],
+        entry: &str,
+        arg: u32,
+    ) -> Result<(), ChipError> {
+        if images.len() > self.slots.len() {
+            return Err(ChipError::NoSuchTile {
+                tile: images.len() as u32 - 1,
+                tiles: self.cfg.tiles,
+            });
+        }
+        for (k, img) in images.iter().enumerate() {
+            if let Some(img) = img {
+                for s in &img.segments {
+                    self.check_range(k as u32, s.address, s.bytes.len())?;
+                }
+                if img.symbol(entry).is_none() {
+                    return Err(ChipError::NoEntry {
+                        tile: k as u32,
+                        symbol: entry.to_string(),
+                    });
+                }
+            }
+        }
+        self.slots
+            .par_iter_mut()
+            .zip(images.par_iter())
+            .enumerate()
+            .try_for_each(|(k, (slot, img))| {
+                let Some(img) = img else { return Ok(()) };
+                slot.tile.load(img).map_err(|source| ChipError::Access {
+                    tile: k as u32,
+                    source,
+                })?;
+                (slot.can_send, slot.can_receive) = exchange_ops(img);
+                slot.tile.start(img.symbol(entry).unwrap_or(0), arg);
+                slot.state = State::Running;
+                Ok(())
+            })
+    }
+
+    /// Starts `tile`'s supervisor at `pc` with `$m0 = arg`; only started
+    /// tiles run and take part in syncs.
+    pub fn start(&mut self, tile: u32, pc: u32, arg: u32) -> Result<(), ChipError> {
+        let slot = self.slot_mut(tile)?;
+        slot.tile.start(pc, arg);
+        slot.state = State::Running;
+        Ok(())
+    }
+
+    /// Host write into a tile's memory (target addresses).
+    pub fn write(&mut self, tile: u32, addr: u32, bytes: &[u8]) -> Result<(), ChipError> {
+        self.slot(tile)?;
+        self.check_range(tile, addr, bytes.len())?;
+        self.slot_mut(tile)?
+            .tile
+            .write(addr, bytes)
+            .map_err(|source| ChipError::Access { tile, source })
+    }
+
+    /// Host read of a tile's memory.
+    pub fn read(&self, tile: u32, addr: u32, len: usize) -> Result<&[u8], ChipError> {
+        self.check_range(tile, addr, len)?;
+        self.slot(tile)?
+            .tile
+            .read(addr, len)
+            .map_err(|source| ChipError::Access { tile, source })
+    }
+
+    /// A little-endian 32-bit word of a tile's memory.
+    pub fn read_u32(&self, tile: u32, addr: u32) -> Result<u32, ChipError> {
+        let b = self.read(tile, addr, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// The simulator of one tile (registers, stats, memory).
+    pub fn tile(&self, tile: u32) -> Option<&Tile> {
+        self.slots.get(tile as usize).map(|s| &s.tile)
+    }
+
+    /// The committed exchange words.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// The figures so far.
+    pub fn report(&self, outcome: ChipOutcome, wall_seconds: f64) -> ChipReport {
+        let tiles: Vec<TileReport> = self
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(id, s)| {
+                let st = s.tile.stats();
+                let cycles = if s.state == State::Idle {
+                    0
+                } else {
+                    s.tile.cycle()
+                };
+                TileReport {
+                    tile: id as u32,
+                    cycles,
+                    active_cycles: cycles.saturating_sub(s.sync_wait),
+                    issue_cycles: st.issues,
+                    instructions: st.instructions,
+                    stats: st,
+                    words_sent: s.port.words_sent,
+                    words_received: s.port.words_received,
+                    halted: s.state == State::Halted,
+                }
+            })
+            .collect();
+        ChipReport {
+            outcome,
+            cycles: tiles.iter().map(|t| t.cycles).max().unwrap_or(0),
+            supersteps: self.supersteps.clone(),
+            tiles,
+            rounds: self.rounds,
+            wall_seconds,
+        }
+    }
+
+    /// Runs until every started tile halts, a fault, or until no tile may
+    /// pass cycle `start + max_cycles` (start: the lowest running tile's
+    /// cycle). Runs on the current rayon pool.
+    pub fn run(&mut self, max_cycles: u64) -> Result<ChipReport, RunError> {
+        let t0 = Instant::now();
+        let start = self
+            .slots
+            .iter()
+            .filter(|s| s.state == State::Running)
+            .map(|s| s.tile.cycle())
+            .min()
+            .unwrap_or(0);
+        let mut limit = start.saturating_add(max_cycles);
+        loop {
+            // One round: the tiles that can advance below `limit`.
+            for (id, sl) in self.slots.iter().enumerate() {
+                let k = match sl.state {
+                    State::Running if sl.can_send => sl.tile.cycle(),
+                    _ => u64::MAX,
+                };
+                self.fabric.set_known(id as u32, k);
+            }
+            let fabric = &self.fabric;
+            let ready = |sl: &Slot| {
+                sl.state == State::Running
+                    && sl.tile.cycle() < limit
+                    && sl.waiting.is_none_or(|(s, sent)| fabric.known(s) > sent)
+            };
+            if self.slots.iter().any(ready) {
+                self.rounds += 1;
+                self.slots.par_iter_mut().with_min_len(4).for_each(|sl| {
+                    if ready(sl) {
+                        sl.step(fabric, limit);
+                    }
+                });
+                for (id, sl) in self.slots.iter_mut().enumerate() {
+                    if !sl.port.outbox.is_empty() {
+                        self.fabric.commit(id as u32, &mut sl.port);
+                    }
+                }
+                // On a fault, let the others catch up to its cycle only, so
+                // the earliest faults are the ones reported.
+                let first_fault = self
+                    .slots
+                    .iter()
+                    .flat_map(|sl| {
+                        sl.fault
+                            .as_ref()
+                            .map(|f| f.cycle())
+                            .into_iter()
+                            .chain(sl.port.faults.iter().map(|f| f.cycle()))
+                    })
+                    .min();
+                if let Some(c) = first_fault {
+                    limit = limit.min(c + 1);
+                }
+                continue;
+            }
+            // No tile can advance: faults, a sync, the end, or the limit.
+            if self
+                .slots
+                .iter()
+                .any(|s| s.fault.is_some() || !s.port.faults.is_empty())
+            {
+                return Err(self.fail(t0));
+            }
+            if self.slots.iter().any(|s| s.state == State::Running) {
+                return Ok(self.report(ChipOutcome::CycleLimit, t0.elapsed().as_secs_f64()));
+            }
+            let arrivals: Vec<u64> = self
+                .slots
+                .iter()
+                .filter_map(|s| match s.state {
+                    State::AtSync(c) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            let Some(&last) = arrivals.iter().max() else {
+                let end = self
+                    .slots
+                    .iter()
+                    .filter(|s| s.state == State::Halted)
+                    .map(|s| s.tile.cycle())
+                    .max()
+                    .unwrap_or(0);
+                let index = self.supersteps.len();
+                self.supersteps.push(SuperstepReport {
+                    index,
+                    end_cycle: end,
+                    release_cycle: None,
+                    tiles_synced: 0,
+                });
+                return Ok(self.report(ChipOutcome::Halted, t0.elapsed().as_secs_f64()));
+            };
+            let release = last + self.cfg.sync_cycles;
+            for s in &mut self.slots {
+                if let State::AtSync(c) = s.state {
+                    s.sync_wait += release - c;
+                    s.tile.resume_from_sync(release);
+                    s.state = State::Running;
+                }
+            }
+            let index = self.supersteps.len();
+            self.supersteps.push(SuperstepReport {
+                index,
+                end_cycle: last,
+                release_cycle: Some(release),
+                tiles_synced: arrivals.len() as u32,
+            });
+            self.fabric.prune_before(release);
+        }
+    }
+
+    fn fail(&mut self, t0: Instant) -> RunError {
+        let mut faults: Vec<ChipFault> = Vec::new();
+        for s in &mut self.slots {
+            faults.append(&mut s.port.faults);
+            if let Some(f) = s.fault.clone() {
+                faults.push(f);
+            }
+        }
+        // Fabric faults before the tile faults they cause in the same cycle.
+        faults.sort_by_key(|f| (f.cycle(), f.tile(), matches!(f, ChipFault::Tile(_))));
+        RunError {
+            faults,
+            report: self.report(ChipOutcome::Faulted, t0.elapsed().as_secs_f64()),
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The exchange fabric: the timing model of `lowering/EXCHANGE.md`, enforced.
+//!
+//! A word sent by tile `s` in cycle `c` is visible at tile `r`'s input in
+//! cycle `c + latency(s, r)`, and only there: a receiver whose `recv`
+//! issues in cycle `t` with sender `s` selected gets the word `s` sent in
+//! cycle `t - latency(s, r)`, or nothing (the tile faults with
+//! [`FaultKind::NoData`](crate::FaultKind::NoData)). Any number of
+//! receivers may take the same word (multicast). A tile sends at most one
+//! word per cycle, and a port captures at most one word per cycle: the
+//! [`ChipFault::DoubleSend`] and [`ChipFault::TwoSenders`] faults.
+//!
+//! The chip runs tiles in parallel: during one simulation round the
+//! committed words ([`Fabric`]) are read-only, and each tile's
+//! [`FabricPort`] appends its sends to its own outbox ([`PortState`]);
+//! between rounds the chip commits every outbox in tile order. The fabric
+//! also knows, per tile, the cycle up to which its sends are complete
+//! ([`Fabric::set_known`]); a receive whose word lies beyond that is not
+//! answered but *stalled* ([`PortState::stalled`]): the chip rolls the
+//! `recv` back and retries it in a later round (see `chip.rs`).
+
+use crate::exchange::ExchangePort;
+
+use super::ChipFault;
+
+/// Route latency as `lowering/EXCHANGE.md` defines it:
+/// `base + ceil(|col(s) - col(d)| / columns_per_cycle)`, with
+/// `col(t) = t / tiles_per_column`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RouteModel {
+    pub tiles: u32,
+    pub tiles_per_column: u32,
+    pub base_cycles: u32,
+    pub columns_per_cycle: u32,
+    /// Latency by column distance (precomputed).
+    by_distance: Vec<u32>,
+}
+
+impl RouteModel {
+    pub fn new(
+        tiles: u32,
+        tiles_per_column: u32,
+        base_cycles: u32,
+        columns_per_cycle: u32,
+    ) -> Self {
+        let tpc = tiles_per_column.max(1);
+        let columns = tiles.div_ceil(tpc).max(1);
+        let by_distance = (0..columns)
+            .map(|d| base_cycles + d.div_ceil(columns_per_cycle.max(1)))
+            .collect();
+        RouteModel {
+            tiles,
+            tiles_per_column: tpc,
+            base_cycles,
+            columns_per_cycle,
+            by_distance,
+        }
+    }
+
+    /// Cycles from a send by `src` to the word being visible at `dst`.
+    #[inline]
+    pub fn latency(&self, src: u32, dst: u32) -> u32 {
+        let d = (src / self.tiles_per_column).abs_diff(dst / self.tiles_per_column);
+        match self.by_distance.get(d as usize) {
+            Some(l) => *l,
+            None => self.base_cycles + d.div_ceil(self.columns_per_cycle.max(1)),
+        }
+    }
+
+    /// The smallest latency between any two tiles (the base).
+    pub fn min_latency(&self) -> u32 {
+        self.base_cycles
+    }
+
+    /// The largest latency between any two tiles.
+    pub fn max_latency(&self) -> u32 {
+        self.by_distance.last().copied().unwrap_or(self.base_cycles)
+    }
+}
+
+/// The committed words: per sender, `(send cycle, word)` in cycle order.
+#[derive(Clone, Debug)]
+pub struct Fabric {
+    route: RouteModel,
+    sent: Vec<Vec<(u64, u32)>>,
+    /// Per tile: every send before this cycle is committed.
+    known: Vec<u64>,
+    /// Bumped whenever words are dropped (indices into `sent` change).
+    epoch: u64,
+}
+
+impl Fabric {
+    pub fn new(route: RouteModel) -> Self {
+        let n = route.tiles as usize;
+        Fabric {
+            route,
+            sent: vec![Vec::new(); n],
+            known: vec![u64::MAX; n],
+            epoch: 0,
+        }
+    }
+
+    pub fn route(&self) -> &RouteModel {
+        &self.route
+    }
+
+    /// Declares that every send of `tile` before `cycle` is committed and
+    /// nothing is known from `cycle` on (`u64::MAX`: the tile sends no
+    /// more). A new fabric knows everything.
+    pub fn set_known(&mut self, tile: u32, cycle: u64) {
+        if let Some(k) = self.known.get_mut(tile as usize) {
+            *k = cycle;
+        }
+    }
+
+    /// See [`Fabric::set_known`].
+    pub fn known(&self, tile: u32) -> u64 {
+        self.known.get(tile as usize).copied().unwrap_or(u64::MAX)
+    }
+
+    /// The word `sender` sent in `cycle`, if committed.
+    pub fn sent_at(&self, sender: u32, cycle: u64) -> Option<u32> {
+        let v = self.sent.get(sender as usize)?;
+        v.binary_search_by_key(&cycle, |&(c, _)| c)
+            .ok()
+            .map(|i| v[i].1)
+    }
+
+    /// [`Fabric::sent_at`] starting from a receiver's cursor: receives
+    /// mostly take a sender's words in order, so a short forward scan from
+    /// the last position usually finds the word without a search.
+    fn sent_at_from(&self, sender: u32, cycle: u64, cursor: &mut Cursor) -> Option<u32> {
+        let v = self.sent.get(sender as usize)?;
+        let mut i = 0;
+        if cursor.epoch == self.epoch
+            && cursor.sender == sender
+            && v.get(cursor.index).is_some_and(|w| w.0 <= cycle)
+        {
+            i = cursor.index;
+        }
+        let end = (i + 8).min(v.len());
+        let found = match v[i..end].iter().position(|&(c, _)| c >= cycle) {
+            Some(k) if v[i + k].0 == cycle => Ok(i + k),
+            Some(k) => Err(i + k),
+            None => v[i..]
+                .binary_search_by_key(&cycle, |&(c, _)| c)
+                .map(|j| i + j)
+                .map_err(|j| i + j),
+        };
+        let (at, word) = match found {
+            Ok(j) => (j, Some(v[j].1)),
+            Err(j) => (j, None),
+        };
+        *cursor = Cursor {
+            epoch: self.epoch,
+            sender,
+            index: at,
+        };
+        word
+    }
+
+    /// Every committed `(cycle, word)` of `sender`, in cycle order.
+    pub fn sent_by(&self, sender: u32) -> &[(u64, u32)] {
+        self.sent.get(sender as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    /// A port for `tile`, reading this fabric and writing `state`.
+    pub fn port<'a>(&'a self, tile: u32, state: &'a mut PortState) -> FabricPort<'a> {
+        FabricPort {
+            fabric: self,
+            tile,
+            state,
+        }
+    }
+
+    /// Moves the words of `state`'s outbox into the fabric (the chip calls
+    /// this between rounds, in tile order).
+    pub fn commit(&mut self, tile: u32, state: &mut PortState) {
+        if let Some(v) = self.sent.get_mut(tile as usize) {
+            v.append(&mut state.outbox);
+        } else {
+            state.outbox.clear();
+        }
+    }
+
+    /// Forgets words no receive at or after `cycle` can take.
+    pub fn prune_before(&mut self, cycle: u64) {
+        let keep_from = cycle.saturating_sub(self.route.max_latency() as u64);
+        self.epoch += 1;
+        for v in &mut self.sent {
+            let k = v.partition_point(|&(c, _)| c < keep_from);
+            v.drain(..k);
+        }
+    }
+}
+
+/// One tile's side of the fabric, kept between rounds.
+#[derive(Clone, Debug, Default)]
+pub struct PortState {
+    /// Words sent this round, `(cycle, word)` in cycle order.
+    pub outbox: Vec<(u64, u32)>,
+    /// The last send: `(cycle, word)`.
+    pub last_send: Option<(u64, u32)>,
+    /// The last capture: `(cycle, sender)`.
+    pub last_capture: Option<(u64, u32)>,
+    /// Fabric faults of this tile, in the order they happened.
+    pub faults: Vec<ChipFault>,
+    /// A receive that could not be answered yet: `(cycle, sender)`. The
+    /// port returned no word, so the tile faulted; the chip undoes the
+    /// `recv` and runs the tile again once the sender has progressed.
+    pub stalled: Option<(u64, u32)>,
+    /// Words sent and captured so far.
+    pub words_sent: u64,
+    pub words_received: u64,
+    cursor: Cursor,
+}
+
+/// Where a receiver last found a sender's word.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    epoch: u64,
+    sender: u32,
+    index: usize,
+}
+
+/// A tile's [`ExchangePort`] onto a [`Fabric`].
+pub struct FabricPort<'a> {
+    fabric: &'a Fabric,
+    tile: u32,
+    state: &'a mut PortState,
+}
+
+impl FabricPort<'_> {
+    pub fn state(&self) -> &PortState {
+        self.state
+    }
+}
+
+impl ExchangePort for FabricPort<'_> {
+    fn send(&mut self, tile: u32, cycle: u64, word: u32) {
+        let tile = if tile == self.tile { tile } else { self.tile };
+        if let Some((c, first)) = self.state.last_send {
+            if c == cycle {
+                self.state.faults.push(ChipFault::DoubleSend {
+                    tile,
+                    cycle,
+                    first,
+                    second: word,
+                });
+                return;
+            }
+        }
+        self.state.last_send = Some((cycle, word));
+        self.state.outbox.push((cycle, word));
+        self.state.words_sent += 1;
+    }
+
+    fn receive(&mut self, _tile: u32, cycle: u64, sender: u32) -> Option<u32> {
+        let tile = self.tile;
+        let f = self.fabric;
+        let lat = f.route.latency(sender, tile) as u64;
+        let sent = cycle.checked_sub(lat);
+        let word = match sent {
+            _ if sender >= f.route.tiles => None,
+            None => None,
+            Some(sent) if sender == tile => {
+                // Own words of this round are still in the outbox.
+                f.sent_at(sender, sent).or_else(|| {
+                    let o = &self.state.outbox;
+                    o.binary_search_by_key(&sent, |&(c, _)| c)
+                        .ok()
+                        .map(|i| o[i].1)
+                })
+            }
+            Some(sent) if sent >= f.known[sender as usize] => {
+                // Not simulated that far yet: ask for a retry.
+                self.state.stalled = Some((cycle, sender));
+                return None;
+            }
+            Some(sent) => f.sent_at_from(sender, sent, &mut self.state.cursor),
+        };
+        if let Some((c, first)) = self.state.last_capture {
+            if c == cycle {
+                self.state.faults.push(ChipFault::TwoSenders {
+                    receiver: tile,
+                    cycle,
+                    first,
+                    second: sender,
+                });
+                return None;
+            }
+        }
+        self.state.last_capture = Some((cycle, sender));
+        if word.is_some() {
+            self.state.words_received += 1;
+        }
+        word
+    }
+}
