@@ -328,7 +328,7 @@ impl ExchangeScheduler {
             match relocate(&entry.0, &entry.1, phase, &self.target) {
                 Ok(s) => {
                     self.stats.reused += 1;
-                    tracing::info!(
+                    tracing::debug!(
                         phase = id,
                         transfers = s.transfers,
                         initial_horizon = s.initial_horizon,
@@ -364,7 +364,7 @@ impl ExchangeScheduler {
     /// Counts, logs and caches a freshly scheduled phase.
     fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Schedule) {
         self.stats.scheduled += 1;
-        tracing::info!(
+        tracing::debug!(
             phase = id,
             transfers = s.transfers,
             initial_horizon = s.initial_horizon,

@@ -27,12 +27,15 @@ pub const INFO: PassInfo = PassInfo {
                   cost model within each tile's memory, map elementwise ops after their producers, stream \
                   arguments in and results out.",
     anchor: Some("builtin.module"),
-    options: &[PassOptionInfo {
-        name: "target",
-        description: "Target name or file (default: the module's ipu.target attribute)",
-        default: "",
-    }],
+    options: &[TARGET_OPTION],
     create,
+};
+
+/// The option every target-dependent pass takes.
+pub const TARGET_OPTION: PassOptionInfo = PassOptionInfo {
+    name: "target",
+    description: "Target name or file (default: the module's ipu.target attribute)",
+    default: "",
 };
 
 fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {

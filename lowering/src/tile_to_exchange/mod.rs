@@ -14,9 +14,9 @@
 use crate::exchange_schedule::{
     summarize, verify, Destination, ExchangeScheduler, Phase, Transfer,
 };
-use crate::nn_to_tile::module_target;
+use crate::nn_to_tile::{module_target, TARGET_OPTION};
 use ipu_dialects::tile::Mapping;
-use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
+use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op, OperationState, Value};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
@@ -30,11 +30,7 @@ pub const INFO: PassInfo = PassInfo {
                   exchange phase (compact-streams, paired or reused), verify the schedule, and record it as an \
                   exchange.phase with its horizon, endpoint lower bound and gap.",
     anchor: Some("builtin.module"),
-    options: &[PassOptionInfo {
-        name: "target",
-        description: "Target name or file (default: the module's ipu.target attribute)",
-        default: "",
-    }],
+    options: &[TARGET_OPTION],
     create,
 };
 
