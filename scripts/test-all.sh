@@ -39,6 +39,6 @@ IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a 
 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
-lit_passed=$(grep -Eo 'Passed: +[0-9]+' target/lit.log | awk '{s += $2} END {print s + 0}')
+lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
 echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed"
 echo "tests: $((cargo_passed + lit_passed)) passed, 0 failed"
