@@ -467,6 +467,41 @@ fn dynamic_dims_and_static_operands() {
     let y = g.run(&[x.clone(), shape]).unwrap().remove(0);
     assert_eq!(y.shape(), &[3, 4]);
     assert_eq!(y.as_f32(), x.as_f32());
+    // Specialization flows through integer shape arithmetic: shape * [1, 2].
+    let chained = model(
+        14,
+        vec![
+            node("Mul", "m", &["shape", "k"], &["s2"], vec![]),
+            node("Reshape", "r", &["x", "s2"], &["y"], vec![]),
+        ],
+        vec![
+            vi("x", F, &[D::N(2), D::N(6)]),
+            vi("shape", I64, &[D::N(2)]),
+        ],
+        &["y"],
+        &[("k", &i64t(&[2], vec![1, 2]))],
+    );
+    let mut o2 = ImportOptions::default();
+    o2.static_inputs
+        .insert("shape".into(), i64t(&[2], vec![6, 1]));
+    let g2 = import_model(&decode_model(&chained).unwrap(), &o2).unwrap();
+    assert_eq!(g2.values[g2.outputs[0]].ty.shape, vec![6, 2]);
+    // The same value may be listed twice as a graph output.
+    let twice = model(
+        13,
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(2)])],
+        &["y", "y", "x"],
+        &[],
+    );
+    let outs = run(
+        &twice,
+        &ImportOptions::default(),
+        &[f32t(&[2], vec![-1.0, 2.0])],
+    );
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0].as_f32().unwrap(), &[0.0, 2.0]);
+    assert_eq!(outs[2].as_f32().unwrap(), &[-1.0, 2.0]);
     // Wrong input type at run time is an error, not a panic.
     assert!(g
         .run(&[f32t(&[12], ramp(12)), i64t(&[2], vec![3, 4])])
@@ -673,4 +708,54 @@ fn malformed_models_are_errors_not_panics() {
         decode_model(&proto::ModelProto::default().encode_to_vec()),
         Err(OnnxError::Invalid(_))
     ));
+}
+
+#[test]
+fn einsum_lowers_to_matmul_transpose_and_diagonal() {
+    let q = f32t(&[2, 3, 4, 5], ramp(120));
+    let k = f32t(&[2, 3, 6, 5], ramp(180));
+    let bytes = model(
+        12,
+        vec![node(
+            "Einsum",
+            "e",
+            &["q", "k"],
+            &["y"],
+            vec![a_str("equation", "bhqd, bhkd -> bhqk")],
+        )],
+        vec![
+            vi("q", F, &[D::N(2), D::N(3), D::N(4), D::N(5)]),
+            vi("k", F, &[D::N(2), D::N(3), D::N(6), D::N(5)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let y = run(&bytes, &ImportOptions::default(), &[q.clone(), k.clone()]).remove(0);
+    let kt = ev(
+        OpKind::Transpose {
+            perm: vec![0, 1, 3, 2],
+        },
+        &[&k],
+    );
+    let want = ev(OpKind::MatMul, &[&q, &kt]);
+    assert_eq!(y, want);
+    // Implicit output and a trace.
+    let m = f32t(&[3, 3], ramp(9));
+    let trace = model(
+        12,
+        vec![node(
+            "Einsum",
+            "t",
+            &["m"],
+            &["y"],
+            vec![a_str("equation", "ii")],
+        )],
+        vec![vi("m", F, &[D::N(3), D::N(3)])],
+        &["y"],
+        &[],
+    );
+    let t = run(&trace, &ImportOptions::default(), std::slice::from_ref(&m)).remove(0);
+    let mv = m.as_f32().unwrap();
+    assert_eq!(t.shape(), &[] as &[usize]);
+    assert!((t.as_f32().unwrap()[0] - (mv[0] + mv[4] + mv[8])).abs() < 1e-6);
 }

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use crate::dtype::ElementType;
 use crate::error::EvalError;
 use crate::float8::round_slice;
-use crate::ops::{infer_type, GeluApproximation, OpKind, PadMode, ReduceKind};
+use crate::ops::{infer_type, GeluApproximation, OpKind, PadMode, ReduceKind, ScatterReduction};
 use crate::tensor::{f32_to_i64, Tensor, TensorData, TensorType};
 
 /// Work (elements) above which loops are split over rayon's pool.
@@ -63,6 +63,10 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
         } => pad(inputs[0], low, *mode, *value, &out),
         OpKind::GatherElements { axis } => gather_elements(inputs[0], inputs[1], *axis)?,
         OpKind::TopK { axis, k, largest } => topk(inputs[0], *axis, *k, *largest, &out),
+        OpKind::ScatterElements { axis, reduction } => {
+            scatter_elements(inputs[0], inputs[1], inputs[2], *axis, *reduction)?
+        }
+        OpKind::ScatterNd { reduction } => scatter_nd(inputs[0], inputs[1], inputs[2], *reduction)?,
         OpKind::Transpose { perm } => {
             let x = inputs[0];
             let st = contiguous_strides(x.shape());
@@ -89,7 +93,13 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
                 if out.shape[i] > 0 {
                     base += starts[i] as isize * st[i] as isize;
                 }
-                strides.push(steps[i] as isize * st[i] as isize);
+                // A step only matters when more than one element is taken
+                // (then |step| < dim, so this cannot overflow).
+                strides.push(if out.shape[i] > 1 {
+                    steps[i] as isize * st[i] as isize
+                } else {
+                    0
+                });
             }
             let data = if out.numel() == 0 {
                 empty_like(x.data())
@@ -469,6 +479,8 @@ fn unary(op: &OpKind, x: &Tensor, out: &TensorType) -> Tensor {
                 OpKind::Tanh => |a| (a as f64).tanh() as f32,
                 OpKind::Erf => |a| erf(a as f64) as f32,
                 OpKind::Sigmoid => |a| (1.0 / (1.0 + (-(a as f64)).exp())) as f32,
+                OpKind::Sin => |a| (a as f64).sin() as f32,
+                OpKind::Cos => |a| (a as f64).cos() as f32,
                 OpKind::Relu => |a| if a < 0.0 { 0.0 } else { a },
                 OpKind::Floor => f32::floor,
                 OpKind::Ceil => f32::ceil,
@@ -514,61 +526,98 @@ fn unary(op: &OpKind, x: &Tensor, out: &TensorType) -> Tensor {
 
 // --------------------------------------------------------------- matmul
 
-/// Rows of the output computed together (they share each B row read).
-const MM_ROWS: usize = 4;
-/// Output columns per accumulator tile.
-const MM_COLS: usize = 256;
+/// Output rows per parallel task.
+const MM_ROWS: usize = 16;
+/// Register tile: rows x columns of f64 accumulators.
+const MR: usize = 4;
+const NR: usize = 8;
 
 /// `out[r, j] = sum_k a[r, k] * b[k, j]` for a block of rows of one matrix
-/// product; f64 accumulation in increasing k order.
+/// product. f64 accumulation in increasing k order (products of f32 values
+/// are exact in f64, so the result equals the sequential f64 sum), rounded
+/// once to f32. A is packed per 4-row group, B per 8-column panel, and a
+/// 4x8 tile of accumulators stays in registers.
 #[inline(always)]
-fn gemm_rows_body(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
+fn gemm_rows_body<const FMA: bool>(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
     let rows = out.len() / n.max(1);
-    let mut acc = [0f64; MM_ROWS * MM_COLS];
-    let mut j0 = 0;
-    while j0 < n {
-        let jn = MM_COLS.min(n - j0);
-        acc[..rows * MM_COLS].iter_mut().for_each(|v| *v = 0.0);
+    let groups = rows.div_ceil(MR);
+    // apack[g][kk * MR + r] = a[g * MR + r, kk] (0 for missing rows).
+    let mut apack = vec![0f64; groups * k * MR];
+    for g in 0..groups {
+        for r in 0..MR.min(rows - g * MR) {
+            let src = &a[(g * MR + r) * k..(g * MR + r + 1) * k];
+            let dst = &mut apack[g * k * MR..(g + 1) * k * MR];
+            for (kk, &v) in src.iter().enumerate() {
+                dst[kk * MR + r] = v as f64;
+            }
+        }
+    }
+    let mut bpanel = vec![0f64; k * NR];
+    let full = n - n % NR;
+    for j0 in (0..full).step_by(NR) {
         for kk in 0..k {
-            let brow = &b[kk * n + j0..kk * n + j0 + jn];
-            for r in 0..rows {
-                let av = a[r * k + kk] as f64;
-                let accr = &mut acc[r * MM_COLS..r * MM_COLS + jn];
-                for (s, &bv) in accr.iter_mut().zip(brow) {
-                    *s += av * bv as f64;
+            let src = &b[kk * n + j0..kk * n + j0 + NR];
+            for (d, &v) in bpanel[kk * NR..kk * NR + NR].iter_mut().zip(src) {
+                *d = v as f64;
+            }
+        }
+        for g in 0..groups {
+            let ap = &apack[g * k * MR..(g + 1) * k * MR];
+            let mut c = [[0f64; NR]; MR];
+            for (ak, bk) in ap.chunks_exact(MR).zip(bpanel.chunks_exact(NR)) {
+                for r in 0..MR {
+                    let av = ak[r];
+                    for j in 0..NR {
+                        // The f64 product of two f32 values is exact, so a
+                        // fused multiply-add rounds exactly like mul + add.
+                        c[r][j] = if FMA {
+                            av.mul_add(bk[j], c[r][j])
+                        } else {
+                            c[r][j] + av * bk[j]
+                        };
+                    }
+                }
+            }
+            for (r, cr) in c.iter().enumerate().take(rows - g * MR) {
+                let row = g * MR + r;
+                for (o, &v) in out[row * n + j0..row * n + j0 + NR].iter_mut().zip(cr) {
+                    *o = v as f32;
                 }
             }
         }
-        for r in 0..rows {
-            for (o, s) in out[r * n + j0..r * n + j0 + jn]
-                .iter_mut()
-                .zip(&acc[r * MM_COLS..r * MM_COLS + jn])
-            {
-                *o = *s as f32;
+    }
+    // Remaining columns.
+    for row in 0..rows {
+        let ar = &a[row * k..(row + 1) * k];
+        for j in full..n {
+            let mut s = 0f64;
+            for (kk, &av) in ar.iter().enumerate() {
+                s += av as f64 * b[kk * n + j] as f64;
             }
+            out[row * n + j] = s as f32;
         }
-        j0 += jn;
     }
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,fma")]
 /// # Safety
-/// The CPU must support AVX2.
-unsafe fn gemm_rows_avx2(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
-    gemm_rows_body(a, b, out, k, n)
+/// The CPU must support AVX2 and FMA.
+unsafe fn gemm_rows_avx2_fma(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
+    gemm_rows_body::<true>(a, b, out, k, n)
 }
 
 fn gemm_rows(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { gemm_rows_avx2(a, b, out, k, n) };
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            unsafe { gemm_rows_avx2_fma(a, b, out, k, n) };
             return;
         }
     }
-    gemm_rows_body(a, b, out, k, n)
+    gemm_rows_body::<false>(a, b, out, k, n)
 }
 
 fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
@@ -638,22 +687,29 @@ fn softmax(x: &Tensor, axis: usize, log: bool, out: &TensorType) -> Tensor {
     let mut res = vec![0f32; v.len()];
     let job = |(o, chunk): (usize, &mut [f32])| {
         let src = &v[o * block..o * block + chunk.len()];
+        let mut e = vec![0f64; len];
         for i in 0..inner {
             let mut mx = f32::NEG_INFINITY;
             for j in 0..len {
                 mx = fmax(mx, src[j * inner + i]);
             }
+            let mx = mx as f64;
             let mut sum = 0f64;
-            for j in 0..len {
-                sum += ((src[j * inner + i] - mx) as f64).exp();
+            for (j, ej) in e.iter_mut().enumerate() {
+                *ej = src[j * inner + i] as f64 - mx;
+                if !log {
+                    *ej = ej.exp();
+                    sum += *ej;
+                } else {
+                    sum += ej.exp();
+                }
             }
             let ls = sum.ln();
-            for j in 0..len {
-                let d = (src[j * inner + i] - mx) as f64;
+            for (j, &ej) in e.iter().enumerate() {
                 chunk[j * inner + i] = if log {
-                    (d - ls) as f32
+                    (ej - ls) as f32
                 } else {
-                    (d.exp() / sum) as f32
+                    (ej / sum) as f32
                 };
             }
         }
@@ -1065,6 +1121,131 @@ fn topk(x: &Tensor, axis: usize, k: usize, largest: bool, out: &TensorType) -> T
         }
     }
     Tensor::raw(out.shape.clone(), ElementType::I64, TensorData::I64(res))
+}
+
+fn combine_f(r: ScatterReduction, old: f32, new: f32) -> f32 {
+    match r {
+        ScatterReduction::None => new,
+        ScatterReduction::Add => old + new,
+        ScatterReduction::Mul => old * new,
+        ScatterReduction::Max => fmax(old, new),
+        ScatterReduction::Min => fmin(old, new),
+    }
+}
+
+fn combine_i(r: ScatterReduction, old: i64, new: i64) -> i64 {
+    match r {
+        ScatterReduction::None => new,
+        ScatterReduction::Add => old.wrapping_add(new),
+        ScatterReduction::Mul => old.wrapping_mul(new),
+        ScatterReduction::Max => old.max(new),
+        ScatterReduction::Min => old.min(new),
+    }
+}
+
+/// Apply `(target offset, update offset)` writes in order.
+fn scatter_apply(
+    x: &Tensor,
+    upd: &Tensor,
+    writes: &[(usize, usize)],
+    r: ScatterReduction,
+) -> Tensor {
+    let data = match (x.data(), upd.data()) {
+        (TensorData::F32(d), TensorData::F32(u)) => {
+            let mut o = d.clone();
+            for &(t, s) in writes {
+                o[t] = combine_f(r, o[t], u[s]);
+            }
+            crate::float8::round_slice(&mut o, x.dtype());
+            TensorData::F32(o)
+        }
+        (TensorData::I64(d), TensorData::I64(u)) => {
+            let mut o = d.clone();
+            for &(t, s) in writes {
+                o[t] = x.dtype().wrap_int(combine_i(r, o[t], u[s]));
+            }
+            TensorData::I64(o)
+        }
+        (d, _) => d.clone(),
+    };
+    Tensor::raw(x.shape().to_vec(), x.dtype(), data)
+}
+
+fn scatter_elements(
+    x: &Tensor,
+    indices: &Tensor,
+    upd: &Tensor,
+    axis: usize,
+    r: ScatterReduction,
+) -> Result<Tensor, EvalError> {
+    let xs = x.shape();
+    let is = indices.shape();
+    let st = contiguous_strides(xs);
+    let dim = xs[axis] as i64;
+    let rank = is.len();
+    let mut pos = vec![0usize; rank];
+    let mut writes = Vec::with_capacity(indices.numel());
+    for (s, &raw) in indices.as_i64().unwrap_or(&[]).iter().enumerate() {
+        let j = if raw < 0 { raw + dim } else { raw };
+        if j < 0 || j >= dim {
+            return Err(EvalError::IndexOutOfRange {
+                op: "scatter_elements",
+                index: raw,
+                size: dim as usize,
+            });
+        }
+        let t: usize = (0..rank)
+            .map(|d| if d == axis { j as usize } else { pos[d] } * st[d])
+            .sum();
+        writes.push((t, s));
+        for d in (0..rank).rev() {
+            pos[d] += 1;
+            if pos[d] < is[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    Ok(scatter_apply(x, upd, &writes, r))
+}
+
+fn scatter_nd(
+    x: &Tensor,
+    indices: &Tensor,
+    upd: &Tensor,
+    r: ScatterReduction,
+) -> Result<Tensor, EvalError> {
+    let xs = x.shape();
+    let is = indices.shape();
+    let q = is[is.len() - 1];
+    let st = contiguous_strides(xs);
+    let slice: usize = xs[q..].iter().product();
+    let idx = indices.as_i64().unwrap_or(&[]);
+    let tuples = idx
+        .len()
+        .checked_div(q)
+        .unwrap_or_else(|| is[..is.len() - 1].iter().product());
+    let mut writes = Vec::with_capacity(tuples * slice);
+    for t in 0..tuples {
+        let mut base = 0usize;
+        for d in 0..q {
+            let raw = idx[t * q + d];
+            let dim = xs[d] as i64;
+            let j = if raw < 0 { raw + dim } else { raw };
+            if j < 0 || j >= dim {
+                return Err(EvalError::IndexOutOfRange {
+                    op: "scatter_nd",
+                    index: raw,
+                    size: dim as usize,
+                });
+            }
+            base += j as usize * st[d];
+        }
+        for e in 0..slice {
+            writes.push((base + e, t * slice + e));
+        }
+    }
+    Ok(scatter_apply(x, upd, &writes, r))
 }
 
 // ------------------------------------------------------------- movement

@@ -17,6 +17,6 @@ pub use eval::evaluate;
 pub use float8::{round_to_type, Fp8Format};
 pub use ops::{
     broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind, PadMode,
-    ReduceKind,
+    ReduceKind, ScatterReduction,
 };
 pub use tensor::{Tensor, TensorData, TensorType};

@@ -544,6 +544,26 @@ mod tests {
             let b = to_npy_bytes(&t);
             let _ = parse_npy(&b[..cut.min(b.len())]);
         }
+        // Random byte mutations of valid files: errors or tensors, never panics.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let samples = [
+            to_npy_bytes(&t),
+            to_npy_bytes(&Tensor::from_f32(vec![2, 3], ElementType::BF16, vec![1.0; 6]).unwrap()),
+            to_npy_bytes(&Tensor::from_fp8_codes(vec![3], Fp8Format::E5M2, &[1, 2, 3], 2).unwrap()),
+        ];
+        for base in &samples {
+            for _ in 0..3000 {
+                let mut b = base.clone();
+                for _ in 0..4 {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let i = (state as usize) % b.len();
+                    b[i] = (state >> 32) as u8;
+                }
+                let _ = parse_npy(&b);
+            }
+        }
         assert!(read_npy("/nonexistent/x.npy")
             .unwrap_err()
             .to_string()

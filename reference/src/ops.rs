@@ -27,6 +27,17 @@ pub enum PadMode {
     Wrap,
 }
 
+/// How scatter ops combine an update with the existing element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterReduction {
+    /// Overwrite (later updates win).
+    None,
+    Add,
+    Mul,
+    Max,
+    Min,
+}
+
 /// Reduction kind of [`OpKind::Reduce`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceKind {
@@ -77,6 +88,8 @@ pub enum OpKind {
     Tanh,
     Erf,
     Sigmoid,
+    Sin,
+    Cos,
     Relu,
     Floor,
     Ceil,
@@ -152,6 +165,18 @@ pub enum OpKind {
         k: usize,
         largest: bool,
     },
+    /// Operands: data, indices, updates (indices' shape). Writes
+    /// `updates[p]` to `data[p with p[axis] = indices[p]]`.
+    ScatterElements {
+        axis: usize,
+        reduction: ScatterReduction,
+    },
+    /// Operands: data, indices `[..., q]`, updates
+    /// `indices.shape[..-1] + data.shape[q..]`; each index tuple selects a
+    /// slice of data that receives the matching update slice.
+    ScatterNd {
+        reduction: ScatterReduction,
+    },
     Transpose {
         perm: Vec<usize>,
     },
@@ -214,6 +239,8 @@ impl OpKind {
             OpKind::Pad { .. } => "pad",
             OpKind::GatherElements { .. } => "gather_elements",
             OpKind::TopK { .. } => "topk",
+            OpKind::ScatterElements { .. } => "scatter_elements",
+            OpKind::ScatterNd { .. } => "scatter_nd",
             OpKind::Equal => "equal",
             OpKind::Less => "less",
             OpKind::Greater => "greater",
@@ -230,6 +257,8 @@ impl OpKind {
             OpKind::Tanh => "tanh",
             OpKind::Erf => "erf",
             OpKind::Sigmoid => "sigmoid",
+            OpKind::Sin => "sin",
+            OpKind::Cos => "cos",
             OpKind::Relu => "relu",
             OpKind::Gelu { .. } => "gelu",
             OpKind::Softmax { .. } => "softmax",
@@ -335,6 +364,17 @@ impl OpKind {
                 ("value", value.to_string()),
             ],
             OpKind::GatherElements { axis } => vec![("axis", axis.to_string())],
+            OpKind::ScatterElements { axis, reduction } => vec![
+                ("axis", axis.to_string()),
+                (
+                    "reduction",
+                    format!("\"{}\"", format!("{reduction:?}").to_lowercase()),
+                ),
+            ],
+            OpKind::ScatterNd { reduction } => vec![(
+                "reduction",
+                format!("\"{}\"", format!("{reduction:?}").to_lowercase()),
+            )],
             OpKind::TopK { axis, k, largest } => vec![
                 ("axis", axis.to_string()),
                 ("k", k.to_string()),
@@ -405,6 +445,8 @@ impl OpKind {
                 | OpKind::Tanh
                 | OpKind::Erf
                 | OpKind::Sigmoid
+                | OpKind::Sin
+                | OpKind::Cos
                 | OpKind::Relu
                 | OpKind::Floor
                 | OpKind::Ceil
@@ -417,7 +459,7 @@ impl OpKind {
     pub fn arity(&self) -> usize {
         match self {
             OpKind::Constant(_) => 0,
-            OpKind::Select => 3,
+            OpKind::Select | OpKind::ScatterElements { .. } | OpKind::ScatterNd { .. } => 3,
             OpKind::LayerNorm {
                 has_scale,
                 has_bias,
@@ -462,22 +504,29 @@ fn bcast(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>, EvalE
         .ok_or_else(|| EvalError::shape(op, format!("cannot broadcast {a:?} with {b:?}")))
 }
 
+/// Largest element count of a tensor (an 8-byte-element allocation of
+/// this size is still addressable).
+pub const MAX_ELEMENTS: usize = (isize::MAX as usize) / 8;
+
 fn checked_numel(op: &'static str, shape: &[usize]) -> Result<usize, EvalError> {
     shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| EvalError::shape(op, format!("shape {shape:?} overflows")))
+        .filter(|&n| n <= MAX_ELEMENTS)
+        .ok_or_else(|| EvalError::shape(op, format!("shape {shape:?} is too large")))
 }
 
 /// Number of elements selected by a normalized slice of one axis.
 pub fn slice_len(start: i64, end: i64, step: i64) -> usize {
-    if step > 0 && end > start {
-        ((end - start + step - 1) / step) as usize
-    } else if step < 0 && start > end {
-        ((start - end + (-step) - 1) / (-step)) as usize
+    let (s, e, st) = (start as i128, end as i128, step as i128);
+    let n = if st > 0 && e > s {
+        (e - s + st - 1) / st
+    } else if st < 0 && s > e {
+        (s - e - st - 1) / -st
     } else {
         0
-    }
+    };
+    n.min(usize::MAX as i128) as usize
 }
 
 /// Normalize ONNX/numpy-style slice parameters for one axis of size `dim`:
@@ -647,6 +696,8 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
         | OpKind::Tanh
         | OpKind::Erf
         | OpKind::Sigmoid
+        | OpKind::Sin
+        | OpKind::Cos
         | OpKind::Floor
         | OpKind::Ceil
         | OpKind::Round
@@ -679,7 +730,10 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
             }
             let mut shape = Vec::with_capacity(r);
             for i in 0..r {
-                let d = x.shape[i] as i64 + low[i] + high[i];
+                let d = (x.shape[i] as i64)
+                    .checked_add(low[i])
+                    .and_then(|v| v.checked_add(high[i]))
+                    .unwrap_or(-1);
                 if d < 0 {
                     return Err(EvalError::attr(name, "pads crop below zero"));
                 }
@@ -700,6 +754,53 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
                 return Err(EvalError::shape(name, "indices must have the data's rank"));
             }
             TensorType::new(idx.shape.clone(), x.dtype)
+        }
+        OpKind::ScatterElements { axis, .. } => {
+            let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
+            axis_ok(*axis, x.shape.len())?;
+            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
+                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+            }
+            same_type(x, upd)?;
+            if idx.shape != upd.shape || idx.shape.len() != x.shape.len() {
+                return Err(EvalError::shape(
+                    name,
+                    "indices and updates must have one shape, of the data's rank",
+                ));
+            }
+            if idx
+                .shape
+                .iter()
+                .zip(&x.shape)
+                .enumerate()
+                .any(|(i, (a, b))| i != *axis && a > b)
+            {
+                return Err(EvalError::shape(name, "indices exceed the data's shape"));
+            }
+            x.clone()
+        }
+        OpKind::ScatterNd { .. } => {
+            let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
+            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
+                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+            }
+            same_type(x, upd)?;
+            let q = idx.shape.last().copied().unwrap_or(0);
+            if idx.shape.is_empty() || q > x.shape.len() {
+                return Err(EvalError::shape(
+                    name,
+                    "index depth exceeds the data's rank",
+                ));
+            }
+            let mut want = idx.shape[..idx.shape.len() - 1].to_vec();
+            want.extend_from_slice(&x.shape[q..]);
+            if upd.shape != want {
+                return Err(EvalError::shape(
+                    name,
+                    format!("updates shape {:?}, expected {want:?}", upd.shape),
+                ));
+            }
+            x.clone()
         }
         OpKind::TopK { axis, k, .. } => {
             let x = &inputs[0];
@@ -833,8 +934,8 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
                 }
                 let n = slice_len(s, e, st);
                 if n > 0 {
-                    let last = s + (n as i64 - 1) * st;
-                    if s < 0 || s >= d || last < 0 || last >= d {
+                    let last = s as i128 + (n as i128 - 1) * st as i128;
+                    if s < 0 || s >= d || last < 0 || last >= d as i128 {
                         return Err(EvalError::attr(
                             name,
                             format!("slice {s}:{e}:{st} out of range for dimension {d}"),

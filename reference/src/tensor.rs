@@ -67,7 +67,8 @@ fn check_len(shape: &[usize], len: usize) -> Result<(), EvalError> {
     let n = shape
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| EvalError::Tensor(format!("shape {shape:?} overflows")))?;
+        .filter(|&n| n <= crate::ops::MAX_ELEMENTS)
+        .ok_or_else(|| EvalError::Tensor(format!("shape {shape:?} is too large")))?;
     if n != len {
         return Err(EvalError::Tensor(format!(
             "shape {shape:?} needs {n} elements, got {len}"
@@ -153,7 +154,8 @@ impl Tensor {
         Tensor::raw(vec![], ElementType::I64, TensorData::I64(vec![v]))
     }
 
-    /// A zero-filled tensor.
+    /// A zero-filled tensor (callers check the size; see
+    /// [`crate::ops::MAX_ELEMENTS`]).
     pub fn zeros(shape: Vec<usize>, dtype: ElementType) -> Tensor {
         let n = shape.iter().product();
         let data = if dtype.is_float() {

@@ -163,6 +163,9 @@ fn unary_math() {
     );
     let r = ev(OpKind::Rsqrt, &[&f32t(&[2], vec![4.0, 0.25])]);
     assert_eq!(r.as_f32().unwrap(), &[0.5, 2.0]);
+    let t = f32t(&[2], vec![0.0, std::f32::consts::FRAC_PI_2]);
+    assert_eq!(ev(OpKind::Sin, &[&t]).as_f32().unwrap(), &[0.0, 1.0]);
+    assert_eq!(ev(OpKind::Cos, &[&t]).as_f32().unwrap()[0], 1.0);
     let s = ev(OpKind::Sigmoid, &[&f32t(&[1], vec![0.0])]);
     assert_eq!(s.as_f32().unwrap(), &[0.5]);
     assert!(evaluate(&OpKind::Exp, &[&i64t(&[1], vec![1])]).is_err());
@@ -631,4 +634,61 @@ fn pad_gather_elements_topk_cumprod() {
         &[&x],
     );
     assert_eq!(pe.as_f32().unwrap(), &[1., 1., 1., 1., 2., 3.]);
+}
+
+#[test]
+fn scatter_ops() {
+    let x = f32t(&[2, 3], vec![0.0; 6]);
+    let idx = i64t(&[2, 2], vec![2, 0, -1, 2]);
+    let upd = f32t(&[2, 2], vec![1., 2., 3., 4.]);
+    let s = ev(
+        OpKind::ScatterElements {
+            axis: 1,
+            reduction: ScatterReduction::None,
+        },
+        &[&x, &idx, &upd],
+    );
+    // Row 1 writes index 2 twice: the later update wins.
+    assert_eq!(s.as_f32().unwrap(), &[2., 0., 1., 0., 0., 4.]);
+    let a = ev(
+        OpKind::ScatterElements {
+            axis: 1,
+            reduction: ScatterReduction::Add,
+        },
+        &[&x, &idx, &upd],
+    );
+    assert_eq!(a.as_f32().unwrap(), &[2., 0., 1., 0., 0., 7.]);
+    let bad = i64t(&[2, 2], vec![3, 0, 0, 0]);
+    assert!(evaluate(
+        &OpKind::ScatterElements {
+            axis: 1,
+            reduction: ScatterReduction::None
+        },
+        &[&x, &bad, &upd]
+    )
+    .is_err());
+    // ScatterND: replace row 1, then multiply element [0, 2].
+    let rows = i64t(&[1, 1], vec![1]);
+    let r = ev(
+        OpKind::ScatterNd {
+            reduction: ScatterReduction::None,
+        },
+        &[&x, &rows, &f32t(&[1, 3], vec![5., 6., 7.])],
+    );
+    assert_eq!(r.as_f32().unwrap(), &[0., 0., 0., 5., 6., 7.]);
+    let el = i64t(&[1, 2], vec![1, -1]);
+    let m = ev(
+        OpKind::ScatterNd {
+            reduction: ScatterReduction::Mul,
+        },
+        &[&r, &el, &f32t(&[1], vec![2.])],
+    );
+    assert_eq!(m.as_f32().unwrap(), &[0., 0., 0., 5., 6., 14.]);
+    assert!(evaluate(
+        &OpKind::ScatterNd {
+            reduction: ScatterReduction::None
+        },
+        &[&x, &el, &f32t(&[2], vec![1., 2.])]
+    )
+    .is_err());
 }

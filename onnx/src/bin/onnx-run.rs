@@ -3,7 +3,7 @@
 //! Usage: onnx-run MODEL --input NAME=FILE.npy ... [--out-dir DIR] [--repeat N]
 //!
 //! Input shapes are taken from the given arrays. Each output is written
-//! as DIR/output_<i>.npy; a summary line per output is printed.
+//! as `DIR/output_<i>.npy`; a summary line per output is printed.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -20,12 +20,15 @@ struct Args {
     /// NAME=FILE.npy, one per graph input.
     #[arg(long = "input")]
     inputs: Vec<String>,
-    /// Directory for output_<i>.npy files.
+    /// Directory for `output_<i>.npy` files.
     #[arg(long)]
     out_dir: Option<PathBuf>,
     /// Run the graph this many times (timing).
     #[arg(long, default_value_t = 1)]
     repeat: usize,
+    /// Print the time spent per op kind (last run).
+    #[arg(long)]
+    profile: bool,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ! {
@@ -68,10 +71,25 @@ fn main() {
         (t1 - t0).as_secs_f64()
     );
     let mut outputs = Vec::new();
+    let mut per_op: HashMap<&'static str, (usize, f64)> = HashMap::new();
     for _ in 0..args.repeat.max(1) {
+        per_op.clear();
         let t = Instant::now();
-        outputs = graph.run(&inputs).unwrap_or_else(|e| fail(e));
+        outputs = graph
+            .run_with(&inputs, |n, d| {
+                let e = per_op.entry(n.op.name()).or_default();
+                e.0 += 1;
+                e.1 += d.as_secs_f64();
+            })
+            .unwrap_or_else(|e| fail(e));
         eprintln!("run: {:.3}s", t.elapsed().as_secs_f64());
+    }
+    if args.profile {
+        let mut rows: Vec<_> = per_op.into_iter().collect();
+        rows.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1));
+        for (op, (count, secs)) in rows {
+            eprintln!("  {op:<16} {count:>5} ops {:>9.3} ms", secs * 1e3);
+        }
     }
     for (i, (&id, t)) in graph.outputs.iter().zip(&outputs).enumerate() {
         println!("output {i} `{}`: {}", graph.values[id].name, t.ty());

@@ -1,1004 +1,19 @@
-//! Mapping an ONNX graph to a graph of `tensor`-dialect ops ([`OpKind`]).
-//!
-//! Every value gets a static shape and element type. Nodes whose operands
-//! are all constants are folded (evaluated at import time), so the shape
-//! arithmetic around `Shape` disappears. Operands that must be static
-//! (reshape shapes, slice bounds, axes, ...) must be constants, or graph
-//! inputs for which [`ImportOptions::static_inputs`] gives a value (the
-//! mapped graph is then specialized to that value).
-
-use std::collections::HashMap;
+//! The ONNX op -> dialect op mapping (one arm per ONNX op type).
 
 use ipu_reference::{
-    broadcast_shapes, evaluate, infer_type, normalize_slice, ElementType, EvalError,
-    GeluApproximation, OpKind, PadMode, ReduceKind, Tensor, TensorType,
+    broadcast_shapes, evaluate, normalize_slice, ElementType, GeluApproximation, OpKind, PadMode,
+    ReduceKind, ScatterReduction, Tensor,
 };
 
-use crate::error::OnnxError;
-use crate::model::{data_type_name, element_type, Attribute, Dim, Model, Node, ValueKind};
-
-/// Index of a value in [`MappedGraph::values`].
-pub type ValueId = usize;
-
-/// A value of the mapped graph.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ValueInfo {
-    /// ONNX name (or a derived name for values the mapping introduced).
-    pub name: String,
-    pub ty: TensorType,
-}
-
-/// One op of the mapped graph.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MappedNode {
-    pub op: OpKind,
-    pub inputs: Vec<ValueId>,
-    pub outputs: Vec<ValueId>,
-    /// Name of the ONNX node this op came from.
-    pub name: String,
-}
-
-/// A lowered graph: a topologically ordered sequence of ops with every
-/// value's type known. Constants (initializers, folded values) are
-/// `OpKind::Constant` nodes.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct MappedGraph {
-    pub values: Vec<ValueInfo>,
-    pub inputs: Vec<ValueId>,
-    pub outputs: Vec<ValueId>,
-    pub nodes: Vec<MappedNode>,
-    /// Default-domain opset of the source model.
-    pub opset: i64,
-}
-
-/// Import options.
-#[derive(Clone, Debug, Default)]
-pub struct ImportOptions {
-    /// Shapes for graph inputs (overrides the declared shape; required for
-    /// inputs with symbolic or unknown dimensions unless `default_dim`).
-    pub input_shapes: HashMap<String, Vec<usize>>,
-    /// Size used for symbolic/unknown input dimensions not given above.
-    pub default_dim: Option<usize>,
-    /// Values of graph inputs, used only where an operand must be static.
-    pub static_inputs: HashMap<String, Tensor>,
-}
-
-/// Read, decode and map an `.onnx` file.
-pub fn import_file(
-    path: impl AsRef<std::path::Path>,
-    opts: &ImportOptions,
-) -> Result<MappedGraph, OnnxError> {
-    let m = crate::model::read_model(path)?;
-    import_model(&m, opts)
-}
-
-enum NodeErr {
-    Unsupported(String),
-    Invalid(String),
-}
-
-impl From<EvalError> for NodeErr {
-    fn from(e: EvalError) -> Self {
-        NodeErr::Invalid(e.to_string())
-    }
-}
-
-type NResult<T> = Result<T, NodeErr>;
-
-fn invalid<T>(m: impl Into<String>) -> NResult<T> {
-    Err(NodeErr::Invalid(m.into()))
-}
-
-fn unsupported<T>(m: impl Into<String>) -> NResult<T> {
-    Err(NodeErr::Unsupported(m.into()))
-}
-
-fn attr<'a>(n: &'a Node, name: &str) -> Option<&'a Attribute> {
-    n.attributes.get(name)
-}
-
-fn attr_i(n: &Node, name: &str, default: i64) -> NResult<i64> {
-    match attr(n, name) {
-        None => Ok(default),
-        Some(Attribute::Int(v)) => Ok(*v),
-        Some(a) => invalid(format!("attribute `{name}` should be an int, got {a:?}")),
-    }
-}
-
-fn attr_f(n: &Node, name: &str, default: f32) -> NResult<f32> {
-    match attr(n, name) {
-        None => Ok(default),
-        Some(Attribute::Float(v)) => Ok(*v),
-        Some(Attribute::Int(v)) => Ok(*v as f32),
-        Some(a) => invalid(format!("attribute `{name}` should be a float, got {a:?}")),
-    }
-}
-
-fn attr_ints(n: &Node, name: &str) -> NResult<Option<Vec<i64>>> {
-    match attr(n, name) {
-        None => Ok(None),
-        Some(Attribute::Ints(v)) => Ok(Some(v.clone())),
-        Some(Attribute::Int(v)) => Ok(Some(vec![*v])),
-        Some(a) => invalid(format!("attribute `{name}` should be ints, got {a:?}")),
-    }
-}
-
-fn attr_s(n: &Node, name: &str) -> NResult<Option<String>> {
-    match attr(n, name) {
-        None => Ok(None),
-        Some(Attribute::String(v)) => Ok(Some(String::from_utf8_lossy(v).into_owned())),
-        Some(a) => invalid(format!("attribute `{name}` should be a string, got {a:?}")),
-    }
-}
-
-fn norm_axis(a: i64, rank: usize) -> NResult<usize> {
-    let r = rank as i64;
-    let v = if a < 0 { a + r } else { a };
-    if v < 0 || v >= r {
-        return invalid(format!("axis {a} out of range for rank {rank}"));
-    }
-    Ok(v as usize)
-}
-
-fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
-/// Map a decoded model.
-pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, OnnxError> {
-    let opset = model.default_opset();
-    let mut im = Importer {
-        g: MappedGraph {
-            opset,
-            ..Default::default()
-        },
-        env: HashMap::new(),
-        consts: HashMap::new(),
-        special: HashMap::new(),
-        opset,
-        counter: 0,
-        node_start: 0,
-    };
-    let graph = &model.graph;
-    for (name, t) in &graph.initializers {
-        let id = im.constant(t.clone(), name);
-        im.env.insert(name.clone(), id);
-    }
-    for decl in &graph.inputs {
-        if im.env.contains_key(&decl.name) {
-            continue; // an initializer (IR < 4 lists them as inputs too)
-        }
-        let input_err = |m: String| OnnxError::Input {
-            name: decl.name.clone(),
-            message: m,
-        };
-        if !matches!(decl.kind, ValueKind::Tensor | ValueKind::Unknown) {
-            return Err(OnnxError::Unsupported {
-                op_type: "graph input".into(),
-                node: decl.name.clone(),
-                opset,
-                reason: format!("{:?}-typed values are not supported", decl.kind),
-            });
-        }
-        let dtype = element_type(decl.data_type).ok_or_else(|| {
-            input_err(format!(
-                "unsupported data type {} ({})",
-                data_type_name(decl.data_type),
-                decl.data_type
-            ))
-        })?;
-        let shape = if let Some(s) = opts.input_shapes.get(&decl.name) {
-            s.clone()
-        } else {
-            let dims = decl
-                .dims
-                .as_ref()
-                .ok_or_else(|| input_err("rank unknown; give its shape".into()))?;
-            dims.iter()
-                .map(|d| match d {
-                    Dim::Known(n) => Ok(*n),
-                    _ => opts.default_dim.ok_or_else(|| {
-                        input_err(format!(
-                            "dimension {d:?} is not static; give the input shape"
-                        ))
-                    }),
-                })
-                .collect::<Result<Vec<_>, _>>()?
-        };
-        let id = im.new_value(&decl.name, TensorType::new(shape, dtype));
-        im.g.inputs.push(id);
-        im.env.insert(decl.name.clone(), id);
-        if let Some(t) = opts.static_inputs.get(&decl.name) {
-            if t.ty() != im.g.values[id].ty {
-                return Err(input_err(format!(
-                    "static value has type {}, input is {}",
-                    t.ty(),
-                    im.g.values[id].ty
-                )));
-            }
-            im.special.insert(id, t.clone());
-        }
-    }
-    for (i, node) in graph.nodes.iter().enumerate() {
-        let name = if node.name.is_empty() {
-            format!("{}_{i}", node.op_type)
-        } else {
-            node.name.clone()
-        };
-        im.node_start = im.g.values.len();
-        im.map_node(node, &name).map_err(|e| match e {
-            NodeErr::Unsupported(reason) => OnnxError::Unsupported {
-                op_type: node.op_type.clone(),
-                node: name.clone(),
-                opset,
-                reason,
-            },
-            NodeErr::Invalid(message) => OnnxError::Node {
-                op_type: node.op_type.clone(),
-                node: name.clone(),
-                opset,
-                message,
-            },
-        })?;
-    }
-    for decl in &graph.outputs {
-        let id = *im.env.get(&decl.name).ok_or_else(|| {
-            OnnxError::Invalid(format!("graph output `{}` is never produced", decl.name))
-        })?;
-        im.g.outputs.push(id);
-    }
-    let mut g = im.g;
-    eliminate_dead_nodes(&mut g);
-    Ok(g)
-}
-
-fn eliminate_dead_nodes(g: &mut MappedGraph) {
-    let mut live = vec![false; g.values.len()];
-    for &o in &g.outputs {
-        live[o] = true;
-    }
-    let mut keep = vec![false; g.nodes.len()];
-    for (i, n) in g.nodes.iter().enumerate().rev() {
-        if n.outputs.iter().any(|&o| live[o]) {
-            keep[i] = true;
-            for &v in &n.inputs {
-                live[v] = true;
-            }
-        }
-    }
-    let mut i = 0;
-    g.nodes.retain(|_| {
-        i += 1;
-        keep[i - 1]
-    });
-    // Renumber the remaining values densely: inputs, then node results.
-    let mut map = vec![usize::MAX; g.values.len()];
-    let mut values = Vec::new();
-    let mut take = |v: usize, map: &mut Vec<usize>| {
-        if map[v] == usize::MAX {
-            map[v] = values.len();
-            values.push(g.values[v].clone());
-        }
-    };
-    for &v in &g.inputs {
-        take(v, &mut map);
-    }
-    for n in &g.nodes {
-        for &v in &n.outputs {
-            take(v, &mut map);
-        }
-    }
-    for &v in &g.outputs {
-        take(v, &mut map);
-    }
-    for v in g.inputs.iter_mut().chain(g.outputs.iter_mut()) {
-        *v = map[*v];
-    }
-    for n in &mut g.nodes {
-        for v in n.inputs.iter_mut().chain(n.outputs.iter_mut()) {
-            *v = map[*v];
-        }
-    }
-    g.values = values;
-}
-
-struct Importer {
-    g: MappedGraph,
-    env: HashMap<String, ValueId>,
-    consts: HashMap<ValueId, Tensor>,
-    special: HashMap<ValueId, Tensor>,
-    opset: i64,
-    counter: usize,
-    /// First value id created by the node being mapped.
-    node_start: ValueId,
-}
+use super::importer::{
+    attr, attr_f, attr_i, attr_ints, attr_s, check_alloc, invalid, norm_axis, numel, unsupported,
+    Importer, NResult, NodeErr,
+};
+use super::ValueId;
+use crate::model::{data_type_name, element_type, Attribute, Node};
 
 impl Importer {
-    fn new_value(&mut self, name: &str, ty: TensorType) -> ValueId {
-        self.g.values.push(ValueInfo {
-            name: name.to_string(),
-            ty,
-        });
-        self.g.values.len() - 1
-    }
-
-    fn fresh_name(&mut self, base: &str) -> String {
-        self.counter += 1;
-        format!("{base}.{}", self.counter)
-    }
-
-    fn ty(&self, id: ValueId) -> &TensorType {
-        &self.g.values[id].ty
-    }
-
-    fn constant(&mut self, t: Tensor, name: &str) -> ValueId {
-        let id = self.new_value(name, t.ty());
-        self.g.nodes.push(MappedNode {
-            op: OpKind::Constant(t.clone()),
-            inputs: vec![],
-            outputs: vec![id],
-            name: name.to_string(),
-        });
-        self.consts.insert(id, t);
-        id
-    }
-
-    /// Emit `op`, folding it if every operand is constant.
-    fn op(&mut self, op: OpKind, inputs: &[ValueId], name: &str) -> NResult<ValueId> {
-        let types: Vec<TensorType> = inputs.iter().map(|&i| self.ty(i).clone()).collect();
-        let ty = infer_type(&op, &types)?;
-        let vname = self.fresh_name(name);
-        if !inputs.is_empty() && inputs.iter().all(|i| self.consts.contains_key(i)) {
-            let args: Vec<&Tensor> = inputs.iter().map(|i| &self.consts[i]).collect();
-            let t = evaluate(&op, &args)?;
-            return Ok(self.constant(t, &vname));
-        }
-        let id = self.new_value(&vname, ty);
-        self.g.nodes.push(MappedNode {
-            op,
-            inputs: inputs.to_vec(),
-            outputs: vec![id],
-            name: name.to_string(),
-        });
-        Ok(id)
-    }
-
-    fn scalar(&mut self, v: f32, ty: ElementType, name: &str) -> NResult<ValueId> {
-        let t = if ty.is_float() {
-            Tensor::from_f32(vec![], ty, vec![v])?
-        } else {
-            Tensor::from_i64(vec![], ty, vec![v as i64])?
-        };
-        let n = self.fresh_name(name);
-        Ok(self.constant(t, &n))
-    }
-
-    fn cast(&mut self, id: ValueId, to: ElementType, name: &str) -> NResult<ValueId> {
-        if self.ty(id).dtype == to {
-            return Ok(id);
-        }
-        self.op(
-            OpKind::Cast {
-                to,
-                saturate: true,
-                scale: 0,
-            },
-            &[id],
-            name,
-        )
-    }
-
-    fn input(&self, n: &Node, i: usize) -> NResult<Option<ValueId>> {
-        match n.inputs.get(i) {
-            None => Ok(None),
-            Some(s) if s.is_empty() => Ok(None),
-            Some(s) => match self.env.get(s) {
-                Some(&id) => Ok(Some(id)),
-                None => invalid(format!("input `{s}` is not defined before use")),
-            },
-        }
-    }
-
-    fn req(&self, n: &Node, i: usize) -> NResult<ValueId> {
-        self.input(n, i)?
-            .map_or_else(|| invalid(format!("missing required input {i}")), Ok)
-    }
-
-    fn static_tensor(&self, id: ValueId) -> NResult<&Tensor> {
-        match self.consts.get(&id).or_else(|| self.special.get(&id)) {
-            Some(t) => Ok(t),
-            None => unsupported(format!(
-                "operand `{}` must be a constant (dynamic shapes/axes are not supported)",
-                self.g.values[id].name
-            )),
-        }
-    }
-
-    fn static_ints(&self, id: ValueId) -> NResult<Vec<i64>> {
-        let t = self.static_tensor(id)?;
-        if t.dtype().is_float() {
-            return invalid(format!(
-                "operand `{}` must be integers",
-                self.g.values[id].name
-            ));
-        }
-        Ok(t.to_i64_vec())
-    }
-
-    fn bind(&mut self, n: &Node, outs: &[Option<ValueId>]) -> NResult<()> {
-        for (i, name) in n.outputs.iter().enumerate() {
-            if name.is_empty() {
-                continue;
-            }
-            match outs.get(i).copied().flatten() {
-                Some(id) => {
-                    // Values this node created take the ONNX output name.
-                    if id >= self.node_start {
-                        self.g.values[id].name = name.clone();
-                    }
-                    self.env.insert(name.clone(), id);
-                }
-                None => return unsupported(format!("output {i} (`{name}`) is not produced")),
-            }
-        }
-        Ok(())
-    }
-
-    fn wants_output(n: &Node, i: usize) -> bool {
-        n.outputs.get(i).is_some_and(|s| !s.is_empty())
-    }
-
-    fn binary_fold(&mut self, op: OpKind, n: &Node, name: &str) -> NResult<ValueId> {
-        if n.inputs.is_empty() {
-            return invalid("needs at least one input");
-        }
-        let mut acc = self.req(n, 0)?;
-        for i in 1..n.inputs.len() {
-            let b = self.req(n, i)?;
-            acc = self.op(op.clone(), &[acc, b], name)?;
-        }
-        Ok(acc)
-    }
-
-    fn reduce_axes(&self, n: &Node, from_input: bool) -> NResult<Option<Vec<i64>>> {
-        if from_input {
-            match self.input(n, 1)? {
-                Some(id) => Ok(Some(self.static_ints(id)?)),
-                None => Ok(None),
-            }
-        } else {
-            attr_ints(n, "axes")
-        }
-    }
-
-    fn reduce(
-        &mut self,
-        x: ValueId,
-        kind: ReduceKind,
-        axes: Option<Vec<i64>>,
-        keepdims: bool,
-        noop_empty: bool,
-        name: &str,
-    ) -> NResult<ValueId> {
-        let rank = self.ty(x).shape.len();
-        let axes: Vec<usize> = match axes {
-            Some(a) if !a.is_empty() => {
-                let mut v = a
-                    .iter()
-                    .map(|&a| norm_axis(a, rank))
-                    .collect::<NResult<Vec<_>>>()?;
-                v.sort_unstable();
-                v.dedup();
-                v
-            }
-            _ if noop_empty => return Ok(x),
-            _ => (0..rank).collect(),
-        };
-        self.op(
-            OpKind::Reduce {
-                kind,
-                axes,
-                keepdims,
-            },
-            &[x],
-            name,
-        )
-    }
-
-    fn reshape(&mut self, x: ValueId, shape: Vec<usize>, name: &str) -> NResult<ValueId> {
-        if self.ty(x).shape == shape {
-            return Ok(x);
-        }
-        self.op(OpKind::Reshape { shape }, &[x], name)
-    }
-
-    /// Elementwise activations composed from dialect ops.
-    fn activation(
-        &mut self,
-        n: &Node,
-        x: ValueId,
-        dt: ElementType,
-        name: &str,
-    ) -> NResult<ValueId> {
-        let zero = self.scalar(0.0, dt, name)?;
-        let one_ = self.scalar(1.0, dt, name)?;
-        let y = match n.op_type.as_str() {
-            "LeakyRelu" | "PRelu" => {
-                let slope = if n.op_type == "PRelu" {
-                    self.req(n, 1)?
-                } else {
-                    self.scalar(attr_f(n, "alpha", 0.01)?, dt, name)?
-                };
-                let neg = self.op(OpKind::Less, &[x, zero], name)?;
-                let sx = self.op(OpKind::Mul, &[x, slope], name)?;
-                self.op(OpKind::Select, &[neg, sx, x], name)?
-            }
-            "Elu" | "Selu" | "Celu" => {
-                let (alpha, gamma) = match n.op_type.as_str() {
-                    "Elu" => (attr_f(n, "alpha", 1.0)?, 1.0),
-                    "Celu" => (attr_f(n, "alpha", 1.0)?, 1.0),
-                    _ => (
-                        attr_f(n, "alpha", 1.673_263_2)?,
-                        attr_f(n, "gamma", 1.050_701)?,
-                    ),
-                };
-                let a = self.scalar(alpha, dt, name)?;
-                let arg = if n.op_type == "Celu" {
-                    self.op(OpKind::Div, &[x, a], name)?
-                } else {
-                    x
-                };
-                let e = self.op(OpKind::Exp, &[arg], name)?;
-                let em1 = self.op(OpKind::Sub, &[e, one_], name)?;
-                let neg_branch = self.op(OpKind::Mul, &[em1, a], name)?;
-                let pos = self.op(OpKind::Greater, &[x, zero], name)?;
-                let y = self.op(OpKind::Select, &[pos, x, neg_branch], name)?;
-                if gamma != 1.0 {
-                    let g = self.scalar(gamma, dt, name)?;
-                    self.op(OpKind::Mul, &[y, g], name)?
-                } else {
-                    y
-                }
-            }
-            "ThresholdedRelu" => {
-                let a = self.scalar(attr_f(n, "alpha", 1.0)?, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, a], name)?;
-                self.op(OpKind::Select, &[gt, x, zero], name)?
-            }
-            "HardSigmoid" | "HardSwish" => {
-                let (al, be) = if n.op_type == "HardSwish" {
-                    (1.0 / 6.0, 0.5)
-                } else {
-                    (attr_f(n, "alpha", 0.2)?, attr_f(n, "beta", 0.5)?)
-                };
-                let a = self.scalar(al, dt, name)?;
-                let b = self.scalar(be, dt, name)?;
-                let ax = self.op(OpKind::Mul, &[x, a], name)?;
-                let axb = self.op(OpKind::Add, &[ax, b], name)?;
-                let lo = self.op(OpKind::Max, &[axb, zero], name)?;
-                let hs = self.op(OpKind::Min, &[lo, one_], name)?;
-                if n.op_type == "HardSwish" {
-                    self.op(OpKind::Mul, &[x, hs], name)?
-                } else {
-                    hs
-                }
-            }
-            "Softplus" | "Mish" => {
-                let e = self.op(OpKind::Exp, &[x], name)?;
-                let e1 = self.op(OpKind::Add, &[e, one_], name)?;
-                let sp = self.op(OpKind::Log, &[e1], name)?;
-                if n.op_type == "Mish" {
-                    let t = self.op(OpKind::Tanh, &[sp], name)?;
-                    self.op(OpKind::Mul, &[x, t], name)?
-                } else {
-                    sp
-                }
-            }
-            "Softsign" => {
-                let a = self.op(OpKind::Abs, &[x], name)?;
-                let a1 = self.op(OpKind::Add, &[a, one_], name)?;
-                self.op(OpKind::Div, &[x, a1], name)?
-            }
-            "Sign" => {
-                let m1 = self.scalar(-1.0, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, zero], name)?;
-                let lt = self.op(OpKind::Less, &[x, zero], name)?;
-                // Zero (and NaN) pass through unchanged.
-                let inner = self.op(OpKind::Select, &[lt, m1, x], name)?;
-                self.op(OpKind::Select, &[gt, one_, inner], name)?
-            }
-            "IsNaN" => {
-                let eq = self.op(OpKind::Equal, &[x, x], name)?;
-                self.op(OpKind::Not, &[eq], name)?
-            }
-            "IsInf" => {
-                let pos = attr_i(n, "detect_positive", 1)? != 0;
-                let neg = attr_i(n, "detect_negative", 1)? != 0;
-                let pinf = self.scalar(f32::INFINITY, dt, name)?;
-                let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
-                let p = self.op(OpKind::Equal, &[x, pinf], name)?;
-                let q = self.op(OpKind::Equal, &[x, ninf], name)?;
-                match (pos, neg) {
-                    (true, true) => self.op(OpKind::Or, &[p, q], name)?,
-                    (true, false) => p,
-                    (false, true) => q,
-                    (false, false) => {
-                        let f = self.op(OpKind::Equal, &[x, x], name)?;
-                        let t = self.op(OpKind::Not, &[f], name)?;
-                        self.op(OpKind::And, &[f, t], name)?
-                    }
-                }
-            }
-            other => return unsupported(format!("no mapping for {other}")),
-        };
-        Ok(y)
-    }
-
-    /// A quantization parameter (scale or zero point) shaped to broadcast
-    /// against `xshape`: scalar, per-axis (1-D along `axis`), or blocked
-    /// (`block_size` > 0: repeated along `axis`).
-    fn qparam(
-        &mut self,
-        p: ValueId,
-        xshape: &[usize],
-        axis: Option<usize>,
-        block: i64,
-        name: &str,
-    ) -> NResult<ValueId> {
-        let pshape = self.ty(p).shape.clone();
-        let Some(axis) = axis else {
-            return self.reshape(p, vec![], name);
-        };
-        if block > 0 {
-            let dim = xshape[axis];
-            if pshape.len() != xshape.len() {
-                return invalid("blocked scale must have the rank of the input");
-            }
-            let idx: Vec<i64> = (0..dim as i64).map(|j| j / block).collect();
-            if idx.last().is_some_and(|&l| l as usize >= pshape[axis]) {
-                return invalid("blocked scale is too short for the input");
-            }
-            let t = Tensor::from_i64(vec![dim], ElementType::I64, idx)?;
-            let iname = self.fresh_name(name);
-            let ids = self.constant(t, &iname);
-            return self.op(OpKind::Gather { axis }, &[p, ids], name);
-        }
-        let c: usize = pshape.iter().product();
-        if c != xshape[axis] {
-            return invalid(format!(
-                "per-axis parameter has {c} values, axis {axis} has {}",
-                xshape[axis]
-            ));
-        }
-        let mut shape = vec![1usize; xshape.len() - axis];
-        shape[0] = c;
-        self.reshape(p, shape, name)
-    }
-
-    /// Constant i64 tensor holding each position's index along `axis`,
-    /// shaped `[1, .., shape[axis], .., 1]`.
-    fn iota(&mut self, shape: &[usize], axis: usize, name: &str) -> NResult<ValueId> {
-        let mut s = vec![1usize; shape.len()];
-        s[axis] = shape[axis];
-        let t = Tensor::from_i64(s, ElementType::I64, (0..shape[axis] as i64).collect())?;
-        let n = self.fresh_name(name);
-        Ok(self.constant(t, &n))
-    }
-
-    /// ONNX `Attention` (opset 23/24) composed from dialect ops, following
-    /// the operator's function body: optional KV-cache concat, GQA head
-    /// repetition, sqrt(scale) on Q and K, softcap, mask/causal bias,
-    /// softmax (in `softmax_precision`), and the optional QK output.
-    fn attention(&mut self, n: &Node, name: &str) -> NResult<()> {
-        let (q, k, v) = (self.req(n, 0)?, self.req(n, 1)?, self.req(n, 2)?);
-        let mask = self.input(n, 3)?;
-        let (past_k, past_v) = (self.input(n, 4)?, self.input(n, 5)?);
-        let nonpad = self.input(n, 6)?;
-        let dt = self.ty(q).dtype;
-        let rank = self.ty(q).shape.len();
-        let to_heads = |s: &mut Self, x: ValueId, heads: i64| -> NResult<ValueId> {
-            let sh = s.ty(x).shape.clone();
-            if heads <= 0 || sh[2] % heads as usize != 0 {
-                return invalid(
-                    "3-D inputs need q_num_heads/kv_num_heads dividing the hidden size",
-                );
-            }
-            let h = heads as usize;
-            let r = s.reshape(x, vec![sh[0], sh[1], h, sh[2] / h], name)?;
-            s.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[r],
-                name,
-            )
-        };
-        let (q4, k4, v4) = match rank {
-            4 => (q, k, v),
-            3 => {
-                let qh = attr_i(n, "q_num_heads", 0)?;
-                let kvh = attr_i(n, "kv_num_heads", 0)?;
-                (
-                    to_heads(self, q, qh)?,
-                    to_heads(self, k, kvh)?,
-                    to_heads(self, v, kvh)?,
-                )
-            }
-            _ => return invalid("Q must be 3-D or 4-D"),
-        };
-        let pk = match past_k {
-            Some(p) => self.op(OpKind::Concat { axis: 2 }, &[p, k4], name)?,
-            None => k4,
-        };
-        let pv = match past_v {
-            Some(p) => self.op(OpKind::Concat { axis: 2 }, &[p, v4], name)?,
-            None => v4,
-        };
-        let past_len = past_k.map_or(0, |p| self.ty(p).shape[2]);
-        let qs = self.ty(q4).shape.clone();
-        let ks = self.ty(pk).shape.clone();
-        let vs = self.ty(pv).shape.clone();
-        let (b, qh, sq, hd) = (qs[0], qs[1], qs[2], qs[3]);
-        let (kvh, total) = (ks[1], ks[2]);
-        if kvh == 0 || qh % kvh != 0 {
-            return invalid(format!(
-                "{qh} query heads are not a multiple of {kvh} kv heads"
-            ));
-        }
-        let g = qh / kvh;
-        let expand = |s: &mut Self, x: ValueId, d: usize| -> NResult<ValueId> {
-            if g == 1 {
-                return Ok(x);
-            }
-            let r = s.reshape(x, vec![b, kvh, 1, total, d], name)?;
-            let e = s.op(
-                OpKind::Broadcast {
-                    shape: vec![b, kvh, g, total, d],
-                },
-                &[r],
-                name,
-            )?;
-            s.reshape(e, vec![b, qh, total, d], name)
-        };
-        let ke = expand(self, pk, ks[3])?;
-        let ve = expand(self, pv, vs[3])?;
-        let scale = match attr(n, "scale") {
-            Some(_) => attr_f(n, "scale", 1.0)?,
-            None => 1.0 / (hd as f32).sqrt(),
-        };
-        let sqs = self.scalar(scale.sqrt(), dt, name)?;
-        let kt = self.op(
-            OpKind::Transpose {
-                perm: vec![0, 1, 3, 2],
-            },
-            &[ke],
-            name,
-        )?;
-        let qsc = self.op(OpKind::Mul, &[q4, sqs], name)?;
-        let ksc = self.op(OpKind::Mul, &[kt, sqs], name)?;
-        let mut qk = self.op(OpKind::MatMul, &[qsc, ksc], name)?;
-        let mut stages = vec![qk];
-        let softcap = attr_f(n, "softcap", 0.0)?;
-        if softcap > 0.0 {
-            let c = self.scalar(softcap, dt, name)?;
-            let d = self.op(OpKind::Div, &[qk, c], name)?;
-            let t = self.op(OpKind::Tanh, &[d], name)?;
-            qk = self.op(OpKind::Mul, &[t, c], name)?;
-        }
-        stages.push(qk);
-        let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
-        let zero = self.scalar(0.0, dt, name)?;
-        let mut bias: Option<ValueId> = None;
-        if let Some(m) = mask {
-            let mut mb = if self.ty(m).dtype == ElementType::I1 {
-                self.op(OpKind::Select, &[m, zero, ninf], name)?
-            } else {
-                self.cast(m, dt, name)?
-            };
-            let msh = self.ty(mb).shape.clone();
-            let last = msh.last().copied().unwrap_or(total);
-            if last < total {
-                let r = msh.len();
-                let mut high = vec![0i64; r];
-                high[r - 1] = (total - last) as i64;
-                mb = self.op(
-                    OpKind::Pad {
-                        low: vec![0; r],
-                        high,
-                        mode: PadMode::Constant,
-                        value: f64::NEG_INFINITY,
-                    },
-                    &[mb],
-                    name,
-                )?;
-            }
-            bias = Some(mb);
-        }
-        let mut add_bias = |s: &mut Self, t: Tensor| -> NResult<()> {
-            let cn = s.fresh_name(name);
-            let c = s.constant(t, &cn);
-            let c = s.cast(c, dt, name)?;
-            bias = Some(match bias {
-                Some(b0) => s.op(OpKind::Add, &[b0, c], name)?,
-                None => c,
-            });
-            Ok(())
-        };
-        if attr_i(n, "is_causal", 0)? != 0 {
-            let tri: Vec<f32> = (0..sq * total)
-                .map(|e| {
-                    if e % total > e / total + past_len {
-                        f32::NEG_INFINITY
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            add_bias(
-                self,
-                Tensor::from_f32(vec![sq, total], ElementType::F32, tri)?,
-            )?;
-        }
-        if let Some(np) = nonpad {
-            let lens = self.static_ints(np)?;
-            if lens.len() != b {
-                return invalid("nonpad_kv_seqlen must have batch_size entries");
-            }
-            let m: Vec<f32> = (0..b * total)
-                .map(|e| {
-                    if (e % total) as i64 >= lens[e / total] {
-                        f32::NEG_INFINITY
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            add_bias(
-                self,
-                Tensor::from_f32(vec![b, 1, 1, total], ElementType::F32, m)?,
-            )?;
-        }
-        if let Some(bv) = bias {
-            qk = self.op(OpKind::Add, &[qk, bv], name)?;
-        }
-        stages.push(qk);
-        let sm_ty = match attr_i(n, "softmax_precision", 0)? as i32 {
-            0 => dt,
-            t => element_type(t).unwrap_or(dt),
-        };
-        let qc = self.cast(qk, sm_ty, name)?;
-        let p = self.op(OpKind::Softmax { axis: 3 }, &[qc], name)?;
-        let p = self.cast(p, dt, name)?;
-        stages.push(p);
-        let mut y = self.op(OpKind::MatMul, &[p, ve], name)?;
-        if rank == 3 {
-            let t = self.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[y],
-                name,
-            )?;
-            y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
-        }
-        let mode = attr_i(n, "qk_matmul_output_mode", 0)?;
-        let qk_out = match stages.get(mode as usize) {
-            Some(&v) => v,
-            None => return invalid(format!("qk_matmul_output_mode {mode}")),
-        };
-        self.bind(n, &[Some(y), Some(pk), Some(pv), Some(qk_out)])
-    }
-
-    /// ONNX `RotaryEmbedding` (opset 23) composed from dialect ops.
-    fn rotary(&mut self, n: &Node, name: &str) -> NResult<()> {
-        let x = self.req(n, 0)?;
-        let (cos, sin) = (self.req(n, 1)?, self.req(n, 2)?);
-        let pos = self.input(n, 3)?;
-        let xs = self.ty(x).shape.clone();
-        let x4 = match xs.len() {
-            4 => self.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[x],
-                name,
-            )?,
-            3 => {
-                let h = attr_i(n, "num_heads", 0)?;
-                if h <= 0 || xs[2] % h as usize != 0 {
-                    return invalid("3-D input needs num_heads dividing the hidden size");
-                }
-                let h = h as usize;
-                self.reshape(x, vec![xs[0], xs[1], h, xs[2] / h], name)?
-            }
-            _ => return invalid("input must be 3-D or 4-D"),
-        };
-        let s4 = self.ty(x4).shape.clone();
-        let hd = s4[3];
-        let rot = match attr_i(n, "rotary_embedding_dim", 0)? {
-            0 => hd,
-            r if r > 0 && (r as usize) <= hd && r % 2 == 0 => r as usize,
-            r => return invalid(format!("rotary_embedding_dim {r}")),
-        };
-        let half = rot / 2;
-        let (mut c, mut si) = (cos, sin);
-        if let Some(p) = pos {
-            c = self.op(OpKind::Gather { axis: 0 }, &[c, p], name)?;
-            si = self.op(OpKind::Gather { axis: 0 }, &[si, p], name)?;
-        }
-        for v in [&mut c, &mut si] {
-            let sh = self.ty(*v).shape.clone();
-            if sh.len() != 3 || sh[2] != half {
-                return invalid(format!("cos/sin cache shape {sh:?} does not match {half}"));
-            }
-            *v = self.reshape(*v, vec![sh[0], sh[1], 1, half], name)?;
-        }
-        let slice = |s: &mut Self, v: ValueId, start: usize, end: usize, step: usize| {
-            let sh = s.ty(v).shape.clone();
-            let r = sh.len();
-            let mut starts = vec![0i64; r];
-            let mut ends: Vec<i64> = sh.iter().map(|&d| d as i64).collect();
-            let mut steps = vec![1i64; r];
-            starts[r - 1] = start as i64;
-            ends[r - 1] = end as i64;
-            steps[r - 1] = step as i64;
-            s.op(
-                OpKind::Slice {
-                    starts,
-                    ends,
-                    steps,
-                },
-                &[v],
-                name,
-            )
-        };
-        let xr = slice(self, x4, 0, rot, 1)?;
-        let interleaved = attr_i(n, "interleaved", 0)? != 0;
-        let (x1, x2) = if interleaved {
-            (slice(self, xr, 0, rot, 2)?, slice(self, xr, 1, rot, 2)?)
-        } else {
-            (slice(self, xr, 0, half, 1)?, slice(self, xr, half, rot, 1)?)
-        };
-        let cx1 = self.op(OpKind::Mul, &[c, x1], name)?;
-        let sx2 = self.op(OpKind::Mul, &[si, x2], name)?;
-        let sx1 = self.op(OpKind::Mul, &[si, x1], name)?;
-        let cx2 = self.op(OpKind::Mul, &[c, x2], name)?;
-        let real = self.op(OpKind::Sub, &[cx1, sx2], name)?;
-        let imag = self.op(OpKind::Add, &[sx1, cx2], name)?;
-        let rotated = if interleaved {
-            let mut e = s4.clone();
-            e[3] = half;
-            e.push(1);
-            let re = self.reshape(real, e.clone(), name)?;
-            let im = self.reshape(imag, e, name)?;
-            let cat = self.op(OpKind::Concat { axis: 4 }, &[re, im], name)?;
-            let mut back = s4.clone();
-            back[3] = rot;
-            self.reshape(cat, back, name)?
-        } else {
-            self.op(OpKind::Concat { axis: 3 }, &[real, imag], name)?
-        };
-        let out4 = if rot < hd {
-            let pass = slice(self, x4, rot, hd, 1)?;
-            self.op(OpKind::Concat { axis: 3 }, &[rotated, pass], name)?
-        } else {
-            rotated
-        };
-        let y = if xs.len() == 4 {
-            self.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[out4],
-                name,
-            )?
-        } else {
-            self.reshape(out4, xs, name)?
-        };
-        self.bind(n, &[Some(y)])
-    }
-
-    fn map_node(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn map_node(&mut self, n: &Node, name: &str) -> NResult<()> {
         if !n.domain.is_empty() {
             return unsupported(format!("domain `{}` is not supported", n.domain));
         }
@@ -1175,17 +190,25 @@ impl Importer {
                 };
                 let sizes: Vec<usize> = match sizes {
                     Some(v) => {
-                        if v.iter().any(|&d| d < 0) || v.iter().sum::<i64>() != dim as i64 {
+                        let total = v.iter().try_fold(0i64, |a, &d| a.checked_add(d));
+                        if v.iter().any(|&d| d < 0) || total != Some(dim as i64) {
                             return invalid(format!("split sizes {v:?} do not sum to {dim}"));
                         }
                         v.iter().map(|&d| d as usize).collect()
                     }
                     None => {
                         let k = if opset >= 18 {
-                            attr_i(n, "num_outputs", n.outputs.len() as i64)? as usize
+                            attr_i(n, "num_outputs", n.outputs.len() as i64)?
                         } else {
-                            n.outputs.len()
+                            n.outputs.len() as i64
                         };
+                        if k != n.outputs.len() as i64 {
+                            return invalid(format!(
+                                "num_outputs {k} differs from {} outputs",
+                                n.outputs.len()
+                            ));
+                        }
+                        let k = k as usize;
                         if k == 0 {
                             return invalid("no outputs");
                         }
@@ -1232,6 +255,7 @@ impl Importer {
                 };
                 let upper = attr_i(n, "upper", 1)? != 0;
                 let (rows, cols) = (ty.shape[r - 2], ty.shape[r - 1]);
+                check_alloc(&[rows, cols])?;
                 let mask: Vec<bool> = (0..rows * cols)
                     .map(|e| {
                         let d = (e % cols) as i64 - (e / cols) as i64;
@@ -1262,10 +286,16 @@ impl Importer {
                     if k == 0 {
                         let mut shape = self.ty(y).shape.clone();
                         shape[axis] = 0;
+                        check_alloc(&shape)?;
                         let z = Tensor::zeros(shape, self.ty(y).dtype);
                         let zn = self.fresh_name(name);
                         y = self.constant(z, &zn);
+                    } else if k > 1 << 20 {
+                        return invalid(format!("repeat count {k} is too large"));
                     } else if k > 1 {
+                        let mut shape = self.ty(y).shape.clone();
+                        shape[axis] = shape[axis].saturating_mul(k.min(u32::MAX as i64) as usize);
+                        check_alloc(&shape)?;
                         let parts = vec![y; k as usize];
                         y = self.op(OpKind::Concat { axis }, &parts, name)?;
                     }
@@ -1508,6 +538,158 @@ impl Importer {
                     },
                 )
             }
+            "ScatterElements" | "Scatter" | "ScatterND" => {
+                let x = self.req(n, 0)?;
+                let rank = self.ty(x).shape.len();
+                let reduction = match attr_s(n, "reduction")?.as_deref() {
+                    None | Some("none") => ScatterReduction::None,
+                    Some("add") => ScatterReduction::Add,
+                    Some("mul") => ScatterReduction::Mul,
+                    Some("max") => ScatterReduction::Max,
+                    Some("min") => ScatterReduction::Min,
+                    Some(r) => return unsupported(format!("reduction `{r}`")),
+                };
+                let op = if n.op_type == "ScatterND" {
+                    OpKind::ScatterNd { reduction }
+                } else {
+                    OpKind::ScatterElements {
+                        axis: norm_axis(attr_i(n, "axis", 0)?, rank)?,
+                        reduction,
+                    }
+                };
+                let (i, u) = (self.req(n, 1)?, self.req(n, 2)?);
+                let y = self.op(op, &[x, i, u], name)?;
+                self.bind(n, &[Some(y)])
+            }
+            "TensorScatter" => {
+                let past = self.req(n, 0)?;
+                let upd = self.req(n, 1)?;
+                let ps = self.ty(past).shape.clone();
+                let us = self.ty(upd).shape.clone();
+                let rank = ps.len();
+                if rank < 2 || us.len() != rank {
+                    return invalid("cache and update must have one rank >= 2");
+                }
+                let axis = norm_axis(attr_i(n, "axis", -2)?, rank)?;
+                if axis == 0 {
+                    return invalid("axis must not be the batch axis");
+                }
+                let circular = match attr_s(n, "mode")?.as_deref() {
+                    None | Some("linear") => false,
+                    Some("circular") => true,
+                    Some(m) => return unsupported(format!("mode `{m}`")),
+                };
+                let mut bshape = vec![1usize; rank];
+                bshape[0] = ps[0];
+                let start = match self.input(n, 2)? {
+                    Some(w) => {
+                        let w = self.cast(w, ElementType::I64, name)?;
+                        self.reshape(w, bshape, name)?
+                    }
+                    None => self.scalar(0.0, ElementType::I64, name)?,
+                };
+                let iota = self.iota(&us, axis, name)?;
+                let mut idx = self.op(OpKind::Add, &[start, iota], name)?;
+                if circular {
+                    let m = self.scalar(ps[axis] as f32, ElementType::I64, name)?;
+                    idx = self.op(OpKind::Mod { fmod: false }, &[idx, m], name)?;
+                }
+                let idx = self.op(OpKind::Broadcast { shape: us.clone() }, &[idx], name)?;
+                let y = self.op(
+                    OpKind::ScatterElements {
+                        axis,
+                        reduction: ScatterReduction::None,
+                    },
+                    &[past, idx, upd],
+                    name,
+                )?;
+                self.bind(n, &[Some(y)])
+            }
+            "CenterCropPad" => {
+                let x = self.req(n, 0)?;
+                let sid = self.req(n, 1)?;
+                let target = self.static_ints(sid)?;
+                let shape = self.ty(x).shape.clone();
+                let rank = shape.len();
+                let axes: Vec<usize> = match attr_ints(n, "axes")? {
+                    Some(a) => a
+                        .iter()
+                        .map(|&v| norm_axis(v, rank))
+                        .collect::<NResult<_>>()?,
+                    None => (0..rank).collect(),
+                };
+                if axes.len() != target.len() || target.iter().any(|&t| t < 0) {
+                    return invalid("shape must have one non-negative size per axis");
+                }
+                // Negative pads crop: centred, the odd element on the right.
+                let mut low = vec![0i64; rank];
+                let mut high = vec![0i64; rank];
+                for (&a, &t) in axes.iter().zip(&target) {
+                    let diff = t - shape[a] as i64;
+                    if diff >= 0 {
+                        low[a] = diff / 2;
+                        high[a] = diff - diff / 2;
+                    } else {
+                        let crop = -diff;
+                        low[a] = -(crop / 2);
+                        high[a] = -(crop - crop / 2);
+                    }
+                }
+                one(
+                    self,
+                    OpKind::Pad {
+                        low,
+                        high,
+                        mode: PadMode::Constant,
+                        value: 0.0,
+                    },
+                )
+            }
+            "Tan" | "Sinh" | "Cosh" | "Asinh" | "Acosh" | "Atanh" => {
+                let x = self.req(n, 0)?;
+                let dt = self.ty(x).dtype;
+                let one_ = self.scalar(1.0, dt, name)?;
+                let half = self.scalar(0.5, dt, name)?;
+                let y = match n.op_type.as_str() {
+                    "Tan" => {
+                        let s = self.op(OpKind::Sin, &[x], name)?;
+                        let c = self.op(OpKind::Cos, &[x], name)?;
+                        self.op(OpKind::Div, &[s, c], name)?
+                    }
+                    "Sinh" | "Cosh" => {
+                        let e = self.op(OpKind::Exp, &[x], name)?;
+                        let nx = self.op(OpKind::Neg, &[x], name)?;
+                        let en = self.op(OpKind::Exp, &[nx], name)?;
+                        let k = if n.op_type == "Sinh" {
+                            OpKind::Sub
+                        } else {
+                            OpKind::Add
+                        };
+                        let t = self.op(k, &[e, en], name)?;
+                        self.op(OpKind::Mul, &[t, half], name)?
+                    }
+                    "Asinh" | "Acosh" => {
+                        let x2 = self.op(OpKind::Mul, &[x, x], name)?;
+                        let k = if n.op_type == "Asinh" {
+                            OpKind::Add
+                        } else {
+                            OpKind::Sub
+                        };
+                        let r = self.op(k, &[x2, one_], name)?;
+                        let sq = self.op(OpKind::Sqrt, &[r], name)?;
+                        let t = self.op(OpKind::Add, &[x, sq], name)?;
+                        self.op(OpKind::Log, &[t], name)?
+                    }
+                    _ => {
+                        let p = self.op(OpKind::Add, &[one_, x], name)?;
+                        let q = self.op(OpKind::Sub, &[one_, x], name)?;
+                        let d = self.op(OpKind::Div, &[p, q], name)?;
+                        let l = self.op(OpKind::Log, &[d], name)?;
+                        self.op(OpKind::Mul, &[l, half], name)?
+                    }
+                };
+                self.bind(n, &[Some(y)])
+            }
             "GatherElements" => {
                 let x = self.req(n, 0)?;
                 let rank = self.ty(x).shape.len();
@@ -1621,6 +803,7 @@ impl Importer {
                 let idx = self.reshape(idx, ushape.clone(), name)?;
                 let mut oshape = ishape;
                 oshape.insert(axis, depth as usize);
+                check_alloc(&oshape)?;
                 let iota = self.iota(&oshape, axis, name)?;
                 let hit = self.op(OpKind::Equal, &[iota, idx], name)?;
                 let vt = self.ty(values).clone();
@@ -1666,6 +849,81 @@ impl Importer {
                 let y = self.reduce(x, kind, Some(axes), true, true, name)?;
                 self.bind(n, &[Some(y)])
             }
+            "GroupNormalization" => {
+                let x = self.req(n, 0)?;
+                let (scale, bias) = (self.req(n, 1)?, self.req(n, 2)?);
+                let ty = self.ty(x).clone();
+                let shape = ty.shape.clone();
+                if shape.len() < 2 {
+                    return invalid("input must have rank >= 2");
+                }
+                let g = attr_i(n, "num_groups", 0)?;
+                let c = shape[1];
+                if g <= 0 || c % g as usize != 0 {
+                    return invalid(format!("num_groups {g} does not divide {c} channels"));
+                }
+                let g = g as usize;
+                let eps = attr_f(n, "epsilon", 1e-5)?;
+                let stash = match attr_i(n, "stash_type", 1)? {
+                    1 => ElementType::F32,
+                    t => element_type(t as i32).unwrap_or(ElementType::F32),
+                };
+                let xs = self.cast(x, stash, name)?;
+                let grouped = vec![shape[0], g, numel(&shape[1..]) / g];
+                let xg = self.reshape(xs, grouped, name)?;
+                let ln = self.op(
+                    OpKind::LayerNorm {
+                        axis: 2,
+                        epsilon: eps,
+                        has_scale: false,
+                        has_bias: false,
+                    },
+                    &[xg],
+                    name,
+                )?;
+                let y = self.reshape(ln, shape.clone(), name)?;
+                let y = self.cast(y, ty.dtype, name)?;
+                let mut ps = vec![1usize; shape.len() - 1];
+                ps[0] = c;
+                if self.ty(scale).numel() != c || self.ty(bias).numel() != c {
+                    return unsupported("scale and bias must have one value per channel");
+                }
+                let sc = self.reshape(scale, ps.clone(), name)?;
+                let bi = self.reshape(bias, ps, name)?;
+                let y = self.op(OpKind::Mul, &[y, sc], name)?;
+                let y = self.op(OpKind::Add, &[y, bi], name)?;
+                self.bind(n, &[Some(y)])
+            }
+            "MeanVarianceNormalization" => {
+                let x = self.req(n, 0)?;
+                let axes = attr_ints(n, "axes")?.unwrap_or_else(|| vec![0, 2, 3]);
+                let mean =
+                    self.reduce(x, ReduceKind::Mean, Some(axes.clone()), true, false, name)?;
+                let d = self.op(OpKind::Sub, &[x, mean], name)?;
+                let d2 = self.op(OpKind::Mul, &[d, d], name)?;
+                let var = self.reduce(d2, ReduceKind::Mean, Some(axes), true, false, name)?;
+                let sd = self.op(OpKind::Sqrt, &[var], name)?;
+                let y = self.op(OpKind::Div, &[d, sd], name)?;
+                self.bind(n, &[Some(y)])
+            }
+            "BitShift" => {
+                let (x, s) = (self.req(n, 0)?, self.req(n, 1)?);
+                let dt = self.ty(x).dtype;
+                if !matches!(
+                    dt,
+                    ElementType::U8 | ElementType::U16 | ElementType::U32 | ElementType::U64
+                ) {
+                    return invalid(format!("BitShift needs an unsigned type, got {dt}"));
+                }
+                let two = self.scalar(2.0, dt, name)?;
+                let p = self.op(OpKind::Pow, &[two, s], name)?;
+                let y = match attr_s(n, "direction")?.as_deref() {
+                    Some("LEFT") => self.op(OpKind::Mul, &[x, p], name)?,
+                    Some("RIGHT") => self.op(OpKind::Div, &[x, p], name)?,
+                    d => return invalid(format!("direction {d:?}")),
+                };
+                self.bind(n, &[Some(y)])
+            }
             "InstanceNormalization" => {
                 let x = self.req(n, 0)?;
                 let (scale, bias) = (self.req(n, 1)?, self.req(n, 2)?);
@@ -1703,8 +961,8 @@ impl Importer {
                     return invalid("input must be 4-D");
                 }
                 let b = attr_i(n, "blocksize", 0)?;
-                if b <= 0 {
-                    return invalid("blocksize must be positive");
+                if b <= 0 || b > 1 << 16 {
+                    return invalid("blocksize must be in 1..=65536");
                 }
                 let b = b as usize;
                 let (nb, c, h, w) = (s[0], s[1], s[2], s[3]);
@@ -1717,13 +975,13 @@ impl Importer {
                         (
                             vec![nb, c2, b, b, h, w],
                             vec![0, 1, 4, 2, 5, 3],
-                            vec![nb, c2, h * b, w * b],
+                            vec![nb, c2, h.saturating_mul(b), w.saturating_mul(b)],
                         )
                     } else {
                         (
                             vec![nb, b, b, c2, h, w],
                             vec![0, 3, 4, 1, 5, 2],
-                            vec![nb, c2, h * b, w * b],
+                            vec![nb, c2, h.saturating_mul(b), w.saturating_mul(b)],
                         )
                     }
                 } else {
@@ -1733,7 +991,7 @@ impl Importer {
                     (
                         vec![nb, c, h / b, b, w / b, b],
                         vec![0, 3, 5, 1, 2, 4],
-                        vec![nb, c * b * b, h / b, w / b],
+                        vec![nb, c.saturating_mul(b * b), h / b, w / b],
                     )
                 };
                 let y = self.reshape(x, r1, name)?;
@@ -1754,6 +1012,7 @@ impl Importer {
                     })?,
                 };
                 let k = attr_i(n, "k", 0)?;
+                check_alloc(&s)?;
                 let v: Vec<i64> = (0..s[0] * s[1])
                     .map(|e| ((e % s[1]) as i64 - (e / s[1]) as i64 == k) as i64)
                     .collect();
@@ -1779,6 +1038,8 @@ impl Importer {
                 self.bind(n, &[Some(y)])
             }
             "Attention" => self.attention(n, name),
+            "Einsum" => self.einsum(n, name),
+            "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => self.nll_loss(n, name),
             "RotaryEmbedding" => self.rotary(n, name),
             "Not" => one(self, OpKind::Not),
             "Neg" => one(self, OpKind::Neg),
@@ -1790,6 +1051,8 @@ impl Importer {
             "Tanh" => one(self, OpKind::Tanh),
             "Erf" => one(self, OpKind::Erf),
             "Sigmoid" => one(self, OpKind::Sigmoid),
+            "Sin" => one(self, OpKind::Sin),
+            "Cos" => one(self, OpKind::Cos),
             "Relu" => one(self, OpKind::Relu),
             "Gelu" => {
                 let approximate = match attr_s(n, "approximate")?.as_deref() {
@@ -2224,6 +1487,7 @@ impl Importer {
                     return invalid("negative dimension");
                 }
                 let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+                check_alloc(&shape)?;
                 let value = match attr(n, "value") {
                     Some(Attribute::Tensor(t)) if t.numel() == 1 => t.clone(),
                     None => Tensor::scalar_f32(0.0),
@@ -2241,6 +1505,9 @@ impl Importer {
                     self.static_tensor(b)?.clone(),
                     self.static_tensor(c)?.clone(),
                 );
+                if ta.numel() != 1 || tb.numel() != 1 || tc.numel() != 1 {
+                    return invalid("start, limit and delta must be scalars");
+                }
                 let dt = ta.dtype();
                 let t = if dt.is_float() {
                     let (s, l, d) = (
@@ -2285,6 +1552,7 @@ impl Importer {
                 let mut outs = vec![Some(x), None];
                 if Self::wants_output(n, 1) {
                     let shape = self.ty(x).shape.clone();
+                    check_alloc(&shape)?;
                     let t = Tensor::from_bool(shape.clone(), vec![true; numel(&shape)])?;
                     outs[1] = Some(self.constant(t, name));
                 }
@@ -2292,140 +1560,5 @@ impl Importer {
             }
             other => unsupported(format!("no mapping for {other}")),
         }
-    }
-}
-
-/// A readable listing (one op per line, MLIR-like), for debugging and
-/// snapshot tests. Not the `tensor` dialect's syntax.
-impl std::fmt::Display for MappedGraph {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let args: Vec<String> = self
-            .inputs
-            .iter()
-            .map(|&i| format!("%{i}: {}", self.values[i].ty))
-            .collect();
-        let rets: Vec<String> = self
-            .outputs
-            .iter()
-            .map(|&o| self.values[o].ty.to_string())
-            .collect();
-        writeln!(f, "graph({}) -> ({}) {{", args.join(", "), rets.join(", "))?;
-        for n in &self.nodes {
-            let outs: Vec<String> = n.outputs.iter().map(|o| format!("%{o}")).collect();
-            let ins: Vec<String> = n.inputs.iter().map(|i| format!("%{i}")).collect();
-            let attrs = n.op.attributes();
-            let ty = n
-                .outputs
-                .first()
-                .map(|&o| self.values[o].ty.to_string())
-                .unwrap_or_default();
-            write!(f, "  {} = {}", outs.join(", "), n.op.name())?;
-            if !ins.is_empty() {
-                write!(f, " {}", ins.join(", "))?;
-            }
-            if !attrs.is_empty() {
-                write!(f, " {attrs}")?;
-            }
-            writeln!(f, " : {ty}  // {}", n.name)?;
-        }
-        let outs: Vec<String> = self.outputs.iter().map(|o| format!("%{o}")).collect();
-        writeln!(f, "  return {}", outs.join(", "))?;
-        write!(f, "}}")
-    }
-}
-
-impl MappedGraph {
-    /// Number of `Constant` nodes and total constant elements.
-    pub fn constant_stats(&self) -> (usize, usize) {
-        self.nodes
-            .iter()
-            .filter_map(|n| match &n.op {
-                OpKind::Constant(t) => Some(t.numel()),
-                _ => None,
-            })
-            .fold((0, 0), |(c, e), n| (c + 1, e + n))
-    }
-
-    /// Execute the graph with the reference evaluator.
-    pub fn run(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
-        if inputs.len() != self.inputs.len() {
-            return Err(OnnxError::Invalid(format!(
-                "graph has {} inputs, {} given",
-                self.inputs.len(),
-                inputs.len()
-            )));
-        }
-        enum Slot<'a> {
-            Empty,
-            Borrowed(&'a Tensor),
-            Owned(Tensor),
-        }
-        let mut slots: Vec<Slot> = (0..self.values.len()).map(|_| Slot::Empty).collect();
-        for (&id, t) in self.inputs.iter().zip(inputs) {
-            let want = &self.values[id].ty;
-            if &t.ty() != want {
-                return Err(OnnxError::Input {
-                    name: self.values[id].name.clone(),
-                    message: format!("expected {want}, got {}", t.ty()),
-                });
-            }
-            slots[id] = Slot::Borrowed(t);
-        }
-        let mut last_use = vec![usize::MAX; self.values.len()];
-        for (i, n) in self.nodes.iter().enumerate() {
-            for &v in &n.inputs {
-                last_use[v] = i;
-            }
-        }
-        for &o in &self.outputs {
-            last_use[o] = usize::MAX;
-        }
-        for (i, n) in self.nodes.iter().enumerate() {
-            let out = match &n.op {
-                OpKind::Constant(t) => Slot::Borrowed(t),
-                op => {
-                    let mut args = Vec::with_capacity(n.inputs.len());
-                    for &v in &n.inputs {
-                        match &slots[v] {
-                            Slot::Borrowed(t) => args.push(*t),
-                            Slot::Owned(t) => args.push(t),
-                            Slot::Empty => {
-                                return Err(OnnxError::Invalid(format!(
-                                    "node `{}` reads `{}` before it is computed",
-                                    n.name, self.values[v].name
-                                )))
-                            }
-                        }
-                    }
-                    let t = evaluate(op, &args).map_err(|source| OnnxError::Eval {
-                        node: n.name.clone(),
-                        source,
-                    })?;
-                    Slot::Owned(t)
-                }
-            };
-            if let Some(&o) = n.outputs.first() {
-                slots[o] = out;
-            }
-            for &v in &n.inputs {
-                if last_use[v] == i {
-                    slots[v] = Slot::Empty;
-                }
-            }
-        }
-        self.outputs
-            .iter()
-            .map(|&o| match std::mem::replace(&mut slots[o], Slot::Empty) {
-                Slot::Owned(t) => Ok(t),
-                Slot::Borrowed(t) => Ok(t.clone()),
-                Slot::Empty => {
-                    // The same value may be listed twice as an output.
-                    Err(OnnxError::Invalid(format!(
-                        "output `{}` was not computed",
-                        self.values[o].name
-                    )))
-                }
-            })
-            .collect()
     }
 }
