@@ -26,9 +26,15 @@ with zipfile.ZipFile(sys.argv[1]) as z:
 PY
 fi
 cd "$root"
-cargo build --release -p ipu-onnx --bin onnx-conformance
+# CONFORMANCE_PROFILE=debug reuses the test build (the run takes seconds either way).
+profile="${CONFORMANCE_PROFILE:-release}"
+if [ "$profile" = release ]; then
+  cargo build --release --quiet -p ipu-onnx --bin onnx-conformance
+else
+  cargo build --quiet -p ipu-onnx --bin onnx-conformance
+fi
 baseline=()
 if [ -f "$root/onnx/conformance-baseline.txt" ]; then
   baseline=(--baseline "$root/onnx/conformance-baseline.txt")
 fi
-exec "$root/target/release/onnx-conformance" --data "$data" "${baseline[@]}" "$@"
+exec "$root/target/$profile/onnx-conformance" --data "$data" "${baseline[@]}" "$@"

@@ -30,6 +30,9 @@ echo "== lit"
 cargo build --workspace --bins --quiet
 /usr/lib/llvm-22/bin/lit -s lit/ 2>&1 | tee target/lit.log
 
+echo "== ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
+CONFORMANCE_PROFILE=debug onnx/conformance.sh 2>&1 | tee target/conformance.log
+
 echo "== MLIR interop (melior, against Debian's LLVM 22)"
 eval "$(scripts/install-mlir-dev.sh)"
 cargo clippy -p ipu-mlir-import -p ipu-driver --all-targets --features ipu-driver/mlir --quiet -- -D warnings
@@ -40,5 +43,6 @@ IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
 lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
-echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed"
-echo "tests: $((cargo_passed + lit_passed)) passed, 0 failed"
+onnx_passed=$(grep -Eo '^all cases: [0-9]+ passed' target/conformance.log | grep -Eo '[0-9]+' | head -n1)
+echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed"
+echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0})) passed, 0 failed"

@@ -15,7 +15,8 @@ use ipu_ir::printer::type_to_string;
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, DenseData, Loc, Signedness, Type, TypeKind};
 use ipu_reference::{
-    ElementType, GeluApproximation, OpKind, PadMode, ReduceKind, Tensor, TensorData, TensorType,
+    ElementType, GeluApproximation, OpKind, PadMode, ReduceKind, ScatterReduction, Tensor,
+    TensorData, TensorType,
 };
 
 const TENSOR: TypeConstraint = constraints::ANY_TENSOR;
@@ -338,6 +339,51 @@ pub static TOPK: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+unary!(SIN, "nn.sin", "Elementwise sine.");
+unary!(COS, "nn.cos", "Elementwise cosine.");
+
+const SCATTER_REDUCTION: AttrConstraint = AttrConstraint {
+    description: "\"add\", \"mul\", \"max\" or \"min\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "add" | "mul" | "max" | "min")),
+};
+
+pub static SCATTER_ELEMENTS: OpDef = OpDef {
+    name: "nn.scatter_elements",
+    summary:
+        "Writes `updates[p]` to `data[p with p[axis] = indices[p]]` (or combines with `reduction`).",
+    operands: &[operand("data"), operand("indices"), operand("updates")],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef {
+            name: "reduction",
+            optional: true,
+            constraint: SCATTER_REDUCTION,
+        },
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some(
+        "$data `[` $indices `]` `,` $updates attr-dict `:` functional-type(operands, results)",
+    ),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
+pub static SCATTER_ND: OpDef = OpDef {
+    name: "nn.scatter_nd",
+    summary: "Each index tuple (the last dimension of `indices`) selects a slice of `data` that receives the \
+              matching slice of `updates` (or is combined with it by `reduction`).",
+    operands: &[operand("data"), operand("indices"), operand("updates")],
+    results: RESULT,
+    attributes: &[AttrDef { name: "reduction", optional: true, constraint: SCATTER_REDUCTION }],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$data `[` $indices `]` `,` $updates attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_tensor_op),
+    fold: Some(fold_tensor_op),
+    ..OpDef::EMPTY
+};
+
 pub static GELU: OpDef = OpDef {
     name: "nn.gelu",
     summary:
@@ -626,6 +672,10 @@ pub static NN_DIALECT: Dialect = Dialect {
         &PAD,
         &GATHER_ELEMENTS,
         &TOPK,
+        &SIN,
+        &COS,
+        &SCATTER_ELEMENTS,
+        &SCATTER_ND,
     ],
     materialize_constant: Some(materialize_constant),
 };
@@ -651,6 +701,10 @@ pub fn element_type(cx: &Context, t: Type) -> Option<ElementType> {
             (16, Signedness::Unsigned) => ElementType::U16,
             (32, Signedness::Unsigned) => ElementType::U32,
             (64, Signedness::Unsigned) => ElementType::U64,
+            (4, Signedness::Signless | Signedness::Signed) => ElementType::I4,
+            (2, Signedness::Signless | Signedness::Signed) => ElementType::I2,
+            (4, Signedness::Unsigned) => ElementType::U4,
+            (2, Signedness::Unsigned) => ElementType::U2,
             _ => return None,
         },
         _ => return None,
@@ -676,6 +730,11 @@ pub fn ir_element_type(cx: &mut Context, e: ElementType) -> Option<Type> {
         ElementType::U16 => int(cx, 16, Signedness::Unsigned),
         ElementType::U32 => int(cx, 32, Signedness::Unsigned),
         ElementType::U64 => int(cx, 64, Signedness::Unsigned),
+        ElementType::I4 => int(cx, 4, Signedness::Signless),
+        ElementType::I2 => int(cx, 2, Signedness::Signless),
+        ElementType::U4 => int(cx, 4, Signedness::Unsigned),
+        ElementType::U2 => int(cx, 2, Signedness::Unsigned),
+        // The FNUZ, f4E2M1FN and f8E8M0FNU formats have no builtin type yet.
         _ => return None,
     })
 }
@@ -737,7 +796,27 @@ fn bool_attr(cx: &Context, op: Op, name: &str) -> bool {
     cx.get_attr(op, name).is_some_and(|a| a != Attr::FALSE)
 }
 
-/// The reference op an IR `tensor` op computes.
+fn scatter_reduction(cx: &Context, op: Op) -> ScatterReduction {
+    match cx.get_str_attr(op, "reduction") {
+        Some("add") => ScatterReduction::Add,
+        Some("mul") => ScatterReduction::Mul,
+        Some("max") => ScatterReduction::Max,
+        Some("min") => ScatterReduction::Min,
+        _ => ScatterReduction::None,
+    }
+}
+
+fn scatter_reduction_name(r: ScatterReduction) -> Option<&'static str> {
+    match r {
+        ScatterReduction::None => None,
+        ScatterReduction::Add => Some("add"),
+        ScatterReduction::Mul => Some("mul"),
+        ScatterReduction::Max => Some("max"),
+        ScatterReduction::Min => Some("min"),
+    }
+}
+
+/// The reference op an IR `nn` op computes.
 pub fn op_kind(cx: &Context, op: Op) -> Result<OpKind, String> {
     let name = cx.name_str(op);
     let short = name
@@ -858,6 +937,15 @@ pub fn op_kind(cx: &Context, op: Op) -> Result<OpKind, String> {
             axis: axis(cx, op, input_rank())?,
         },
         "select" => OpKind::Select,
+        "sin" => OpKind::Sin,
+        "cos" => OpKind::Cos,
+        "scatter_elements" => OpKind::ScatterElements {
+            axis: axis(cx, op, input_rank())?,
+            reduction: scatter_reduction(cx, op),
+        },
+        "scatter_nd" => OpKind::ScatterNd {
+            reduction: scatter_reduction(cx, op),
+        },
         "floor" => OpKind::Floor,
         "ceil" => OpKind::Ceil,
         "round" => OpKind::Round,
@@ -999,6 +1087,83 @@ pub fn build_op(
             ));
             if *keepdims {
                 attrs.push(("keepdims", Attr::UNIT));
+            }
+        }
+        OpKind::Mod { fmod: true } => attrs.push(("fmod", Attr::UNIT)),
+        OpKind::ArgMax {
+            axis,
+            keepdims,
+            select_last_index,
+        }
+        | OpKind::ArgMin {
+            axis,
+            keepdims,
+            select_last_index,
+        } => {
+            attrs.push(("axis", cx.i64_attr(*axis as i64)));
+            if *keepdims {
+                attrs.push(("keepdims", Attr::UNIT));
+            }
+            if *select_last_index {
+                attrs.push(("select_last_index", Attr::UNIT));
+            }
+        }
+        OpKind::CumSum {
+            axis,
+            exclusive,
+            reverse,
+        }
+        | OpKind::CumProd {
+            axis,
+            exclusive,
+            reverse,
+        } => {
+            attrs.push(("axis", cx.i64_attr(*axis as i64)));
+            if *exclusive {
+                attrs.push(("exclusive", Attr::UNIT));
+            }
+            if *reverse {
+                attrs.push(("reverse", Attr::UNIT));
+            }
+        }
+        OpKind::Pad {
+            low,
+            high,
+            mode,
+            value,
+        } => {
+            attrs.push(("low", cx.i64_array_attr(low.clone())));
+            attrs.push(("high", cx.i64_array_attr(high.clone())));
+            let m = match mode {
+                PadMode::Constant => None,
+                PadMode::Reflect => Some("reflect"),
+                PadMode::Edge => Some("edge"),
+                PadMode::Wrap => Some("wrap"),
+            };
+            if let Some(m) = m {
+                attrs.push(("mode", cx.string_attr(m)));
+            }
+            if *value != 0.0 {
+                attrs.push(("value", cx.float_attr(*value, Type::F64)));
+            }
+        }
+        OpKind::GatherElements { axis } => attrs.push(("axis", cx.i64_attr(*axis as i64))),
+        OpKind::TopK { axis, k, largest } => {
+            attrs.push(("axis", cx.i64_attr(*axis as i64)));
+            attrs.push(("k", cx.i64_attr(*k as i64)));
+            if *largest {
+                attrs.push(("largest", Attr::UNIT));
+            }
+        }
+        OpKind::ScatterElements { axis, reduction } => {
+            attrs.push(("axis", cx.i64_attr(*axis as i64)));
+            if let Some(r) = scatter_reduction_name(*reduction) {
+                attrs.push(("reduction", cx.string_attr(r)));
+            }
+        }
+        OpKind::ScatterNd { reduction } => {
+            if let Some(r) = scatter_reduction_name(*reduction) {
+                attrs.push(("reduction", cx.string_attr(r)));
             }
         }
         OpKind::Transpose { perm } => attrs.push((

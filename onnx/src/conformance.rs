@@ -232,9 +232,9 @@ fn run_set(model: &crate::Model, set: &Path, specialize: bool) -> Outcome {
         Ok(g) => g,
         Err(e) => return classify(e),
     };
-    let got = match graph.run(&inputs) {
+    let got = match run_through_ir(&graph, &inputs) {
         Ok(v) => v,
-        Err(e) => return classify(e),
+        Err(outcome) => return outcome,
     };
     if got.len() != expected.len() {
         return Outcome::Fail(format!(
@@ -279,6 +279,40 @@ pub fn case_ops(cases: &[(String, PathBuf)]) -> HashMap<String, String> {
             (name.clone(), op)
         })
         .collect()
+}
+
+/// The registry of the dialects the IR path needs, built once.
+fn registry() -> std::sync::Arc<ipu_ir::Registry> {
+    static REGISTRY: std::sync::OnceLock<std::sync::Arc<ipu_ir::Registry>> =
+        std::sync::OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let mut r = ipu_ir::Registry::new();
+            ipu_dialects::register_all_dialects(&mut r);
+            std::sync::Arc::new(r)
+        })
+        .clone()
+}
+
+/// Emits the mapped graph as `nn` IR, verifies it, and runs it on the
+/// reference interpreter over the IR: the path every imported model takes.
+pub fn run_through_ir(
+    graph: &crate::MappedGraph,
+    inputs: &[Tensor],
+) -> Result<Vec<Tensor>, Outcome> {
+    let mut cx = ipu_ir::Context::new(registry());
+    let module = crate::emit::emit_graph(&mut cx, graph, "model.onnx").map_err(|e| {
+        if e.contains("which the IR lacks") {
+            Outcome::Unsupported(format!("nn dialect: {e}"))
+        } else {
+            Outcome::Fail(format!("emitting nn IR: {e}"))
+        }
+    })?;
+    ipu_ir::verify::verify(&cx, module)
+        .map_err(|d| Outcome::Fail(format!("imported IR does not verify: {d}")))?;
+    let f = cx.nested_ops(module)[0];
+    ipu_dialects::interpret::interpret(&cx, f, inputs)
+        .map_err(|d| Outcome::Fail(format!("interpreter: {}", d.message)))
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! ONNX import without protoc: the ONNX protobuf schema subset is compiled
 //! at build time (protox + prost-build), models decode to a plain
-//! [`model::Model`], and [`import::import_model`] maps them onto the
-//! `tensor` dialect's op set ([`ipu_reference::OpKind`]) as a
-//! [`import::MappedGraph`], which [`import::MappedGraph::run`] executes on
-//! the reference evaluator.
+//! [`model::Model`], [`import::import_model`] maps them onto the `nn`
+//! dialect's op set ([`ipu_reference::OpKind`]) as a
+//! [`import::MappedGraph`], and [`emit::emit_graph`] writes that as `nn` IR.
+//! The conformance runner checks the IR path: import, emit, verify, then
+//! the reference interpreter over the IR.
 
 pub mod conformance;
+pub mod emit;
 pub mod error;
 pub mod import;
 pub mod model;

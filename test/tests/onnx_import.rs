@@ -15,7 +15,7 @@ fn input(name: &str) -> PathBuf {
 fn mlp_imports_to_nn_ir() {
     let g = import_file(input("mlp.onnx"), &ImportOptions::default()).unwrap();
     let mut cx = ipu_test::context();
-    let m = ipu_driver::translate::emit_graph(&mut cx, &g, "mlp.onnx").unwrap();
+    let m = ipu_onnx::emit::emit_graph(&mut cx, &g, "mlp.onnx").unwrap();
     ipu_ir::verify::verify(&cx, m).unwrap();
     // The weights blob is named after the initializer; bias stays inline only if small.
     assert!(cx.resources.get("fc_weight").is_some());
@@ -34,7 +34,7 @@ fn mlp_imports_to_nn_ir() {
 fn imported_ir_computes_what_the_mapped_graph_computes() {
     let g = import_file(input("mlp.onnx"), &ImportOptions::default()).unwrap();
     let mut cx = ipu_test::context();
-    let m = ipu_driver::translate::emit_graph(&mut cx, &g, "mlp.onnx").unwrap();
+    let m = ipu_onnx::emit::emit_graph(&mut cx, &g, "mlp.onnx").unwrap();
     let x = ipu_reference::npy::read_npy(input("mlp_x.npy")).unwrap();
     let direct = g.run(std::slice::from_ref(&x)).unwrap();
     let f = cx.nested_ops(m)[0];
