@@ -39,22 +39,39 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
         .map(|&i| type_of(cx, i))
         .collect::<Result<Vec<_>, _>>()?;
     let fty = cx.function_type(inputs.clone(), results.clone());
-    let name_dicts = |cx: &mut Context, ids: &[usize]| {
+    let name_dicts = |cx: &mut Context, names: &[&str]| {
         let key = cx.sym("ipu.name");
-        let dicts = ids
+        let dicts = names
             .iter()
-            .map(|&i| {
-                let s = cx.string_attr(&g.values[i].name);
+            .map(|n| {
+                let s = cx.string_attr(n);
                 cx.dict_attr(vec![(key, s)])
             })
             .collect();
         cx.array_attr(dicts)
     };
+    let input_names: Vec<&str> = g
+        .inputs
+        .iter()
+        .map(|&i| g.values[i].name.as_str())
+        .collect();
+    // Results take the graph's output names (a value may leave under another name).
+    let output_names: Vec<&str> = g
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            g.output_names
+                .get(k)
+                .map(String::as_str)
+                .unwrap_or(g.values[i].name.as_str())
+        })
+        .collect();
     let attrs = vec![
         (cx.sym("sym_name"), cx.string_attr("main")),
         (cx.sym("function_type"), cx.type_attr(fty)),
-        (cx.sym("arg_attrs"), name_dicts(cx, &g.inputs)),
-        (cx.sym("res_attrs"), name_dicts(cx, &g.outputs)),
+        (cx.sym("arg_attrs"), name_dicts(cx, &input_names)),
+        (cx.sym("res_attrs"), name_dicts(cx, &output_names)),
     ];
     let name = cx.op_name("func.func");
     let mut st = OperationState::new(name, file_loc);

@@ -48,6 +48,9 @@ pub struct MappedGraph {
     pub values: Vec<ValueInfo>,
     pub inputs: Vec<ValueId>,
     pub outputs: Vec<ValueId>,
+    /// The graph's output names, one per `outputs` entry (an output may be
+    /// another value under a new name, e.g. an input passed through).
+    pub output_names: Vec<String>,
     pub nodes: Vec<MappedNode>,
     /// Default-domain opset of the source model.
     pub opset: i64,
@@ -183,6 +186,7 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
             OnnxError::Invalid(format!("graph output `{}` is never produced", decl.name))
         })?;
         im.g.outputs.push(id);
+        im.g.output_names.push(decl.name.clone());
     }
     let mut g = im.g;
     eliminate_dead_nodes(&mut g);
