@@ -5,6 +5,7 @@
 pub mod exchange;
 pub mod func;
 pub mod interpret;
+pub mod machine;
 pub mod nn;
 pub mod test_dialect;
 pub mod tile;
@@ -18,4 +19,5 @@ pub fn register_all_dialects(registry: &mut Registry) {
     registry.register_dialect(&test_dialect::TEST_DIALECT);
     registry.register_dialect(&tile::TILE_DIALECT);
     registry.register_dialect(&exchange::EXCHANGE_DIALECT);
+    registry.register_dialect(&machine::MACHINE_DIALECT);
 }

@@ -4,11 +4,13 @@
 //!   (the matmul planner lives in [`nn_to_tile::plan`]);
 //! - [`tile_to_exchange`]: `convert-tile-to-exchange`, deriving every
 //!   transfer between mappings and scheduling each exchange phase;
+//! - [`place_storage`]: `machine-place-storage`, every tile's memory map;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
 //!   into a cycle-exact, verified schedule.
 
 pub mod exchange_schedule;
 pub mod nn_to_tile;
+pub mod place_storage;
 pub mod tile_to_exchange;
 
 use ipu_ir::Registry;
@@ -17,4 +19,5 @@ use ipu_ir::Registry;
 pub fn register_lowering_passes(registry: &mut Registry) {
     registry.register_pass(nn_to_tile::INFO);
     registry.register_pass(tile_to_exchange::INFO);
+    registry.register_pass(place_storage::INFO);
 }

@@ -225,24 +225,24 @@ fn runs_for(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>
     }
 }
 
-fn shape_of(cx: &Context, v: Value) -> Vec<i64> {
+pub fn shape_of(cx: &Context, v: Value) -> Vec<i64> {
     cx.tensor_parts(cx.value_type(v))
         .map(|(s, _)| s.to_vec())
         .unwrap_or_default()
 }
 
-fn elem_bytes(cx: &Context, v: Value) -> i64 {
+pub fn elem_bytes(cx: &Context, v: Value) -> i64 {
     cx.tensor_parts(cx.value_type(v))
         .and_then(|(_, e)| ipu_ir::numeric::storage_bytes(cx.type_kind(e)))
         .unwrap_or(4) as i64
 }
 
-fn mapping_of(cx: &Context, op: Op) -> Option<Mapping> {
+pub fn mapping_of(cx: &Context, op: Op) -> Option<Mapping> {
     Mapping::from_attr(cx, cx.get_attr(op, "mapping")?).ok()
 }
 
 /// The rectangles of operand `i` each tile of `op` reads.
-fn needs(cx: &Context, op: Op, i: usize) -> Result<Vec<Block>, String> {
+pub fn needs(cx: &Context, op: Op, i: usize) -> Result<Vec<Block>, String> {
     let v = cx.operand(op, i);
     let vshape = shape_of(cx, v);
     if cx.is(op, "tile.matmul") {
