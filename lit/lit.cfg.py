@@ -22,6 +22,8 @@ config.environment["PATH"] = os.pathsep.join(
 # Diagnostics without colour, so FileCheck sees plain text.
 config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"
+# Assembled kernels are cached inside the repository's build folder.
+config.environment["IPU_KERNEL_CACHE"] = os.environ.get("IPU_KERNEL_CACHE", os.path.join(repo, "target", "kernel-cache"))
 config.substitutions.append(("%repo", repo))
 config.substitutions.append(("%targets", os.path.join(repo, "targets")))
 

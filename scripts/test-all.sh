@@ -16,6 +16,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+# Everything the tests build or cache stays in the repository.
+export IPU_KERNEL_CACHE="$PWD/target/kernel-cache"
 cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
 

@@ -24,9 +24,23 @@ pub static MEMORY_MAP: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+pub static CODE: OpDef = OpDef {
+    name: "machine.code",
+    summary: "The code image of a set of tiles: the kernel specialisations linked into it, its size and its \
+              executable ranges.",
+    attributes: &[
+        AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
+        AttrDef { name: "kernels", optional: false, constraint: constraints::ARRAY_ATTR },
+        AttrDef { name: "code_bytes", optional: false, constraint: I64_ATTR },
+        AttrDef { name: "exec", optional: false, constraint: constraints::STRING_ATTR },
+    ],
+    assembly_format: Some("attr-dict"),
+    ..OpDef::EMPTY
+};
+
 pub static MACHINE_DIALECT: Dialect = Dialect {
     name: "machine",
-    description: "Per-tile memory maps (and, next, programs) of the machine.",
-    ops: &[&MEMORY_MAP],
+    description: "Per-tile code images and memory maps (and, next, programs) of the machine.",
+    ops: &[&MEMORY_MAP, &CODE],
     materialize_constant: None,
 };

@@ -64,7 +64,7 @@ impl TileImage {
 pub enum LinkError {
     #[error("undefined symbol `{symbol}` referenced from `{object}`")]
     Undefined { object: String, symbol: String },
-    #[error("symbol `{0}` is defined by more than one object")]
+    #[error("symbol `{0}` is defined by more than one object and referred to by its plain name")]
     Duplicate(String),
     #[error("relocation at {object}+{offset:#x}: {reason}")]
     Reloc {
@@ -122,6 +122,9 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
     // Symbols.
     let mut symbols = BTreeMap::new();
     let mut globals: BTreeMap<String, u32> = BTreeMap::new();
+    // A global defined by several objects (two specialisations of one kernel)
+    // is fine until something refers to it by its plain name.
+    let mut ambiguous: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (oi, (name, o)) in objects.iter().enumerate() {
         for s in &o.symbols {
             if let Some(si) = s.section {
@@ -135,7 +138,7 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
                 let a = base.wrapping_add(s.value);
                 symbols.insert(format!("{name}.{}", s.name), a);
                 if s.global && globals.insert(s.name.clone(), a).is_some() {
-                    return Err(LinkError::Duplicate(s.name.clone()));
+                    ambiguous.insert(s.name.clone());
                 }
             }
         }
@@ -166,6 +169,9 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
                             Some(x) => {
                                 addr[oi].get(x.section.unwrap_or(0)).copied().unwrap_or(0) as i64
                                     + x.value as i64
+                            }
+                            None if ambiguous.contains(n) => {
+                                return Err(LinkError::Duplicate(n.clone()))
                             }
                             None => *globals.get(n).ok_or_else(|| LinkError::Undefined {
                                 object: name.to_string(),
@@ -233,7 +239,9 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
         }
     }
     for (g, a) in globals {
-        symbols.entry(g).or_insert(a);
+        if !ambiguous.contains(&g) {
+            symbols.entry(g).or_insert(a);
+        }
     }
     Ok(TileImage {
         segments,

@@ -311,9 +311,26 @@ fn linker_places_objects_and_resolves_relocations() {
         link(&[("c", &c.object)], &LinkLayout::new(0, 1 << 16)),
         Err(LinkError::Undefined { .. })
     ));
+    // Two objects may define the same global (two specialisations of one
+    // kernel): each is reached by its qualified name, the plain one is gone...
+    let twice = link(
+        &[("a", &a.object), ("a2", &a.object), ("b", &b.object)],
+        &LinkLayout::new(0, 1 << 16),
+    )
+    .unwrap();
+    assert!(twice.symbol("a.main").is_some() && twice.symbol("a2.main").is_some());
+    assert_ne!(twice.symbol("a.main"), twice.symbol("a2.main"));
+    assert_eq!(twice.symbol("main"), None);
+    // ...and referring to it by the plain name is an error.
+    let caller = asm(".globl start\nstart: call $m15, main\n");
     assert!(matches!(
         link(
-            &[("a", &a.object), ("a2", &a.object), ("b", &b.object)],
+            &[
+                ("a", &a.object),
+                ("a2", &a.object),
+                ("b", &b.object),
+                ("c", &caller.object)
+            ],
             &LinkLayout::new(0, 1 << 16)
         ),
         Err(LinkError::Duplicate(_))

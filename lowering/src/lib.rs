@@ -5,10 +5,12 @@
 //! - [`tile_to_exchange`]: `convert-tile-to-exchange`, deriving every
 //!   transfer between mappings and scheduling each exchange phase;
 //! - [`place_storage`]: `machine-place-storage`, every tile's memory map;
+//! - [`link_kernels`]: `machine-link-kernels`, every tile's kernels linked into its code image;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
 //!   into a cycle-exact, verified schedule.
 
 pub mod exchange_schedule;
+pub mod link_kernels;
 pub mod nn_to_tile;
 pub mod place_storage;
 pub mod tile_to_exchange;
@@ -20,4 +22,5 @@ pub fn register_lowering_passes(registry: &mut Registry) {
     registry.register_pass(nn_to_tile::INFO);
     registry.register_pass(tile_to_exchange::INFO);
     registry.register_pass(place_storage::INFO);
+    registry.register_pass(link_kernels::INFO);
 }
