@@ -17,8 +17,25 @@ pub mod tile_to_exchange;
 
 use ipu_ir::Registry;
 
-/// Registers the lowering passes.
+/// Registers the lowering passes and the named pipelines made of them.
 pub fn register_lowering_passes(registry: &mut Registry) {
+    use ipu_ir::pass::PipelineInfo;
+    registry.register_pipeline(PipelineInfo {
+        argument: "ipu-lower-to-tile",
+        description: "Lower nn to the tile dialect (canonicalize first).",
+        pipeline: "builtin.module(canonicalize,convert-nn-to-tile)",
+    });
+    registry.register_pipeline(PipelineInfo {
+        argument: "ipu-lower-to-exchange",
+        description: "Lower nn through tile to the exchange dialect.",
+        pipeline: "builtin.module(ipu-lower-to-tile,convert-tile-to-exchange)",
+    });
+    registry.register_pipeline(PipelineInfo {
+        argument: "ipu-lower-to-machine",
+        description: "Lower nn through tile and exchange to the machine dialect (as far as it goes today: memory \
+                      maps and linked code images).",
+        pipeline: "builtin.module(ipu-lower-to-exchange,machine-place-storage,machine-link-kernels)",
+    });
     registry.register_pass(nn_to_tile::INFO);
     registry.register_pass(tile_to_exchange::INFO);
     registry.register_pass(place_storage::INFO);
