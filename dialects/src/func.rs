@@ -9,6 +9,7 @@ use ipu_ir::opdef::{
 use ipu_ir::parser::{OpParser, OperandRef};
 use ipu_ir::printer::{type_to_string, Printer};
 use ipu_ir::types::{AttrKind, Loc, Type, TypeKind};
+use ipu_ir::verify::op_error as err;
 
 pub static FUNC: OpDef = OpDef {
     name: "func.func",
@@ -357,10 +358,6 @@ fn verify_func(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-fn err(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
-}
-
 fn parse_return(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
     p.parse_optional_attr_dict()?;
     if p.p.peek() != Tok::ValueId {
@@ -483,4 +480,22 @@ fn verify_call(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         ));
     }
     Ok(())
+}
+
+/// The `ipu.name` of argument or result `i` of function `f` (`attrs` is
+/// `arg_attrs` or `res_attrs`), if it has one.
+pub fn io_name(cx: &Context, f: Op, attrs: &str, i: usize) -> Option<String> {
+    let AttrKind::Array(items) = cx.attr_kind(cx.get_attr(f, attrs)?) else {
+        return None;
+    };
+    let AttrKind::Dictionary(entries) = cx.attr_kind(*items.get(i)?) else {
+        return None;
+    };
+    entries
+        .iter()
+        .find(|(k, _)| cx.str(*k) == "ipu.name")
+        .and_then(|&(_, v)| match cx.attr_kind(v) {
+            AttrKind::String(s) => Some(s.to_string()),
+            _ => None,
+        })
 }

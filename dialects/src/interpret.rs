@@ -5,16 +5,13 @@
 use crate::nn::{op_kind, tensor_type};
 use ipu_ir::context::{Context, Op, Value};
 use ipu_ir::diag::Diagnostic;
+use ipu_ir::verify::op_error as err;
 use ipu_reference::{evaluate, Tensor};
 use rustc_hash::FxHashMap;
 
 /// Evaluates function `f` on `inputs` (one per argument, in order).
 pub fn interpret(cx: &Context, f: Op, inputs: &[Tensor]) -> Result<Vec<Tensor>, Diagnostic> {
     interpret_at_depth(cx, f, inputs, 0)
-}
-
-fn err(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
 }
 
 fn interpret_at_depth(

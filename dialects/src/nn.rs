@@ -14,6 +14,7 @@ use ipu_ir::opdef::{
 use ipu_ir::printer::type_to_string;
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, DenseData, Loc, Signedness, Type, TypeKind};
+use ipu_ir::verify::op_error;
 use ipu_reference::{
     ElementType, GeluApproximation, OpKind, PadMode, ReduceKind, ScatterReduction, Tensor,
     TensorData, TensorType,
@@ -1324,10 +1325,6 @@ pub fn elements_attr(cx: &mut Context, t: &Tensor) -> Option<Attr> {
             bytes: bytes.into(),
         },
     }))
-}
-
-fn op_error(cx: &Context, op: Op, msg: impl std::fmt::Display) -> Diagnostic {
-    Diagnostic::error(cx.op_loc(op), format!("'{}' op {msg}", cx.name_str(op)))
 }
 
 /// Every tensor op: its attributes make a valid [`OpKind`] and its result

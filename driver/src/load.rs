@@ -121,20 +121,5 @@ pub fn entry_function(cx: &Context, module: Op, name: Option<&str>) -> Result<Op
 
 /// The name of argument or result `i` of `f`: its `ipu.name` attribute, else a default.
 pub fn value_name(cx: &Context, f: Op, attrs: &str, i: usize, default_prefix: &str) -> String {
-    if let Some(a) = cx.get_attr(f, attrs) {
-        if let ipu_ir::AttrKind::Array(items) = cx.attr_kind(a) {
-            if let Some(&d) = items.get(i) {
-                if let ipu_ir::AttrKind::Dictionary(entries) = cx.attr_kind(d) {
-                    for &(n, v) in entries {
-                        if cx.str(n) == "ipu.name" {
-                            if let ipu_ir::AttrKind::String(s) = cx.attr_kind(v) {
-                                return s.to_string();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    format!("{default_prefix}{i}")
+    ipu_dialects::func::io_name(cx, f, attrs, i).unwrap_or_else(|| format!("{default_prefix}{i}"))
 }

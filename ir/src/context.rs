@@ -306,6 +306,13 @@ impl Context {
         }
     }
 
+    /// The shape of a tensor-typed value (empty for other values).
+    pub fn value_shape(&self, v: Value) -> Vec<i64> {
+        self.tensor_parts(self.value_type(v))
+            .map(|(s, _)| s.to_vec())
+            .unwrap_or_default()
+    }
+
     /// Element type and shape of a tensor type.
     pub fn tensor_parts(&self, t: Type) -> Option<(&[i64], Type)> {
         match self.type_kind(t) {

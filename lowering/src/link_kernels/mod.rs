@@ -13,7 +13,7 @@
 
 use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
-use crate::tile_to_exchange::{blocks, mapping_of, shape_of};
+use crate::tile_to_exchange::{blocks, mapping_of};
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op, OperationState, Type, TypeKind};
 use ipu_isa::kernels::{ElemType, EwOp, GemmType, KernelCache, KernelSpec, RowOp};
@@ -116,8 +116,8 @@ fn kernels_of(
             .to_vec();
         let (pm, pn, pk) = (plan[0] as usize, plan[1] as usize, plan[2] as usize);
         let (a, b) = (
-            shape_of(cx, cx.operand(op, 0)),
-            shape_of(cx, cx.operand(op, 1)),
+            cx.value_shape(cx.operand(op, 0)),
+            cx.value_shape(cx.operand(op, 1)),
         );
         let (lhs, rhs) = (
             elem_of(cx, cx.operand(op, 0)),
@@ -169,7 +169,7 @@ fn kernels_of(
     }
     // Elementwise.
     let m = mapping_of(cx, op).ok_or("missing mapping")?;
-    let rshape = shape_of(cx, result);
+    let rshape = cx.value_shape(result);
     let block = m.block_shape(&rshape);
     let n: i64 = block.iter().product();
     let n = n as usize;
@@ -194,7 +194,7 @@ fn kernels_of(
                     "no {f} kernel for this element type (f32 and f16 have one)"
                 ));
             }
-            let same = cx.operands(op).iter().all(|&v| shape_of(cx, v) == rshape);
+            let same = cx.operands(op).iter().all(|&v| cx.value_shape(v) == rshape);
             if same {
                 KernelSpec::elementwise(if f == "add" { EwOp::Add } else { EwOp::Mul }, out, n)
             } else {

@@ -88,12 +88,6 @@ impl Pass for NnToTile {
     }
 }
 
-fn shape_of(cx: &Context, v: Value) -> Vec<i64> {
-    cx.tensor_parts(cx.value_type(v))
-        .map(|(s, _)| s.to_vec())
-        .unwrap_or_default()
-}
-
 fn elem_of(cx: &Context, v: Value) -> Type {
     cx.tensor_parts(cx.value_type(v))
         .map(|(_, e)| e)
@@ -179,8 +173,8 @@ fn gemm_kind(cx: &Context, op: Op) -> Result<GemmKind, String> {
 fn matmul_plan(cx: &Context, op: Op, target: &Target) -> Result<plan::MatmulPlan, Diagnostic> {
     let err = |m: String| Diagnostic::error(cx.op_loc(op), format!("'nn.matmul' op {m}"));
     let (a, b) = (
-        shape_of(cx, cx.operand(op, 0)),
-        shape_of(cx, cx.operand(op, 1)),
+        cx.value_shape(cx.operand(op, 0)),
+        cx.value_shape(cx.operand(op, 1)),
     );
     if a.len() != 2 || b.len() != 2 {
         return Err(err(format!(
@@ -228,7 +222,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
         let m = want
             .get(&arg)
             .cloned()
-            .unwrap_or_else(|| spread(&shape_of(cx, arg), tiles));
+            .unwrap_or_else(|| spread(&cx.value_shape(arg), tiles));
         let loc = cx.block_arg_loc(arg);
         let (ty, mapping) = (cx.value_type(arg), m.to_attr(cx));
         let op = build(
@@ -253,7 +247,8 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
         let new = match name.as_str() {
             "func.return" => {
                 for (i, v) in cx.operands(op).to_vec().into_iter().enumerate() {
-                    let out_name = result_name(cx, f, i);
+                    let out_name = ipu_dialects::func::io_name(cx, f, "res_attrs", i)
+                        .unwrap_or_else(|| format!("result{i}"));
                     let a = cx.string_attr(&out_name);
                     let o = build(cx, "tile.host_output", &[v], None, vec![("name", a)], loc);
                     cx.insert_op_before(op, o);
@@ -265,7 +260,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
                 let m = want
                     .get(&v)
                     .cloned()
-                    .unwrap_or_else(|| spread(&shape_of(cx, v), tiles));
+                    .unwrap_or_else(|| spread(&cx.value_shape(v), tiles));
                 let value = cx.get_attr(op, "value").expect("verified");
                 let ty = cx.value_type(v);
                 let mapping = m.to_attr(cx);
@@ -317,11 +312,11 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
                     return Err(Diagnostic::error(loc, format!("'{name}' op with these attributes is not lowered to the tile dialect yet")));
                 }
                 let result = cx.result(op, 0);
-                let rshape = shape_of(cx, result);
+                let rshape = cx.value_shape(result);
                 let operands = cx.operands(op).to_vec();
                 let m = operands
                     .iter()
-                    .find(|&&v| shape_of(cx, v) == rshape)
+                    .find(|&&v| cx.value_shape(v) == rshape)
                     .and_then(|v| lowered.mappings.get(v).cloned())
                     .unwrap_or_else(|| spread(&rshape, tiles));
                 let block: i64 = m.block_shape(&rshape).iter().product();
@@ -359,25 +354,6 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
         cx.erase_op(op);
     }
     Ok(())
-}
-
-fn result_name(cx: &Context, f: Op, i: usize) -> String {
-    if let Some(a) = cx.get_attr(f, "res_attrs") {
-        if let ipu_ir::AttrKind::Array(items) = cx.attr_kind(a) {
-            if let Some(&d) = items.get(i) {
-                if let ipu_ir::AttrKind::Dictionary(e) = cx.attr_kind(d) {
-                    for &(k, v) in e {
-                        if cx.str(k) == "ipu.name" {
-                            if let ipu_ir::AttrKind::String(s) = cx.attr_kind(v) {
-                                return s.to_string();
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    format!("result{i}")
 }
 
 fn build(

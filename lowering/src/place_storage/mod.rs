@@ -14,7 +14,7 @@
 
 use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
-use crate::tile_to_exchange::{blocks, elem_bytes, mapping_of, needs, shape_of, Block};
+use crate::tile_to_exchange::{blocks, elem_bytes, mapping_of, needs, Block};
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op, OperationState, Value};
 use ipu_target::Target;
@@ -155,7 +155,7 @@ fn place_function(cx: &mut Context, f: Op, target: &Target) -> Result<(u64, u64)
                     b.last = b.last.max(step);
                 }
                 let src_blocks = match cx.defining_op(v).and_then(|d| mapping_of(cx, d)) {
-                    Some(m) => blocks(&m, &shape_of(cx, v)),
+                    Some(m) => blocks(&m, &cx.value_shape(v)),
                     None => Vec::new(),
                 };
                 let eb = elem_bytes(cx, v) as u64;
@@ -191,8 +191,8 @@ fn place_function(cx: &mut Context, f: Op, target: &Target) -> Result<(u64, u64)
                     .to_vec();
                 let (pm, pn, pk) = (plan[0], plan[1], plan[2]);
                 let (a, b) = (
-                    shape_of(cx, cx.operand(op, 0)),
-                    shape_of(cx, cx.operand(op, 1)),
+                    cx.value_shape(cx.operand(op, 0)),
+                    cx.value_shape(cx.operand(op, 1)),
                 );
                 let (bm, bn) = ((a[0] + pm - 1) / pm, (b[1] + pn - 1) / pn);
                 let pbytes = match cx.get_attr(op, "partials").map(|p| cx.attr_kind(p)) {
@@ -247,7 +247,7 @@ fn place_function(cx: &mut Context, f: Op, target: &Target) -> Result<(u64, u64)
                 };
                 let eb = elem_bytes(cx, v) as u64;
                 let mut home = Vec::new();
-                for blk in blocks(&m, &shape_of(cx, v)) {
+                for blk in blocks(&m, &cx.value_shape(v)) {
                     let elems: i64 = blk.lo.iter().zip(&blk.hi).map(|(l, h)| h - l).product();
                     home.push(add(
                         &mut tiles,

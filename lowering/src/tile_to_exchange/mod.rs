@@ -225,12 +225,6 @@ fn runs_for(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>
     }
 }
 
-pub fn shape_of(cx: &Context, v: Value) -> Vec<i64> {
-    cx.tensor_parts(cx.value_type(v))
-        .map(|(s, _)| s.to_vec())
-        .unwrap_or_default()
-}
-
 pub fn elem_bytes(cx: &Context, v: Value) -> i64 {
     cx.tensor_parts(cx.value_type(v))
         .and_then(|(_, e)| ipu_ir::numeric::storage_bytes(cx.type_kind(e)))
@@ -244,7 +238,7 @@ pub fn mapping_of(cx: &Context, op: Op) -> Option<Mapping> {
 /// The rectangles of operand `i` each tile of `op` reads.
 pub fn needs(cx: &Context, op: Op, i: usize) -> Result<Vec<Block>, String> {
     let v = cx.operand(op, i);
-    let vshape = shape_of(cx, v);
+    let vshape = cx.value_shape(v);
     if cx.is(op, "tile.matmul") {
         let plan = cx
             .get_i64_array_attr(op, "plan")
@@ -256,8 +250,8 @@ pub fn needs(cx: &Context, op: Op, i: usize) -> Result<Vec<Block>, String> {
             .to_vec();
         let (pm, pn, pk) = (plan[0], plan[1], plan[2]);
         let (a, b) = (
-            shape_of(cx, cx.operand(op, 0)),
-            shape_of(cx, cx.operand(op, 1)),
+            cx.value_shape(cx.operand(op, 0)),
+            cx.value_shape(cx.operand(op, 1)),
         );
         let (bm, bk, bn) = (
             (a[0] + pm - 1) / pm,
@@ -291,7 +285,7 @@ pub fn needs(cx: &Context, op: Op, i: usize) -> Result<Vec<Block>, String> {
     }
     // Elementwise: each result block reads the matching (broadcast) elements.
     let m = mapping_of(cx, op).ok_or("missing mapping")?;
-    let rshape = shape_of(cx, cx.result(op, 0));
+    let rshape = cx.value_shape(cx.result(op, 0));
     let offset = rshape.len() - vshape.len();
     Ok(blocks(&m, &rshape)
         .into_iter()
@@ -445,8 +439,8 @@ fn partial_runs(cx: &Context, op: Op) -> Vec<Run> {
     };
     let (pm, pn, pk) = (plan[0], plan[1], plan[2]);
     let (a, b) = (
-        shape_of(cx, cx.operand(op, 0)),
-        shape_of(cx, cx.operand(op, 1)),
+        cx.value_shape(cx.operand(op, 0)),
+        cx.value_shape(cx.operand(op, 1)),
     );
     let (bm, bn) = ((a[0] + pm - 1) / pm, (b[1] + pn - 1) / pn);
     let pbytes = match cx.get_attr(op, "partials").map(|p| cx.attr_kind(p)) {
@@ -508,7 +502,7 @@ fn lower_function(
                     format!("'{name}' op operand #{i} has no tile mapping"),
                 ));
             };
-            let sources = blocks(&src_map, &shape_of(cx, v));
+            let sources = blocks(&src_map, &cx.value_shape(v));
             let need = needs(cx, op, i)
                 .map_err(|m| Diagnostic::error(cx.op_loc(op), format!("'{name}' op {m}")))?;
             let eb = elem_bytes(cx, v);
