@@ -170,6 +170,8 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
                                 addr[oi].get(x.section.unwrap_or(0)).copied().unwrap_or(0) as i64
                                     + x.value as i64
                             }
+                            // `object.symbol` names one object's symbol.
+                            None if symbols.contains_key(n) => symbols[n] as i64,
                             None if ambiguous.contains(n) => {
                                 return Err(LinkError::Duplicate(n.clone()))
                             }

@@ -6,9 +6,12 @@
 //!   transfer between mappings and scheduling each exchange phase;
 //! - [`place_storage`]: `machine-place-storage`, every tile's memory map;
 //! - [`link_kernels`]: `machine-link-kernels`, every tile's kernels linked into its code image;
+//! - [`codegen`]: `convert-exchange-to-machine`, every tile's program, tables
+//!   and storage, linked, as the package of the machine stage;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
 //!   into a cycle-exact, verified schedule.
 
+pub mod codegen;
 pub mod exchange_schedule;
 pub mod link_kernels;
 pub mod nn_to_tile;
@@ -40,4 +43,5 @@ pub fn register_lowering_passes(registry: &mut Registry) {
     registry.register_pass(tile_to_exchange::INFO);
     registry.register_pass(place_storage::INFO);
     registry.register_pass(link_kernels::INFO);
+    registry.register_pass(codegen::INFO);
 }

@@ -164,6 +164,9 @@ pub struct Target {
     pub gemm: GemmEstimates,
     pub exchange: Exchange,
     pub host: Host,
+    /// The text the description was read from (packages record its hash).
+    #[serde(skip)]
+    pub source_text: String,
 }
 
 impl Target {
@@ -206,11 +209,12 @@ impl Target {
 
     /// Parses and validates target text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Target, TargetError> {
-        let target: Target = toml::from_str(text).map_err(|e| TargetError::Parse {
+        let mut target: Target = toml::from_str(text).map_err(|e| TargetError::Parse {
             origin: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
         target.validate(origin)?;
+        target.source_text = text.to_string();
         Ok(target)
     }
 

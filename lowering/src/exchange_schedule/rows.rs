@@ -2,12 +2,16 @@
 //!
 //! Each tile runs its part of a phase from a row of the exchange table: a
 //! header word (entry count) followed by entries in cycle order:
-//! * send: 2 words (start cycle | word count, source address), one per run of
-//!   words sent back to back from consecutive source bytes;
-//! * select: 1 word (start cycle | sender tile), one per run of cycles the
-//!   tile's port listens to one sender without a break;
-//! * capture: 2 words (start cycle | word count, destination address), one per
-//!   run of words written back to back to consecutive bytes from one port.
+//! * send: 3 words (kind | start cycle, source address, byte count), one per
+//!   run of words sent back to back from consecutive source bytes;
+//! * select: 2 words (kind | start cycle, sender tile), one per run of cycles
+//!   the tile's port listens to one sender without a break;
+//! * capture: 3 words (kind | start cycle, destination address, partner flag |
+//!   byte count), one per run of words written back to back to consecutive
+//!   bytes from one port.
+//!
+//! The tile's exchange engine runs the row (`exch`, docs/isa.md section 7);
+//! the code generator encodes it (`codegen::emit::encode_row`).
 //!
 //! [`tile_rows`] gives the entries (for the machine dialect and the
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
@@ -19,9 +23,9 @@ use ipu_target::Target;
 
 /// Words per entry kind and per row header.
 pub const HEADER_WORDS: u32 = 1;
-pub const SEND_WORDS: u32 = 2;
-pub const SELECT_WORDS: u32 = 1;
-pub const CAPTURE_WORDS: u32 = 2;
+pub const SEND_WORDS: u32 = 3;
+pub const SELECT_WORDS: u32 = 2;
+pub const CAPTURE_WORDS: u32 = 3;
 
 /// One entry of a tile's exchange row. Offsets are SRAM byte offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

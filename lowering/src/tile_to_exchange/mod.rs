@@ -163,16 +163,16 @@ fn strides(extent: &[i64]) -> Vec<i64> {
 
 /// One contiguous run: from `src` (tile, byte offset) to `dst`, `len` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
-    src_tile: u32,
-    src_off: u64,
-    dst_tile: u32,
-    dst_off: u64,
-    len: u64,
+pub(crate) struct Run {
+    pub src_tile: u32,
+    pub src_off: u64,
+    pub dst_tile: u32,
+    pub dst_off: u64,
+    pub len: u64,
 }
 
 /// Runs moving `need` (a rectangle stored row-major on `need.tile`) out of `sources`.
-fn runs_for(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
+pub(crate) fn runs_for(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
     let rank = need.lo.len();
     let dext = need.extent();
     let dstr = strides(&dext);
@@ -331,32 +331,7 @@ impl Program<'_> {
         moves: &str,
         after: bool,
     ) -> Result<(), Diagnostic> {
-        let local: u64 = runs
-            .iter()
-            .filter(|r| r.src_tile == r.dst_tile)
-            .map(|r| r.len)
-            .sum();
-        // Identical source runs become one multicast transfer.
-        let mut by_source: FxHashMap<(u32, u64, u64), usize> = FxHashMap::default();
-        let mut transfers: Vec<Transfer> = Vec::new();
-        for r in runs.iter().filter(|r| r.src_tile != r.dst_tile) {
-            let dst = Destination {
-                tile: r.dst_tile,
-                offset: r.dst_off as u32,
-            };
-            match by_source.get(&(r.src_tile, r.src_off, r.len)) {
-                Some(&t) => transfers[t].dsts.push(dst),
-                None => {
-                    by_source.insert((r.src_tile, r.src_off, r.len), transfers.len());
-                    transfers.push(Transfer {
-                        src_tile: r.src_tile,
-                        src_offset: r.src_off as u32,
-                        len: r.len as u32,
-                        dsts: smallvec![dst],
-                    });
-                }
-            }
-        }
+        let (transfers, local) = transfers_of(runs);
         if transfers.is_empty() {
             return Ok(());
         }
@@ -428,9 +403,41 @@ impl Program<'_> {
     }
 }
 
+/// The exchange transfers of `runs` (identical source runs become one
+/// multicast transfer, in first-seen order) and the bytes of the local runs,
+/// which stay on their tile.
+pub(crate) fn transfers_of(runs: &[Run]) -> (Vec<Transfer>, u64) {
+    let local: u64 = runs
+        .iter()
+        .filter(|r| r.src_tile == r.dst_tile)
+        .map(|r| r.len)
+        .sum();
+    let mut by_source: FxHashMap<(u32, u64, u64), usize> = FxHashMap::default();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for r in runs.iter().filter(|r| r.src_tile != r.dst_tile) {
+        let dst = Destination {
+            tile: r.dst_tile,
+            offset: r.dst_off as u32,
+        };
+        match by_source.get(&(r.src_tile, r.src_off, r.len)) {
+            Some(&t) => transfers[t].dsts.push(dst),
+            None => {
+                by_source.insert((r.src_tile, r.src_off, r.len), transfers.len());
+                transfers.push(Transfer {
+                    src_tile: r.src_tile,
+                    src_offset: r.src_off as u32,
+                    len: r.len as u32,
+                    dsts: smallvec![dst],
+                });
+            }
+        }
+    }
+    (transfers, local)
+}
+
 /// Runs sending each split-K partial block of `op` to its k = 0 tile, where the
 /// blocks land one after another in a receive buffer.
-fn partial_runs(cx: &Context, op: Op) -> Vec<Run> {
+pub(crate) fn partial_runs(cx: &Context, op: Op) -> Vec<Run> {
     let (Some(plan), Some(tiles)) = (
         cx.get_i64_array_attr(op, "plan"),
         cx.get_i64_array_attr(op, "tiles"),

@@ -1,0 +1,217 @@
+//! The code generator end to end: compile small models for a test target,
+//! run the package on the chip simulator and compare with the reference.
+
+use ipu_ir::pass::PassManager;
+use ipu_ir::{Context, Registry};
+use ipu_package::{Direction, ElementType, Package};
+use ipu_runtime::chip::Chip;
+use ipu_target::Target;
+use std::sync::Arc;
+
+fn registry() -> Arc<Registry> {
+    let mut r = Registry::new();
+    ipu_dialects::register_all_dialects(&mut r);
+    ipu_passes::register_generic_passes(&mut r);
+    ipu_lowering::register_lowering_passes(&mut r);
+    Arc::new(r)
+}
+
+/// Compiles `src` for `target` down to the exchange stage, then builds the package.
+fn compile(src: &str, target: &str) -> Package {
+    let mut cx = Context::new(registry());
+    let m = ipu_ir::parser::parse_source(&mut cx, "test.mlir", src).unwrap();
+    let mut pm = PassManager::new("builtin.module");
+    pm.add_pipeline(
+        &registry(),
+        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={target}}},convert-tile-to-exchange{{target={target}}})"),
+    )
+    .unwrap();
+    pm.run(&mut cx, m, &mut std::io::sink())
+        .unwrap_or_else(|d| panic!("{d}"));
+    let f = cx
+        .nested_ops(m)
+        .into_iter()
+        .find(|&o| cx.is(o, "func.func"))
+        .unwrap();
+    let t = Arc::new(Target::load(target).unwrap());
+    let (pkg, _) =
+        ipu_lowering::codegen::build_package(&cx, f, &t).unwrap_or_else(|d| panic!("{d}"));
+    pkg
+}
+
+fn to_link_image(img: &ipu_package::TileImage) -> ipu_isa::link::TileImage {
+    let mut segments = vec![ipu_isa::link::Segment {
+        address: img.code_address,
+        bytes: img.code.clone(),
+        exec: true,
+    }];
+    for d in &img.data {
+        segments.push(ipu_isa::link::Segment {
+            address: d.address,
+            bytes: d.bytes.clone(),
+            exec: false,
+        });
+    }
+    ipu_isa::link::TileImage {
+        segments,
+        symbols: img.entries.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        exec_ranges: vec![img.code_address..img.code_address + img.code.len() as u32],
+        code_size: img.code.len() as u32,
+    }
+}
+
+/// Runs the package with `inputs` (raw bytes per input stream, in order);
+/// returns the output streams' bytes and the cycles.
+fn run(pkg: &Package, target: &str, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, u64) {
+    let t = Target::load(target).unwrap();
+    let mut chip = Chip::new(&t).unwrap();
+    for g in &pkg.images {
+        for tile in g.tiles.iter() {
+            let img = pkg.tile_image(tile).unwrap();
+            chip.load(tile, &to_link_image(&img)).unwrap();
+            chip.start(tile, img.entries["main"], 0).unwrap();
+        }
+    }
+    let ins: Vec<_> = pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+        .collect();
+    for (s, bytes) in ins.iter().zip(inputs) {
+        for tr in s.transfers() {
+            let h = tr.host_offset as usize;
+            chip.write(tr.tile, tr.tile_address, &bytes[h..h + tr.len as usize])
+                .unwrap();
+        }
+    }
+    let report = chip.run(u64::MAX).unwrap_or_else(|e| panic!("{e}"));
+    let mut outs = Vec::new();
+    for s in pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Output)
+    {
+        let mut buf = vec![0u8; s.byte_len().unwrap() as usize];
+        for tr in s.transfers() {
+            let h = tr.host_offset as usize;
+            buf[h..h + tr.len as usize].copy_from_slice(
+                chip.read(tr.tile, tr.tile_address, tr.len as usize)
+                    .unwrap(),
+            );
+        }
+        outs.push(buf);
+    }
+    (outs, report.cycles)
+}
+
+fn f16_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter()
+        .flat_map(|&x| ipu_isa::float::f16_bits(x).to_le_bytes())
+        .collect()
+}
+
+fn f16_values(b: &[u8]) -> Vec<f32> {
+    b.chunks(2)
+        .map(|c| ipu_isa::float::f16_value(u16::from_le_bytes([c[0], c[1]])))
+        .collect()
+}
+
+fn pattern(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            let x = (i as u32)
+                .wrapping_mul(2654435761)
+                .wrapping_add(seed.wrapping_mul(40503));
+            ((x >> 16) % 200) as f32 / 100.0 - 1.0
+        })
+        .collect()
+}
+
+#[test]
+fn elementwise_relu_runs_on_test16() {
+    let src = r#"func.func @main(%x: tensor<16x64xf16> {ipu.name = "x"}) -> (tensor<16x64xf16> {ipu.name = "y"}) {
+  %y = nn.relu %x : tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}"#;
+    let pkg = compile(src, "test16");
+    assert_eq!(pkg.meta.streams[0].element, ElementType::F16);
+    let x = pattern(16 * 64, 1);
+    let (outs, cycles) = run(&pkg, "test16", &[f16_bytes(&x)]);
+    let y = f16_values(&outs[0]);
+    for (a, b) in x.iter().zip(&y) {
+        let want = ipu_isa::float::f16_value(ipu_isa::float::f16_bits(a.max(0.0)));
+        assert_eq!(want, *b);
+    }
+    assert!(cycles > 0);
+}
+
+#[test]
+fn mlp_runs_on_test16() {
+    let src = r#"func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf16> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
+  %h = nn.matmul %x, %w1 : (tensor<8x64xf16>, tensor<64x128xf16>) -> tensor<8x128xf16>
+  %hb = nn.add %h, %b1 : (tensor<8x128xf16>, tensor<128xf16>) -> tensor<8x128xf16>
+  return %hb : tensor<8x128xf16>
+}"#;
+    let pkg = compile(src, "test16");
+    let x = pattern(8 * 64, 1);
+    let w = pattern(64 * 128, 2);
+    let b = pattern(128, 3);
+    let (outs, _) = run(
+        &pkg,
+        "test16",
+        &[f16_bytes(&x), f16_bytes(&w), f16_bytes(&b)],
+    );
+    let y = f16_values(&outs[0]);
+    let q = |v: f32| ipu_isa::float::f16_value(ipu_isa::float::f16_bits(v));
+    let mut worst = 0f32;
+    for i in 0..8 {
+        for j in 0..128 {
+            let mut acc = 0f64;
+            for k in 0..64 {
+                acc += q(x[i * 64 + k]) as f64 * q(w[k * 128 + j]) as f64;
+            }
+            let want = q(q(acc as f32) + q(b[j]));
+            worst = worst.max((want - y[i * 128 + j]).abs());
+        }
+    }
+    assert!(worst < 0.05, "worst error {worst}");
+}
+
+/// The bundled MLP on the full chip (slow in debug builds: run with
+/// `cargo test --release -p ipu-lowering --test codegen_chip -- --ignored`).
+#[test]
+#[ignore]
+fn bundled_mlp_runs_on_ipu21() {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir"))
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let pkg = compile(&src, "ipu21");
+    eprintln!("compile {:?}, groups {}", t0.elapsed(), pkg.images.len());
+    let ins: Vec<Vec<u8>> = pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+        .enumerate()
+        .map(|(i, s)| {
+            let n = s.shape.iter().product::<u64>() as usize;
+            let v: Vec<f32> = pattern(n, i as u32 + 1).iter().map(|x| x * 0.25).collect();
+            match s.element {
+                ElementType::F16 => f16_bytes(&v),
+                _ => v
+                    .iter()
+                    .map(|&x| {
+                        ipu_isa::float::f8_from_f64(x as f64, 0, ipu_isa::float::F8Format::E4M3FN)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let t1 = std::time::Instant::now();
+    let (outs, cycles) = run(&pkg, "ipu21", &ins);
+    eprintln!("run {:?}, cycles {cycles}", t1.elapsed());
+    let y = f16_values(&outs[0]);
+    assert!(y.iter().all(|v| v.is_finite()));
+}
