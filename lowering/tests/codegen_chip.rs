@@ -179,6 +179,88 @@ fn mlp_runs_on_test16() {
     assert!(worst < 0.05, "worst error {worst}");
 }
 
+/// Runs `src` on the device and on the reference interpreter with the same
+/// (patterned) inputs; returns the largest absolute difference, the largest
+/// reference magnitude and the cycles.
+fn device_vs_reference(src: &str, target: &str) -> (f32, f32, u64) {
+    use ipu_reference::{ElementType as RefType, Tensor};
+    let t0 = std::time::Instant::now();
+    let pkg = compile(src, target);
+    eprintln!(
+        "compile {:?}, program groups {}",
+        t0.elapsed(),
+        pkg.images.len()
+    );
+    let mut tensors = Vec::new();
+    let mut bytes = Vec::new();
+    for (i, s) in pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+        .enumerate()
+    {
+        let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
+        let n = shape.iter().product();
+        let v: Vec<f32> = pattern(n, i as u32 + 1);
+        let (ty, enc): (RefType, fn(f32) -> Vec<u8>) = match s.element {
+            ElementType::F16 => (RefType::F16, |x| {
+                ipu_isa::float::f16_bits(x).to_le_bytes().to_vec()
+            }),
+            ElementType::F8E4M3FN => (RefType::F8E4M3FN, |x| {
+                vec![ipu_isa::float::f8_from_f64(
+                    x as f64,
+                    0,
+                    ipu_isa::float::F8Format::E4M3FN,
+                )]
+            }),
+            other => panic!("no pattern input for {other:?}"),
+        };
+        let t = Tensor::from_f32(shape, ty, v).unwrap();
+        bytes.push(
+            t.to_f32_vec()
+                .into_iter()
+                .flat_map(enc)
+                .collect::<Vec<u8>>(),
+        );
+        tensors.push(t);
+    }
+    let t1 = std::time::Instant::now();
+    let (outs, cycles) = run(&pkg, target, &bytes);
+    eprintln!("device run {:?}, {cycles} cycles", t1.elapsed());
+    let mut cx = Context::new(registry());
+    let m = ipu_ir::parser::parse_source(&mut cx, "test.mlir", src).unwrap();
+    let f = cx
+        .nested_ops(m)
+        .into_iter()
+        .find(|&o| cx.is(o, "func.func"))
+        .unwrap();
+    let want = ipu_dialects::interpret::interpret(&cx, f, &tensors).unwrap();
+    let (mut err, mut mag) = (0f32, 0f32);
+    for (w, got) in want.iter().zip(&outs) {
+        for (a, b) in w.to_f32_vec().iter().zip(f16_values(got)) {
+            err = err.max((a - b).abs());
+            mag = mag.max(a.abs());
+        }
+    }
+    (err, mag, cycles)
+}
+
+#[test]
+fn f8_weights_bias_and_gelu_match_the_reference_on_test16() {
+    let src = r#"func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
+  %h = nn.matmul %x, %w1 : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
+  %hb = nn.add %h, %b1 : (tensor<8x128xf16>, tensor<128xf16>) -> tensor<8x128xf16>
+  %g = nn.gelu %hb : tensor<8x128xf16>
+  return %g : tensor<8x128xf16>
+}"#;
+    let (err, mag, _) = device_vs_reference(src, "test16");
+    assert!(
+        err <= mag * 4.0 / 1024.0,
+        "error {err}, largest magnitude {mag}"
+    );
+}
+
 /// The bundled MLP on the full chip (slow in debug builds: run with
 /// `cargo test --release -p ipu-lowering --test codegen_chip -- --ignored`).
 #[test]
@@ -186,32 +268,10 @@ fn mlp_runs_on_test16() {
 fn bundled_mlp_runs_on_ipu21() {
     let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/mlp.mlir"))
         .unwrap();
-    let t0 = std::time::Instant::now();
-    let pkg = compile(&src, "ipu21");
-    eprintln!("compile {:?}, groups {}", t0.elapsed(), pkg.images.len());
-    let ins: Vec<Vec<u8>> = pkg
-        .meta
-        .streams
-        .iter()
-        .filter(|s| s.direction == Direction::Input)
-        .enumerate()
-        .map(|(i, s)| {
-            let n = s.shape.iter().product::<u64>() as usize;
-            let v: Vec<f32> = pattern(n, i as u32 + 1).iter().map(|x| x * 0.25).collect();
-            match s.element {
-                ElementType::F16 => f16_bytes(&v),
-                _ => v
-                    .iter()
-                    .map(|&x| {
-                        ipu_isa::float::f8_from_f64(x as f64, 0, ipu_isa::float::F8Format::E4M3FN)
-                    })
-                    .collect(),
-            }
-        })
-        .collect();
-    let t1 = std::time::Instant::now();
-    let (outs, cycles) = run(&pkg, "ipu21", &ins);
-    eprintln!("run {:?}, cycles {cycles}", t1.elapsed());
-    let y = f16_values(&outs[0]);
-    assert!(y.iter().all(|v| v.is_finite()));
+    let (err, mag, cycles) = device_vs_reference(&src, "ipu21");
+    eprintln!("max abs error {err}, largest magnitude {mag}, {cycles} cycles");
+    assert!(
+        err <= mag * 4.0 / 1024.0,
+        "error {err}, largest magnitude {mag}"
+    );
 }

@@ -344,7 +344,7 @@ impl Planner<'_> {
         let t0 = Instant::now();
         let schedule = self
             .scheduler
-            .schedule(&phase)
+            .schedule_memo(&phase)
             .map_err(|e| self.err(op, format!("exchange of {label}: {e}")))?;
         if let Err(errors) = verify(&phase, &schedule, self.target) {
             return Err(self.err(

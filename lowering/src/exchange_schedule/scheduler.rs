@@ -317,6 +317,40 @@ impl ExchangeScheduler {
         self.stats
     }
 
+    /// [`ExchangeScheduler::schedule`], answered from a process-wide memo
+    /// when this exact phase was scheduled for this exact target before (the
+    /// code generator schedules again the phases the exchange stage
+    /// scheduled in the same process). The answer is the one the scheduler
+    /// gave then, so it is what the scheduler gives for the same sequence
+    /// of phases: output does not depend on the memo.
+    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {
+        use std::hash::{Hash, Hasher};
+        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Schedule)>>>;
+        static MEMO: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
+        let memo = MEMO.get_or_init(Default::default);
+        let mut h = rustc_hash::FxHasher::default();
+        self.target.name.hash(&mut h);
+        phase.hash(&mut h);
+        let key = h.finish();
+        if let Ok(m) = memo.lock() {
+            if let Some(hit) = m
+                .get(&key)
+                .and_then(|v| v.iter().find(|e| *e.0 == *self.target && e.1 == *phase))
+            {
+                return Ok(hit.2.clone());
+            }
+        }
+        let s = self.schedule(phase)?;
+        if let Ok(mut m) = memo.lock() {
+            m.entry(key).or_default().push(Arc::new((
+                self.target.clone(),
+                phase.clone(),
+                s.clone(),
+            )));
+        }
+        Ok(s)
+    }
+
     /// Schedules a phase, reusing a cached schedule when the phase is
     /// identical up to relocation to one scheduled before.
     pub fn schedule(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {

@@ -342,7 +342,7 @@ impl Program<'_> {
         let phase = Phase::new(transfers);
         let schedule = self
             .scheduler
-            .schedule(&phase)
+            .schedule_memo(&phase)
             .map_err(|e| err(e.to_string()))?;
         if let Err(errors) = verify(&phase, &schedule, self.target) {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
