@@ -4,8 +4,6 @@
 //!   (the matmul planner lives in [`nn_to_tile::plan`]);
 //! - [`tile_to_exchange`]: `convert-tile-to-exchange`, deriving every
 //!   transfer between mappings and scheduling each exchange phase;
-//! - [`place_storage`]: `machine-place-storage`, every tile's memory map;
-//! - [`link_kernels`]: `machine-link-kernels`, every tile's kernels linked into its code image;
 //! - [`codegen`]: `convert-exchange-to-machine`, every tile's program, tables
 //!   and storage, linked, as the package of the machine stage;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
@@ -13,9 +11,7 @@
 
 pub mod codegen;
 pub mod exchange_schedule;
-pub mod link_kernels;
 pub mod nn_to_tile;
-pub mod place_storage;
 pub mod tile_to_exchange;
 
 use ipu_ir::Registry;
@@ -35,13 +31,11 @@ pub fn register_lowering_passes(registry: &mut Registry) {
     });
     registry.register_pipeline(PipelineInfo {
         argument: "ipu-lower-to-machine",
-        description: "Lower nn through tile and exchange to the machine dialect (as far as it goes today: memory \
-                      maps and linked code images).",
-        pipeline: "builtin.module(ipu-lower-to-exchange,machine-place-storage,machine-link-kernels)",
+        description: "Lower nn through tile and exchange to the machine dialect: every tile's program, tables and \
+                      storage, as the package `ipu-translate --to-ipuexe` writes.",
+        pipeline: "builtin.module(ipu-lower-to-exchange,convert-exchange-to-machine)",
     });
     registry.register_pass(nn_to_tile::INFO);
     registry.register_pass(tile_to_exchange::INFO);
-    registry.register_pass(place_storage::INFO);
-    registry.register_pass(link_kernels::INFO);
     registry.register_pass(codegen::INFO);
 }

@@ -3,10 +3,11 @@
 //! records and exchange rows), host stream layouts and the package.
 
 use super::{
-    timed_phase, Call, Kernel, Plan, RowWork, Stats, StreamSpec, TileWork, Word, RESERVED,
+    timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, RowWork, Stats, StreamSpec, Summary,
+    TileWork, Word, RESERVED,
 };
 use crate::exchange_schedule::RowEntry;
-use crate::place_storage::place;
+use super::storage::place;
 use ipu_ir::{Context, Diagnostic, Op, TypeKind};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
@@ -229,13 +230,17 @@ fn stream_layout(s: &StreamSpec, addrs: &BTreeMap<u32, Vec<u64>>) -> Vec<StreamP
     pieces
 }
 
+fn base_of(t: &Target) -> u64 {
+    t.memory.base_address
+}
+
 /// Places every tile's buffers: `(tile, addresses, data bytes used)`.
 fn place_tiles(
     cx: &Context,
     f: Op,
     target: &Target,
     tiles: &BTreeMap<u32, TileWork>,
-) -> Result<(BTreeMap<u32, Vec<u64>>, u64), Diagnostic> {
+) -> Result<(BTreeMap<u32, Vec<u64>>, BTreeMap<u32, u64>), Diagnostic> {
     let base = target.memory.base_address;
     let data_base = base + RESERVED;
     let end = target.memory_end();
@@ -245,7 +250,7 @@ fn place_tiles(
         .unwrap_or(data_base)
         .clamp(data_base, end);
     let mut out = BTreeMap::new();
-    let mut max_used = 0;
+    let mut used_by = BTreeMap::new();
     for (&t, w) in tiles {
         let (offs, used) = place(&w.bufs);
         let addrs: Vec<u64> = if il + used <= end {
@@ -271,14 +276,23 @@ fn place_tiles(
                     .take(3)
                     .map(|b| format!("{} ({} B)", b.name, b.size))
                     .collect();
+                let why = if il + hu > end {
+                    format!(
+                        "the buffers its kernels read with 128-bit loads need {hu} bytes, but its interleaved region has {}",
+                        end - il
+                    )
+                } else {
+                    format!(
+                        "its data needs {} bytes, but it has {} ({} B of SRAM less {RESERVED} B for code and exchange tables)",
+                        hu + lu,
+                        end - data_base,
+                        target.sram_bytes()
+                    )
+                };
                 return Err(Diagnostic::error(
                     cx.op_loc(f),
                     format!(
-                        "tile {t} does not fit: its data needs {} bytes ({hu} of them in the interleaved region, which has {}), but it has {} ({} B of SRAM less {RESERVED} B for code and exchange tables); largest buffers: {}",
-                        hu + lu,
-                        end - il,
-                        end - data_base,
-                        target.sram_bytes(),
+                        "tile {t} does not fit: {why}; largest buffers: {}",
                         held.join(", ")
                     ),
                 ));
@@ -292,10 +306,10 @@ fn place_tiles(
             }
             a
         };
-        max_used = max_used.max(used);
+        used_by.insert(t, used);
         out.insert(t, addrs);
     }
-    Ok((out, max_used))
+    Ok((out, used_by))
 }
 
 /// Turns a planned program into the package.
@@ -304,14 +318,49 @@ pub(crate) fn build_package_from(
     f: Op,
     target: &Arc<Target>,
     plan: Plan,
-) -> Result<(Package, Stats), Diagnostic> {
+) -> Result<(Package, Stats, Summary), Diagnostic> {
     let Plan {
         tiles,
         steps,
         streams,
     } = plan;
     let loc = cx.op_loc(f);
-    let (addrs, max_data) = timed_phase("place_storage", || place_tiles(cx, f, target, &tiles))?;
+    let (addrs, used_by) = timed_phase("place_storage", || place_tiles(cx, f, target, &tiles))?;
+    let max_data = used_by.values().copied().max().unwrap_or(0);
+    let mut summary = Summary::default();
+    {
+        let capacity = target.memory_end() - (base_of(target) + RESERVED);
+        let mut groups: BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)> = BTreeMap::new();
+        for (&t, w) in &tiles {
+            let mut layout: Vec<(u64, u64, String)> = w
+                .bufs
+                .iter()
+                .zip(&addrs[&t])
+                .map(|(b, &a)| (a, b.size, b.name.clone()))
+                .collect();
+            layout.sort();
+            let e = groups.entry(layout).or_insert((Vec::new(), 0));
+            e.0.push(t);
+            e.1 = e.1.max(used_by[&t]);
+        }
+        for (layout, (ts, used)) in groups {
+            summary.memory_maps.push(MemoryMap {
+                tiles: ts,
+                used,
+                free: capacity.saturating_sub(used),
+                buffers: layout
+                    .into_iter()
+                    .map(|(a, size, name)| format!("{a:#x} {size} B {name}"))
+                    .collect(),
+            });
+        }
+        summary.memory_maps.sort_by(|a, b| {
+            b.tiles
+                .len()
+                .cmp(&a.tiles.len())
+                .then(a.tiles[0].cmp(&b.tiles[0]))
+        });
+    }
     let nsteps = steps.len();
     let base = target.memory.base_address;
     // Each tile's program shape: per superstep, its kernel calls or an exchange.
@@ -336,6 +385,7 @@ pub(crate) fn build_package_from(
             .collect()
     };
     let images = timed_phase("link", || {
+        let summary = &mut summary;
         let cache = KernelCache::from_env();
         let mut objects: BTreeMap<String, ipu_isa::elf::ObjectFile> = BTreeMap::new();
         let mut by_shape: BTreeMap<Vec<Option<Vec<String>>>, Vec<u32>> = BTreeMap::new();
@@ -391,6 +441,19 @@ pub(crate) fn build_package_from(
                 .unwrap_or(base);
             let table = end.div_ceil(8) * 8;
             let image = link_with(table)?;
+            let mut kernels: Vec<String> = specs.keys().cloned().collect();
+            kernels.insert(0, "main".into());
+            summary.code.push(CodeSummary {
+                tiles: by_shape[shape].clone(),
+                kernels,
+                code_bytes: image.code_size as u64,
+                exec: image
+                    .exec_ranges
+                    .iter()
+                    .map(|r| format!("{:#x} to {:#x}", r.start, r.end))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
             linked.insert(shape.clone(), (image, table));
         }
         Ok(linked)
@@ -564,7 +627,13 @@ pub(crate) fn build_package_from(
         Ok(pkg)
     })?;
     stats.groups = package.images.len() as u64;
-    Ok((package, stats))
+    summary.code.sort_by(|a, b| {
+        b.tiles
+            .len()
+            .cmp(&a.tiles.len())
+            .then(a.tiles[0].cmp(&b.tiles[0]))
+    });
+    Ok((package, stats, summary))
 }
 
 /// The function's text, for the package's source hash.

@@ -23,7 +23,7 @@
 //!   run an empty row, so every tile's program has the same timing.
 //! * **Storage.** Per tile, every buffer gets an address for its lifetime
 //!   (in supersteps); buffers never alive together share memory
-//!   ([`crate::place_storage::place`]). Buffers the kernels read with
+//!   ([`storage::place`]). Buffers the kernels read with
 //!   128-bit loads go to the interleaved region. Code, the tile's pointer
 //!   table, kernel records and exchange rows go in the memory kept for code
 //!   and exchange tables.
@@ -34,11 +34,12 @@
 //!   compressed into regular pieces.
 
 mod emit;
+pub mod storage;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, Phase, RowEntry};
 use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
-use crate::place_storage::Buffer;
+use storage::Buffer;
 use crate::tile_to_exchange::{
     blocks, elem_bytes, mapping_of, needs, partial_runs, runs_for, transfers_of, Block, Run,
 };
@@ -108,7 +109,7 @@ impl Pass for Codegen {
                 ),
             ));
         };
-        let (pkg, stats) = build_package(cx, f, &target)?;
+        let (pkg, stats, summary) = build_package(cx, f, &target)?;
         self.stats = stats;
         let loc = cx.op_loc(f);
         let body = cx
@@ -117,7 +118,11 @@ impl Pass for Codegen {
         for op in cx.block_ops_vec(body) {
             cx.erase_op(op);
         }
-        let _ = (body, loc, &pkg); // TODO(emit_package)
+        for op in cx.block_ops_vec(body) {
+            cx.erase_op(op);
+        }
+        emit_summary(cx, body, &summary, loc);
+        let _ = &pkg; // TODO(emit_package)
         Ok(())
     }
 
@@ -156,6 +161,32 @@ impl Pass for Codegen {
             },
         ]
     }
+}
+
+/// Human-readable summaries the pass prints before the package.
+#[derive(Default, Debug, Clone)]
+pub struct Summary {
+    pub memory_maps: Vec<MemoryMap>,
+    pub code: Vec<CodeSummary>,
+}
+
+/// Tiles with the same buffers at the same addresses.
+#[derive(Debug, Clone)]
+pub struct MemoryMap {
+    pub tiles: Vec<u32>,
+    pub used: u64,
+    pub free: u64,
+    /// `0x80000 4112 B s1.partials`, by address.
+    pub buffers: Vec<String>,
+}
+
+/// Tiles running the same code.
+#[derive(Debug, Clone)]
+pub struct CodeSummary {
+    pub tiles: Vec<u32>,
+    pub kernels: Vec<String>,
+    pub code_bytes: u64,
+    pub exec: String,
 }
 
 /// A 32-bit word of a kernel state record.
@@ -979,6 +1010,40 @@ impl Planner<'_> {
     }
 }
 
+/// Appends the memory maps and code summaries to `block`.
+fn emit_summary(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for m in &s.memory_maps {
+        let set = ipu_package::TileSet::from_tiles(m.tiles.iter().copied()).to_string();
+        let bufs: Vec<_> = m.buffers.iter().map(|b| cx.string_attr(b)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("used"), cx.i64_attr(m.used as i64)),
+            (cx.sym("free"), cx.i64_attr(m.free as i64)),
+            (cx.sym("buffers"), cx.array_attr(bufs)),
+        ];
+        let name = cx.op_name("machine.memory_map");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+    for c in &s.code {
+        let set = ipu_package::TileSet::from_tiles(c.tiles.iter().copied()).to_string();
+        let names: Vec<_> = c.kernels.iter().map(|k| cx.string_attr(k)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("kernels"), cx.array_attr(names)),
+            (cx.sym("code_bytes"), cx.i64_attr(c.code_bytes as i64)),
+            (cx.sym("exec"), cx.string_attr(&c.exec)),
+        ];
+        let name = cx.op_name("machine.code");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+}
+
 /// Plans the program of function `f` (tile stage, with its exchange phases).
 pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f64), Diagnostic> {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
@@ -1100,7 +1165,7 @@ pub fn build_package(
     cx: &Context,
     f: Op,
     target: &Arc<Target>,
-) -> Result<(Package, Stats), Diagnostic> {
+) -> Result<(Package, Stats, Summary), Diagnostic> {
     let operations = cx
         .block_ops(cx.entry_block(cx.region(f, 0)).expect("checked"))
         .count();
