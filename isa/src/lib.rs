@@ -7,6 +7,7 @@ pub mod asm;
 pub mod disasm;
 pub mod elf;
 pub mod encode;
+pub mod exchange_row;
 pub mod float;
 pub mod kernels;
 pub mod link;

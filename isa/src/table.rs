@@ -196,6 +196,7 @@ isa_table! {
     Send = "send", Mem, Supervisor, 56, [Mem], 1, "send the 32-bit word at the address to the exchange in this cycle";
     Recv = "recv", Mem, Supervisor, 57, [Mem], 1, "store the 32-bit word arriving in this cycle from the selected sender";
     Recvsel = "recvsel", Mem, Supervisor, 58, [M], 1, "select the tile whose sends this tile receives (0xffffffff: none)";
+    Exch = "exch", Mem, Supervisor, 59, [M], 1, "start the exchange engine on the exchange-table row at address m (4-aligned; see section 7)";
     // ---- arithmetic slot: f32 x2
     F32v2add = "f32v2add", Arith, Worker, 64 / 0, [A2, A2, A2], 1, "d = s + t (2 x f32)";
     F32v2sub = "f32v2sub", Arith, Worker, 64 / 1, [A2, A2, A2], 1, "d = s - t";

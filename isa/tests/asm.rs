@@ -76,6 +76,22 @@ fn assemble_disassemble_assemble_is_byte_identical() {
 }
 
 #[test]
+fn exch_assembles_disassembles_and_round_trips() {
+    let a = asm(".text\nmain:\n    setzi $m7, 0xc0000\n    exch $m7\n    sync 1\n");
+    let bytes = code(&a);
+    let w = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+    // Opcode 59, the register in the first field.
+    assert_eq!(w, 59 << 24 | 7 << 20);
+    let i = ipu_isa::decode(w).unwrap();
+    assert_eq!(i.op, ipu_isa::Op::Exch);
+    assert_eq!(ipu_isa::info(i.op).ctx, ipu_isa::table::Ctx::Supervisor);
+    let text = disassemble_text(&bytes, 0, false);
+    assert!(text.contains("exch $m7"), "{text}");
+    assert_eq!(code(&asm(&text)), bytes);
+    assert!(assemble("t.S", "exch $a1\n", &BTreeMap::new()).is_err());
+}
+
+#[test]
 fn library_kernels_round_trip_through_the_disassembler() {
     let specs: Vec<(&str, BTreeMap<String, i64>)> = vec![
         (

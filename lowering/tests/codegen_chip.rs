@@ -34,7 +34,7 @@ fn compile(src: &str, target: &str) -> Package {
         .find(|&o| cx.is(o, "func.func"))
         .unwrap();
     let t = Arc::new(Target::load(target).unwrap());
-    let (pkg, _) =
+    let (pkg, _, _) =
         ipu_lowering::codegen::build_package(&cx, f, &t).unwrap_or_else(|d| panic!("{d}"));
     pkg
 }
@@ -55,7 +55,8 @@ fn to_link_image(img: &ipu_package::TileImage) -> ipu_isa::link::TileImage {
     ipu_isa::link::TileImage {
         segments,
         symbols: img.entries.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        exec_ranges: vec![img.code_address..img.code_address + img.code.len() as u32],
+        exec_ranges: std::iter::once(img.code_address..img.code_address + img.code.len() as u32)
+            .collect(),
         code_size: img.code.len() as u32,
     }
 }

@@ -1,5 +1,5 @@
 //! Whole-chip simulator benchmark (`cargo bench -p ipu-runtime --bench chip`,
-//! or `bench/chip.sh [TARGET] [SUPERSTEPS] [ITERS] [WORDS]`): simulated
+//! or `bench/chip.sh [TARGET] [SUPERSTEPS] [ITERS] [WORDS] [ENGINE_BYTES]`): simulated
 //! tile-cycles per second on a full chip.
 //!
 //! Two programs on every tile of the target (ipu21: 1472 tiles):
@@ -9,6 +9,11 @@
 //!   odd tiles receive first); sync }.
 //! * `compute`: the same compute and syncs with no exchange code, which
 //!   lets every tile run to its sync without simulation rounds.
+//!
+//! * `engine`: one exchange phase on exchange engines (`exch`): every tile
+//!   sends ENGINE_BYTES (default 26,000: 38 MB over the 1472 tiles of
+//!   ipu21, like a phase of the compiler's MLP) to t + 1 and captures its
+//!   predecessor's.
 //!
 //! Reported per program: chip cycles, tile-cycles, instructions, rounds,
 //! wall seconds, tile-cycles/s and instructions/s (wall and per CPU
@@ -160,6 +165,62 @@ fn bench(t: &Target, name: &str, steps: i64, iters: i64, words: i64, exchange: b
     );
 }
 
+fn bench_engine(t: &Target, len: u32) {
+    use ipu_isa::exchange_row::{encode_row_bytes, RowEntry};
+    let n = t.tiles();
+    let src = ".globl main\nmain: setzi $m1, 0xC0000\n exch $m1\n sync 1\n halt\n";
+    let a = assemble("engine.S", src, &BTreeMap::new()).expect("assemble");
+    let img = link(
+        &[("e", &a.object)],
+        &LinkLayout::new(t.memory.base_address as u32, t.memory_end() as u32),
+    )
+    .expect("link");
+    let t_build = Instant::now();
+    let mut chip = Chip::new(t).expect("chip");
+    chip.load_all(&img, img.symbol("main").unwrap(), 0)
+        .expect("load");
+    for tile in 0..n {
+        let pred = (tile + n - 1) % n;
+        let row = [
+            RowEntry::Select {
+                cycle: 0,
+                sender: Some(pred),
+            },
+            RowEntry::Send {
+                cycle: 0,
+                addr: 0x90000,
+                len,
+            },
+            RowEntry::Capture {
+                cycle: t.route_latency(pred, tile),
+                addr: 0xA0000,
+                len,
+                partner: false,
+            },
+        ];
+        chip.write(tile, 0xC0000, &encode_row_bytes(&row)).unwrap();
+        let data: Vec<u8> = (0..len).map(|b| (b ^ tile) as u8).collect();
+        chip.write(tile, 0x90000, &data).unwrap();
+    }
+    let build = t_build.elapsed().as_secs_f64();
+    let r = chip.run(u64::MAX).unwrap_or_else(|e| panic!("engine: {e}"));
+    assert_eq!(r.outcome, ChipOutcome::Halted);
+    for tile in [0, 1, n / 2, n - 1] {
+        let pred = (tile + n - 1) % n;
+        let want: Vec<u8> = (0..len).map(|b| (b ^ pred) as u8).collect();
+        assert_eq!(chip.read(tile, 0xA0000, want.len()).unwrap(), &want[..]);
+    }
+    let moved = r.total_words_sent() as f64 * 4.0;
+    println!(
+        "engine   {n} tiles, {:.1} MB moved in one phase: {} chip cycles, {} rounds; build {build:.2} s, run {:.3} s wall ({:.0} MB/s)",
+        moved / 1e6,
+        r.cycles,
+        r.rounds,
+        r.wall_seconds,
+        moved / r.wall_seconds / 1e6,
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; positional arguments are ours.
     let args: Vec<String> = std::env::args()
@@ -176,4 +237,5 @@ fn main() {
     );
     bench(&t, "bsp", steps, iters, words, true);
     bench(&t, "compute", steps, iters, words, false);
+    bench_engine(&t, num(4, 26_000) as u32);
 }

@@ -40,6 +40,32 @@
 //! whole chip gives, and the rounds depend only on earlier rounds, so the
 //! results are identical for any thread count.
 //!
+//! # Exchange engines
+//! An `exch` hands its checked row to the tile's port
+//! ([`ExchangePort::start_row`](crate::ExchangePort::start_row)): its send
+//! runs go to the fabric with the tile's outbox (as runs sharing the bytes
+//! read at issue, found by binary search, never expanded into words), so
+//! `recv` instructions see them like `send`s, and the row is kept until
+//! its captures are resolved. Engine sends lie after the `exch`'s cycle, so
+//! the `K_s` rule above covers them. Captures are resolved when every live
+//! tile is at the sync or halted (all sends of the superstep are then
+//! committed), before the release, and at the end of a run for halted
+//! tiles: receivers in parallel, each writing only its own memory and
+//! faults, a run of words per sender and row at a time (one copy from the
+//! sender's snapshot into the receiver's memory). A tile's arrival at a
+//! `sync 1` issued while its engine runs is the engine end (see
+//! `docs/isa.md` section 7).
+//!
+//! # Reports
+//! [`ChipReport`] holds per-tile totals ([`TileReport`]) and one
+//! [`SuperstepReport`] per superstep (between two chip-wide syncs, the last
+//! one ending when every tile has halted). Each superstep carries one
+//! [`TileSuperstep`] per started tile, in tile order: its arrival cycle at
+//! the sync (or where it halted), and its issue cycles, instructions, words
+//! sent and words received (engine and instructions) in that superstep: a
+//! profiler's timeline. A run that stops on a fault or the cycle limit
+//! reports the supersteps completed so far.
+//!
 //! # Faults
 //! A tile fault (out-of-range access, a receive with no word: tile, cycle,
 //! pc, instruction and the selected sender) or a fabric fault (two words
@@ -51,12 +77,15 @@
 //! reaches the sync the others wait at keeps them waiting (up to the cycle
 //! budget of [`Chip::run`]). Nothing panics on a program.
 //!
+//! Engine captures that find no word ([`ChipFault::Capture`]) are found
+//! when the superstep's captures are resolved, after every tile has
+//! reached the sync; they are reported with the same ordering.
+//!
 //! # Limits of the model
-//! The ISA issues at most one supervisor instruction per cycle and only
-//! the supervisor sends and receives, so a program cannot send two words
-//! or capture two words in one cycle; the fabric still checks both (see
-//! [`fabric::FabricPort`]). Paired (supertile) receives at 8 B/cycle have
-//! no instruction in the ISA and are not modelled. The tile simulator's
+//! An engine send and a `send` in one cycle are a [`ChipFault::DoubleSend`];
+//! a tile's `recv` and its engine's captures use separate selectors and
+//! are not checked against each other. Paired (supertile) receives at
+//! 8 B/cycle are engine captures with the partner flag. The tile simulator's
 //! memory starts at address 0: accesses below the target's
 //! `memory.base_address` by a running program are not faults (host access
 //! and image loading below it are refused).
@@ -70,10 +99,66 @@ use ipu_isa::{decode, Op};
 use ipu_target::Target;
 use rayon::prelude::*;
 
+use crate::exchange::{EngineCapture, EngineRow};
 use crate::tile::{
     ContextId, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig, TileStats, WORKERS,
 };
 use fabric::{Fabric, PortState, RouteModel};
+use std::sync::Arc;
+
+/// Captures the words of `cap` (an entry of a row of `tile`) from port `p`, whose rows this superstep are `port_rows`, into the
+/// tile's memory. `Err((cycle, sender))`: the first word with no sender
+/// selected (`None`) or no word sent.
+fn capture(
+    fabric: &Fabric,
+    tile: &mut Tile,
+    cap: &EngineCapture,
+    p: u32,
+    port_rows: &[Arc<EngineRow>],
+) -> Result<(), (u64, Option<u32>)> {
+    let words = cap.words() as u64;
+    let route = fabric.route();
+    let mut k = 0u64;
+    while k < words {
+        let t = cap.start + k;
+        // The port's running row: its latest row started by cycle t.
+        let i = port_rows.partition_point(|x| x.t0 <= t);
+        let Some(pr) = i.checked_sub(1).map(|i| &port_rows[i]) else {
+            return Err((t, None));
+        };
+        let j = pr.selects.partition_point(|s| s.0 <= t);
+        let sender = j
+            .checked_sub(1)
+            .map(|j| pr.selects[j].1)
+            .filter(|&s| s != u32::MAX);
+        let Some(s) = sender else {
+            return Err((t, None));
+        };
+        // The sender stays selected until the port's next select or row.
+        let mut seg_end = cap.start + words;
+        if let Some(n) = pr.selects.get(j) {
+            seg_end = seg_end.min(n.0);
+        }
+        if let Some(n) = port_rows.get(i) {
+            seg_end = seg_end.min(n.t0);
+        }
+        let lat = route.latency(s, p) as u64;
+        let (Some(from), true) = (t.checked_sub(lat), s < route.tiles) else {
+            return Err((t, Some(s)));
+        };
+        let n = seg_end - t;
+        let lo = 4 * k as usize;
+        let hi = (4 * (k + n) as usize).min(cap.len as usize);
+        let Ok(dst) = tile.memory_mut(cap.addr + lo as u32, hi - lo) else {
+            return Err((t, Some(s)));
+        };
+        if let Err(c) = fabric.gather(s, from, dst) {
+            return Err((c + lat, Some(s)));
+        }
+        k += n;
+    }
+    Ok(())
+}
 
 /// The figures of a target the chip simulator uses.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +172,11 @@ pub struct ChipConfig {
     pub memory_end: u32,
     pub interleaved_start: u32,
     pub sync_cycles: u64,
+    /// `exchange.phase_fixed_cycles`: an `exch` in cycle c starts its row
+    /// at T0 = c + 1 + this.
+    pub phase_fixed_cycles: u64,
+    /// `exchange.supertile_tiles` (2: tiles 2k and 2k + 1 are partners).
+    pub supertile_tiles: u32,
     pub route: RouteModel,
 }
 
@@ -107,6 +197,8 @@ impl ChipConfig {
             memory_end: end,
             interleaved_start: t.memory.interleaved_start.map_or(end, |s| s as u32),
             sync_cycles: t.exchange.sync_cycles as u64,
+            phase_fixed_cycles: t.exchange.phase_fixed_cycles as u64,
+            supertile_tiles: t.exchange.supertile_tiles,
             route: RouteModel::new(
                 t.tiles(),
                 t.chip.tiles_per_column,
@@ -120,6 +212,9 @@ impl ChipConfig {
     pub fn tile_config(&self, id: u32) -> TileConfig {
         let mut c = TileConfig::new(self.memory_end, self.interleaved_start).with_tile_id(id);
         c.sync_cycles = self.sync_cycles;
+        c.memory_base = self.memory_base;
+        c.phase_fixed_cycles = self.phase_fixed_cycles;
+        c.supertile_tiles = self.supertile_tiles;
         c
     }
 }
@@ -147,6 +242,20 @@ pub enum ChipFault {
         first: u32,
         second: u32,
     },
+    /// An exchange-engine capture word found nothing: no sender selected
+    /// on the port at `cycle` (`sender: None`), or no word sent by
+    /// `sender` at `cycle - latency(sender, port)`.
+    #[error("tile {tile}, cycle {cycle}: exchange capture of {len} bytes to {addr:#x} (row of the `exch` at pc {pc:#x}) {}", match sender { Some(s) => format!("finds no word from tile {s} on port {port}"), None => format!("has no sender selected on port {port}") })]
+    Capture {
+        tile: u32,
+        cycle: u64,
+        /// The port captured from: `tile`, or its partner `tile ^ 1`.
+        port: u32,
+        sender: Option<u32>,
+        addr: u32,
+        len: u32,
+        pc: u32,
+    },
     /// The simulator broke one of its own invariants (a bug, reported as a
     /// value rather than a panic).
     #[error("tile {tile}, cycle {cycle}: internal chip-simulator error: {message}")]
@@ -162,7 +271,9 @@ impl ChipFault {
     pub fn tile(&self) -> u32 {
         match self {
             ChipFault::Tile(f) => f.tile,
-            ChipFault::DoubleSend { tile, .. } | ChipFault::Internal { tile, .. } => *tile,
+            ChipFault::DoubleSend { tile, .. }
+            | ChipFault::Internal { tile, .. }
+            | ChipFault::Capture { tile, .. } => *tile,
             ChipFault::TwoSenders { receiver, .. } => *receiver,
         }
     }
@@ -172,6 +283,7 @@ impl ChipFault {
             ChipFault::Tile(f) => f.cycle,
             ChipFault::DoubleSend { cycle, .. }
             | ChipFault::TwoSenders { cycle, .. }
+            | ChipFault::Capture { cycle, .. }
             | ChipFault::Internal { cycle, .. } => *cycle,
         }
     }
@@ -228,7 +340,7 @@ pub struct TileReport {
 }
 
 /// One superstep: the compute and exchange between two syncs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SuperstepReport {
     pub index: usize,
     /// The cycle the last tile reached the sync (or halted, for the last).
@@ -237,6 +349,30 @@ pub struct SuperstepReport {
     pub release_cycle: Option<u64>,
     /// Tiles that took part in the sync.
     pub tiles_synced: u32,
+    /// One record per started tile, in tile order.
+    pub tiles: Vec<TileSuperstep>,
+}
+
+/// One started tile in one superstep (a profiler's figures).
+///
+/// The counts cover what the tile did from the start of the superstep (the
+/// previous release, or the start of the run) to its arrival. A tile that
+/// halted in an earlier superstep has its halt cycle and zero counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileSuperstep {
+    pub tile: u32,
+    /// The cycle the tile arrived at the sync (for a `sync 1` issued while
+    /// its exchange engine runs: the engine end E), or where it halted.
+    pub arrival: u64,
+    /// The tile halted (in this superstep or before) instead of syncing.
+    pub halted: bool,
+    /// Cycles in which the tile issued, and instructions (a bundle counts two).
+    pub issue_cycles: u64,
+    pub instructions: u64,
+    /// Words sent (`send` and engine sends) and received (`recv` and
+    /// engine captures).
+    pub words_sent: u64,
+    pub words_received: u64,
 }
 
 /// What a run did.
@@ -305,6 +441,9 @@ struct Slot {
     fault: Option<ChipFault>,
     /// A stalled receive: (sender, send cycle it needs).
     waiting: Option<(u32, u64)>,
+    /// Issues, instructions, words sent and received at the start of the
+    /// current superstep.
+    mark: [u64; 4],
 }
 
 impl Slot {
@@ -402,8 +541,8 @@ fn exchange_ops(image: &TileImage) -> (bool, bool) {
                 continue;
             }
             if let Ok(i) = decode(u32::from_le_bytes([w[0], w[1], w[2], w[3]])) {
-                send |= i.op == Op::Send;
-                recv |= i.op == Op::Recv;
+                send |= matches!(i.op, Op::Send | Op::Exch);
+                recv |= matches!(i.op, Op::Recv | Op::Exch);
             }
         }
     }
@@ -428,6 +567,7 @@ impl Chip {
                 sync_wait: 0,
                 fault: None,
                 waiting: None,
+                mark: [0; 4],
             })
             .collect();
         Chip {
@@ -675,7 +815,7 @@ impl Chip {
                     }
                 });
                 for (id, sl) in self.slots.iter_mut().enumerate() {
-                    if !sl.port.outbox.is_empty() {
+                    if !sl.port.outbox.is_empty() || !sl.port.engine_outbox.is_empty() {
                         self.fabric.commit(id as u32, &mut sl.port);
                     }
                 }
@@ -716,6 +856,12 @@ impl Chip {
                     _ => None,
                 })
                 .collect();
+            // Every live tile is at the sync or halted: every send of the
+            // superstep is known, so the engines' captures can be resolved.
+            self.resolve_captures();
+            if self.slots.iter().any(|s| !s.port.faults.is_empty()) {
+                return Err(self.fail(t0));
+            }
             let Some(&last) = arrivals.iter().max() else {
                 let end = self
                     .slots
@@ -725,15 +871,18 @@ impl Chip {
                     .max()
                     .unwrap_or(0);
                 let index = self.supersteps.len();
+                let tiles = self.superstep_tiles();
                 self.supersteps.push(SuperstepReport {
                     index,
                     end_cycle: end,
                     release_cycle: None,
                     tiles_synced: 0,
+                    tiles,
                 });
                 return Ok(self.report(ChipOutcome::Halted, t0.elapsed().as_secs_f64()));
             };
             let release = last + self.cfg.sync_cycles;
+            let tiles = self.superstep_tiles();
             for s in &mut self.slots {
                 if let State::AtSync(c) = s.state {
                     s.sync_wait += release - c;
@@ -747,9 +896,84 @@ impl Chip {
                 end_cycle: last,
                 release_cycle: Some(release),
                 tiles_synced: arrivals.len() as u32,
+                tiles,
             });
             self.fabric.prune_before(release);
         }
+    }
+
+    /// The per-tile records of the superstep ending now (every tile at the
+    /// sync or halted), and the marks for the next one.
+    fn superstep_tiles(&mut self) -> Vec<TileSuperstep> {
+        let mut out = Vec::new();
+        for (id, s) in self.slots.iter_mut().enumerate() {
+            let (arrival, halted) = match s.state {
+                State::AtSync(c) => (c, false),
+                State::Halted => (s.tile.cycle(), true),
+                _ => continue,
+            };
+            let st = s.tile.stats();
+            let now = [
+                st.issues,
+                st.instructions,
+                s.port.words_sent,
+                s.port.words_received,
+            ];
+            let d = |k: usize| now[k] - s.mark[k];
+            out.push(TileSuperstep {
+                tile: id as u32,
+                arrival,
+                halted,
+                issue_cycles: d(0),
+                instructions: d(1),
+                words_sent: d(2),
+                words_received: d(3),
+            });
+            s.mark = now;
+        }
+        out
+    }
+
+    /// Resolves the captures of every row started since the last
+    /// resolution (all their senders' words are committed), writing tile
+    /// memory; faults go to the receivers' port states. Receivers run in
+    /// parallel; each writes only its own memory and faults, so the
+    /// result does not depend on the thread count.
+    fn resolve_captures(&mut self) {
+        let rows: Vec<Vec<Arc<EngineRow>>> = self
+            .slots
+            .iter_mut()
+            .map(|s| std::mem::take(&mut s.port.rows))
+            .collect();
+        if rows.iter().all(|r| r.is_empty()) {
+            return;
+        }
+        let fabric = &self.fabric;
+        let rows = &rows;
+        self.slots
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(4)
+            .for_each(|(r, sl)| {
+                for row in &rows[r] {
+                    for cap in &row.captures {
+                        let p = if cap.partner { r as u32 ^ 1 } else { r as u32 };
+                        let port_rows = rows.get(p as usize).map_or(&[][..], |v| v.as_slice());
+                        match capture(fabric, &mut sl.tile, cap, p, port_rows) {
+                            Ok(()) => sl.port.words_received += cap.words() as u64,
+                            Err((cycle, sender)) => sl.port.faults.push(ChipFault::Capture {
+                                tile: r as u32,
+                                cycle,
+                                port: p,
+                                sender,
+                                addr: cap.addr,
+                                len: cap.len,
+                                pc: row.pc,
+                            }),
+                        }
+                    }
+                }
+            });
     }
 
     fn fail(&mut self, t0: Instant) -> RunError {

@@ -7,7 +7,7 @@ pub mod chip;
 pub mod exchange;
 pub mod tile;
 
-pub use exchange::{ExchangePort, Loopback, NoExchange};
+pub use exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort, Loopback, NoExchange};
 pub use tile::{
     ContextId, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig, TileStats, WORKERS,
 };

@@ -21,7 +21,7 @@ use ipu_isa::link::TileImage;
 use ipu_isa::table::{Ctx, Slot};
 use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUNDLE_BIT};
 
-use crate::exchange::ExchangePort;
+use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 
 /// Worker contexts per tile.
 pub const WORKERS: usize = 6;
@@ -40,6 +40,16 @@ pub struct TileConfig {
     pub interleaved_start: u32,
     /// Cycles a chip-wide sync takes when the tile runs alone.
     pub sync_cycles: u64,
+    /// First byte of tile SRAM: exchange-row sends and captures below it
+    /// are faults (the memory of the simulator still spans `0..memory_bytes`).
+    pub memory_base: u32,
+    /// Fixed cost of an exchange phase: an `exch` issued in cycle c has its
+    /// time base T0 = c + 1 + `phase_fixed_cycles` (target
+    /// `exchange.phase_fixed_cycles`).
+    pub phase_fixed_cycles: u64,
+    /// Tiles per supertile (target `exchange.supertile_tiles`): 2 allows
+    /// partner captures (from tile ^ 1's port), 1 refuses them.
+    pub supertile_tiles: u32,
 }
 
 impl TileConfig {
@@ -49,6 +59,9 @@ impl TileConfig {
             memory_bytes,
             interleaved_start,
             sync_cycles: 90,
+            memory_base: 0,
+            phase_fixed_cycles: 100,
+            supertile_tiles: 2,
         }
     }
     /// 624 KiB per tile (machine model); the top 560 KiB interleaved (an
@@ -119,6 +132,12 @@ pub enum FaultKind {
     Deadlock,
     #[error("the tile was not started")]
     NotStarted,
+    #[error("bad exchange row: {0}")]
+    ExchRow(ipu_isa::exchange_row::RowError),
+    #[error("`exch` while the exchange engine runs (until cycle {end})")]
+    EngineBusy { end: u64 },
+    #[error("`halt` while the exchange engine runs (until cycle {end})")]
+    HaltWithEngine { end: u64 },
 }
 
 /// A fault: where and when, and what.
@@ -327,7 +346,7 @@ macro_rules! handlers {
 }
 
 static HANDLERS: [Handler; Op::COUNT] = handlers!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145
 );
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -389,6 +408,8 @@ pub struct Tile {
     cycle: u64,
     sup: Sup,
     recv_sel: u32,
+    /// End E of the latest exchange-engine row (0: none ran).
+    engine_end: u64,
     stats: TileStats,
     pending_fault: Option<FaultKind>,
 }
@@ -491,6 +512,7 @@ impl Tile {
             cycle: 0,
             sup: Sup::NotStarted,
             recv_sel: u32::MAX,
+            engine_end: 0,
             stats: TileStats::default(),
             pending_fault: None,
         }
@@ -574,6 +596,16 @@ impl Tile {
             len,
             size: self.mem.len(),
         })
+    }
+
+    /// Host access to tile memory in place (the chip writes captured
+    /// exchange words with it).
+    pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
+        let size = self.mem.len();
+        let a = addr as usize;
+        self.mem
+            .get_mut(a..a + len)
+            .ok_or(HostAccessError { addr, len, size })
     }
 
     pub fn cycle(&self) -> u64 {
@@ -705,9 +737,11 @@ impl Tile {
                     break;
                 }
             }
-            // A sync or halt takes effect at the end of its issue cycle.
+            // A sync or halt takes effect at the end of its issue cycle; a
+            // sync takes part in the chip-wide sync once the engine is done.
             self.cycle = c;
             if self.sup == Sup::WaitSync {
+                self.cycle = self.cycle.max(self.engine_end);
                 return Ok(Outcome::Sync { cycle: self.cycle });
             }
         }
@@ -901,6 +935,95 @@ impl Tile {
         b
     }
 
+    /// The end E of the latest exchange-engine row (0 if none ran): the
+    /// engine runs while the cycle is below it.
+    pub fn engine_end(&self) -> u64 {
+        self.engine_end
+    }
+
+    /// Reads and checks the exchange row at `addr` for an `exch` at `pc`
+    /// issuing now, and reads its send bytes.
+    fn engine_row(&self, addr: u32, pc: u32) -> Result<EngineRow, FaultKind> {
+        use ipu_isa::exchange_row::{decode_row, RowEntry, RowError};
+        let bad = |e| Err(FaultKind::ExchRow(e));
+        if addr & 3 != 0 {
+            return bad(RowError::Misaligned { addr });
+        }
+        if addr < self.cfg.memory_base {
+            return bad(RowError::Outside { addr });
+        }
+        let bytes = self.mem.get(addr as usize..).unwrap_or(&[]);
+        let entries = decode_row(bytes, addr).map_err(FaultKind::ExchRow)?;
+        let t0 = self.cycle + 1 + self.cfg.phase_fixed_cycles;
+        let (lo, hi) = (self.cfg.memory_base as u64, self.mem.len() as u64);
+        let mut row = EngineRow {
+            pc,
+            issue: self.cycle,
+            t0,
+            end: t0,
+            selects: Vec::new(),
+            captures: Vec::new(),
+            sends: Vec::new(),
+            data: std::sync::Arc::default(),
+        };
+        let send_bytes: u64 = entries
+            .iter()
+            .map(|e| match e {
+                RowEntry::Send { .. } => 4 * e.data_words() as u64,
+                _ => 0,
+            })
+            .sum();
+        // (Capped: a refused row must not allocate its claimed size first.)
+        let mut data = Vec::with_capacity(send_bytes.min(hi) as usize);
+        for (k, e) in entries.iter().enumerate() {
+            let entry = k as u32;
+            let start = t0 + e.cycle() as u64;
+            match *e {
+                RowEntry::Select { sender, .. } => {
+                    row.selects.push((start, sender.unwrap_or(u32::MAX)));
+                    continue;
+                }
+                RowEntry::Capture {
+                    addr, len, partner, ..
+                } => {
+                    if (addr as u64) < lo || addr as u64 + len as u64 > hi {
+                        return bad(RowError::RangeOutside { entry, addr, len });
+                    }
+                    if addr < self.code_hi && addr as u64 + len as u64 > self.code_lo as u64 {
+                        return bad(RowError::CaptureIntoCode { entry, addr, len });
+                    }
+                    if partner && self.cfg.supertile_tiles < 2 {
+                        return bad(RowError::NoPartner { entry });
+                    }
+                    row.captures.push(EngineCapture {
+                        start,
+                        partner,
+                        addr,
+                        len,
+                        entry,
+                    });
+                }
+                RowEntry::Send { addr, len, .. } => {
+                    if (addr as u64) < lo || addr as u64 + len as u64 > hi {
+                        return bad(RowError::RangeOutside { entry, addr, len });
+                    }
+                    let offset = data.len() as u64;
+                    data.extend_from_slice(&self.mem[addr as usize..(addr + len) as usize]);
+                    data.resize(offset as usize + 4 * e.data_words() as usize, 0);
+                    row.sends.push(EngineSend {
+                        start,
+                        words: e.data_words(),
+                        offset,
+                    });
+                }
+            }
+            row.end = row.end.max(start + e.data_words() as u64);
+        }
+        // Moved, not copied: the fabric shares these bytes with the row.
+        row.data = std::sync::Arc::new(data);
+        Ok(row)
+    }
+
     fn weight_write(&mut self, offset: u32, bytes: &[u8]) {
         // Writes past the bank are dropped, so kernels may over-fetch.
         let o = offset as usize;
@@ -1007,6 +1130,11 @@ impl Tile {
                 if self.ctx[..WORKERS].iter().any(|c| c.active) {
                     return Err(FaultKind::HaltWithWorkers);
                 }
+                if self.cycle < self.engine_end {
+                    return Err(FaultKind::HaltWithEngine {
+                        end: self.engine_end,
+                    });
+                }
                 self.sup = Sup::Halted;
             }
             Getc => self.ctx[ci].m[d] = self.cycle as u32,
@@ -1032,6 +1160,16 @@ impl Tile {
                 self.mem[a..a + 4].copy_from_slice(&w.to_le_bytes());
             }
             Recvsel => self.recv_sel = self.ctx[ci].m[d],
+            Exch => {
+                if self.cycle < self.engine_end {
+                    return Err(FaultKind::EngineBusy {
+                        end: self.engine_end,
+                    });
+                }
+                let row = self.engine_row(self.ctx[ci].m[d], self.ctx[ci].pc)?;
+                self.engine_end = row.end;
+                port.start_row(self.cfg.tile_id, row);
+            }
             _ => return Err(FaultKind::BadBundle),
         }
         Ok(())

@@ -558,6 +558,114 @@ fn supervisor_control_exchange_and_sync() {
     assert!(rd32(&t, 0x20108) >= 90, "sync took its time");
 }
 
+/// Records the rows a tile starts.
+#[derive(Default)]
+struct RowPort(Vec<(u32, ipu_runtime::EngineRow)>);
+
+impl ipu_runtime::ExchangePort for RowPort {
+    fn send(&mut self, _: u32, _: u64, _: u32) {}
+    fn receive(&mut self, _: u32, _: u64, _: u32) -> Option<u32> {
+        None
+    }
+    fn start_row(&mut self, tile: u32, row: ipu_runtime::EngineRow) {
+        self.0.push((tile, row));
+    }
+}
+
+/// `exch` on a tile alone: the row it hands to the port (absolute cycles,
+/// send bytes read at issue and zero-padded), the sync arrival at the
+/// engine end, and the engine faults.
+#[test]
+fn exchange_engine_on_one_tile() {
+    use ipu_isa::exchange_row::{encode_row_bytes, RowEntry, RowError};
+    let row = encode_row_bytes(&[
+        RowEntry::Select {
+            cycle: 0,
+            sender: Some(3),
+        },
+        RowEntry::Send {
+            cycle: 2,
+            addr: 0x20100,
+            len: 6,
+        },
+        RowEntry::Capture {
+            cycle: 5,
+            addr: 0x20201,
+            len: 8,
+            partner: true,
+        },
+    ]);
+    // exch issues in cycle 1: T0 = 1 + 1 + 100 = 102, E = 102 + 5 + 2.
+    let src = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n setzi $m3, 0x20100\n st32 $m3, [$m3]\n sync 1\n getc $m2\n halt\n";
+    let (mut t, img) = tile_with(src, &[]);
+    t.write(0x20000, &row).unwrap();
+    t.write(0x20100, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    t.start(img.symbol("main").unwrap(), 0);
+    let mut port = RowPort::default();
+    assert_eq!(
+        t.run(&mut port, 1000).unwrap(),
+        ipu_runtime::Outcome::Sync { cycle: 109 }
+    );
+    assert_eq!(t.engine_end(), 109);
+    note_ops(&t, &img);
+    let (tile, r) = &port.0[0];
+    assert_eq!((*tile, r.pc, r.issue, r.t0, r.end), (0, 0x104, 1, 102, 109));
+    assert_eq!(r.selects, vec![(102, 3)]);
+    assert_eq!(
+        r.sends,
+        vec![ipu_runtime::EngineSend {
+            start: 104,
+            words: 2,
+            offset: 0
+        }]
+    );
+    // Read at issue: the store in cycle 3 does not change what is sent.
+    assert_eq!(&r.data[..], &[1, 2, 3, 4, 5, 6, 0, 0]);
+    assert_eq!(r.word_at(105), Some(0x0605));
+    assert_eq!(r.word_at(106), None);
+    assert_eq!(r.captures.len(), 1);
+    assert_eq!(
+        (
+            r.captures[0].start,
+            r.captures[0].partner,
+            r.captures[0].addr
+        ),
+        (107, true, 0x20201)
+    );
+    // Alone, the sync then takes `sync_cycles` from the arrival at E.
+    t.resume_from_sync(109 + 90);
+    assert_eq!(
+        t.run(&mut port, 1000).unwrap(),
+        ipu_runtime::Outcome::Halted
+    );
+    assert_eq!(rd32(&t, 0x20100), 0x20100);
+    // `sync 0` does not wait for the engine; `halt` before E, and `exch`
+    // while the engine runs, are faults.
+    let fault = |src: &str, row: &[u8]| {
+        let (mut t, img) = tile_with(src, &[]);
+        t.write(0x20000, row).unwrap();
+        t.start(img.symbol("main").unwrap(), 0);
+        t.run_to_halt(&mut RowPort::default(), 10_000).map(|_| t)
+    };
+    let halt = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 0\n setzi $m4, D\n rpt $m4, e\n nop\ne: halt\n";
+    // Issue cycles: exch 1, sync 0 2, setzi 3, rpt 4, nops 5.., halt 5 + D.
+    let f = fault(&halt.replace("D", "103"), &row).unwrap_err();
+    assert_eq!(f.kind, FaultKind::HaltWithEngine { end: 109 });
+    assert_eq!((f.cycle, f.instruction.as_str()), (108, "halt"));
+    assert!(fault(&halt.replace("D", "104"), &row).is_ok());
+    let twice = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n exch $m1\n halt\n";
+    let f = fault(twice, &row).unwrap_err();
+    assert_eq!((&f.kind, f.cycle), (&FaultKind::EngineBusy { end: 109 }, 2));
+    assert!(f.instruction.starts_with("exch"), "{f}");
+    // An empty row ends at T0; a bad kind is refused at issue.
+    let once = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 1\n halt\n";
+    let t = fault(once, &encode_row_bytes(&[])).unwrap();
+    assert_eq!(t.cycle(), 102 + 90 + 1);
+    let f = fault(once, &[1, 0, 0, 0, 0, 0, 0, 0xc0]).unwrap_err();
+    assert_eq!(f.kind, FaultKind::ExchRow(RowError::BadKind { entry: 0 }));
+    assert!(f.to_string().contains("kind 3"), "{f}");
+}
+
 #[test]
 fn amp_weight_loading_and_swap() {
     // f16 -> f16 with K = 16: 4 instructions per row; drain appears during the next row.
@@ -737,6 +845,7 @@ fn zz_every_op_is_exercised() {
     branches_calls_and_repeat();
     issue_timing_ops();
     supervisor_control_exchange_and_sync();
+    exchange_engine_on_one_tile();
     amp_weight_loading_and_swap();
     amp_weights_loaded_by_workers();
     amp_modes_ops();

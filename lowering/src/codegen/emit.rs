@@ -2,12 +2,12 @@
 //! supervisor programs and their linking, the per-tile tables (kernel
 //! records and exchange rows), host stream layouts and the package.
 
+use super::storage::place;
 use super::{
     timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, RowWork, Stats, StreamSpec, Summary,
     TileWork, Word, RESERVED,
 };
 use crate::exchange_schedule::RowEntry;
-use super::storage::place;
 use ipu_ir::{Context, Diagnostic, Op, TypeKind};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
@@ -19,12 +19,6 @@ use ipu_target::Target;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Row entry kinds of the exchange engine (docs/isa.md, `exch`).
-const ROW_SELECT: u32 = 0;
-const ROW_CAPTURE: u32 = 1;
-const ROW_SEND: u32 = 2;
-const PARTNER_FLAG: u32 = 1 << 31;
-
 /// Encodes one tile's row at absolute addresses: `src`/`dst` are the
 /// addresses its send and capture offsets are relative to.
 pub(crate) fn encode_row(
@@ -33,14 +27,12 @@ pub(crate) fn encode_row(
     src: u64,
     dst: u64,
 ) -> Result<Vec<u32>, String> {
-    let mut w = vec![entries.len() as u32];
-    let head = |kind: u32, cycle: u64| -> Result<u32, String> {
-        if cycle >= 1 << 30 {
-            return Err(format!(
-                "cycle {cycle} of an exchange row does not fit 30 bits"
-            ));
+    use ipu_isa::exchange_row::{RowEntry as Hw, MAX_CYCLE};
+    let cycle = |c: u64| -> Result<u32, String> {
+        if c > MAX_CYCLE {
+            return Err(format!("cycle {c} of an exchange row does not fit 30 bits"));
         }
-        Ok(kind << 30 | cycle as u32)
+        Ok(c as u32)
     };
     let addr = |a: u64| u32::try_from(a).map_err(|_| format!("address {a:#x} out of range"));
     let len = |l: u64| -> Result<u32, String> {
@@ -49,35 +41,38 @@ pub(crate) fn encode_row(
         }
         Ok(l as u32)
     };
+    let mut hw = Vec::with_capacity(entries.len());
     for e in entries {
-        match *e {
-            RowEntry::Select { cycle, sender, .. } => {
-                w.push(head(ROW_SELECT, cycle)?);
-                w.push(sender);
-            }
+        hw.push(match *e {
+            RowEntry::Select {
+                cycle: c, sender, ..
+            } => Hw::Select {
+                cycle: cycle(c)?,
+                sender: Some(sender),
+            },
             RowEntry::Capture {
-                cycle,
+                cycle: c,
                 port,
                 offset,
                 len: l,
-            } => {
-                w.push(head(ROW_CAPTURE, cycle)?);
-                w.push(addr(dst + offset)?);
-                let flag = if port != tile { PARTNER_FLAG } else { 0 };
-                w.push(len(l)? | flag);
-            }
+            } => Hw::Capture {
+                cycle: cycle(c)?,
+                addr: addr(dst + offset)?,
+                len: len(l)?,
+                partner: port != tile,
+            },
             RowEntry::Send {
-                cycle,
+                cycle: c,
                 offset,
                 len: l,
-            } => {
-                w.push(head(ROW_SEND, cycle)?);
-                w.push(addr(src + offset)?);
-                w.push(len(l)?);
-            }
-        }
+            } => Hw::Send {
+                cycle: cycle(c)?,
+                addr: addr(src + offset)?,
+                len: len(l)?,
+            },
+        });
     }
-    Ok(w)
+    Ok(ipu_isa::exchange_row::encode_row(&hw))
 }
 
 /// The name a call's kernel is linked under, and its entry symbol.
@@ -230,6 +225,11 @@ fn stream_layout(s: &StreamSpec, addrs: &BTreeMap<u32, Vec<u64>>) -> Vec<StreamP
     pieces
 }
 
+/// Per tile, the address of each of its buffers.
+type Addresses = BTreeMap<u32, Vec<u64>>;
+/// A memory layout (address, size, name per buffer) and its tiles and bytes used.
+type Layouts = BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)>;
+
 fn base_of(t: &Target) -> u64 {
     t.memory.base_address
 }
@@ -240,7 +240,7 @@ fn place_tiles(
     f: Op,
     target: &Target,
     tiles: &BTreeMap<u32, TileWork>,
-) -> Result<(BTreeMap<u32, Vec<u64>>, BTreeMap<u32, u64>), Diagnostic> {
+) -> Result<(Addresses, BTreeMap<u32, u64>), Diagnostic> {
     let base = target.memory.base_address;
     let data_base = base + RESERVED;
     let end = target.memory_end();
@@ -330,7 +330,7 @@ pub(crate) fn build_package_from(
     let mut summary = Summary::default();
     {
         let capacity = target.memory_end() - (base_of(target) + RESERVED);
-        let mut groups: BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)> = BTreeMap::new();
+        let mut groups: Layouts = BTreeMap::new();
         for (&t, w) in &tiles {
             let mut layout: Vec<(u64, u64, String)> = w
                 .bufs
@@ -395,16 +395,14 @@ pub(crate) fn build_package_from(
         // shape -> (linked image, table address)
         let mut linked = BTreeMap::new();
         for shape in by_shape.keys() {
+            // Tiles of one shape call the same kernels: the first one's suffice.
             let mut specs = BTreeMap::new();
-            for &t in &by_shape[shape] {
-                for cs in tiles[&t].calls.values() {
-                    for c in cs {
-                        if let Kernel::Lib(spec) = &c.kernel {
-                            specs.entry(spec.name()).or_insert_with(|| spec.clone());
-                        }
+            for cs in tiles[&by_shape[shape][0]].calls.values() {
+                for c in cs {
+                    if let Kernel::Lib(spec) = &c.kernel {
+                        specs.entry(spec.name()).or_insert_with(|| spec.clone());
                     }
                 }
-                break;
             }
             for (name, spec) in &specs {
                 if !objects.contains_key(name) {
@@ -472,8 +470,8 @@ pub(crate) fn build_package_from(
             let buf = |b: usize| a[b];
             // Slots in program order; records and rows after the table.
             let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
-            for s in 0..nsteps {
-                match steps[s].kind {
+            for (s, step) in steps.iter().enumerate() {
+                match step.kind {
                     ipu_package::StepKind::Exchange => slots.push((s, None)),
                     _ => {
                         for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {

@@ -39,7 +39,6 @@ pub mod storage;
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, Phase, RowEntry};
 use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
-use storage::Buffer;
 use crate::tile_to_exchange::{
     blocks, elem_bytes, mapping_of, needs, partial_runs, runs_for, transfers_of, Block, Run,
 };
@@ -53,6 +52,7 @@ use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
+use storage::Buffer;
 
 use emit::build_package_from;
 
@@ -373,18 +373,22 @@ impl Planner<'_> {
         }
         let phase = Phase::new(transfers);
         let t0 = Instant::now();
-        let schedule = self
+        let (schedule, known) = self
             .scheduler
             .schedule_memo(&phase)
             .map_err(|e| self.err(op, format!("exchange of {label}: {e}")))?;
-        if let Err(errors) = verify(&phase, &schedule, self.target) {
-            return Err(self.err(
-                op,
-                format!(
-                    "exchange of {label}: the schedule fails verification, first: {}",
-                    errors.first().map(|e| e.to_string()).unwrap_or_default()
-                ),
-            ));
+        // A schedule the exchange stage made in this process was verified
+        // there; a new one is verified here.
+        if !known {
+            if let Err(errors) = verify(&phase, &schedule, self.target) {
+                return Err(self.err(
+                    op,
+                    format!(
+                        "exchange of {label}: the schedule fails verification, first: {}",
+                        errors.first().map(|e| e.to_string()).unwrap_or_default()
+                    ),
+                ));
+            }
         }
         self.schedule_ms += t0.elapsed().as_secs_f64() * 1e3;
         let n = self.phases;
@@ -926,7 +930,7 @@ impl Planner<'_> {
                     let row_vector = vshape.last() == rshape.last()
                         && vshape[..vshape.len() - 1].iter().all(|&d| d == 1);
                     let cols = *bshape.last().unwrap_or(&1) as usize;
-                    if !row_vector || (cols * out.bytes()) % 8 != 0 {
+                    if !row_vector || !(cols * out.bytes()).is_multiple_of(8) {
                         return Err(self.err(op, "broadcasts an operand other than a row vector over rows of whole 64-bit granules, which has no kernel yet"));
                     }
                     K::Row(

@@ -21,7 +21,8 @@ use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
 
-/// Words per entry kind and per row header.
+/// Words per entry kind and per row header (the hardware format of
+/// `ipu_isa::exchange_row`; a test checks they agree).
 pub const HEADER_WORDS: u32 = 1;
 pub const SEND_WORDS: u32 = 3;
 pub const SELECT_WORDS: u32 = 2;
@@ -233,5 +234,40 @@ pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowS
         max_row_words,
         max_row_tile,
         total_words,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipu_isa::exchange_row::RowEntry as Hw;
+
+    #[test]
+    fn entry_sizes_are_the_hardware_format() {
+        let hw = [
+            Hw::Select {
+                cycle: 0,
+                sender: Some(1),
+            },
+            Hw::Capture {
+                cycle: 0,
+                addr: 0,
+                len: 4,
+                partner: false,
+            },
+            Hw::Send {
+                cycle: 0,
+                addr: 0,
+                len: 4,
+            },
+        ];
+        let ours = [SELECT_WORDS, CAPTURE_WORDS, SEND_WORDS];
+        for (h, w) in hw.iter().zip(ours) {
+            assert_eq!(h.row_words(), w);
+        }
+        assert_eq!(
+            ipu_isa::exchange_row::encode_row(&[]).len() as u32,
+            HEADER_WORDS
+        );
     }
 }

@@ -323,7 +323,8 @@ impl ExchangeScheduler {
     /// scheduled in the same process). The answer is the one the scheduler
     /// gave then, so it is what the scheduler gives for the same sequence
     /// of phases: output does not depend on the memo.
-    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {
+    /// The flag says whether the memo answered.
+    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Schedule, bool), ScheduleError> {
         use std::hash::{Hash, Hasher};
         type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Schedule)>>>;
         static MEMO: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
@@ -337,7 +338,7 @@ impl ExchangeScheduler {
                 .get(&key)
                 .and_then(|v| v.iter().find(|e| *e.0 == *self.target && e.1 == *phase))
             {
-                return Ok(hit.2.clone());
+                return Ok((hit.2.clone(), true));
             }
         }
         let s = self.schedule(phase)?;
@@ -348,7 +349,7 @@ impl ExchangeScheduler {
                 s.clone(),
             )));
         }
-        Ok(s)
+        Ok((s, false))
     }
 
     /// Schedules a phase, reusing a cached schedule when the phase is

@@ -602,14 +602,14 @@ fn row_words_count_entries() {
     let p = Phase::new(vec![uni(0, 0, 16, 1, 0)]);
     let s = schedule(&p, &t).unwrap();
     // Sender: header + send entry; receiver: header + select + capture.
-    assert_eq!(s.rows.words, vec![3, 4, 0, 0]);
+    assert_eq!(s.rows.words, vec![4, 6, 0, 0]);
     assert_eq!(
         (
             s.rows.max_row_words,
             s.rows.max_row_tile,
             s.rows.total_words
         ),
-        (4, 1, 7)
+        (6, 1, 10)
     );
 }
 

@@ -343,7 +343,8 @@ impl Program<'_> {
         let schedule = self
             .scheduler
             .schedule_memo(&phase)
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(e.to_string()))?
+            .0;
         if let Err(errors) = verify(&phase, &schedule, self.target) {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
             return Err(err(format!(

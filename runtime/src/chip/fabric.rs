@@ -17,8 +17,16 @@
 //! ([`Fabric::set_known`]); a receive whose word lies beyond that is not
 //! answered but *stalled* ([`PortState::stalled`]): the chip rolls the
 //! `recv` back and retries it in a later round (see `chip.rs`).
+//!
+//! Exchange engines (`exch`) send runs of words: the port puts them in its
+//! `engine_outbox` and keeps the row ([`PortState::rows`]) for the chip to
+//! resolve its captures at the sync ([`Fabric::gather`]). A `send`
+//! instruction in a cycle the tile's engine sends in is a
+//! [`ChipFault::DoubleSend`].
 
-use crate::exchange::ExchangePort;
+use std::sync::Arc;
+
+use crate::exchange::{EngineRow, ExchangePort};
 
 use super::ChipFault;
 
@@ -77,11 +85,38 @@ impl RouteModel {
     }
 }
 
-/// The committed words: per sender, `(send cycle, word)` in cycle order.
+/// A run of words an exchange engine sends in consecutive cycles, sharing
+/// its row's send bytes.
+#[derive(Clone, Debug)]
+pub struct EngineRun {
+    /// Cycle of the first word.
+    pub start: u64,
+    pub words: u32,
+    /// Byte offset of the first word in `data`.
+    pub offset: u64,
+    pub data: Arc<Vec<u8>>,
+}
+
+impl EngineRun {
+    pub fn end(&self) -> u64 {
+        self.start + self.words as u64
+    }
+
+    /// The bytes of words `k .. k + n` of the run.
+    fn bytes(&self, k: u64, n: u64) -> &[u8] {
+        let o = (self.offset + 4 * k) as usize;
+        self.data.get(o..o + 4 * n as usize).unwrap_or(&[])
+    }
+}
+
+/// The committed words: per sender, the `(send cycle, word)` of `send`
+/// instructions in cycle order, and the runs of its exchange engine in
+/// cycle order (looked up by binary search; never expanded to words).
 #[derive(Clone, Debug)]
 pub struct Fabric {
     route: RouteModel,
     sent: Vec<Vec<(u64, u32)>>,
+    runs: Vec<Vec<EngineRun>>,
     /// Per tile: every send before this cycle is committed.
     known: Vec<u64>,
     /// Bumped whenever words are dropped (indices into `sent` change).
@@ -94,6 +129,7 @@ impl Fabric {
         Fabric {
             route,
             sent: vec![Vec::new(); n],
+            runs: vec![Vec::new(); n],
             known: vec![u64::MAX; n],
             epoch: 0,
         }
@@ -117,12 +153,73 @@ impl Fabric {
         self.known.get(tile as usize).copied().unwrap_or(u64::MAX)
     }
 
-    /// The word `sender` sent in `cycle`, if committed.
+    /// The word `sender` sent in `cycle` (by a `send` or its engine), if
+    /// committed.
     pub fn sent_at(&self, sender: u32, cycle: u64) -> Option<u32> {
         let v = self.sent.get(sender as usize)?;
         v.binary_search_by_key(&cycle, |&(c, _)| c)
             .ok()
             .map(|i| v[i].1)
+            .or_else(|| self.engine_word(sender, cycle))
+    }
+
+    /// The committed engine run of `sender` holding `cycle`.
+    fn run_at(&self, sender: u32, cycle: u64) -> Option<&EngineRun> {
+        let v = self.runs.get(sender as usize)?;
+        let i = v.partition_point(|r| r.start <= cycle);
+        v.get(i.checked_sub(1)?).filter(|r| cycle < r.end())
+    }
+
+    /// The word `sender`'s engine sent in `cycle`, if committed.
+    fn engine_word(&self, sender: u32, cycle: u64) -> Option<u32> {
+        let r = self.run_at(sender, cycle)?;
+        let b = r.bytes(cycle - r.start, 1);
+        (b.len() == 4).then(|| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Every committed engine run of `sender`, in cycle order.
+    pub fn engine_runs(&self, sender: u32) -> &[EngineRun] {
+        self.runs.get(sender as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Copies the words `sender` sent in the cycles `from, from + 1, ...`
+    /// into `out` (4 bytes per word; a last partial word takes only its
+    /// first bytes), a run at a time. `Err(c)`: no word was sent in cycle
+    /// `c` (the words before it are copied).
+    pub fn gather(&self, sender: u32, from: u64, out: &mut [u8]) -> Result<(), u64> {
+        let runs = self.engine_runs(sender);
+        let words = self.sent_by(sender);
+        let mut i = runs.partition_point(|r| r.end() <= from);
+        let (mut c, mut at) = (from, 0usize);
+        while at < out.len() {
+            while runs.get(i).is_some_and(|r| r.end() <= c) {
+                i += 1;
+            }
+            match runs.get(i) {
+                Some(r) if r.start <= c => {
+                    let n = (r.end() - c).min((out.len() - at).div_ceil(4) as u64);
+                    let b = r.bytes(c - r.start, n);
+                    let take = b.len().min(out.len() - at);
+                    if take == 0 {
+                        return Err(c);
+                    }
+                    out[at..at + take].copy_from_slice(&b[..take]);
+                    at += take;
+                    c += n;
+                }
+                _ => {
+                    let Ok(k) = words.binary_search_by_key(&c, |&(t, _)| t) else {
+                        return Err(c);
+                    };
+                    let b = words[k].1.to_le_bytes();
+                    let take = 4.min(out.len() - at);
+                    out[at..at + take].copy_from_slice(&b[..take]);
+                    at += take;
+                    c += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// [`Fabric::sent_at`] starting from a receiver's cursor: receives
@@ -158,7 +255,8 @@ impl Fabric {
         word
     }
 
-    /// Every committed `(cycle, word)` of `sender`, in cycle order.
+    /// Every committed `(cycle, word)` of `sender`'s `send` instructions, in
+    /// cycle order (its engine's words are in [`Fabric::engine_runs`]).
     pub fn sent_by(&self, sender: u32) -> &[(u64, u32)] {
         self.sent.get(sender as usize).map_or(&[], |v| v.as_slice())
     }
@@ -180,6 +278,11 @@ impl Fabric {
         } else {
             state.outbox.clear();
         }
+        if let Some(v) = self.runs.get_mut(tile as usize) {
+            v.append(&mut state.engine_outbox);
+        } else {
+            state.engine_outbox.clear();
+        }
     }
 
     /// Forgets words no receive at or after `cycle` can take.
@@ -188,6 +291,10 @@ impl Fabric {
         self.epoch += 1;
         for v in &mut self.sent {
             let k = v.partition_point(|&(c, _)| c < keep_from);
+            v.drain(..k);
+        }
+        for v in &mut self.runs {
+            let k = v.partition_point(|r| r.end() <= keep_from);
             v.drain(..k);
         }
     }
@@ -208,10 +315,21 @@ pub struct PortState {
     /// port returned no word, so the tile faulted; the chip undoes the
     /// `recv` and runs the tile again once the sender has progressed.
     pub stalled: Option<(u64, u32)>,
-    /// Words sent and captured so far.
+    /// Words sent and captured so far (by instructions and the engine).
     pub words_sent: u64,
     pub words_received: u64,
+    /// Engine send runs started this round (committed with the outbox).
+    pub engine_outbox: Vec<EngineRun>,
+    /// Rows started since the chip last resolved captures, in order.
+    pub rows: Vec<Arc<EngineRow>>,
     cursor: Cursor,
+}
+
+impl PortState {
+    /// The word this tile's latest engine row sends in `cycle`.
+    fn engine_word(&self, cycle: u64) -> Option<u32> {
+        self.rows.last()?.word_at(cycle)
+    }
 }
 
 /// Where a receiver last found a sender's word.
@@ -238,7 +356,8 @@ impl FabricPort<'_> {
 impl ExchangePort for FabricPort<'_> {
     fn send(&mut self, tile: u32, cycle: u64, word: u32) {
         let tile = if tile == self.tile { tile } else { self.tile };
-        if let Some((c, first)) = self.state.last_send {
+        let engine = self.state.engine_word(cycle).map(|w| (cycle, w));
+        if let Some((c, first)) = engine.or(self.state.last_send) {
             if c == cycle {
                 self.state.faults.push(ChipFault::DoubleSend {
                     tile,
@@ -264,19 +383,23 @@ impl ExchangePort for FabricPort<'_> {
             None => None,
             Some(sent) if sender == tile => {
                 // Own words of this round are still in the outbox.
-                f.sent_at(sender, sent).or_else(|| {
-                    let o = &self.state.outbox;
-                    o.binary_search_by_key(&sent, |&(c, _)| c)
-                        .ok()
-                        .map(|i| o[i].1)
-                })
+                f.sent_at(sender, sent)
+                    .or_else(|| {
+                        let o = &self.state.outbox;
+                        o.binary_search_by_key(&sent, |&(c, _)| c)
+                            .ok()
+                            .map(|i| o[i].1)
+                    })
+                    .or_else(|| self.state.rows.iter().find_map(|r| r.word_at(sent)))
             }
             Some(sent) if sent >= f.known[sender as usize] => {
                 // Not simulated that far yet: ask for a retry.
                 self.state.stalled = Some((cycle, sender));
                 return None;
             }
-            Some(sent) => f.sent_at_from(sender, sent, &mut self.state.cursor),
+            Some(sent) => f
+                .sent_at_from(sender, sent, &mut self.state.cursor)
+                .or_else(|| f.engine_word(sender, sent)),
         };
         if let Some((c, first)) = self.state.last_capture {
             if c == cycle {
@@ -294,5 +417,19 @@ impl ExchangePort for FabricPort<'_> {
             self.state.words_received += 1;
         }
         word
+    }
+
+    fn start_row(&mut self, _tile: u32, row: EngineRow) {
+        let row = Arc::new(row);
+        self.state.words_sent += row.words_sent();
+        self.state
+            .engine_outbox
+            .extend(row.sends.iter().map(|s| EngineRun {
+                start: s.start,
+                words: s.words,
+                offset: s.offset,
+                data: row.data.clone(),
+            }));
+        self.state.rows.push(row);
     }
 }
