@@ -7,10 +7,10 @@
 
 // CHECK: attributes {exchange.compute_cycles = 1543 : i64, exchange.estimated_cycles = 2938 : i64, exchange.exchange_cycles = 855 : i64, exchange.steps = 6 : i64}
 // The lhs rows go from the two tiles holding them to the matmul's 16 tiles (multicast).
-// CHECK: exchange.phase %0 {bytes = 7680 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 512 : i64, lower_bound = 128 : i64, moves = "operand #0", patterns = ["tile 0 -> tiles 1..7, 512 B", "tile 1 -> tiles 8..15, 512 B"], row_words = 6 : i64, sym_name = "x0", transfers = 2 : i64} : tensor<8x64xf16>
+// CHECK: exchange.phase %0 {bytes = 7680 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 512 : i64, lower_bound = 128 : i64, moves = "operand #0", patterns = ["tile 0 -> tiles 1..7, 512 B", "tile 1 -> tiles 8..15, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} : tensor<8x64xf16>
 // CHECK-NEXT: %3 = tile.matmul %0, %1
 // K is split in two: the k = 1 tiles send their f32 partial sums to the k = 0 tiles.
-// CHECK-NEXT: exchange.phase %3 {bytes = 4096 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums", patterns = ["tiles 8..15 -> -8, 512 B each (8 transfers)"], row_words = 4 : i64, sym_name = "x1", transfers = 8 : i64}
+// CHECK-NEXT: exchange.phase %3 {bytes = 4096 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums", patterns = ["tiles 8..15 -> -8, 512 B each (8 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 8 : i64}
 // The bias is broadcast along the rows: 16-byte slices to the tiles of each column block.
 // CHECK-NEXT: exchange.phase %2 {bytes = 240 : i64, gap = 7 : i64, horizon = 15 : i64, initial_horizon = 15 : i64, kind = "compact-streams", local_bytes = 16 : i64, lower_bound = 8 : i64, moves = "operand #1"
 // CHECK-NEXT: %4 = tile.map %3, %2

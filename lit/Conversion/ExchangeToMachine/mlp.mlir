@@ -1,0 +1,37 @@
+// exchange -> machine on the 16-tile test target: every tile's buffers
+// placed for their lifetimes (buffers never alive together share memory),
+// the kernels each group of tiles links, and the package of the program.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// The output does not depend on the number of threads.
+// RUN: env RAYON_NUM_THREADS=1 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t.1
+// RUN: env RAYON_NUM_THREADS=2 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t.2
+// RUN: cmp %t.1 %t.2
+
+// The k = 1 half of the split-K matmul (tiles 8..15): its lhs rows received,
+// its f8 weights in place and widened to f16, its partials sent away.
+// CHECK: machine.memory_map {buffers = ["0x80000 1104 B s1.rhs_f16", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 528 B s1.partials", "0x80a80 48 B input2"], free = 537936 : i64, tiles = "8 to 15", used = 2736 : i64}
+// The k = 0 tiles also receive partials and hold the results; the add's and
+// gelu's results reuse the memory of buffers dead by then.
+// CHECK-NEXT: machine.memory_map {buffers = ["0x80000 272 B s2.result", "0x80000 528 B s1.partials_in", "0x80000 1104 B s1.rhs_f16", "0x80110 48 B s2.operand1", "0x80110 272 B s3.result", "0x80210 272 B s1.result", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 528 B s1.partials", "0x80a80 48 B input2"], free = 537936 : i64, tiles = "2 to 7", used = 2736 : i64}
+// CHECK-NEXT: machine.memory_map {{.*}} tiles = "0", used = 2736 : i64}
+// CHECK-NEXT: machine.memory_map {{.*}} tiles = "1", used = 2736 : i64}
+// The supervisor program (main) and the kernel specialisations each group links.
+// CHECK-NEXT: machine.code {code_bytes = 952 : i64, exec = "0x4c000 to 0x4c3bc", kernels = ["main", "cast_from3_n512_to1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8"], tiles = "8 to 15"}
+// CHECK-NEXT: machine.code {code_bytes = 1532 : i64, {{.*}} kernels = ["main", "cast_from0_n128_to1", "cast_from3_n512_to1", "elementwise_n128_op0_type0", "elementwise_n128_op17_type1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", "rows_c16_op6_r8_type1"], tiles = "1 to 7"}
+// Tile 0 also copies the part of the bias it holds itself.
+// CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} tiles = "0"}
+
+// STATS: ConvertExchangeToMachine
+// STATS-NEXT: (S) 16 tiles - Tiles started
+// STATS-NEXT: (S) 3 program-groups - Distinct tile programs
+// STATS-NEXT: (S) 7 supersteps - Supersteps (compute sets and exchange phases)
+// STATS-NEXT: (S) 1544 max-code-bytes - Largest tile code image
+// STATS-NEXT: (S) 428 max-table-bytes - Largest tile pointer table, records and exchange rows
+// STATS-NEXT: (S) 2736 max-data-bytes - Most data bytes used on one tile
+func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
+  %h = nn.matmul %x, %w1 : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
+  %hb = nn.add %h, %b1 : (tensor<8x128xf16>, tensor<128xf16>) -> tensor<8x128xf16>
+  %g = nn.gelu %hb : tensor<8x128xf16>
+  return %g : tensor<8x128xf16>
+}
