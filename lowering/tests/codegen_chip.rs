@@ -302,3 +302,17 @@ fn wide_blocks_relu_mul_and_cast_match_the_reference_on_test4() {
         "error {err}, largest magnitude {mag}"
     );
 }
+
+#[test]
+fn constants_are_loaded_with_the_images() {
+    let src = r#"func.func @main(%x: tensor<8x32xf16> {ipu.name = "x"}) -> (tensor<8x32xf16> {ipu.name = "y"}) {
+  %b = nn.constant dense<[0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0, 0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0, 0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0, 0.5, -1.0, 2.0, 0.25, 1.5, -0.5, 3.0, 1.0]> : tensor<32xf16>
+  %s = nn.constant dense<2.0> : tensor<8x32xf16>
+  %y = nn.add %x, %b : (tensor<8x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
+  %z = nn.mul %y, %s : (tensor<8x32xf16>, tensor<8x32xf16>) -> tensor<8x32xf16>
+  return %z : tensor<8x32xf16>
+}"#;
+    let (err, mag, _) = device_vs_reference(src, "test4");
+    assert!(mag > 4.0);
+    assert_eq!(err, 0.0);
+}

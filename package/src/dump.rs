@@ -38,6 +38,15 @@ impl fmt::Display for Package {
         )?;
         writeln!(f, "  compiler {}", m.compiler_version)?;
         writeln!(f, "  source sha256 {}", m.source_sha256)?;
+        match &m.source {
+            Some(src) => writeln!(
+                f,
+                "  source text: {} bytes, {} lines",
+                src.len(),
+                src.lines().count()
+            )?,
+            None => writeln!(f, "  source text: none")?,
+        }
 
         writeln!(f, "  entry points: {}", m.entry_points.len())?;
         for e in &m.entry_points {

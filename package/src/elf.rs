@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::{
     image_section_name, tile_section_name, PackageError, EM_IPU, FORMAT_VERSION, META_SECTION,
-    NOTE_SECTION,
+    MIN_FORMAT_VERSION, NOTE_SECTION,
 };
 
 /// Owner name of the package note (NUL-terminated in the file).
@@ -59,6 +59,58 @@ struct TileDataRecord {
 #[derive(Deserialize)]
 struct MetaSection {
     meta: Metadata,
+    images: Vec<ImageRecord>,
+}
+
+/// Format 1's metadata: [`Metadata`] without `source`.
+#[derive(Deserialize)]
+struct MetadataV1 {
+    target: crate::model::TargetInfo,
+    compiler_version: String,
+    source_sha256: Digest,
+    entry_points: Vec<crate::model::EntryPoint>,
+    streams: Vec<crate::model::HostStream>,
+    steps: Vec<crate::model::StepSummary>,
+}
+
+/// Format 1's `.ipu.meta`.
+#[derive(Deserialize)]
+struct MetaSectionV1 {
+    meta: MetadataV1,
+    images: Vec<ImageRecord>,
+}
+
+impl From<MetaSectionV1> for MetaSection {
+    fn from(v: MetaSectionV1) -> MetaSection {
+        let m = v.meta;
+        MetaSection {
+            meta: Metadata {
+                target: m.target,
+                compiler_version: m.compiler_version,
+                source_sha256: m.source_sha256,
+                entry_points: m.entry_points,
+                streams: m.streams,
+                steps: m.steps,
+                source: None,
+            },
+            images: v.images,
+        }
+    }
+}
+
+/// Format 1's `.ipu.meta` for writing: the metadata fields as a tuple
+/// (postcard encodes a struct as its fields in order, like a tuple).
+#[derive(Serialize)]
+#[allow(clippy::type_complexity)]
+struct MetaSectionV1Ref<'a> {
+    meta: (
+        &'a crate::model::TargetInfo,
+        &'a String,
+        &'a Digest,
+        &'a Vec<crate::model::EntryPoint>,
+        &'a Vec<crate::model::HostStream>,
+        &'a Vec<crate::model::StepSummary>,
+    ),
     images: Vec<ImageRecord>,
 }
 
@@ -109,6 +161,12 @@ impl Package {
     /// gives the same bytes. It does not validate; see
     /// [`Package::try_to_elf_bytes`].
     pub fn to_elf_bytes(&self) -> Vec<u8> {
+        self.to_elf_bytes_version(FORMAT_VERSION)
+    }
+
+    /// The file in format `version` (1: without `source`; for tests of
+    /// the reader's compatibility).
+    pub(crate) fn to_elf_bytes_version(&self, version: u32) -> Vec<u8> {
         let mut images = Vec::with_capacity(self.images.len());
         // (section name, bytes) of every image and tile-data section.
         let mut contents: Vec<(String, Vec<u8>)> = Vec::new();
@@ -145,10 +203,25 @@ impl Package {
             contents.push((image_section_name(i), bytes));
         }
         contents.extend(tile_contents);
-        let meta = postcard::to_stdvec(&MetaSectionRef {
-            meta: &self.meta,
-            images,
-        })
+        let meta = if version == 1 {
+            let m = &self.meta;
+            postcard::to_stdvec(&MetaSectionV1Ref {
+                meta: (
+                    &m.target,
+                    &m.compiler_version,
+                    &m.source_sha256,
+                    &m.entry_points,
+                    &m.streams,
+                    &m.steps,
+                ),
+                images,
+            })
+        } else {
+            postcard::to_stdvec(&MetaSectionRef {
+                meta: &self.meta,
+                images,
+            })
+        }
         .expect("postcard encodes every metadata value");
 
         let mut note = Vec::with_capacity(NOTE_LEN);
@@ -156,7 +229,7 @@ impl Package {
         note.extend_from_slice(&(NOTE_DESC_LEN as u32).to_le_bytes());
         note.extend_from_slice(&NT_IPU_PACKAGE.to_le_bytes());
         note.extend_from_slice(NOTE_OWNER);
-        note.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        note.extend_from_slice(&version.to_le_bytes());
         note.extend_from_slice(&0u32.to_le_bytes());
         note.extend_from_slice(&Digest::of(&meta).0);
         note.extend_from_slice(&[0; 32]); // file hash, patched below
@@ -375,7 +448,7 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
 
     let (note_offset, note) = take(&mut found, NOTE_SECTION)?;
     let (version, flags, meta_sha, file_sha) = parse_note(note)?;
-    if version != FORMAT_VERSION {
+    if !(MIN_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(PackageError::UnsupportedVersion(version));
     }
     if flags != 0 {
@@ -385,8 +458,12 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
     if Digest::of(meta_bytes) != meta_sha {
         return Err(PackageError::ChecksumMismatch(META_SECTION.to_string()));
     }
-    let (ms, rest): (MetaSection, &[u8]) = postcard::take_from_bytes(meta_bytes)
-        .map_err(|e| PackageError::MetadataParse(e.to_string()))?;
+    let (ms, rest): (MetaSection, &[u8]) = if version == 1 {
+        postcard::take_from_bytes::<MetaSectionV1>(meta_bytes).map(|(m, r)| (m.into(), r))
+    } else {
+        postcard::take_from_bytes(meta_bytes)
+    }
+    .map_err(|e| PackageError::MetadataParse(e.to_string()))?;
     if !rest.is_empty() {
         return Err(PackageError::MetadataParse(format!(
             "{} trailing bytes after the metadata",
@@ -507,4 +584,64 @@ fn parse_note(note: &[u8]) -> Result<(u32, u32, Digest, Digest), PackageError> {
     let mut file = [0u8; 32];
     file.copy_from_slice(&note[56..88]);
     Ok((version, flags, Digest(meta), Digest(file)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::*;
+
+    fn sample(source: Option<String>) -> Package {
+        let meta = Metadata {
+            target: TargetInfo {
+                name: "test4".into(),
+                description_sha256: Digest::of(b"t"),
+                tile_count: 4,
+                memory_base: 0x1000,
+                memory_bytes: 0x1000,
+            },
+            compiler_version: "0.1.0".into(),
+            source_sha256: Digest::of(b"func.func @main() { }"),
+            entry_points: vec![EntryPoint {
+                name: "main".into(),
+                command: 0,
+                phases: 1,
+            }],
+            streams: Vec::new(),
+            steps: Vec::new(),
+            source,
+        };
+        let image = TileImage {
+            code_address: 0x1000,
+            code: vec![1, 2, 3, 4],
+            data: vec![DataSegment {
+                address: 0x1800,
+                bytes: vec![9; 8],
+            }],
+            zero: Vec::new(),
+            entries: [("main".to_string(), 0x1000)].into_iter().collect(),
+        };
+        Package::from_tile_images(meta, (0..2).map(|t| (t, image.clone())))
+    }
+
+    #[test]
+    fn format_1_files_still_read_without_source() {
+        let p = sample(Some("func.func @main() { }".into()));
+        let v1 = p.to_elf_bytes_version(1);
+        let back = Package::from_elf_bytes(&v1).unwrap();
+        assert_eq!(back.meta.source, None);
+        let mut expected = p.clone();
+        expected.meta.source = None;
+        assert_eq!(back, expected);
+        // Version 2 keeps the source.
+        let v2 = p.to_elf_bytes();
+        assert_eq!(Package::from_elf_bytes(&v2).unwrap(), p);
+    }
+
+    #[test]
+    fn a_source_must_match_its_hash() {
+        let p = sample(Some("func.func @other() { }".into()));
+        let err = p.validate().unwrap_err();
+        assert!(err.to_string().contains("source text hashes to"), "{err}");
+        assert!(Package::from_elf_bytes(&p.to_elf_bytes()).is_err());
+    }
 }

@@ -1,6 +1,6 @@
 //! Why a package was refused.
 
-use crate::{EM_IPU, FORMAT_VERSION};
+use crate::{EM_IPU, FORMAT_VERSION, MIN_FORMAT_VERSION};
 
 /// Every way reading (or validating) a package can fail. Messages name
 /// the section, image, tile or stream at fault.
@@ -34,7 +34,7 @@ pub enum PackageError {
     #[error("package note is malformed: {0}")]
     BadNote(String),
     #[error(
-        "unsupported package format version {0} (this reader supports version {FORMAT_VERSION})"
+        "unsupported package format version {0} (this reader supports versions {MIN_FORMAT_VERSION} to {FORMAT_VERSION})"
     )]
     UnsupportedVersion(u32),
     #[error("checksum mismatch in section {0}: the file is damaged")]

@@ -38,8 +38,11 @@ pub use model::{
 /// with the assembler's relocatable tile objects (`ET_REL`); a package is
 /// `ET_EXEC`.
 pub const EM_IPU: u16 = 0x4950;
-/// The package format version this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The package format version this crate writes (and the newest it reads).
+/// Version 2 added `Metadata::source`.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this crate reads (version 1: no `source`).
+pub const MIN_FORMAT_VERSION: u32 = 1;
 /// Name of the note section carrying version and checksums.
 pub const NOTE_SECTION: &str = ".note.ipu.package";
 /// Name of the metadata section.

@@ -463,6 +463,12 @@ pub struct Metadata {
     pub streams: Vec<HostStream>,
     /// Optional per-step program summary (may be empty).
     pub steps: Vec<StepSummary>,
+    /// The `nn`-dialect IR text the package was compiled from: the
+    /// reference model `ipu-run` checks the device results against
+    /// (`None` in format-1 files and when the compiler leaves it out).
+    /// Its SHA-256 is normally `source_sha256`.
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Initialised bytes at an address.

@@ -30,6 +30,15 @@ impl Package {
                 t.memory_end()
             )));
         }
+        if let Some(src) = &self.meta.source {
+            if crate::Digest::of(src.as_bytes()) != self.meta.source_sha256 {
+                return Err(PackageError::Invalid(format!(
+                    "the source text hashes to {}, not to the source hash {}",
+                    crate::Digest::of(src.as_bytes()),
+                    self.meta.source_sha256
+                )));
+            }
+        }
         let mut names = BTreeSet::new();
         let mut commands = BTreeSet::new();
         for e in &self.meta.entry_points {

@@ -125,13 +125,15 @@ fn flips_inside_the_note_are_named() {
 fn wrong_version_is_refused() {
     let mut b = sample().to_elf_bytes();
     let (off, _) = section_range(&b, NOTE_SECTION);
-    b[off + 16..off + 20].copy_from_slice(&2u32.to_le_bytes());
+    b[off + 16..off + 20].copy_from_slice(&3u32.to_le_bytes());
     let err = read(&b).unwrap_err();
-    assert_eq!(err, PackageError::UnsupportedVersion(2));
+    assert_eq!(err, PackageError::UnsupportedVersion(3));
     assert_eq!(
         err.to_string(),
-        "unsupported package format version 2 (this reader supports version 1)"
+        "unsupported package format version 3 (this reader supports versions 1 to 2)"
     );
+    b[off + 16..off + 20].copy_from_slice(&0u32.to_le_bytes());
+    assert_eq!(read(&b).unwrap_err(), PackageError::UnsupportedVersion(0));
 }
 
 #[test]

@@ -321,9 +321,14 @@ pub(crate) fn build_package_from(
 ) -> Result<(Package, Stats, Summary), Diagnostic> {
     let Plan {
         tiles,
+        init,
         steps,
         streams,
     } = plan;
+    let mut init_by_tile: BTreeMap<u32, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
+    for (t, b, bytes) in init {
+        init_by_tile.entry(t).or_default().push((b, bytes));
+    }
     let loc = cx.op_loc(f);
     let (addrs, used_by) = timed_phase("place_storage", || place_tiles(cx, f, target, &tiles))?;
     let max_data = used_by.values().copied().max().unwrap_or(0);
@@ -555,6 +560,12 @@ pub(crate) fn build_package_from(
                 address: *table as u32,
                 bytes: data,
             });
+            for (b, bytes) in init_by_tile.remove(&t).unwrap_or_default() {
+                segs.push(DataSegment {
+                    address: buf(b) as u32,
+                    bytes,
+                });
+            }
             let mut entries = BTreeMap::new();
             entries.insert(
                 "main".to_string(),

@@ -122,7 +122,7 @@ impl Pass for Codegen {
             cx.erase_op(op);
         }
         emit_summary(cx, body, &summary, loc);
-        let _ = &pkg; // TODO(emit_package)
+        ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
         Ok(())
     }
 
@@ -245,6 +245,8 @@ pub(crate) struct StreamSpec {
 /// The whole program before placement.
 pub(crate) struct Plan {
     pub tiles: BTreeMap<u32, TileWork>,
+    /// Constant blocks loaded with the images: (tile, buffer, bytes).
+    pub init: Vec<(u32, usize, Vec<u8>)>,
     pub steps: Vec<StepSummary>,
     pub streams: Vec<StreamSpec>,
 }
@@ -1078,7 +1080,9 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
     };
     let args = cx.block_args(entry).to_vec();
     let mut streams = Vec::new();
+    let mut init = Vec::new();
     let mut inputs = 0;
+    let mut consts = 0;
     for &op in &ops {
         let name = cx.name_str(op);
         match name {
@@ -1094,6 +1098,19 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
                 let sname = ipu_dialects::func::io_name(cx, f, "arg_attrs", idx)
                     .unwrap_or_else(|| format!("arg{idx}"));
                 streams.push(stream_spec(&p, v, sname, false));
+            }
+            "tile.constant" => {
+                let v = cx.result(op, 0);
+                let m = mapping_of(cx, op).ok_or_else(|| p.err(op, "has no mapping"))?;
+                let bytes = constant_bytes(cx, op).map_err(|e| p.err(op, e))?;
+                p.home(v, &m, &format!("const{consts}"), 0, false);
+                consts += 1;
+                let shape = cx.value_shape(v);
+                let eb = elem_bytes(cx, v) as usize;
+                let home = &p.homes[&v];
+                for (b, &buf) in home.blocks.iter().zip(&home.bufs) {
+                    init.push((b.tile, buf, block_bytes(&bytes, &shape, b, eb)));
+                }
             }
             "tile.matmul" => p.matmul(op)?,
             "tile.map" => p.map(op)?,
@@ -1121,7 +1138,7 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
             _ => {
                 return Err(p.err(
                     op,
-                    "is not lowered to the machine stage yet (the code generator takes tile.host_input, tile.matmul, tile.map, tile.host_output and exchange.phase)",
+                    "is not lowered to the machine stage yet (the code generator takes tile.host_input, tile.constant, tile.matmul, tile.map, tile.host_output and exchange.phase)",
                 ))
             }
         }
@@ -1140,11 +1157,73 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
     Ok((
         Plan {
             tiles: p.tiles,
+            init,
             steps: p.steps,
             streams,
         },
         ms,
     ))
+}
+
+/// The little-endian element bytes of a constant's value (splats expanded).
+fn constant_bytes(cx: &Context, op: Op) -> Result<Vec<u8>, String> {
+    use ipu_ir::types::{AttrKind, DenseData};
+    let a = cx.get_attr(op, "value").ok_or("has no value")?;
+    let v = cx.result(op, 0);
+    let n: i64 = cx.value_shape(v).iter().product();
+    let eb = elem_bytes(cx, v) as usize;
+    let (splat, bytes): (bool, &[u8]) = match cx.attr_kind(a) {
+        AttrKind::DenseElements {
+            data: DenseData { splat, bytes },
+            ..
+        } => (*splat, bytes),
+        AttrKind::DenseResource { handle, .. } => {
+            let name = cx.str(*handle);
+            let blob = cx.resources.get(name).ok_or_else(|| {
+                format!("has a resource blob '{name}' that is not present (missing weights file?)")
+            })?;
+            (false, &blob.data[..])
+        }
+        _ => return Err("has a value that is not dense elements".into()),
+    };
+    let want = n as usize * eb;
+    if splat && bytes.len() == eb {
+        return Ok(bytes.repeat(n as usize));
+    }
+    if bytes.len() != want {
+        return Err(format!(
+            "holds {} bytes of elements, but its type needs {want}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes.to_vec())
+}
+
+/// The bytes of block `b` of a row-major tensor, stored row-major.
+fn block_bytes(all: &[u8], shape: &[i64], b: &Block, eb: usize) -> Vec<u8> {
+    let rank = shape.len();
+    if rank == 0 {
+        return all.to_vec();
+    }
+    let mut strides = vec![1i64; rank];
+    for d in (0..rank - 1).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1];
+    }
+    let ext: Vec<i64> = b.lo.iter().zip(&b.hi).map(|(l, h)| h - l).collect();
+    let row = ext[rank - 1] as usize * eb;
+    let outer: i64 = ext[..rank - 1].iter().product();
+    let mut out = Vec::with_capacity(outer.max(1) as usize * row);
+    for r in 0..outer.max(1) {
+        let mut rem = r;
+        let mut at = b.lo[rank - 1];
+        for d in (0..rank - 1).rev() {
+            at += (b.lo[d] + rem % ext[d]) * strides[d];
+            rem /= ext[d];
+        }
+        let start = at as usize * eb;
+        out.extend_from_slice(&all[start..start + row]);
+    }
+    out
 }
 
 fn stream_spec(p: &Planner<'_>, v: Value, name: String, output: bool) -> StreamSpec {

@@ -55,6 +55,7 @@ pub fn meta(tile_count: u32) -> Metadata {
                 cycles: Some(711),
             },
         ],
+        source: Some("func.func @main() { }".into()),
     }
 }
 
