@@ -407,14 +407,11 @@ impl Planner<'_> {
         }
         tracing::info!(
             phase = n,
-            transfers = phase.transfers.len(),
-            initial_horizon = schedule.initial_horizon,
-            selected_horizon = schedule.horizon,
-            endpoint_lower_bound = schedule.lower_bound,
-            lower_bound_gap = schedule.gap(),
-            selected_kind = schedule.kind.as_str(),
+            tile = schedule.rows.max_row_tile,
             row_words = schedule.rows.max_row_words,
-            "optimized physical exchange schedule"
+            horizon = schedule.horizon,
+            transfers = phase.transfers.len(),
+            "finished physical exchange phase"
         );
         self.phases += 1;
         let step = self.steps.len();
