@@ -2,6 +2,7 @@
 //! later stages) as a library: each binary is a thin shell over a `main` here.
 
 pub mod cli;
+pub mod device;
 pub mod expected;
 pub mod load;
 pub mod opt;
@@ -28,11 +29,20 @@ pub fn full_registry() -> Arc<Registry> {
 
 /// Installs the `tracing` subscriber: events to stderr, filtered by `RUST_LOG`.
 pub fn init_tracing() {
+    init_tracing_default("warn")
+}
+
+/// [`init_tracing`] with another filter when `RUST_LOG` is not set.
+pub fn init_tracing_default(default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .try_init();
 }

@@ -32,7 +32,20 @@ pub fn load(registry: &Arc<Registry>, path: &str) -> Result<Loaded, LoadError> {
             .map_err(|e| LoadError::Io(format!("cannot read '{path}': {e}")))?
     };
     let name = if path == "-" { "<stdin>" } else { path };
-    let text: Arc<str> = text.into();
+    let base = std::path::Path::new(path)
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    load_text(registry, name, text.into(), base)
+}
+
+/// [`load`] of `text` (named `name` in diagnostics); a weights side file
+/// the module names is read relative to `base`.
+pub fn load_text(
+    registry: &Arc<Registry>,
+    name: &str,
+    text: Arc<str>,
+    base: &std::path::Path,
+) -> Result<Loaded, LoadError> {
     let mut sources = SourceMap::new();
     sources.add(name, text.clone());
     let mut cx = Context::new(registry.clone());
@@ -60,9 +73,6 @@ pub fn load(registry: &Arc<Registry>, path: &str) -> Result<Loaded, LoadError> {
         .get_str_attr(module, WEIGHTS_ATTR)
         .map(str::to_string)
     {
-        let base = std::path::Path::new(path)
-            .parent()
-            .unwrap_or(std::path::Path::new("."));
         let full = base.join(&file);
         let bytes = std::fs::read(&full).map_err(|e| {
             LoadError::Io(format!(

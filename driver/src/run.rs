@@ -1,37 +1,74 @@
-//! `ipu-run`: runs a model and checks it. `--reference-only` runs the
-//! reference interpreter alone: inputs from `.npy` files by argument name
-//! (missing ones filled from a fixed-seed generator, and said so), results
-//! written to `--output-dir` as `<name>.npy`.
+//! `ipu-run`: runs a model and checks it.
+//!
+//! `--reference-only` runs the reference interpreter alone: inputs from
+//! `.npy` files by argument name (missing ones filled from a fixed-seed
+//! generator, and said so), results written to `--output-dir` as
+//! `<name>.npy`.
+//!
+//! Otherwise the model runs on the simulated device: an `.ipuexe` package
+//! (recognised by its ELF magic or extension; the reference model is the
+//! `nn` source the package carries), or an `.mlir` model compiled with the
+//! `ipu-lower-to-machine` pipeline (the reference is the model itself).
+//! The run holds the device lock, writes the inputs through the input
+//! streams, runs every tile, reads the outputs, compares them with the
+//! reference interpreter's on the same inputs and prints the verdict lines:
+//!
+//! ```text
+//! tiles=4 cycles=1234                      (profile=FILE tiles=.. cycles=.. with --profile)
+//! referenceMaximumAbsoluteError=0.000977 numericalTest=PASS
+//! package=model.ipuexe tiles=4 hardwareTest=PASS
+//! ```
 
-use crate::load::{entry_function, load, value_name, LoadError};
+use crate::device::{self, DeviceLock};
+use crate::load::{entry_function, load, load_text, value_name, LoadError, Loaded};
 use clap::{Arg, ArgAction, Command};
 use codespan_reporting::term::termcolor::StandardStream;
+use ipu_package::{Direction, HostStream, Package};
 use ipu_reference::{ElementType, Tensor, TensorData, TensorType};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
+
+const TOLERANCE_HELP: &str = "Numerical tolerances (per output, M = max(1, largest |reference| value)): \
+f32 128 ulps of f32 at M (about 1.5e-5 x M), f16 and bf16 8 ulps of their format at M, f8E4M3FN and f8E5M2 \
+1 ulp at M; integers and booleans exact. NaN must match NaN, infinities the same infinity. \
+Exit code: 0 when numericalTest and hardwareTest both PASS, else 1.";
 
 fn command() -> Command {
     Command::new("ipu-run")
-        .about("Run a model on the reference interpreter (and, with a package, on the simulated device)")
+        .about("Run a model on the simulated device and check it against the reference interpreter (or, with --reference-only, run the reference alone)")
         .version(env!("CARGO_PKG_VERSION"))
-        .arg(Arg::new("model").required(true).help("Model: .mlir file (or '-' for standard input)"))
+        .after_help(TOLERANCE_HELP)
+        .arg(Arg::new("model").required(true).help("Model: an .ipuexe package, or an .mlir file (or '-' for standard input) compiled with ipu-lower-to-machine"))
         .arg(Arg::new("reference-only").long("reference-only").action(ArgAction::SetTrue).help("Run the reference interpreter only"))
         .arg(Arg::new("input").long("input").value_name("NAME=FILE.npy").action(ArgAction::Append).help("An input by argument name"))
-        .arg(Arg::new("output-dir").long("output-dir").value_name("DIR").help("Write each result to DIR/<name>.npy"))
+        .arg(Arg::new("output-dir").long("output-dir").value_name("DIR").help("Write each result to DIR/<name>.npy (device results on the device path)"))
         .arg(Arg::new("entry").long("entry").value_name("NAME").help("Function to run (default: @main, or the only public one)"))
         .arg(Arg::new("seed").long("seed").value_name("N").default_value("0").value_parser(clap::value_parser!(u64)).help("Seed of the generator for inputs not given"))
         .arg(Arg::new("print-outputs").long("print-outputs").action(ArgAction::SetTrue).help("Print every result's values"))
+        .arg(Arg::new("target").long("target").value_name("NAME|FILE").help("Target description (default: the package's target; for .mlir, the module's ipu.target or the pipeline's default)"))
+        .arg(Arg::new("profile").long("profile").value_name("FILE.json").help("Write a Chrome trace (Perfetto) of the device run: supersteps with their step summaries, per-tile cycles and memory"))
+        .arg(Arg::new("device-lock").long("device-lock").value_name("PATH").help("Lock file guarding the device (default: $TMPDIR/ipu-run-device.lock, one per machine)"))
+        .arg(Arg::new("write-package").long("write-package").value_name("FILE.ipuexe").help("With an .mlir model: also write the compiled package (carrying the model as its source) to FILE"))
+        .arg(Arg::new("max-cycles").long("max-cycles").value_name("N").default_value("1000000000").value_parser(clap::value_parser!(u64)).help("Cycle budget of the device run (exceeding it fails the hardware test)"))
 }
 
 pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
-    crate::init_tracing();
+    crate::init_tracing_default("info");
     let m = match crate::cli::parse_args(command(), args) {
         Ok(m) => m,
         Err(code) => return code,
     };
     let mut stderr = crate::cli::stderr_stream();
-    match run(&m, &mut stderr) {
+    let r = if m.get_flag("reference-only") {
+        reference_only(&m, &mut stderr)
+    } else {
+        device_run(&m, &mut stderr)
+    };
+    match r {
         Ok(code) => code,
         Err(msg) => {
             let _ = writeln!(stderr, "ipu-run: {msg}");
@@ -40,28 +77,25 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
-fn run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
-    let path = m.get_one::<String>("model").expect("required");
-    if !m.get_flag("reference-only") {
-        return Err(
-            "running on the simulated device is not available yet; use --reference-only".into(),
-        );
-    }
-    let registry = crate::full_registry();
-    let loaded = match load(&registry, path) {
-        Ok(l) => l,
-        Err(LoadError::Io(msg)) => return Err(msg),
-        Err(LoadError::Diag(l, d)) => {
+/// Renders a load failure; `Err` for I/O problems, `Ok(())` after rendering.
+fn render_load_error(e: LoadError, stderr: &mut StandardStream) -> Result<(), String> {
+    match e {
+        LoadError::Io(msg) => Err(msg),
+        LoadError::Diag(l, d) => {
             l.sources.render(&l.cx, &d, stderr);
-            return Ok(1);
+            Ok(())
         }
-    };
-    let cx = &loaded.cx;
-    let f = entry_function(
-        cx,
-        loaded.module,
-        m.get_one::<String>("entry").map(|s| s.as_str()),
-    )?;
+    }
+}
+
+/// The inputs of `f`: from `--input NAME=FILE.npy`, else random (said on
+/// stderr). Names are the arguments' `ipu.name`s (`argN` without).
+fn gather_inputs(
+    cx: &ipu_ir::Context,
+    f: ipu_ir::Op,
+    m: &clap::ArgMatches,
+    stderr: &mut StandardStream,
+) -> Result<Vec<(String, Tensor)>, String> {
     let (inputs_ty, _) =
         ipu_dialects::func::function_type(cx, f).ok_or("entry function has no signature")?;
     let mut given: Vec<(String, String)> = Vec::new();
@@ -90,7 +124,7 @@ fn run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String>
                         tensor.ty()
                     ));
                 }
-                inputs.push(tensor);
+                inputs.push((name, tensor));
             }
             None => {
                 let _ = writeln!(
@@ -98,13 +132,36 @@ fn run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String>
                     "note: input '{name}' ({ty}) not given: using random values (seed {})",
                     rng.seed
                 );
-                inputs.push(random_tensor(&ty, &mut rng)?);
+                inputs.push((name, random_tensor(&ty, &mut rng)?));
             }
         }
     }
     if let Some(k) = used.iter().position(|u| !u) {
         return Err(format!("the model has no input named '{}'", given[k].0));
     }
+    Ok(inputs)
+}
+
+fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
+    let path = m.get_one::<String>("model").expect("required");
+    let registry = crate::full_registry();
+    let loaded = match load(&registry, path) {
+        Ok(l) => l,
+        Err(e) => {
+            render_load_error(e, stderr)?;
+            return Ok(1);
+        }
+    };
+    let cx = &loaded.cx;
+    let f = entry_function(
+        cx,
+        loaded.module,
+        m.get_one::<String>("entry").map(|s| s.as_str()),
+    )?;
+    let inputs: Vec<Tensor> = gather_inputs(cx, f, m, stderr)?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
     let start = Instant::now();
     let outputs = match ipu_dialects::interpret::interpret(cx, f, &inputs) {
         Ok(o) => o,
@@ -136,6 +193,389 @@ fn run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String>
         elapsed.as_secs_f64() * 1e3
     );
     Ok(0)
+}
+
+/// Compiles a module with `ipu-lower-to-machine` (for `target` when given)
+/// and reads the package its machine-stage ops hold.
+pub fn compile_to_package(
+    registry: &Arc<ipu_ir::Registry>,
+    loaded: &mut Loaded,
+    target: Option<&str>,
+    stderr: &mut StandardStream,
+) -> Result<Package, String> {
+    let cx = &mut loaded.cx;
+    if let Some(t) = target {
+        let a = cx.string_attr(t);
+        cx.set_attr(loaded.module, ipu_lowering::nn_to_tile::TARGET_ATTR, a);
+    }
+    let mut pm = ipu_ir::pass::PassManager::new("builtin.module");
+    pm.add_by_name(registry, "ipu-lower-to-machine", "")?;
+    let _s = tracing::info_span!("compile").entered();
+    let r = pm.run(cx, loaded.module, &mut std::io::stderr());
+    for d in std::mem::take(&mut cx.diagnostics) {
+        loaded.sources.render(&loaded.cx, &d, stderr);
+    }
+    if let Err(d) = r {
+        loaded.sources.render(&loaded.cx, &d, stderr);
+        return Err("compilation failed".into());
+    }
+    ipu_dialects::machine::read_package(&loaded.cx, loaded.module).map_err(|d| {
+        loaded.sources.render(&loaded.cx, &d, stderr);
+        "the compiled module holds no valid package (ipu-lower-to-machine must end with the package ops)".to_string()
+    })
+}
+
+/// Matches model values (by name, in order) with the package's streams of
+/// `dir`: by name, or by position when no name matches and the counts do.
+fn match_streams<'p>(
+    names: &[String],
+    pkg: &'p Package,
+    dir: Direction,
+    stderr: &mut StandardStream,
+) -> Vec<Option<&'p HostStream>> {
+    let streams: Vec<&HostStream> = pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == dir)
+        .collect();
+    let by_name: Vec<Option<&HostStream>> = names
+        .iter()
+        .map(|n| streams.iter().copied().find(|s| &s.name == n))
+        .collect();
+    if by_name.iter().all(|s| s.is_none()) && !names.is_empty() && streams.len() == names.len() {
+        let _ = writeln!(
+            stderr,
+            "note: no {dir} stream is named like the model's values: matching them in order"
+        );
+        return streams.into_iter().map(Some).collect();
+    }
+    by_name
+}
+
+fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
+    s.shape
+        .iter()
+        .map(|&d| d as usize)
+        .eq(t.shape.iter().copied())
+        && device::reference_type(s.element) == t.dtype
+}
+
+fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
+    let path = m.get_one::<String>("model").expect("required");
+    let registry = crate::full_registry();
+    let bytes = if path == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        b
+    } else {
+        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?
+    };
+    let base = Path::new(path)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let is_package = bytes.starts_with(b"\x7fELF") || path.ends_with(".ipuexe");
+    let mut package_name = path.clone();
+    let target_opt = m.get_one::<String>("target").map(|s| s.as_str());
+    let (pkg, reference) = if is_package {
+        tracing::info!("reading application package");
+        let pkg = Package::from_elf_bytes(&bytes).map_err(|e| format!("{path}: {e}"))?;
+        tracing::info!(
+            tiles = pkg.meta.target.tile_count,
+            compiler = %pkg.meta.compiler_version,
+            "application package read"
+        );
+        let Some(src) = pkg.meta.source.clone() else {
+            return Err(format!(
+                "{path}: the package carries no source model (Metadata::source), so there is no reference to check it against"
+            ));
+        };
+        let name = format!("{path}(source)");
+        let reference = match load_text(&registry, &name, src.into(), &base) {
+            Ok(l) => l,
+            Err(e) => {
+                render_load_error(e, stderr)?;
+                return Err(format!("{path}: the package's source model does not load"));
+            }
+        };
+        (pkg, reference)
+    } else {
+        let text: Arc<str> = String::from_utf8(bytes)
+            .map_err(|_| {
+                format!("'{path}' is neither an .ipuexe package (no ELF magic) nor UTF-8 IR text")
+            })?
+            .into();
+        let name = if path == "-" {
+            "<stdin>"
+        } else {
+            path.as_str()
+        };
+        let reference = match load_text(&registry, name, text.clone(), &base) {
+            Ok(l) => l,
+            Err(e) => {
+                render_load_error(e, stderr)?;
+                return Ok(1);
+            }
+        };
+        let mut compiled = match load_text(&registry, name, text.clone(), &base) {
+            Ok(l) => l,
+            Err(e) => {
+                render_load_error(e, stderr)?;
+                return Ok(1);
+            }
+        };
+        let mut pkg = compile_to_package(&registry, &mut compiled, target_opt, stderr)?;
+        // The model is the package's reference.
+        pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
+        pkg.meta.source = Some(text.to_string());
+        if let Some(out) = m.get_one::<String>("write-package") {
+            tracing::info!(
+                tiles = pkg.meta.target.tile_count,
+                "writing application package"
+            );
+            pkg.write_file(out).map_err(|e| e.to_string())?;
+            tracing::info!("application package written");
+            package_name = out.clone();
+        }
+        (pkg, reference)
+    };
+
+    // The target the package was built for.
+    let target_name = target_opt.unwrap_or(&pkg.meta.target.name);
+    let target = ipu_target::Target::load(target_name).map_err(|e| e.to_string())?;
+    let t = &pkg.meta.target;
+    if target.tiles() != t.tile_count
+        || target.memory.base_address != u64::from(t.memory_base)
+        || target.sram_bytes() != u64::from(t.memory_bytes)
+    {
+        return Err(format!(
+            "target {} ({} tiles, memory {:#x} + {}) does not match the package's {} ({} tiles, memory {:#x} + {})",
+            target.name,
+            target.tiles(),
+            target.memory.base_address,
+            target.sram_bytes(),
+            t.name,
+            t.tile_count,
+            t.memory_base,
+            t.memory_bytes
+        ));
+    }
+    if ipu_package::Digest::of(target.source_text.as_bytes()) != t.description_sha256 {
+        tracing::warn!(
+            target = %target.name,
+            "the target description differs from the one the package was compiled for (SHA-256 mismatch)"
+        );
+    }
+
+    // The reference run, on the inputs the device gets too.
+    let cx = &reference.cx;
+    let f = entry_function(
+        cx,
+        reference.module,
+        m.get_one::<String>("entry").map(|s| s.as_str()),
+    )?;
+    let inputs = gather_inputs(cx, f, m, stderr)?;
+    let start = Instant::now();
+    let tensors: Vec<Tensor> = inputs.iter().map(|(_, t)| t.clone()).collect();
+    let ref_outputs = match ipu_dialects::interpret::interpret(cx, f, &tensors) {
+        Ok(o) => o,
+        Err(d) => {
+            reference.sources.render(cx, &d, stderr);
+            return Ok(1);
+        }
+    };
+    tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "reference run");
+    let out_names: Vec<String> = (0..ref_outputs.len())
+        .map(|i| value_name(cx, f, "res_attrs", i, "result"))
+        .collect();
+
+    // Inputs to stream bytes.
+    let in_names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
+    let in_streams = match_streams(&in_names, &pkg, Direction::Input, stderr);
+    let mut host_inputs = BTreeMap::new();
+    for ((name, tensor), s) in inputs.iter().zip(&in_streams) {
+        let Some(s) = s else {
+            let _ = writeln!(
+                stderr,
+                "note: input '{name}' has no stream in the package: not sent"
+            );
+            continue;
+        };
+        if !stream_shape_matches(s, &tensor.ty()) {
+            return Err(format!(
+                "input '{name}' is {}, but its stream `{}` is {}",
+                tensor.ty(),
+                s.name,
+                s.type_string()
+            ));
+        }
+        host_inputs.insert(s.name.clone(), device::tensor_to_bytes(tensor, s.element)?);
+    }
+    for s in pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+    {
+        if !host_inputs.contains_key(&s.name) {
+            return Err(format!(
+                "input stream `{}` matches no input of the model",
+                s.name
+            ));
+        }
+    }
+    let out_streams = match_streams(&out_names, &pkg, Direction::Output, stderr);
+    for ((name, t), s) in out_names.iter().zip(&ref_outputs).zip(&out_streams) {
+        match s {
+            None => {
+                return Err(format!(
+                    "the package has no output stream for result '{name}'"
+                ))
+            }
+            Some(s) if !stream_shape_matches(s, &t.ty()) => {
+                return Err(format!(
+                    "result '{name}' is {}, but its stream `{}` is {}",
+                    t.ty(),
+                    s.name,
+                    s.type_string()
+                ))
+            }
+            _ => {}
+        }
+    }
+    let entry = if pkg.meta.entry_points.iter().any(|e| e.name == "main") {
+        "main".to_string()
+    } else {
+        match pkg.meta.entry_points.as_slice() {
+            [only] => only.name.clone(),
+            _ => return Err("the package has no entry point `main`".into()),
+        }
+    };
+
+    // The device run, holding the device.
+    let lock_path = m
+        .get_one::<String>("device-lock")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(device::default_lock_path);
+    let run = {
+        let _lock = DeviceLock::acquire(&lock_path)?;
+        device::run_on_chip(
+            &pkg,
+            &target,
+            &host_inputs,
+            &entry,
+            *m.get_one::<u64>("max-cycles").expect("default"),
+        )?
+    };
+    let mut stdout = std::io::stdout().lock();
+    let tiles = pkg.meta.target.tile_count;
+    if let Some(prof) = m.get_one::<String>("profile") {
+        let trace = device::chrome_trace(&pkg, &run.report, &package_name);
+        std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
+        let _ = writeln!(
+            stdout,
+            "profile={prof} tiles={tiles} cycles={}",
+            run.report.cycles
+        );
+    } else {
+        let _ = writeln!(stdout, "tiles={tiles} cycles={}", run.report.cycles);
+    }
+    let hardware = run.hardware_pass();
+    let mut numerical = hardware;
+    let mut max_err = 0f64;
+    if !hardware {
+        for line in device::describe_faults(&run.faults) {
+            let _ = writeln!(stderr, "ipu-run: device fault: {line}");
+        }
+        if run.faults.is_empty() {
+            let stuck: Vec<String> = run
+                .started
+                .iter()
+                .filter(|&&t| !run.report.tiles.get(t as usize).is_some_and(|r| r.halted))
+                .take(8)
+                .map(|t| t.to_string())
+                .collect();
+            let _ = writeln!(
+                stderr,
+                "ipu-run: the device did not finish within {} cycles (tiles not halted: {}{})",
+                m.get_one::<u64>("max-cycles").expect("default"),
+                stuck.join(", "),
+                if stuck.len() == 8 { ", ..." } else { "" }
+            );
+        }
+        let _ = writeln!(
+            stderr,
+            "ipu-run: no device results to compare: the run did not complete"
+        );
+    } else {
+        let out_dir = m.get_one::<String>("output-dir");
+        if let Some(dir) = out_dir {
+            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
+        }
+        for ((name, reference), s) in out_names.iter().zip(&ref_outputs).zip(&out_streams) {
+            let s = s.expect("checked above");
+            let bytes = &run.outputs[&s.name];
+            let dev =
+                device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
+                    .map_err(|e| format!("output '{name}': {e}"))?;
+            if let Some(dir) = out_dir {
+                let file = Path::new(dir).join(format!("{name}.npy"));
+                ipu_reference::npy::write_npy(&file, &dev).map_err(|e| e.to_string())?;
+            }
+            if m.get_flag("print-outputs") {
+                let _ = writeln!(stdout, "{name}: {} = {}", dev.ty(), format_values(&dev));
+            }
+            let c = device::compare(&dev, reference, s.element);
+            tracing::info!(
+                output = %name,
+                max_abs_error = c.max_abs_error,
+                tolerance = c.tolerance,
+                max_abs_reference = c.max_abs_reference,
+                "compared with the reference"
+            );
+            max_err = max_err.max(c.max_abs_error);
+            if !c.pass() {
+                numerical = false;
+                let _ = writeln!(
+                    stderr,
+                    "ipu-run: output '{name}': {} of {} elements beyond the tolerance {:e} (largest |reference| {}, largest error {})",
+                    c.failure_count,
+                    dev.numel(),
+                    c.tolerance,
+                    c.max_abs_reference,
+                    c.max_abs_error
+                );
+                for (i, d, r) in &c.failures {
+                    let _ = writeln!(
+                        stderr,
+                        "  at {} (element {i}): device {d}, reference {r}, error {}",
+                        device::multi_index(reference.shape(), *i),
+                        (d - r).abs()
+                    );
+                }
+            }
+        }
+    }
+    if hardware {
+        let _ = writeln!(
+            stdout,
+            "referenceMaximumAbsoluteError={max_err:.6} numericalTest={}",
+            if numerical { "PASS" } else { "FAIL" }
+        );
+    } else {
+        let _ = writeln!(
+            stdout,
+            "referenceMaximumAbsoluteError=n/a numericalTest=FAIL"
+        );
+    }
+    let _ = writeln!(
+        stdout,
+        "package={package_name} tiles={tiles} hardwareTest={}",
+        if hardware { "PASS" } else { "FAIL" }
+    );
+    Ok(if hardware && numerical { 0 } else { 1 })
 }
 
 /// A small deterministic generator (SplitMix64) for inputs not given.

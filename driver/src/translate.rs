@@ -3,8 +3,12 @@
 //! names become locations, graph input/output names become `ipu.name`
 //! argument/result attributes, and large constants go to a weights side file
 //! (or, when printing to stdout without one, to the resource section).
+//! `--to-ipuexe in.mlir -o out.ipuexe` writes the package a machine-stage
+//! module holds (`machine.package` and friends) as an `.ipuexe` file;
+//! `--from-ipuexe in.ipuexe` prints a package file back as those ops.
 
 use clap::{Arg, ArgAction, Command};
+use ipu_dialects::machine::emit_package;
 use ipu_ir::printer::{PrintOptions, Printer};
 use ipu_ir::{Context, Op};
 use ipu_onnx::import::ImportOptions;
@@ -23,6 +27,27 @@ fn command() -> Command {
                 .action(ArgAction::SetTrue)
                 .conflicts_with("import-onnx")
                 .help("Import upstream MLIR (func, tosa, linalg, arith) into the nn dialect (needs the `mlir` feature)"),
+        )
+        .arg(
+            Arg::new("to-ipuexe")
+                .long("to-ipuexe")
+                .action(ArgAction::SetTrue)
+                .conflicts_with_all(["import-onnx", "import-mlir", "from-ipuexe"])
+                .help("Write the package of a machine-stage module (machine.package, machine.image, ...) as an .ipuexe file (-o)"),
+        )
+        .arg(
+            Arg::new("source")
+                .long("source")
+                .value_name("FILE")
+                .requires("to-ipuexe")
+                .help("With --to-ipuexe: the nn-dialect model the package was compiled from, stored in the package (and its SHA-256 as the source hash) as the reference ipu-run checks against"),
+        )
+        .arg(
+            Arg::new("from-ipuexe")
+                .long("from-ipuexe")
+                .action(ArgAction::SetTrue)
+                .conflicts_with_all(["import-onnx", "import-mlir"])
+                .help("Print an .ipuexe package as machine-dialect IR"),
         )
         .arg(Arg::new("output").short('o').value_name("FILE").default_value("-").help("Output file"))
         .arg(
@@ -55,8 +80,17 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
     if m.get_flag("import-mlir") {
         return import_mlir(m);
     }
+    if m.get_flag("to-ipuexe") {
+        return to_ipuexe(m);
+    }
+    if m.get_flag("from-ipuexe") {
+        return from_ipuexe(m);
+    }
     if !m.get_flag("import-onnx") {
-        return Err("choose a translation: --import-onnx or --import-mlir".into());
+        return Err(
+            "choose a translation: --import-onnx, --import-mlir, --to-ipuexe or --from-ipuexe"
+                .into(),
+        );
     }
     let input = m.get_one::<String>("input").expect("required");
     let mut opts = ImportOptions {
@@ -120,6 +154,78 @@ fn import_mlir(m: &clap::ArgMatches) -> Result<(), String> {
             return Err(format!("cannot import '{input}'"));
         }
     };
+    write_module(&cx, module, m)
+}
+
+/// `--to-ipuexe`: machine-stage IR -> `.ipuexe`.
+fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
+    let input = m.get_one::<String>("input").expect("required");
+    let output = m.get_one::<String>("output").expect("default");
+    let registry = crate::full_registry();
+    let loaded = match crate::load::load(&registry, input) {
+        Ok(l) => l,
+        Err(crate::load::LoadError::Io(msg)) => return Err(msg),
+        Err(crate::load::LoadError::Diag(l, d)) => {
+            l.sources
+                .render(&l.cx, &d, &mut crate::cli::stderr_stream());
+            return Err(format!("cannot read '{input}'"));
+        }
+    };
+    let pkg = match ipu_dialects::machine::read_package(&loaded.cx, loaded.module) {
+        Ok(p) => p,
+        Err(d) => {
+            loaded
+                .sources
+                .render(&loaded.cx, &d, &mut crate::cli::stderr_stream());
+            return Err(format!("'{input}' does not hold a valid package"));
+        }
+    };
+    let mut pkg = pkg;
+    if let Some(src) = m.get_one::<String>("source") {
+        let text = std::fs::read_to_string(src).map_err(|e| format!("cannot read '{src}': {e}"))?;
+        pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
+        pkg.meta.source = Some(text);
+    }
+    let bytes = pkg.try_to_elf_bytes().map_err(|e| e.to_string())?;
+    tracing::info!(
+        tiles = pkg.meta.target.tile_count,
+        bytes = bytes.len(),
+        "writing application package"
+    );
+    if output == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("cannot write the output: {e}"))
+    } else {
+        std::fs::write(output, &bytes).map_err(|e| format!("cannot write '{output}': {e}"))
+    }
+}
+
+/// Reads a package file (`-`: standard input), checked.
+pub fn read_package_file(path: &str) -> Result<ipu_package::Package, String> {
+    let bytes = if path == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        b
+    } else {
+        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?
+    };
+    ipu_package::Package::from_elf_bytes(&bytes).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `--from-ipuexe`: `.ipuexe` -> machine-stage IR.
+fn from_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
+    let input = m.get_one::<String>("input").expect("required");
+    let pkg = read_package_file(input)?;
+    let mut cx = Context::new(crate::full_registry());
+    let loc = cx.file_loc(input, 0, 0);
+    let module = ipu_ir::builtin::create_module(&mut cx, loc);
+    let body = cx
+        .entry_block(cx.region(module, 0))
+        .ok_or("internal error: a new module has no body")?;
+    emit_package(&mut cx, body, &pkg, loc);
     write_module(&cx, module, m)
 }
 

@@ -87,6 +87,18 @@ fn run(pkg: &Package, target: &str, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, u64) {
         }
     }
     let report = chip.run(u64::MAX).unwrap_or_else(|e| panic!("{e}"));
+    if std::env::var_os("CODEGEN_TEST_STEPS").is_some() {
+        let mut start = 0;
+        for (s, step) in report.supersteps.iter().zip(&pkg.meta.steps) {
+            eprintln!(
+                "{:>6} cycles (estimate {:?}) {}",
+                s.end_cycle - start,
+                step.cycles,
+                step.label
+            );
+            start = s.release_cycle.unwrap_or(s.end_cycle);
+        }
+    }
     let mut outs = Vec::new();
     for s in pkg
         .meta

@@ -1,0 +1,702 @@
+//! The device side of `ipu-run`: host tensors <-> stream bytes, loading a
+//! package onto the chip simulator, running it, reading the outputs back,
+//! comparing them with the reference, the device lock and the profile.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use ipu_package::{Direction, ElementType as StreamType, HostStream, Package};
+use ipu_reference::{ElementType, Fp8Format, Tensor, TensorData};
+use ipu_runtime::chip::{Chip, ChipFault, ChipOutcome, ChipReport};
+use ipu_target::Target;
+
+/// The reference element type of a stream element type.
+pub fn reference_type(e: StreamType) -> ElementType {
+    match e {
+        StreamType::F32 => ElementType::F32,
+        StreamType::F16 => ElementType::F16,
+        StreamType::BF16 => ElementType::BF16,
+        StreamType::F8E4M3FN => ElementType::F8E4M3FN,
+        StreamType::F8E5M2 => ElementType::F8E5M2,
+        StreamType::I64 => ElementType::I64,
+        StreamType::I32 => ElementType::I32,
+        StreamType::I16 => ElementType::I16,
+        StreamType::I8 => ElementType::I8,
+        StreamType::U32 => ElementType::U32,
+        StreamType::U16 => ElementType::U16,
+        StreamType::U8 => ElementType::U8,
+        StreamType::Bool => ElementType::I1,
+    }
+}
+
+/// The bytes of `t` as stream elements of type `e` (little-endian; FP8 as
+/// codes at the tensor's scale; `i1` one byte 0/1).
+pub fn tensor_to_bytes(t: &Tensor, e: StreamType) -> Result<Vec<u8>, String> {
+    if t.dtype() != reference_type(e) {
+        return Err(format!("a {} tensor cannot feed a {e} stream", t.ty()));
+    }
+    let mut out = Vec::with_capacity(t.numel() * e.size_bytes() as usize);
+    match (t.data(), e) {
+        (TensorData::F32(v), StreamType::F32) => v.iter().for_each(|x| out.extend(x.to_le_bytes())),
+        (TensorData::F32(v), StreamType::F16) => v
+            .iter()
+            .for_each(|&x| out.extend(half::f16::from_f32(x).to_bits().to_le_bytes())),
+        (TensorData::F32(v), StreamType::BF16) => v
+            .iter()
+            .for_each(|&x| out.extend(half::bf16::from_f32(x).to_bits().to_le_bytes())),
+        (TensorData::F32(_), StreamType::F8E4M3FN | StreamType::F8E5M2) => {
+            out = t.fp8_codes().ok_or("an FP8 tensor without codes")?;
+        }
+        (TensorData::I64(v), _) => {
+            let w = e.size_bytes() as usize;
+            for &x in v {
+                out.extend_from_slice(&x.to_le_bytes()[..w]);
+            }
+        }
+        _ => return Err(format!("cannot convert a {} tensor to {e}", t.ty())),
+    }
+    Ok(out)
+}
+
+/// A tensor of `shape` from stream bytes of type `e` (FP8 codes read at
+/// `fp8_scale`).
+pub fn bytes_to_tensor(
+    bytes: &[u8],
+    shape: &[usize],
+    e: StreamType,
+    fp8_scale: i32,
+) -> Result<Tensor, String> {
+    let w = e.size_bytes() as usize;
+    let n: usize = shape.iter().product();
+    if bytes.len() != n * w {
+        return Err(format!("{} bytes for {n} elements of {e}", bytes.len()));
+    }
+    let err = |x: ipu_reference::EvalError| x.to_string();
+    let shape = shape.to_vec();
+    let ty = reference_type(e);
+    let le = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(b)
+    };
+    match e {
+        StreamType::F32 => {
+            let v = bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_bits(le(c) as u32))
+                .collect();
+            Tensor::from_f32(shape, ty, v).map_err(err)
+        }
+        StreamType::F16 => {
+            let v = bytes
+                .chunks_exact(2)
+                .map(|c| half::f16::from_bits(le(c) as u16).to_f32())
+                .collect();
+            Tensor::from_f32(shape, ty, v).map_err(err)
+        }
+        StreamType::BF16 => {
+            let v = bytes
+                .chunks_exact(2)
+                .map(|c| half::bf16::from_bits(le(c) as u16).to_f32())
+                .collect();
+            Tensor::from_f32(shape, ty, v).map_err(err)
+        }
+        StreamType::F8E4M3FN => {
+            Tensor::from_fp8_codes(shape, Fp8Format::E4M3FN, bytes, fp8_scale).map_err(err)
+        }
+        StreamType::F8E5M2 => {
+            Tensor::from_fp8_codes(shape, Fp8Format::E5M2, bytes, fp8_scale).map_err(err)
+        }
+        StreamType::Bool => {
+            Tensor::from_bool(shape, bytes.iter().map(|&b| b != 0).collect()).map_err(err)
+        }
+        _ => {
+            let signed = matches!(
+                e,
+                StreamType::I64 | StreamType::I32 | StreamType::I16 | StreamType::I8
+            );
+            let v = bytes
+                .chunks_exact(w)
+                .map(|c| {
+                    let u = le(c);
+                    let shift = 64 - 8 * w as u32;
+                    if signed {
+                        ((u << shift) as i64) >> shift
+                    } else {
+                        u as i64
+                    }
+                })
+                .collect();
+            Tensor::from_i64(shape, ty, v).map_err(err)
+        }
+    }
+}
+
+/// Mantissa bits (without the implicit one) of a float stream type.
+fn mantissa_bits(e: StreamType) -> Option<i32> {
+    match e {
+        StreamType::F32 => Some(23),
+        StreamType::F16 => Some(10),
+        StreamType::BF16 => Some(7),
+        StreamType::F8E4M3FN => Some(3),
+        StreamType::F8E5M2 => Some(2),
+        _ => None,
+    }
+}
+
+/// Units in the last place allowed per float type (see [`tolerance`]).
+pub fn tolerance_ulps(e: StreamType) -> u32 {
+    match e {
+        StreamType::F32 => 128,
+        StreamType::F16 | StreamType::BF16 => 8,
+        StreamType::F8E4M3FN | StreamType::F8E5M2 => 1,
+        _ => 0,
+    }
+}
+
+/// The largest absolute error an output of type `e` may have, given the
+/// largest reference magnitude `max_abs`: `tolerance_ulps(e)` units in the
+/// last place of `e` at `M = max(1, max_abs)`, i.e.
+/// `ulps * 2^(floor(log2 M) - mantissa_bits)`. f32: 128 ulps (1.5e-5 x M),
+/// f16 and bf16: 8 ulps, FP8: 1 ulp; integers and booleans: exact (0).
+/// Device sums are accumulated in another order than the reference's f64
+/// sums and rounded at other points, so results differ by a few roundings
+/// at the scale of the largest values; a wrong program is off by about `M`.
+pub fn tolerance(e: StreamType, max_abs: f64) -> f64 {
+    let Some(m) = mantissa_bits(e) else {
+        return 0.0;
+    };
+    let mag = if max_abs.is_finite() {
+        max_abs.max(1.0)
+    } else {
+        1.0
+    };
+    let exp = mag.log2().floor() as i32;
+    f64::from(tolerance_ulps(e)) * 2f64.powi(exp - m)
+}
+
+/// How one output compares with the reference.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    pub max_abs_error: f64,
+    pub max_abs_reference: f64,
+    pub tolerance: f64,
+    /// (flat index, device, reference) of elements beyond the tolerance
+    /// (at most 8 kept) and their count.
+    pub failures: Vec<(usize, f64, f64)>,
+    pub failure_count: usize,
+}
+
+impl Comparison {
+    pub fn pass(&self) -> bool {
+        self.failure_count == 0
+    }
+}
+
+/// Compares a device output with its reference (same shape). NaN must meet
+/// NaN and infinities the same infinity; they do not count in the maximum
+/// error.
+pub fn compare(device: &Tensor, reference: &Tensor, e: StreamType) -> Comparison {
+    let d = device.to_f32_vec();
+    let r = reference.to_f32_vec();
+    let max_abs_reference = r
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold(0f64, |a, &x| a.max(f64::from(x).abs()));
+    let tol = tolerance(e, max_abs_reference);
+    let mut c = Comparison {
+        max_abs_error: 0.0,
+        max_abs_reference,
+        tolerance: tol,
+        failures: Vec::new(),
+        failure_count: 0,
+    };
+    if device.shape() != reference.shape() {
+        c.failure_count = d.len().max(r.len()).max(1);
+        c.max_abs_error = f64::INFINITY;
+        return c;
+    }
+    for (i, (&x, &y)) in d.iter().zip(&r).enumerate() {
+        let (x, y) = (f64::from(x), f64::from(y));
+        let bad = if y.is_nan() || x.is_nan() {
+            !(x.is_nan() && y.is_nan())
+        } else if y.is_infinite() || x.is_infinite() {
+            x != y
+        } else {
+            let err = (x - y).abs();
+            c.max_abs_error = c.max_abs_error.max(err);
+            err > tol
+        };
+        if bad {
+            if !(x.is_finite() && y.is_finite()) {
+                c.max_abs_error = f64::INFINITY;
+            }
+            c.failure_count += 1;
+            if c.failures.len() < 8 {
+                c.failures.push((i, x, y));
+            }
+        }
+    }
+    c
+}
+
+/// `[i, j, k]` of a flat row-major index.
+pub fn multi_index(shape: &[usize], mut flat: usize) -> String {
+    let mut idx = vec![0; shape.len()];
+    for (k, &d) in shape.iter().enumerate().rev() {
+        if d > 0 {
+            idx[k] = flat % d;
+            flat /= d;
+        }
+    }
+    format!(
+        "[{}]",
+        idx.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Exclusive ownership of the (simulated) device: an OS file lock held
+/// until dropped.
+pub struct DeviceLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+/// The default lock file: one per machine, `$TMPDIR/ipu-run-device.lock`,
+/// so that any two runs on the machine exclude each other.
+pub fn default_lock_path() -> PathBuf {
+    std::env::temp_dir().join("ipu-run-device.lock")
+}
+
+impl DeviceLock {
+    /// Blocks until the lock on `path` (created if missing) is ours.
+    pub fn acquire(path: &Path) -> Result<DeviceLock, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create '{}': {e}", dir.display()))?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("cannot open the device lock '{}': {e}", path.display()))?;
+        tracing::info!(path = %path.display(), "waiting for hardware ownership");
+        file.lock()
+            .map_err(|e| format!("cannot lock '{}': {e}", path.display()))?;
+        tracing::info!(path = %path.display(), "acquired hardware ownership");
+        Ok(DeviceLock {
+            _file: file,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// What a device run gave.
+pub struct DeviceRun {
+    pub report: ChipReport,
+    /// Faults, ordered by cycle then tile (empty on a clean run).
+    pub faults: Vec<ChipFault>,
+    /// Output stream name -> host bytes (only when the run halted cleanly).
+    pub outputs: BTreeMap<String, Vec<u8>>,
+    /// Tiles that were started (every tile of every group).
+    pub started: Vec<u32>,
+}
+
+impl DeviceRun {
+    /// Every started tile halted, with no fault and within the budget.
+    pub fn hardware_pass(&self) -> bool {
+        self.faults.is_empty()
+            && self.report.outcome == ChipOutcome::Halted
+            && self
+                .started
+                .iter()
+                .all(|&t| self.report.tiles.get(t as usize).is_some_and(|r| r.halted))
+    }
+}
+
+/// The image a group's tiles share, as the simulator loads it: code
+/// (executable), shared data and zero ranges (zero-filled), entries as
+/// symbols.
+fn shared_image(g: &ipu_package::ImageGroup) -> ipu_isa::link::TileImage {
+    let img = &g.image;
+    let mut segments = vec![ipu_isa::link::Segment {
+        address: img.code_address,
+        bytes: img.code.clone(),
+        exec: true,
+    }];
+    for d in &img.data {
+        segments.push(ipu_isa::link::Segment {
+            address: d.address,
+            bytes: d.bytes.clone(),
+            exec: false,
+        });
+    }
+    for z in &img.zero {
+        segments.push(ipu_isa::link::Segment {
+            address: z.address,
+            bytes: vec![0; z.len as usize],
+            exec: false,
+        });
+    }
+    let end = img.code_address.saturating_add(img.code.len() as u32);
+    ipu_isa::link::TileImage {
+        segments,
+        symbols: img.entries.clone(),
+        exec_ranges: std::iter::once(img.code_address..end).collect(),
+        code_size: img.code.len() as u32,
+    }
+}
+
+/// Loads `pkg` onto a fresh chip of `target`, writes `inputs` (stream name
+/// -> host bytes) through the input layouts, starts every tile of every
+/// group at its `entry`, runs at most `max_cycles`, and reads the outputs.
+pub fn run_on_chip(
+    pkg: &Package,
+    target: &Target,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    entry: &str,
+    max_cycles: u64,
+) -> Result<DeviceRun, String> {
+    let mut chip = Chip::new(target).map_err(|e| e.to_string())?;
+    if chip.tiles() < pkg.meta.target.tile_count {
+        return Err(format!(
+            "the package needs {} tiles, the target {} has {}",
+            pkg.meta.target.tile_count,
+            target.name,
+            chip.tiles()
+        ));
+    }
+    tracing::info!(
+        tile_count = pkg.meta.target.tile_count,
+        "loading application"
+    );
+    let mut started = Vec::new();
+    for g in &pkg.images {
+        let image = shared_image(g);
+        let pc =
+            *g.image.entries.get(entry).ok_or_else(|| {
+                format!("an image group (tiles {}) has no entry `{entry}`", g.tiles)
+            })?;
+        for tile in g.tiles.iter() {
+            chip.load(tile, &image).map_err(|e| e.to_string())?;
+            if let Some(own) = g.tile_data.get(&tile) {
+                for d in own {
+                    chip.write(tile, d.address, &d.bytes)
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            started.push((tile, pc));
+        }
+    }
+    for s in pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+    {
+        let bytes = inputs
+            .get(&s.name)
+            .ok_or_else(|| format!("no host data for input stream `{}`", s.name))?;
+        write_stream(&mut chip, s, bytes)?;
+    }
+    for &(tile, pc) in &started {
+        chip.start(tile, pc, 0).map_err(|e| e.to_string())?;
+    }
+    let started: Vec<u32> = started.into_iter().map(|(t, _)| t).collect();
+    tracing::info!(tile_count = started.len(), "application loaded; running");
+    let (report, faults) = match chip.run(max_cycles) {
+        Ok(r) => (r, Vec::new()),
+        Err(e) => (e.report, e.faults),
+    };
+    tracing::info!(
+        cycles = report.cycles,
+        wall_ms = %format!("{:.1}", report.wall_seconds * 1e3),
+        tiles = started.len(),
+        supersteps = report.supersteps.len(),
+        "simulated"
+    );
+    let mut run = DeviceRun {
+        report,
+        faults,
+        outputs: BTreeMap::new(),
+        started,
+    };
+    if run.hardware_pass() {
+        for s in pkg
+            .meta
+            .streams
+            .iter()
+            .filter(|s| s.direction == Direction::Output)
+        {
+            let len = s.byte_len().ok_or("an output buffer overflows")? as usize;
+            let mut buf = vec![0u8; len];
+            for t in s.transfers() {
+                let b = chip
+                    .read(t.tile, t.tile_address, t.len as usize)
+                    .map_err(|e| format!("stream `{}`: {e}", s.name))?;
+                let at = t.host_offset as usize;
+                buf[at..at + b.len()].copy_from_slice(b);
+            }
+            run.outputs.insert(s.name.clone(), buf);
+        }
+    }
+    Ok(run)
+}
+
+fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
+    if Some(bytes.len() as u64) != s.byte_len() {
+        return Err(format!(
+            "input stream `{}` takes {} bytes, got {}",
+            s.name,
+            s.byte_len().unwrap_or(0),
+            bytes.len()
+        ));
+    }
+    for t in s.transfers() {
+        let at = t.host_offset as usize;
+        let src = bytes
+            .get(at..at + t.len as usize)
+            .ok_or_else(|| format!("stream `{}`: a transfer beyond the buffer", s.name))?;
+        chip.write(t.tile, t.tile_address, src)
+            .map_err(|e| format!("stream `{}`: {e}", s.name))?;
+    }
+    Ok(())
+}
+
+/// One line per fault (at most 16, then how many more): each names its
+/// tile and cycle, and a tile fault its context, pc and instruction.
+pub fn describe_faults(faults: &[ChipFault]) -> Vec<String> {
+    let mut lines: Vec<String> = faults.iter().take(16).map(|f| f.to_string()).collect();
+    if faults.len() > 16 {
+        lines.push(format!("... and {} more faults", faults.len() - 16));
+    }
+    lines
+}
+
+/// The Chrome trace (Perfetto, chrome://tracing) of a run: one time unit is
+/// one cycle. Track 0 ("supersteps") has one slice per superstep, named
+/// after its step summary (`meta.steps[i]`: kind, label, estimated cycles)
+/// with the simulated cycles; track `t + 1` is tile `t`: one slice for the
+/// whole run with its cycles, active cycles, instructions, words sent and
+/// received, and its memory by category (code, initialised data, zeroed),
+/// and inside it one slice per superstep from the superstep's start to the
+/// tile's arrival at the sync, with what it did in it. No wall-clock
+/// figures, so the file is deterministic. One event per line.
+pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
+    use serde_json::json;
+    let mut events = vec![
+        json!({"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": format!("ipu-run {name}")}}),
+        json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "supersteps"}}),
+    ];
+    let label = |i: usize| {
+        pkg.meta.steps.get(i).map_or_else(
+            || format!("superstep {i}"),
+            |st| format!("{} {}", st.kind, st.label),
+        )
+    };
+    let mut start = 0u64;
+    let mut starts = Vec::with_capacity(report.supersteps.len());
+    for s in &report.supersteps {
+        let step = pkg.meta.steps.get(s.index);
+        let end = s.end_cycle.max(start);
+        starts.push(start);
+        events.push(json!({
+            "name": label(s.index),
+            "cat": "superstep",
+            "ph": "X",
+            "pid": 0,
+            "tid": 0,
+            "ts": start,
+            "dur": end - start,
+            "args": {
+                "index": s.index,
+                "simulated_cycles": end - start,
+                "estimated_cycles": step.and_then(|st| st.cycles),
+                "kind": step.map(|st| st.kind.to_string()),
+                "label": step.map(|st| st.label.clone()),
+                "sync_release_cycle": s.release_cycle,
+                "tiles_synced": s.tiles_synced,
+            }
+        }));
+        start = s.release_cycle.unwrap_or(end);
+    }
+    for g in &pkg.images {
+        let code = g.image.code.len() as u64;
+        let shared: u64 = g.image.data.iter().map(|d| d.bytes.len() as u64).sum();
+        let zero: u64 = g.image.zero.iter().map(|z| u64::from(z.len)).sum();
+        for tile in g.tiles.iter() {
+            let own: u64 = g
+                .tile_data
+                .get(&tile)
+                .map_or(0, |v| v.iter().map(|d| d.bytes.len() as u64).sum());
+            let Some(t) = report.tiles.get(tile as usize) else {
+                continue;
+            };
+            events.push(json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": tile + 1, "args": {"name": format!("tile {tile}")}}));
+            events.push(json!({
+                "name": format!("tile {tile}"),
+                "cat": "tile",
+                "ph": "X",
+                "pid": 0,
+                "tid": tile + 1,
+                "ts": 0,
+                "dur": t.cycles,
+                "args": {
+                    "cycles": t.cycles,
+                    "active_cycles": t.active_cycles,
+                    "issue_cycles": t.issue_cycles,
+                    "instructions": t.instructions,
+                    "words_sent": t.words_sent,
+                    "words_received": t.words_received,
+                    "halted": t.halted,
+                    "code_bytes": code,
+                    "initialised_data_bytes": shared + own,
+                    "zeroed_bytes": zero,
+                }
+            }));
+        }
+    }
+    // Per superstep and tile: from the superstep's start to the arrival.
+    for (s, &begin) in report.supersteps.iter().zip(&starts) {
+        for ts in &s.tiles {
+            if ts.arrival < begin || (ts.halted && ts.instructions == 0 && ts.arrival == begin) {
+                continue;
+            }
+            events.push(json!({
+                "name": label(s.index),
+                "cat": "tile_superstep",
+                "ph": "X",
+                "pid": 0,
+                "tid": ts.tile + 1,
+                "ts": begin,
+                "dur": ts.arrival - begin,
+                "args": {
+                    "superstep": s.index,
+                    "active_cycles": ts.arrival - begin,
+                    "issue_cycles": ts.issue_cycles,
+                    "instructions": ts.instructions,
+                    "words_sent": ts.words_sent,
+                    "words_received": ts.words_received,
+                    "halted": ts.halted,
+                }
+            }));
+        }
+    }
+    let other = json!({
+        "time_unit": "1 trace microsecond = 1 device cycle",
+        "package": name,
+        "target": pkg.meta.target.name,
+        "tiles": pkg.meta.target.tile_count,
+        "cycles": report.cycles,
+        "supersteps": report.supersteps.len(),
+        "step_summaries": pkg.meta.steps.len(),
+    });
+    let mut out = String::from("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
+    out.push_str(&other.to_string());
+    out.push_str(",\n\"traceEvents\":[\n");
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str(&e.to_string());
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(e: StreamType) -> Tensor {
+        let ty = reference_type(e);
+        let shape = vec![2, 3];
+        if ty == ElementType::I1 {
+            Tensor::from_bool(shape, vec![true, false, true, true, false, false]).unwrap()
+        } else if ty.is_float() {
+            Tensor::from_f32(shape, ty, vec![0.5, -1.25, 3.0, 0.0, -0.0625, 7.5]).unwrap()
+        } else {
+            let v = if matches!(e, StreamType::U8 | StreamType::U16 | StreamType::U32) {
+                vec![0, 1, 2, 200, 17, 99]
+            } else {
+                vec![0, -1, 2, -100, 17, 99]
+            };
+            Tensor::from_i64(shape, ty, v).unwrap()
+        }
+    }
+
+    #[test]
+    fn every_stream_type_converts_both_ways() {
+        for e in StreamType::ALL {
+            let t = sample(e);
+            let b = tensor_to_bytes(&t, e).unwrap();
+            assert_eq!(b.len() as u64, 6 * e.size_bytes(), "{e}");
+            let back = bytes_to_tensor(&b, t.shape(), e, t.fp8_scale()).unwrap();
+            assert_eq!(back.to_f32_vec(), t.to_f32_vec(), "{e}");
+            assert_eq!(back.ty(), t.ty(), "{e}");
+        }
+        // Little-endian, exact encodings.
+        let t = Tensor::from_f32(vec![1], ElementType::F16, vec![1.0]).unwrap();
+        assert_eq!(
+            tensor_to_bytes(&t, StreamType::F16).unwrap(),
+            vec![0x00, 0x3c]
+        );
+        let t = Tensor::from_f32(vec![1], ElementType::BF16, vec![1.0]).unwrap();
+        assert_eq!(
+            tensor_to_bytes(&t, StreamType::BF16).unwrap(),
+            vec![0x80, 0x3f]
+        );
+        let t = Tensor::from_f32(vec![1], ElementType::F8E4M3FN, vec![1.0]).unwrap();
+        assert_eq!(
+            tensor_to_bytes(&t, StreamType::F8E4M3FN).unwrap(),
+            vec![0x38]
+        );
+        let t = Tensor::from_i64(vec![1], ElementType::I16, vec![-2]).unwrap();
+        assert_eq!(
+            tensor_to_bytes(&t, StreamType::I16).unwrap(),
+            vec![0xfe, 0xff]
+        );
+        assert!(tensor_to_bytes(&t, StreamType::I32).is_err());
+        assert!(bytes_to_tensor(&[0; 3], &[2], StreamType::F16, 0).is_err());
+    }
+
+    #[test]
+    fn tolerances_scale_with_the_largest_magnitude() {
+        assert_eq!(tolerance(StreamType::F16, 0.25), 8.0 * 2f64.powi(-10));
+        assert_eq!(tolerance(StreamType::F16, 40.0), 8.0 * 2f64.powi(5 - 10));
+        assert_eq!(tolerance(StreamType::F32, 1.0), 128.0 * 2f64.powi(-23));
+        assert_eq!(tolerance(StreamType::BF16, 3.0), 8.0 * 2f64.powi(1 - 7));
+        assert_eq!(tolerance(StreamType::F8E4M3FN, 300.0), 2f64.powi(8 - 3));
+        assert_eq!(tolerance(StreamType::F8E5M2, 1.0), 0.25);
+        assert_eq!(tolerance(StreamType::I32, 1e9), 0.0);
+        assert_eq!(tolerance(StreamType::Bool, 1.0), 0.0);
+    }
+
+    #[test]
+    fn comparison_finds_the_elements_beyond_the_tolerance() {
+        let r =
+            Tensor::from_f32(vec![2, 2], ElementType::F32, vec![1.0, 2.0, f32::NAN, 4.0]).unwrap();
+        let ok = Tensor::from_f32(
+            vec![2, 2],
+            ElementType::F32,
+            vec![1.0, 2.00001, f32::NAN, 4.0],
+        )
+        .unwrap();
+        let c = compare(&ok, &r, StreamType::F32);
+        assert!(c.pass(), "{c:?}");
+        assert!(c.max_abs_error > 0.0 && c.max_abs_error < 1e-4);
+        let bad = Tensor::from_f32(vec![2, 2], ElementType::F32, vec![1.0, 2.5, 0.0, 4.0]).unwrap();
+        let c = compare(&bad, &r, StreamType::F32);
+        assert_eq!(c.failure_count, 2);
+        assert_eq!(c.failures[0].0, 1);
+        assert_eq!(multi_index(&[2, 2], 2), "[1, 0]");
+        let ri = Tensor::from_i64(vec![2], ElementType::I32, vec![1, 2]).unwrap();
+        let di = Tensor::from_i64(vec![2], ElementType::I32, vec![1, 3]).unwrap();
+        assert!(!compare(&di, &ri, StreamType::I32).pass());
+    }
+}
