@@ -42,9 +42,18 @@ cargo test -p ipu-mlir-import --features mlir --quiet 2>&1 | tee -a target/cargo
 cargo build -p ipu-driver --features mlir --bins --quiet
 IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a target/lit.log
 
+echo "== main job: the bundled MLP compiled for ipu21 and run on the simulated device"
+cargo build --release --bin ipu-run --quiet
+./target/release/ipu-run --target ipu21 examples/mlp.mlir --write-package target/mlp/model.ipuexe \
+  --profile target/mlp/model.profile.json --device-lock target/device.lock | tee target/main-job.log
+# The package it wrote runs again on its own, with the same verdict.
+./target/release/ipu-run target/mlp/model.ipuexe --device-lock target/device.lock | tee -a target/main-job.log
+[ "$(grep -c 'numericalTest=PASS' target/main-job.log)" = 2 ] && [ "$(grep -c 'hardwareTest=PASS' target/main-job.log)" = 2 ]
+
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
 lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
 onnx_passed=$(grep -Eo '^all cases: [0-9]+ passed' target/conformance.log | grep -Eo '[0-9]+' | head -n1)
 echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed"
+echo "main job: numericalTest=PASS hardwareTest=PASS"
 echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0})) passed, 0 failed"

@@ -335,7 +335,8 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                 tiles = pkg.meta.target.tile_count,
                 "writing application package"
             );
-            pkg.write_file(out).map_err(|e| e.to_string())?;
+            create_parent(out)?;
+            pkg.write_file(out).map_err(|e| format!("cannot write '{out}': {e}"))?;
             tracing::info!("application package written");
             package_name = out.clone();
         }
@@ -473,6 +474,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let tiles = pkg.meta.target.tile_count;
     if let Some(prof) = m.get_one::<String>("profile") {
         let trace = device::chrome_trace(&pkg, &run.report, &package_name);
+        create_parent(prof)?;
         std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
         let _ = writeln!(
             stdout,
@@ -631,4 +633,13 @@ pub fn format_values(t: &Tensor) -> String {
     }
     s.push(']');
     s
+}
+
+/// Creates the folder a file is written to, when it is missing.
+fn create_parent(file: &str) -> Result<(), String> {
+    match std::path::Path::new(file).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create '{}': {e}", dir.display())),
+        _ => Ok(()),
+    }
 }
