@@ -336,7 +336,8 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                 "writing application package"
             );
             create_parent(out)?;
-            pkg.write_file(out).map_err(|e| format!("cannot write '{out}': {e}"))?;
+            pkg.write_file(out)
+                .map_err(|e| format!("cannot write '{out}': {e}"))?;
             tracing::info!("application package written");
             package_name = out.clone();
         }
