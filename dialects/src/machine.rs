@@ -54,13 +54,15 @@ pub static MEMORY_MAP: OpDef = OpDef {
 
 pub static CODE: OpDef = OpDef {
     name: "machine.code",
-    summary: "The code image of a set of tiles: the kernel specialisations linked into it, its size and its \
-              executable ranges.",
+    summary: "The code image of a set of tiles: the kernel specialisations linked into it, its size, its \
+              executable ranges, and the program its supervisor runs (one entry per superstep: the kernels it \
+              calls, or the exchange row it runs, then the sync).",
     attributes: &[
         AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
         AttrDef { name: "kernels", optional: false, constraint: constraints::ARRAY_ATTR },
         AttrDef { name: "code_bytes", optional: false, constraint: I64_ATTR },
         AttrDef { name: "exec", optional: false, constraint: constraints::STRING_ATTR },
+        AttrDef { name: "program", optional: true, constraint: constraints::ARRAY_ATTR },
     ],
     assembly_format: Some("attr-dict"),
     ..OpDef::EMPTY

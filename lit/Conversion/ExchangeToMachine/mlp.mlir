@@ -16,11 +16,23 @@
 // CHECK-NEXT: machine.memory_map {buffers = ["0x80000 272 B s2.result", "0x80000 528 B s1.partials_in", "0x80000 1104 B s1.rhs_f16", "0x80110 48 B s2.operand1", "0x80110 272 B s3.result", "0x80210 272 B s1.result", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 528 B s1.partials", "0x80a80 48 B input2"], free = 537936 : i64, tiles = "2 to 7", used = 2736 : i64}
 // CHECK-NEXT: machine.memory_map {{.*}} tiles = "0", used = 2736 : i64}
 // CHECK-NEXT: machine.memory_map {{.*}} tiles = "1", used = 2736 : i64}
-// The supervisor program (main) and the kernel specialisations each group links.
-// CHECK-NEXT: machine.code {code_bytes = 952 : i64, exec = "0x4c000 to 0x4c3bc", kernels = ["main", "cast_from3_n512_to1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8"], tiles = "8 to 15"}
-// CHECK-NEXT: machine.code {code_bytes = 1532 : i64, {{.*}} kernels = ["main", "cast_from0_n128_to1", "cast_from3_n512_to1", "elementwise_n128_op0_type0", "elementwise_n128_op17_type1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", "rows_c16_op6_r8_type1"], tiles = "1 to 7"}
+// The supervisor program (main) and the kernel specialisations each group
+// links, and what the supervisor does in each superstep: run its exchange
+// row (exch), call kernels, or only sync (-).
+// CHECK-NEXT: machine.code {code_bytes = 952 : i64, exec = "0x4c000 to 0x4c3bc", kernels = ["main", "cast_from3_n512_to1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8"], program = ["x0: exch", "s1: cast_from3_n512_to1.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1: -", "x2: exch", "s2: -", "s3: -"], tiles = "8 to 15"}
+// CHECK-NEXT: machine.code {code_bytes = 1532 : i64, {{.*}} kernels = ["main", "cast_from0_n128_to1", "cast_from3_n512_to1", "elementwise_n128_op0_type0", "elementwise_n128_op17_type1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", "rows_c16_op6_r8_type1"], program = ["x0: exch", "s1: cast_from3_n512_to1.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1: elementwise_n128_op0_type0.elementwise, cast_from0_n128_to1.cast", "x2: exch", "s2: rows_c16_op6_r8_type1.rows", "s3: elementwise_n128_op17_type1.elementwise"], tiles = "1 to 7"}
 // Tile 0 also copies the part of the bias it holds itself.
-// CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} tiles = "0"}
+// CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} "s2: main.memcpy, rows_c16_op6_r8_type1.rows", {{.*}} tiles = "0"}
+// The package: metadata with one step summary per superstep, the host
+// streams laid out over the tiles, each group's image once, per-tile data.
+// CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul"}
+// CHECK-NEXT: machine.host_stream "x" {direction = "input", element = "f16"
+// CHECK-NEXT: machine.host_stream "w1" {direction = "input", element = "f8E4M3FN"
+// CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80a80", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 15"}], shape = array<i64: 128>}
+// CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16"
+// CHECK-NEXT: machine.image tiles "0" {code =
+// CHECK: machine.image tiles "1 to 7" {code =
+// CHECK: machine.image tiles "8 to 15" {code =
 
 // STATS: ConvertExchangeToMachine
 // STATS-NEXT: (S) 16 tiles - Tiles started

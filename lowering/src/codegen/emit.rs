@@ -446,9 +446,22 @@ pub(crate) fn build_package_from(
             let image = link_with(table)?;
             let mut kernels: Vec<String> = specs.keys().cloned().collect();
             kernels.insert(0, "main".into());
+            let program = shape
+                .iter()
+                .zip(&steps)
+                .map(|(calls, step)| {
+                    let label = step.label.split(' ').next().unwrap_or("");
+                    match calls {
+                        None => format!("{label}: exch"),
+                        Some(c) if c.is_empty() => format!("{label}: -"),
+                        Some(c) => format!("{label}: {}", c.join(", ")),
+                    }
+                })
+                .collect();
             summary.code.push(CodeSummary {
                 tiles: by_shape[shape].clone(),
                 kernels,
+                program,
                 code_bytes: image.code_size as u64,
                 exec: image
                     .exec_ranges

@@ -185,6 +185,8 @@ pub struct MemoryMap {
 pub struct CodeSummary {
     pub tiles: Vec<u32>,
     pub kernels: Vec<String>,
+    /// Per superstep: `x0: exch` or `s1: call a, call b` or `s1: sync`.
+    pub program: Vec<String>,
     pub code_bytes: u64,
     pub exec: String,
 }
@@ -1038,6 +1040,10 @@ fn emit_summary(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
             (cx.sym("kernels"), cx.array_attr(names)),
             (cx.sym("code_bytes"), cx.i64_attr(c.code_bytes as i64)),
             (cx.sym("exec"), cx.string_attr(&c.exec)),
+            (cx.sym("program"), {
+                let steps: Vec<_> = c.program.iter().map(|p| cx.string_attr(p)).collect();
+                cx.array_attr(steps)
+            }),
         ];
         let name = cx.op_name("machine.code");
         let mut st = ipu_ir::OperationState::new(name, loc);
