@@ -40,7 +40,8 @@ use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, Phase, RowE
 use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
 use crate::tile_to_exchange::{
-    blocks, elem_bytes, mapping_of, needs, partial_runs, runs_for, transfers_of, Block, Run,
+    blocks, elem_bytes, gemm_chunk, mapping_of, needs, operand_layout, partial_runs,
+    runs_for_layout, transfers_of, Block, Run,
 };
 use ipu_dialects::tile::Mapping;
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
@@ -48,7 +49,7 @@ use ipu_ir::{Context, Diagnostic, Loc, Op, Type, TypeKind, Value};
 use ipu_isa::kernels::{ElemType, EwOp, GemmType, KernelSpec, RowOp, GEMM_STATE_BYTES};
 use ipu_package::{Package, StepKind, StepSummary};
 use ipu_target::Target;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -462,6 +463,18 @@ impl Planner<'_> {
         sizes: &dyn Fn(&Block) -> u64,
         il: bool,
     ) -> Result<FxHashMap<u32, usize>, Diagnostic> {
+        Ok(self.operand_in_place(op, i, sizes, il)?.0)
+    }
+
+    /// [`Planner::operand`], with the tiles that read the producer's block
+    /// in place (in its row-major layout, whatever `operand_layout` wants).
+    fn operand_in_place(
+        &mut self,
+        op: Op,
+        i: usize,
+        sizes: &dyn Fn(&Block) -> u64,
+        il: bool,
+    ) -> Result<(FxHashMap<u32, usize>, FxHashSet<u32>), Diagnostic> {
         let cx = self.cx;
         let v = cx.operand(op, i);
         let Some(home) = self.homes.get(&v) else {
@@ -473,6 +486,8 @@ impl Planner<'_> {
         let step_after = self.steps.len();
         let set = self.compute_sets + 1;
         let mut at: FxHashMap<u32, usize> = FxHashMap::default();
+        let mut in_place: FxHashSet<u32> = FxHashSet::default();
+        let layout = operand_layout(cx, op, i);
         let mut runs = Vec::new();
         for n in &need {
             if let Some(k) = hblocks
@@ -480,6 +495,7 @@ impl Planner<'_> {
                 .position(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
             {
                 at.insert(n.tile, hbufs[k]);
+                in_place.insert(n.tile);
                 continue;
             }
             // The buffer is written from the exchange phase on (its step is
@@ -492,7 +508,7 @@ impl Planner<'_> {
                 il,
             );
             at.insert(n.tile, b);
-            runs_for(n, &hblocks, eb, &mut runs);
+            runs_for_layout(n, &hblocks, eb, layout, &mut runs);
         }
         let src_of = |t: u32| -> Option<usize> {
             hblocks.iter().position(|b| b.tile == t).map(|k| hbufs[k])
@@ -516,7 +532,7 @@ impl Planner<'_> {
         let mut touched: Vec<(u32, usize)> = at.iter().map(|(&t, &b)| (t, b)).collect();
         touched.sort_unstable();
         self.pending_touch.extend(touched);
-        Ok(at)
+        Ok((at, in_place))
     }
 
     fn compute_step(&mut self, label: String, cycles: Option<u64>) -> usize {
@@ -615,12 +631,8 @@ impl Planner<'_> {
                 ),
             ));
         }
-        const BANK: usize = 4096;
-        let kc = if bk * 16 * ib > BANK {
-            BANK / (16 * ib)
-        } else {
-            bk
-        };
+        // K-chunks: decided once, for the exchange stage and here.
+        let kc = gemm_chunk(cx, op).map_or(bk, |(kc, _)| kc as usize);
         if bk % kc != 0 {
             return Err(self.err(
                 op,
@@ -637,7 +649,7 @@ impl Planner<'_> {
             (t[0] as usize + ((kk * pm + i) * pn + j) * t[1] as usize) as u32
         };
         let (aeb, beb) = (ae.bytes() as u64, be.bytes() as u64);
-        let a_at = self.operand(op, 0, &|_| (bm * bk) as u64 * aeb, true)?;
+        let (a_at, a_in_place) = self.operand_in_place(op, 0, &|_| (bm * bk) as u64 * aeb, true)?;
         let b_at = self.operand(op, 1, &|_| (bk * bn) as u64 * beb + 8 * bm as u64, true)?;
         let set = self.compute_sets + 1;
         let cycles = cx.get_int_attr(op, "cycles").map(|c| c as u64);
@@ -674,7 +686,9 @@ impl Planner<'_> {
                         );
                         a_cur = nb;
                     }
-                    if nkc > 1 {
+                    // A received from other tiles arrives in K-chunks; a block read
+                    // in place is row-major and is re-laid out here.
+                    if nkc > 1 && a_in_place.contains(&tl) {
                         let nb = self.alloc(
                             tl,
                             format!("s{set}.lhs_chunks"),

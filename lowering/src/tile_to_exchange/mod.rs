@@ -171,8 +171,102 @@ pub(crate) struct Run {
     pub len: u64,
 }
 
+/// How a consumer stores the rectangle it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major, the rectangle's own extents.
+    RowMajor,
+    /// The GEMM's chunked A: K cut into chunks of `kc` columns, each chunk
+    /// `rows` x `kc` row-major, chunks one after another (`rows` is the
+    /// kernel's M, which may exceed the rectangle's rows).
+    Chunks { kc: i64, rows: i64 },
+}
+
+/// Where a consumer of `op`'s operand `i` wants its rectangle laid out: the
+/// AMP GEMM reads A in K-chunks when one K x 16 weight block exceeds an AMP
+/// bank, and receiving it that way saves re-laying it out on the tile.
+pub fn operand_layout(cx: &Context, op: Op, i: usize) -> Layout {
+    match gemm_chunk(cx, op) {
+        Some((kc, rows)) if i == 0 => Layout::Chunks { kc, rows },
+        _ => Layout::RowMajor,
+    }
+}
+
+/// Bytes of one AMP weight bank (docs/isa.md, section 6).
+pub const AMP_BANK_BYTES: i64 = 4096;
+
+/// For a `tile.matmul` whose K block needs more than one AMP bank of
+/// weights: the chunk width and the kernel's M.
+pub fn gemm_chunk(cx: &Context, op: Op) -> Option<(i64, i64)> {
+    if !cx.is(op, "tile.matmul") {
+        return None;
+    }
+    let plan = cx.get_i64_array_attr(op, "plan")?.to_vec();
+    let (a, b) = (
+        cx.value_shape(cx.operand(op, 0)),
+        cx.value_shape(cx.operand(op, 1)),
+    );
+    if plan.len() != 3 || a.len() != 2 || b.len() != 2 {
+        return None;
+    }
+    let f8 = |v: Value| {
+        cx.tensor_parts(cx.value_type(v)).is_some_and(|(_, e)| {
+            matches!(
+                cx.type_kind(e),
+                ipu_ir::TypeKind::F8E4M3FN | ipu_ir::TypeKind::F8E5M2
+            )
+        })
+    };
+    let (av, bv) = (cx.operand(op, 0), cx.operand(op, 1));
+    let same_f8 = f8(av)
+        && f8(bv)
+        && cx.tensor_parts(cx.value_type(av)).map(|t| t.1)
+            == cx.tensor_parts(cx.value_type(bv)).map(|t| t.1);
+    let in_bytes = if same_f8 { 1 } else { 2 };
+    let bk = (a[1] + plan[2] - 1) / plan[2];
+    let bm = (a[0] + plan[0] - 1) / plan[0];
+    (bk * 16 * in_bytes > AMP_BANK_BYTES).then(|| (AMP_BANK_BYTES / (16 * in_bytes), bm))
+}
+
+/// [`runs_for`] into a rectangle stored in `layout`.
+pub(crate) fn runs_for_layout(
+    need: &Block,
+    sources: &[Block],
+    elem_bytes: i64,
+    layout: Layout,
+    out: &mut Vec<Run>,
+) {
+    let start = out.len();
+    runs_row_major(need, sources, elem_bytes, out);
+    let Layout::Chunks { kc, rows } = layout else {
+        return;
+    };
+    // Re-address every run (one row of the rectangle or several whole rows)
+    // in the chunked layout, cutting it where a chunk ends.
+    let width = (need.hi[1] - need.lo[1]) * elem_bytes;
+    let row_major: Vec<Run> = out.drain(start..).collect();
+    for r in row_major {
+        let mut done = 0;
+        while done < r.len as i64 {
+            let at = r.dst_off as i64 + done;
+            let (row, col) = (at / width, (at % width) / elem_bytes);
+            let chunk_end = ((col / kc + 1) * kc).min(width / elem_bytes);
+            let n = ((chunk_end - col) * elem_bytes).min(r.len as i64 - done);
+            let dst = ((col / kc) * rows * kc + row * kc + col % kc) * elem_bytes;
+            out.push(Run {
+                src_tile: r.src_tile,
+                src_off: r.src_off + done as u64,
+                dst_tile: r.dst_tile,
+                dst_off: dst as u64,
+                len: n as u64,
+            });
+            done += n;
+        }
+    }
+}
+
 /// Runs moving `need` (a rectangle stored row-major on `need.tile`) out of `sources`.
-pub(crate) fn runs_for(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
+fn runs_row_major(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
     let rank = need.lo.len();
     let dext = need.extent();
     let dstr = strides(&dext);
@@ -516,7 +610,7 @@ fn lower_function(
             let eb = elem_bytes(cx, v);
             let mut runs = Vec::new();
             for n in &need {
-                runs_for(n, &sources, eb, &mut runs);
+                runs_for_layout(n, &sources, eb, operand_layout(cx, op, i), &mut runs);
             }
             program.phase(cx, op, v, &runs, &format!("operand #{i}"), false)?;
         }
@@ -589,7 +683,7 @@ mod tests {
             hi: vec![3, 8],
         };
         let mut out = Vec::new();
-        runs_for(&need, std::slice::from_ref(&src), 2, &mut out);
+        runs_row_major(&need, std::slice::from_ref(&src), 2, &mut out);
         assert_eq!(
             out,
             vec![Run {
@@ -607,9 +701,46 @@ mod tests {
             hi: vec![4, 4],
         };
         out.clear();
-        runs_for(&need, &[src], 2, &mut out);
+        runs_row_major(&need, &[src], 2, &mut out);
         assert_eq!(out.len(), 4);
         assert!(out.iter().all(|r| r.len == 4));
         assert_eq!((out[1].src_off, out[1].dst_off), (16 + 4, 4));
+    }
+
+    #[test]
+    fn chunked_layout_cuts_rows_at_chunk_ends() {
+        // A 3 x 8 rectangle of 2-byte elements wanted in chunks of 4 columns,
+        // the kernel's M being 4 rows: chunk c starts at c * 4 * 4 elements.
+        let src = Block {
+            tile: 0,
+            lo: vec![0, 0],
+            hi: vec![3, 8],
+        };
+        let need = Block {
+            tile: 1,
+            lo: vec![0, 0],
+            hi: vec![3, 8],
+        };
+        let mut out = Vec::new();
+        runs_for_layout(
+            &need,
+            &[src],
+            2,
+            Layout::Chunks { kc: 4, rows: 4 },
+            &mut out,
+        );
+        let got: Vec<(u64, u64, u64)> = out.iter().map(|r| (r.src_off, r.dst_off, r.len)).collect();
+        // Each source row (16 B) splits into two 8 B pieces, one per chunk.
+        assert_eq!(
+            got,
+            vec![
+                (0, 0, 8),
+                (8, 32, 8),
+                (16, 8, 8),
+                (24, 40, 8),
+                (32, 16, 8),
+                (40, 48, 8)
+            ]
+        );
     }
 }
