@@ -4,16 +4,12 @@
 use ipu_ir::pass::PassManager;
 use ipu_ir::{Context, Registry};
 use ipu_package::{Direction, ElementType, Package};
-use ipu_runtime::chip::Chip;
 use ipu_target::Target;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 fn registry() -> Arc<Registry> {
-    let mut r = Registry::new();
-    ipu_dialects::register_all_dialects(&mut r);
-    ipu_passes::register_generic_passes(&mut r);
-    ipu_lowering::register_lowering_passes(&mut r);
-    Arc::new(r)
+    ipu_driver::full_registry()
 }
 
 /// Compiles `src` for `target` down to the exchange stage, then builds the package.
@@ -39,54 +35,21 @@ fn compile(src: &str, target: &str) -> Package {
     pkg
 }
 
-fn to_link_image(img: &ipu_package::TileImage) -> ipu_isa::link::TileImage {
-    let mut segments = vec![ipu_isa::link::Segment {
-        address: img.code_address,
-        bytes: img.code.clone(),
-        exec: true,
-    }];
-    for d in &img.data {
-        segments.push(ipu_isa::link::Segment {
-            address: d.address,
-            bytes: d.bytes.clone(),
-            exec: false,
-        });
-    }
-    ipu_isa::link::TileImage {
-        segments,
-        symbols: img.entries.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        exec_ranges: std::iter::once(img.code_address..img.code_address + img.code.len() as u32)
-            .collect(),
-        code_size: img.code.len() as u32,
-    }
-}
-
 /// Runs the package with `inputs` (raw bytes per input stream, in order);
 /// returns the output streams' bytes and the cycles.
 fn run(pkg: &Package, target: &str, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, u64) {
     let t = Target::load(target).unwrap();
-    let mut chip = Chip::new(&t).unwrap();
-    for g in &pkg.images {
-        for tile in g.tiles.iter() {
-            let img = pkg.tile_image(tile).unwrap();
-            chip.load(tile, &to_link_image(&img)).unwrap();
-            chip.start(tile, img.entries["main"], 0).unwrap();
-        }
-    }
-    let ins: Vec<_> = pkg
+    let named: BTreeMap<String, Vec<u8>> = pkg
         .meta
         .streams
         .iter()
         .filter(|s| s.direction == Direction::Input)
+        .map(|s| s.name.clone())
+        .zip(inputs.iter().cloned())
         .collect();
-    for (s, bytes) in ins.iter().zip(inputs) {
-        for tr in s.transfers() {
-            let h = tr.host_offset as usize;
-            chip.write(tr.tile, tr.tile_address, &bytes[h..h + tr.len as usize])
-                .unwrap();
-        }
-    }
-    let report = chip.run(u64::MAX).unwrap_or_else(|e| panic!("{e}"));
+    let run = ipu_driver::device::run_on_chip(pkg, &t, &named, "main", u64::MAX).unwrap();
+    assert!(run.hardware_pass(), "{:?}", run.faults);
+    let report = &run.report;
     if std::env::var_os("CODEGEN_TEST_STEPS").is_some() {
         let mut start = 0;
         for (s, step) in report.supersteps.iter().zip(&pkg.meta.steps) {
@@ -99,23 +62,13 @@ fn run(pkg: &Package, target: &str, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, u64) {
             start = s.release_cycle.unwrap_or(s.end_cycle);
         }
     }
-    let mut outs = Vec::new();
-    for s in pkg
+    let outs = pkg
         .meta
         .streams
         .iter()
         .filter(|s| s.direction == Direction::Output)
-    {
-        let mut buf = vec![0u8; s.byte_len().unwrap() as usize];
-        for tr in s.transfers() {
-            let h = tr.host_offset as usize;
-            buf[h..h + tr.len as usize].copy_from_slice(
-                chip.read(tr.tile, tr.tile_address, tr.len as usize)
-                    .unwrap(),
-            );
-        }
-        outs.push(buf);
-    }
+        .map(|s| run.outputs[&s.name].clone())
+        .collect();
     (outs, report.cycles)
 }
 
@@ -282,7 +235,7 @@ fn f8_weights_bias_and_gelu_match_the_reference_on_test16() {
 }
 
 /// The bundled MLP on the full chip (slow in debug builds: run with
-/// `cargo test --release -p ipu-lowering --test codegen_chip -- --ignored`).
+/// `cargo test --release -p ipu-driver --test codegen_device -- --ignored`).
 #[test]
 #[ignore]
 fn bundled_mlp_runs_on_ipu21() {
