@@ -348,6 +348,36 @@ impl Planner<'_> {
         self.call(tile, step, Kernel::Lib(spec), record, 0);
     }
 
+    /// Calls a one-input kernel (`cast`, `copy2d`, a unary `elementwise`)
+    /// from buffer `src` into buffer `dst`.
+    fn unary(&mut self, tile: u32, step: usize, spec: KernelSpec, src: usize, dst: usize) {
+        let (i, o) = (Word::Buf(src, 0), Word::Buf(dst, 0));
+        let record = match spec.source {
+            // +0 in, +4 out, +8 scale, +12 output scale
+            "cast" => vec![i, o, Word::Val(0), Word::Val(0)],
+            // +0 in0, +4 in1, +8 out
+            "elementwise" => vec![i, Word::Val(0), o],
+            // +0 src, +4 dst
+            _ => vec![i, o],
+        };
+        self.lib(tile, step, spec, record);
+    }
+
+    /// [`Planner::unary`] into a new interleaved buffer of `bytes`, returned.
+    fn unary_new(
+        &mut self,
+        tile: u32,
+        step: usize,
+        spec: KernelSpec,
+        src: usize,
+        name: String,
+        bytes: u64,
+    ) -> usize {
+        let dst = self.alloc(tile, name, bytes, step, true);
+        self.unary(tile, step, spec, src, dst);
+        dst
+    }
+
     /// Gives a value's blocks their buffers, alive from `step`.
     fn home(&mut self, v: Value, m: &Mapping, label: &str, step: usize, il: bool) {
         let shape = self.cx.value_shape(v);
@@ -665,37 +695,14 @@ impl Planner<'_> {
                     };
                     let mut a_cur = a0;
                     if ae != in_e {
-                        let nb = self.alloc(
-                            tl,
-                            format!("s{set}.lhs_f16"),
-                            (bm * bk * 2) as u64,
-                            step,
-                            true,
-                        );
-                        let cnt = round_up(bm * bk, 8);
-                        self.lib(
-                            tl,
-                            step,
-                            KernelSpec::cast(ae, in_e, cnt),
-                            vec![
-                                Word::Buf(a_cur, 0),
-                                Word::Buf(nb, 0),
-                                Word::Val(0),
-                                Word::Val(0),
-                            ],
-                        );
-                        a_cur = nb;
+                        let spec = KernelSpec::cast(ae, in_e, round_up(bm * bk, 8));
+                        let bytes = (bm * bk * 2) as u64;
+                        a_cur =
+                            self.unary_new(tl, step, spec, a_cur, format!("s{set}.lhs_f16"), bytes);
                     }
                     // A received from other tiles arrives in K-chunks; a block read
                     // in place is row-major and is re-laid out here.
                     if nkc > 1 && a_in_place.contains(&tl) {
-                        let nb = self.alloc(
-                            tl,
-                            format!("s{set}.lhs_chunks"),
-                            (bm * bk * ib) as u64 + 8,
-                            step,
-                            true,
-                        );
                         let spec = KernelSpec::copy2d(
                             nkc,
                             bm,
@@ -703,19 +710,20 @@ impl Planner<'_> {
                             (bk * ib, kc * ib),
                             (kc * ib, bm * kc * ib),
                         );
-                        self.lib(tl, step, spec, vec![Word::Buf(a_cur, 0), Word::Buf(nb, 0)]);
-                        a_cur = nb;
+                        let bytes = (bm * bk * ib) as u64 + 8;
+                        a_cur = self.unary_new(
+                            tl,
+                            step,
+                            spec,
+                            a_cur,
+                            format!("s{set}.lhs_chunks"),
+                            bytes,
+                        );
                     }
                     let mut b_cur = b0;
+                    let b_bytes = |eb: usize| (bk * bn * eb) as u64 + 8 * bm as u64;
                     if bn > 16 {
                         let eb = be.bytes();
-                        let nb = self.alloc(
-                            tl,
-                            format!("s{set}.rhs_blocked"),
-                            (bk * bn * eb) as u64 + 8 * bm as u64,
-                            step,
-                            true,
-                        );
                         let spec = KernelSpec::copy2d(
                             bn / 16,
                             bk,
@@ -723,29 +731,25 @@ impl Planner<'_> {
                             (bn * eb, 16 * eb),
                             (16 * eb, bk * 16 * eb),
                         );
-                        self.lib(tl, step, spec, vec![Word::Buf(b_cur, 0), Word::Buf(nb, 0)]);
-                        b_cur = nb;
+                        b_cur = self.unary_new(
+                            tl,
+                            step,
+                            spec,
+                            b_cur,
+                            format!("s{set}.rhs_blocked"),
+                            b_bytes(eb),
+                        );
                     }
                     if be != in_e {
-                        let nb = self.alloc(
+                        let spec = KernelSpec::cast(be, in_e, bk * bn);
+                        b_cur = self.unary_new(
                             tl,
+                            step,
+                            spec,
+                            b_cur,
                             format!("s{set}.rhs_f16"),
-                            (bk * bn * 2) as u64 + 8 * bm as u64,
-                            step,
-                            true,
+                            b_bytes(2),
                         );
-                        self.lib(
-                            tl,
-                            step,
-                            KernelSpec::cast(be, in_e, bk * bn),
-                            vec![
-                                Word::Buf(b_cur, 0),
-                                Word::Buf(nb, 0),
-                                Word::Val(0),
-                                Word::Val(0),
-                            ],
-                        );
-                        b_cur = nb;
                     }
                     let c = self.alloc(tl, format!("s{set}.partials"), psize, step, true);
                     partials.insert(tl, c);
@@ -833,39 +837,13 @@ impl Planner<'_> {
                 } else {
                     KernelSpec::cast(pt, out, bm * bn)
                 };
-                let rec = if pt == out {
-                    vec![Word::Buf(c, 0), Word::Val(0), Word::Buf(res, 0)]
-                } else {
-                    vec![
-                        Word::Buf(c, 0),
-                        Word::Buf(res, 0),
-                        Word::Val(0),
-                        Word::Val(0),
-                    ]
-                };
-                self.lib(tl, fin, spec, rec);
+                self.unary(tl, fin, spec, c, res);
             } else {
                 let mut src = c;
                 if pt != out {
-                    let tmp = self.alloc(
-                        tl,
-                        format!("s{set}.result_blocked"),
-                        (bm * bn * oeb) as u64,
-                        fin,
-                        true,
-                    );
-                    self.lib(
-                        tl,
-                        fin,
-                        KernelSpec::cast(pt, out, bm * bn),
-                        vec![
-                            Word::Buf(c, 0),
-                            Word::Buf(tmp, 0),
-                            Word::Val(0),
-                            Word::Val(0),
-                        ],
-                    );
-                    src = tmp;
+                    let spec = KernelSpec::cast(pt, out, bm * bn);
+                    let bytes = (bm * bn * oeb) as u64;
+                    src = self.unary_new(tl, fin, spec, c, format!("s{set}.result_blocked"), bytes);
                 }
                 let spec = KernelSpec::copy2d(
                     bn / 16,
@@ -874,7 +852,7 @@ impl Planner<'_> {
                     (16 * oeb, bm * 16 * oeb),
                     (bn * oeb, 16 * oeb),
                 );
-                self.lib(tl, fin, spec, vec![Word::Buf(src, 0), Word::Buf(res, 0)]);
+                self.unary(tl, fin, spec, src, res);
             }
         }
         Ok(())
@@ -1011,17 +989,8 @@ impl Planner<'_> {
                     );
                 }
                 K::Cast(from) => {
-                    self.lib(
-                        tl,
-                        step,
-                        KernelSpec::cast(from, out, round_up(full, 8)),
-                        vec![
-                            Word::Buf(ins[0], 0),
-                            Word::Buf(res, 0),
-                            Word::Val(0),
-                            Word::Val(0),
-                        ],
-                    );
+                    let spec = KernelSpec::cast(from, out, round_up(full, 8));
+                    self.unary(tl, step, spec, ins[0], res);
                 }
             }
         }
