@@ -131,9 +131,23 @@ fn operand_preferences(
         if cx.is(op, "nn.matmul") {
             if let Ok(p) = matmul_plan(cx, op, target) {
                 let (a, b) = (cx.operand(op, 0), cx.operand(op, 1));
+                // When the GEMM reads A in K-chunks, A's blocks are best kept
+                // on tiles outside the matmul, so that every matmul tile
+                // receives its block already chunked instead of re-laying it
+                // out (the slowest tile bounds the superstep).
+                let f8 = |v: Value| {
+                    cx.tensor_parts(cx.value_type(v))
+                        .map(|(_, e)| cx.type_kind(e).clone())
+                };
+                let same_f8 =
+                    f8(a) == f8(b) && matches!(f8(a), Some(TypeKind::F8E4M3FN | TypeKind::F8E5M2));
+                let k = cx.value_shape(a)[1] as u64;
+                let chunked = k.div_ceil(p.pk) * 16 * if same_f8 { 1 } else { 2 }
+                    > crate::tile_to_exchange::AMP_BANK_BYTES as u64;
+                let apart = chunked && p.tiles() + p.pm * p.pk <= target.tiles() as u64;
                 let lhs = Mapping {
                     grid: vec![p.pm as i64, p.pk as i64],
-                    first_tile: 0,
+                    first_tile: if apart { p.tiles() as i64 } else { 0 },
                     stride: 1,
                 };
                 let rhs = Mapping {
