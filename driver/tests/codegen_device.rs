@@ -209,6 +209,10 @@ fn device_vs_reference(src: &str, target: &str) -> (f32, f32, u64) {
                 .chunks(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
+            ipu_reference::ElementType::F8E4M3FN => got
+                .iter()
+                .map(|&c| ipu_isa::float::f8_to_f64(c, 0, ipu_isa::float::F8Format::E4M3FN) as f32)
+                .collect(),
             _ => f16_values(got),
         };
         for (a, b) in w.to_f32_vec().iter().zip(values) {
@@ -280,4 +284,17 @@ fn constants_are_loaded_with_the_images() {
     let (err, mag, _) = device_vs_reference(src, "test4");
     assert!(mag > 4.0);
     assert_eq!(err, 0.0);
+}
+
+#[test]
+fn f8_by_f8_matmul_runs_on_the_f8_amp_mode() {
+    // Both operands f8E4M3FN: the AMP's f8 mode (f16 partials), the sum
+    // cast to f8 (one f8 ulp at the largest magnitude: 3 mantissa bits).
+    let src = r#"func.func @main(%x: tensor<8x64xf8E4M3FN> {ipu.name = "x"}, %w: tensor<64x32xf8E4M3FN> {ipu.name = "w"}) -> (tensor<8x32xf8E4M3FN> {ipu.name = "y"}) {
+  %y = nn.matmul %x, %w : (tensor<8x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>) -> tensor<8x32xf8E4M3FN>
+  return %y : tensor<8x32xf8E4M3FN>
+}"#;
+    let (err, mag, _) = device_vs_reference(src, "test4");
+    assert!(mag > 0.5);
+    assert!(err <= mag / 8.0, "error {err}, largest magnitude {mag}");
 }
