@@ -25,7 +25,7 @@
 // CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} "s2: main.memcpy, rows_c16_op6_r8_type1.rows", {{.*}} tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
-// CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul"}
+// CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
 // CHECK-NEXT: machine.host_stream "x" {direction = "input", element = "f16"
 // CHECK-NEXT: machine.host_stream "w1" {direction = "input", element = "f8E4M3FN"
 // CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80a80", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 15"}], shape = array<i64: 128>}

@@ -450,7 +450,12 @@ impl Planner<'_> {
         let step = self.steps.len();
         self.steps.push(StepSummary {
             kind: StepKind::Exchange,
-            label: format!("x{n} {label}"),
+            label: format!(
+                "x{n} {label} (horizon {}, lower bound {}, {})",
+                schedule.horizon,
+                schedule.lower_bound,
+                schedule.kind.as_str()
+            ),
             cycles: Some(self.target.exchange_phase_cycles(schedule.horizon)),
         });
         let rows = tile_rows(&phase, &schedule.fragments, self.target);
