@@ -68,6 +68,21 @@ pub static CODE: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+pub static EXCHANGE_ROW: OpDef = OpDef {
+    name: "machine.exchange_row",
+    summary: "A readable copy of the exchange-table row a set of tiles runs in one exchange phase (printed \
+              on request): each entry with its cycle from the engine's start, `send`, `select` (the sender \
+              this tile's port listens to from then on) or `capture` (bytes written from the port, or from \
+              the supertile partner's port).",
+    attributes: &[
+        AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
+        AttrDef { name: "phase", optional: false, constraint: constraints::STRING_ATTR },
+        AttrDef { name: "entries", optional: false, constraint: constraints::ARRAY_ATTR },
+    ],
+    assembly_format: Some("attr-dict"),
+    ..OpDef::EMPTY
+};
+
 const DICT_ATTR: AttrConstraint = AttrConstraint {
     description: "dictionary attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Dictionary(_)),
@@ -237,6 +252,7 @@ pub static MACHINE_DIALECT: Dialect = Dialect {
     ops: &[
         &MEMORY_MAP,
         &CODE,
+        &EXCHANGE_ROW,
         &PACKAGE,
         &HOST_STREAM,
         &IMAGE,

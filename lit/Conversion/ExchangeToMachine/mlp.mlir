@@ -3,6 +3,7 @@
 // the kernels each group of tiles links, and the package of the program.
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: ipu-opt --target test16 --pass-pipeline='builtin.module(ipu-lower-to-exchange,convert-exchange-to-machine{print-rows=true})' %s | FileCheck %s --check-prefix=ROWS
 // The output does not depend on the number of threads.
 // RUN: env RAYON_NUM_THREADS=1 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t.1
 // RUN: env RAYON_NUM_THREADS=2 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t.2
@@ -33,6 +34,19 @@
 // CHECK-NEXT: machine.image tiles "0" {code =
 // CHECK: machine.image tiles "1 to 7" {code =
 // CHECK: machine.image tiles "8 to 15" {code =
+
+// Each tile's exchange row for phase x0, at cycles from the engine's start:
+// tile 0 sends its half of x's rows, tile 1 sends the other half and takes
+// tile 0's; a capture starts when the word has crossed the fabric (6 cycles
+// within a column, 7 to the next).
+// ROWS: machine.exchange_row {entries = ["@0 send 0x80450 512 B"], phase = "x0", tiles = "0"}
+// ROWS-NEXT: machine.exchange_row {entries = ["@0 send 0x80000 512 B", "@6 select tile 0", "@6 capture 0x80660 512 B"], phase = "x0", tiles = "1"}
+// ROWS-NEXT: machine.exchange_row {entries = ["@6 select tile 0", "@6 capture 0x80660 512 B"], phase = "x0", tiles = "2 to 3"}
+// ROWS-NEXT: machine.exchange_row {entries = ["@7 select tile 0", "@7 capture 0x80660 512 B"], phase = "x0", tiles = "4 to 7"}
+// ROWS-NEXT: machine.exchange_row {entries = ["@7 select tile 1", "@7 capture 0x80660 512 B"], phase = "x0", tiles = "8 to 15"}
+// The partial sums: every k = 1 tile sends its partials to its k = 0 tile.
+// ROWS-NEXT: machine.exchange_row {entries = ["@7 select tile 8", "@7 capture 0x80000 512 B"], phase = "x1", tiles = "0"}
+// ROWS: machine.exchange_row {entries = ["@0 send 0x80870 512 B"], phase = "x1", tiles = "8 to 15"}
 
 // STATS: ConvertExchangeToMachine
 // STATS-NEXT: (S) 16 tiles - Tiles started

@@ -75,6 +75,29 @@ pub(crate) fn encode_row(
     Ok(ipu_isa::exchange_row::encode_row(&hw))
 }
 
+/// One tile's row, readably: `@cycle send 0xADDR N B`, `@cycle select tile S`,
+/// `@cycle capture 0xADDR N B` (`from partner` for the partner's port).
+fn describe_row(tile: u32, entries: &[RowEntry], src: u64, dst: u64) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| match *e {
+            RowEntry::Send { cycle, offset, len } => {
+                format!("@{cycle} send {:#x} {len} B", src + offset)
+            }
+            RowEntry::Select { cycle, sender, .. } => format!("@{cycle} select tile {sender}"),
+            RowEntry::Capture {
+                cycle,
+                port,
+                offset,
+                len,
+            } => {
+                let from = if port != tile { " from partner" } else { "" };
+                format!("@{cycle} capture {:#x} {len} B{from}", dst + offset)
+            }
+        })
+        .collect()
+}
+
 /// The name a call's kernel is linked under, and its entry symbol.
 fn link_name(k: &Kernel) -> (String, &'static str) {
     match k {
@@ -318,6 +341,7 @@ pub(crate) fn build_package_from(
     f: Op,
     target: &Arc<Target>,
     plan: Plan,
+    readable_rows: bool,
 ) -> Result<(Package, Stats, Summary), Diagnostic> {
     let Plan {
         tiles,
@@ -480,6 +504,8 @@ pub(crate) fn build_package_from(
         max_data_bytes: max_data,
         ..Stats::default()
     };
+    // (step, readable entries) -> tiles
+    let mut readable: BTreeMap<(usize, Vec<String>), Vec<u32>> = BTreeMap::new();
     let package = timed_phase("encode", || {
         let mut out: Vec<(u32, TileImage)> = Vec::new();
         for (&t, w) in &tiles {
@@ -519,6 +545,15 @@ pub(crate) fn build_package_from(
                     }
                     None => match w.rows.get(s) {
                         Some(RowWork { entries, src, dst }) => {
+                            if readable_rows {
+                                let text = describe_row(
+                                    t,
+                                    entries,
+                                    src.map_or(0, buf),
+                                    dst.map_or(0, buf),
+                                );
+                                readable.entry((*s, text)).or_default().push(t);
+                            }
                             let words =
                                 encode_row(t, entries, src.map_or(0, buf), dst.map_or(0, buf))
                                     .map_err(|m| {
@@ -649,6 +684,16 @@ pub(crate) fn build_package_from(
         Ok(pkg)
     })?;
     stats.groups = package.images.len() as u64;
+    for ((s, text), tiles) in readable {
+        let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
+        match summary.rows.last_mut() {
+            Some((p, groups)) if *p == phase => groups.push((tiles, text)),
+            _ => summary.rows.push((phase, vec![(tiles, text)])),
+        }
+    }
+    for (_, groups) in &mut summary.rows {
+        groups.sort_by(|a, b| a.0[0].cmp(&b.0[0]));
+    }
     summary.code.sort_by(|a, b| {
         b.tiles
             .len()

@@ -44,7 +44,7 @@ use crate::tile_to_exchange::{
     runs_for_layout, transfers_of, Block, Run,
 };
 use ipu_dialects::tile::Mapping;
-use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
+use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, TypeKind, Value};
 use ipu_isa::kernels::{ElemType, EwOp, GemmType, KernelSpec, RowOp, GEMM_STATE_BYTES};
 use ipu_package::{Package, StepKind, StepSummary};
@@ -64,7 +64,15 @@ pub const INFO: PassInfo = PassInfo {
                   for the exchange engine, storage placement, linked code shared by tiles with the same \
                   program, host stream layouts; the function becomes the machine-dialect package.",
     anchor: Some("builtin.module"),
-    options: &[TARGET_OPTION],
+    options: &[
+        TARGET_OPTION,
+        PassOptionInfo {
+            name: "print-rows",
+            description: "Also print every exchange phase's rows readably (machine.exchange_row, one per \
+                          group of tiles with the same row)",
+            default: "false",
+        },
+    ],
     create,
 };
 
@@ -75,6 +83,7 @@ fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
             .filter(|s| !s.is_empty())
             .map(str::to_string),
         stats: Stats::default(),
+        print_rows: o.get_bool("print-rows", false)?,
     }))
 }
 
@@ -91,6 +100,7 @@ pub struct Stats {
 struct Codegen {
     target_option: Option<String>,
     stats: Stats,
+    print_rows: bool,
 }
 
 impl Pass for Codegen {
@@ -110,7 +120,7 @@ impl Pass for Codegen {
                 ),
             ));
         };
-        let (pkg, stats, summary) = build_package(cx, f, &target)?;
+        let (pkg, stats, summary) = build_package_with(cx, f, &target, self.print_rows)?;
         self.stats = stats;
         let loc = cx.op_loc(f);
         let body = cx
@@ -123,6 +133,9 @@ impl Pass for Codegen {
             cx.erase_op(op);
         }
         emit_summary(cx, body, &summary, loc);
+        if self.print_rows {
+            emit_rows(cx, body, &summary, loc);
+        }
         ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
         Ok(())
     }
@@ -169,6 +182,9 @@ impl Pass for Codegen {
 pub struct Summary {
     pub memory_maps: Vec<MemoryMap>,
     pub code: Vec<CodeSummary>,
+    /// Per exchange phase (its label's first word), the tiles running each
+    /// distinct row and the row's entries, readable.
+    pub rows: Vec<(String, Vec<(Vec<u32>, Vec<String>)>)>,
 }
 
 /// Tiles with the same buffers at the same addresses.
@@ -1041,6 +1057,26 @@ fn emit_summary(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
     }
 }
 
+/// Appends the readable exchange rows to `block`.
+fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for (phase, groups) in &s.rows {
+        for (tiles, entries) in groups {
+            let set = ipu_package::TileSet::from_tiles(tiles.iter().copied()).to_string();
+            let es: Vec<_> = entries.iter().map(|e| cx.string_attr(e)).collect();
+            let attrs = vec![
+                (cx.sym("tiles"), cx.string_attr(&set)),
+                (cx.sym("phase"), cx.string_attr(phase)),
+                (cx.sym("entries"), cx.array_attr(es)),
+            ];
+            let name = cx.op_name("machine.exchange_row");
+            let mut st = ipu_ir::OperationState::new(name, loc);
+            st.attrs = cx.dict_attr(attrs);
+            let o = cx.create_op(st);
+            cx.append_op(block, o);
+        }
+    }
+}
+
 /// Plans the program of function `f` (tile stage, with its exchange phases).
 pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f64), Diagnostic> {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
@@ -1240,6 +1276,17 @@ pub fn build_package(
     f: Op,
     target: &Arc<Target>,
 ) -> Result<(Package, Stats, Summary), Diagnostic> {
+    build_package_with(cx, f, target, false)
+}
+
+/// [`build_package`], with readable exchange rows in the summary when
+/// `rows` is set.
+pub fn build_package_with(
+    cx: &Context,
+    f: Op,
+    target: &Arc<Target>,
+    rows: bool,
+) -> Result<(Package, Stats, Summary), Diagnostic> {
     let operations = cx
         .block_ops(cx.entry_block(cx.region(f, 0)).expect("checked"))
         .count();
@@ -1250,7 +1297,7 @@ pub fn build_package(
     );
     let _g = span.enter();
     let (plan, _) = timed_phase("plan_package", || plan(cx, f, target))?;
-    build_package_from(cx, f, target, plan)
+    build_package_from(cx, f, target, plan, rows)
 }
 
 /// Runs one build phase inside its tracing span and logs its time.
