@@ -184,8 +184,11 @@ pub struct Summary {
     pub code: Vec<CodeSummary>,
     /// Per exchange phase (its label's first word), the tiles running each
     /// distinct row and the row's entries, readable.
-    pub rows: Vec<(String, Vec<(Vec<u32>, Vec<String>)>)>,
+    pub rows: Vec<(String, Vec<RowGroup>)>,
 }
+
+/// Tiles running one exchange row, and its entries (readable).
+pub type RowGroup = (Vec<u32>, Vec<String>);
 
 /// Tiles with the same buffers at the same addresses.
 #[derive(Debug, Clone)]
