@@ -153,7 +153,12 @@ pub fn plan_matmul(
         )));
     }
     let tiles = target.tiles() as u64;
-    let available = target.sram_bytes().saturating_sub(RESERVED_TILE_BYTES);
+    // The GEMM reads its operands and writes its partials with 128-bit
+    // accesses, so they must fit the interleaved region.
+    let data = target.sram_bytes().saturating_sub(RESERVED_TILE_BYTES);
+    let available = target
+        .interleaved_range()
+        .map_or(data, |r| data.min(r.end - r.start));
     let recv = target.exchange.receive_bytes_per_cycle.max(1) as u64;
     let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
     let lanes = target.vector.f32_lanes.max(1) as u64;
@@ -167,8 +172,14 @@ pub fn plan_matmul(
                 let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
                 let bn = n.div_ceil(pn).div_ceil(16) * 16;
                 let c_bytes = bm * bn * ep;
-                // The k = 0 tile holds its own partials and receives the others'.
-                let need = bm * bk * ea + bk * bn * ea + c_bytes * pk;
+                // The k = 0 tile holds its own partials and receives the
+                // others'; the code generator may also re-lay A out in
+                // K-chunks (a tile reading A in place) and B in 16-column
+                // blocks or widened from f8 (one more B-sized buffer each).
+                let chunked = bk * 16 * ea > 4096;
+                let relayout = if chunked { bm * bk * ea } else { 0 }
+                    + bk * bn * ea * if bn > 16 { 2 } else { 1 };
+                let need = bm * bk * ea + bk * bn * ea + c_bytes * pk + relayout;
                 smallest_need = smallest_need.min(need);
                 if need > available {
                     continue;
