@@ -343,6 +343,17 @@ impl Planner<'_> {
         t.bufs.len() - 1
     }
 
+    /// Each block of `v`: its tile and the buffer holding it there.
+    fn home_bufs(&self, v: Value) -> Vec<(u32, usize)> {
+        self.homes.get(&v).map_or_else(Vec::new, |h| {
+            h.blocks
+                .iter()
+                .map(|b| b.tile)
+                .zip(h.bufs.iter().copied())
+                .collect()
+        })
+    }
+
     fn touch(&mut self, tile: u32, buf: usize, step: usize) {
         let b = &mut self.tiles.get_mut(&tile).expect("tile with buffers").bufs[buf];
         b.first = b.first.min(step as u32);
@@ -826,14 +837,7 @@ impl Planner<'_> {
             fin = self.compute_step(format!("s{set} tile.matmul reduction"), None);
         }
         self.home(result, &rmap, &format!("s{set}.result"), fin, false);
-        let home_bufs: Vec<(u32, usize)> = {
-            let h = &self.homes[&result];
-            h.blocks
-                .iter()
-                .map(|b| b.tile)
-                .zip(h.bufs.iter().copied())
-                .collect()
-        };
+        let home_bufs = self.home_bufs(result);
         for (tl, res) in home_bufs {
             let Some(&c) = partials.get(&tl) else {
                 continue;
@@ -969,14 +973,7 @@ impl Planner<'_> {
                 return Err(self.err(op, format!("'{other}' on this element type has no kernel")));
             }
         };
-        let homes: Vec<(u32, usize)> = {
-            let h = &self.homes[&result];
-            h.blocks
-                .iter()
-                .map(|b| b.tile)
-                .zip(h.bufs.iter().copied())
-                .collect()
-        };
+        let homes = self.home_bufs(result);
         for (tl, res) in homes {
             let ins: Option<Vec<usize>> = at.iter().map(|a| a.get(&tl).copied()).collect();
             let Some(ins) = ins else {
@@ -1146,16 +1143,10 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
             "tile.map" => p.map(op)?,
             "tile.host_output" => {
                 let v = cx.operand(op, 0);
-                let Some(home) = p.homes.get(&v) else {
+                if !p.homes.contains_key(&v) {
                     return Err(p.err(op, "streams a value with no tile mapping"));
-                };
-                let pairs: Vec<(u32, usize)> = home
-                    .blocks
-                    .iter()
-                    .map(|b| b.tile)
-                    .zip(home.bufs.iter().copied())
-                    .collect();
-                for (t, b) in pairs {
+                }
+                for (t, b) in p.home_bufs(v) {
                     p.tiles.get_mut(&t).expect("tile").bufs[b].last = u32::MAX;
                 }
                 let sname = cx
