@@ -5,9 +5,10 @@
 use super::storage::place;
 use super::{
     timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, RowWork, Stats, StreamSpec, Summary,
-    TileWork, Word, RESERVED,
+    TileWork, Word,
 };
 use crate::exchange_schedule::RowEntry;
+use crate::nn_to_tile::plan::RESERVED_TILE_BYTES as RESERVED;
 use ipu_ir::{Context, Diagnostic, Op, TypeKind};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
@@ -253,10 +254,6 @@ type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
 type Layouts = BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)>;
 
-fn base_of(t: &Target) -> u64 {
-    t.memory.base_address
-}
-
 /// Places every tile's buffers: `(tile, addresses, data bytes used)`.
 fn place_tiles(
     cx: &Context,
@@ -358,7 +355,7 @@ pub(crate) fn build_package_from(
     let max_data = used_by.values().copied().max().unwrap_or(0);
     let mut summary = Summary::default();
     {
-        let capacity = target.memory_end() - (base_of(target) + RESERVED);
+        let capacity = target.memory_end() - (target.memory.base_address + RESERVED);
         let mut groups: Layouts = BTreeMap::new();
         for (&t, w) in &tiles {
             let mut layout: Vec<(u64, u64, String)> = w

@@ -37,11 +37,10 @@ mod emit;
 pub mod storage;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, Phase, RowEntry};
-use crate::nn_to_tile::plan::RESERVED_TILE_BYTES;
 use crate::nn_to_tile::{module_target, TARGET_OPTION};
 use crate::tile_to_exchange::{
-    blocks, elem_bytes, gemm_chunk, mapping_of, needs, operand_layout, partial_runs,
-    runs_for_layout, transfers_of, Block, Run,
+    blocks, elem_bytes, gemm_chunk, gemm_input_bytes, mapping_of, needs, operand_layout,
+    partial_runs, runs_for_layout, transfers_of, Block, Run,
 };
 use ipu_dialects::tile::Mapping;
 use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
@@ -316,7 +315,6 @@ struct Planner<'a> {
     recorded: Vec<(i64, Loc)>,
     phases: usize,
     compute_sets: usize,
-    schedule_ms: f64,
     /// Local copies and operand buffers of the compute set being built,
     /// attached to its superstep once it exists.
     pending_copies: Vec<(u32, usize, usize, Run)>,
@@ -437,7 +435,6 @@ impl Planner<'_> {
             return Ok(());
         }
         let phase = Phase::new(transfers);
-        let t0 = Instant::now();
         let (schedule, known) = self
             .scheduler
             .schedule_memo(&phase)
@@ -455,7 +452,6 @@ impl Planner<'_> {
                 ));
             }
         }
-        self.schedule_ms += t0.elapsed().as_secs_f64() * 1e3;
         let n = self.phases;
         if let Some(&(h, loc)) = self.recorded.get(n) {
             if h != schedule.horizon as i64 {
@@ -669,7 +665,7 @@ impl Planner<'_> {
             _ => (GemmType::F16F16, ipu_target::ElemType::F16, ElemType::F16),
         };
         let pt = gt;
-        let in_e = if f8(ae) && f8(be) && ae == be {
+        let in_e = if gemm_input_bytes(cx, av, bv) == 1 {
             ae
         } else {
             ElemType::F16
@@ -1078,7 +1074,7 @@ fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
 }
 
 /// Plans the program of function `f` (tile stage, with its exchange phases).
-pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f64), Diagnostic> {
+pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<Plan, Diagnostic> {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
     let recorded = ops
@@ -1101,7 +1097,6 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
         recorded,
         phases: 0,
         compute_sets: 0,
-        schedule_ms: 0.0,
         pending_copies: Vec::new(),
         pending_touch: Vec::new(),
     };
@@ -1174,16 +1169,12 @@ pub(crate) fn plan(cx: &Context, f: Op, target: &Arc<Target>) -> Result<(Plan, f
             ),
         ));
     }
-    let ms = p.schedule_ms;
-    Ok((
-        Plan {
-            tiles: p.tiles,
-            init,
-            steps: p.steps,
-            streams,
-        },
-        ms,
-    ))
+    Ok(Plan {
+        tiles: p.tiles,
+        init,
+        steps: p.steps,
+        streams,
+    })
 }
 
 /// The little-endian element bytes of a constant's value (splats expanded).
@@ -1290,7 +1281,7 @@ pub fn build_package_with(
         operations = operations
     );
     let _g = span.enter();
-    let (plan, _) = timed_phase("plan_package", || plan(cx, f, target))?;
+    let plan = timed_phase("plan_package", || plan(cx, f, target))?;
     build_package_from(cx, f, target, plan, rows)
 }
 
@@ -1311,5 +1302,3 @@ pub(crate) fn timed_phase<T>(
     );
     r
 }
-
-pub(crate) const RESERVED: u64 = RESERVED_TILE_BYTES;

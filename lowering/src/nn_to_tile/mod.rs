@@ -135,15 +135,11 @@ fn operand_preferences(
                 // on tiles outside the matmul, so that every matmul tile
                 // receives its block already chunked instead of re-laying it
                 // out (the slowest tile bounds the superstep).
-                let f8 = |v: Value| {
-                    cx.tensor_parts(cx.value_type(v))
-                        .map(|(_, e)| cx.type_kind(e).clone())
-                };
-                let same_f8 =
-                    f8(a) == f8(b) && matches!(f8(a), Some(TypeKind::F8E4M3FN | TypeKind::F8E5M2));
-                let k = cx.value_shape(a)[1] as u64;
-                let chunked = k.div_ceil(p.pk) * 16 * if same_f8 { 1 } else { 2 }
-                    > crate::tile_to_exchange::AMP_BANK_BYTES as u64;
+                let in_bytes = crate::tile_to_exchange::gemm_input_bytes(cx, a, b);
+                let k = cx.value_shape(a)[1];
+                let chunked =
+                    crate::tile_to_exchange::k_chunk((k as u64).div_ceil(p.pk) as i64, in_bytes)
+                        .is_some();
                 let apart = chunked && p.tiles() + p.pm * p.pk <= target.tiles() as u64;
                 let lhs = Mapping {
                     grid: vec![p.pm as i64, p.pk as i64],

@@ -209,23 +209,35 @@ pub fn gemm_chunk(cx: &Context, op: Op) -> Option<(i64, i64)> {
     if plan.len() != 3 || a.len() != 2 || b.len() != 2 {
         return None;
     }
+    let in_bytes = gemm_input_bytes(cx, cx.operand(op, 0), cx.operand(op, 1));
+    let bk = (a[1] + plan[2] - 1) / plan[2];
+    let bm = (a[0] + plan[0] - 1) / plan[0];
+    k_chunk(bk, in_bytes).map(|kc| (kc, bm))
+}
+
+/// Bytes per element the AMP GEMM reads for `a x b`: 1 when both are f8 of
+/// one format (the f8 mode), else 2 (f16, f8 widened to f16).
+pub fn gemm_input_bytes(cx: &Context, a: Value, b: Value) -> i64 {
+    let elem = |v: Value| cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e);
     let f8 = |v: Value| {
-        cx.tensor_parts(cx.value_type(v)).is_some_and(|(_, e)| {
+        elem(v).is_some_and(|e| {
             matches!(
                 cx.type_kind(e),
                 ipu_ir::TypeKind::F8E4M3FN | ipu_ir::TypeKind::F8E5M2
             )
         })
     };
-    let (av, bv) = (cx.operand(op, 0), cx.operand(op, 1));
-    let same_f8 = f8(av)
-        && f8(bv)
-        && cx.tensor_parts(cx.value_type(av)).map(|t| t.1)
-            == cx.tensor_parts(cx.value_type(bv)).map(|t| t.1);
-    let in_bytes = if same_f8 { 1 } else { 2 };
-    let bk = (a[1] + plan[2] - 1) / plan[2];
-    let bm = (a[0] + plan[0] - 1) / plan[0];
-    (bk * 16 * in_bytes > AMP_BANK_BYTES).then(|| (AMP_BANK_BYTES / (16 * in_bytes), bm))
+    if f8(a) && elem(a) == elem(b) {
+        1
+    } else {
+        2
+    }
+}
+
+/// The K-chunk of a GEMM whose per-tile K block is `bk` elements of
+/// `in_bytes`: `None` when one K x 16 weight block fits an AMP bank.
+pub fn k_chunk(bk: i64, in_bytes: i64) -> Option<i64> {
+    (bk * 16 * in_bytes > AMP_BANK_BYTES).then(|| AMP_BANK_BYTES / (16 * in_bytes))
 }
 
 /// [`runs_for`] into a rectangle stored in `layout`.
