@@ -1,12 +1,33 @@
-//! The `exchange` dialect: the bulk-synchronous program's exchange phases.
-//! An `exchange.phase` moves (parts of) a distributed value between tiles
-//! before the compute set that reads it; it carries its schedule's figures:
-//! horizon (cycles the phase lasts), endpoint lower bound (the busiest
-//! tile's bytes over its bandwidth), their gap, the schedule kind chosen,
-//! the per-tile exchange-table row size, and the transfers grouped by pattern.
+//! The `exchange` dialect: the bulk-synchronous program, explicitly. After
+//! `convert-tile-to-exchange` a function holds nothing but:
+//!
+//! * `exchange.buffer`: per-tile storage (the same size on every tile of
+//!   its set), named by `sym_name` and referenced as `@name`; with `reads`
+//!   when exchange phases fill it for a compute set (the byte ranges the
+//!   compute set reads, which the phases must deliver);
+//! * `exchange.host_input`, `exchange.constant`, `exchange.host_output`:
+//!   where a function argument, a constant or a result lives (a buffer and
+//!   the `mapping` of the value's blocks over tiles);
+//! * the supersteps, in order, each ended by an `exchange.sync`:
+//!   `exchange.compute_set` (per-tile kernel calls, `exchange.vertex`, each
+//!   with its state record of buffer references and words) and
+//!   `exchange.phase` (transfers between buffers, `exchange.move`, with the
+//!   verified schedule's horizon, endpoint lower bound, gap, kind and row
+//!   size).
+//!
+//! Transfers are printed compactly as runs ([`TransferRun`]): one run is a
+//! family of transfers whose source tile, source offset and destinations
+//! step evenly, so a big phase prints as a few lines, never one per byte
+//! range. `convert-exchange-to-machine` reads this and nothing else.
 
-use ipu_ir::opdef::{constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, ValueDef};
+use crate::tile::Mapping;
+use ipu_ir::context::{Context, Op};
+use ipu_ir::diag::Diagnostic;
+use ipu_ir::opdef::{
+    constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, RegionDef, Trait, ValueDef,
+};
 use ipu_ir::types::AttrKind;
+use ipu_ir::verify::op_error;
 
 const I64_ATTR: AttrConstraint = AttrConstraint {
     description: "64-bit integer attribute",
@@ -16,43 +37,698 @@ const KIND_ATTR: AttrConstraint = AttrConstraint {
     description: "\"compact-streams\", \"paired\" or \"reused\"",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "compact-streams" | "paired" | "reused")),
 };
+const TILES_ATTR: AttrConstraint = AttrConstraint {
+    description: "tile set string (\"0 to 1471 step 2, 5\")",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if crate::machine::parse_tiles(s).is_ok_and(|t| !t.is_empty())),
+};
+const MAPPING_ATTR: AttrConstraint = AttrConstraint {
+    description: "tile mapping {grid = array<i64: ...>, tiles = array<i64: first, stride>}",
+    check: |cx, a| Mapping::from_attr(cx, a).is_ok(),
+};
+const DICT_ATTR: AttrConstraint = AttrConstraint {
+    description: "dictionary of 64-bit integers",
+    check: |cx, a| match cx.attr_kind(a) {
+        AttrKind::Dictionary(es) => es
+            .iter()
+            .all(|(_, v)| matches!(cx.attr_kind(*v), AttrKind::Integer { .. })),
+        _ => false,
+    },
+};
 
-const fn figure(name: &'static str) -> AttrDef {
+const fn req(name: &'static str, constraint: AttrConstraint) -> AttrDef {
     AttrDef {
         name,
         optional: false,
-        constraint: I64_ATTR,
+        constraint,
     }
 }
+const fn opt(name: &'static str, constraint: AttrConstraint) -> AttrDef {
+    AttrDef {
+        name,
+        optional: true,
+        constraint,
+    }
+}
+const SYM: AttrDef = req("sym_name", constraints::SYMBOL_NAME_ATTR);
+const BUFFER: AttrDef = req("buffer", constraints::FLAT_SYMBOL_REF_ATTR);
+const MAPPING: AttrDef = req("mapping", MAPPING_ATTR);
+const BODY: &[RegionDef] = &[RegionDef {
+    name: "body",
+    arity: Arity::Single,
+    single_block: true,
+}];
+
+pub static BUFFER_OP: OpDef = OpDef {
+    name: "exchange.buffer",
+    summary: "Storage of `bytes` bytes on each tile of `tiles`, referenced as @sym_name. Kernels read it with \
+              128-bit loads when `interleaved`. With `reads = [{tiles = \"...\", ranges = array<i64: count, \
+              len, stride>}, ...]` the exchange phases (and local copies) before the compute set that reads it \
+              must write the byte ranges [k * stride, k * stride + len), k < count, exactly once on those tiles.",
+    attributes: &[
+        SYM,
+        req("tiles", TILES_ATTR),
+        req("bytes", I64_ATTR),
+        opt("interleaved", constraints::ANY_ATTR),
+        opt("reads", constraints::DICT_ARRAY_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_buffer),
+    ..OpDef::EMPTY
+};
+
+pub static HOST_INPUT: OpDef = OpDef {
+    name: "exchange.host_input",
+    summary: "A function argument streamed from the host into `buffer`, its blocks laid out by `mapping`.",
+    operands: &[ValueDef {
+        name: "input",
+        arity: Arity::Single,
+        constraint: constraints::ANY_TENSOR,
+    }],
+    attributes: &[BUFFER, MAPPING],
+    assembly_format: Some("$input attr-dict `:` type($input)"),
+    verify: Some(verify_mapping_rank),
+    ..OpDef::EMPTY
+};
+
+pub static CONSTANT: OpDef = OpDef {
+    name: "exchange.constant",
+    summary: "A constant whose blocks (laid out by `mapping`) are loaded into `buffer` with the tile images.",
+    attributes: &[BUFFER, MAPPING, req("value", constraints::TYPED_ATTR)],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_mapping_rank),
+    ..OpDef::EMPTY
+};
+
+pub static HOST_OUTPUT: OpDef = OpDef {
+    name: "exchange.host_output",
+    summary: "Streams `buffer` (blocks laid out by `mapping`) to the host as output `name`; the result stands for \
+              the streamed value in the function's return.",
+    results: &[ValueDef {
+        name: "result",
+        arity: Arity::Single,
+        constraint: constraints::ANY_TENSOR,
+    }],
+    attributes: &[BUFFER, MAPPING, req("name", constraints::STRING_ATTR)],
+    assembly_format: Some("attr-dict `:` type($result)"),
+    verify: Some(verify_mapping_rank),
+    ..OpDef::EMPTY
+};
+
+pub static COMPUTE_SET: OpDef = OpDef {
+    name: "exchange.compute_set",
+    summary: "A compute superstep `sym_name`: every tile makes its copies, then runs the vertices naming it, in \
+              order (`label` says which tile op it computes, `cycles` the estimate from the kernels' cycle \
+              formulas).",
+    attributes: &[
+        SYM,
+        req("label", constraints::STRING_ATTR),
+        opt("cycles", I64_ATTR),
+    ],
+    regions: BODY,
+    traits: &[Trait::NoTerminator],
+    assembly_format: Some("attr-dict-with-keyword $body"),
+    verify: Some(verify_compute_set),
+    ..OpDef::EMPTY
+};
+
+pub static VERTEX: OpDef = OpDef {
+    name: "exchange.vertex",
+    summary: "One kernel call on each tile of `tiles`: library kernel `kernel` specialised by `params` (named \
+              `name`); `record` is its state record, one entry per 32-bit word: an integer, a buffer @b (its \
+              address on the tile), or [@b, offset]; `scratch` zero bytes follow.",
+    attributes: &[
+        req("tiles", TILES_ATTR),
+        req("kernel", constraints::STRING_ATTR),
+        req("name", constraints::STRING_ATTR),
+        req("params", DICT_ATTR),
+        req("record", constraints::ARRAY_ATTR),
+        opt("scratch", I64_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_vertex),
+    ..OpDef::EMPTY
+};
+
+pub static COPY: OpDef = OpDef {
+    name: "exchange.copy",
+    summary: "Operand bytes that stay on their tile: each tile copies them from buffer `src` to buffer `dst` \
+              itself, before the vertices of its compute set; `runs` as in exchange.move, every transfer's \
+              destination being its source tile.",
+    attributes: &[
+        req("src", constraints::FLAT_SYMBOL_REF_ATTR),
+        req("dst", constraints::FLAT_SYMBOL_REF_ATTR),
+        req("runs", constraints::ARRAY_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_move),
+    ..OpDef::EMPTY
+};
 
 pub static PHASE: OpDef = OpDef {
     name: "exchange.phase",
-    summary: "An exchange phase: it `moves` `value` into the layout an operand of the next compute set needs \
-              (\"operand #i\"), or a compute set's split-K partial sums onto the tiles that add them up \
-              (\"partial sums\"); with its verified schedule's horizon, lower bound, gap, kind, row size and \
-              transfer patterns.",
-    operands: &[ValueDef { name: "value", arity: Arity::Single, constraint: constraints::ANY_TENSOR }],
+    summary: "An exchange superstep `sym_name`: the moves of its body, scheduled together. It `moves` an operand \
+              of the next compute set into the layout it reads, or split-K partial sums onto the tiles that add \
+              them up; with its verified schedule's horizon (cycles after the phase's fixed cost), endpoint \
+              lower bound, gap, kind, largest row (words), and the transfers grouped by pattern for reading.",
     attributes: &[
-        AttrDef { name: "sym_name", optional: false, constraint: constraints::SYMBOL_NAME_ATTR },
-        AttrDef { name: "moves", optional: false, constraint: constraints::STRING_ATTR },
-        figure("transfers"),
-        figure("bytes"),
-        figure("local_bytes"),
-        figure("horizon"),
-        figure("initial_horizon"),
-        figure("lower_bound"),
-        figure("gap"),
-        AttrDef { name: "kind", optional: false, constraint: KIND_ATTR },
-        figure("row_words"),
-        AttrDef { name: "patterns", optional: false, constraint: constraints::ARRAY_ATTR },
+        SYM,
+        req("moves", constraints::STRING_ATTR),
+        req("transfers", I64_ATTR),
+        req("bytes", I64_ATTR),
+        req("local_bytes", I64_ATTR),
+        req("horizon", I64_ATTR),
+        req("initial_horizon", I64_ATTR),
+        req("lower_bound", I64_ATTR),
+        req("gap", I64_ATTR),
+        req("kind", KIND_ATTR),
+        req("row_words", I64_ATTR),
+        req("patterns", constraints::ARRAY_ATTR),
     ],
-    assembly_format: Some("$value attr-dict `:` type($value)"),
+    regions: BODY,
+    traits: &[Trait::NoTerminator],
+    assembly_format: Some("attr-dict-with-keyword $body"),
+    verify: Some(verify_phase),
+    ..OpDef::EMPTY
+};
+
+pub static MOVE: OpDef = OpDef {
+    name: "exchange.move",
+    summary: "Transfers from buffer `src` on their source tiles to buffer `dst` on their destination tiles \
+              (offsets relative to the buffers), as runs: array<i64: repeat, repeat_src_tile_step, \
+              repeat_src_offset_step, repeat_dst_tile_step, repeat_dst_offset_step, n, src_tile, src_tile_step, \
+              src_offset, src_offset_step, len, dst_tile_step, dst_offset_step, segments, then per segment \
+              count, tile, tile_step, offset, offset_step>. Transfer (r, i) of a run sends len bytes from \
+              (src_tile + i * src_tile_step + r * repeat_src_tile_step, src_offset + ...) to every destination \
+              of the segments (the j-th of a segment at tile + j * tile_step, offset + j * offset_step), each \
+              moved by i * (dst_tile_step, dst_offset_step) + r * (repeat_dst_tile_step, repeat_dst_offset_step).",
+    attributes: &[
+        req("src", constraints::FLAT_SYMBOL_REF_ATTR),
+        req("dst", constraints::FLAT_SYMBOL_REF_ATTR),
+        req("runs", constraints::ARRAY_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_move),
+    ..OpDef::EMPTY
+};
+
+pub static SYNC: OpDef = OpDef {
+    name: "exchange.sync",
+    summary: "The chip-wide sync that ends a superstep: every tile waits until all have arrived.",
+    assembly_format: Some("attr-dict"),
     ..OpDef::EMPTY
 };
 
 pub static EXCHANGE_DIALECT: Dialect = Dialect {
     name: "exchange",
-    description: "Exchange phases of the bulk-synchronous program, with their schedules.",
-    ops: &[&PHASE],
+    description:
+        "The bulk-synchronous program: buffers, compute sets of per-tile kernel calls, syncs, and \
+                  exchange phases with their schedules.",
+    ops: &[
+        &BUFFER_OP,
+        &HOST_INPUT,
+        &CONSTANT,
+        &HOST_OUTPUT,
+        &COMPUTE_SET,
+        &VERTEX,
+        &COPY,
+        &PHASE,
+        &MOVE,
+        &SYNC,
+    ],
     materialize_constant: None,
 };
+
+/// Most transfers the runs of one move may expand to (a bound checked before
+/// anything is expanded).
+pub const MAX_MOVE_TRANSFERS: u64 = 1 << 24;
+
+/// One segment of a run's destinations: `count` destinations from
+/// (`tile`, `offset`), each the previous moved by (`tile_step`, `offset_step`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DstSegment {
+    pub count: i64,
+    pub tile: i64,
+    pub tile_step: i64,
+    pub offset: i64,
+    pub offset_step: i64,
+}
+
+/// A family of `repeat` x `count` transfers that step evenly (see [`MOVE`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransferRun {
+    /// The outer repetition: the whole run again, moved each time by these
+    /// steps (source tile and offset, every destination's tile and offset).
+    pub repeat: i64,
+    pub repeat_src_tile_step: i64,
+    pub repeat_src_offset_step: i64,
+    pub repeat_dst_tile_step: i64,
+    pub repeat_dst_offset_step: i64,
+    pub count: i64,
+    pub src_tile: i64,
+    pub src_tile_step: i64,
+    pub src_offset: i64,
+    pub src_offset_step: i64,
+    pub len: i64,
+    pub dst_tile_step: i64,
+    pub dst_offset_step: i64,
+    pub dsts: Vec<DstSegment>,
+}
+
+/// One transfer of a run: source (tile, offset), length, destinations.
+pub type ExpandedTransfer = (u32, u32, u32, Vec<(u32, u32)>);
+
+impl TransferRun {
+    pub fn encode(&self) -> Vec<i64> {
+        let mut v = vec![
+            self.repeat,
+            self.repeat_src_tile_step,
+            self.repeat_src_offset_step,
+            self.repeat_dst_tile_step,
+            self.repeat_dst_offset_step,
+            self.count,
+            self.src_tile,
+            self.src_tile_step,
+            self.src_offset,
+            self.src_offset_step,
+            self.len,
+            self.dst_tile_step,
+            self.dst_offset_step,
+            self.dsts.len() as i64,
+        ];
+        for d in &self.dsts {
+            v.extend([d.count, d.tile, d.tile_step, d.offset, d.offset_step]);
+        }
+        v
+    }
+
+    /// Decodes and checks a run: every count positive, the destination
+    /// segments as many as the header says, and every tile and offset of
+    /// every transfer within `u32` (the caller checks them against the
+    /// target and the buffers).
+    pub fn decode(v: &[i64]) -> Result<TransferRun, String> {
+        const HEAD: usize = 14;
+        if v.len() < HEAD {
+            return Err(format!(
+                "a transfer run has at least {HEAD} entries, this one {}",
+                v.len()
+            ));
+        }
+        let segs = v[HEAD - 1];
+        if segs < 1 || v.len() as i64 != HEAD as i64 + 5 * segs {
+            return Err(format!(
+                "a transfer run with {segs} destination segments has {} entries, not {}",
+                v.len(),
+                HEAD as i64 + 5 * segs.max(0)
+            ));
+        }
+        let run = TransferRun {
+            repeat: v[0],
+            repeat_src_tile_step: v[1],
+            repeat_src_offset_step: v[2],
+            repeat_dst_tile_step: v[3],
+            repeat_dst_offset_step: v[4],
+            count: v[5],
+            src_tile: v[6],
+            src_tile_step: v[7],
+            src_offset: v[8],
+            src_offset_step: v[9],
+            len: v[10],
+            dst_tile_step: v[11],
+            dst_offset_step: v[12],
+            dsts: v[HEAD..]
+                .chunks(5)
+                .map(|c| DstSegment {
+                    count: c[0],
+                    tile: c[1],
+                    tile_step: c[2],
+                    offset: c[3],
+                    offset_step: c[4],
+                })
+                .collect(),
+        };
+        let bound = MAX_MOVE_TRANSFERS as i64;
+        if !(1..=bound).contains(&run.repeat) || !(1..=bound).contains(&run.count) {
+            return Err(format!(
+                "a transfer run repeats {} times {} transfers; each needs 1 to {MAX_MOVE_TRANSFERS}",
+                run.repeat, run.count
+            ));
+        }
+        if run.len < 1 || run.len > u32::MAX as i64 {
+            return Err(format!("a transfer length of {} is out of range", run.len));
+        }
+        let (last, rlast) = (run.count - 1, run.repeat - 1);
+        // Every corner of base + i * step + r * repeat_step stays in u32.
+        let in_u32 = |base: i64, steps: &[(i64, i64)]| -> bool {
+            let mut lo = base as i128;
+            let mut hi = base as i128;
+            for &(step, n) in steps {
+                let d = step as i128 * n as i128;
+                lo += d.min(0);
+                hi += d.max(0);
+            }
+            lo >= 0 && hi <= u32::MAX as i128
+        };
+        if !in_u32(
+            run.src_tile,
+            &[(run.src_tile_step, last), (run.repeat_src_tile_step, rlast)],
+        ) || !in_u32(
+            run.src_offset,
+            &[
+                (run.src_offset_step, last),
+                (run.repeat_src_offset_step, rlast),
+            ],
+        ) {
+            return Err("a transfer run's source tile or offset leaves the u32 range".into());
+        }
+        let mut dsts: u64 = 0;
+        for d in &run.dsts {
+            if !(1..=bound).contains(&d.count) {
+                return Err(format!(
+                    "a destination segment has {} destinations",
+                    d.count
+                ));
+            }
+            dsts += d.count as u64;
+            let ok = in_u32(
+                d.tile,
+                &[
+                    (d.tile_step, d.count - 1),
+                    (run.dst_tile_step, last),
+                    (run.repeat_dst_tile_step, rlast),
+                ],
+            ) && in_u32(
+                d.offset,
+                &[
+                    (d.offset_step, d.count - 1),
+                    (run.dst_offset_step, last),
+                    (run.repeat_dst_offset_step, rlast),
+                ],
+            );
+            if !ok {
+                return Err(
+                    "a transfer run's destination tile or offset leaves the u32 range".into(),
+                );
+            }
+        }
+        let total = dsts
+            .saturating_mul(run.count as u64)
+            .saturating_mul(run.repeat as u64);
+        if total > MAX_MOVE_TRANSFERS {
+            return Err(format!(
+                "a transfer run delivers to {total} destinations, more than {MAX_MOVE_TRANSFERS}"
+            ));
+        }
+        Ok(run)
+    }
+
+    /// Transfers in the run.
+    pub fn len(&self) -> u64 {
+        self.count as u64 * self.repeat as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every transfer of a decoded run, in order (repetitions outermost).
+    pub fn expand(&self) -> impl Iterator<Item = ExpandedTransfer> + '_ {
+        (0..self.repeat).flat_map(move |r| {
+            (0..self.count).map(move |i| {
+                let dsts = self
+                    .dsts
+                    .iter()
+                    .flat_map(|d| {
+                        (0..d.count).map(move |j| {
+                            (
+                                (d.tile
+                                    + j * d.tile_step
+                                    + i * self.dst_tile_step
+                                    + r * self.repeat_dst_tile_step)
+                                    as u32,
+                                (d.offset
+                                    + j * d.offset_step
+                                    + i * self.dst_offset_step
+                                    + r * self.repeat_dst_offset_step)
+                                    as u32,
+                            )
+                        })
+                    })
+                    .collect();
+                (
+                    (self.src_tile + i * self.src_tile_step + r * self.repeat_src_tile_step) as u32,
+                    (self.src_offset + i * self.src_offset_step + r * self.repeat_src_offset_step)
+                        as u32,
+                    self.len as u32,
+                    dsts,
+                )
+            })
+        })
+    }
+}
+
+fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let bytes = cx.get_int_attr(op, "bytes").unwrap_or(0);
+    if !(1..=u32::MAX as i128).contains(&bytes) {
+        return Err(op_error(
+            cx,
+            op,
+            format!("bytes must be between 1 and {}, not {bytes}", u32::MAX),
+        ));
+    }
+    if let Some(AttrKind::Array(entries)) = cx.get_attr(op, "reads").map(|a| cx.attr_kind(a)) {
+        for &e in entries {
+            let AttrKind::Dictionary(kv) = cx.attr_kind(e) else {
+                unreachable!("checked by the constraint")
+            };
+            let get = |k: &str| {
+                kv.iter()
+                    .find(|(n, _)| cx.str(*n) == k)
+                    .map(|(_, v)| cx.attr_kind(*v))
+            };
+            let tiles_ok = matches!(get("tiles"), Some(AttrKind::String(s)) if crate::machine::parse_tiles(s).is_ok());
+            let Some(AttrKind::I64Array(r)) = get("ranges") else {
+                return Err(op_error(
+                    cx,
+                    op,
+                    "each reads entry needs ranges = array<i64: count, len, stride>",
+                ));
+            };
+            let [count, len, stride] = r[..] else {
+                return Err(op_error(
+                    cx,
+                    op,
+                    "ranges must be array<i64: count, len, stride>",
+                ));
+            };
+            let end = (count as i128 - 1) * stride as i128 + len as i128;
+            if !tiles_ok || kv.len() != 2 || count < 1 || len < 1 || stride < len || end > bytes {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!(
+                        "a reads entry needs tiles and ranges = [{count}, {len}, {stride}] inside the buffer's {bytes} bytes"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn verify_mapping_rank(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let m = Mapping::from_attr(cx, cx.get_attr(op, "mapping").expect("required"))
+        .map_err(|e| op_error(cx, op, e))?;
+    let ty = if cx.num_results(op) == 1 {
+        cx.value_type(cx.result(op, 0))
+    } else if !cx.operands(op).is_empty() {
+        cx.value_type(cx.operand(op, 0))
+    } else {
+        match cx.get_attr(op, "value").map(|a| cx.attr_kind(a)) {
+            Some(AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. }) => *ty,
+            _ => return Err(op_error(cx, op, "needs a dense elements value")),
+        }
+    };
+    let rank = cx.tensor_parts(ty).map(|(s, _)| s.len()).unwrap_or(0);
+    if m.grid.len() != rank {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "mapping grid has rank {}, but the value has rank {rank}",
+                m.grid.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn body_ops(cx: &Context, op: Op) -> Vec<Op> {
+    cx.entry_block(cx.region(op, 0))
+        .map(|b| cx.block_ops_vec(b))
+        .unwrap_or_default()
+}
+
+fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let mut vertices = false;
+    for o in body_ops(cx, op) {
+        if cx.is(o, "exchange.vertex") {
+            vertices = true;
+        } else if cx.is(o, "exchange.copy") {
+            if vertices {
+                return Err(op_error(
+                    cx,
+                    o,
+                    "comes after a vertex; a compute set's copies come first",
+                ));
+            }
+        } else {
+            return Err(op_error(
+                cx,
+                o,
+                "is not an exchange.copy or exchange.vertex; a compute set holds only those",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let ops = body_ops(cx, op);
+    if ops.is_empty() {
+        return Err(op_error(cx, op, "has no exchange.move"));
+    }
+    for o in ops {
+        if !cx.is(o, "exchange.move") {
+            return Err(op_error(
+                cx,
+                o,
+                "is not an exchange.move; a phase holds only moves",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn verify_vertex(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let Some(AttrKind::Array(words)) = cx.get_attr(op, "record").map(|a| cx.attr_kind(a)) else {
+        return Err(op_error(cx, op, "record must be an array"));
+    };
+    for &w in words {
+        let ok = match cx.attr_kind(w) {
+            AttrKind::Integer { value, .. } => (0..=u32::MAX as i128).contains(value),
+            AttrKind::SymbolRef { nested, .. } => nested.is_empty(),
+            AttrKind::Array(pair) => matches!(&pair[..], [b, o]
+                if matches!(cx.attr_kind(*b), AttrKind::SymbolRef { nested, .. } if nested.is_empty())
+                && matches!(cx.attr_kind(*o), AttrKind::Integer { value, .. } if (0..=u32::MAX as i128).contains(value))),
+            _ => false,
+        };
+        if !ok {
+            return Err(op_error(
+                cx,
+                op,
+                "record entries are 32-bit integers, buffer references @b, or [@b, offset]",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn verify_move(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let Some(AttrKind::Array(runs)) = cx.get_attr(op, "runs").map(|a| cx.attr_kind(a)) else {
+        return Err(op_error(cx, op, "runs must be an array"));
+    };
+    if runs.is_empty() {
+        return Err(op_error(cx, op, "has no transfer runs"));
+    }
+    let mut total: u64 = 0;
+    for (i, &r) in runs.iter().enumerate() {
+        let AttrKind::I64Array(v) = cx.attr_kind(r) else {
+            return Err(op_error(
+                cx,
+                op,
+                format!("run #{i} is not an array<i64: ...>"),
+            ));
+        };
+        let run = TransferRun::decode(v).map_err(|e| op_error(cx, op, format!("run #{i}: {e}")))?;
+        total += run.len();
+        if total > MAX_MOVE_TRANSFERS {
+            return Err(op_error(
+                cx,
+                op,
+                format!("holds more than {MAX_MOVE_TRANSFERS} transfers"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_round_trip_and_expand() {
+        let r = TransferRun {
+            repeat: 2,
+            repeat_src_tile_step: 0,
+            repeat_src_offset_step: 512,
+            repeat_dst_tile_step: 0,
+            repeat_dst_offset_step: 1024,
+            count: 3,
+            src_tile: 8,
+            src_tile_step: 1,
+            src_offset: 0,
+            src_offset_step: 0,
+            len: 512,
+            dst_tile_step: 1,
+            dst_offset_step: 0,
+            dsts: vec![DstSegment {
+                count: 2,
+                tile: 0,
+                tile_step: 4,
+                offset: 16,
+                offset_step: 512,
+            }],
+        };
+        let back = TransferRun::decode(&r.encode()).unwrap();
+        assert_eq!(back, r);
+        let all: Vec<_> = r.expand().collect();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all[2], (10, 0, 512, vec![(2, 16), (6, 528)]));
+        assert_eq!(all[5], (10, 512, 512, vec![(2, 1040), (6, 1552)]));
+    }
+
+    #[test]
+    fn bad_runs_are_refused_before_expansion() {
+        let mut v = vec![
+            1,
+            0,
+            0,
+            0,
+            0,
+            1i64 << 40,
+            0,
+            0,
+            0,
+            0,
+            4,
+            0,
+            0,
+            1,
+            1,
+            0,
+            0,
+            0,
+            0,
+        ];
+        assert!(TransferRun::decode(&v).unwrap_err().contains("transfers"));
+        v[5] = 2;
+        v[7] = -1; // the second transfer's source tile is -1
+        assert!(TransferRun::decode(&v).unwrap_err().contains("u32"));
+        v[7] = 0;
+        v[0] = 3;
+        v[1] = -1; // the second repetition's source tile is -1
+        assert!(TransferRun::decode(&v).unwrap_err().contains("u32"));
+        assert!(TransferRun::decode(&v[..15]).is_err());
+    }
+}

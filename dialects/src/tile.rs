@@ -106,14 +106,21 @@ pub static MATMUL: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const MAP_FN_ATTR: AttrConstraint = AttrConstraint {
+    description: "elementwise function #tile.fn<name> (add, sub, mul, div, max, min, relu, gelu, exp, tanh, erf, \
+                  rsqrt, sqrt, neg, abs, sigmoid, reciprocal, log, copy, cast)",
+    check: |cx, a| MapFn::from_attr(cx, a).is_some(),
+};
+
 pub static MAP: OpDef = OpDef {
     name: "tile.map",
-    summary: "An elementwise compute set (`fn`: add, mul, relu, gelu, cast): each tile of `mapping` computes its \
-              block of the result with `kernel`, from the matching (broadcast) elements of the operands.",
+    summary: "An elementwise compute set (`fn`, a #tile.fn<...>): each tile of `mapping` computes its block of the \
+              result with `kernel` (the exact specialisation the machine stage calls; `cycles` from its cycle \
+              formula), from the matching (broadcast) elements of the operands.",
     operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
     results: RESULT,
     attributes: &[
-        AttrDef { name: "fn", optional: false, constraint: constraints::STRING_ATTR },
+        AttrDef { name: "fn", optional: false, constraint: MAP_FN_ATTR },
         KERNEL,
         CYCLES,
         MAPPING,
@@ -143,6 +150,59 @@ pub static TILE_DIALECT: Dialect = Dialect {
     ops: &[&HOST_INPUT, &CONSTANT, &MATMUL, &MAP, &HOST_OUTPUT],
     materialize_constant: None,
 };
+
+macro_rules! map_fns {
+    ($($variant:ident = $name:literal),* $(,)?) => {
+        /// The functions of `tile.map`, written `#tile.fn<name>`.
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+        pub enum MapFn {
+            $($variant),*
+        }
+
+        impl MapFn {
+            pub const ALL: &'static [MapFn] = &[$(MapFn::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(MapFn::$variant => $name),*
+                }
+            }
+        }
+    };
+}
+
+map_fns! {
+    Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
+    Relu = "relu", Gelu = "gelu", Exp = "exp", Tanh = "tanh", Erf = "erf", Rsqrt = "rsqrt",
+    Sqrt = "sqrt", Neg = "neg", Abs = "abs", Sigmoid = "sigmoid", Reciprocal = "reciprocal",
+    Log = "log", Copy = "copy", Cast = "cast",
+}
+
+impl MapFn {
+    pub fn from_name(s: &str) -> Option<MapFn> {
+        MapFn::ALL.iter().copied().find(|f| f.name() == s)
+    }
+
+    /// Reads `#tile.fn<name>`.
+    pub fn from_attr(cx: &Context, a: Attr) -> Option<MapFn> {
+        match cx.attr_kind(a) {
+            AttrKind::Opaque { dialect, body } if cx.str(*dialect) == "tile" => body
+                .strip_prefix(".fn<")
+                .and_then(|b| b.strip_suffix('>'))
+                .and_then(MapFn::from_name),
+            _ => None,
+        }
+    }
+
+    /// `#tile.fn<name>`.
+    pub fn to_attr(self, cx: &mut Context) -> Attr {
+        let dialect = cx.sym("tile");
+        cx.attr(AttrKind::Opaque {
+            dialect,
+            body: format!(".fn<{}>", self.name()).into(),
+        })
+    }
+}
 
 /// A grid partition of a tensor over tiles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

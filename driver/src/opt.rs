@@ -361,7 +361,7 @@ fn process_chunk(
                     if let Some(t) = &o.target {
                         // Target-dependent passes read the module's target.
                         let a = cx.string_attr(t);
-                        cx.set_attr(m, ipu_lowering::nn_to_tile::TARGET_ATTR, a);
+                        cx.set_attr(m, ipu_lowering::target::TARGET_ATTR, a);
                     }
                     if o.dump_pipeline {
                         let _ = writeln!(stderr, "Pass Manager with {}", pm.root.to_text());

@@ -206,7 +206,7 @@ pub fn compile_to_package(
     let cx = &mut loaded.cx;
     if let Some(t) = target {
         let a = cx.string_attr(t);
-        cx.set_attr(loaded.module, ipu_lowering::nn_to_tile::TARGET_ATTR, a);
+        cx.set_attr(loaded.module, ipu_lowering::target::TARGET_ATTR, a);
     }
     let mut pm = ipu_ir::pass::PassManager::new("builtin.module");
     pm.add_by_name(registry, "ipu-lower-to-machine", "")?;

@@ -30,8 +30,8 @@ fn compile(src: &str, target: &str) -> Package {
         .find(|&o| cx.is(o, "func.func"))
         .unwrap();
     let t = Arc::new(Target::load(target).unwrap());
-    let (pkg, _, _) =
-        ipu_lowering::codegen::build_package(&cx, f, &t).unwrap_or_else(|d| panic!("{d}"));
+    let (pkg, _, _) = ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
+        .unwrap_or_else(|d| panic!("{d}"));
     pkg
 }
 

@@ -85,12 +85,76 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             (m + 5) / 6
         );
     }
+    let elem = |code: i64| match code {
+        0 => "f32",
+        1 => "f16",
+        2 => "bf16",
+        3 => "f8e4m3fn",
+        4 => "f8e5m2",
+        _ => "t?",
+    };
+    // The two-type kernels' TYPE is 0 (f32) or 1 (f16).
+    let ty = |code: i64| if code == 1 { "f16" } else { "f32" };
+    match name {
+        "elementwise" => {
+            let op = EW_NAMES
+                .iter()
+                .find(|(c, _)| *c == p("OP"))
+                .map_or("op?", |(_, n)| n);
+            return format!("ew_{op}_{}_n{}", ty(p("TYPE")), p("N"));
+        }
+        "rows" => {
+            let op = ROW_NAMES.get(p("OP") as usize).copied().unwrap_or("op?");
+            let mut s = format!("rows_{op}_{}_r{}_c{}", ty(p("TYPE")), p("R"), p("C"));
+            if params.contains_key("EPS") {
+                s.push_str(&format!("_eps{:x}", p("EPS")));
+            }
+            return s;
+        }
+        "cast" => return format!("cast_{}_{}_n{}", elem(p("FROM")), elem(p("TO")), p("N")),
+        _ => {}
+    }
     let mut s = name.to_string();
     for (k, v) in params {
         s.push_str(&format!("_{}{v}", k.to_lowercase()));
     }
     s
 }
+
+/// Names of the elementwise OP codes, for kernel names.
+const EW_NAMES: &[(i64, &str)] = &[
+    (0, "add"),
+    (1, "sub"),
+    (2, "mul"),
+    (3, "div"),
+    (4, "max"),
+    (5, "min"),
+    (16, "relu"),
+    (17, "gelu"),
+    (18, "exp"),
+    (19, "tanh"),
+    (20, "erf"),
+    (21, "rsqrt"),
+    (22, "sqrt"),
+    (23, "neg"),
+    (24, "abs"),
+    (25, "sigmoid"),
+    (26, "recip"),
+    (27, "log"),
+    (28, "copy"),
+];
+
+/// Names of the row OP codes, for kernel names.
+const ROW_NAMES: &[&str] = &[
+    "sum",
+    "max",
+    "softmax_exp",
+    "scale_recip",
+    "ln_moments",
+    "ln_apply",
+    "add_row_vector",
+    "mul_row_vector",
+];
 
 /// Assembles a library kernel with parameters (no cache).
 pub fn assemble_kernel(
@@ -306,7 +370,7 @@ pub enum RowOp {
 pub const GEMM_STATE_BYTES: usize = 16 + 6 * 32;
 
 /// One specialisation of a library kernel: its source, entry and parameters.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelSpec {
     pub source: &'static str,
     pub entry: &'static str,

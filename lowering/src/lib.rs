@@ -1,17 +1,28 @@
-//! The lowerings between the compiler's stages, and what they need:
+//! The lowerings between the compiler's stages, and what they share:
 //!
-//! - [`nn_to_tile`]: `convert-nn-to-tile`, distributing `nn` ops over tiles
-//!   (the matmul planner lives in [`nn_to_tile::plan`]);
-//! - [`tile_to_exchange`]: `convert-tile-to-exchange`, deriving every
-//!   transfer between mappings and scheduling each exchange phase;
-//! - [`codegen`]: `convert-exchange-to-machine`, every tile's program, tables
-//!   and storage, linked, as the package of the machine stage;
+//! - [`device`]: how each op family reaches the device (mapping, kernel,
+//!   cost, state record), the one interface the conversions dispatch through;
+//! - [`nn_to_tile`]: `convert-nn-to-tile`, distributing `nn` ops over tiles;
+//! - [`tile_to_exchange`]: `convert-tile-to-exchange`, building the
+//!   bulk-synchronous [`program`] (buffers, scheduled exchange phases,
+//!   compute sets of kernel calls) and writing it in the exchange dialect;
+//! - [`exchange_to_machine`]: `convert-exchange-to-machine`, every tile's
+//!   program, tables and storage, linked, as the package of the machine stage;
 //! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
-//!   into a cycle-exact, verified schedule.
+//!   into a cycle-exact, verified schedule;
+//! - shared pieces: [`target`] (which machine a module is compiled for),
+//!   [`geometry`] (blocks, rectangles, runs), [`gemm`] (the AMP GEMM's
+//!   rules), [`elem`] (element-type conversions).
 
-pub mod codegen;
+pub mod device;
+pub mod elem;
 pub mod exchange_schedule;
+pub mod exchange_to_machine;
+pub mod gemm;
+pub mod geometry;
 pub mod nn_to_tile;
+pub mod program;
+pub mod target;
 pub mod tile_to_exchange;
 
 use ipu_ir::Registry;
@@ -37,5 +48,5 @@ pub fn register_lowering_passes(registry: &mut Registry) {
     });
     registry.register_pass(nn_to_tile::INFO);
     registry.register_pass(tile_to_exchange::INFO);
-    registry.register_pass(codegen::INFO);
+    registry.register_pass(exchange_to_machine::INFO);
 }

@@ -83,6 +83,10 @@ pub struct Memory {
     pub load_bits: u32,
     /// Bits loaded per cycle from the interleaved region.
     pub interleaved_load_bits: u32,
+    /// Bytes the planner keeps back on every tile for code, kernel records
+    /// and exchange rows when it sizes data (an assumption of the planner;
+    /// storage placement then gives code and tables exactly what they need).
+    pub code_reserve_bytes: u64,
 }
 
 /// Hardware thread contexts per tile.
@@ -316,6 +320,15 @@ impl Target {
             return Err(bad(
                 "memory.interleaved_load_bits",
                 "must be at least memory.load_bits".into(),
+            ));
+        }
+        if m.code_reserve_bytes >= m.bytes || !m.code_reserve_bytes.is_multiple_of(8) {
+            return Err(bad(
+                "memory.code_reserve_bytes",
+                format!(
+                    "must be a multiple of 8 below memory.bytes ({}), got {}",
+                    m.bytes, m.code_reserve_bytes
+                ),
             ));
         }
 

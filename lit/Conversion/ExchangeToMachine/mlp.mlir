@@ -20,10 +20,10 @@
 // The supervisor program (main) and the kernel specialisations each group
 // links, and what the supervisor does in each superstep: run its exchange
 // row (exch), call kernels, or only sync (-).
-// CHECK-NEXT: machine.code {code_bytes = 952 : i64, exec = "0x4c000 to 0x4c3bc", kernels = ["main", "cast_from3_n512_to1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8"], program = ["x0: exch", "s1: cast_from3_n512_to1.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1: -", "x2: exch", "s2: -", "s3: -"], tiles = "8 to 15"}
-// CHECK-NEXT: machine.code {code_bytes = 1532 : i64, {{.*}} kernels = ["main", "cast_from0_n128_to1", "cast_from3_n512_to1", "elementwise_n128_op0_type0", "elementwise_n128_op17_type1", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", "rows_c16_op6_r8_type1"], program = ["x0: exch", "s1: cast_from3_n512_to1.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1: elementwise_n128_op0_type0.elementwise, cast_from0_n128_to1.cast", "x2: exch", "s2: rows_c16_op6_r8_type1.rows", "s3: elementwise_n128_op17_type1.elementwise"], tiles = "1 to 7"}
+// CHECK-NEXT: machine.code {code_bytes = 952 : i64, exec = "0x4c000 to 0x4c3bc", kernels = ["main", "cast_f8e4m3fn_f16_n512", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: -", "x2: exch", "s2: -", "s3: -"], tiles = "8 to 15"}
+// CHECK-NEXT: machine.code {code_bytes = 1532 : i64, {{.*}} kernels = ["main", "cast_f32_f16_n128", "cast_f8e4m3fn_f16_n512", "ew_add_f32_n128", "ew_gelu_f16_n128", "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16f32_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: ew_add_f32_n128.elementwise, cast_f32_f16_n128.cast", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows", "s3: ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
 // Tile 0 also copies the part of the bias it holds itself.
-// CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} "s2: main.memcpy, rows_c16_op6_r8_type1.rows", {{.*}} tiles = "0"}
+// CHECK-NEXT: machine.code {code_bytes = 1544 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows", {{.*}} tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}

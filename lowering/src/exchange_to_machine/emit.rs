@@ -4,29 +4,27 @@
 
 use super::storage::place;
 use super::{
-    timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, RowWork, Stats, StreamSpec, Summary,
-    TileWork, Word,
+    timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, Stats, StreamSpec, Summary, TileWork,
+    Word,
 };
 use crate::exchange_schedule::RowEntry;
-use crate::nn_to_tile::plan::RESERVED_TILE_BYTES as RESERVED;
-use ipu_ir::{Context, Diagnostic, Op, TypeKind};
+use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, Direction, ElementType, EntryPoint, HostStream, Metadata, Package,
-    StreamPiece, TargetInfo, TileImage, TileSet, Transfer,
+    DataSegment, Digest, Direction, EntryPoint, HostStream, Metadata, Package, StreamPiece,
+    TargetInfo, TileImage, TileSet, Transfer,
 };
 use ipu_target::Target;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Encodes one tile's row at absolute addresses: `src`/`dst` are the
-/// addresses its send and capture offsets are relative to.
+/// Encodes one tile's row at absolute addresses: each entry's offset is
+/// relative to the address `base` gives for its buffer.
 pub(crate) fn encode_row(
     tile: u32,
-    entries: &[RowEntry],
-    src: u64,
-    dst: u64,
+    entries: &[(RowEntry, Option<usize>)],
+    base: &dyn Fn(Option<usize>) -> u64,
 ) -> Result<Vec<u32>, String> {
     use ipu_isa::exchange_row::{RowEntry as Hw, MAX_CYCLE};
     let cycle = |c: u64| -> Result<u32, String> {
@@ -43,8 +41,8 @@ pub(crate) fn encode_row(
         Ok(l as u32)
     };
     let mut hw = Vec::with_capacity(entries.len());
-    for e in entries {
-        hw.push(match *e {
+    for &(e, buf) in entries {
+        hw.push(match e {
             RowEntry::Select {
                 cycle: c, sender, ..
             } => Hw::Select {
@@ -58,7 +56,7 @@ pub(crate) fn encode_row(
                 len: l,
             } => Hw::Capture {
                 cycle: cycle(c)?,
-                addr: addr(dst + offset)?,
+                addr: addr(base(buf) + offset)?,
                 len: len(l)?,
                 partner: port != tile,
             },
@@ -68,7 +66,7 @@ pub(crate) fn encode_row(
                 len: l,
             } => Hw::Send {
                 cycle: cycle(c)?,
-                addr: addr(src + offset)?,
+                addr: addr(base(buf) + offset)?,
                 len: len(l)?,
             },
         });
@@ -78,12 +76,16 @@ pub(crate) fn encode_row(
 
 /// One tile's row, readably: `@cycle send 0xADDR N B`, `@cycle select tile S`,
 /// `@cycle capture 0xADDR N B` (`from partner` for the partner's port).
-fn describe_row(tile: u32, entries: &[RowEntry], src: u64, dst: u64) -> Vec<String> {
+fn describe_row(
+    tile: u32,
+    entries: &[(RowEntry, Option<usize>)],
+    base: &dyn Fn(Option<usize>) -> u64,
+) -> Vec<String> {
     entries
         .iter()
-        .map(|e| match *e {
+        .map(|&(e, buf)| match e {
             RowEntry::Send { cycle, offset, len } => {
-                format!("@{cycle} send {:#x} {len} B", src + offset)
+                format!("@{cycle} send {:#x} {len} B", base(buf) + offset)
             }
             RowEntry::Select { cycle, sender, .. } => format!("@{cycle} select tile {sender}"),
             RowEntry::Capture {
@@ -93,7 +95,7 @@ fn describe_row(tile: u32, entries: &[RowEntry], src: u64, dst: u64) -> Vec<Stri
                 len,
             } => {
                 let from = if port != tile { " from partner" } else { "" };
-                format!("@{cycle} capture {:#x} {len} B{from}", dst + offset)
+                format!("@{cycle} capture {:#x} {len} B{from}", base(buf) + offset)
             }
         })
         .collect()
@@ -148,17 +150,6 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
          memcpy_end:\n    jmp $m15\n",
     );
     s
-}
-
-fn element_type(k: &TypeKind) -> Option<ElementType> {
-    Some(match k {
-        TypeKind::F32 => ElementType::F32,
-        TypeKind::F16 => ElementType::F16,
-        TypeKind::BF16 => ElementType::BF16,
-        TypeKind::F8E4M3FN => ElementType::F8E4M3FN,
-        TypeKind::F8E5M2 => ElementType::F8E5M2,
-        _ => return None,
-    })
 }
 
 /// Row-major transfers of a stream's blocks, compressed into regular
@@ -262,7 +253,8 @@ fn place_tiles(
     tiles: &BTreeMap<u32, TileWork>,
 ) -> Result<(Addresses, BTreeMap<u32, u64>), Diagnostic> {
     let base = target.memory.base_address;
-    let data_base = base + RESERVED;
+    let reserved = target.memory.code_reserve_bytes;
+    let data_base = base + reserved;
     let end = target.memory_end();
     let il = target
         .memory
@@ -303,7 +295,7 @@ fn place_tiles(
                     )
                 } else {
                     format!(
-                        "its data needs {} bytes, but it has {} ({} B of SRAM less {RESERVED} B for code and exchange tables)",
+                        "its data needs {} bytes, but it has {} ({} B of SRAM less {reserved} B for code and exchange tables)",
                         hu + lu,
                         end - data_base,
                         target.sram_bytes()
@@ -355,7 +347,8 @@ pub(crate) fn build_package_from(
     let max_data = used_by.values().copied().max().unwrap_or(0);
     let mut summary = Summary::default();
     {
-        let capacity = target.memory_end() - (target.memory.base_address + RESERVED);
+        let capacity =
+            target.memory_end() - (target.memory.base_address + target.memory.code_reserve_bytes);
         let mut groups: Layouts = BTreeMap::new();
         for (&t, w) in &tiles {
             let mut layout: Vec<(u64, u64, String)> = w
@@ -541,24 +534,18 @@ pub(crate) fn build_package_from(
                         ptrs.push(at as u32);
                     }
                     None => match w.rows.get(s) {
-                        Some(RowWork { entries, src, dst }) => {
+                        Some(entries) => {
+                            let base = |b: Option<usize>| b.map_or(0, buf);
                             if readable_rows {
-                                let text = describe_row(
-                                    t,
-                                    entries,
-                                    src.map_or(0, buf),
-                                    dst.map_or(0, buf),
-                                );
+                                let text = describe_row(t, entries, &base);
                                 readable.entry((*s, text)).or_default().push(t);
                             }
-                            let words =
-                                encode_row(t, entries, src.map_or(0, buf), dst.map_or(0, buf))
-                                    .map_err(|m| {
-                                        Diagnostic::error(
-                                            loc,
-                                            format!("tile {t}, {}: {m}", steps[*s].label),
-                                        )
-                                    })?;
+                            let words = encode_row(t, entries, &base).map_err(|m| {
+                                Diagnostic::error(
+                                    loc,
+                                    format!("tile {t}, {}: {m}", steps[*s].label),
+                                )
+                            })?;
                             for v in words {
                                 tail.extend(v.to_le_bytes());
                             }
@@ -574,11 +561,12 @@ pub(crate) fn build_package_from(
             let used = code_bytes + data.len() as u64;
             stats.max_code_bytes = stats.max_code_bytes.max(image.code_size as u64);
             stats.max_table_bytes = stats.max_table_bytes.max(data.len() as u64);
-            if used > RESERVED {
+            let reserved = target.memory.code_reserve_bytes;
+            if used > reserved {
                 return Err(Diagnostic::error(
                     loc,
                     format!(
-                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {RESERVED} are kept for them",
+                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {reserved} are kept for them",
                         data.len()
                     ),
                 ));
@@ -634,7 +622,7 @@ pub(crate) fn build_package_from(
             let (_, e) = cx.tensor_parts(s.ty).ok_or_else(|| {
                 Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
             })?;
-            let element = element_type(cx.type_kind(e)).ok_or_else(|| {
+            let element = crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
                 Diagnostic::error(
                     loc,
                     format!(

@@ -8,47 +8,9 @@
 //! do not fit in a tile's memory are rejected; the cheapest plan wins, ties
 //! going to fewer tiles, then to the smaller (pm, pn, pk).
 
-use ipu_target::{ElemType, Target};
-
-/// Input element kinds the AMP supports.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum GemmKind {
-    /// f16 inputs, f32 partials (32 MACs/cycle).
-    F16F32,
-    /// f16 inputs, f16 partials (64 MACs/cycle).
-    F16F16,
-    /// f8 inputs, f16 partials (128 MACs/cycle).
-    F8F16,
-}
-
-impl GemmKind {
-    pub fn input_bytes(self) -> u64 {
-        match self {
-            GemmKind::F8F16 => 1,
-            _ => 2,
-        }
-    }
-    pub fn partial_bytes(self) -> u64 {
-        match self {
-            GemmKind::F16F32 => 4,
-            _ => 2,
-        }
-    }
-    fn amp(self) -> (ElemType, ElemType) {
-        match self {
-            GemmKind::F16F32 => (ElemType::F16, ElemType::F32),
-            GemmKind::F16F16 => (ElemType::F16, ElemType::F16),
-            GemmKind::F8F16 => (ElemType::F8, ElemType::F16),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            GemmKind::F16F32 => "f16_f32",
-            GemmKind::F16F16 => "f16_f16",
-            GemmKind::F8F16 => "f8_f16",
-        }
-    }
-}
+use crate::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
+use ipu_isa::kernels::KernelSpec;
+use ipu_target::Target;
 
 /// A chosen way to run one matmul.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +22,7 @@ pub struct MatmulPlan {
     pub bm: u64,
     pub bk: u64,
     pub bn: u64,
-    pub kind: GemmKind,
+    pub mode: GemmMode,
     /// Kernel cycles of one block.
     pub kernel_cycles: u64,
     /// Compute cycles of the op: the kernel, plus adding up split-K partials.
@@ -75,15 +37,21 @@ impl MatmulPlan {
     pub fn tiles(&self) -> u64 {
         self.pm * self.pn * self.pk
     }
-    /// The kernel specialisation, named like the seed's (`gemm_f16_f32_m16_k64_n32`).
-    pub fn kernel_name(&self) -> String {
-        format!(
-            "gemm_{}_m{}_k{}_n{}",
-            self.kind.name(),
-            self.bm,
-            self.bk,
-            self.bn
-        )
+
+    /// The blocks of this plan for `[m, k] x [k, n]`.
+    pub fn blocks(&self, m: u64, k: u64, n: u64) -> GemmBlocks {
+        GemmBlocks::new(m, k, n, [self.pm, self.pn, self.pk], self.mode)
+    }
+}
+
+/// The GEMM kernel specialisation one tile of `g` calls.
+pub fn gemm_spec(g: &GemmBlocks) -> KernelSpec {
+    let (bm, bk, bn) = (g.bm as usize, g.bk as usize, g.bn as usize);
+    match g.k_chunk() {
+        Some(kc) if (kc as usize) < bk => {
+            KernelSpec::gemm_chunked(g.mode.ty, bm, bk, kc as usize, bn)
+        }
+        _ => KernelSpec::gemm(g.mode.ty, bm, bk, bn),
     }
 }
 
@@ -107,9 +75,6 @@ impl std::fmt::Display for PlanError {
     }
 }
 
-/// Bytes of each tile kept back from data: code, exchange tables, stack.
-pub const RESERVED_TILE_BYTES: u64 = 96 * 1024;
-
 /// Candidate split counts for a dimension of `extent`: every count that
 /// changes the block size, up to `limit`.
 fn candidates(extent: u64, limit: u64) -> Vec<u64> {
@@ -125,60 +90,55 @@ fn candidates(extent: u64, limit: u64) -> Vec<u64> {
     out
 }
 
-/// Plans `[m, k] x [k, n]` with `kind` on `target`.
+/// Plans `[m, k] x [k, n]` in `mode` on `target`.
 pub fn plan_matmul(
     target: &Target,
     m: u64,
     k: u64,
     n: u64,
-    kind: GemmKind,
+    mode: GemmMode,
 ) -> Result<MatmulPlan, PlanError> {
-    let (input, partials) = kind.amp();
-    let amp = target.amp_mode(input, partials).ok_or_else(|| {
+    let (input, partials) = mode.amp();
+    let k_block = mode.k_block(target).ok_or_else(|| {
         PlanError::Unsupported(format!(
             "target {} has no {input} -> {partials} AMP mode",
             target.name
         ))
     })?;
-    let k_block = amp.k_block.max(1) as u64;
-    let estimate = |bm: u64, bk: u64, bn: u64| match kind {
-        GemmKind::F8F16 => target.gemm_cycles_f8(bm, bk, bn),
-        _ => target.gemm_cycles_f16(bm, bk, bn),
-    };
-    if estimate(1, k_block, 16).is_none() {
+    let estimate = |bm: u64, bk: u64, bn: u64| mode.estimate(target, bm, bk, bn);
+    if estimate(1, k_block, N_BLOCK).is_none() {
         return Err(PlanError::Unsupported(format!(
-            "target {} has no {} GEMM estimate",
+            "target {} has no {input} GEMM estimate",
             target.name,
-            kind.name()
         )));
     }
     let tiles = target.tiles() as u64;
     // The GEMM reads its operands and writes its partials with 128-bit
     // accesses, so they must fit the interleaved region.
-    let data = target.sram_bytes().saturating_sub(RESERVED_TILE_BYTES);
+    let data = super::data_bytes(target);
     let available = target
         .interleaved_range()
         .map_or(data, |r| data.min(r.end - r.start));
     let recv = target.exchange.receive_bytes_per_cycle.max(1) as u64;
     let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
     let lanes = target.vector.f32_lanes.max(1) as u64;
-    let (ea, ep) = (kind.input_bytes(), kind.partial_bytes());
+    let (ea, ep) = (mode.input_bytes(), mode.partial_bytes());
     let mut best: Option<MatmulPlan> = None;
     let mut smallest_need = u64::MAX;
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
         for &pm in &candidates(m, tiles / pk) {
-            for &pn in &candidates(n.div_ceil(16), tiles / (pk * pm)) {
+            for &pn in &candidates(n.div_ceil(N_BLOCK), tiles / (pk * pm)) {
                 let bm = m.div_ceil(pm);
                 let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
-                let bn = n.div_ceil(pn).div_ceil(16) * 16;
+                let bn = n.div_ceil(pn).div_ceil(N_BLOCK) * N_BLOCK;
                 let c_bytes = bm * bn * ep;
                 // The k = 0 tile holds its own partials and receives the
                 // others'; the code generator may also re-lay A out in
                 // K-chunks (a tile reading A in place) and B in 16-column
                 // blocks or widened from f8 (one more B-sized buffer each).
-                let chunked = bk * 16 * ea > 4096;
+                let chunked = k_chunk(bk, ea).is_some();
                 let relayout = if chunked { bm * bk * ea } else { 0 }
-                    + bk * bn * ea * if bn > 16 { 2 } else { 1 };
+                    + bk * bn * ea * if bn > N_BLOCK { 2 } else { 1 };
                 let need = bm * bk * ea + bk * bn * ea + c_bytes * pk + relayout;
                 smallest_need = smallest_need.min(need);
                 if need > available {
@@ -201,7 +161,7 @@ pub fn plan_matmul(
                     bm,
                     bk,
                     bn,
-                    kind,
+                    mode,
                     kernel_cycles: kernel,
                     compute_cycles: compute,
                     total_cycles: total,
@@ -229,6 +189,14 @@ pub fn plan_matmul(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ipu_isa::kernels::ElemType;
+
+    fn f16() -> GemmMode {
+        GemmMode::select(ElemType::F16, ElemType::F16, ElemType::F16).unwrap()
+    }
+    fn f8() -> GemmMode {
+        GemmMode::select(ElemType::F8E4M3FN, ElemType::F8E4M3FN, ElemType::F16).unwrap()
+    }
 
     fn target(name: &str) -> Target {
         Target::load(name).unwrap()
@@ -237,9 +205,9 @@ mod tests {
     #[test]
     fn big_matmuls_use_most_of_the_chip() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, 128, 768, 3072, GemmKind::F16F32).unwrap();
+        let p = plan_matmul(&t, 128, 768, 3072, f16()).unwrap();
         assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
-        assert!(p.tile_bytes <= t.sram_bytes() - RESERVED_TILE_BYTES);
+        assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
         assert!(p.bm * p.pm >= 128 && p.bk * p.pk >= 768 && p.bn * p.pn >= 3072);
     }
@@ -247,7 +215,7 @@ mod tests {
     #[test]
     fn small_matmuls_stay_small() {
         let t = target("test4");
-        let p = plan_matmul(&t, 4, 16, 16, GemmKind::F16F32).unwrap();
+        let p = plan_matmul(&t, 4, 16, 16, f16()).unwrap();
         assert!(p.tiles() <= 4);
         assert_eq!((p.bk % 16, p.bn % 16), (0, 0));
     }
@@ -255,15 +223,15 @@ mod tests {
     #[test]
     fn plans_are_deterministic() {
         let t = target("ipu21");
-        let a = plan_matmul(&t, 384, 1024, 1024, GemmKind::F8F16).unwrap();
-        let b = plan_matmul(&t, 384, 1024, 1024, GemmKind::F8F16).unwrap();
+        let a = plan_matmul(&t, 384, 1024, 1024, f8()).unwrap();
+        let b = plan_matmul(&t, 384, 1024, 1024, f8()).unwrap();
         assert_eq!(a, b);
     }
 
     #[test]
     fn oversized_problems_are_reported_with_their_size() {
         let t = target("test4");
-        match plan_matmul(&t, 4096, 4096, 4096, GemmKind::F16F32) {
+        match plan_matmul(&t, 4096, 4096, 4096, f16()) {
             Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
             other => panic!("expected DoesNotFit, got {other:?}"),
         }
@@ -272,7 +240,7 @@ mod tests {
     #[test]
     fn split_k_is_chosen_when_k_dominates() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, 16, 65536, 16, GemmKind::F16F32).unwrap();
+        let p = plan_matmul(&t, 16, 65536, 16, f16()).unwrap();
         assert!(p.pk > 1, "{p:?}");
     }
 }

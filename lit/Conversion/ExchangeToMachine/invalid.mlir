@@ -1,0 +1,309 @@
+// convert-exchange-to-machine reads only the exchange stage and checks it
+// before anything expensive: a hand-edited program whose phases no longer
+// deliver what its compute sets read, or that refers to storage a tile does
+// not have, is refused with a diagnostic at the op.
+// RUN: ipu-opt --verify-diagnostics --split-input-file --convert-exchange-to-machine %s
+
+// A phase that no longer delivers what its compute set reads (the run to tiles 2 and 3 removed).
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    // expected-error@+1 {{exchange.phase @x0 does not deliver bytes [0, 512) of @s1.operand0 on tile 2, which the next compute set reads}}
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A phase that writes bytes twice (a run repeated).
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    // expected-error@+1 {{writes bytes [0, 512) of @s1.operand0 on tile 1 a second time}}
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A transfer from a tile that does not hold its source.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    // expected-error@+1 {{exchange.phase @x0 reads bytes [0, 512) of @input0 on tile 3, which does not hold them}}
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 3, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A vertex on a tile where its buffer is not.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    // expected-error@+1 {{compute set s1.reduce refers to @s1.partials_in on tile 2, where it is not}}
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 2"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A reference to a buffer no exchange.buffer declares.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      // expected-error@+1 {{'exchange.move' op refers to @nosuch, which no exchange.buffer declares}}
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @nosuch}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A vertex whose name is not its kernel's specialisation.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      // expected-error@+1 {{'exchange.vertex' op is named 'cast_f32_f16_n64', but kernel 'cast' with these params is 'cast_f32_f16_n128'}}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n64", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A superstep not ended by a sync.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    // expected-error@+1 {{'exchange.compute_set' op is not followed by an exchange.sync; every superstep ends with one}}
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A buffer on a tile the target does not have.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
+    // expected-error@+1 {{buffer @s1.partials is on tile 9, but target test4 has 4 tiles}}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3, 9"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}
+    exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 1"}
+    exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
+    exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}} : tensor<64x32xf16>
+    exchange.phase attributes {bytes = 1536 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "operand #0 of s1 tile.matmul", patterns = ["tile 0 -> tile 1, 512 B", "tile 1 -> tiles 2..3, 512 B"], row_words = 9 : i64, sym_name = "x0", transfers = 2 : i64} {
+      exchange.move {dst = @s1.operand0, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 512, 0, 0, 1, 1, 1, 0, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 512, 0, 0, 1, 2, 2, 1, 0, 0>], src = @input0}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+    }
+    exchange.sync
+    exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {
+      exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 2, 1, 0, 0, 512, 1, 0, 1, 1, 0, 0, 0, 0>], src = @s1.partials}
+    }
+    exchange.sync
+    exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 0 : i64, 0 : i64], tiles = "0 to 1"}
+    }
+    exchange.sync
+    %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
+    return %0 : tensor<8x32xf16>
+  }
+}
+
+// -----
+
+// A tile-stage op is not lowered by the machine stage.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    // expected-error@+1 {{'tile.host_input' op is not an exchange-stage op; convert-exchange-to-machine reads only the exchange dialect}}
+    %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}

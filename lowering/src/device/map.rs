@@ -1,0 +1,282 @@
+//! The elementwise family (`tile.map`): unary and binary arithmetic from
+//! the table [`ELEMENTWISE`], row-vector broadcasts, and casts.
+//!
+//! Mapping: the result follows the mapping of an operand of its shape when
+//! one has been placed (so chains of elementwise ops exchange nothing),
+//! else it is spread over the tiles; each tile reads the matching
+//! (broadcast) rectangle of every operand. Kernel: `elementwise` over the
+//! block for same-shape operands, `rows` with a row vector for a bias-like
+//! broadcast of the last dimension, `cast` for conversions.
+
+use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
+use crate::elem::{name as elem_name, value_elem};
+use crate::geometry::{broadcast_needs, elem_bytes, mapping_of, spread, Layout};
+use crate::program::Word;
+use crate::tile_to_exchange::ProgramBuilder;
+use ipu_dialects::tile::{MapFn, Mapping};
+use ipu_ir::{Context, Diagnostic, Op};
+use ipu_isa::kernels::{ElemType, EwOp, KernelSpec, RowOp};
+
+/// One elementwise op: the `nn` op, its `tile.map` function, its kernel op.
+pub struct EwRow {
+    pub nn: &'static str,
+    pub f: MapFn,
+    pub op: EwOp,
+}
+
+const fn row(nn: &'static str, f: MapFn, op: EwOp) -> EwRow {
+    EwRow { nn, f, op }
+}
+
+/// The elementwise ops with a kernel (`kernels/elementwise.S`, f32 and f16).
+pub static ELEMENTWISE: &[EwRow] = &[
+    row("nn.add", MapFn::Add, EwOp::Add),
+    row("nn.sub", MapFn::Sub, EwOp::Sub),
+    row("nn.mul", MapFn::Mul, EwOp::Mul),
+    row("nn.div", MapFn::Div, EwOp::Div),
+    row("nn.max", MapFn::Max, EwOp::Max),
+    row("nn.min", MapFn::Min, EwOp::Min),
+    row("nn.relu", MapFn::Relu, EwOp::Relu),
+    row("nn.gelu", MapFn::Gelu, EwOp::Gelu),
+    row("nn.exp", MapFn::Exp, EwOp::Exp),
+    row("nn.tanh", MapFn::Tanh, EwOp::Tanh),
+    row("nn.erf", MapFn::Erf, EwOp::Erf),
+    row("nn.rsqrt", MapFn::Rsqrt, EwOp::Rsqrt),
+    row("nn.sqrt", MapFn::Sqrt, EwOp::Sqrt),
+    row("nn.neg", MapFn::Neg, EwOp::Neg),
+    row("nn.abs", MapFn::Abs, EwOp::Abs),
+    row("nn.sigmoid", MapFn::Sigmoid, EwOp::Sigmoid),
+    row("nn.reciprocal", MapFn::Reciprocal, EwOp::Recip),
+    row("nn.log", MapFn::Log, EwOp::Log),
+];
+
+/// The row-vector kernel of a broadcast binary op, where there is one.
+fn row_vector_op(f: MapFn) -> Option<RowOp> {
+    match f {
+        MapFn::Add => Some(RowOp::AddRowVector),
+        MapFn::Mul => Some(RowOp::MulRowVector),
+        _ => None,
+    }
+}
+
+pub struct Map;
+
+/// The kernel a map calls on each tile.
+enum Choice {
+    Ew(EwOp),
+    /// A row-vector op; the operand holding the matrix.
+    Row(usize),
+    Cast,
+}
+
+fn round_up(v: usize, to: usize) -> usize {
+    v.div_ceil(to.max(1)) * to.max(1)
+}
+
+/// Chooses the kernel for `op` (an nn op or its tile.map: both have the
+/// same operands and result) computing `f` over the blocks of `m`.
+fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, KernelSpec), String> {
+    let result = cx.result(op, 0);
+    let rshape = cx.value_shape(result);
+    let out = value_elem(cx, result).ok_or("has a result type without kernels")?;
+    let bshape = m.block_shape(&rshape);
+    let full = bshape.iter().product::<i64>().max(1) as usize;
+    let rank = rshape.len();
+    if rank >= 2 && rshape[rank - 1] % m.grid[rank - 1] != 0 {
+        return Err(
+            "splits its last dimension unevenly, which the code generator does not lay out yet"
+                .into(),
+        );
+    }
+    let n_ops = cx.operands(op).len();
+    if f == MapFn::Cast {
+        let from = value_elem(cx, cx.operand(op, 0)).ok_or("casts from a type without kernels")?;
+        return Ok((Choice::Cast, KernelSpec::cast(from, out, round_up(full, 8))));
+    }
+    let ew = ELEMENTWISE
+        .iter()
+        .find(|r| r.f == f)
+        .ok_or_else(|| format!("'{}' has no elementwise kernel", f.name()))?;
+    if !matches!(out, ElemType::F32 | ElemType::F16) {
+        return Err(format!(
+            "'{}' on {} elements has no kernel (f32 and f16 do)",
+            f.name(),
+            elem_name(out)
+        ));
+    }
+    if ew.op.is_binary() != (n_ops == 2) {
+        return Err(format!("'{}' takes {} operands", f.name(), n_ops));
+    }
+    let same: Vec<bool> = (0..n_ops)
+        .map(|i| cx.value_shape(cx.operand(op, i)) == rshape)
+        .collect();
+    if same.iter().all(|&s| s) {
+        let granule = 8 / out.bytes().min(8);
+        return Ok((
+            Choice::Ew(ew.op),
+            KernelSpec::elementwise(ew.op, out, round_up(full, granule)),
+        ));
+    }
+    let Some(mat) = same.iter().position(|&s| s) else {
+        return Err("broadcasts both operands, which has no kernel yet".into());
+    };
+    let vshape = cx.value_shape(cx.operand(op, 1 - mat));
+    let row_vector = vshape.last() == rshape.last()
+        && vshape[..vshape.len().saturating_sub(1)]
+            .iter()
+            .all(|&d| d == 1);
+    let cols = *bshape.last().unwrap_or(&1) as usize;
+    let Some(r) = row_vector_op(f).filter(|_| row_vector && (cols * out.bytes()).is_multiple_of(8))
+    else {
+        return Err(format!(
+            "'{}' broadcasting an operand other than a row vector over rows of whole 64-bit granules has no kernel yet",
+            f.name()
+        ));
+    };
+    let rows = full / cols.max(1);
+    Ok((Choice::Row(mat), KernelSpec::rows(r, out, rows, cols, 0.0)))
+}
+
+/// Elements of the rectangle of an operand of `vshape` one result block of
+/// `bshape` reads (broadcast dimensions read one element).
+fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
+    let off = rshape.len() - vshape.len();
+    vshape
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| if n == 1 { 1 } else { bshape[d + off] })
+        .product()
+}
+
+fn map_fn_of_nn(name: &str) -> Option<MapFn> {
+    if name == "nn.cast" {
+        return Some(MapFn::Cast);
+    }
+    ELEMENTWISE.iter().find(|r| r.nn == name).map(|r| r.f)
+}
+
+impl DeviceOp for Map {
+    fn nn_ops(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = ELEMENTWISE.iter().map(|r| r.nn).collect();
+        v.push("nn.cast");
+        v
+    }
+
+    fn tile_op(&self) -> &'static str {
+        "tile.map"
+    }
+
+    fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
+        let name = cx.name_str(op).to_string();
+        let loc = cx.op_loc(op);
+        let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
+        let f = map_fn_of_nn(&name).ok_or_else(|| err("is not an elementwise op".into()))?;
+        if cx.get_attr(op, "approximate").is_some() || cx.get_attr(op, "scale").is_some() {
+            return Err(err(
+                "with these attributes is not lowered to the tile dialect yet".into(),
+            ));
+        }
+        let result = cx.result(op, 0);
+        let rshape = cx.value_shape(result);
+        let operands = cx.operands(op).to_vec();
+        let m = operands
+            .iter()
+            .find(|&&v| cx.value_shape(v) == rshape)
+            .and_then(|v| env.mappings.get(v).cloned())
+            .unwrap_or_else(|| spread(&rshape, env.target.tiles()));
+        // Memory first: a block that cannot fit a tile is refused before
+        // anything proportional to the tensor runs.
+        let bshape = m.block_shape(&rshape);
+        let mut need = block_bytes_of(&m, &rshape, elem_bytes(cx, result));
+        for &v in &operands {
+            let rect = operand_elems(&rshape, &bshape, &cx.value_shape(v)) as u64;
+            need = need.saturating_add(rect.saturating_mul(elem_bytes(cx, v) as u64));
+        }
+        let available = data_bytes(env.target);
+        if need > available {
+            return Err(err(format!(
+                "does not fit: {rshape:?} over a {:?} grid needs {need} bytes per tile for its blocks, but a tile of {} has {available} for data",
+                m.grid, env.target.name
+            )));
+        }
+        let (_, spec) = choose(cx, op, f, &m).map_err(err)?;
+        let cycles = kernel_cycles(&spec).map_err(err)?;
+        let attrs = vec![
+            ("fn", f.to_attr(cx)),
+            ("kernel", cx.string_attr(&spec.name())),
+            ("cycles", cx.i64_attr(cycles as i64)),
+            ("mapping", m.to_attr(cx)),
+        ];
+        let ty = cx.value_type(result);
+        Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))
+    }
+
+    fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
+        let cx = b.cx;
+        let f = cx
+            .get_attr(op, "fn")
+            .and_then(|a| MapFn::from_attr(cx, a))
+            .ok_or_else(|| b.err(op, "has no function"))?;
+        let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
+        let (choice, spec) = choose(cx, op, f, &m).map_err(|e| b.err(op, e))?;
+        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        if recorded != spec.name() {
+            return Err(b.err(
+                op,
+                format!(
+                    "records kernel '{recorded}', but its operands and mapping call for '{}'",
+                    spec.name()
+                ),
+            ));
+        }
+        let result = cx.result(op, 0);
+        let rshape = cx.value_shape(result);
+        let bshape = m.block_shape(&rshape);
+        let n_ops = cx.operands(op).len();
+        let mut at = Vec::new();
+        for i in 0..n_ops {
+            let v = cx.operand(op, i);
+            let vshape = cx.value_shape(v);
+            let eb = elem_bytes(cx, v) as u64;
+            let elems = operand_elems(&rshape, &bshape, &vshape);
+            let need = broadcast_needs(&m, &rshape, &vshape);
+            let binary = n_ops == 2;
+            at.push(
+                b.operand(op, i, &need, Layout::RowMajor, elems as u64 * eb, binary)?
+                    .at,
+            );
+        }
+        let set = b.next_set();
+        b.begin_compute(op, "", &format!("tile.map {}", f.name()));
+        let res = b.home(op, result, &m, &format!("s{set}.result"), false)?;
+        let tiles: Vec<u32> = b
+            .home_of(result)
+            .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
+            .unwrap_or_default();
+        for tl in tiles {
+            let ins: Option<Vec<_>> = at.iter().map(|a| a.get(&tl).copied()).collect();
+            let Some(ins) = ins else {
+                return Err(b.err(op, format!("has no operand buffer on tile {tl}")));
+            };
+            let call = match choice {
+                Choice::Ew(e) => records::elementwise(
+                    &spec,
+                    Word::Buf(ins[0], 0),
+                    e.is_binary().then(|| Word::Buf(ins[1], 0)),
+                    Word::Buf(res, 0),
+                ),
+                Choice::Row(mat) => records::rows_vector(
+                    &spec,
+                    Word::Buf(ins[mat], 0),
+                    Word::Buf(ins[1 - mat], 0),
+                    Word::Buf(res, 0),
+                ),
+                Choice::Cast => records::cast(&spec, Word::Buf(ins[0], 0), Word::Buf(res, 0), 0, 0),
+            };
+            b.call(tl, call);
+        }
+        b.end_compute(op)?;
+        b.finish_op();
+        Ok(())
+    }
+}

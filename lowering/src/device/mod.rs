@@ -1,0 +1,129 @@
+//! How an op reaches the device: one [`DeviceOp`] per op family, the only
+//! place the lowerings look at op names.
+//!
+//! A device op says, for the `nn` ops it lowers:
+//! * how they may be mapped over tiles ([`DeviceOp::operand_mappings`], the
+//!   layouts it wants its operands in, and [`DeviceOp::to_tile`], which
+//!   chooses the result's mapping and the kernel specialisation, and builds
+//!   the `tile` op recording both with the cost from the kernel's own cycle
+//!   formula, [`kernel_cycles`]);
+//! * what each tile reads and calls ([`DeviceOp::to_program`], which turns
+//!   the tile op into exchange phases and compute sets of kernel calls with
+//!   their state records, through the
+//!   [`ProgramBuilder`](crate::tile_to_exchange::ProgramBuilder)).
+//!
+//! `convert-nn-to-tile` and `convert-tile-to-exchange` dispatch through
+//! [`for_nn`] and [`for_tile`]; `convert-exchange-to-machine` needs no op
+//! knowledge at all (the exchange stage is calls and transfers). The
+//! elementwise family is a table ([`map::ELEMENTWISE`]): adding an op whose
+//! kernel exists is one row.
+
+pub mod map;
+pub mod matmul;
+pub mod matmul_plan;
+pub mod records;
+
+use crate::tile_to_exchange::ProgramBuilder;
+use ipu_dialects::tile::Mapping;
+use ipu_ir::{Context, Diagnostic, Op, Value};
+use ipu_isa::kernels::{KernelCache, KernelSpec};
+use ipu_target::Target;
+use rustc_hash::FxHashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// What `to_tile` knows about the program lowered so far.
+pub struct TileEnv<'a> {
+    pub target: &'a Target,
+    /// The mapping of every value lowered so far.
+    pub mappings: &'a FxHashMap<Value, Mapping>,
+}
+
+/// The lowering of one family of ops to the device.
+pub trait DeviceOp: Sync {
+    /// The `nn` ops it lowers.
+    fn nn_ops(&self) -> Vec<&'static str>;
+    /// The `tile` op it builds.
+    fn tile_op(&self) -> &'static str;
+    /// Layouts it wants operands in (operand index, mapping); the first
+    /// consumer of a value decides its producer's layout.
+    fn operand_mappings(&self, _cx: &Context, _op: Op, _target: &Target) -> Vec<(usize, Mapping)> {
+        Vec::new()
+    }
+    /// nn -> tile: builds the tile op that replaces `op` (not yet inserted);
+    /// its result's mapping is its `mapping` attribute.
+    fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic>;
+    /// tile -> exchange: the supersteps of tile op `op`.
+    fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
+}
+
+static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map];
+
+/// The device lowering of an `nn` op, if it has one.
+pub fn for_nn(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {
+    let name = cx.name_str(op);
+    DEVICE_OPS
+        .iter()
+        .copied()
+        .find(|d| d.nn_ops().contains(&name))
+}
+
+/// The device lowering that builds tile op `op`.
+pub fn for_tile(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {
+    let name = cx.name_str(op);
+    DEVICE_OPS.iter().copied().find(|d| d.tile_op() == name)
+}
+
+/// Cycles of one call of a kernel specialisation: the `.cycles` formula
+/// its source declares, evaluated by the assembler for its parameters
+/// (assembled once per process, through the kernel cache).
+pub fn kernel_cycles(spec: &KernelSpec) -> Result<u64, String> {
+    static MEMO: OnceLock<Mutex<FxHashMap<KernelSpec, u64>>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(&c) = memo.lock().ok().as_ref().and_then(|m| m.get(spec)) {
+        return Ok(c);
+    }
+    let k = KernelCache::from_env()
+        .get_spec(spec)
+        .map_err(|e| format!("kernel {}: {e}", spec.name()))?;
+    let c = k
+        .meta
+        .cycles
+        .ok_or_else(|| format!("kernel {} declares no .cycles formula", spec.name()))?;
+    let c =
+        u64::try_from(c).map_err(|_| format!("kernel {} has negative cycles {c}", spec.name()))?;
+    if let Ok(mut m) = memo.lock() {
+        m.insert(spec.clone(), c);
+    }
+    Ok(c)
+}
+
+/// Builds an op from its parts (not inserted anywhere).
+pub(crate) fn build_op(
+    cx: &mut Context,
+    name: &str,
+    operands: &[Value],
+    result: Option<ipu_ir::Type>,
+    attrs: Vec<(&str, ipu_ir::Attr)>,
+    loc: ipu_ir::Loc,
+) -> Op {
+    let n = cx.op_name(name);
+    let mut st = ipu_ir::OperationState::new(n, loc);
+    st.operands.extend_from_slice(operands);
+    st.result_types.extend(result);
+    let entries = attrs.into_iter().map(|(k, v)| (cx.sym(k), v)).collect();
+    st.attrs = cx.dict_attr(entries);
+    cx.create_op(st)
+}
+
+/// The largest block of `shape` under `m`, in bytes of `eb`-byte elements.
+pub(crate) fn block_bytes_of(m: &Mapping, shape: &[i64], eb: i64) -> u64 {
+    (m.block_shape(shape).iter().product::<i64>() * eb).max(0) as u64
+}
+
+/// Bytes of a tile's memory available for data when planning (the target's
+/// memory less what planning keeps back for code and tables).
+pub(crate) fn data_bytes(target: &Target) -> u64 {
+    target
+        .sram_bytes()
+        .saturating_sub(target.memory.code_reserve_bytes)
+}

@@ -1,0 +1,112 @@
+//! The state record of every library kernel, declared once: each
+//! constructor builds the call of one kernel source with its record laid
+//! out as the source's header documents (`# State ($m0): ...`), and checks
+//! the record against the specialisation's parameters (a binary op has its
+//! second input, a unary op has none, FP8 casts carry their scale).
+
+use crate::program::{Call, Kernel, Word};
+use ipu_isa::kernels::{EwOp, KernelSpec, RowOp, GEMM_STATE_BYTES};
+
+fn param(spec: &KernelSpec, name: &str) -> i64 {
+    spec.params.get(name).copied().unwrap_or(0)
+}
+
+fn call(spec: &KernelSpec, source: &str, record: Vec<Word>, scratch: usize) -> Call {
+    assert_eq!(
+        spec.source, source,
+        "a {source} record for a {} kernel",
+        spec.source
+    );
+    Call {
+        kernel: Kernel::Lib(spec.clone()),
+        record,
+        scratch,
+    }
+}
+
+/// `elementwise.S`: +0 in0, +4 in1 (binary ops), +8 out.
+pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -> Call {
+    let binary = param(spec, "OP") < 16;
+    assert_eq!(
+        binary,
+        in1.is_some(),
+        "elementwise OP {} operands",
+        param(spec, "OP")
+    );
+    call(
+        spec,
+        "elementwise",
+        vec![in0, in1.unwrap_or(Word::Val(0)), out],
+        0,
+    )
+}
+
+/// `rows.S` with a row vector (add/mul_row_vector): +0 matrix, +4 unused,
+/// +8 the vector, +12 unused, +16 out.
+pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> Call {
+    let op = param(spec, "OP");
+    assert!(
+        op == RowOp::AddRowVector as i64 || op == RowOp::MulRowVector as i64,
+        "rows OP {op} takes no row vector"
+    );
+    call(
+        spec,
+        "rows",
+        vec![matrix, Word::Val(0), vector, Word::Val(0), out],
+        0,
+    )
+}
+
+/// `cast.S`: +0 in, +4 out, +8 scale (the FP8 side's), +12 output scale
+/// (FP8 -> FP8 only).
+pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i32) -> Call {
+    let fp8 = |t: i64| t >= 3;
+    assert!(
+        out_scale == 0 || (fp8(param(spec, "FROM")) && fp8(param(spec, "TO"))),
+        "an output scale is for FP8 -> FP8 casts"
+    );
+    call(
+        spec,
+        "cast",
+        vec![
+            input,
+            out,
+            Word::Val(scale as u32),
+            Word::Val(out_scale as u32),
+        ],
+        0,
+    )
+}
+
+/// `copy2d.S`: +0 src, +4 dst.
+pub fn copy2d(spec: &KernelSpec, src: Word, dst: Word) -> Call {
+    call(spec, "copy2d", vec![src, dst], 0)
+}
+
+/// `gemm_amp.S`: +0 A, +4 B, +8 C, +12 FP8 scale (s_A + s_B), then the six
+/// 32-byte worker records the kernel fills in itself.
+pub fn gemm(spec: &KernelSpec, a: Word, b: Word, c: Word, scale: i32) -> Call {
+    call(
+        spec,
+        "gemm_amp",
+        vec![a, b, c, Word::Val(scale as u32)],
+        GEMM_STATE_BYTES - 16,
+    )
+}
+
+/// A one-input call from `src` into `dst`: a cast without scales, a copy,
+/// or a unary elementwise op.
+pub fn unary(spec: &KernelSpec, src: Word, dst: Word) -> Call {
+    match spec.source {
+        "cast" => cast(spec, src, dst, 0, 0),
+        "copy2d" => copy2d(spec, src, dst),
+        "elementwise" => elementwise(spec, src, None, dst),
+        other => panic!("{other} is not a one-input kernel"),
+    }
+}
+
+/// `out = in0 + in1` of `n` elements (split-K partial sums).
+pub fn add(spec: &KernelSpec, in0: Word, in1: Word, out: Word) -> Call {
+    assert_eq!(param(spec, "OP"), EwOp::Add as i64);
+    elementwise(spec, in0, Some(in1), out)
+}

@@ -1,0 +1,627 @@
+//! `convert-exchange-to-machine`: the code generator. From the exchange
+//! stage's program (and nothing else: [`Program::read`]) it builds what
+//! every tile runs and holds, as an [`ipu_package::Package`]:
+//!
+//! * **Program.** Each superstep of the exchange stage (a compute set or an
+//!   exchange phase) ends with a chip-wide `sync 1`. Every started tile runs
+//!   every superstep, so all tiles leave each sync at one cycle.
+//! * **Compute.** A tile's part of a compute set is its vertices: library
+//!   kernel calls (`call $m15, <specialisation>.<entry>`), each with a state
+//!   record of buffer addresses and words, or the supervisor's byte copy.
+//! * **Exchange.** Each phase's transfers are scheduled again (the
+//!   scheduler is deterministic, so the schedule is the one the exchange
+//!   stage recorded: the horizon is checked against it, and a schedule not
+//!   made in this process is verified) and become one exchange-table row per
+//!   tile, run by the tile's exchange engine (`exch`): sends, port selects
+//!   and captures at fixed cycles. Tiles with nothing to do run an empty
+//!   row, so every tile's program has the same timing.
+//! * **Storage.** Per tile, every buffer gets an address for its lifetime
+//!   (the supersteps that use it); buffers never alive together share
+//!   memory ([`storage::place`]). Interleaved buffers go to the interleaved
+//!   region. Code, the tile's pointer table, kernel records and exchange rows
+//!   go in the memory kept for code and exchange tables.
+//! * **Code.** The supervisor program reads every record and row pointer
+//!   from a per-tile table at a fixed address, so tiles calling the same
+//!   kernels run byte-identical code and share one program group.
+//! * **Host streams.** Inputs and outputs are described block by block,
+//!   compressed into regular pieces.
+
+mod emit;
+pub mod storage;
+
+use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
+use crate::geometry::{block_bytes, blocks, Block};
+use crate::program::{BufId, Program, Step, VirtualSpace};
+use crate::target::{functions, module_target, target_option, TARGET_OPTION};
+use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
+use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
+use ipu_package::{Package, StepKind, StepSummary};
+use ipu_target::Target;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+use storage::Buffer;
+
+pub(crate) use crate::program::{Call, Kernel, Word};
+use emit::build_package_from;
+
+pub const INFO: PassInfo = PassInfo {
+    argument: "convert-exchange-to-machine",
+    name: "ConvertExchangeToMachine",
+    description: "Generate every tile's program from the exchange-stage program: kernel calls with their state \
+                  records, exchange-table rows for the exchange engine, storage placement, linked code shared \
+                  by tiles with the same program, host stream layouts; the function becomes the machine-dialect \
+                  package.",
+    anchor: Some("builtin.module"),
+    options: &[
+        TARGET_OPTION,
+        PassOptionInfo {
+            name: "print-rows",
+            description: "Also print every exchange phase's rows readably (machine.exchange_row, one per \
+                          group of tiles with the same row)",
+            default: "false",
+        },
+    ],
+    create,
+};
+
+fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(Codegen {
+        target_option: target_option(o),
+        stats: Stats::default(),
+        print_rows: o.get_bool("print-rows", false)?,
+    }))
+}
+
+#[derive(Default, Clone, Copy)]
+pub struct Stats {
+    pub tiles: u64,
+    pub groups: u64,
+    pub supersteps: u64,
+    pub max_code_bytes: u64,
+    pub max_data_bytes: u64,
+    pub max_table_bytes: u64,
+}
+
+struct Codegen {
+    target_option: Option<String>,
+    stats: Stats,
+    print_rows: bool,
+}
+
+impl Pass for Codegen {
+    fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
+        let target = module_target(cx, module, self.target_option.as_deref())?;
+        let funcs = functions(cx, module);
+        let [f] = funcs[..] else {
+            return Err(Diagnostic::error(
+                cx.op_loc(module),
+                format!(
+                    "the machine stage compiles exactly one function with a body; this module has {}",
+                    funcs.len()
+                ),
+            ));
+        };
+        let (pkg, stats, summary) = build_package_with(cx, f, &target, self.print_rows)?;
+        self.stats = stats;
+        let loc = cx.op_loc(f);
+        let body = cx
+            .entry_block(cx.region(module, 0))
+            .expect("a module has a body");
+        for op in cx.block_ops_vec(body) {
+            cx.erase_op(op);
+        }
+        emit_summary(cx, body, &summary, loc);
+        if self.print_rows {
+            emit_rows(cx, body, &summary, loc);
+        }
+        ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
+        Ok(())
+    }
+
+    fn statistics(&self) -> Vec<Statistic> {
+        let s = self.stats;
+        vec![
+            Statistic {
+                name: "tiles",
+                description: "Tiles started",
+                value: s.tiles,
+            },
+            Statistic {
+                name: "program-groups",
+                description: "Distinct tile programs",
+                value: s.groups,
+            },
+            Statistic {
+                name: "supersteps",
+                description: "Supersteps (compute sets and exchange phases)",
+                value: s.supersteps,
+            },
+            Statistic {
+                name: "max-code-bytes",
+                description: "Largest tile code image",
+                value: s.max_code_bytes,
+            },
+            Statistic {
+                name: "max-table-bytes",
+                description: "Largest tile pointer table, records and exchange rows",
+                value: s.max_table_bytes,
+            },
+            Statistic {
+                name: "max-data-bytes",
+                description: "Most data bytes used on one tile",
+                value: s.max_data_bytes,
+            },
+        ]
+    }
+}
+
+/// Human-readable summaries the pass prints before the package.
+#[derive(Default, Debug, Clone)]
+pub struct Summary {
+    pub memory_maps: Vec<MemoryMap>,
+    pub code: Vec<CodeSummary>,
+    /// Per exchange phase (its label's first word), the tiles running each
+    /// distinct row and the row's entries, readable.
+    pub rows: Vec<(String, Vec<RowGroup>)>,
+}
+
+/// Tiles running one exchange row, and its entries (readable).
+pub type RowGroup = (Vec<u32>, Vec<String>);
+
+/// Tiles with the same buffers at the same addresses.
+#[derive(Debug, Clone)]
+pub struct MemoryMap {
+    pub tiles: Vec<u32>,
+    pub used: u64,
+    pub free: u64,
+    /// `0x80000 4112 B s1.partials`, by address.
+    pub buffers: Vec<String>,
+}
+
+/// Tiles running the same code.
+#[derive(Debug, Clone)]
+pub struct CodeSummary {
+    pub tiles: Vec<u32>,
+    pub kernels: Vec<String>,
+    /// Per superstep: `x0: exch` or `s1: call a, call b` or `s1: sync`.
+    pub program: Vec<String>,
+    pub code_bytes: u64,
+    pub exec: String,
+}
+
+/// One tile's exchange row of a phase: each entry with the tile's buffer
+/// its offset is relative to (none for selects).
+pub(crate) type RowWork = Vec<(RowEntry, Option<usize>)>;
+
+/// One tile: its buffers (indices are local to the tile) and its work per
+/// superstep.
+#[derive(Default)]
+pub(crate) struct TileWork {
+    pub bufs: Vec<Buffer>,
+    pub interleaved: Vec<bool>,
+    /// Calls per superstep, their records' buffers local indices.
+    pub calls: BTreeMap<usize, Vec<Call>>,
+    pub rows: BTreeMap<usize, RowWork>,
+    /// Program buffer -> local index.
+    local: FxHashMap<BufId, usize>,
+}
+
+/// A host stream: its name, element type, shape and the value's blocks
+/// with their buffers.
+pub(crate) struct StreamSpec {
+    pub name: String,
+    pub output: bool,
+    pub ty: Type,
+    pub shape: Vec<i64>,
+    pub blocks: Vec<(Block, usize)>,
+    pub elem_bytes: u64,
+}
+
+/// The whole program before placement.
+pub(crate) struct Plan {
+    pub tiles: BTreeMap<u32, TileWork>,
+    /// Constant blocks loaded with the images: (tile, buffer, bytes).
+    pub init: Vec<(u32, usize, Vec<u8>)>,
+    pub steps: Vec<StepSummary>,
+    pub streams: Vec<StreamSpec>,
+}
+
+fn pad(bytes: u64) -> u64 {
+    // Kernels process whole groups (up to 8 FP8 elements as f32 = 32 B)
+    // and may read 8 bytes past their buffers.
+    bytes.div_ceil(32) * 32 + 16
+}
+
+struct Planner<'a> {
+    program: &'a Program,
+    tiles: BTreeMap<u32, TileWork>,
+}
+
+impl Planner<'_> {
+    /// The tile's local index of program buffer `b`, used at `step`.
+    fn touch(&mut self, tile: u32, b: BufId, step: u32) -> usize {
+        let decl = &self.program.buffers[b];
+        let w = self.tiles.entry(tile).or_default();
+        let i = *w.local.entry(b).or_insert_with(|| {
+            w.bufs.push(Buffer {
+                name: decl.name.clone(),
+                size: pad(decl.bytes),
+                first: step,
+                last: step,
+            });
+            w.interleaved.push(decl.interleaved);
+            w.bufs.len() - 1
+        });
+        let buf = &mut w.bufs[i];
+        buf.first = buf.first.min(step);
+        buf.last = buf.last.max(step);
+        i
+    }
+
+    fn local_word(&mut self, tile: u32, w: Word, step: u32) -> Word {
+        match w {
+            Word::Val(v) => Word::Val(v),
+            Word::Buf(b, off) => Word::Buf(self.touch(tile, b, step), off),
+        }
+    }
+}
+
+/// Appends the memory maps and code summaries to `block`.
+fn emit_summary(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for m in &s.memory_maps {
+        let set = ipu_package::TileSet::from_tiles(m.tiles.iter().copied()).to_string();
+        let bufs: Vec<_> = m.buffers.iter().map(|b| cx.string_attr(b)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("used"), cx.i64_attr(m.used as i64)),
+            (cx.sym("free"), cx.i64_attr(m.free as i64)),
+            (cx.sym("buffers"), cx.array_attr(bufs)),
+        ];
+        let name = cx.op_name("machine.memory_map");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+    for c in &s.code {
+        let set = ipu_package::TileSet::from_tiles(c.tiles.iter().copied()).to_string();
+        let names: Vec<_> = c.kernels.iter().map(|k| cx.string_attr(k)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("kernels"), cx.array_attr(names)),
+            (cx.sym("code_bytes"), cx.i64_attr(c.code_bytes as i64)),
+            (cx.sym("exec"), cx.string_attr(&c.exec)),
+            (cx.sym("program"), {
+                let steps: Vec<_> = c.program.iter().map(|p| cx.string_attr(p)).collect();
+                cx.array_attr(steps)
+            }),
+        ];
+        let name = cx.op_name("machine.code");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+}
+
+/// Appends the readable exchange rows to `block`.
+fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for (phase, groups) in &s.rows {
+        for (tiles, entries) in groups {
+            let set = ipu_package::TileSet::from_tiles(tiles.iter().copied()).to_string();
+            let es: Vec<_> = entries.iter().map(|e| cx.string_attr(e)).collect();
+            let attrs = vec![
+                (cx.sym("tiles"), cx.string_attr(&set)),
+                (cx.sym("phase"), cx.string_attr(phase)),
+                (cx.sym("entries"), cx.array_attr(es)),
+            ];
+            let name = cx.op_name("machine.exchange_row");
+            let mut st = ipu_ir::OperationState::new(name, loc);
+            st.attrs = cx.dict_attr(attrs);
+            let o = cx.create_op(st);
+            cx.append_op(block, o);
+        }
+    }
+}
+
+/// Plans every tile's work from the exchange-stage program.
+pub(crate) fn plan(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    target: &Arc<Target>,
+) -> Result<Plan, Diagnostic> {
+    let mut p = Planner {
+        program,
+        tiles: BTreeMap::new(),
+    };
+    let mut scheduler = ExchangeScheduler::new(target.clone());
+    let mut steps = Vec::with_capacity(program.steps.len());
+    let mut init = Vec::new();
+    let mut streams = Vec::new();
+    // Inputs and constants are there from the start; outputs stay to the end.
+    for i in &program.inputs {
+        let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
+            .unwrap_or_else(|| format!("arg{}", i.arg));
+        streams.push(stream_spec(&mut p, &i.at, name, false, 0));
+    }
+    for c in &program.constants {
+        let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
+        for b in blocks(&c.at.mapping, &c.at.shape) {
+            let buf = p.touch(b.tile, c.at.buffer, 0);
+            init.push((
+                b.tile,
+                buf,
+                block_bytes(&bytes, &c.at.shape, &b, c.at.elem_bytes as usize),
+            ));
+        }
+    }
+    for (s, step) in program.steps.iter().enumerate() {
+        let si = s as u32;
+        match step {
+            Step::Compute(c) => {
+                // Local copies first: the supervisor's byte copy on each tile.
+                for m in &c.copies {
+                    for t in &m.transfers {
+                        let tile = t.src_tile;
+                        let record = vec![
+                            p.local_word(tile, Word::Buf(m.src, t.src_offset), si),
+                            p.local_word(tile, Word::Buf(m.dst, t.dsts[0].offset), si),
+                            Word::Val(t.len),
+                        ];
+                        p.tiles
+                            .entry(tile)
+                            .or_default()
+                            .calls
+                            .entry(s)
+                            .or_default()
+                            .push(Call {
+                                kernel: Kernel::Memcpy,
+                                record,
+                                scratch: 0,
+                            });
+                    }
+                }
+                for v in &c.vertices {
+                    for &t in &v.tiles {
+                        let record = v
+                            .call
+                            .record
+                            .iter()
+                            .map(|&w| p.local_word(t, w, si))
+                            .collect();
+                        p.tiles
+                            .entry(t)
+                            .or_default()
+                            .calls
+                            .entry(s)
+                            .or_default()
+                            .push(Call {
+                                kernel: v.call.kernel.clone(),
+                                record,
+                                scratch: v.call.scratch,
+                            });
+                    }
+                }
+                steps.push(StepSummary {
+                    kind: StepKind::Compute,
+                    label: format!("{} {}", c.name, c.label),
+                    cycles: c.cycles,
+                });
+            }
+            Step::Exchange(ph) => {
+                let err = |m: String| {
+                    Diagnostic::error(ph.loc, format!("'exchange.phase' op @{}: {m}", ph.name))
+                };
+                let (phase, vs) = program.virtual_phase(ph);
+                let (schedule, known) = scheduler
+                    .schedule_memo(&phase)
+                    .map_err(|e| err(e.to_string()))?;
+                // A schedule made in this process was verified when it was
+                // made; one made here is verified now.
+                if !known {
+                    if let Err(errors) = verify(&phase, &schedule, target) {
+                        return Err(err(format!(
+                            "the schedule fails verification, first: {}",
+                            errors.first().map(|e| e.to_string()).unwrap_or_default()
+                        )));
+                    }
+                }
+                if schedule.horizon != ph.figures.horizon {
+                    return Err(err(format!(
+                        "records horizon {}, but the schedule of its transfers has horizon {}; run convert-tile-to-exchange again after changing the program",
+                        ph.figures.horizon, schedule.horizon
+                    )));
+                }
+                tracing::info!(
+                    phase = s,
+                    tile = schedule.rows.max_row_tile,
+                    row_words = schedule.rows.max_row_words,
+                    horizon = schedule.horizon,
+                    transfers = phase.transfers.len(),
+                    "finished physical exchange phase"
+                );
+                steps.push(StepSummary {
+                    kind: StepKind::Exchange,
+                    label: format!(
+                        "{} {} (horizon {}, lower bound {}, {})",
+                        ph.name,
+                        ph.label,
+                        schedule.horizon,
+                        schedule.lower_bound,
+                        schedule.kind.as_str()
+                    ),
+                    cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
+                });
+                let rows = tile_rows(&phase, &schedule.fragments, target);
+                for (tile, entries) in rows.into_iter().enumerate() {
+                    if entries.is_empty() {
+                        continue;
+                    }
+                    let tile = tile as u32;
+                    let mut row = Vec::with_capacity(entries.len());
+                    for e in entries {
+                        let (space, off) = match e {
+                            RowEntry::Send { offset, .. } => (&vs.src, offset),
+                            RowEntry::Capture { offset, port, .. } => {
+                                // A capture from the partner's port writes this tile's memory.
+                                let _ = port;
+                                (&vs.dst, offset)
+                            }
+                            RowEntry::Select { .. } => {
+                                row.push((e, None));
+                                continue;
+                            }
+                        };
+                        let Some((b, rel)) = VirtualSpace::resolve(space, tile, off) else {
+                            return Err(err(format!(
+                                "tile {tile} has a row entry outside its buffers"
+                            )));
+                        };
+                        let local = p.touch(tile, b, si);
+                        let e = match e {
+                            RowEntry::Send { cycle, len, .. } => RowEntry::Send {
+                                cycle,
+                                offset: rel,
+                                len,
+                            },
+                            RowEntry::Capture {
+                                cycle, port, len, ..
+                            } => RowEntry::Capture {
+                                cycle,
+                                port,
+                                offset: rel,
+                                len,
+                            },
+                            other => other,
+                        };
+                        row.push((e, Some(local)));
+                    }
+                    p.tiles.entry(tile).or_default().rows.insert(s, row);
+                }
+            }
+        }
+    }
+    for o in &program.outputs {
+        streams.push(stream_spec(&mut p, &o.at, o.name.clone(), true, u32::MAX));
+    }
+    Ok(Plan {
+        tiles: p.tiles,
+        init,
+        steps,
+        streams,
+    })
+}
+
+/// The little-endian element bytes of a constant's value (splats expanded).
+fn constant_bytes(cx: &Context, a: ipu_ir::Attr) -> Result<Vec<u8>, String> {
+    use ipu_ir::types::{AttrKind, DenseData};
+    let (ty, splat, bytes): (Type, bool, &[u8]) = match cx.attr_kind(a) {
+        AttrKind::DenseElements {
+            ty,
+            data: DenseData { splat, bytes },
+        } => (*ty, *splat, bytes),
+        AttrKind::DenseResource { ty, handle } => {
+            let name = cx.str(*handle);
+            let blob = cx.resources.get(name).ok_or_else(|| {
+                format!("'exchange.constant' op has a resource blob '{name}' that is not present (missing weights file?)")
+            })?;
+            (*ty, false, &blob.data[..])
+        }
+        _ => return Err("'exchange.constant' op has a value that is not dense elements".into()),
+    };
+    let (shape, e) = cx
+        .tensor_parts(ty)
+        .ok_or("'exchange.constant' op has a value that is not a tensor")?;
+    let n: i64 = shape.iter().product();
+    let eb = ipu_ir::numeric::storage_bytes(cx.type_kind(e)).unwrap_or(4);
+    let want = n as usize * eb;
+    if splat && bytes.len() == eb {
+        return Ok(bytes.repeat(n as usize));
+    }
+    if bytes.len() != want {
+        return Err(format!(
+            "'exchange.constant' op holds {} bytes of elements, but its type needs {want}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes.to_vec())
+}
+
+/// A host stream of a placed value, its buffers used at `step`.
+fn stream_spec(
+    p: &mut Planner<'_>,
+    at: &crate::program::Placed,
+    name: String,
+    output: bool,
+    step: u32,
+) -> StreamSpec {
+    let bl = blocks(&at.mapping, &at.shape);
+    let blocks = bl
+        .into_iter()
+        .map(|b| {
+            let buf = p.touch(b.tile, at.buffer, step);
+            (b, buf)
+        })
+        .collect();
+    StreamSpec {
+        name,
+        output,
+        ty: at.ty,
+        shape: at.shape.clone(),
+        blocks,
+        elem_bytes: at.elem_bytes,
+    }
+}
+
+/// Builds the package of function `f`, with the build's figures.
+pub fn build_package(
+    cx: &Context,
+    f: Op,
+    target: &Arc<Target>,
+) -> Result<(Package, Stats, Summary), Diagnostic> {
+    build_package_with(cx, f, target, false)
+}
+
+/// [`build_package`], with readable exchange rows in the summary when
+/// `rows` is set.
+pub fn build_package_with(
+    cx: &Context,
+    f: Op,
+    target: &Arc<Target>,
+    rows: bool,
+) -> Result<(Package, Stats, Summary), Diagnostic> {
+    let operations = cx
+        .block_ops(cx.entry_block(cx.region(f, 0)).expect("checked"))
+        .count();
+    let span = tracing::info_span!(
+        "ipu_codegen.package.build",
+        tile_count = target.tiles(),
+        operations = operations
+    );
+    let _g = span.enter();
+    let program = Program::read(cx, f)?;
+    program.check(target)?;
+    let plan = timed_phase("plan_package", || plan(cx, f, &program, target))?;
+    build_package_from(cx, f, target, plan, rows)
+}
+
+/// Runs one build phase inside its tracing span and logs its time.
+pub(crate) fn timed_phase<T>(
+    phase: &'static str,
+    body: impl FnOnce() -> Result<T, Diagnostic>,
+) -> Result<T, Diagnostic> {
+    let span = tracing::info_span!("ipu_codegen.package.phase", phase = phase);
+    let _g = span.enter();
+    let t0 = Instant::now();
+    let r = body();
+    tracing::info!(
+        phase = phase,
+        elapsed_ms = t0.elapsed().as_millis() as u64,
+        success = r.is_ok(),
+        "package build phase finished"
+    );
+    r
+}

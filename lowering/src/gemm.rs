@@ -1,0 +1,151 @@
+//! The AMP GEMM's rules, in one place for the planner, the exchange layout
+//! and the kernel calls: which AMP mode a matmul's element types select
+//! ([`GemmMode`]), and how a planned block is laid out for the kernel
+//! ([`GemmBlocks`]: block sizes, the K-chunk when K x 16 weights exceed an
+//! AMP bank, and the layout A is delivered in).
+
+use crate::elem::{amp_class, is_f8, name};
+use crate::geometry::Layout;
+use ipu_isa::kernels::{ElemType, GemmType};
+use ipu_isa::{AMP_BANK_BYTES, AMP_COLUMNS};
+use ipu_target::Target;
+
+/// The AMP mode a matmul runs in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GemmMode {
+    /// The kernel's `TYPE`.
+    pub ty: GemmType,
+    /// What the AMP reads (f8 operands of another format are widened to f16).
+    pub input: ElemType,
+    /// The partial sums' type.
+    pub partials: ElemType,
+}
+
+impl GemmMode {
+    /// The mode for `a x b -> result`: two FP8 operands of one format use the
+    /// f8 mode (f16 partials); f16 operands, or FP8 widened to f16 exactly,
+    /// use f16 inputs with f32 partials, so rounding happens once, as in the
+    /// reference.
+    pub fn select(a: ElemType, b: ElemType, _result: ElemType) -> Result<GemmMode, String> {
+        let f16ish = |e: ElemType| is_f8(e) || e == ElemType::F16;
+        match (a, b) {
+            (ElemType::F8E4M3FN, ElemType::F8E4M3FN) => Ok(GemmMode {
+                ty: GemmType::F8E4M3FN,
+                input: a,
+                partials: ElemType::F16,
+            }),
+            (ElemType::F8E5M2, ElemType::F8E5M2) => Ok(GemmMode {
+                ty: GemmType::F8E5M2,
+                input: a,
+                partials: ElemType::F16,
+            }),
+            _ if f16ish(a) && f16ish(b) => Ok(GemmMode {
+                ty: GemmType::F16F32,
+                input: ElemType::F16,
+                partials: ElemType::F32,
+            }),
+            _ => Err(format!(
+                "a matmul of {} x {} elements is not lowered yet (f16 and f8 operands are)",
+                name(a),
+                name(b)
+            )),
+        }
+    }
+
+    pub fn input_bytes(self) -> u64 {
+        self.input.bytes() as u64
+    }
+
+    pub fn partial_bytes(self) -> u64 {
+        self.partials.bytes() as u64
+    }
+
+    /// The target's AMP mode row for this mode: (input, partials) classes.
+    pub fn amp(self) -> (ipu_target::ElemType, ipu_target::ElemType) {
+        (amp_class(self.input), amp_class(self.partials))
+    }
+
+    /// The K-block of this mode on `target`.
+    pub fn k_block(self, target: &Target) -> Option<u64> {
+        let (i, p) = self.amp();
+        target.amp_mode(i, p).map(|m| m.k_block.max(1) as u64)
+    }
+
+    /// The target's one-tile estimate of an `m x k x n` block in this mode.
+    pub fn estimate(self, target: &Target, m: u64, k: u64, n: u64) -> Option<u64> {
+        if is_f8(self.input) {
+            target.gemm_cycles_f8(m, k, n)
+        } else {
+            target.gemm_cycles_f16(m, k, n)
+        }
+    }
+}
+
+/// Columns of one AMP output block (the kernel's N granule).
+pub const N_BLOCK: u64 = AMP_COLUMNS as u64;
+
+/// The K-chunk of a GEMM whose per-tile K block is `bk` elements of
+/// `in_bytes`: `None` when one K x 16 weight block fits an AMP bank.
+pub fn k_chunk(bk: u64, in_bytes: u64) -> Option<u64> {
+    let bank = AMP_BANK_BYTES as u64;
+    (bk * N_BLOCK * in_bytes > bank).then(|| bank / (N_BLOCK * in_bytes))
+}
+
+/// A matmul `[m, k] x [k, n]` cut into a pm x pn x pk grid of blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GemmBlocks {
+    pub m: u64,
+    pub k: u64,
+    pub n: u64,
+    pub pm: u64,
+    pub pn: u64,
+    pub pk: u64,
+    pub bm: u64,
+    pub bk: u64,
+    pub bn: u64,
+    pub mode: GemmMode,
+}
+
+impl GemmBlocks {
+    pub fn new(m: u64, k: u64, n: u64, grid: [u64; 3], mode: GemmMode) -> GemmBlocks {
+        let [pm, pn, pk] = grid;
+        GemmBlocks {
+            m,
+            k,
+            n,
+            pm,
+            pn,
+            pk,
+            bm: m.div_ceil(pm),
+            bk: k.div_ceil(pk),
+            bn: n.div_ceil(pn),
+            mode,
+        }
+    }
+
+    pub fn tiles(&self) -> u64 {
+        self.pm * self.pn * self.pk
+    }
+
+    /// The K-chunk the kernel processes, or `None` for all of K at once.
+    pub fn k_chunk(&self) -> Option<u64> {
+        k_chunk(self.bk, self.mode.input_bytes())
+    }
+
+    /// How each tile's A block is delivered: in K-chunks of the kernel's M
+    /// rows when the kernel chunks K, else row-major.
+    pub fn a_layout(&self) -> Layout {
+        match self.k_chunk() {
+            Some(kc) => Layout::Chunks {
+                kc: kc as i64,
+                rows: self.bm as i64,
+            },
+            None => Layout::RowMajor,
+        }
+    }
+
+    /// Tile of block (k, i, j), from `first` by `stride`.
+    pub fn tile(&self, first: u64, stride: u64, k: u64, i: u64, j: u64) -> u32 {
+        (first + ((k * self.pm + i) * self.pn + j) * stride) as u32
+    }
+}

@@ -1,0 +1,448 @@
+//! Tile geometry: the blocks of a mapping, the rectangles a consumer reads,
+//! and the contiguous runs of bytes that move one into the other.
+//!
+//! A mapping cuts a tensor into blocks, each stored row-major (in its own
+//! extents) on its tile. A consumer tile needs a rectangle of an operand,
+//! stored in its own buffer in a [`Layout`]. For every source block the
+//! rectangle overlaps, each row of the overlap is a contiguous run on both
+//! sides; consecutive runs that stay contiguous merge, and identical source
+//! runs wanted by several tiles become one multicast transfer. Runs whose
+//! source and destination are the same tile are local copies, not exchange.
+
+use crate::exchange_schedule::{Destination, Transfer};
+use ipu_dialects::tile::Mapping;
+use ipu_ir::{Context, Op, Value};
+use rustc_hash::FxHashMap;
+use smallvec::smallvec;
+
+/// A block of a tensor on a tile: `[lo, hi)` per dimension.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Block {
+    pub tile: u32,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+}
+
+impl Block {
+    pub fn extent(&self) -> Vec<i64> {
+        self.lo
+            .iter()
+            .zip(&self.hi)
+            .map(|(l, h)| (h - l).max(0))
+            .collect()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.lo.iter().zip(&self.hi).any(|(l, h)| h <= l)
+    }
+    pub fn elements(&self) -> i64 {
+        self.extent().iter().product()
+    }
+}
+
+/// The non-empty blocks of `mapping` over `shape`, in grid order.
+pub fn blocks(m: &Mapping, shape: &[i64]) -> Vec<Block> {
+    let bs = m.block_shape(shape);
+    let n = m.blocks();
+    let mut out = Vec::new();
+    for b in 0..n {
+        let mut rem = b;
+        let mut idx = vec![0i64; shape.len()];
+        for d in (0..shape.len()).rev() {
+            idx[d] = rem % m.grid[d];
+            rem /= m.grid[d];
+        }
+        let lo: Vec<i64> = idx
+            .iter()
+            .zip(&bs)
+            .zip(shape)
+            .map(|((i, s), d)| (i * s).min(*d))
+            .collect();
+        let hi: Vec<i64> = lo
+            .iter()
+            .zip(&bs)
+            .zip(shape)
+            .map(|((l, s), d)| (l + s).min(*d))
+            .collect();
+        let block = Block {
+            tile: (m.first_tile + b * m.stride) as u32,
+            lo,
+            hi,
+        };
+        if !block.is_empty() {
+            out.push(block);
+        }
+    }
+    out
+}
+
+/// Blocks spread over `tiles` tiles, outer dimensions first.
+pub fn spread(shape: &[i64], tiles: u32) -> Mapping {
+    let mut remaining = tiles.max(1) as i64;
+    let grid = shape
+        .iter()
+        .map(|&d| {
+            let g = d.max(1).min(remaining);
+            remaining /= g;
+            g
+        })
+        .collect();
+    Mapping {
+        grid,
+        first_tile: 0,
+        stride: 1,
+    }
+}
+
+/// Row-major strides (in elements) of a buffer of `extent`.
+pub fn strides(extent: &[i64]) -> Vec<i64> {
+    let mut s = vec![1i64; extent.len()];
+    for d in (0..extent.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * extent[d + 1];
+    }
+    s
+}
+
+/// One contiguous run: from `src` (tile, byte offset) to `dst`, `len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub src_tile: u32,
+    pub src_off: u64,
+    pub dst_tile: u32,
+    pub dst_off: u64,
+    pub len: u64,
+}
+
+/// How a consumer stores the rectangle it reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Row-major, the rectangle's own extents.
+    RowMajor,
+    /// The GEMM's chunked A: K cut into chunks of `kc` columns, each chunk
+    /// `rows` x `kc` row-major, chunks one after another (`rows` is the
+    /// kernel's M, which may exceed the rectangle's rows).
+    Chunks { kc: i64, rows: i64 },
+}
+
+impl Layout {
+    /// The byte ranges of a buffer holding `rect` in this layout that carry
+    /// data, as (count, len, stride): ranges `[k * stride, k * stride + len)`.
+    pub fn filled(self, rect: &Block, elem_bytes: i64) -> (u64, u64, u64) {
+        let ext = rect.extent();
+        let all = (rect.elements() * elem_bytes) as u64;
+        match self {
+            Layout::RowMajor => (1, all, all),
+            Layout::Chunks { kc, rows } => {
+                let (r, c) = (ext[0], ext[1]);
+                let chunks = ((c + kc - 1) / kc).max(1);
+                if chunks == 1 || r == rows {
+                    (1, all, all)
+                } else {
+                    (
+                        chunks as u64,
+                        (r * kc * elem_bytes) as u64,
+                        (rows * kc * elem_bytes) as u64,
+                    )
+                }
+            }
+        }
+    }
+}
+
+/// Runs moving `need` (a rectangle stored in `layout` on `need.tile`) out of `sources`.
+pub fn runs_for_layout(
+    need: &Block,
+    sources: &[Block],
+    elem_bytes: i64,
+    layout: Layout,
+    out: &mut Vec<Run>,
+) {
+    let start = out.len();
+    runs_row_major(need, sources, elem_bytes, out);
+    let Layout::Chunks { kc, rows } = layout else {
+        return;
+    };
+    // Re-address every run (one row of the rectangle or several whole rows)
+    // in the chunked layout, cutting it where a chunk ends.
+    let width = (need.hi[1] - need.lo[1]) * elem_bytes;
+    let row_major: Vec<Run> = out.drain(start..).collect();
+    for r in row_major {
+        let mut done = 0;
+        while done < r.len as i64 {
+            let at = r.dst_off as i64 + done;
+            let (row, col) = (at / width, (at % width) / elem_bytes);
+            let chunk_end = ((col / kc + 1) * kc).min(width / elem_bytes);
+            let n = ((chunk_end - col) * elem_bytes).min(r.len as i64 - done);
+            let dst = ((col / kc) * rows * kc + row * kc + col % kc) * elem_bytes;
+            out.push(Run {
+                src_tile: r.src_tile,
+                src_off: r.src_off + done as u64,
+                dst_tile: r.dst_tile,
+                dst_off: dst as u64,
+                len: n as u64,
+            });
+            done += n;
+        }
+    }
+}
+
+/// Runs moving `need` (a rectangle stored row-major on `need.tile`) out of `sources`.
+pub fn runs_row_major(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
+    let rank = need.lo.len();
+    let dext = need.extent();
+    let dstr = strides(&dext);
+    for src in sources {
+        let lo: Vec<i64> = (0..rank).map(|d| need.lo[d].max(src.lo[d])).collect();
+        let hi: Vec<i64> = (0..rank).map(|d| need.hi[d].min(src.hi[d])).collect();
+        if (0..rank).any(|d| hi[d] <= lo[d]) {
+            continue;
+        }
+        let sext = src.extent();
+        let sstr = strides(&sext);
+        let row = if rank == 0 {
+            1
+        } else {
+            hi[rank - 1] - lo[rank - 1]
+        };
+        // Every index of the overlap except the last dimension.
+        let outer: Vec<i64> = (0..rank.saturating_sub(1)).map(|d| hi[d] - lo[d]).collect();
+        let count: i64 = outer.iter().product();
+        let mut last: Option<Run> = None;
+        for c in 0..count.max(1) {
+            let mut rem = c;
+            let mut pos = lo.clone();
+            for d in (0..outer.len()).rev() {
+                pos[d] = lo[d] + rem % outer[d];
+                rem /= outer[d];
+            }
+            let soff: i64 = (0..rank).map(|d| (pos[d] - src.lo[d]) * sstr[d]).sum();
+            let doff: i64 = (0..rank).map(|d| (pos[d] - need.lo[d]) * dstr[d]).sum();
+            let run = Run {
+                src_tile: src.tile,
+                src_off: (soff * elem_bytes) as u64,
+                dst_tile: need.tile,
+                dst_off: (doff * elem_bytes) as u64,
+                len: (row * elem_bytes) as u64,
+            };
+            match last.as_mut() {
+                Some(l) if l.src_off + l.len == run.src_off && l.dst_off + l.len == run.dst_off => {
+                    l.len += run.len
+                }
+                _ => {
+                    if let Some(l) = last.take() {
+                        out.push(l);
+                    }
+                    last = Some(run);
+                }
+            }
+        }
+        out.extend(last);
+    }
+}
+
+/// The exchange transfers of `runs` (identical source runs become one
+/// multicast transfer, in first-seen order) and the local runs, which stay
+/// on their tile.
+pub fn transfers_of(runs: &[Run]) -> (Vec<Transfer>, Vec<Run>) {
+    let local: Vec<Run> = runs
+        .iter()
+        .filter(|r| r.src_tile == r.dst_tile)
+        .copied()
+        .collect();
+    let mut by_source: FxHashMap<(u32, u64, u64), usize> = FxHashMap::default();
+    let mut transfers: Vec<Transfer> = Vec::new();
+    for r in runs.iter().filter(|r| r.src_tile != r.dst_tile) {
+        let dst = Destination {
+            tile: r.dst_tile,
+            offset: r.dst_off as u32,
+        };
+        match by_source.get(&(r.src_tile, r.src_off, r.len)) {
+            Some(&t) => transfers[t].dsts.push(dst),
+            None => {
+                by_source.insert((r.src_tile, r.src_off, r.len), transfers.len());
+                transfers.push(Transfer {
+                    src_tile: r.src_tile,
+                    src_offset: r.src_off as u32,
+                    len: r.len as u32,
+                    dsts: smallvec![dst],
+                });
+            }
+        }
+    }
+    (transfers, local)
+}
+
+/// The bytes of block `b` of a row-major tensor, stored row-major.
+pub fn block_bytes(all: &[u8], shape: &[i64], b: &Block, eb: usize) -> Vec<u8> {
+    let rank = shape.len();
+    if rank == 0 {
+        return all.to_vec();
+    }
+    let st = strides(shape);
+    let ext = b.extent();
+    let row = ext[rank - 1] as usize * eb;
+    let outer: i64 = ext[..rank - 1].iter().product();
+    let mut out = Vec::with_capacity(outer.max(1) as usize * row);
+    for r in 0..outer.max(1) {
+        let mut rem = r;
+        let mut at = b.lo[rank - 1];
+        for d in (0..rank - 1).rev() {
+            at += (b.lo[d] + rem % ext[d]) * st[d];
+            rem /= ext[d];
+        }
+        let start = at as usize * eb;
+        out.extend_from_slice(&all[start..start + row]);
+    }
+    out
+}
+
+/// Bytes of one element of a tensor value.
+pub fn elem_bytes(cx: &Context, v: Value) -> i64 {
+    cx.tensor_parts(cx.value_type(v))
+        .and_then(|(_, e)| ipu_ir::numeric::storage_bytes(cx.type_kind(e)))
+        .unwrap_or(4) as i64
+}
+
+/// The `mapping` attribute of an op.
+pub fn mapping_of(cx: &Context, op: Op) -> Option<Mapping> {
+    Mapping::from_attr(cx, cx.get_attr(op, "mapping")?).ok()
+}
+
+/// Per result block of `m` over `rshape`, the rectangle of an operand of
+/// shape `vshape` it reads under numpy broadcasting (size-1 dimensions
+/// read index 0; missing leading dimensions are broadcast).
+pub fn broadcast_needs(m: &Mapping, rshape: &[i64], vshape: &[i64]) -> Vec<Block> {
+    let offset = rshape.len() - vshape.len();
+    blocks(m, rshape)
+        .into_iter()
+        .map(|rb| {
+            let (lo, hi) = vshape
+                .iter()
+                .enumerate()
+                .map(|(d, &n)| {
+                    if n == 1 {
+                        (0, 1)
+                    } else {
+                        (rb.lo[d + offset], rb.hi[d + offset])
+                    }
+                })
+                .unzip();
+            Block {
+                tile: rb.tile,
+                lo,
+                hi,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_tensor_once() {
+        let m = Mapping {
+            grid: vec![3, 2],
+            first_tile: 4,
+            stride: 2,
+        };
+        let b = blocks(&m, &[7, 5]);
+        let cells: i64 = b.iter().map(Block::elements).sum();
+        assert_eq!(cells, 35);
+        assert_eq!(
+            b[0],
+            Block {
+                tile: 4,
+                lo: vec![0, 0],
+                hi: vec![3, 3]
+            }
+        );
+        assert_eq!(b.last().unwrap().tile, 4 + 5 * 2);
+    }
+
+    #[test]
+    fn runs_merge_when_rows_are_contiguous() {
+        // Source: whole 4x8 block on tile 0; need rows 1..3, all columns, on tile 1.
+        let src = Block {
+            tile: 0,
+            lo: vec![0, 0],
+            hi: vec![4, 8],
+        };
+        let need = Block {
+            tile: 1,
+            lo: vec![1, 0],
+            hi: vec![3, 8],
+        };
+        let mut out = Vec::new();
+        runs_row_major(&need, std::slice::from_ref(&src), 2, &mut out);
+        assert_eq!(
+            out,
+            vec![Run {
+                src_tile: 0,
+                src_off: 16,
+                dst_tile: 1,
+                dst_off: 0,
+                len: 32
+            }]
+        );
+        // A column slice is one run per row.
+        let need = Block {
+            tile: 1,
+            lo: vec![0, 2],
+            hi: vec![4, 4],
+        };
+        out.clear();
+        runs_row_major(&need, &[src], 2, &mut out);
+        assert_eq!(out.len(), 4);
+        assert!(out.iter().all(|r| r.len == 4));
+        assert_eq!((out[1].src_off, out[1].dst_off), (16 + 4, 4));
+    }
+
+    #[test]
+    fn chunked_layout_cuts_rows_at_chunk_ends() {
+        // A 3 x 8 rectangle of 2-byte elements wanted in chunks of 4 columns,
+        // the kernel's M being 4 rows: chunk c starts at c * 4 * 4 elements.
+        let src = Block {
+            tile: 0,
+            lo: vec![0, 0],
+            hi: vec![3, 8],
+        };
+        let need = Block {
+            tile: 1,
+            lo: vec![0, 0],
+            hi: vec![3, 8],
+        };
+        let mut out = Vec::new();
+        let layout = Layout::Chunks { kc: 4, rows: 4 };
+        runs_for_layout(&need, &[src], 2, layout, &mut out);
+        let got: Vec<(u64, u64, u64)> = out.iter().map(|r| (r.src_off, r.dst_off, r.len)).collect();
+        // Each source row (16 B) splits into two 8 B pieces, one per chunk.
+        assert_eq!(
+            got,
+            vec![
+                (0, 0, 8),
+                (8, 32, 8),
+                (16, 8, 8),
+                (24, 40, 8),
+                (32, 16, 8),
+                (40, 48, 8)
+            ]
+        );
+        // Two chunks of 3 rows x 4 columns land 4 rows apart.
+        assert_eq!(layout.filled(&need, 2), (2, 24, 32));
+    }
+
+    #[test]
+    fn broadcast_reads_index_zero_of_size_one_dimensions() {
+        let m = Mapping {
+            grid: vec![2, 2],
+            first_tile: 0,
+            stride: 1,
+        };
+        let n = broadcast_needs(&m, &[4, 6], &[6]);
+        assert_eq!(n.len(), 4);
+        assert_eq!((n[1].lo.clone(), n[1].hi.clone()), (vec![3], vec![6]));
+        let n = broadcast_needs(&m, &[4, 6], &[4, 1]);
+        assert_eq!((n[3].lo.clone(), n[3].hi.clone()), (vec![2, 0], vec![4, 1]));
+    }
+}

@@ -1,0 +1,463 @@
+//! [`ProgramBuilder`]: what device ops use to turn a tile op into
+//! supersteps of the [`Program`]: buffers, exchange phases that move
+//! operands into the layout a compute set reads (scheduled and verified
+//! here), and compute sets of per-tile kernel calls.
+
+use crate::device::kernel_cycles;
+use crate::exchange_schedule::{summarize, verify, ExchangeScheduler, Transfer};
+use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
+use crate::program::{
+    BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Program, Reads,
+    Step, Vertex,
+};
+use ipu_dialects::tile::Mapping;
+use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
+use ipu_target::Target;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Figures of the phases built, for the pass statistics.
+#[derive(Default, Clone, Copy)]
+pub struct Totals {
+    pub phases: u64,
+    pub transfers: u64,
+    pub horizon: u64,
+    pub lower_bound: u64,
+    pub compute_cycles: u64,
+    pub exchange_cycles: u64,
+    pub steps: u64,
+}
+
+/// Where a value lives: its blocks, and the buffer holding each block on
+/// its tile.
+#[derive(Clone, Debug)]
+pub struct Home {
+    pub blocks: Vec<Block>,
+    pub buf: BufId,
+}
+
+/// Where each tile reads an operand.
+pub struct OperandAt {
+    pub at: FxHashMap<u32, BufId>,
+    /// Tiles that read the producer's block in place (row-major, whatever
+    /// layout was asked for).
+    pub in_place: FxHashSet<u32>,
+}
+
+struct OpenSet {
+    name: String,
+    label: String,
+    loc: Loc,
+    copies: Vec<Move>,
+    calls: BTreeMap<u32, Vec<Call>>,
+}
+
+pub struct ProgramBuilder<'a> {
+    pub cx: &'a Context,
+    pub target: &'a Arc<Target>,
+    scheduler: &'a mut ExchangeScheduler,
+    program: Program,
+    names: FxHashMap<String, BufId>,
+    homes: FxHashMap<Value, Home>,
+    /// Tile ops given compute sets so far (they are numbered from 1).
+    sets: usize,
+    phases: usize,
+    /// Operand runs that stay on their tile, copied at the start of the next
+    /// compute set: (source buffer, destination buffer, run).
+    pending_copies: Vec<(BufId, BufId, Run)>,
+    open: Option<OpenSet>,
+    pub totals: &'a mut Totals,
+}
+
+impl<'a> ProgramBuilder<'a> {
+    pub fn new(
+        cx: &'a Context,
+        target: &'a Arc<Target>,
+        scheduler: &'a mut ExchangeScheduler,
+        totals: &'a mut Totals,
+    ) -> Self {
+        ProgramBuilder {
+            cx,
+            target,
+            scheduler,
+            program: Program::default(),
+            names: FxHashMap::default(),
+            homes: FxHashMap::default(),
+            sets: 0,
+            phases: 0,
+            pending_copies: Vec::new(),
+            open: None,
+            totals,
+        }
+    }
+
+    pub fn err(&self, op: Op, m: impl std::fmt::Display) -> Diagnostic {
+        ipu_ir::verify::op_error(self.cx, op, m.to_string())
+    }
+
+    /// The number of the compute set the next tile op gets (`s1`, `s2`...).
+    pub fn next_set(&self) -> usize {
+        self.sets + 1
+    }
+
+    /// Storage `name` of `bytes` on `tile` (one declaration per name; a
+    /// buffer bigger than a tile's memory is refused before anything else).
+    pub fn alloc(
+        &mut self,
+        op: Op,
+        tile: u32,
+        name: &str,
+        bytes: u64,
+        interleaved: bool,
+    ) -> Result<BufId, Diagnostic> {
+        let sram = self.target.sram_bytes();
+        if bytes > sram {
+            return Err(self.err(
+                op,
+                format!(
+                    "does not fit: buffer {name} needs {bytes} bytes on tile {tile}, which has {sram}"
+                ),
+            ));
+        }
+        let id = match self.names.get(name) {
+            Some(&b) => b,
+            None => {
+                let b = self.program.buffers.len();
+                self.program.buffers.push(BufferDecl {
+                    name: name.to_string(),
+                    tiles: Vec::new(),
+                    bytes,
+                    interleaved,
+                    reads: Vec::new(),
+                    loc: self.cx.op_loc(op),
+                });
+                self.names.insert(name.to_string(), b);
+                b
+            }
+        };
+        let d = &mut self.program.buffers[id];
+        d.bytes = d.bytes.max(bytes);
+        d.interleaved |= interleaved;
+        d.tiles.push(tile);
+        Ok(id)
+    }
+
+    /// Gives a value's blocks (under `m`) the buffer `name` on their tiles.
+    pub fn home(
+        &mut self,
+        op: Op,
+        v: Value,
+        m: &Mapping,
+        name: &str,
+        interleaved: bool,
+    ) -> Result<BufId, Diagnostic> {
+        let shape = self.cx.value_shape(v);
+        let eb = elem_bytes(self.cx, v) as u64;
+        let full: i64 = m.block_shape(&shape).iter().product();
+        let bl = blocks(m, &shape);
+        let mut buf = None;
+        for b in &bl {
+            buf = Some(self.alloc(op, b.tile, name, full as u64 * eb, interleaved)?);
+        }
+        let buf = match buf {
+            Some(b) => b,
+            // A tensor with no elements still names a buffer.
+            None => self.alloc(op, m.first_tile as u32, name, 8, interleaved)?,
+        };
+        self.homes.insert(v, Home { blocks: bl, buf });
+        Ok(buf)
+    }
+
+    pub fn home_of(&self, v: Value) -> Option<&Home> {
+        self.homes.get(&v)
+    }
+
+    /// Where operand `i` of `op` is read on each tile of `need`: the
+    /// producer's block itself when it is exactly the rectangle, or buffer
+    /// `s<set>.operand<i>` filled by an exchange phase (scheduled here) and
+    /// by local copies at the start of the next compute set.
+    pub fn operand(
+        &mut self,
+        op: Op,
+        i: usize,
+        need: &[Block],
+        layout: Layout,
+        bytes: u64,
+        interleaved: bool,
+    ) -> Result<OperandAt, Diagnostic> {
+        let cx = self.cx;
+        let v = cx.operand(op, i);
+        let Some(home) = self.homes.get(&v).cloned() else {
+            return Err(self.err(op, format!("operand #{i} has no tile mapping")));
+        };
+        let eb = elem_bytes(cx, v);
+        let set = self.next_set();
+        let name = format!("s{set}.operand{i}");
+        let mut at: FxHashMap<u32, BufId> = FxHashMap::default();
+        let mut in_place: FxHashSet<u32> = FxHashSet::default();
+        let mut runs = Vec::new();
+        let mut filled: BTreeMap<(u64, u64, u64), Vec<u32>> = BTreeMap::new();
+        for n in need {
+            if home
+                .blocks
+                .iter()
+                .any(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
+            {
+                at.insert(n.tile, home.buf);
+                in_place.insert(n.tile);
+                continue;
+            }
+            let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
+            filled.entry(layout.filled(n, eb)).or_default().push(n.tile);
+            at.insert(n.tile, b);
+            runs_for_layout(n, &home.blocks, eb, layout, &mut runs);
+        }
+        if let Some(&dst) = self.names.get(&name) {
+            let mut reads: Vec<Reads> = filled
+                .into_iter()
+                .map(|((count, len, stride), mut tiles)| {
+                    tiles.sort_unstable();
+                    Reads {
+                        tiles,
+                        count,
+                        len,
+                        stride,
+                    }
+                })
+                .collect();
+            reads.sort_by(|a, b| a.tiles[0].cmp(&b.tiles[0]));
+            self.program.buffers[dst].reads = reads;
+            let label = format!("operand #{i} of s{set} {}", cx.name_str(op));
+            self.exchange(op, &label, vec![(home.buf, dst, runs)])?;
+        }
+        Ok(OperandAt { at, in_place })
+    }
+
+    /// Schedules one exchange phase of `moves` (source buffer, destination
+    /// buffer, runs); runs that stay on their tile are copied there at the
+    /// start of the next compute set instead.
+    pub fn exchange(
+        &mut self,
+        op: Op,
+        label: &str,
+        moves: Vec<(BufId, BufId, Vec<Run>)>,
+    ) -> Result<(), Diagnostic> {
+        let mut decl = PhaseDecl {
+            name: format!("x{}", self.phases),
+            label: label.to_string(),
+            moves: Vec::new(),
+            figures: PhaseFigures::default(),
+            loc: self.cx.op_loc(op),
+        };
+        let mut local_bytes = 0;
+        for (src, dst, runs) in moves {
+            let (transfers, local) = transfers_of(&runs);
+            for r in local {
+                local_bytes += r.len;
+                self.pending_copies.push((src, dst, r));
+            }
+            if !transfers.is_empty() {
+                decl.moves.push(Move {
+                    src,
+                    dst,
+                    transfers,
+                });
+            }
+        }
+        if decl.moves.is_empty() {
+            return Ok(());
+        }
+        let (phase, _) = self.program.virtual_phase(&decl);
+        let err = |m: String| {
+            Diagnostic::error(
+                decl.loc,
+                format!("'{}' op, exchange of {label}: {m}", self.cx.name_str(op)),
+            )
+        };
+        let (schedule, known) = self
+            .scheduler
+            .schedule_memo(&phase)
+            .map_err(|e| err(e.to_string()))?;
+        if !known {
+            if let Err(errors) = verify(&phase, &schedule, self.target) {
+                let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+                return Err(err(format!(
+                    "the schedule fails verification ({} errors), first: {first}",
+                    errors.len()
+                )));
+            }
+        }
+        let summary = summarize(&phase);
+        tracing::info!(
+            phase = self.phases,
+            transfers = phase.transfers.len(),
+            initial_horizon = schedule.initial_horizon,
+            selected_horizon = schedule.horizon,
+            endpoint_lower_bound = schedule.lower_bound,
+            lower_bound_gap = schedule.gap(),
+            selected_kind = schedule.kind.as_str(),
+            row_words = schedule.rows.max_row_words,
+            "optimized physical exchange schedule"
+        );
+        decl.figures = PhaseFigures {
+            transfers: phase.transfers.len() as u64,
+            bytes: summary.bytes,
+            local_bytes,
+            horizon: schedule.horizon,
+            initial_horizon: schedule.initial_horizon,
+            lower_bound: schedule.lower_bound,
+            gap: schedule.gap(),
+            kind: schedule.kind.as_str().to_string(),
+            row_words: schedule.rows.max_row_words as u64,
+            patterns: summary.lines(8),
+        };
+        let t = &mut *self.totals;
+        t.phases += 1;
+        t.transfers += phase.transfers.len() as u64;
+        t.horizon += schedule.horizon;
+        t.lower_bound += schedule.lower_bound;
+        t.exchange_cycles += self.target.exchange.sync_cycles as u64
+            + self.target.exchange_phase_cycles(schedule.horizon);
+        t.steps += 1;
+        self.phases += 1;
+        self.program.steps.push(Step::Exchange(decl));
+        Ok(())
+    }
+
+    /// Opens compute set `s<set><suffix>` for tile op `op`; the pending local
+    /// copies are made first.
+    pub fn begin_compute(&mut self, op: Op, suffix: &str, label: &str) {
+        let name = format!("s{}{suffix}", self.next_set());
+        let mut copies: Vec<Move> = Vec::new();
+        let mut index: FxHashMap<(BufId, BufId), usize> = FxHashMap::default();
+        for (src, dst, r) in std::mem::take(&mut self.pending_copies) {
+            let i = *index.entry((src, dst)).or_insert_with(|| {
+                copies.push(Move {
+                    src,
+                    dst,
+                    transfers: Vec::new(),
+                });
+                copies.len() - 1
+            });
+            copies[i].transfers.push(Transfer::unicast(
+                r.src_tile,
+                r.src_off as u32,
+                r.len as u32,
+                r.dst_tile,
+                r.dst_off as u32,
+            ));
+        }
+        self.open = Some(OpenSet {
+            name,
+            label: label.to_string(),
+            loc: self.cx.op_loc(op),
+            copies,
+            calls: BTreeMap::new(),
+        });
+    }
+
+    /// Adds a call on `tile` to the open compute set.
+    pub fn call(&mut self, tile: u32, call: Call) {
+        let open = self.open.as_mut().expect("a compute set is open");
+        open.calls.entry(tile).or_default().push(call);
+    }
+
+    /// Closes the open compute set. Its vertices merge the tiles' call lists:
+    /// each vertex is one call made by every tile whose next call it is
+    /// (the call most tiles make next first, ties to the lowest tile), so
+    /// each tile's calls keep their order and tiles making the same calls
+    /// share vertices. Its estimate is the busiest tile's kernels by their
+    /// cycle formulas.
+    pub fn end_compute(&mut self, op: Op) -> Result<(), Diagnostic> {
+        let open = self.open.take().expect("a compute set is open");
+        let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
+        for m in &open.copies {
+            for t in &m.transfers {
+                *per_tile.entry(t.src_tile).or_default() += copy_cycles(t.len as u64);
+            }
+        }
+        let mut memo: FxHashMap<&Call, u64> = FxHashMap::default();
+        for (&t, calls) in &open.calls {
+            let c = per_tile.entry(t).or_default();
+            for call in calls {
+                *c += match memo.get(call) {
+                    Some(&v) => v,
+                    None => {
+                        let v = call_cycles(call).map_err(|e| self.err(op, e))?;
+                        memo.insert(call, v);
+                        v
+                    }
+                };
+            }
+        }
+        let cycles = per_tile.values().copied().max().unwrap_or(0);
+        let mut cursor: Vec<(u32, &Vec<Call>, usize)> =
+            open.calls.iter().map(|(&t, c)| (t, c, 0)).collect();
+        let mut vertices = Vec::new();
+        loop {
+            let mut heads: FxHashMap<&Call, Vec<usize>> = FxHashMap::default();
+            for (i, (_, calls, at)) in cursor.iter().enumerate() {
+                if let Some(c) = calls.get(*at) {
+                    heads.entry(c).or_default().push(i);
+                }
+            }
+            let Some((call, members)) = heads
+                .into_iter()
+                .max_by(|a, b| a.1.len().cmp(&b.1.len()).then(b.1[0].cmp(&a.1[0])))
+            else {
+                break;
+            };
+            let tiles = members.iter().map(|&i| cursor[i].0).collect();
+            vertices.push(Vertex {
+                tiles,
+                call: call.clone(),
+            });
+            for i in members {
+                cursor[i].2 += 1;
+            }
+        }
+        self.totals.compute_cycles += cycles;
+        self.totals.steps += 1;
+        self.program.steps.push(Step::Compute(ComputeSet {
+            name: open.name,
+            label: open.label,
+            cycles: Some(cycles),
+            copies: open.copies,
+            vertices,
+            loc: open.loc,
+        }));
+        Ok(())
+    }
+
+    /// Marks the end of a tile op's work: the next op gets the next set number.
+    pub fn finish_op(&mut self) {
+        self.sets += 1;
+    }
+
+    pub fn program_mut(&mut self) -> &mut Program {
+        &mut self.program
+    }
+
+    pub fn finish(mut self) -> Program {
+        for b in &mut self.program.buffers {
+            b.tiles.sort_unstable();
+            b.tiles.dedup();
+        }
+        self.program
+    }
+}
+
+/// Estimated cycles of one library kernel call: its cycle formula.
+pub fn call_cycles(c: &Call) -> Result<u64, String> {
+    match &c.kernel {
+        Kernel::Lib(spec) => kernel_cycles(spec),
+        Kernel::Memcpy => Err("the supervisor copy is not a library kernel".into()),
+    }
+}
+
+/// Estimated cycles of a tile copying `len` bytes within its memory: the
+/// supervisor's byte loop, two instructions per byte.
+pub fn copy_cycles(len: u64) -> u64 {
+    2 * len
+}
