@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the small ONNX models the lit tests import (run once; outputs committed)."""
+"""Writes the small ONNX models the lit tests import (run once; outputs committed).
+
+Run here with the repository's environment: ../../../../.venv/bin/python make_inputs.py
+"""
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
