@@ -398,6 +398,8 @@ pub fn decode_tensor(t: &proto::TensorProto) -> Result<Tensor, OnnxError> {
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or_else(|| err(format!("shape {shape:?} overflows")))?;
     let tensor_err = |e: ipu_reference::EvalError| err(e.to_string());
+    // Packed codes widen up to 32 times in the reference (2-bit to i64).
+    ipu_reference::check_tensor_size("tensor data", &shape, ty).map_err(tensor_err)?;
     let bits = ty.bit_width();
     // Typed fields with their own representation.
     if t.raw_data.is_empty() && n > 0 {

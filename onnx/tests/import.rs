@@ -852,3 +852,19 @@ fn malformed_graphs_are_refused_at_the_node() {
         );
     }
 }
+
+#[test]
+fn tensor_data_past_the_size_limit_is_refused_before_decoding() {
+    // 2^31 INT2 codes would be 16 GiB as the reference's i64: refused by the header alone.
+    let t = proto::TensorProto {
+        dims: vec![1 << 31],
+        data_type: 26,
+        name: "w".into(),
+        ..Default::default()
+    };
+    let e = decode_tensor(&t).unwrap_err().to_string();
+    assert!(
+        e.contains("tensor `w`") && e.contains("needs 17179869184 bytes"),
+        "{e}"
+    );
+}
