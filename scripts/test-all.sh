@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh Debian 12 machine: installs what
 # it needs (LLVM lit/FileCheck, upstream mlir-opt, the LLVM/MLIR 22 dev
-# packages melior builds against, Rust components), then formatting, clippy,
-# cargo tests, the lit suite, and the MLIR-interop build and tests.
+# packages melior builds against, Rust components, the pinned Python
+# environment .venv/ that every Python-running test uses), then formatting,
+# clippy, cargo tests, the lit suite, and the MLIR-interop build and tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,8 @@ fi
 export IPU_KERNEL_CACHE="$PWD/target/kernel-cache"
 cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+echo "== Python environment (scripts/requirements.txt)"
+scripts/python-env.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -318,6 +318,32 @@ fn verify_func(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             }
         }
     }
+    for (i, &t) in inputs.iter().enumerate() {
+        let Some(a) = arg_default(cx, op, i) else {
+            continue;
+        };
+        let ty = match cx.attr_kind(a) {
+            AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => *ty,
+            _ => {
+                return Err(err(
+                    cx,
+                    op,
+                    format!("argument #{i}: '{DEFAULT_ATTR}' must be a dense elements or resource attribute"),
+                ))
+            }
+        };
+        if ty != t {
+            return Err(err(
+                cx,
+                op,
+                format!(
+                    "argument #{i}: '{DEFAULT_ATTR}' is {}, but the argument is {}",
+                    type_to_string(cx, ty),
+                    type_to_string(cx, t)
+                ),
+            ));
+        }
+    }
     let body = cx.region(op, 0);
     let Some(entry) = cx.entry_block(body) else {
         if cx.get_str_attr(op, "sym_visibility") == Some("public")
@@ -485,6 +511,25 @@ fn verify_call(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 /// The `ipu.name` of argument or result `i` of function `f` (`attrs` is
 /// `arg_attrs` or `res_attrs`), if it has one.
 pub fn io_name(cx: &Context, f: Op, attrs: &str, i: usize) -> Option<String> {
+    match cx.attr_kind(io_attr(cx, f, attrs, i, "ipu.name")?) {
+        AttrKind::String(s) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
+/// The argument attribute holding an argument's default value: the value a
+/// run gives that argument when the caller does not (an ONNX initializer
+/// that is also a graph input). A dense elements or resource attribute of
+/// the argument's type.
+pub const DEFAULT_ATTR: &str = "ipu.default";
+
+/// The default value of argument `i` of `f` ([`DEFAULT_ATTR`]), if it has one.
+pub fn arg_default(cx: &Context, f: Op, i: usize) -> Option<ipu_ir::Attr> {
+    io_attr(cx, f, "arg_attrs", i, DEFAULT_ATTR)
+}
+
+/// Attribute `key` of argument or result `i` of `f`.
+fn io_attr(cx: &Context, f: Op, attrs: &str, i: usize, key: &str) -> Option<ipu_ir::Attr> {
     let AttrKind::Array(items) = cx.attr_kind(cx.get_attr(f, attrs)?) else {
         return None;
     };
@@ -493,9 +538,6 @@ pub fn io_name(cx: &Context, f: Op, attrs: &str, i: usize) -> Option<String> {
     };
     entries
         .iter()
-        .find(|(k, _)| cx.str(*k) == "ipu.name")
-        .and_then(|&(_, v)| match cx.attr_kind(v) {
-            AttrKind::String(s) => Some(s.to_string()),
-            _ => None,
-        })
+        .find(|(k, _)| cx.str(*k) == key)
+        .map(|&(_, v)| v)
 }

@@ -1244,6 +1244,7 @@ pub fn elements_to_tensor(cx: &Context, a: Attr) -> Result<Tensor, String> {
     let (_, elem) = cx.tensor_parts(ty).expect("tensor type");
     let ek = cx.type_kind(elem);
     let width = numeric::storage_bytes(ek).ok_or("unsupported element type")?;
+    ipu_reference::check_tensor_size("value", &tt.shape, tt.dtype).map_err(|e| e.to_string())?;
     let n = tt.numel();
     let available = bytes.len() / width;
     if (splat && available < 1) || (!splat && available != n) {

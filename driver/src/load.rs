@@ -22,20 +22,52 @@ pub enum LoadError {
 pub const WEIGHTS_ATTR: &str = "ipu.weights";
 
 pub fn load(registry: &Arc<Registry>, path: &str) -> Result<Loaded, LoadError> {
-    let text = if path == "-" {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-            .map_err(|e| LoadError::Io(format!("cannot read standard input: {e}")))?;
-        s
-    } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| LoadError::Io(format!("cannot read '{path}': {e}")))?
-    };
-    let name = if path == "-" { "<stdin>" } else { path };
+    let (name, text) = read_text(path).map_err(LoadError::Io)?;
     let base = std::path::Path::new(path)
         .parent()
         .unwrap_or(std::path::Path::new("."));
-    load_text(registry, name, text.into(), base)
+    load_text(registry, &name, text.into(), base)
+}
+
+/// Reads `path` (`-`: standard input) as UTF-8 text; returns the name for
+/// diagnostics (`<stdin>` for standard input) and the text.
+pub fn read_text(path: &str) -> Result<(String, String), String> {
+    let (name, bytes) = read_bytes(path)?;
+    let text = utf8_text(&name, bytes)?;
+    Ok((name, text))
+}
+
+/// Reads `path` (`-`: standard input); returns the name for diagnostics and the bytes.
+pub fn read_bytes(path: &str) -> Result<(String, Vec<u8>), String> {
+    if path == "-" {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok(("<stdin>".to_string(), b))
+    } else {
+        let b = std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+        Ok((path.to_string(), b))
+    }
+}
+
+/// `bytes` as text, or an error at the first byte that is not UTF-8, as
+/// `name:line:col` (line and column counted as the parser does: 1-based,
+/// the column in bytes).
+pub fn utf8_text(name: &str, bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bad = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line_start = bytes[..bad]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + bytes[..line_start].iter().filter(|&&b| b == b'\n').count();
+        let col = bad - line_start + 1;
+        format!(
+            "{name}:{line}:{col}: invalid UTF-8 (byte 0x{:02x}); IR text must be UTF-8",
+            bytes[bad]
+        )
+    })
 }
 
 /// [`load`] of `text` (named `name` in diagnostics); a weights side file
@@ -132,4 +164,22 @@ pub fn entry_function(cx: &Context, module: Op, name: Option<&str>) -> Result<Op
 /// The name of argument or result `i` of `f`: its `ipu.name` attribute, else a default.
 pub fn value_name(cx: &Context, f: Op, attrs: &str, i: usize, default_prefix: &str) -> String {
     ipu_dialects::func::io_name(cx, f, attrs, i).unwrap_or_else(|| format!("{default_prefix}{i}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf8_text;
+
+    #[test]
+    fn invalid_utf8_is_located_at_its_first_bad_byte() {
+        assert_eq!(utf8_text("f", b"ab\ncd".to_vec()).unwrap(), "ab\ncd");
+        let e = utf8_text("f.mlir", b"module {\n  // caf\xc3\xa9 \xff\n}".to_vec()).unwrap_err();
+        assert!(
+            e.starts_with("f.mlir:2:12: invalid UTF-8 (byte 0xff)"),
+            "{e}"
+        );
+        // A sequence cut short at the end of the text.
+        let e = utf8_text("g", b"x\xe2\x82".to_vec()).unwrap_err();
+        assert!(e.starts_with("g:1:2: invalid UTF-8 (byte 0xe2)"), "{e}");
+    }
 }

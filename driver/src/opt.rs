@@ -10,7 +10,7 @@ use ipu_ir::pass::{timing_report, IrPrinting, PassManager};
 use ipu_ir::printer::{PrintOptions, Printer};
 use ipu_ir::{Context, Registry};
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -250,7 +250,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     let (name, text) = match read_input(&o.input) {
         Ok(x) => x,
         Err(e) => {
-            let _ = writeln!(stderr, "ipu-opt: cannot read '{}': {e}", o.input);
+            let _ = writeln!(stderr, "ipu-opt: {e}");
             return 1;
         }
     };
@@ -265,17 +265,24 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     };
+    let text: Arc<str> = text.into();
+    // One source map for the whole file: chunk locations count its lines.
+    let mut sources = SourceMap::new();
+    sources.add(&name, text.clone());
     let chunks = if o.split {
         split::split(&text)
     } else {
-        vec![text]
+        vec![split::Chunk {
+            first_line: 0,
+            text: &text,
+        }]
     };
     let mut ok = true;
     for (i, chunk) in chunks.into_iter().enumerate() {
         if i > 0 {
             let _ = writeln!(out, "{}", split::MARKER);
         }
-        ok &= process_chunk(&registry, &o, &name, chunk, &mut out, &mut stderr);
+        ok &= process_chunk(&registry, &o, &name, &sources, chunk, &mut out, &mut stderr);
     }
     if let Err(e) = out.flush() {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -290,18 +297,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
-fn read_input(path: &str) -> std::io::Result<(String, String)> {
-    if path == "-" {
-        let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s)?;
-        Ok(("<stdin>".into(), s))
-    } else {
-        let bytes = std::fs::read(path)?;
-        let s = String::from_utf8(bytes).map_err(|_| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, "input is not valid UTF-8")
-        })?;
-        Ok((path.to_string(), s))
-    }
+fn read_input(path: &str) -> Result<(String, String), String> {
+    crate::load::read_text(path)
 }
 
 /// Parses, verifies, transforms and prints one buffer. Returns success.
@@ -309,24 +306,29 @@ fn process_chunk(
     registry: &Arc<Registry>,
     o: &Options,
     name: &str,
-    text: String,
+    sources: &SourceMap,
+    chunk: split::Chunk<'_>,
     out: &mut dyn Write,
     stderr: &mut StandardStream,
 ) -> bool {
     let total_start = Instant::now();
-    let text: Arc<str> = text.into();
-    let mut sources = SourceMap::new();
-    sources.add(name, text.clone());
+    let text = chunk.text;
     let mut cx = Context::new(registry.clone());
     cx.allow_unregistered = o.allow_unregistered;
     let mut diags: Vec<Diagnostic> = Vec::new();
     let mut timing: Vec<(usize, String, Duration)> = Vec::new();
 
     let mut expectations = if o.verify_diagnostics {
-        match expected::parse_expectations(&text) {
-            Ok(e) => Some(e),
+        match expected::parse_expectations(text) {
+            Ok(mut e) => {
+                for x in &mut e {
+                    x.line += chunk.first_line;
+                    x.at.0 += chunk.first_line;
+                }
+                Some(e)
+            }
             Err((line, col, msg)) => {
-                let loc = cx.file_loc(name, line, col);
+                let loc = cx.file_loc(name, chunk.first_line + line, col);
                 sources.render(&cx, &Diagnostic::error(loc, msg), stderr);
                 return false;
             }
@@ -342,7 +344,7 @@ fn process_chunk(
     let t = Instant::now();
     let parsed = {
         let _s = tracing::info_span!("parse", file = name).entered();
-        ipu_ir::parser::parse_source(&mut cx, name, &text)
+        ipu_ir::parser::parse_source_at(&mut cx, name, text, chunk.first_line)
     };
     timing.push((0, "Parser".into(), t.elapsed()));
     let mut module = None;
@@ -381,7 +383,7 @@ fn process_chunk(
     let mut ok = true;
     match expectations.as_mut() {
         Some(exp) => {
-            let failures = expected::check(&mut cx, &sources, name, &diags, exp);
+            let failures = expected::check(&mut cx, sources, name, &diags, exp);
             for f in &failures {
                 sources.render(&cx, f, stderr);
             }

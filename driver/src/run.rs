@@ -1,9 +1,13 @@
 //! `ipu-run`: runs a model and checks it.
 //!
-//! `--reference-only` runs the reference interpreter alone: inputs from
-//! `.npy` files by argument name (missing ones filled from a fixed-seed
-//! generator, and said so), results written to `--output-dir` as
-//! `<name>.npy`.
+//! `--reference-only` runs the reference interpreter alone (on an `.mlir`
+//! model, or on the `nn` source a package carries): inputs from `.npy`
+//! files by argument name, results written to `--output-dir` as
+//! `<name>.npy`. An input not given takes its default value when the model
+//! has one (an argument's `ipu.default`, e.g. an ONNX initializer that is
+//! also a graph input), else values from a fixed-seed generator; either is
+//! said on stderr. Both runs feed the device and the reference the same
+//! inputs.
 //!
 //! Otherwise the model runs on the simulated device: an `.ipuexe` package
 //! (recognised by its ELF magic or extension; the reference model is the
@@ -20,7 +24,7 @@
 //! ```
 
 use crate::device::{self, DeviceLock};
-use crate::load::{entry_function, load, load_text, value_name, LoadError, Loaded};
+use crate::load::{entry_function, load_text, value_name, LoadError, Loaded};
 use clap::{Arg, ArgAction, Command};
 use codespan_reporting::term::termcolor::StandardStream;
 use ipu_package::{Direction, HostStream, Package};
@@ -88,23 +92,24 @@ fn render_load_error(e: LoadError, stderr: &mut StandardStream) -> Result<(), St
     }
 }
 
-/// The inputs of `f`: from `--input NAME=FILE.npy`, else random (said on
-/// stderr). Names are the arguments' `ipu.name`s (`argN` without).
+/// The inputs of `f`: from `--input NAME=FILE.npy`, else the argument's
+/// default value (`ipu.default`), else random (both said on stderr). Names
+/// are the arguments' `ipu.name`s (`argN` without). `Ok(None)`: a
+/// diagnostic at the argument was rendered.
 fn gather_inputs(
-    cx: &ipu_ir::Context,
+    loaded: &Loaded,
     f: ipu_ir::Op,
     m: &clap::ArgMatches,
     stderr: &mut StandardStream,
-) -> Result<Vec<(String, Tensor)>, String> {
+) -> Result<Option<Vec<(String, Tensor)>>, String> {
+    let cx = &loaded.cx;
     let (inputs_ty, _) =
         ipu_dialects::func::function_type(cx, f).ok_or("entry function has no signature")?;
-    let mut given: Vec<(String, String)> = Vec::new();
-    for spec in m.get_many::<String>("input").into_iter().flatten() {
-        let (n, file) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("--input expects NAME=FILE.npy, got '{spec}'"))?;
-        given.push((n.to_string(), file.to_string()));
-    }
+    let given = given_inputs(m)?;
+    let args: Vec<ipu_ir::Value> = cx
+        .entry_block(cx.region(f, 0))
+        .map(|b| cx.block_args(b).to_vec())
+        .unwrap_or_default();
     let mut rng = SplitMix::new(*m.get_one::<u64>("seed").expect("default"));
     let mut inputs = Vec::new();
     let mut used = vec![false; given.len()];
@@ -112,56 +117,201 @@ fn gather_inputs(
         let name = value_name(cx, f, "arg_attrs", i, "arg");
         let ty =
             ipu_dialects::nn::tensor_type(cx, t).map_err(|e| format!("input '{name}': {e}"))?;
-        match given.iter().position(|(n, _)| *n == name) {
-            Some(k) => {
-                used[k] = true;
-                let file = &given[k].1;
-                let tensor = ipu_reference::npy::read_npy(file)
-                    .map_err(|e| format!("input '{name}': {e}"))?;
-                if tensor.ty() != ty {
-                    return Err(format!(
-                        "input '{name}' from {file} is {}, but the model takes {ty}",
-                        tensor.ty()
-                    ));
+        let loc = args.get(i).map_or(cx.op_loc(f), |&a| cx.block_arg_loc(a));
+        let located = |message: String, stderr: &mut StandardStream| {
+            let d = ipu_ir::diag::Diagnostic::error(loc, message);
+            loaded.sources.render(cx, &d, stderr);
+        };
+        if let Some(k) = given.iter().position(|(n, _)| *n == name) {
+            used[k] = true;
+            let file = &given[k].1;
+            let tensor =
+                ipu_reference::npy::read_npy(file).map_err(|e| format!("input '{name}': {e}"))?;
+            if tensor.ty() != ty {
+                return Err(format!(
+                    "input '{name}' from {file} is {}, but the model takes {ty}",
+                    tensor.ty()
+                ));
+            }
+            inputs.push((name, tensor));
+        } else if let Some(a) = ipu_dialects::func::arg_default(cx, f, i) {
+            let tensor = match ipu_dialects::nn::elements_to_tensor(cx, a) {
+                Ok(t) => t,
+                Err(e) => {
+                    located(format!("input '{name}': its default value: {e}"), stderr);
+                    return Ok(None);
                 }
-                inputs.push((name, tensor));
+            };
+            let _ = writeln!(
+                stderr,
+                "note: input '{name}' ({ty}) not given: using its default value"
+            );
+            inputs.push((name, tensor));
+        } else {
+            if let Err(e) = ipu_reference::check_tensor_size(
+                &format!("random values for input '{name}'"),
+                &ty.shape,
+                ty.dtype,
+            ) {
+                located(e.to_string(), stderr);
+                return Ok(None);
             }
-            None => {
-                let _ = writeln!(
-                    stderr,
-                    "note: input '{name}' ({ty}) not given: using random values (seed {})",
-                    rng.seed
-                );
-                inputs.push((name, random_tensor(&ty, &mut rng)?));
-            }
+            let _ = writeln!(
+                stderr,
+                "note: input '{name}' ({ty}) not given: using random values (seed {})",
+                rng.seed
+            );
+            inputs.push((name, random_tensor(&ty, &mut rng)?));
         }
     }
     if let Some(k) = used.iter().position(|u| !u) {
         return Err(format!("the model has no input named '{}'", given[k].0));
     }
-    Ok(inputs)
+    Ok(Some(inputs))
+}
+
+/// The `--input NAME=FILE.npy` arguments, each name at most once.
+fn given_inputs(m: &clap::ArgMatches) -> Result<Vec<(String, String)>, String> {
+    let mut given: Vec<(String, String)> = Vec::new();
+    for spec in m.get_many::<String>("input").into_iter().flatten() {
+        let (n, file) = spec
+            .split_once('=')
+            .ok_or_else(|| format!("--input expects NAME=FILE.npy, got '{spec}'"))?;
+        if given.iter().any(|(g, _)| g == n) {
+            return Err(format!("--input '{n}' is given more than once"));
+        }
+        given.push((n.to_string(), file.to_string()));
+    }
+    Ok(given)
+}
+
+/// The model argument, read: a package with its reference (the `nn`
+/// source it carries), or IR text.
+enum Model {
+    Package {
+        pkg: Box<Package>,
+        reference: Box<Loaded>,
+    },
+    Text {
+        name: String,
+        text: Arc<str>,
+        reference: Box<Loaded>,
+    },
+}
+
+impl Model {
+    fn reference(&self) -> &Loaded {
+        match self {
+            Model::Package { reference, .. } | Model::Text { reference, .. } => reference,
+        }
+    }
+}
+
+/// Reads the model argument: a package (ELF magic, or the `.ipuexe`
+/// extension) or IR text. `Ok(None)`: its diagnostics were rendered.
+fn read_model(
+    registry: &Arc<ipu_ir::Registry>,
+    path: &str,
+    stderr: &mut StandardStream,
+) -> Result<Option<Model>, String> {
+    let (name, bytes) = crate::load::read_bytes(path)?;
+    let base = Path::new(path)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    if bytes.starts_with(b"\x7fELF") || path.ends_with(".ipuexe") {
+        tracing::info!("reading application package");
+        let pkg = Package::from_elf_bytes(&bytes).map_err(|e| format!("{path}: {e}"))?;
+        tracing::info!(
+            tiles = pkg.meta.target.tile_count,
+            compiler = %pkg.meta.compiler_version,
+            "application package read"
+        );
+        let Some(src) = pkg.meta.source.clone() else {
+            return Err(format!(
+                "{path}: the package carries no source model (Metadata::source), so there is no reference to run"
+            ));
+        };
+        let reference = match load_text(registry, &format!("{path}(source)"), src.into(), &base) {
+            Ok(l) => l,
+            Err(e) => {
+                render_load_error(e, stderr)?;
+                return Err(format!("{path}: the package's source model does not load"));
+            }
+        };
+        return Ok(Some(Model::Package {
+            pkg: Box::new(pkg),
+            reference: Box::new(reference),
+        }));
+    }
+    let text: Arc<str> = crate::load::utf8_text(&name, bytes)?.into();
+    match load_text(registry, &name, text.clone(), &base) {
+        Ok(reference) => Ok(Some(Model::Text {
+            name,
+            text,
+            reference: Box::new(reference),
+        })),
+        Err(e) => {
+            render_load_error(e, stderr)?;
+            Ok(None)
+        }
+    }
+}
+
+/// Makes `dir` (and its parents) and checks that a file can be written in
+/// it, so an unusable output directory is reported before any run.
+fn prepare_output_dir(dir: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
+    let probe = Path::new(dir).join(format!(".ipu-run-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("cannot write in the output directory '{dir}': {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+/// Checks that `file` can be written (its folder made, the file created),
+/// before any run; the file is written later.
+fn prepare_output_file(file: &str) -> Result<(), String> {
+    create_parent(file)?;
+    if Path::new(file).is_dir() {
+        return Err(format!("cannot write '{file}': it is a directory"));
+    }
+    let existed = Path::new(file).exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(file)
+        .map_err(|e| format!("cannot write '{file}': {e}"))?;
+    if !existed {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(())
 }
 
 fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
+    if m.get_one::<String>("write-package").is_some() {
+        return Err("--write-package needs a device run (it writes the compiled package); drop --reference-only".into());
+    }
+    let out_dir = m.get_one::<String>("output-dir");
+    if let Some(dir) = out_dir {
+        prepare_output_dir(dir)?;
+    }
     let registry = crate::full_registry();
-    let loaded = match load(&registry, path) {
-        Ok(l) => l,
-        Err(e) => {
-            render_load_error(e, stderr)?;
-            return Ok(1);
-        }
+    let Some(model) = read_model(&registry, path, stderr)? else {
+        return Ok(1);
     };
+    let loaded = model.reference();
     let cx = &loaded.cx;
     let f = entry_function(
         cx,
         loaded.module,
         m.get_one::<String>("entry").map(|s| s.as_str()),
     )?;
-    let inputs: Vec<Tensor> = gather_inputs(cx, f, m, stderr)?
-        .into_iter()
-        .map(|(_, t)| t)
-        .collect();
+    let Some(inputs) = gather_inputs(loaded, f, m, stderr)? else {
+        return Ok(1);
+    };
+    let inputs: Vec<Tensor> = inputs.into_iter().map(|(_, t)| t).collect();
     let start = Instant::now();
     let outputs = match ipu_dialects::interpret::interpret(cx, f, &inputs) {
         Ok(o) => o,
@@ -171,10 +321,6 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         }
     };
     let elapsed = start.elapsed();
-    let out_dir = m.get_one::<String>("output-dir");
-    if let Some(dir) = out_dir {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
-    }
     let mut stdout = std::io::stdout().lock();
     for (i, t) in outputs.iter().enumerate() {
         let name = value_name(cx, f, "res_attrs", i, "result");
@@ -264,84 +410,62 @@ fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
     let registry = crate::full_registry();
-    let bytes = if path == "-" {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        b
-    } else {
-        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?
+    let Some(model) = read_model(&registry, path, stderr)? else {
+        return Ok(1);
     };
-    let base = Path::new(path)
-        .parent()
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let is_package = bytes.starts_with(b"\x7fELF") || path.ends_with(".ipuexe");
+    if matches!(model, Model::Package { .. }) && m.get_one::<String>("write-package").is_some() {
+        return Err(format!(
+            "--write-package writes the package compiled from an .mlir model, but '{path}' is already a package"
+        ));
+    }
+    // Every output place is checked before the model is compiled or run.
+    let out_dir = m.get_one::<String>("output-dir");
+    if let Some(dir) = out_dir {
+        prepare_output_dir(dir)?;
+    }
+    for file in ["profile", "write-package"]
+        .iter()
+        .filter_map(|k| m.get_one::<String>(k))
+    {
+        prepare_output_file(file)?;
+    }
     let mut package_name = path.clone();
     let target_opt = m.get_one::<String>("target").map(|s| s.as_str());
-    let (pkg, reference) = if is_package {
-        tracing::info!("reading application package");
-        let pkg = Package::from_elf_bytes(&bytes).map_err(|e| format!("{path}: {e}"))?;
-        tracing::info!(
-            tiles = pkg.meta.target.tile_count,
-            compiler = %pkg.meta.compiler_version,
-            "application package read"
-        );
-        let Some(src) = pkg.meta.source.clone() else {
-            return Err(format!(
-                "{path}: the package carries no source model (Metadata::source), so there is no reference to check it against"
-            ));
-        };
-        let name = format!("{path}(source)");
-        let reference = match load_text(&registry, &name, src.into(), &base) {
-            Ok(l) => l,
-            Err(e) => {
-                render_load_error(e, stderr)?;
-                return Err(format!("{path}: the package's source model does not load"));
+    let (pkg, reference) = match model {
+        Model::Package { pkg, reference } => (*pkg, *reference),
+        Model::Text {
+            name,
+            text,
+            reference,
+        } => {
+            let base = Path::new(path)
+                .parent()
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            let mut compiled = match load_text(&registry, &name, text.clone(), &base) {
+                Ok(l) => l,
+                Err(e) => {
+                    render_load_error(e, stderr)?;
+                    return Ok(1);
+                }
+            };
+            let mut pkg = compile_to_package(&registry, &mut compiled, target_opt, stderr)?;
+            // The model is the package's reference.
+            pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
+            pkg.meta.source = Some(text.to_string());
+            if let Some(out) = m.get_one::<String>("write-package") {
+                tracing::info!(
+                    tiles = pkg.meta.target.tile_count,
+                    "writing application package"
+                );
+                create_parent(out)?;
+                pkg.write_file(out)
+                    .map_err(|e| format!("cannot write '{out}': {e}"))?;
+                tracing::info!("application package written");
+                package_name = out.clone();
             }
-        };
-        (pkg, reference)
-    } else {
-        let text: Arc<str> = String::from_utf8(bytes)
-            .map_err(|_| {
-                format!("'{path}' is neither an .ipuexe package (no ELF magic) nor UTF-8 IR text")
-            })?
-            .into();
-        let name = if path == "-" {
-            "<stdin>"
-        } else {
-            path.as_str()
-        };
-        let reference = match load_text(&registry, name, text.clone(), &base) {
-            Ok(l) => l,
-            Err(e) => {
-                render_load_error(e, stderr)?;
-                return Ok(1);
-            }
-        };
-        let mut compiled = match load_text(&registry, name, text.clone(), &base) {
-            Ok(l) => l,
-            Err(e) => {
-                render_load_error(e, stderr)?;
-                return Ok(1);
-            }
-        };
-        let mut pkg = compile_to_package(&registry, &mut compiled, target_opt, stderr)?;
-        // The model is the package's reference.
-        pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
-        pkg.meta.source = Some(text.to_string());
-        if let Some(out) = m.get_one::<String>("write-package") {
-            tracing::info!(
-                tiles = pkg.meta.target.tile_count,
-                "writing application package"
-            );
-            create_parent(out)?;
-            pkg.write_file(out)
-                .map_err(|e| format!("cannot write '{out}': {e}"))?;
-            tracing::info!("application package written");
-            package_name = out.clone();
+            (pkg, *reference)
         }
-        (pkg, reference)
     };
 
     // The target the package was built for.
@@ -378,7 +502,9 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         reference.module,
         m.get_one::<String>("entry").map(|s| s.as_str()),
     )?;
-    let inputs = gather_inputs(cx, f, m, stderr)?;
+    let Some(inputs) = gather_inputs(&reference, f, m, stderr)? else {
+        return Ok(1);
+    };
     let start = Instant::now();
     let tensors: Vec<Tensor> = inputs.iter().map(|(_, t)| t.clone()).collect();
     let ref_outputs = match ipu_dialects::interpret::interpret(cx, f, &tensors) {
@@ -513,10 +639,6 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             "ipu-run: no device results to compare: the run did not complete"
         );
     } else {
-        let out_dir = m.get_one::<String>("output-dir");
-        if let Some(dir) = out_dir {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
-        }
         for ((name, reference), s) in out_names.iter().zip(&ref_outputs).zip(&out_streams) {
             let s = s.expect("checked above");
             let bytes = &run.outputs[&s.name];

@@ -111,6 +111,9 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
         opts.input_shapes.insert(name.to_string(), shape);
     }
     let graph = ipu_onnx::import::import_file(input, &opts).map_err(|e| format!("{input}: {e}"))?;
+    for w in &graph.warnings {
+        eprintln!("ipu-translate: warning: {input}: {w}");
+    }
     let output = m.get_one::<String>("output").expect("default");
     let weights = match (m.get_one::<String>("weights-file"), output.as_str()) {
         (Some(w), _) => Some(w.clone()),
@@ -182,7 +185,7 @@ fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
     };
     let mut pkg = pkg;
     if let Some(src) = m.get_one::<String>("source") {
-        let text = std::fs::read_to_string(src).map_err(|e| format!("cannot read '{src}': {e}"))?;
+        let (_, text) = crate::load::read_text(src)?;
         pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
         pkg.meta.source = Some(text);
     }
@@ -204,14 +207,7 @@ fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
 
 /// Reads a package file (`-`: standard input), checked.
 pub fn read_package_file(path: &str) -> Result<ipu_package::Package, String> {
-    let bytes = if path == "-" {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut b)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        b
-    } else {
-        std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?
-    };
+    let (_, bytes) = crate::load::read_bytes(path)?;
     ipu_package::Package::from_elf_bytes(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 

@@ -61,6 +61,8 @@ pub struct Parser<'s, 'c> {
     src: &'s str,
     file: Sym,
     line_starts: Vec<u32>,
+    /// Lines of the file before `src` (a `--split-input-file` chunk starts at a later line).
+    first_line: u32,
     scopes: Vec<Scope<'s>>,
     region_scopes: Vec<RegionScope<'s>>,
     attr_aliases: FxHashMap<&'s str, Attr>,
@@ -86,6 +88,19 @@ enum DeferredLoc {
 /// ops in one when the buffer does not hold exactly one module.
 pub fn parse_source(cx: &mut Context, filename: &str, src: &str) -> PResult<Op> {
     Parser::new(cx, filename, src).parse_top_level()
+}
+
+/// [`parse_source`] of a part of a file that starts after its first
+/// `first_line` lines: locations count lines of the whole file.
+pub fn parse_source_at(
+    cx: &mut Context,
+    filename: &str,
+    src: &str,
+    first_line: u32,
+) -> PResult<Op> {
+    let mut p = Parser::new(cx, filename, src);
+    p.first_line = first_line;
+    p.parse_top_level()
 }
 
 /// Parses a type from text (for tools and tests).
@@ -123,6 +138,7 @@ impl<'s, 'c> Parser<'s, 'c> {
             src,
             file,
             line_starts,
+            first_line: 0,
             scopes: vec![Scope {
                 values: FxHashMap::default(),
                 isolated: true,
@@ -174,7 +190,7 @@ impl<'s, 'c> Parser<'s, 'c> {
         let col = pos - self.line_starts[line] + 1;
         self.cx.loc(LocKind::FileLineCol {
             file: self.file,
-            line: line as u32 + 1,
+            line: self.first_line + line as u32 + 1,
             col,
         })
     }

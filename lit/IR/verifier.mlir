@@ -143,3 +143,24 @@ func.func @count(%a: i32) {
 
 // expected-error@+1 {{'func.func' op symbol declaration cannot have public visibility}}
 func.func @decl_public(i32)
+
+// -----
+
+// An argument's default value (`ipu.default`) has the argument's type.
+// expected-error@+1 {{'func.func' op argument #1: 'ipu.default' is tensor<3xf32>, but the argument is tensor<2xf32>}}
+func.func @default_type(%a: tensor<2xf32>, %b: tensor<2xf32> {ipu.default = dense<1.0> : tensor<3xf32>}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op argument #0: 'ipu.default' must be a dense elements or resource attribute}}
+func.func @default_kind(%a: tensor<2xf32> {ipu.default = 1.0 : f32}) {
+  return
+}
+
+// -----
+
+func.func @default_ok(%a: tensor<2xf32> {ipu.default = dense<[1.0, 2.0]> : tensor<2xf32>}) {
+  return
+}

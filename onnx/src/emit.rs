@@ -67,10 +67,22 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
                 .unwrap_or(g.values[i].name.as_str())
         })
         .collect();
+    let mut blob_names: HashMap<String, usize> = HashMap::new();
+    // Arguments: the input's name, and its default value when it has one.
+    let mut arg_dicts = Vec::with_capacity(g.inputs.len());
+    for (k, name) in input_names.iter().enumerate() {
+        let mut entries = vec![(cx.sym("ipu.name"), cx.string_attr(name))];
+        if let Some(t) = g.input_defaults.get(k).and_then(Option::as_ref) {
+            let v = elements_value(cx, t, name, &mut blob_names)?;
+            entries.push((cx.sym(ipu_dialects::func::DEFAULT_ATTR), v));
+        }
+        arg_dicts.push(cx.dict_attr(entries));
+    }
+    let arg_attrs = cx.array_attr(arg_dicts);
     let attrs = vec![
         (cx.sym("sym_name"), cx.string_attr("main")),
         (cx.sym("function_type"), cx.type_attr(fty)),
-        (cx.sym("arg_attrs"), name_dicts(cx, &input_names)),
+        (cx.sym("arg_attrs"), arg_attrs),
         (cx.sym("res_attrs"), name_dicts(cx, &output_names)),
     ];
     let name = cx.op_name("func.func");
@@ -93,7 +105,6 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
     for (k, &i) in g.inputs.iter().enumerate() {
         values.insert(i, cx.block_args(entry)[k]);
     }
-    let mut blob_names: HashMap<String, usize> = HashMap::new();
     for n in &g.nodes {
         let loc = cx.name_loc(&n.name, file_loc);
         let operands = n
@@ -154,12 +165,37 @@ fn constant_blob(
     used: &mut HashMap<String, usize>,
     loc: Loc,
 ) -> Result<Op, String> {
+    let value = elements_value(cx, t, value_name, used)?;
+    let ty = match cx.attr_kind(value) {
+        AttrKind::DenseElements { .. } => {
+            return nn::build_op(cx, &OpKind::Constant(t.clone()), &[], loc)
+        }
+        AttrKind::DenseResource { ty, .. } => *ty,
+        _ => return Err("constant did not encode as elements".into()),
+    };
+    let name = cx.op_name("nn.constant");
+    let mut st = OperationState::new(name, loc);
+    st.result_types.push(ty);
+    let key = cx.sym("value");
+    st.attrs = cx.dict_attr(vec![(key, value)]);
+    Ok(cx.create_op(st))
+}
+
+/// `t` as an elements attribute: inline when small or a splat, else a
+/// `dense_resource` whose bytes are a named blob (named after `value_name`,
+/// made unique).
+fn elements_value(
+    cx: &mut Context,
+    t: &Tensor,
+    value_name: &str,
+    used: &mut HashMap<String, usize>,
+) -> Result<Attr, String> {
     let dense = nn::elements_attr(cx, t).ok_or("constant element type has no IR equivalent")?;
     let AttrKind::DenseElements { ty, data } = cx.attr_kind(dense).clone() else {
         return Err("constant did not encode as dense elements".into());
     };
-    if data.splat {
-        return nn::build_op(cx, &OpKind::Constant(t.clone()), &[], loc);
+    if data.splat || t.numel() <= INLINE_ELEMENTS {
+        return Ok(dense);
     }
     // Blob names are identifiers derived from the ONNX value name, made unique.
     let mut base: String = value_name
@@ -190,11 +226,5 @@ fn constant_blob(
         },
     );
     let h = cx.sym(&handle);
-    let value: Attr = cx.attr(AttrKind::DenseResource { ty, handle: h });
-    let name = cx.op_name("nn.constant");
-    let mut st = OperationState::new(name, loc);
-    st.result_types.push(ty);
-    let key = cx.sym("value");
-    st.attrs = cx.dict_attr(vec![(key, value)]);
-    Ok(cx.create_op(st))
+    Ok(cx.attr(AttrKind::DenseResource { ty, handle: h }))
 }

@@ -34,4 +34,6 @@ pub enum OnnxError {
     Eval { node: String, source: EvalError },
     #[error("input `{name}`: {message}")]
     Input { name: String, message: String },
+    #[error("graph output `{name}`: {message}")]
+    Output { name: String, message: String },
 }

@@ -106,7 +106,20 @@ pub fn onnx_data_type(t: ElementType) -> i32 {
 pub enum Dim {
     Known(usize),
     Symbolic(String),
+    /// A `dim_value` below zero: no tensor has it.
+    Negative(i64),
     Unknown,
+}
+
+impl std::fmt::Display for Dim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Dim::Known(n) => write!(f, "{n}"),
+            Dim::Symbolic(p) => write!(f, "`{p}`"),
+            Dim::Negative(n) => write!(f, "{n}"),
+            Dim::Unknown => write!(f, "unknown"),
+        }
+    }
 }
 
 /// Kind of a declared value's type.
@@ -182,11 +195,7 @@ pub struct Model {
 impl Model {
     /// Opset version of the default domain.
     pub fn default_opset(&self) -> i64 {
-        self.opsets
-            .get("")
-            .or_else(|| self.opsets.get("ai.onnx"))
-            .copied()
-            .unwrap_or(1)
+        default_opset(&self.opsets)
     }
 }
 
@@ -216,12 +225,18 @@ pub fn decode_model(bytes: &[u8]) -> Result<Model, OnnxError> {
         .graph
         .as_ref()
         .ok_or_else(|| OnnxError::Invalid("model has no graph".into()))?;
+    let opset = default_opset(&opsets);
     Ok(Model {
         ir_version: m.ir_version,
         producer: m.producer_name.clone(),
         opsets,
-        graph: decode_graph(graph)?,
+        graph: decode_graph(graph, opset)?,
     })
+}
+
+/// Opset version of the default domain (1 when the model names none).
+fn default_opset(opsets: &HashMap<String, i64>) -> i64 {
+    opsets.get("").copied().unwrap_or(1)
 }
 
 fn decode_value(v: &proto::ValueInfoProto) -> ValueDecl {
@@ -242,10 +257,8 @@ fn decode_value(v: &proto::ValueInfoProto) -> ValueDecl {
                 s.dim
                     .iter()
                     .map(|d| match &d.value {
-                        Some(proto::tensor_shape_proto::dimension::Value::DimValue(n))
-                            if *n >= 0 =>
-                        {
-                            Dim::Known(*n as usize)
+                        Some(proto::tensor_shape_proto::dimension::Value::DimValue(n)) => {
+                            usize::try_from(*n).map_or(Dim::Negative(*n), Dim::Known)
                         }
                         Some(proto::tensor_shape_proto::dimension::Value::DimParam(p)) => {
                             Dim::Symbolic(p.clone())
@@ -304,12 +317,31 @@ fn decode_attribute(a: &proto::AttributeProto) -> Result<Attribute, OnnxError> {
     })
 }
 
-fn decode_graph(g: &proto::GraphProto) -> Result<Graph, OnnxError> {
+/// The name a node is reported by: its own, or `<op type>_<index>`.
+pub fn node_label(n: &proto::NodeProto, i: usize) -> String {
+    if n.name.is_empty() {
+        format!("{}_{i}", n.op_type)
+    } else {
+        n.name.clone()
+    }
+}
+
+fn decode_graph(g: &proto::GraphProto, opset: i64) -> Result<Graph, OnnxError> {
     let mut nodes = Vec::with_capacity(g.node.len());
-    for n in &g.node {
+    for (i, n) in g.node.iter().enumerate() {
         let mut attributes = HashMap::new();
         for a in &n.attribute {
-            attributes.insert(a.name.clone(), decode_attribute(a)?);
+            if attributes
+                .insert(a.name.clone(), decode_attribute(a)?)
+                .is_some()
+            {
+                return Err(OnnxError::Node {
+                    op_type: n.op_type.clone(),
+                    node: node_label(n, i),
+                    opset,
+                    message: format!("attribute `{}` is given more than once", a.name),
+                });
+            }
         }
         nodes.push(Node {
             name: n.name.clone(),
@@ -366,6 +398,8 @@ pub fn decode_tensor(t: &proto::TensorProto) -> Result<Tensor, OnnxError> {
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or_else(|| err(format!("shape {shape:?} overflows")))?;
     let tensor_err = |e: ipu_reference::EvalError| err(e.to_string());
+    // Packed codes widen up to 32 times in the reference (2-bit to i64).
+    ipu_reference::check_tensor_size("tensor data", &shape, ty).map_err(tensor_err)?;
     let bits = ty.bit_width();
     // Typed fields with their own representation.
     if t.raw_data.is_empty() && n > 0 {

@@ -759,3 +759,112 @@ fn einsum_lowers_to_matmul_transpose_and_diagonal() {
     assert_eq!(t.shape(), &[] as &[usize]);
     assert!((t.as_f32().unwrap()[0] - (mv[0] + mv[4] + mv[8])).abs() < 1e-6);
 }
+
+#[test]
+fn an_initializer_named_like_an_input_is_its_default_from_ir_4() {
+    let bias = f32t(&[3], vec![1.0, 2.0, 3.0]);
+    let bytes = model(
+        13,
+        vec![node("Add", "add", &["x", "b"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(2), D::N(3)]), vi("b", F, &[D::N(3)])],
+        &["y"],
+        &[("b", &bias)],
+    );
+    let mut m = decode_model(&bytes).unwrap();
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    assert_eq!(g.inputs.len(), 2, "the input stays an input");
+    assert_eq!(g.input_defaults, vec![None, Some(bias.clone())]);
+    let x = f32t(&[2, 3], vec![0.0; 6]);
+    let other = f32t(&[3], vec![10.0, 20.0, 30.0]);
+    let y = g.run(&[x.clone(), other]).unwrap().remove(0);
+    assert_eq!(y.as_f32().unwrap(), &[10.0, 20.0, 30.0, 10.0, 20.0, 30.0]);
+    // Before IR version 4 every initializer is listed as an input, and is a constant.
+    m.ir_version = 3;
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    assert_eq!(g.inputs.len(), 1);
+    let y = g.run(&[x]).unwrap().remove(0);
+    assert_eq!(y.as_f32().unwrap(), &[1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+}
+
+#[test]
+fn malformed_graphs_are_refused_at_the_node() {
+    let softmax = |attrs| {
+        model(
+            13,
+            vec![node("Softmax", "sm", &["x"], &["y"], attrs)],
+            vec![vi("x", F, &[D::N(2), D::N(3)])],
+            &["y"],
+            &[],
+        )
+    };
+    let import =
+        |b: &[u8]| decode_model(b).and_then(|m| import_model(&m, &ImportOptions::default()));
+    let e = import(&softmax(vec![a_int("Axis", 0)]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`Axis` is not an attribute of Softmax-13"),
+        "{e}"
+    );
+    let e = import(&softmax(vec![a_int("axis", 0), a_int("axis", 1)]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("node `sm`") && e.contains("attribute `axis` is given more than once"),
+        "{e}"
+    );
+    let two = model(
+        13,
+        vec![
+            node("Relu", "first", &["x"], &["y"], vec![]),
+            node("Neg", "second", &["x"], &["y"], vec![]),
+        ],
+        vec![vi("x", F, &[D::N(2)])],
+        &["y"],
+        &[],
+    );
+    let e = import(&two).unwrap_err().to_string();
+    assert!(
+        e.contains("node `second`") && e.contains("already written by node `first`"),
+        "{e}"
+    );
+    let writes_input = model(
+        13,
+        vec![node("Relu", "r", &["x"], &["x"], vec![])],
+        vec![vi("x", F, &[D::N(2)])],
+        &["x"],
+        &[],
+    );
+    let e = import(&writes_input).unwrap_err().to_string();
+    assert!(e.contains("already written by a graph input"), "{e}");
+    for opset in [0, ipu_onnx::import::MAX_OPSET + 1, 999] {
+        let b = model(
+            opset,
+            vec![node("Relu", "r", &["x"], &["y"], vec![])],
+            vec![vi("x", F, &[D::N(2)])],
+            &["y"],
+            &[],
+        );
+        let e = import(&b).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("opset {opset} of the default domain")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn tensor_data_past_the_size_limit_is_refused_before_decoding() {
+    // 2^31 INT2 codes would be 16 GiB as the reference's i64: refused by the header alone.
+    let t = proto::TensorProto {
+        dims: vec![1 << 31],
+        data_type: 26,
+        name: "w".into(),
+        ..Default::default()
+    };
+    let e = decode_tensor(&t).unwrap_err().to_string();
+    assert!(
+        e.contains("tensor `w`") && e.contains("needs 17179869184 bytes"),
+        "{e}"
+    );
+}

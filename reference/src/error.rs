@@ -31,6 +31,14 @@ pub enum EvalError {
     DivisionByZero { op: &'static str },
     #[error("tensor: {0}")]
     Tensor(String),
+    /// A tensor over [`crate::limits::max_tensor_bytes`], refused before allocating it.
+    #[error("{what}: {ty} needs {bytes} bytes, more than the limit of {limit} bytes per tensor (the environment variable IPU_MAX_TENSOR_BYTES sets another)")]
+    TooLarge {
+        what: String,
+        ty: String,
+        bytes: String,
+        limit: u64,
+    },
 }
 
 impl EvalError {

@@ -18,6 +18,7 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
     let types: Vec<TensorType> = inputs.iter().map(|t| t.ty()).collect();
     let out = infer_type(op, &types)?;
     let name = op.name();
+    crate::limits::check_tensor_size(name, &out.shape, out.dtype)?;
     let x = inputs.first().copied();
     let result = match op {
         OpKind::Constant(t) => return Ok(t.clone()),

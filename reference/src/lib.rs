@@ -7,6 +7,7 @@ pub mod dtype;
 pub mod error;
 pub mod eval;
 pub mod float8;
+pub mod limits;
 pub mod npy;
 pub mod ops;
 pub mod tensor;
@@ -15,6 +16,7 @@ pub use dtype::ElementType;
 pub use error::EvalError;
 pub use eval::evaluate;
 pub use float8::{round_to_type, Fp8Format};
+pub use limits::check_tensor_size;
 pub use ops::{
     broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind, PadMode,
     ReduceKind, ScatterReduction,

@@ -253,6 +253,14 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Tensor, NpyError> {
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .ok_or_else(|| fmt_err(format!("shape {shape:?} overflows")))?;
+    // The reference holds floats as f32 and integers as i64: up to 8 bytes
+    // per byte of the file, so the limit is checked before decoding.
+    let stored = match descr.kind {
+        Kind::Float => ElementType::F32,
+        Kind::Bits(t, _) => t,
+        _ => ElementType::I64,
+    };
+    crate::limits::check_tensor_size(".npy data", &shape, stored)?;
     let payload = &bytes[hend..];
     let need = n
         .checked_mul(descr.size)

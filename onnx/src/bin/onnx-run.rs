@@ -46,19 +46,27 @@ fn main() {
             .split_once('=')
             .unwrap_or_else(|| fail(format!("--input `{spec}` is not NAME=FILE")));
         let t = read_npy(path).unwrap_or_else(|e| fail(e));
-        given.insert(name.to_string(), t);
+        if given.insert(name.to_string(), t).is_some() {
+            fail(format!("--input `{name}` is given more than once"));
+        }
     }
     let mut opts = ImportOptions::default();
     for (n, t) in &given {
         opts.input_shapes.insert(n.clone(), t.shape().to_vec());
     }
     let graph = import_model(&model, &opts).unwrap_or_else(|e| fail(e));
+    for w in &graph.warnings {
+        eprintln!("warning: {w}");
+    }
     let t1 = Instant::now();
     let mut inputs = Vec::new();
-    for &id in &graph.inputs {
+    for (k, &id) in graph.inputs.iter().enumerate() {
         let name = &graph.values[id].name;
+        // An input not given takes its default value (its initializer), if any.
+        let default = graph.input_defaults.get(k).cloned().flatten();
         let t = given
             .remove(name)
+            .or(default)
             .unwrap_or_else(|| fail(format!("no --input for graph input `{name}`")));
         inputs.push(t);
     }

@@ -191,8 +191,8 @@ impl Importer {
         if ks[0] != qs[0] || vs[0] != qs[0] || vs[1] != ks[1] || vs[2] != ks[2] || ks[3] != qs[3] {
             return invalid(format!("inconsistent Q/K/V shapes {qs:?}, {ks:?}, {vs:?}"));
         }
-        check_alloc(&[qs[2], ks[2]])?;
-        check_alloc(&[qs[0], ks[2]])?;
+        check_alloc(&[qs[2], ks[2]], ElementType::I64)?;
+        check_alloc(&[qs[0], ks[2]], ElementType::I64)?;
         let (b, qh, sq, hd) = (qs[0], qs[1], qs[2], qs[3]);
         let (kvh, total) = (ks[1], ks[2]);
         if kvh == 0 || qh % kvh != 0 {

@@ -1,6 +1,6 @@
 //! The importer's state and the helpers the op mappings share.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ipu_reference::{
     evaluate, infer_type, ElementType, EvalError, OpKind, ReduceKind, Tensor, TensorType,
@@ -77,18 +77,12 @@ pub(super) fn norm_axis(a: i64, rank: usize) -> NResult<usize> {
     Ok(v as usize)
 }
 
-/// Most elements a tensor built at import time (folded constant, mask,
-/// index table) may have.
-pub(super) const IMPORT_ELEMENTS: usize = 1 << 28;
-
-/// Error unless a tensor of `shape` may be built at import time.
-pub(super) fn check_alloc(shape: &[usize]) -> NResult<()> {
-    match shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) {
-        Some(n) if n <= IMPORT_ELEMENTS => Ok(()),
-        _ => invalid(format!(
-            "tensor of shape {shape:?} is too large to build at import time"
-        )),
-    }
+/// Error unless a tensor of `shape` and `dtype` that the importer builds
+/// (a folded constant, a mask, an index table) fits the reference's
+/// tensor-size limit ([`ipu_reference::limits`]).
+pub(super) fn check_alloc(shape: &[usize], dtype: ElementType) -> NResult<()> {
+    ipu_reference::check_tensor_size("import-time constant", shape, dtype)?;
+    Ok(())
 }
 
 pub(super) fn numel(shape: &[usize]) -> usize {
@@ -100,6 +94,8 @@ pub(super) struct Importer {
     pub(super) env: HashMap<String, ValueId>,
     pub(super) consts: HashMap<ValueId, Tensor>,
     pub(super) special: HashMap<ValueId, Tensor>,
+    /// Graph inputs with a default value (which a caller may override).
+    pub(super) defaulted: HashSet<ValueId>,
     pub(super) opset: i64,
     pub(super) counter: usize,
     /// First value id created by the node being mapped.
@@ -142,7 +138,6 @@ impl Importer {
         let ty = infer_type(&op, &types)?;
         let vname = self.fresh_name(name);
         if !inputs.is_empty() && inputs.iter().all(|i| self.consts.contains_key(i)) {
-            check_alloc(&ty.shape)?;
             let args: Vec<&Tensor> = inputs.iter().map(|i| &self.consts[i]).collect();
             let t = evaluate(&op, &args)?;
             return Ok(self.constant(t, &vname));
@@ -222,6 +217,10 @@ impl Importer {
     pub(super) fn static_tensor(&self, id: ValueId) -> NResult<&Tensor> {
         match self.consts.get(&id).or_else(|| self.special.get(&id)) {
             Some(t) => Ok(t),
+            None if self.defaulted.contains(&id) => unsupported(format!(
+                "operand `{}` must be a constant, but it is a graph input whose initializer is only its default (a caller may feed another value)",
+                self.g.values[id].name
+            )),
             None => unsupported(format!(
                 "operand `{}` must be a constant (dynamic shapes/axes are not supported)",
                 self.g.values[id].name
@@ -349,7 +348,7 @@ impl Importer {
         };
         if block > 0 {
             let dim = xshape[axis];
-            check_alloc(&[dim])?;
+            check_alloc(&[dim], ElementType::I64)?;
             if pshape.len() != xshape.len() {
                 return invalid("blocked scale must have the rank of the input");
             }
@@ -379,7 +378,7 @@ impl Importer {
     pub(super) fn iota(&mut self, shape: &[usize], axis: usize, name: &str) -> NResult<ValueId> {
         let mut s = vec![1usize; shape.len()];
         s[axis] = shape[axis];
-        check_alloc(&s)?;
+        check_alloc(&s, ElementType::I64)?;
         let t = Tensor::from_i64(s, ElementType::I64, (0..shape[axis] as i64).collect())?;
         let n = self.fresh_name(name);
         Ok(self.constant(t, &n))

@@ -6,17 +6,26 @@
 //! (reshape shapes, slice bounds, axes, ...) must be constants, or graph
 //! inputs for which [`ImportOptions::static_inputs`] gives a value (the
 //! mapped graph is then specialized to that value).
+//!
+//! The model is checked as onnxruntime checks it: each node's attributes
+//! against the operator's schema at the model's opset (`schema.rs`,
+//! generated from the pinned onnx package), no attribute twice, every value
+//! written once, declared output element types, and an opset this importer
+//! knows. An initializer with the name of a graph input is that input's
+//! default value (IR version 4 on; before, it is a constant), so the input
+//! stays an input.
 
 mod composite;
 mod importer;
 mod ops;
+mod schema;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use ipu_reference::{evaluate, OpKind, Tensor, TensorType};
 
 use crate::error::OnnxError;
-use crate::model::{data_type_name, element_type, Dim, Model, ValueKind};
+use crate::model::{data_type_name, element_type, Dim, Model, Node, ValueKind};
 use importer::{Importer, NodeErr};
 
 /// Index of a value in [`MappedGraph::values`].
@@ -54,6 +63,13 @@ pub struct MappedGraph {
     pub nodes: Vec<MappedNode>,
     /// Default-domain opset of the source model.
     pub opset: i64,
+    /// One per `inputs` entry: the input's default value, when an
+    /// initializer of the same name gives one (IR version 4 and later: the
+    /// caller may still feed the input, as onnxruntime allows).
+    pub input_defaults: Vec<Option<Tensor>>,
+    /// What the model declares that the import does not confirm (a graph
+    /// output's declared shape), one line each, naming the value.
+    pub warnings: Vec<String>,
 }
 
 /// Import options.
@@ -68,6 +84,9 @@ pub struct ImportOptions {
     pub static_inputs: HashMap<String, Tensor>,
 }
 
+/// The newest default-domain opset the importer knows.
+pub const MAX_OPSET: i64 = schema::MAX_OPSET;
+
 /// Read, decode and map an `.onnx` file.
 pub fn import_file(
     path: impl AsRef<std::path::Path>,
@@ -80,6 +99,13 @@ pub fn import_file(
 /// Map a decoded model.
 pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, OnnxError> {
     let opset = model.default_opset();
+    if !(1..=MAX_OPSET).contains(&opset) {
+        return Err(OnnxError::Invalid(format!(
+            "the model imports opset {opset} of the default domain; this importer knows opsets 1 to {} (onnx {})",
+            MAX_OPSET,
+            schema::ONNX_VERSION
+        )));
+    }
     let mut im = Importer {
         g: MappedGraph {
             opset,
@@ -88,19 +114,44 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         env: HashMap::new(),
         consts: HashMap::new(),
         special: HashMap::new(),
+        defaulted: HashSet::new(),
         opset,
         counter: 0,
         node_start: 0,
     };
     let graph = &model.graph;
+    // Who writes each value, for the one-writer rule.
+    let mut writer: HashMap<&str, String> = HashMap::new();
+    let input_names: HashSet<&str> = graph.inputs.iter().map(|d| d.name.as_str()).collect();
+    // onnxruntime lets a caller override an initializer that is also a graph
+    // input from IR version 4 on (Graph::CanOverrideInitializer).
+    let overridable = model.ir_version >= 4;
+    let mut defaults: HashMap<&str, &Tensor> = HashMap::new();
     for (name, t) in &graph.initializers {
+        if writer.insert(name, "an initializer".into()).is_some() {
+            return Err(OnnxError::Invalid(format!(
+                "initializer `{name}` is given more than once"
+            )));
+        }
+        if overridable && input_names.contains(name.as_str()) {
+            defaults.insert(name, t);
+            continue;
+        }
         let id = im.constant(t.clone(), name);
         im.env.insert(name.clone(), id);
     }
+    let mut declared: HashSet<&str> = HashSet::new();
     for decl in &graph.inputs {
+        if !declared.insert(&decl.name) {
+            return Err(OnnxError::Invalid(format!(
+                "graph input `{}` is declared more than once",
+                decl.name
+            )));
+        }
         if im.env.contains_key(&decl.name) {
             continue; // an initializer (IR < 4 lists them as inputs too)
         }
+        writer.insert(&decl.name, "a graph input".into());
         let input_err = |m: String| OnnxError::Input {
             name: decl.name.clone(),
             message: m,
@@ -113,26 +164,43 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
                 reason: format!("{:?}-typed values are not supported", decl.kind),
             });
         }
-        let dtype = element_type(decl.data_type).ok_or_else(|| {
-            input_err(format!(
-                "unsupported data type {} ({})",
-                data_type_name(decl.data_type),
-                decl.data_type
-            ))
-        })?;
+        let default = defaults.get(decl.name.as_str()).copied();
+        let dtype = match (element_type(decl.data_type), default) {
+            (Some(t), _) => t,
+            (None, Some(d)) if decl.data_type == 0 => d.dtype(),
+            _ => {
+                return Err(input_err(format!(
+                    "unsupported data type {} ({})",
+                    data_type_name(decl.data_type),
+                    decl.data_type
+                )))
+            }
+        };
         let shape = if let Some(s) = opts.input_shapes.get(&decl.name) {
             s.clone()
+        } else if let (Some(d), None) = (default, &decl.dims) {
+            d.shape().to_vec()
         } else {
             let dims = decl
                 .dims
                 .as_ref()
                 .ok_or_else(|| input_err("rank unknown; give its shape".into()))?;
             dims.iter()
-                .map(|d| match d {
+                .enumerate()
+                .map(|(i, d)| match d {
                     Dim::Known(n) => Ok(*n),
+                    // A dimension the default value fixes.
+                    _ if default.is_some_and(|t| t.rank() == dims.len()) => {
+                        Ok(default.map_or(0, |t| t.shape()[i]))
+                    }
+                    Dim::Negative(_) => opts.default_dim.ok_or_else(|| {
+                        input_err(format!(
+                            "dimension {i} is {d}, which is not a size; give the input shape"
+                        ))
+                    }),
                     _ => opts.default_dim.ok_or_else(|| {
                         input_err(format!(
-                            "dimension {d:?} is not static; give the input shape"
+                            "dimension {i} ({d}) is not static; give the input shape"
                         ))
                     }),
                 })
@@ -145,8 +213,31 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         if !fits {
             return Err(input_err(format!("shape {shape:?} is too large")));
         }
-        let id = im.new_value(&decl.name, TensorType::new(shape, dtype));
+        let ty = TensorType::new(shape, dtype);
+        let default = match default {
+            Some(t) if t.ty() == ty => Some(t.clone()),
+            Some(t) if opts.input_shapes.contains_key(&decl.name) => {
+                im.g.warnings.push(format!(
+                    "graph input `{}`: its default value (the initializer) is {}, but the input is given as {ty}: it has no default",
+                    decl.name,
+                    t.ty()
+                ));
+                None
+            }
+            Some(t) => {
+                return Err(input_err(format!(
+                    "its initializer (the default value) is {}, but the input is declared {ty}",
+                    t.ty()
+                )))
+            }
+            None => None,
+        };
+        let id = im.new_value(&decl.name, ty);
         im.g.inputs.push(id);
+        if default.is_some() {
+            im.defaulted.insert(id);
+        }
+        im.g.input_defaults.push(default);
         im.env.insert(decl.name.clone(), id);
         if let Some(t) = opts.static_inputs.get(&decl.name) {
             if t.ty() != im.g.values[id].ty {
@@ -165,6 +256,22 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         } else {
             node.name.clone()
         };
+        let node_err = |message: String| OnnxError::Node {
+            op_type: node.op_type.clone(),
+            node: name.clone(),
+            opset,
+            message,
+        };
+        for out in node.outputs.iter().filter(|o| !o.is_empty()) {
+            if let Some(w) = writer.insert(out, format!("node `{name}`")) {
+                return Err(node_err(format!(
+                    "output `{out}` is already written by {w}; every value has one writer"
+                )));
+            }
+        }
+        if node.domain.is_empty() {
+            check_attributes(node, opset).map_err(node_err)?;
+        }
         im.node_start = im.g.values.len();
         im.map_node(node, &name).map_err(|e| match e {
             NodeErr::Unsupported(reason) => OnnxError::Unsupported {
@@ -173,24 +280,109 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
                 opset,
                 reason,
             },
-            NodeErr::Invalid(message) => OnnxError::Node {
-                op_type: node.op_type.clone(),
-                node: name.clone(),
-                opset,
-                message,
-            },
+            NodeErr::Invalid(message) => node_err(message),
         })?;
     }
     for decl in &graph.outputs {
         let id = *im.env.get(&decl.name).ok_or_else(|| {
             OnnxError::Invalid(format!("graph output `{}` is never produced", decl.name))
         })?;
+        check_output(decl, &im.g.values[id].ty, &mut im.g.warnings)?;
         im.g.outputs.push(id);
         im.g.output_names.push(decl.name.clone());
     }
     let mut g = im.g;
     eliminate_dead_nodes(&mut g);
     Ok(g)
+}
+
+/// Error unless every attribute of `node` is one its operator has at `opset`.
+fn check_attributes(node: &Node, opset: i64) -> Result<(), String> {
+    let Some((since, known)) = operator_attributes(&node.op_type, opset) else {
+        return Ok(()); // not an ONNX operator: the mapping says so
+    };
+    let mut unknown: Vec<&str> = node
+        .attributes
+        .keys()
+        .map(String::as_str)
+        .filter(|a| !known.contains(a))
+        .collect();
+    unknown.sort_unstable();
+    match unknown.first() {
+        None => Ok(()),
+        Some(a) => Err(format!(
+            "`{a}` is not an attribute of {}-{since} (it has {})",
+            node.op_type,
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        )),
+    }
+}
+
+/// The version of `op_type` in force at `opset` and its attribute names
+/// (the oldest version when the op is newer than the opset); `None` for an
+/// op the default domain does not have. From the operator schemas of the
+/// pinned onnx package (`schema.rs`).
+pub fn operator_attributes(op_type: &str, opset: i64) -> Option<(i64, &'static [&'static str])> {
+    let table = schema::ATTRIBUTES;
+    let first = table.partition_point(|(n, _, _)| *n < op_type);
+    let versions = table[first..].iter().take_while(|(n, _, _)| *n == op_type);
+    let mut found = None;
+    for &(_, since, attrs) in versions {
+        if found.is_none() || since <= opset {
+            found = Some((since, attrs));
+        }
+    }
+    found
+}
+
+/// Error if a graph output's declared element type is not the computed
+/// one; a warning (in `warnings`) if its declared shape differs.
+fn check_output(
+    decl: &crate::model::ValueDecl,
+    ty: &TensorType,
+    warnings: &mut Vec<String>,
+) -> Result<(), OnnxError> {
+    let err = |message: String| OnnxError::Output {
+        name: decl.name.clone(),
+        message,
+    };
+    if decl.kind != ValueKind::Tensor {
+        return Ok(());
+    }
+    if decl.data_type != 0 && element_type(decl.data_type) != Some(ty.dtype) {
+        return Err(err(format!(
+            "declared element type {}, but the graph computes {} ({})",
+            data_type_name(decl.data_type),
+            data_type_name(crate::model::onnx_data_type(ty.dtype)),
+            ty.dtype
+        )));
+    }
+    let Some(dims) = &decl.dims else {
+        return Ok(());
+    };
+    let agrees = dims.len() == ty.shape.len()
+        && dims.iter().zip(&ty.shape).all(|(d, &n)| match d {
+            Dim::Known(k) => *k == n,
+            Dim::Negative(_) => false,
+            Dim::Symbolic(_) | Dim::Unknown => true,
+        });
+    if !agrees {
+        let shown: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+        warnings.push(format!(
+            "graph output `{}` is declared [{}], but the graph computes {ty}",
+            decl.name,
+            shown.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 fn eliminate_dead_nodes(g: &mut MappedGraph) {

@@ -255,7 +255,7 @@ impl Importer {
                 };
                 let upper = attr_i(n, "upper", 1)? != 0;
                 let (rows, cols) = (ty.shape[r - 2], ty.shape[r - 1]);
-                check_alloc(&[rows, cols])?;
+                check_alloc(&[rows, cols], ElementType::I64)?;
                 let mask: Vec<bool> = (0..rows * cols)
                     .map(|e| {
                         let d = (e % cols) as i64 - (e / cols) as i64;
@@ -286,7 +286,7 @@ impl Importer {
                     if k == 0 {
                         let mut shape = self.ty(y).shape.clone();
                         shape[axis] = 0;
-                        check_alloc(&shape)?;
+                        check_alloc(&shape, self.ty(y).dtype)?;
                         let z = Tensor::zeros(shape, self.ty(y).dtype);
                         let zn = self.fresh_name(name);
                         y = self.constant(z, &zn);
@@ -295,7 +295,7 @@ impl Importer {
                     } else if k > 1 {
                         let mut shape = self.ty(y).shape.clone();
                         shape[axis] = shape[axis].saturating_mul(k.min(u32::MAX as i64) as usize);
-                        check_alloc(&shape)?;
+                        check_alloc(&shape, self.ty(y).dtype)?;
                         let parts = vec![y; k as usize];
                         y = self.op(OpKind::Concat { axis }, &parts, name)?;
                     }
@@ -803,7 +803,7 @@ impl Importer {
                 let idx = self.reshape(idx, ushape.clone(), name)?;
                 let mut oshape = ishape;
                 oshape.insert(axis, depth as usize);
-                check_alloc(&oshape)?;
+                check_alloc(&oshape, ElementType::I64)?;
                 let iota = self.iota(&oshape, axis, name)?;
                 let hit = self.op(OpKind::Equal, &[iota, idx], name)?;
                 let vt = self.ty(values).clone();
@@ -1012,7 +1012,7 @@ impl Importer {
                     })?,
                 };
                 let k = attr_i(n, "k", 0)?;
-                check_alloc(&s)?;
+                check_alloc(&s, ElementType::I64)?;
                 let v: Vec<i64> = (0..s[0] * s[1])
                     .map(|e| ((e % s[1]) as i64 - (e / s[1]) as i64 == k) as i64)
                     .collect();
@@ -1487,7 +1487,7 @@ impl Importer {
                     return invalid("negative dimension");
                 }
                 let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-                check_alloc(&shape)?;
+                check_alloc(&shape, ElementType::I64)?;
                 let value = match attr(n, "value") {
                     Some(Attribute::Tensor(t)) if t.numel() == 1 => t.clone(),
                     None => Tensor::scalar_f32(0.0),
@@ -1552,7 +1552,7 @@ impl Importer {
                 let mut outs = vec![Some(x), None];
                 if Self::wants_output(n, 1) {
                     let shape = self.ty(x).shape.clone();
-                    check_alloc(&shape)?;
+                    check_alloc(&shape, ElementType::I1)?;
                     let t = Tensor::from_bool(shape.clone(), vec![true; numel(&shape)])?;
                     outs[1] = Some(self.constant(t, name));
                 }
