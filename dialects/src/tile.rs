@@ -131,6 +131,34 @@ pub static MAP: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const VIEW_KIND_ATTR: AttrConstraint = AttrConstraint {
+    description: "\"transpose\", \"reshape\", \"broadcast\", \"slice\" or \"concat\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "transpose" | "reshape" | "broadcast" | "slice" | "concat")),
+};
+
+pub static VIEW: OpDef = OpDef {
+    name: "tile.view",
+    summary: "A re-indexing of its inputs (`kind`: transpose by `permutation`, reshape, broadcast, slice by \
+              `starts`/`ends`/`steps`, concat along `axis`) with no storage of its own: its readers receive \
+              their rectangles from the inputs' blocks during the exchange that feeds them. `mapping` is where \
+              its blocks go if it has to be stored (streamed to the host).",
+    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "kind", optional: false, constraint: VIEW_KIND_ATTR },
+        AttrDef { name: "permutation", optional: true, constraint: I64_ARRAY },
+        AttrDef { name: "starts", optional: true, constraint: I64_ARRAY },
+        AttrDef { name: "ends", optional: true, constraint: I64_ARRAY },
+        AttrDef { name: "steps", optional: true, constraint: I64_ARRAY },
+        AttrDef { name: "axis", optional: true, constraint: I64_ATTR },
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_view),
+    ..OpDef::EMPTY
+};
+
 pub static HOST_OUTPUT: OpDef = OpDef {
     name: "tile.host_output",
     summary: "Streams a result from tile memory to the host as output `name`.",
@@ -147,7 +175,7 @@ pub static HOST_OUTPUT: OpDef = OpDef {
 pub static TILE_DIALECT: Dialect = Dialect {
     name: "tile",
     description: "Tensors distributed over tiles and compute sets of per-tile vertices.",
-    ops: &[&HOST_INPUT, &CONSTANT, &MATMUL, &MAP, &HOST_OUTPUT],
+    ops: &[&HOST_INPUT, &CONSTANT, &MATMUL, &MAP, &VIEW, &HOST_OUTPUT],
     materialize_constant: None,
 };
 
@@ -332,6 +360,128 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let (a, b) = (shape(0), shape(1));
     if a.len() != 2 || b.len() != 2 || a[1] != b[0] {
         return Err(op_error(cx, op, "operands must be [M, K] and [K, N]"));
+    }
+    Ok(())
+}
+
+fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    let kind = cx.get_str_attr(op, "kind").unwrap_or("");
+    let rank_of = |v| {
+        cx.tensor_parts(cx.value_type(v))
+            .map(|(s, _)| s.to_vec())
+            .unwrap_or_default()
+    };
+    let out = rank_of(cx.result(op, 0));
+    let ins: Vec<Vec<i64>> = cx.operands(op).iter().map(|&v| rank_of(v)).collect();
+    if ins.is_empty() || (kind != "concat" && ins.len() != 1) {
+        return Err(op_error(
+            cx,
+            op,
+            format!("a {kind} view takes one input, this one {}", ins.len()),
+        ));
+    }
+    let need = |n: &str| -> Result<Vec<i64>, Diagnostic> {
+        cx.get_i64_array_attr(op, n)
+            .map(<[i64]>::to_vec)
+            .ok_or_else(|| op_error(cx, op, format!("a {kind} view needs '{n}'")))
+    };
+    let numel = |s: &[i64]| s.iter().product::<i64>();
+    match kind {
+        "transpose" => {
+            let p = need("permutation")?;
+            let mut seen = vec![false; ins[0].len()];
+            let ok = p.len() == ins[0].len()
+                && p.iter().all(|&d| {
+                    let fresh = (0..seen.len() as i64).contains(&d) && !seen[d as usize];
+                    if fresh {
+                        seen[d as usize] = true;
+                    }
+                    fresh
+                })
+                && p.iter()
+                    .enumerate()
+                    .all(|(i, &d)| out.get(i) == ins[0].get(d as usize));
+            if !ok {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!("permutation {p:?} does not take {:?} to {out:?}", ins[0]),
+                ));
+            }
+        }
+        "reshape" if numel(&ins[0]) != numel(&out) => {
+            return Err(op_error(
+                cx,
+                op,
+                format!("cannot reshape {:?} to {out:?}", ins[0]),
+            ))
+        }
+        "broadcast" => {
+            let i = &ins[0];
+            let ok = i.len() <= out.len()
+                && i.iter()
+                    .enumerate()
+                    .all(|(d, &n)| n == 1 || n == out[d + out.len() - i.len()]);
+            if !ok {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!("cannot broadcast {i:?} to {out:?}"),
+                ));
+            }
+        }
+        "slice" => {
+            let (st, en, sp) = (need("starts")?, need("ends")?, need("steps")?);
+            let r = ins[0].len();
+            if st.len() != r || en.len() != r || sp.len() != r || out.len() != r {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!("starts, ends and steps need {r} entries"),
+                ));
+            }
+            for d in 0..r {
+                let n = out[d];
+                let last = st[d] as i128 + (n as i128 - 1) * sp[d] as i128;
+                if sp[d] == 0
+                    || (n > 0
+                        && (st[d] < 0
+                            || st[d] >= ins[0][d]
+                            || last < 0
+                            || last >= ins[0][d] as i128))
+                {
+                    return Err(op_error(
+                        cx,
+                        op,
+                        format!(
+                            "dimension {d}: a slice of {n} from {} by {} leaves 0..{}",
+                            st[d], sp[d], ins[0][d]
+                        ),
+                    ));
+                }
+            }
+        }
+        "concat" => {
+            let axis = cx.get_int_attr(op, "axis").unwrap_or(-1);
+            let r = out.len() as i128;
+            let ok = (0..r).contains(&axis)
+                && ins.iter().all(|s| s.len() == out.len())
+                && ins.iter().map(|s| s[axis as usize]).sum::<i64>() == out[axis as usize]
+                && ins.iter().all(|s| {
+                    s.iter()
+                        .enumerate()
+                        .all(|(d, &n)| d == axis as usize || n == out[d])
+                });
+            if !ok {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!("cannot concatenate {ins:?} along axis {axis} into {out:?}"),
+                ));
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -158,14 +158,22 @@ pub fn runs_for_layout(
 ) {
     let start = out.len();
     runs_row_major(need, sources, elem_bytes, out);
+    if let Layout::Chunks { .. } = layout {
+        let row_major: Vec<Run> = out.drain(start..).collect();
+        out.extend(relayout_runs(row_major, need, elem_bytes, layout));
+    }
+}
+
+/// Runs into `need` stored row-major, re-addressed for `layout`: each run
+/// (one row of the rectangle, several whole rows, or part of a row) is cut
+/// where a chunk ends.
+pub fn relayout_runs(runs: Vec<Run>, need: &Block, elem_bytes: i64, layout: Layout) -> Vec<Run> {
     let Layout::Chunks { kc, rows } = layout else {
-        return;
+        return runs;
     };
-    // Re-address every run (one row of the rectangle or several whole rows)
-    // in the chunked layout, cutting it where a chunk ends.
     let width = (need.hi[1] - need.lo[1]) * elem_bytes;
-    let row_major: Vec<Run> = out.drain(start..).collect();
-    for r in row_major {
+    let mut out = Vec::with_capacity(runs.len());
+    for r in runs {
         let mut done = 0;
         while done < r.len as i64 {
             let at = r.dst_off as i64 + done;
@@ -183,6 +191,7 @@ pub fn runs_for_layout(
             done += n;
         }
     }
+    out
 }
 
 /// Runs moving `need` (a rectangle stored row-major on `need.tile`) out of `sources`.

@@ -12,6 +12,7 @@ use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, Device
 use crate::elem::{name as elem_name, value_elem};
 use crate::geometry::{broadcast_needs, elem_bytes, mapping_of, spread, Layout};
 use crate::program::Word;
+use crate::tile_to_exchange::view::{View, ViewKind};
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::{MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op};
@@ -63,6 +64,8 @@ pub struct Map;
 
 /// The kernel a map calls on each tile.
 enum Choice {
+    /// Same-shaped operands; broadcast operands are delivered expanded to
+    /// the result's block.
     Ew(EwOp),
     /// A row-vector op; the operand holding the matrix.
     Row(usize),
@@ -117,8 +120,17 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
             KernelSpec::elementwise(ew.op, out, round_up(full, granule)),
         ));
     }
+    let granule = 8 / out.bytes().min(8);
+    let expanded = || {
+        Ok((
+            Choice::Ew(ew.op),
+            KernelSpec::elementwise(ew.op, out, round_up(full, granule)),
+        ))
+    };
+    // A bias-like row vector has a kernel of its own; any other broadcast
+    // operand is delivered expanded.
     let Some(mat) = same.iter().position(|&s| s) else {
-        return Err("broadcasts both operands, which has no kernel yet".into());
+        return expanded();
     };
     let vshape = cx.value_shape(cx.operand(op, 1 - mat));
     let row_vector = vshape.last() == rshape.last()
@@ -126,15 +138,13 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
             .iter()
             .all(|&d| d == 1);
     let cols = *bshape.last().unwrap_or(&1) as usize;
-    let Some(r) = row_vector_op(f).filter(|_| row_vector && (cols * out.bytes()).is_multiple_of(8))
-    else {
-        return Err(format!(
-            "'{}' broadcasting an operand other than a row vector over rows of whole 64-bit granules has no kernel yet",
-            f.name()
-        ));
-    };
-    let rows = full / cols.max(1);
-    Ok((Choice::Row(mat), KernelSpec::rows(r, out, rows, cols, 0.0)))
+    match row_vector_op(f).filter(|_| row_vector && (cols * out.bytes()).is_multiple_of(8)) {
+        Some(r) => {
+            let rows = full / cols.max(1);
+            Ok((Choice::Row(mat), KernelSpec::rows(r, out, rows, cols, 0.0)))
+        }
+        None => expanded(),
+    }
 }
 
 /// Elements of the rectangle of an operand of `vshape` one result block of
@@ -238,13 +248,32 @@ impl DeviceOp for Map {
             let v = cx.operand(op, i);
             let vshape = cx.value_shape(v);
             let eb = elem_bytes(cx, v) as u64;
-            let elems = operand_elems(&rshape, &bshape, &vshape);
-            let need = broadcast_needs(&m, &rshape, &vshape);
             let binary = n_ops == 2;
-            at.push(
+            // An elementwise kernel reads every operand at the result's shape.
+            let expand = matches!(choice, Choice::Ew(_)) && vshape != rshape;
+            let got = if expand {
+                let via = View {
+                    kind: ViewKind::Broadcast,
+                    input_shapes: vec![vshape],
+                    shape: rshape.clone(),
+                };
+                let need = crate::geometry::blocks(&m, &rshape);
+                let full: i64 = bshape.iter().product();
+                b.operand_via(
+                    op,
+                    i,
+                    Some(&via),
+                    &need,
+                    Layout::RowMajor,
+                    full as u64 * eb,
+                    binary,
+                )?
+            } else {
+                let elems = operand_elems(&rshape, &bshape, &vshape);
+                let need = broadcast_needs(&m, &rshape, &vshape);
                 b.operand(op, i, &need, Layout::RowMajor, elems as u64 * eb, binary)?
-                    .at,
-            );
+            };
+            at.push(got.at);
         }
         let set = b.next_set();
         b.begin_compute(op, "", &format!("tile.map {}", f.name()));

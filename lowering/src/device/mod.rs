@@ -22,6 +22,7 @@ pub mod map;
 pub mod matmul;
 pub mod matmul_plan;
 pub mod records;
+pub mod view;
 
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
@@ -56,7 +57,7 @@ pub trait DeviceOp: Sync {
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
 }
 
-static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map];
+static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map, &view::Views];
 
 /// The device lowering of an `nn` op, if it has one.
 pub fn for_nn(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {

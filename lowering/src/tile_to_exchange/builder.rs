@@ -3,6 +3,7 @@
 //! operands into the layout a compute set reads (scheduled and verified
 //! here), and compute sets of per-tile kernel calls.
 
+use super::view::View;
 use crate::device::kernel_cycles;
 use crate::exchange_schedule::{summarize, verify, ExchangeScheduler, Transfer};
 use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
@@ -29,13 +30,41 @@ pub struct Totals {
     pub steps: u64,
 }
 
-/// Where a value lives: its blocks, and the buffer holding each block on
-/// its tile.
+/// Where a value lives: its blocks (under `mapping`), and the buffer
+/// holding each block on its tile.
 #[derive(Clone, Debug)]
 pub struct Home {
     pub blocks: Vec<Block>,
     pub buf: BufId,
+    pub mapping: Mapping,
+    pub shape: Vec<i64>,
+    pub elem_bytes: i64,
 }
+
+impl Home {
+    /// The tile and byte offset (in its block, row-major) of element `idx`.
+    pub fn locate(&self, idx: &[i64]) -> (u32, u64) {
+        let bs = self.mapping.block_shape(&self.shape);
+        let (mut block, mut off) = (0i64, 0i64);
+        for d in 0..idx.len() {
+            let c = idx[d] / bs[d].max(1);
+            block = block * self.mapping.grid[d] + c;
+        }
+        // Row-major within the block's own extent (edge blocks are short).
+        for d in 0..idx.len() {
+            let c = idx[d] / bs[d].max(1);
+            let ext = bs[d].min(self.shape[d] - c * bs[d]);
+            off = off * ext + (idx[d] - c * bs[d]);
+        }
+        (
+            (self.mapping.first_tile + block * self.mapping.stride) as u32,
+            (off * self.elem_bytes) as u64,
+        )
+    }
+}
+
+/// A consumer's runs out of a view: (source buffer, run), per rectangle.
+type ViewRuns = Vec<(BufId, Run)>;
 
 /// Where each tile reads an operand.
 pub struct OperandAt {
@@ -60,6 +89,10 @@ pub struct ProgramBuilder<'a> {
     program: Program,
     names: FxHashMap<String, BufId>,
     homes: FxHashMap<Value, Home>,
+    views: FxHashMap<Value, (View, Vec<Value>)>,
+    /// Runs of a view's rectangle (the destination tile set to 0), by
+    /// (value, lo, hi): many tiles read the same rectangle.
+    view_memo: FxHashMap<(Value, Vec<i64>, Vec<i64>), ViewRuns>,
     /// Tile ops given compute sets so far (they are numbered from 1).
     sets: usize,
     phases: usize,
@@ -84,6 +117,8 @@ impl<'a> ProgramBuilder<'a> {
             program: Program::default(),
             names: FxHashMap::default(),
             homes: FxHashMap::default(),
+            views: FxHashMap::default(),
+            view_memo: FxHashMap::default(),
             sets: 0,
             phases: 0,
             pending_copies: Vec::new(),
@@ -165,12 +200,142 @@ impl<'a> ProgramBuilder<'a> {
             // A tensor with no elements still names a buffer.
             None => self.alloc(op, m.first_tile as u32, name, 8, interleaved)?,
         };
-        self.homes.insert(v, Home { blocks: bl, buf });
+        self.homes.insert(
+            v,
+            Home {
+                blocks: bl,
+                buf,
+                mapping: m.clone(),
+                shape,
+                elem_bytes: eb as i64,
+            },
+        );
         Ok(buf)
     }
 
     pub fn home_of(&self, v: Value) -> Option<&Home> {
         self.homes.get(&v)
+    }
+
+    /// Records `v` as a view of `inputs`: it gets no storage; its readers
+    /// receive their rectangles from the inputs' blocks.
+    pub fn add_view(&mut self, v: Value, view: View, inputs: Vec<Value>) {
+        self.views.insert(v, (view, inputs));
+    }
+
+    pub fn is_view(&self, v: Value) -> bool {
+        self.views.contains_key(&v)
+    }
+
+    /// The stored value and index holding element `idx` of `v` (through
+    /// any chain of views).
+    fn resolve(
+        &self,
+        mut v: Value,
+        idx: &[i64],
+        scratch: &mut Vec<i64>,
+    ) -> Option<(Value, Vec<i64>)> {
+        let mut cur = idx.to_vec();
+        loop {
+            if self.homes.contains_key(&v) {
+                return Some((v, cur));
+            }
+            let (view, inputs) = self.views.get(&v)?;
+            let k = view.source(&cur, scratch);
+            v = inputs[k];
+            std::mem::swap(&mut cur, scratch);
+        }
+    }
+
+    /// The runs delivering rectangle `need` of `v` (read through `via`
+    /// first, when given: an implicit broadcast), row-major on `need.tile`,
+    /// each with the buffer it comes from.
+    fn view_runs(
+        &mut self,
+        v: Value,
+        via: Option<&View>,
+        need: &Block,
+    ) -> Result<ViewRuns, String> {
+        let key = (v, need.lo.clone(), need.hi.clone());
+        if via.is_none() {
+            if let Some(r) = self.view_memo.get(&key) {
+                return Ok(r
+                    .iter()
+                    .map(|&(b, r)| {
+                        (
+                            b,
+                            Run {
+                                dst_tile: need.tile,
+                                ..r
+                            },
+                        )
+                    })
+                    .collect());
+            }
+        }
+        let ext = need.extent();
+        let total: i64 = ext.iter().product();
+        let mut out: ViewRuns = Vec::new();
+        let mut cur: Option<(BufId, Run)> = None;
+        let mut idx = need.lo.clone();
+        let (mut scratch, mut top) = (Vec::new(), Vec::new());
+        let mut eb = 0u64;
+        for k in 0..total.max(0) {
+            let (val, sidx) = match via {
+                Some(view) => {
+                    view.source(&idx, &mut top);
+                    self.resolve(v, &top, &mut scratch)
+                }
+                None => self.resolve(v, &idx, &mut scratch),
+            }
+            .ok_or("reads a value with no tile mapping")?;
+            let home = &self.homes[&val];
+            eb = home.elem_bytes as u64;
+            let (tile, off) = home.locate(&sidx);
+            let dst_off = k as u64 * eb;
+            match cur.as_mut() {
+                Some((b, r))
+                    if *b == home.buf
+                        && r.src_tile == tile
+                        && r.src_off + r.len == off
+                        && r.dst_off + r.len == dst_off =>
+                {
+                    r.len += eb
+                }
+                _ => {
+                    out.extend(cur.take());
+                    cur = Some((
+                        home.buf,
+                        Run {
+                            src_tile: tile,
+                            src_off: off,
+                            dst_tile: need.tile,
+                            dst_off,
+                            len: eb,
+                        },
+                    ));
+                }
+            }
+            // Next index, row-major.
+            for d in (0..idx.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < need.hi[d] {
+                    break;
+                }
+                idx[d] = need.lo[d];
+            }
+        }
+        out.extend(cur);
+        let _ = eb;
+        if via.is_none() {
+            self.view_memo.insert(
+                key,
+                out.iter()
+                    .map(|&(b, r)| (b, Run { dst_tile: 0, ..r }))
+                    .collect(),
+            );
+        }
+        Ok(out)
     }
 
     /// Where operand `i` of `op` is read on each tile of `need`: the
@@ -186,32 +351,68 @@ impl<'a> ProgramBuilder<'a> {
         bytes: u64,
         interleaved: bool,
     ) -> Result<OperandAt, Diagnostic> {
+        self.operand_via(op, i, None, need, layout, bytes, interleaved)
+    }
+
+    /// [`ProgramBuilder::operand`], the operand read through `via` (an
+    /// implicit broadcast to the consumer's shape, delivered expanded).
+    #[allow(clippy::too_many_arguments)]
+    pub fn operand_via(
+        &mut self,
+        op: Op,
+        i: usize,
+        via: Option<&View>,
+        need: &[Block],
+        layout: Layout,
+        bytes: u64,
+        interleaved: bool,
+    ) -> Result<OperandAt, Diagnostic> {
         let cx = self.cx;
         let v = cx.operand(op, i);
-        let Some(home) = self.homes.get(&v).cloned() else {
+        let home = self.homes.get(&v).cloned();
+        if home.is_none() && !self.views.contains_key(&v) {
             return Err(self.err(op, format!("operand #{i} has no tile mapping")));
-        };
+        }
         let eb = elem_bytes(cx, v);
         let set = self.next_set();
         let name = format!("s{set}.operand{i}");
         let mut at: FxHashMap<u32, BufId> = FxHashMap::default();
         let mut in_place: FxHashSet<u32> = FxHashSet::default();
-        let mut runs = Vec::new();
+        // Runs per source buffer, in first-seen order.
+        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
         let mut filled: BTreeMap<(u64, u64, u64), Vec<u32>> = BTreeMap::new();
         for n in need {
-            if home
-                .blocks
-                .iter()
-                .any(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
-            {
-                at.insert(n.tile, home.buf);
-                in_place.insert(n.tile);
-                continue;
+            if let Some(home) = home.as_ref().filter(|_| via.is_none()) {
+                if home
+                    .blocks
+                    .iter()
+                    .any(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
+                {
+                    at.insert(n.tile, home.buf);
+                    in_place.insert(n.tile);
+                    continue;
+                }
             }
             let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
             filled.entry(layout.filled(n, eb)).or_default().push(n.tile);
             at.insert(n.tile, b);
-            runs_for_layout(n, &home.blocks, eb, layout, &mut runs);
+            match home.as_ref().filter(|_| via.is_none()) {
+                Some(home) => {
+                    let mut runs = Vec::new();
+                    runs_for_layout(n, &home.blocks, eb, layout, &mut runs);
+                    push_runs(&mut moves, home.buf, runs);
+                }
+                None => {
+                    let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
+                    let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
+                    for (src, r) in vr {
+                        push_runs(&mut by_buf, src, vec![r]);
+                    }
+                    for (src, runs) in by_buf {
+                        push_runs(&mut moves, src, chunk_runs(runs, n, eb, layout));
+                    }
+                }
+            }
         }
         if let Some(&dst) = self.names.get(&name) {
             let mut reads: Vec<Reads> = filled
@@ -229,9 +430,37 @@ impl<'a> ProgramBuilder<'a> {
             reads.sort_by(|a, b| a.tiles[0].cmp(&b.tiles[0]));
             self.program.buffers[dst].reads = reads;
             let label = format!("operand #{i} of s{set} {}", cx.name_str(op));
-            self.exchange(op, &label, vec![(home.buf, dst, runs)])?;
+            let moves = moves.into_iter().map(|(s, r)| (s, dst, r)).collect();
+            self.exchange(op, &label, moves)?;
         }
         Ok(OperandAt { at, in_place })
+    }
+
+    /// Gives view `v` storage of its own under mapping `m` (for a view the
+    /// host reads): an exchange phase fills buffer `name` from the blocks
+    /// underneath.
+    pub fn materialize(
+        &mut self,
+        op: Op,
+        v: Value,
+        m: &Mapping,
+        name: &str,
+    ) -> Result<BufId, Diagnostic> {
+        let shape = self.cx.value_shape(v);
+        let bl = blocks(m, &shape);
+        let eb = elem_bytes(self.cx, v);
+        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
+        for n in &bl {
+            for (src, r) in self.view_runs(v, None, n).map_err(|e| self.err(op, e))? {
+                push_runs(&mut moves, src, vec![r]);
+            }
+        }
+        self.views.remove(&v);
+        let buf = self.home(op, v, m, name, false)?;
+        let _ = eb;
+        let moves = moves.into_iter().map(|(s, r)| (s, buf, r)).collect();
+        self.exchange(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
+        Ok(buf)
     }
 
     /// Schedules one exchange phase of `moves` (source buffer, destination
@@ -243,6 +472,14 @@ impl<'a> ProgramBuilder<'a> {
         label: &str,
         moves: Vec<(BufId, BufId, Vec<Run>)>,
     ) -> Result<(), Diagnostic> {
+        // Local copies into a buffer this phase sends from must happen first.
+        if self
+            .pending_copies
+            .iter()
+            .any(|&(_, d, _)| moves.iter().any(|(s, _, _)| *s == d))
+        {
+            self.flush_copies(op)?;
+        }
         let mut decl = PhaseDecl {
             name: format!("x{}", self.phases),
             label: label.to_string(),
@@ -430,6 +667,15 @@ impl<'a> ProgramBuilder<'a> {
         Ok(())
     }
 
+    /// Makes the pending local copies in a compute set of their own.
+    pub fn flush_copies(&mut self, op: Op) -> Result<(), Diagnostic> {
+        if self.pending_copies.is_empty() {
+            return Ok(());
+        }
+        self.begin_compute(op, ".copies", "local copies");
+        self.end_compute(op)
+    }
+
     /// Marks the end of a tile op's work: the next op gets the next set number.
     pub fn finish_op(&mut self) {
         self.sets += 1;
@@ -439,13 +685,30 @@ impl<'a> ProgramBuilder<'a> {
         &mut self.program
     }
 
-    pub fn finish(mut self) -> Program {
+    pub fn finish(mut self, last: Op) -> Result<Program, Diagnostic> {
+        self.flush_copies(last)?;
         for b in &mut self.program.buffers {
             b.tiles.sort_unstable();
             b.tiles.dedup();
         }
-        self.program
+        Ok(self.program)
     }
+}
+
+/// Appends `runs` to the runs of source buffer `src` (kept in first-seen order).
+fn push_runs(moves: &mut Vec<(BufId, Vec<Run>)>, src: BufId, runs: Vec<Run>) {
+    match moves.iter_mut().find(|(s, _)| *s == src) {
+        Some((_, r)) => r.extend(runs),
+        None => moves.push((src, runs)),
+    }
+}
+
+/// Runs into a rectangle stored row-major, re-addressed for `layout`.
+fn chunk_runs(runs: Vec<Run>, need: &Block, eb: i64, layout: Layout) -> Vec<Run> {
+    let Layout::Chunks { .. } = layout else {
+        return runs;
+    };
+    crate::geometry::relayout_runs(runs, need, eb, layout)
 }
 
 /// Estimated cycles of one library kernel call: its cycle formula.

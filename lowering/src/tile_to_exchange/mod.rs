@@ -11,6 +11,7 @@
 //! the `exchange` dialect.
 
 mod builder;
+pub mod view;
 
 pub use builder::{call_cycles, Home, OperandAt, ProgramBuilder, Totals};
 
@@ -130,18 +131,24 @@ fn lower_function(
                 }
                 "tile.host_output" => {
                     let v = cx.operand(op, 0);
-                    let Some(home) = b.home_of(v) else {
-                        return Err(b.err(op, "streams a value with no tile mapping"));
-                    };
-                    let buffer = home.buf;
                     let producer = cx.defining_op(v);
                     let mapping = producer
                         .and_then(|p| mapping_of(cx, p))
                         .ok_or_else(|| b.err(op, "streams a value with no tile mapping"))?;
+                    let outputs = b.program_mut().outputs.len();
+                    let buffer = if b.is_view(v) {
+                        // A view the host reads is stored first.
+                        b.materialize(op, v, &mapping, &format!("output{outputs}"))?
+                    } else {
+                        match b.home_of(v) {
+                            Some(home) => home.buf,
+                            None => return Err(b.err(op, "streams a value with no tile mapping")),
+                        }
+                    };
                     let name = cx
                         .get_str_attr(op, "name")
                         .map(str::to_string)
-                        .unwrap_or_else(|| format!("result{}", b.program_mut().outputs.len()));
+                        .unwrap_or_else(|| format!("result{outputs}"));
                     let at = Placed::new(cx, buffer, mapping, cx.value_type(v), loc);
                     b.program_mut().outputs.push(HostOutput { name, at });
                 }
@@ -157,7 +164,8 @@ fn lower_function(
                 },
             }
         }
-        b.finish()
+        let last = ops.last().copied().unwrap_or(f);
+        b.finish(last)?
     };
     let loc = cx.op_loc(f);
     program.emit(cx, f, loc);
