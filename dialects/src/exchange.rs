@@ -615,7 +615,9 @@ fn verify_vertex(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     };
     for &w in words {
         let ok = match cx.attr_kind(w) {
-            AttrKind::Integer { value, .. } => (0..=u32::MAX as i128).contains(value),
+            AttrKind::Integer { value, .. } => {
+                (i32::MIN as i128..=u32::MAX as i128).contains(value)
+            }
             AttrKind::SymbolRef { nested, .. } => nested.is_empty(),
             AttrKind::Array(pair) => matches!(&pair[..], [b, o]
                 if matches!(cx.attr_kind(*b), AttrKind::SymbolRef { nested, .. } if nested.is_empty())
@@ -626,7 +628,7 @@ fn verify_vertex(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             return Err(op_error(
                 cx,
                 op,
-                "record entries are 32-bit integers, buffer references @b, or [@b, offset]",
+                "record entries are 32-bit words (-2^31 to 2^32 - 1), buffer references @b, or [@b, offset]",
             ));
         }
     }

@@ -124,7 +124,9 @@ pub static CONSTANT: OpDef = OpDef {
 pub static MATMUL: OpDef = OpDef {
     name: "nn.matmul",
     summary: "Matrix product with numpy semantics (batched, broadcasting batch dimensions). Operands may have \
-              different float element types (f16 activations, f8 weights); the product accumulates in f32.",
+              different float element types (f16 activations, f8 weights: the result has the wider type); two \
+              FP8 operands give an f16 result, as the AMP's FP8 mode does. The product accumulates in f32 and is \
+              rounded once.",
     operands: &[operand("lhs"), operand("rhs")],
     results: RESULT,
     traits: &[Trait::Pure],

@@ -116,7 +116,8 @@ pub static MAP: OpDef = OpDef {
     name: "tile.map",
     summary: "An elementwise compute set (`fn`, a #tile.fn<...>): each tile of `mapping` computes its block of the \
               result with `kernel` (the exact specialisation the machine stage calls; `cycles` from its cycle \
-              formula), from the matching (broadcast) elements of the operands.",
+              formula), from the matching (broadcast) elements of the operands; a cast to FP8 carries the \
+              result's power-of-two `scale`.",
     operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
     results: RESULT,
     attributes: &[
@@ -124,6 +125,7 @@ pub static MAP: OpDef = OpDef {
         KERNEL,
         CYCLES,
         MAPPING,
+        AttrDef { name: "scale", optional: true, constraint: I64_ATTR },
     ],
     traits: &[Trait::Pure],
     assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),

@@ -176,6 +176,67 @@ pub fn tolerance(e: StreamType, max_abs: f64) -> f64 {
     f64::from(tolerance_ulps(e)) * 2f64.powi(exp - m)
 }
 
+/// Per result of function `f`, the narrowest non-FP8 float type its value
+/// is computed through (every value it depends on): a result computed in
+/// f16 and cast to f32 carries f16 roundings, which the f32 tolerance would
+/// not allow. FP8 values are not counted: both sides round to FP8 alike,
+/// and the arithmetic around them is in a wider type.
+pub fn computed_precision(cx: &ipu_ir::Context, f: ipu_ir::Op) -> Vec<Option<StreamType>> {
+    use ipu_ir::TypeKind;
+    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+        return Vec::new();
+    };
+    let Some(ret) = cx
+        .last_op(entry)
+        .filter(|&r| cx.has_trait(r, ipu_ir::Trait::ReturnLike))
+    else {
+        return Vec::new();
+    };
+    let narrowest = |acc: Option<StreamType>, t: ipu_ir::Type| -> Option<StreamType> {
+        let e = cx.tensor_parts(t).map(|(_, e)| e).unwrap_or(t);
+        let this = match cx.type_kind(e) {
+            TypeKind::F32 => StreamType::F32,
+            TypeKind::F16 => StreamType::F16,
+            TypeKind::BF16 => StreamType::BF16,
+            _ => return acc,
+        };
+        match acc {
+            Some(a) if mantissa_bits(a) <= mantissa_bits(this) => Some(a),
+            _ => Some(this),
+        }
+    };
+    cx.operands(ret)
+        .iter()
+        .map(|&v| {
+            let mut seen = std::collections::HashSet::new();
+            let mut stack = vec![v];
+            let mut acc = None;
+            while let Some(v) = stack.pop() {
+                if !seen.insert(v) {
+                    continue;
+                }
+                acc = narrowest(acc, cx.value_type(v));
+                if let Some(op) = cx.defining_op(v) {
+                    stack.extend(cx.operands(op).iter().copied());
+                }
+            }
+            acc
+        })
+        .collect()
+}
+
+/// The type whose tolerance applies to an output of stream type `e`
+/// computed through `precision` (the narrower of the two floats).
+pub fn compared_type(e: StreamType, precision: Option<StreamType>) -> StreamType {
+    match (
+        mantissa_bits(e),
+        precision.and_then(|p| mantissa_bits(p).map(|m| (p, m))),
+    ) {
+        (Some(me), Some((p, mp))) if mp < me => p,
+        _ => e,
+    }
+}
+
 /// How one output compares with the reference.
 #[derive(Clone, Debug)]
 pub struct Comparison {

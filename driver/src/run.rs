@@ -518,6 +518,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let out_names: Vec<String> = (0..ref_outputs.len())
         .map(|i| value_name(cx, f, "res_attrs", i, "result"))
         .collect();
+    let precision = device::computed_precision(cx, f);
 
     // Inputs to stream bytes.
     let in_names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
@@ -639,7 +640,12 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             "ipu-run: no device results to compare: the run did not complete"
         );
     } else {
-        for ((name, reference), s) in out_names.iter().zip(&ref_outputs).zip(&out_streams) {
+        for (i, ((name, reference), s)) in out_names
+            .iter()
+            .zip(&ref_outputs)
+            .zip(&out_streams)
+            .enumerate()
+        {
             let s = s.expect("checked above");
             let bytes = &run.outputs[&s.name];
             let dev =
@@ -652,7 +658,8 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             if m.get_flag("print-outputs") {
                 let _ = writeln!(stdout, "{name}: {} = {}", dev.ty(), format_values(&dev));
             }
-            let c = device::compare(&dev, reference, s.element);
+            let compared = device::compared_type(s.element, precision.get(i).copied().flatten());
+            let c = device::compare(&dev, reference, compared);
             tracing::info!(
                 output = %name,
                 max_abs_error = c.max_abs_error,

@@ -288,13 +288,12 @@ fn constants_are_loaded_with_the_images() {
 
 #[test]
 fn f8_by_f8_matmul_runs_on_the_f8_amp_mode() {
-    // Both operands f8E4M3FN: the AMP's f8 mode (f16 partials), the sum
-    // cast to f8 (one f8 ulp at the largest magnitude: 3 mantissa bits).
-    let src = r#"func.func @main(%x: tensor<8x64xf8E4M3FN> {ipu.name = "x"}, %w: tensor<64x32xf8E4M3FN> {ipu.name = "w"}) -> (tensor<8x32xf8E4M3FN> {ipu.name = "y"}) {
-  %y = nn.matmul %x, %w : (tensor<8x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>) -> tensor<8x32xf8E4M3FN>
-  return %y : tensor<8x32xf8E4M3FN>
+    // Both operands f8E4M3FN: the AMP's f8 mode, accumulating into f16.
+    let src = r#"func.func @main(%x: tensor<8x64xf8E4M3FN> {ipu.name = "x"}, %w: tensor<64x32xf8E4M3FN> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) {
+  %y = nn.matmul %x, %w : (tensor<8x64xf8E4M3FN>, tensor<64x32xf8E4M3FN>) -> tensor<8x32xf16>
+  return %y : tensor<8x32xf16>
 }"#;
     let (err, mag, _) = device_vs_reference(src, "test4");
     assert!(mag > 0.5);
-    assert!(err <= mag / 8.0, "error {err}, largest magnitude {mag}");
+    assert!(err <= mag / 256.0, "error {err}, largest magnitude {mag}");
 }

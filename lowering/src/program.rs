@@ -617,7 +617,8 @@ impl Program {
 
     fn word_attr(&self, cx: &mut Context, w: &Word) -> Attr {
         match *w {
-            Word::Val(v) => cx.i64_attr(v as i64),
+            // Words with the top bit set read as negative (FP8 scales).
+            Word::Val(v) => cx.i64_attr(v as i32 as i64),
             Word::Buf(b, 0) => cx.symbol_ref_attr(&self.buffers[b].name),
             Word::Buf(b, off) => {
                 let r = cx.symbol_ref_attr(&self.buffers[b].name);
@@ -788,8 +789,10 @@ impl Reader<'_> {
 
     fn word(&self, op: Op, a: Attr) -> Result<Word, Diagnostic> {
         match self.cx.attr_kind(a) {
-            AttrKind::Integer { value, .. } if (0..=u32::MAX as i128).contains(value) => {
-                Ok(Word::Val(*value as u32))
+            AttrKind::Integer { value, .. }
+                if (i32::MIN as i128..=u32::MAX as i128).contains(value) =>
+            {
+                Ok(Word::Val(*value as i64 as u32))
             }
             AttrKind::SymbolRef { .. } => Ok(Word::Buf(self.buf_of(op, a)?, 0)),
             AttrKind::Array(pair) if pair.len() == 2 => match self.cx.attr_kind(pair[1]) {

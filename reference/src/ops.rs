@@ -597,6 +597,8 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
         OpKind::MatMul => {
             let (a, b) = (&inputs[0], &inputs[1]);
             let dtype = match (a.dtype, b.dtype) {
+                // Two FP8 operands accumulate into f16, as the AMP's FP8 mode does.
+                (x, y) if x.is_fp8() && y.is_fp8() => ElementType::F16,
                 (x, y) if x == y => x,
                 (x, y) if y.is_fp8() && x.is_float() => x,
                 (x, y) if x.is_fp8() && y.is_float() => y,
@@ -1030,6 +1032,12 @@ mod tests {
         assert_eq!(r.shape, vec![3]);
         assert!(infer_type(&OpKind::MatMul, &[t(&[3, 4], F32), t(&[5, 6], F32)]).is_err());
         let r = infer_type(&OpKind::MatMul, &[t(&[3, 4], F16), t(&[4, 2], F8E4M3FN)]).unwrap();
+        assert_eq!(r.dtype, F16);
+        let r = infer_type(
+            &OpKind::MatMul,
+            &[t(&[3, 4], F8E4M3FN), t(&[4, 2], F8E4M3FN)],
+        )
+        .unwrap();
         assert_eq!(r.dtype, F16);
     }
 

@@ -8,7 +8,9 @@
 //! block for same-shape operands, `rows` with a row vector for a bias-like
 //! broadcast of the last dimension, `cast` for conversions.
 
-use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
+use super::{
+    block_bytes_of, build_op, data_bytes, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv,
+};
 use crate::elem::{name as elem_name, value_elem};
 use crate::geometry::{broadcast_needs, elem_bytes, mapping_of, spread, Layout};
 use crate::program::Word;
@@ -17,6 +19,7 @@ use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::{MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::{ElemType, EwOp, KernelSpec, RowOp};
+use records::cast_scales;
 
 /// One elementwise op: the `nn` op, its `tile.map` function, its kernel op.
 pub struct EwRow {
@@ -181,12 +184,19 @@ impl DeviceOp for Map {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
         let f = map_fn_of_nn(&name).ok_or_else(|| err("is not an elementwise op".into()))?;
-        if cx.get_attr(op, "approximate").is_some() || cx.get_attr(op, "scale").is_some() {
+        if cx.get_attr(op, "approximate").is_some() {
             return Err(err(
-                "with these attributes is not lowered to the tile dialect yet".into(),
+                "with approximate = \"tanh\" is not lowered to the tile dialect yet".into(),
             ));
         }
         let result = cx.result(op, 0);
+        let to_f8 = value_elem(cx, result).is_some_and(crate::elem::is_f8);
+        if f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none() {
+            return Err(err(
+                "to FP8 without saturate (overflow becomes NaN) has no kernel: the device's casts saturate; add `saturate`".into(),
+            ));
+        }
+        let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
         let rshape = cx.value_shape(result);
         let operands = cx.operands(op).to_vec();
         let m = operands
@@ -211,12 +221,15 @@ impl DeviceOp for Map {
         }
         let (_, spec) = choose(cx, op, f, &m).map_err(err)?;
         let cycles = kernel_cycles(&spec).map_err(err)?;
-        let attrs = vec![
+        let mut attrs = vec![
             ("fn", f.to_attr(cx)),
             ("kernel", cx.string_attr(&spec.name())),
             ("cycles", cx.i64_attr(cycles as i64)),
             ("mapping", m.to_attr(cx)),
         ];
+        if let Some(s) = scale {
+            attrs.push(("scale", cx.i64_attr(s)));
+        }
         let ty = cx.value_type(result);
         Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))
     }
@@ -300,7 +313,17 @@ impl DeviceOp for Map {
                     Word::Buf(ins[1 - mat], 0),
                     Word::Buf(res, 0),
                 ),
-                Choice::Cast => records::cast(&spec, Word::Buf(ins[0], 0), Word::Buf(res, 0), 0, 0),
+                Choice::Cast => {
+                    let (s_in, s_out) = (fp8_scale(cx, cx.operand(op, 0)), fp8_scale(cx, result));
+                    let (scale, out_scale) = cast_scales(&spec, s_in, s_out);
+                    records::cast(
+                        &spec,
+                        Word::Buf(ins[0], 0),
+                        Word::Buf(res, 0),
+                        scale,
+                        out_scale,
+                    )
+                }
             };
             b.call(tl, call);
         }

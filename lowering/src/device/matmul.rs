@@ -12,8 +12,8 @@
 //! to the result type and laid out row-major.
 
 use super::matmul_plan::{gemm_spec, plan_matmul, MatmulPlan};
-use super::{build_op, kernel_cycles, records, DeviceOp, TileEnv};
-use crate::elem::value_elem;
+use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
+use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
 use crate::geometry::{mapping_of, Block, Layout, Run};
 use crate::program::Word;
@@ -239,6 +239,7 @@ impl DeviceOp for Matmul {
         let kc = g.k_chunk().map_or(bk, |kc| kc as usize);
         let nkc = bk / kc;
         let set = b.next_set();
+        let (sa, sb) = (fp8_scale(cx, av), fp8_scale(cx, bv));
         let (aeb, beb) = (ae.bytes() as u64, be.bytes() as u64);
         let a_at = b.operand(
             op,
@@ -284,10 +285,26 @@ impl DeviceOp for Matmul {
                         );
                         Ok(dst)
                     };
+                    // Widening FP8 to f16 applies the operand's scale.
+                    let widen = |b: &mut ProgramBuilder,
+                                 spec: KernelSpec,
+                                 src: usize,
+                                 name: &str,
+                                 bytes: u64,
+                                 scale: i32|
+                     -> Result<usize, Diagnostic> {
+                        let dst = b.alloc(op, tl, &format!("s{set}.{name}"), bytes, true)?;
+                        let (s, _) = records::cast_scales(&spec, scale, 0);
+                        b.call(
+                            tl,
+                            records::cast(&spec, Word::Buf(src, 0), Word::Buf(dst, 0), s, 0),
+                        );
+                        Ok(dst)
+                    };
                     let mut a_cur = a0;
                     if ae != in_e {
                         let spec = KernelSpec::cast(ae, in_e, (bm * bk).div_ceil(8) * 8);
-                        a_cur = unary(b, spec, a_cur, "lhs_f16", (bm * bk * 2) as u64)?;
+                        a_cur = widen(b, spec, a_cur, "lhs_f16", (bm * bk * 2) as u64, sa)?;
                     }
                     // A received from other tiles arrives in K-chunks; a
                     // block read in place is row-major and is re-laid out here.
@@ -316,7 +333,7 @@ impl DeviceOp for Matmul {
                     }
                     if be != in_e {
                         let spec = KernelSpec::cast(be, in_e, bk * bn);
-                        b_cur = unary(b, spec, b_cur, "rhs_f16", b_bytes(2))?;
+                        b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
                     }
                     let c = b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?;
                     partials.insert(tl, c);
@@ -327,7 +344,7 @@ impl DeviceOp for Matmul {
                             Word::Buf(a_cur, 0),
                             Word::Buf(b_cur, 0),
                             Word::Buf(c, 0),
-                            0,
+                            if is_f8(in_e) { sa + sb } else { 0 },
                         ),
                     );
                 }

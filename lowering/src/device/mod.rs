@@ -98,6 +98,25 @@ pub fn kernel_cycles(spec: &KernelSpec) -> Result<u64, String> {
     Ok(c)
 }
 
+/// The power-of-two scale of an FP8 value (its logical value is the stored
+/// code times 2^scale): set by the cast that made it, kept by views, 0 for
+/// anything else (arguments, constants).
+pub fn fp8_scale(cx: &Context, v: Value) -> i32 {
+    let is_f8 = crate::elem::value_elem(cx, v).is_some_and(crate::elem::is_f8);
+    let Some(op) = cx.defining_op(v).filter(|_| is_f8) else {
+        return 0;
+    };
+    if let Some(s) = cx.get_int_attr(op, "scale") {
+        return s as i32;
+    }
+    let keeps_scale = cx.name_str(op) == "tile.view"
+        || for_nn(cx, op).is_some_and(|d| d.tile_op() == "tile.view");
+    if keeps_scale && !cx.operands(op).is_empty() {
+        return fp8_scale(cx, cx.operand(op, 0));
+    }
+    0
+}
+
 /// Builds an op from its parts (not inserted anywhere).
 pub(crate) fn build_op(
     cx: &mut Context,

@@ -78,6 +78,19 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
     )
 }
 
+/// The scale words of a cast from a value of FP8 scale `s_in` to one of
+/// `s_out`: the FP8 side's scale at +8 (the input's for FP8 -> FP8, whose
+/// output scale goes at +12).
+pub fn cast_scales(spec: &KernelSpec, s_in: i32, s_out: i32) -> (i32, i32) {
+    let fp8 = |t: i64| t >= 3;
+    match (fp8(param(spec, "FROM")), fp8(param(spec, "TO"))) {
+        (true, true) => (s_in, s_out),
+        (true, false) => (s_in, 0),
+        (false, true) => (s_out, 0),
+        (false, false) => (0, 0),
+    }
+}
+
 /// `copy2d.S`: +0 src, +4 dst.
 pub fn copy2d(spec: &KernelSpec, src: Word, dst: Word) -> Call {
     call(spec, "copy2d", vec![src, dst], 0)
