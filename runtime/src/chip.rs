@@ -85,10 +85,10 @@
 //! An engine send and a `send` in one cycle are a [`ChipFault::DoubleSend`];
 //! a tile's `recv` and its engine's captures use separate selectors and
 //! are not checked against each other. Paired (supertile) receives at
-//! 8 B/cycle are engine captures with the partner flag. The tile simulator's
-//! memory starts at address 0: accesses below the target's
-//! `memory.base_address` by a running program are not faults (host access
-//! and image loading below it are refused).
+//! 8 B/cycle are engine captures with the partner flag. Tile memory is the
+//! target's `[memory.base_address, base_address + memory.bytes)`: a
+//! program's access outside it is a tile fault, and host access and image
+//! loading outside it are refused.
 
 pub mod fabric;
 
@@ -166,9 +166,9 @@ pub struct ChipConfig {
     pub tiles: u32,
     /// First byte of tile SRAM (tile-local address).
     pub memory_base: u32,
-    /// One past the last byte of tile SRAM. The tile simulator's memory
-    /// spans `0..memory_end`; the host side refuses addresses below
-    /// `memory_base`, and images must lie inside `memory_base..memory_end`.
+    /// One past the last byte of tile SRAM: tile memory spans
+    /// `memory_base..memory_end`, and any access outside it (by a program,
+    /// an exchange row, the host or an image) is refused.
     pub memory_end: u32,
     pub interleaved_start: u32,
     pub sync_cycles: u64,
@@ -185,6 +185,11 @@ impl ChipConfig {
         let bad = |m: String| ChipError::Config(format!("target {}: {m}", t.name));
         let end = u32::try_from(t.memory_end())
             .map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        let base = u32::try_from(t.memory.base_address)
+            .map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        let interleaved_start = t.memory.interleaved_start.map_or(Ok(end), u32::try_from);
+        let interleaved_start =
+            interleaved_start.map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
         if t.exchange.route_latency_base_cycles == 0 {
             return Err(bad(
                 "exchange.route_latency_base_cycles must be at least 1 for the chip simulator"
@@ -193,9 +198,9 @@ impl ChipConfig {
         }
         Ok(ChipConfig {
             tiles: t.tiles(),
-            memory_base: t.memory.base_address as u32,
+            memory_base: base,
             memory_end: end,
-            interleaved_start: t.memory.interleaved_start.map_or(end, |s| s as u32),
+            interleaved_start,
             sync_cycles: t.exchange.sync_cycles as u64,
             phase_fixed_cycles: t.exchange.phase_fixed_cycles as u64,
             supertile_tiles: t.exchange.supertile_tiles,
@@ -210,12 +215,15 @@ impl ChipConfig {
 
     /// The configuration of tile `id`'s simulator.
     pub fn tile_config(&self, id: u32) -> TileConfig {
-        let mut c = TileConfig::new(self.memory_end, self.interleaved_start).with_tile_id(id);
-        c.sync_cycles = self.sync_cycles;
-        c.memory_base = self.memory_base;
-        c.phase_fixed_cycles = self.phase_fixed_cycles;
-        c.supertile_tiles = self.supertile_tiles;
-        c
+        TileConfig {
+            tile_id: id,
+            memory_base: self.memory_base,
+            memory_bytes: self.memory_end.saturating_sub(self.memory_base),
+            interleaved_start: self.interleaved_start,
+            sync_cycles: self.sync_cycles,
+            phase_fixed_cycles: self.phase_fixed_cycles,
+            supertile_tiles: self.supertile_tiles,
+        }
     }
 }
 

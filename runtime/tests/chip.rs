@@ -475,6 +475,51 @@ fn out_of_range_send_address_is_a_tile_fault() {
     assert!(f.instruction.starts_with("send"));
 }
 
+/// Tile memory spans the target's `[base_address, base_address + bytes)`:
+/// a program's store to address 0 (below test16's base 0x4C000) faults,
+/// naming the tile, cycle, pc and instruction, and so does a load past the end.
+#[test]
+fn accesses_outside_tile_memory_are_tile_faults() {
+    let t = target("test16");
+    for (src, addr) in [
+        (
+            ".globl main\nmain: setzi $m1, 0\n st32 $m1, [$m1]\n halt\n",
+            0u32,
+        ),
+        (
+            ".globl main\nmain: setzi $m1, 0xe8000\n ld32 $m2, [$m1+0]\n halt\n",
+            0xE8000,
+        ),
+    ] {
+        let mut chip = Chip::new(&t).unwrap();
+        let img = image(&t, src, &[]);
+        load(&mut chip, 5, &img);
+        let e = chip.run(1_000_000).unwrap_err();
+        let ChipFault::Tile(f) = e.first() else {
+            panic!("{e}")
+        };
+        let pc = img.symbol("main").unwrap() + 4;
+        assert_eq!((f.tile, f.cycle, f.pc), (5, 1, pc), "{f}");
+        assert_eq!(
+            f.kind,
+            FaultKind::OutOfBounds {
+                addr,
+                len: 4,
+                base: 0x4C000,
+                end: 0xE8000
+            }
+        );
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with(&format!(
+                "tile 5, supervisor, pc {pc:#x}, cycle 1: address {addr:#x}"
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("(in `"), "{msg}");
+    }
+}
+
 #[test]
 fn the_earliest_fault_is_reported_first() {
     // After the sync (release 91), tile 2 (no exchange) runs far ahead and

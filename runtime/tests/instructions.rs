@@ -13,13 +13,13 @@ use ipu_isa::float::{
     bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format,
 };
 use ipu_isa::{decode, Op, OPS};
-use ipu_runtime::{ContextId, FaultKind, Loopback, Tile, TileConfig};
+use ipu_runtime::{ContextId, FaultKind, Loopback, Tile};
 use rand::{Rng, SeedableRng};
 
 static COVERED: Mutex<Option<HashSet<Op>>> = Mutex::new(None);
 
-const IN: u32 = 0x20000;
-const OUT: u32 = 0x20100;
+const IN: u32 = 0x80000;
+const OUT: u32 = 0x80100;
 
 fn note_ops(t: &Tile, img: &ipu_isa::link::TileImage) {
     let mut g = COVERED.lock().unwrap();
@@ -209,7 +209,7 @@ fn integer_immediate_ops_and_moves() {
 fn loads_and_stores() {
     let mut r = rng();
     let (mut m, a) = rand_regs(&mut r);
-    m[3] = 0x30000;
+    m[3] = 0x90000;
     let body = " st64 $a2:3, [$m3+8]\n st32 $a4, [$m3+16]\n st32 $m5, [$m3+20]\n st16 $m6, [$m3+24]\n st8 $m7, [$m3+27]\n \
                 ld64 $a10:11, [$m3+8]\n ld32 $a12, [$m3+16]\n ld32 $m8, [$m3+20]\n ld16 $m9, [$m3+24]\n ld8 $m10, [$m3+27]\n \
                 mov $m11, $m3\n ld32 $m12, [$m11+=4]\n ld32 $m12, [$m11+=-4]\n ld128 $a4:7, [$m3+0]\n ld32 $m13, [$m3-0]";
@@ -228,12 +228,12 @@ fn loads_and_stores() {
 fn paired_memory_ops() {
     let mut r = rng();
     let (mut m, a) = rand_regs(&mut r);
-    m[3] = 0x30000;
-    m[4] = 0x30100;
-    m[5] = 0x30200;
+    m[3] = 0x90000;
+    m[4] = 0x90100;
+    m[5] = 0x90200;
     m[6] = 0;
-    m[7] = 0x30300;
-    // Memory: [0x30000] <- a2:3, [0x30100] <- a4:5 first.
+    m[7] = 0x90300;
+    // Memory: [0x90000] <- a2:3, [0x90100] <- a4:5 first.
     let body = " st64 $a2:3, [$m3]\n st64 $a4:5, [$m4]\n \
                 ldst64 $a8:9, [$m3+=8], $a6:7, [$m5+=8]\n \
                 add $m3, $m3, -8\n ld2st64 $a10:11, [$m3+=8], $a12:13, [$m4+=8], $a6:7, [$m5+=8]\n \
@@ -245,9 +245,9 @@ fn paired_memory_ops() {
     assert_eq!([ao[12], ao[13]], [a[4], a[5]]);
     assert_eq!([ao[14], ao[15]], [a[2], a[3]]);
     assert_eq!([ao[0], ao[1]], [a[4], a[5]]);
-    assert_eq!(mo[3], 0x30008);
-    assert_eq!(mo[4], 0x30108);
-    assert_eq!(mo[5], 0x30210);
+    assert_eq!(mo[3], 0x90008);
+    assert_eq!(mo[4], 0x90108);
+    assert_eq!(mo[5], 0x90210);
 }
 
 fn f32_bin(mn: &str) -> fn(f32, f32) -> f32 {
@@ -506,30 +506,30 @@ fn branches_calls_and_repeat() {
 #[test]
 fn issue_timing() {
     let src = ".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: getc $m3\n nop\n getc $m4\n f32v2exp $a0:1, $a0:1\n getc $m5\n \
-               setzi $m6, 0x20000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n exit\n";
+               setzi $m6, 0x80000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n exit\n";
     let t = run_with(src, 0, |_| {}).unwrap();
-    let (c3, c4, c5) = (rd32(&t, 0x20000), rd32(&t, 0x20004), rd32(&t, 0x20008));
+    let (c3, c4, c5) = (rd32(&t, 0x80000), rd32(&t, 0x80004), rd32(&t, 0x80008));
     assert_eq!(c4 - c3, 12);
     assert_eq!(c5 - c4, 18);
     assert_eq!(c3 % 6, 0, "worker 0 issues in slot 0");
     // The supervisor alone issues every cycle.
-    let src = ".globl main\nmain: getc $m3\n getc $m4\n delay 5\n getc $m5\n setzi $m6, 0x20000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n halt\n";
+    let src = ".globl main\nmain: getc $m3\n getc $m4\n delay 5\n getc $m5\n setzi $m6, 0x80000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n halt\n";
     let t = run_with(src, 0, |_| {}).unwrap();
-    assert_eq!(rd32(&t, 0x20004) - rd32(&t, 0x20000), 1);
-    assert_eq!(rd32(&t, 0x20008) - rd32(&t, 0x20004), 7);
+    assert_eq!(rd32(&t, 0x80004) - rd32(&t, 0x80000), 1);
+    assert_eq!(rd32(&t, 0x80008) - rd32(&t, 0x80004), 7);
 }
 
 #[test]
 fn supervisor_control_exchange_and_sync() {
     // Six workers each add their context number into their own slot.
-    let src = ".globl main\nmain: setzi $m2, w\n setzi $m3, 0x20000\n rpt $m4, e\n run $m2, $m3\ne: sync 0\n \
-               setzi $m5, 0x20100\n setzi $m6, 0x20200\n st32 $m6, [$m5]\n setzi $m7, 0\n recvsel $m7\n send [$m5+=4]\n recv [$m5+=4]\n sync 1\n \
+    let src = ".globl main\nmain: setzi $m2, w\n setzi $m3, 0x80000\n rpt $m4, e\n run $m2, $m3\ne: sync 0\n \
+               setzi $m5, 0x80100\n setzi $m6, 0x80200\n st32 $m6, [$m5]\n setzi $m7, 0\n recvsel $m7\n send [$m5+=4]\n recv [$m5+=4]\n sync 1\n \
                getc $m8\n st32 $m8, [$m5]\n halt\n\
                w: shl $m3, $m1, 2\n add $m3, $m3, $m0\n add $m1, $m1, 100\n st32 $m1, [$m3]\n exit\n";
     let (mut t, img) = tile_with(src, &[]);
     t.start(img.symbol("main").unwrap(), 0);
     // $m4 = 6 workers.
-    let src_set = |t: &mut Tile| t.write(0x20000, &[0; 32]).unwrap();
+    let src_set = |t: &mut Tile| t.write(0x80000, &[0; 32]).unwrap();
     src_set(&mut t);
     let _ = src_set;
     let mut port = Loopback::new(1);
@@ -548,14 +548,14 @@ fn supervisor_control_exchange_and_sync() {
     assert_eq!(o, ipu_runtime::Outcome::Halted);
     note_ops(&t, &img);
     for w in 0..6 {
-        assert_eq!(rd32(&t, 0x20000 + 4 * w), 100 + w);
+        assert_eq!(rd32(&t, 0x80000 + 4 * w), 100 + w);
     }
     assert_eq!(
-        rd32(&t, 0x20104),
-        0x20200,
+        rd32(&t, 0x80104),
+        0x80200,
         "the word sent came back one cycle later"
     );
-    assert!(rd32(&t, 0x20108) >= 90, "sync took its time");
+    assert!(rd32(&t, 0x80108) >= 90, "sync took its time");
 }
 
 /// Records the rows a tile starts.
@@ -585,21 +585,21 @@ fn exchange_engine_on_one_tile() {
         },
         RowEntry::Send {
             cycle: 2,
-            addr: 0x20100,
+            addr: 0x80100,
             len: 6,
         },
         RowEntry::Capture {
             cycle: 5,
-            addr: 0x20201,
+            addr: 0x80201,
             len: 8,
             partner: true,
         },
     ]);
     // exch issues in cycle 1: T0 = 1 + 1 + 100 = 102, E = 102 + 5 + 2.
-    let src = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n setzi $m3, 0x20100\n st32 $m3, [$m3]\n sync 1\n getc $m2\n halt\n";
+    let src = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n setzi $m3, 0x80100\n st32 $m3, [$m3]\n sync 1\n getc $m2\n halt\n";
     let (mut t, img) = tile_with(src, &[]);
-    t.write(0x20000, &row).unwrap();
-    t.write(0x20100, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    t.write(0x80000, &row).unwrap();
+    t.write(0x80100, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
     t.start(img.symbol("main").unwrap(), 0);
     let mut port = RowPort::default();
     assert_eq!(
@@ -609,7 +609,10 @@ fn exchange_engine_on_one_tile() {
     assert_eq!(t.engine_end(), 109);
     note_ops(&t, &img);
     let (tile, r) = &port.0[0];
-    assert_eq!((*tile, r.pc, r.issue, r.t0, r.end), (0, 0x104, 1, 102, 109));
+    assert_eq!(
+        (*tile, r.pc, r.issue, r.t0, r.end),
+        (0, CODE + 4, 1, 102, 109)
+    );
     assert_eq!(r.selects, vec![(102, 3)]);
     assert_eq!(
         r.sends,
@@ -630,7 +633,7 @@ fn exchange_engine_on_one_tile() {
             r.captures[0].partner,
             r.captures[0].addr
         ),
-        (107, true, 0x20201)
+        (107, true, 0x80201)
     );
     // Alone, the sync then takes `sync_cycles` from the arrival at E.
     t.resume_from_sync(109 + 90);
@@ -638,27 +641,27 @@ fn exchange_engine_on_one_tile() {
         t.run(&mut port, 1000).unwrap(),
         ipu_runtime::Outcome::Halted
     );
-    assert_eq!(rd32(&t, 0x20100), 0x20100);
+    assert_eq!(rd32(&t, 0x80100), 0x80100);
     // `sync 0` does not wait for the engine; `halt` before E, and `exch`
     // while the engine runs, are faults.
     let fault = |src: &str, row: &[u8]| {
         let (mut t, img) = tile_with(src, &[]);
-        t.write(0x20000, row).unwrap();
+        t.write(0x80000, row).unwrap();
         t.start(img.symbol("main").unwrap(), 0);
         t.run_to_halt(&mut RowPort::default(), 10_000).map(|_| t)
     };
-    let halt = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 0\n setzi $m4, D\n rpt $m4, e\n nop\ne: halt\n";
+    let halt = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n sync 0\n setzi $m4, D\n rpt $m4, e\n nop\ne: halt\n";
     // Issue cycles: exch 1, sync 0 2, setzi 3, rpt 4, nops 5.., halt 5 + D.
     let f = fault(&halt.replace("D", "103"), &row).unwrap_err();
     assert_eq!(f.kind, FaultKind::HaltWithEngine { end: 109 });
     assert_eq!((f.cycle, f.instruction.as_str()), (108, "halt"));
     assert!(fault(&halt.replace("D", "104"), &row).is_ok());
-    let twice = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n exch $m1\n halt\n";
+    let twice = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n exch $m1\n halt\n";
     let f = fault(twice, &row).unwrap_err();
     assert_eq!((&f.kind, f.cycle), (&FaultKind::EngineBusy { end: 109 }, 2));
     assert!(f.instruction.starts_with("exch"), "{f}");
     // An empty row ends at T0; a bad kind is refused at issue.
-    let once = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 1\n halt\n";
+    let once = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n sync 1\n halt\n";
     let t = fault(once, &encode_row_bytes(&[])).unwrap();
     assert_eq!(t.cycle(), 102 + 90 + 1);
     let f = fault(once, &[1, 0, 0, 0, 0, 0, 0, 0xc0]).unwrap_err();
@@ -676,21 +679,21 @@ fn amp_weight_loading_and_swap() {
     let x: Vec<u16> = (0..16)
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
         .collect();
-    let src = ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
+    let src = ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
                setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x22000\n setzi $m6, 0x23000\n zero64 $a4:5\n \
+               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
                ld64 $a2:3, [$m5+=8]\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n zero64 $a2:3\n \
                { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                st64 $a0:1, [$m6+=8]\n exit\n";
     let t = run_with(src, 0, |t| {
-        wr_u16(t, 0x21000, &w);
-        wr_u16(t, 0x22000, &x);
+        wr_u16(t, 0x81000, &w);
+        wr_u16(t, 0x82000, &x);
     })
     .unwrap();
     // The arithmetic slot runs first, so each store sees the drained partials of row 0.
-    let got = rd_u16(&t, 0x23000, 16);
+    let got = rd_u16(&t, 0x83000, 16);
     for c in 0..16 {
         let mut acc = 0f32;
         for k in 0..16 {
@@ -720,7 +723,7 @@ fn amp_weights_loaded_by_workers() {
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
         .collect();
     let row = |tag: &str, out: u32, load: bool| {
-        let mut s = format!("{tag}: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x22000\n setzi $m6, {out}\n setzi $m7, 0x24000\n setzi $m8, 0\n zero64 $a4:5\n ld64 $a2:3, [$m5+=8]\n");
+        let mut s = format!("{tag}: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, {out}\n setzi $m7, 0x84000\n setzi $m8, 0\n zero64 $a4:5\n ld64 $a2:3, [$m5+=8]\n");
         for p in 0..4 {
             let m = if load && p < 3 {
                 "ldxw $a2:3, [$m5+=8], [$m7+=8], $m8"
@@ -743,31 +746,31 @@ fn amp_weights_loaded_by_workers() {
             ));
         }
         if load {
-            s.push_str(" rpt $m4, e2\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n setzi $m5, 0x22000\ne2:\n");
+            s.push_str(" rpt $m4, e2\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n setzi $m5, 0x82000\ne2:\n");
         }
         s.push_str(" exit\n");
         s
     };
     // 7 + 57 = 64 weight words through ldxw: 7 in the rows, 4 x 14 in the loop, plus 1 more below.
     let src = format!(
-        ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 64\n rpt $m4, e\n wld64 [$m2+=8], $m3\ne: ampswap\n \
+        ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 64\n rpt $m4, e\n wld64 [$m2+=8], $m3\ne: ampswap\n \
          setzi $m2, w1\n run $m2, $m2\n sync 0\n ampswap\n setzi $m2, w2\n run $m2, $m2\n sync 0\n halt\n{}{}",
-        row("w1", 0x23000, true),
-        row("w2", 0x23100, false)
+        row("w1", 0x83000, true),
+        row("w2", 0x83100, false)
     );
     let src = src.replace(
-        "setzi $m5, 0x22000\ne2:",
-        "setzi $m5, 0x22000\ne2:\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8",
+        "setzi $m5, 0x82000\ne2:",
+        "setzi $m5, 0x82000\ne2:\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8",
     );
     let (t0, img) = tile_with(&src, &[]);
     note_ops(&t0, &img);
     let t = run_with(&src, 0, |t| {
-        wr_u16(t, 0x21000, &w1);
-        wr_u16(t, 0x22000, &x);
-        wr_u16(t, 0x24000, &w2);
+        wr_u16(t, 0x81000, &w1);
+        wr_u16(t, 0x82000, &x);
+        wr_u16(t, 0x84000, &w2);
     })
     .unwrap_or_else(|f| panic!("{f}"));
-    for (w, out) in [(&w1, 0x23000), (&w2, 0x23100)] {
+    for (w, out) in [(&w1, 0x83000), (&w2, 0x83100)] {
         let got = rd_u16(&t, out, 16);
         for c in 0..16 {
             let acc: f32 = (0..16)
@@ -788,13 +791,13 @@ fn faults_are_values() {
     let cases: &[(&str, Check)] = &[
         (".globl main\nmain: setzi $m1, 0x7ffff\n sethi $m1, 0x7fff\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::Misaligned { .. })),
         (".globl main\nmain: setzi $m1, 0xffff0\n sethi $m1, 0x10\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { .. })),
-        (".globl main\nmain: setzi $m1, 0x100\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::StoreToCode { .. })),
-        (".globl main\nmain: setzi $m1, 0x1000\n ld128 $a0:3, [$m1]\n halt", |k| matches!(k, FaultKind::WorkerOnly(_) | FaultKind::NotInterleaved { .. })),
+        (".globl main\nmain: setzi $m1, main\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::StoreToCode { .. })),
+        (".globl main\nmain: setzi $m1, 0x70000\n ld128 $a0:3, [$m1]\n halt", |k| matches!(k, FaultKind::WorkerOnly(_) | FaultKind::NotInterleaved { .. })),
         (".globl main\nmain: f32v2add $a0:1, $a0:1, $a0:1\n halt", |k| matches!(k, FaultKind::WorkerOnly(_))),
         (".globl main\nmain: setzi $m1, 0\n jmp $m1\n halt", |k| matches!(k, FaultKind::PcOutOfCode { .. })),
         (".globl main\nmain: setzi $m1, 0\n divu $m2, $m2, $m1\n halt", |k| matches!(k, FaultKind::DivideByZero)),
         (".globl main\nmain: recv [$m1]\n halt", |k| matches!(k, FaultKind::NoSender)),
-        (".globl main\nmain: recvsel $m1\n setzi $m2, 0x20000\n recv [$m2]\n halt", |k| matches!(k, FaultKind::NoData { .. })),
+        (".globl main\nmain: recvsel $m1\n setzi $m2, 0x80000\n recv [$m2]\n halt", |k| matches!(k, FaultKind::NoData { .. })),
         (".globl main\nmain: .word 0x7f000000\n halt", |k| matches!(k, FaultKind::IllegalInstruction { .. })),
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n halt\nw: exit", |k| matches!(k, FaultKind::HaltWithWorkers)),
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: ampk $m15\n amp.f16f16 $a0:1, $a0:1, $a0:1\n exit", |k| {
@@ -803,7 +806,18 @@ fn faults_are_values() {
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: exit\n ampswap", |_| false),
     ];
     let more: &[(&str, Check)] = &[
-        (".globl main\nmain: setzi $m1, 2\n rpt $m1, e\n rpt $m1, e\n nop\ne: halt", |k| matches!(k, FaultKind::NestedRpt)),
+        // (The assembler refuses a `rpt` written inside a repeat body; a call reaches one.)
+        (".globl main\nmain: setzi $m1, 2\n rpt $m1, e\n call $m5, f\ne: halt\nf: rpt $m1, g\n nop\ng: jmp $m5", |k| matches!(k, FaultKind::NestedRpt)),
+        // Nested even with a count of zero, which would skip its body.
+        (".globl main\nmain: setzi $m1, 2\n setzi $m2, 0\n rpt $m1, e\n call $m5, f\ne: halt\nf: rpt $m2, g\n nop\ng: jmp $m5", |k| matches!(k, FaultKind::NestedRpt)),
+        // Tile memory is [0x4C000, 0xE8000) on ipu21: address 0, the word
+        // below the base and the word at the end are outside it.
+        (".globl main\nmain: setzi $m1, 0\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0, len: 4, base: 0x4C000, end: 0xE8000 })),
+        (".globl main\nmain: setzi $m1, 0x4bffc\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0x4bffc, .. })),
+        (".globl main\nmain: setzi $m1, 0x4bfff\n st8 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0x4bfff, .. })),
+        (".globl main\nmain: setzi $m1, 0xe8000\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
+        (".globl main\nmain: setzi $m1, 0xe7ff8\n ld64 $a0:1, [$m1+8]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
+        (".globl main\nmain: setzi $m1, 16\n send [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 16, .. })),
         (".globl main\nmain: setzi $m2, w\n .rept 7\n run $m2, $m2\n .endr\n sync 0\n halt\nw: setzi $m3, 100\n rpt $m3, e\n f32v2exp $a0:1, $a0:1\ne: exit", |k| {
             // Two-turn instructions leave the supervisor free slots while six workers run.
             matches!(k, FaultKind::NoFreeWorker)
@@ -813,7 +827,7 @@ fn faults_are_values() {
             matches!(k, FaultKind::AmpWeights { .. })
         }),
         (".globl main\nmain: .word 0x80000000, 0x00000000\n halt", |k| matches!(k, FaultKind::BadBundle)),
-        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0x1000\n ld128 $a0:3, [$m1]\n exit", |k| matches!(k, FaultKind::NotInterleaved { .. })),
+        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0x70000\n ld128 $a0:3, [$m1]\n exit", |k| matches!(k, FaultKind::NotInterleaved { .. })),
     ];
     for (src, want) in cases[..cases.len() - 1].iter().chain(more) {
         match run_with(src, 0, |_| {}) {
@@ -827,7 +841,36 @@ fn faults_are_values() {
     let f = run_with(".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0\n ld64 $a0:1, [$m1+4]\n exit", 0, |_| {}).unwrap_err();
     assert_eq!(f.context, ContextId::Worker(0));
     assert!(f.to_string().contains("worker 0"), "{f}");
-    let _ = TileConfig::ipu21();
+    // A worker's store below the memory base names where and what.
+    let f = run_with(".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0\n st64 $a0:1, [$m1+8]\n exit", 0, |_| {}).unwrap_err();
+    assert_eq!(
+        f.kind,
+        FaultKind::OutOfBounds {
+            addr: 8,
+            len: 8,
+            base: 0x4C000,
+            end: 0xE8000
+        }
+    );
+    assert_eq!(
+        (f.context, f.instruction.as_str()),
+        (ContextId::Worker(0), "st64 $a0:1, [$m1+8]")
+    );
+    let msg = f.to_string();
+    assert!(
+        msg.contains("outside tile memory [0x4c000, 0xe8000)"),
+        "{msg}"
+    );
+    // The first and last words of memory are inside it.
+    let t = run_with(".globl main\nmain: setzi $m1, 0xe7ffc\n setzi $m2, 7\n st32 $m2, [$m1]\n setzi $m3, 0x4c000\n ld32 $m4, [$m3]\n st32 $m4, [$m1-4]\n halt", 0, |_| {}).unwrap();
+    assert_eq!(rd32(&t, 0xe7ffc), 7);
+    assert_eq!(rd32(&t, 0xe7ff8), rd32(&t, 0x4c000));
+    // The host side keeps to the same range.
+    let (mut t, _) = tile_with(".globl main\nmain: halt\n", &[]);
+    assert!(t.write(0x4bffc, &[0; 4]).is_err());
+    assert!(t.write(0xe7ffd, &[0; 4]).is_err());
+    assert!(t.read(0, 4).is_err());
+    assert!(t.write(0xe7ffc, &[1; 4]).is_ok());
 }
 
 /// Runs last by name order within this binary is not guaranteed, so this
@@ -937,15 +980,15 @@ fn amp_modes() {
             ));
         }
         let src = format!(
-            ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 256\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
+            ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 256\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
              setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-             w: setzi $m4, {drain}\n ampk $m4\n setzi $m4, {}\n sethi $m4, {}\n setscl $m4\n setzi $m5, 0x22000\n setzi $m6, 0x23000\n zero64 $a4:5\n{body} exit\n",
+             w: setzi $m4, {drain}\n ampk $m4\n setzi $m4, {}\n sethi $m4, {}\n setscl $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n{body} exit\n",
             scale as u32 & 0xffff,
             (scale as u32) >> 16
         );
         let (mut t, img) = tile_with(&src, &[]);
-        t.write(0x21000, &wb).unwrap();
-        t.write(0x22000, &xb).unwrap();
+        t.write(0x81000, &wb).unwrap();
+        t.write(0x82000, &xb).unwrap();
         t.start(img.symbol("main").unwrap(), 0);
         t.run_to_halt(&mut ipu_runtime::NoExchange, 1_000_000)
             .unwrap_or_else(|f| panic!("{f}"));
@@ -954,9 +997,9 @@ fn amp_modes() {
             let want: f64 =
                 (0..k).map(|kk| xv[kk] * wv[kk * 16 + c]).sum::<f64>() * 2f64.powi(scale);
             let got = if partial_f32 {
-                f(rd32(&t, 0x23000 + 4 * c as u32)) as f64
+                f(rd32(&t, 0x83000 + 4 * c as u32)) as f64
             } else {
-                f16_value(rd_u16(&t, 0x23000 + 2 * c as u32, 1)[0]) as f64
+                f16_value(rd_u16(&t, 0x83000 + 2 * c as u32, 1)[0]) as f64
             };
             let tol = if partial_f32 { 1e-5 } else { 2e-3 } * want.abs().max(1.0);
             assert!(
