@@ -455,6 +455,55 @@ fn pack_f16x4(v: [f32; 4]) -> (u32, u32) {
     (b(0) | b(1) << 16, b(2) | b(3) << 16)
 }
 
+/// IEEE 754-2019 `maximum` (ONNX Max, numpy `maximum`): NaN when either
+/// operand is NaN, and +0 above -0. (Rust's `f32::max` is maxNum, which
+/// drops a NaN operand.)
+#[inline(always)]
+fn maximum(x: f32, y: f32) -> f32 {
+    if x > y {
+        x
+    } else if y > x {
+        y
+    } else if x == y {
+        if x.is_sign_negative() {
+            y
+        } else {
+            x
+        }
+    } else {
+        x + y
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN when either operand is NaN, -0 below +0.
+#[inline(always)]
+fn minimum(x: f32, y: f32) -> f32 {
+    if x < y {
+        x
+    } else if y < x {
+        y
+    } else if x == y {
+        if x.is_sign_negative() {
+            x
+        } else {
+            y
+        }
+    } else {
+        x + y
+    }
+}
+
+/// ONNX Relu as the reference computes it: x < 0 gives +0, anything else
+/// (NaN, -0) stays.
+#[inline(always)]
+fn relu(x: f32) -> f32 {
+    if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
 #[inline(always)]
 fn unary(op: Op, x: f32) -> f32 {
     use Op::*;
@@ -470,7 +519,7 @@ fn unary(op: Op, x: f32) -> f32 {
         F32v2abs | F16v4abs => x.abs(),
         F32v2sigmoid | F16v4sigmoid => 1.0 / (1.0 + (-x).exp()),
         F32v2gelu | F16v4gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
-        F32v2relu | F16v4relu => x.max(0.0),
+        F32v2relu | F16v4relu => relu(x),
         _ => x,
     }
 }
@@ -483,8 +532,8 @@ fn binary(op: Op, x: f32, y: f32) -> f32 {
         F32v2sub | F16v4sub | F32sub => x - y,
         F32v2mul | F16v4mul | F32mul => x * y,
         F32v2div | F16v4div | F32div => x / y,
-        F32v2max | F16v4max | F32max => x.max(y),
-        F32v2min | F16v4min => x.min(y),
+        F32v2max | F16v4max | F32max => maximum(x, y),
+        F32v2min | F16v4min => minimum(x, y),
         _ => x,
     }
 }
@@ -1529,14 +1578,14 @@ impl Tile {
                 ]);
             }
             F32v2hadd => a[d] = (f32::from_bits(a[s]) + f32::from_bits(a[s + 1])).to_bits(),
-            F32v2hmax => a[d] = f32::from_bits(a[s]).max(f32::from_bits(a[s + 1])).to_bits(),
+            F32v2hmax => a[d] = maximum(f32::from_bits(a[s]), f32::from_bits(a[s + 1])).to_bits(),
             F16v4hadd => {
                 let x = f16x4(a[s], a[s + 1]);
                 a[d] = ((x[0] + x[1]) + (x[2] + x[3])).to_bits();
             }
             F16v4hmax => {
                 let x = f16x4(a[s], a[s + 1]);
-                a[d] = x[0].max(x[1]).max(x[2].max(x[3])).to_bits();
+                a[d] = maximum(maximum(x[0], x[1]), maximum(x[2], x[3])).to_bits();
             }
             F32add | F32sub | F32mul | F32div | F32max => {
                 a[d] = binary(op, f32::from_bits(a[s]), f32::from_bits(a[t])).to_bits()

@@ -256,8 +256,147 @@ fn f32_bin(mn: &str) -> fn(f32, f32) -> f32 {
         "sub" => |x, y| x - y,
         "mul" => |x, y| x * y,
         "div" => |x, y| x / y,
-        "max" => f32::max,
-        _ => f32::min,
+        "max" => ieee_maximum,
+        _ => ieee_minimum,
+    }
+}
+
+/// IEEE 754-2019 maximum / minimum: NaN if either operand is; otherwise
+/// the larger (smaller) in the total order, where -0 < +0.
+fn ieee_maximum(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else if x.total_cmp(&y).is_ge() {
+        x
+    } else {
+        y
+    }
+}
+
+fn ieee_minimum(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else if x.total_cmp(&y).is_le() {
+        x
+    } else {
+        y
+    }
+}
+
+/// Equal bits, or both NaN (a NaN's sign and payload are not specified).
+fn same(got: u32, want: f32) -> bool {
+    got == want.to_bits() || (f32::from_bits(got).is_nan() && want.is_nan())
+}
+
+fn same16(got: u16, want: u16) -> bool {
+    got == want || (f16_value(got).is_nan() && f16_value(want).is_nan())
+}
+
+/// NaN, infinities and signed zeros through the float instructions
+/// (docs/isa.md section 5): NaN propagates through max/min/relu and the
+/// reductions, and conversions to FP8 agree bit for bit with the reference
+/// interpreter's encoder (saturating; NaN keeps its sign).
+#[test]
+fn special_values_follow_ieee_and_onnx() {
+    let sp: [f32; 10] = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.5,
+        f32::MAX,
+        -1e-40,
+    ];
+    let (m, mut a) = rand_regs(&mut rng());
+    for &x in &sp {
+        for &y in &sp {
+            a[2] = x.to_bits();
+            a[3] = y.to_bits();
+            a[4] = y.to_bits();
+            a[5] = x.to_bits();
+            let h2 = |p: f32, q: f32| f16_bits(p) as u32 | (f16_bits(q) as u32) << 16;
+            a[6] = h2(x, y);
+            a[7] = h2(y, x);
+            a[10] = h2(y, x);
+            a[11] = h2(x, y);
+            let body = " f32v2max $a8:9, $a2:3, $a4:5\n f32v2min $a12:13, $a2:3, $a4:5\n \
+                        f32max $a14, $a2, $a3\n f32v2hmax $a15, $a2:3\n \
+                        f16v4max $a0:1, $a6:7, $a10:11\n f16v4min $a10:11, $a6:7, $a10:11";
+            let (_, ao) = exec(body, m, a, 0);
+            let ctx = format!("x = {x}, y = {y}");
+            assert!(same(ao[8], ieee_maximum(x, y)), "f32v2max {ctx}");
+            assert!(same(ao[9], ieee_maximum(y, x)), "f32v2max {ctx}");
+            assert!(same(ao[12], ieee_minimum(x, y)), "f32v2min {ctx}");
+            assert!(same(ao[13], ieee_minimum(y, x)), "f32v2min {ctx}");
+            assert!(same(ao[14], ieee_maximum(x, y)), "f32max {ctx}");
+            assert!(same(ao[15], ieee_maximum(x, y)), "f32v2hmax {ctx}");
+            let (hx, hy) = (f16_value(f16_bits(x)), f16_value(f16_bits(y)));
+            for (k, (p, q)) in [(hx, hy), (hy, hx), (hy, hx), (hx, hy)]
+                .into_iter()
+                .enumerate()
+            {
+                let got = |r: u32| (r >> (16 * (k % 2))) as u16;
+                let max = f16_bits(ieee_maximum(p, q));
+                let min = f16_bits(ieee_minimum(p, q));
+                assert!(same16(got(ao[k / 2]), max), "f16v4max {ctx} lane {k}");
+                assert!(same16(got(ao[10 + k / 2]), min), "f16v4min {ctx} lane {k}");
+            }
+        }
+    }
+    // relu: x < 0 gives +0, NaN and -0 stay (the reference's Relu).
+    for pair in sp.chunks(2) {
+        a[2] = pair[0].to_bits();
+        a[3] = pair[1].to_bits();
+        a[4] = f16_bits(pair[0]) as u32 | (f16_bits(pair[1]) as u32) << 16;
+        a[5] = a[4];
+        let (_, ao) = exec(
+            " f32v2relu $a8:9, $a2:3\n f16v4relu $a10:11, $a4:5\n f16v4hmax $a12, $a4:5",
+            m,
+            a,
+            0,
+        );
+        let relu = |x: f32| if x < 0.0 { 0.0 } else { x };
+        for k in 0..2 {
+            assert!(same(ao[8 + k], relu(pair[k])), "f32v2relu {}", pair[k]);
+            let hv = f16_value(f16_bits(pair[k]));
+            assert!(
+                same16((ao[10] >> (16 * k)) as u16, f16_bits(relu(hv))),
+                "f16v4relu {hv}"
+            );
+        }
+        let hv = [0, 1].map(|k| f16_value(f16_bits(pair[k])));
+        assert!(same(ao[12], ieee_maximum(hv[0], hv[1])), "f16v4hmax {hv:?}");
+    }
+    // Conversions to FP8 against the reference encoder, at several scales.
+    use ipu_reference::Fp8Format as RefFp8;
+    for scale in [0, 4, -3] {
+        for pair in sp.chunks(2) {
+            a[2] = pair[0].to_bits();
+            a[3] = pair[1].to_bits();
+            a[4] = f16_bits(pair[0]) as u32 | (f16_bits(pair[1]) as u32) << 16;
+            a[5] = a[4];
+            let body = " cvt.f32.f8e4 $a8, $a2:3\n cvt.f32.f8e5 $a9, $a2:3\n \
+                        cvt.f16.f8e4 $a10, $a4:5\n cvt.f16.f8e5 $a11, $a4:5";
+            let (_, ao) = exec(body, m, a, scale);
+            for (reg, fmt) in [(8, RefFp8::E4M3FN), (9, RefFp8::E5M2)] {
+                for (k, &x) in pair.iter().enumerate() {
+                    let want = fmt.encode_scaled(x, true, scale);
+                    let got = (ao[reg] >> (8 * k)) as u8;
+                    assert_eq!(got, want, "cvt.f32 -> {fmt:?} of {x} at scale {scale}");
+                }
+            }
+            for (reg, fmt) in [(10, RefFp8::E4M3FN), (11, RefFp8::E5M2)] {
+                for k in 0..4 {
+                    let hv = f16_value(f16_bits(pair[k % 2]));
+                    let want = fmt.encode_scaled(hv, true, scale);
+                    let got = (ao[reg] >> (8 * k)) as u8;
+                    assert_eq!(got, want, "cvt.f16 -> {fmt:?} of {hv} at scale {scale}");
+                }
+            }
+        }
     }
 }
 
@@ -337,7 +476,7 @@ fn vector_unary_ops() {
         ("abs", f64::abs),
         ("sigmoid", |x| 1.0 / (1.0 + (-x).exp())),
         ("gelu", |x| 0.5 * x * (1.0 + libm::erf(x / 2f64.sqrt()))),
-        ("relu", |x| x.max(0.0)),
+        ("relu", |x| if x < 0.0 { 0.0 } else { x }),
     ];
     for (name, model) in ops {
         let positive = ["log", "rsqrt", "sqrt"].contains(name);
@@ -385,7 +524,7 @@ fn reductions_moves_and_packing() {
     }
     let (_, ao) = exec(" f32v2hadd $a8, $a2:3\n f32v2hmax $a9, $a2:3\n f32v2dup $a10:11, $a4\n mova $a12, $a5\n zero64 $a14:15", m, a, 0);
     assert_eq!(ao[8], (f(a[2]) + f(a[3])).to_bits());
-    assert_eq!(ao[9], f(a[2]).max(f(a[3])).to_bits());
+    assert_eq!(ao[9], ieee_maximum(f(a[2]), f(a[3])).to_bits());
     assert_eq!([ao[10], ao[11]], [a[4], a[4]]);
     assert_eq!(ao[12], a[5]);
     assert_eq!([ao[14], ao[15]], [0, 0]);
@@ -395,7 +534,10 @@ fn reductions_moves_and_packing() {
     let (_, ao) = exec(" f16v4hadd $a8, $a2:3\n f16v4hmax $a9, $a2:3\n f16v4dup $a10:11, $a6\n mov64 $a12:13, $a2:3\n pack16 $a14, $a4, $a5\n hi16 $a15, $a4", m, a, 0);
     let x: Vec<f32> = (0..4).map(|k| h(a[2 + k / 2], k % 2)).collect();
     assert_eq!(ao[8], ((x[0] + x[1]) + (x[2] + x[3])).to_bits());
-    assert_eq!(ao[9], x.iter().cloned().fold(f32::MIN, f32::max).to_bits());
+    assert_eq!(
+        ao[9],
+        x.iter().cloned().fold(f32::MIN, ieee_maximum).to_bits()
+    );
     let hd = f16_bits(f(a[6])) as u32;
     assert_eq!([ao[10], ao[11]], [hd | hd << 16, hd | hd << 16]);
     assert_eq!([ao[12], ao[13]], [a[2], a[3]]);
