@@ -135,6 +135,10 @@ pub enum FaultKind {
     EngineBusy { end: u64 },
     #[error("`halt` while the exchange engine runs (until cycle {end})")]
     HaltWithEngine { end: u64 },
+    #[error("a second word in one cycle (the exchange engine sends {first:#010x}, this `send` {second:#010x}); a tile sends at most one word per cycle")]
+    DoubleSend { first: u32, second: u32 },
+    #[error("the instruction branches to itself: the context can never make progress")]
+    SelfLoop,
 }
 
 /// A fault: where and when, and what.
@@ -409,6 +413,8 @@ pub struct Tile {
     engine_end: u64,
     stats: TileStats,
     pending_fault: Option<FaultKind>,
+    /// The pc of the supervisor's last `halt` or `sync` (where it stopped).
+    stop_pc: u32,
 }
 
 impl std::fmt::Debug for Tile {
@@ -562,6 +568,7 @@ impl Tile {
             engine_end: 0,
             stats: TileStats::default(),
             pending_fault: None,
+            stop_pc: 0,
         }
     }
 
@@ -722,9 +729,12 @@ impl Tile {
         }
     }
 
-    fn fault(&self, ci: usize, pc: u32, kind: FaultKind) -> Fault {
+    /// The disassembled instruction (or bundle) at `pc`, as fault messages
+    /// show it.
+    pub fn instruction_at(&self, pc: u32) -> String {
         let idx = (pc.wrapping_sub(self.code_lo) >> 2) as usize;
-        let instruction = match self.code.get(idx) {
+        match self.code.get(idx) {
+            _ if pc & 3 != 0 || pc < self.code_lo => "<no instruction: outside the code>".into(),
             Some(p) if p.legal => {
                 let mut s = format_inst(&p.inst);
                 if p.bundle {
@@ -735,8 +745,23 @@ impl Tile {
                 s
             }
             Some(p) => format!(".word {:#010x}", p.word),
-            None => "?".to_string(),
-        };
+            None => "<no instruction: outside the code>".into(),
+        }
+    }
+
+    /// The pc of a context (workers 0..5, supervisor 6): the next
+    /// instruction it issues.
+    pub fn pc(&self, context: usize) -> u32 {
+        self.ctx[context.min(SUP)].pc
+    }
+
+    /// The pc of the supervisor's latest `halt` or `sync` (0 before any).
+    pub fn stop_pc(&self) -> u32 {
+        self.stop_pc
+    }
+
+    fn fault(&self, ci: usize, pc: u32, kind: FaultKind) -> Fault {
+        let instruction = self.instruction_at(pc);
         Fault {
             tile: self.cfg.tile_id,
             context: if ci == SUP {
@@ -1006,6 +1031,19 @@ impl Tile {
         b
     }
 
+    /// A branch to its own address, unless it is the end of an active
+    /// repeat body (which goes back to the body's start), leaves the
+    /// context issuing it forever: a livelock, reported at once rather
+    /// than after the cycle budget.
+    #[inline(always)]
+    fn progress(&self, ci: usize, st: &IssueState) -> Result<(), FaultKind> {
+        let cx = &self.ctx[ci];
+        if st.next == st.pc && !(cx.rpt_left > 0 && st.pc == cx.rpt_end) {
+            return Err(FaultKind::SelfLoop);
+        }
+        Ok(())
+    }
+
     /// The end E of the latest exchange-engine row (0 if none ran): the
     /// engine runs while the cycle is below it.
     pub fn engine_end(&self) -> u64 {
@@ -1191,6 +1229,7 @@ impl Tile {
                 }
             }
             Sync => {
+                self.stop_pc = self.ctx[ci].pc;
                 let busy = self.ctx[..WORKERS].iter().any(|c| c.active);
                 let then_sync = i.imm != 0;
                 self.sup = match (busy, then_sync) {
@@ -1208,6 +1247,7 @@ impl Tile {
                         end: self.engine_end,
                     });
                 }
+                self.stop_pc = self.ctx[ci].pc;
                 self.sup = Sup::Halted;
             }
             Getc => self.ctx[ci].m[d] = self.cycle as u32,
@@ -1217,7 +1257,8 @@ impl Tile {
             Send => {
                 let addr = self.ea(ci, r[0], i);
                 let w = self.ld32(addr)?;
-                port.send(self.cfg.tile_id, self.cycle, w);
+                port.send(self.cfg.tile_id, self.cycle, w)
+                    .map_err(|first| FaultKind::DoubleSend { first, second: w })?;
             }
             Recv => {
                 let addr = self.ea(ci, r[0], i);
@@ -1385,7 +1426,10 @@ impl Tile {
                 self.ctx[ci].a[d..d + 2].copy_from_slice(&v1);
                 self.ctx[ci].a[t..t + 2].copy_from_slice(&v2);
             }
-            Br => st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4)),
+            Br => {
+                st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                self.progress(ci, st)?;
+            }
             Brz | Brnz | Brneg => {
                 let v = self.ctx[ci].m[d];
                 let take = match op {
@@ -1395,13 +1439,19 @@ impl Tile {
                 };
                 if take {
                     st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                    // Taken to itself: nothing it reads changes, so forever.
+                    self.progress(ci, st)?;
                 }
             }
             Call => {
                 self.ctx[ci].m[d] = st.next;
                 st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                self.progress(ci, st)?;
             }
-            Jmp => st.next = self.ctx[ci].m[d],
+            Jmp => {
+                st.next = self.ctx[ci].m[d];
+                self.progress(ci, st)?;
+            }
             Rpt => {
                 let count = self.ctx[ci].m[d];
                 let end = st.pc.wrapping_add(4).wrapping_add((i.imm as u32) * 4);

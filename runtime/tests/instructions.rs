@@ -705,7 +705,9 @@ fn supervisor_control_exchange_and_sync() {
 struct RowPort(Vec<(u32, ipu_runtime::EngineRow)>);
 
 impl ipu_runtime::ExchangePort for RowPort {
-    fn send(&mut self, _: u32, _: u64, _: u32) {}
+    fn send(&mut self, _: u32, _: u64, _: u32) -> Result<(), u32> {
+        Ok(())
+    }
     fn receive(&mut self, _: u32, _: u64, _: u32) -> Option<u32> {
         None
     }
@@ -960,6 +962,11 @@ fn faults_are_values() {
         (".globl main\nmain: setzi $m1, 0xe8000\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
         (".globl main\nmain: setzi $m1, 0xe7ff8\n ld64 $a0:1, [$m1+8]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
         (".globl main\nmain: setzi $m1, 16\n send [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 16, .. })),
+        // A context that branches to itself never leaves: a livelock, found at once.
+        (".globl main\nmain: br .\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m1, 1\n brnz $m1, .\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m1, j\nj: jmp $m1\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: { br . ; f32v2add $a0:1, $a0:1, $a2:3 }\n exit", |k| matches!(k, FaultKind::SelfLoop)),
         (".globl main\nmain: setzi $m2, w\n .rept 7\n run $m2, $m2\n .endr\n sync 0\n halt\nw: setzi $m3, 100\n rpt $m3, e\n f32v2exp $a0:1, $a0:1\ne: exit", |k| {
             // Two-turn instructions leave the supervisor free slots while six workers run.
             matches!(k, FaultKind::NoFreeWorker)
@@ -1007,6 +1014,10 @@ fn faults_are_values() {
     let t = run_with(".globl main\nmain: setzi $m1, 0xe7ffc\n setzi $m2, 7\n st32 $m2, [$m1]\n setzi $m3, 0x4c000\n ld32 $m4, [$m3]\n st32 $m4, [$m1-4]\n halt", 0, |_| {}).unwrap();
     assert_eq!(rd32(&t, 0xe7ffc), 7);
     assert_eq!(rd32(&t, 0xe7ff8), rd32(&t, 0x4c000));
+    // Not self-loops: a branch to itself not taken, and a one-instruction
+    // repeat body (the repeat, not a branch, brings the pc back).
+    let t = run_with(".globl main\nmain: setzi $m1, 0\n brnz $m1, .\n setzi $m2, 3\n setzi $m4, 0\n rpt $m2, e\n add $m4, $m4, 2\ne: setzi $m3, 0x90000\n st32 $m4, [$m3]\n halt", 0, |_| {}).unwrap();
+    assert_eq!(rd32(&t, 0x90000), 6);
     // The host side keeps to the same range.
     let (mut t, _) = tile_with(".globl main\nmain: halt\n", &[]);
     assert!(t.write(0x4bffc, &[0; 4]).is_err());

@@ -47,8 +47,9 @@ struct Outbox {
 }
 
 impl ExchangePort for Outbox {
-    fn send(&mut self, _tile: u32, cycle: u64, word: u32) {
+    fn send(&mut self, _tile: u32, cycle: u64, word: u32) -> Result<(), u32> {
         self.sent.insert(cycle, word);
+        Ok(())
     }
     fn receive(&mut self, _tile: u32, cycle: u64, sender: u32) -> Option<u32> {
         self.inbox
