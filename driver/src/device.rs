@@ -424,6 +424,8 @@ pub fn run_on_chip(
     max_cycles: u64,
 ) -> Result<DeviceRun, String> {
     let mut chip = Chip::new(target).map_err(|e| e.to_string())?;
+    // A package's tiles all run every superstep: one that misses a sync is a fault.
+    chip.require_all_tiles_at_syncs();
     if chip.tiles() < pkg.meta.target.tile_count {
         return Err(format!(
             "the package needs {} tiles, the target {} has {}",

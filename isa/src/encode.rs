@@ -145,6 +145,9 @@ pub fn encode(op: Op, operands: &[Operand]) -> Result<u32, EncodeError> {
                 }
                 word |= (v as u32) & ((1u32 << width) - 1);
             }
+            (Kind::RptEnd, Operand::Imm(0)) => {
+                return Err(err(i, "a repeat body holds at least one word".to_string()))
+            }
             (Kind::Uimm | Kind::RptEnd, Operand::Imm(v)) => {
                 if v < 0 || v >= (1i64 << width) {
                     return Err(err(
@@ -334,5 +337,15 @@ mod tests {
         .is_err());
         assert!(encode(Op::Nop, &[Operand::Imm(1)]).is_err());
         assert!(decode(0x7f00_0000).is_err());
+    }
+
+    /// A `rpt` with an empty body neither encodes nor decodes.
+    #[test]
+    fn empty_repeat_body_is_not_an_instruction() {
+        let ops = [Operand::Reg(1), Operand::Imm(0)];
+        assert!(encode(Op::Rpt, &ops).is_err());
+        let one = encode(Op::Rpt, &[Operand::Reg(1), Operand::Imm(1)]).unwrap();
+        assert!(decode(one).is_ok());
+        assert!(decode(one & !1).is_err());
     }
 }

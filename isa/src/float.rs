@@ -32,13 +32,16 @@ impl F8Format {
     }
 }
 
-/// Converts `x * 2^-scale` to FP8: round to nearest even, saturating.
+/// Converts `x * 2^-scale` to FP8: round to nearest even, saturating (an
+/// infinity becomes the largest finite value of its sign); NaN keeps its
+/// sign (0x7f/0xff for E4M3FN, 0x7e/0xfe for E5M2), as the reference's
+/// `Fp8Format::encode_scaled` and ml_dtypes do.
 pub fn f8_from_f64(x: f64, scale: i32, fmt: F8Format) -> u8 {
     let (m, bias, max) = fmt.params();
-    if x.is_nan() {
-        return fmt.nan();
-    }
     let sign = if x.is_sign_negative() { 0x80u8 } else { 0 };
+    if x.is_nan() {
+        return sign | fmt.nan();
+    }
     // Scales beyond any format's range saturate or flush anyway.
     let scale = scale.clamp(-4096, 4096);
     let a = (x.abs() * 2f64.powi(-scale)).min(f64::MAX);
@@ -209,6 +212,8 @@ mod tests {
         assert_eq!(f8_from_f64(f64::INFINITY, 0, f), 0x7e);
         assert_eq!(f8_from_f64(-1e6, 0, f), 0xfe);
         assert_eq!(f8_from_f64(f64::NAN, 0, f), 0x7f);
+        assert_eq!(f8_from_f64(-f64::NAN, 0, f), 0xff);
+        assert_eq!(f8_from_f64(f64::NEG_INFINITY, 0, f), 0xfe);
         // Smallest subnormal 2^-9; half of it rounds to even (zero).
         assert_eq!(f8_from_f64(2f64.powi(-9), 0, f), 0x01);
         assert_eq!(f8_from_f64(2f64.powi(-10), 0, f), 0x00);
@@ -227,6 +232,10 @@ mod tests {
         assert_eq!(f8_from_f64(57344.0, 0, f), 0x7b);
         assert_eq!(f8_from_f64(1e9, 0, f), 0x7b);
         assert_eq!(f8_to_f64(0x7c, 0, f), f64::INFINITY);
+        assert_eq!(f8_from_f64(f64::INFINITY, 0, f), 0x7b);
+        assert_eq!(f8_from_f64(f64::NEG_INFINITY, 0, f), 0xfb);
+        assert_eq!(f8_from_f64(f64::NAN, 0, f), 0x7e);
+        assert_eq!(f8_from_f64(-f64::NAN, 0, f), 0xfe);
         assert_eq!(f8_from_f64(2f64.powi(-16), 0, f), 0x01);
     }
 

@@ -182,19 +182,22 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
                         }
                     }
                 };
-                let value = target + r.addend;
                 let off = r.offset as usize;
                 let err = |reason: String| LinkError::Reloc {
                     object: name.to_string(),
                     offset: r.offset,
                     reason,
                 };
+                let value = target
+                    .checked_add(r.addend)
+                    .ok_or_else(|| err(format!("addend {} overflows", r.addend)))?;
                 let Some(slot) = bytes.get_mut(off..off.saturating_add(4)) else {
                     return Err(err("offset outside its section".into()));
                 };
                 let word = u32::from_le_bytes([slot[0], slot[1], slot[2], slot[3]]);
                 let new = match r.kind {
-                    RelocKind::Abs32 => value as u32,
+                    RelocKind::Abs32 => u32::try_from(value)
+                        .map_err(|_| err(format!("address {value:#x} does not fit in 32 bits")))?,
                     RelocKind::Abs20 | RelocKind::Pcrel => {
                         let mut inst = decode(word).map_err(|e| err(e.to_string()))?;
                         inst.imm = if r.kind == RelocKind::Abs20 {
@@ -209,7 +212,8 @@ pub fn link(objects: &[(&str, &ObjectFile)], layout: &LinkLayout) -> Result<Tile
                             if d % 4 != 0 {
                                 return Err(err("branch target is not word-aligned".into()));
                             }
-                            (d / 4) as i32
+                            i32::try_from(d / 4)
+                                .map_err(|_| err(format!("branch distance {d} does not fit")))?
                         };
                         let w = encode_inst(&inst);
                         if w == u32::MAX || decode(w).map(|d| d.imm) != Ok(inst.imm) {

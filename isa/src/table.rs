@@ -202,16 +202,16 @@ isa_table! {
     F32v2sub = "f32v2sub", Arith, Worker, 64 / 1, [A2, A2, A2], 1, "d = s - t";
     F32v2mul = "f32v2mul", Arith, Worker, 64 / 2, [A2, A2, A2], 1, "d = s * t";
     F32v2div = "f32v2div", Arith, Worker, 64 / 3, [A2, A2, A2], 2, "d = s / t";
-    F32v2max = "f32v2max", Arith, Worker, 64 / 4, [A2, A2, A2], 1, "d = max(s, t) (IEEE maxNum)";
-    F32v2min = "f32v2min", Arith, Worker, 64 / 5, [A2, A2, A2], 1, "d = min(s, t) (IEEE minNum)";
+    F32v2max = "f32v2max", Arith, Worker, 64 / 4, [A2, A2, A2], 1, "d = max(s, t): IEEE 754-2019 maximum (NaN if either is NaN; -0 < +0)";
+    F32v2min = "f32v2min", Arith, Worker, 64 / 5, [A2, A2, A2], 1, "d = min(s, t): IEEE 754-2019 minimum (NaN if either is NaN; -0 < +0)";
     F32v2fma = "f32v2fma", Arith, Worker, 64 / 6, [A2, A2, A2], 1, "d = d + s * t (fused, one rounding)";
     // ---- arithmetic slot: f16 x4 (computed in f32, rounded to f16 once)
     F16v4add = "f16v4add", Arith, Worker, 65 / 0, [A2, A2, A2], 1, "d = s + t (4 x f16)";
     F16v4sub = "f16v4sub", Arith, Worker, 65 / 1, [A2, A2, A2], 1, "d = s - t";
     F16v4mul = "f16v4mul", Arith, Worker, 65 / 2, [A2, A2, A2], 1, "d = s * t";
     F16v4div = "f16v4div", Arith, Worker, 65 / 3, [A2, A2, A2], 2, "d = s / t";
-    F16v4max = "f16v4max", Arith, Worker, 65 / 4, [A2, A2, A2], 1, "d = max(s, t)";
-    F16v4min = "f16v4min", Arith, Worker, 65 / 5, [A2, A2, A2], 1, "d = min(s, t)";
+    F16v4max = "f16v4max", Arith, Worker, 65 / 4, [A2, A2, A2], 1, "d = max(s, t) (IEEE maximum, as f32v2max)";
+    F16v4min = "f16v4min", Arith, Worker, 65 / 5, [A2, A2, A2], 1, "d = min(s, t) (IEEE minimum, as f32v2min)";
     F16v4fma = "f16v4fma", Arith, Worker, 65 / 6, [A2, A2, A2], 1, "d = d + s * t (in f32, one rounding to f16)";
     // ---- unary f32 x2
     F32v2exp = "f32v2exp", Arith, Worker, 66 / 0, [A2, A2], 2, "d = exp(s)";
@@ -225,7 +225,7 @@ isa_table! {
     F32v2abs = "f32v2abs", Arith, Worker, 66 / 8, [A2, A2], 1, "d = |s|";
     F32v2sigmoid = "f32v2sigmoid", Arith, Worker, 66 / 9, [A2, A2], 2, "d = 1 / (1 + exp(-s))";
     F32v2gelu = "f32v2gelu", Arith, Worker, 66 / 10, [A2, A2], 2, "d = s * (1 + erf(s / sqrt 2)) / 2";
-    F32v2relu = "f32v2relu", Arith, Worker, 66 / 11, [A2, A2], 1, "d = max(s, 0)";
+    F32v2relu = "f32v2relu", Arith, Worker, 66 / 11, [A2, A2], 1, "d = s < 0 ? +0 : s (NaN and -0 stay)";
     // ---- unary f16 x4 (computed in f32, rounded to f16)
     F16v4exp = "f16v4exp", Arith, Worker, 67 / 0, [A2, A2], 2, "d = exp(s)";
     F16v4log = "f16v4log", Arith, Worker, 67 / 1, [A2, A2], 2, "d = ln(s)";
@@ -238,17 +238,17 @@ isa_table! {
     F16v4abs = "f16v4abs", Arith, Worker, 67 / 8, [A2, A2], 1, "d = |s|";
     F16v4sigmoid = "f16v4sigmoid", Arith, Worker, 67 / 9, [A2, A2], 2, "d = 1 / (1 + exp(-s))";
     F16v4gelu = "f16v4gelu", Arith, Worker, 67 / 10, [A2, A2], 2, "d = s * (1 + erf(s / sqrt 2)) / 2";
-    F16v4relu = "f16v4relu", Arith, Worker, 67 / 11, [A2, A2], 1, "d = max(s, 0)";
+    F16v4relu = "f16v4relu", Arith, Worker, 67 / 11, [A2, A2], 1, "d = s < 0 ? +0 : s (NaN and -0 stay)";
     // ---- reductions and scalars
     F32v2hadd = "f32v2hadd", Arith, Worker, 68 / 0, [A, A2], 1, "d = s0 + s1";
-    F32v2hmax = "f32v2hmax", Arith, Worker, 68 / 1, [A, A2], 1, "d = max(s0, s1)";
+    F32v2hmax = "f32v2hmax", Arith, Worker, 68 / 1, [A, A2], 1, "d = max(s0, s1) (IEEE maximum)";
     F16v4hadd = "f16v4hadd", Arith, Worker, 68 / 2, [A, A2], 1, "d (f32) = (s0 + s1) + (s2 + s3), in f32";
-    F16v4hmax = "f16v4hmax", Arith, Worker, 68 / 3, [A, A2], 1, "d (f32) = max of the four halves";
+    F16v4hmax = "f16v4hmax", Arith, Worker, 68 / 3, [A, A2], 1, "d (f32) = max of the four halves (IEEE maximum)";
     F32add = "f32add", Arith, Worker, 69 / 0, [A, A, A], 1, "d = s + t (f32)";
     F32sub = "f32sub", Arith, Worker, 69 / 1, [A, A, A], 1, "d = s - t";
     F32mul = "f32mul", Arith, Worker, 69 / 2, [A, A, A], 1, "d = s * t";
     F32div = "f32div", Arith, Worker, 69 / 3, [A, A, A], 2, "d = s / t";
-    F32max = "f32max", Arith, Worker, 69 / 4, [A, A, A], 1, "d = max(s, t)";
+    F32max = "f32max", Arith, Worker, 69 / 4, [A, A, A], 1, "d = max(s, t) (IEEE maximum)";
     F32v2dup = "f32v2dup", Arith, Worker, 70 / 0, [A2, A], 1, "d = (s, s)";
     F16v4dup = "f16v4dup", Arith, Worker, 70 / 1, [A2, A], 1, "d = 4 x f16(s), s an f32 rounded to f16";
     Mov64 = "mov64", Arith, Worker, 70 / 2, [A2, A2], 1, "d = s (64-bit copy)";

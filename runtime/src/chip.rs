@@ -68,27 +68,35 @@
 //!
 //! # Faults
 //! A tile fault (out-of-range access, a receive with no word: tile, cycle,
-//! pc, instruction and the selected sender) or a fabric fault (two words
-//! sent by one tile in one cycle, two senders captured by one receiver in
-//! one cycle) stops the chip: no tile is run past the cycle of the earliest
+//! pc, instruction and the selected sender; a `send` in a cycle the tile's
+//! engine sends in) or an exchange fault found when captures are resolved
+//! (a capture before its data arrives, a capture while two senders are
+//! selected on its port) stops the chip: no tile is run past the cycle of the earliest
 //! fault found in a later round (tiles may already be past it from the
 //! round in which it was found), and [`Chip::run`] returns every fault,
-//! ordered by cycle and tile, with the report so far. A tile that never
-//! reaches the sync the others wait at keeps them waiting (up to the cycle
-//! budget of [`Chip::run`]). Nothing panics on a program.
+//! ordered by cycle and tile, with the report so far. Every fault names
+//! the tile, the cycle, and the pc and disassembly of its instruction (for
+//! exchange faults, the `exch` of the row). A tile that never reaches the
+//! sync the others wait at keeps them waiting up to the cycle budget of
+//! [`Chip::run`]; with [`Chip::require_all_tiles_at_syncs`] (compiled
+//! programs, where every tile runs every superstep) it is a fault naming
+//! the tile and the waiting ones as soon as all the others wait and it
+//! has halted, or at the budget if it still runs. A context that branches
+//! to itself is a tile fault at once. Nothing panics on a program.
 //!
 //! Engine captures that find no word ([`ChipFault::Capture`]) are found
 //! when the superstep's captures are resolved, after every tile has
 //! reached the sync; they are reported with the same ordering.
 //!
 //! # Limits of the model
-//! An engine send and a `send` in one cycle are a [`ChipFault::DoubleSend`];
+//! An engine send and a `send` in one cycle are a tile fault of the `send`
+//! ([`FaultKind::DoubleSend`]);
 //! a tile's `recv` and its engine's captures use separate selectors and
 //! are not checked against each other. Paired (supertile) receives at
-//! 8 B/cycle are engine captures with the partner flag. The tile simulator's
-//! memory starts at address 0: accesses below the target's
-//! `memory.base_address` by a running program are not faults (host access
-//! and image loading below it are refused).
+//! 8 B/cycle are engine captures with the partner flag. Tile memory is the
+//! target's `[memory.base_address, base_address + memory.bytes)`: a
+//! program's access outside it is a tile fault, and host access and image
+//! loading outside it are refused.
 
 pub mod fabric;
 
@@ -106,33 +114,56 @@ use crate::tile::{
 use fabric::{Fabric, PortState, RouteModel};
 use std::sync::Arc;
 
-/// Captures the words of `cap` (an entry of a row of `tile`) from port `p`, whose rows this superstep are `port_rows`, into the
-/// tile's memory. `Err((cycle, sender))`: the first word with no sender
-/// selected (`None`) or no word sent.
+/// Why a capture failed, at its first bad word.
+enum CaptureError {
+    /// No sender selected (`None`) or no word sent by the selected one.
+    NoWord { cycle: u64, sender: Option<u32> },
+    /// Two senders selected on the port in the cycle of the word.
+    TwoSenders { cycle: u64, first: u32, second: u32 },
+}
+
+/// Captures the words of `cap` (an entry of a row of `tile`) from port `p`,
+/// whose rows this superstep are `port_rows`, into the tile's memory.
 fn capture(
     fabric: &Fabric,
     tile: &mut Tile,
     cap: &EngineCapture,
     p: u32,
     port_rows: &[Arc<EngineRow>],
-) -> Result<(), (u64, Option<u32>)> {
+) -> Result<(), CaptureError> {
     let words = cap.words() as u64;
     let route = fabric.route();
     let mut k = 0u64;
     while k < words {
         let t = cap.start + k;
         // The port's running row: its latest row started by cycle t.
+        let none = CaptureError::NoWord {
+            cycle: t,
+            sender: None,
+        };
         let i = port_rows.partition_point(|x| x.t0 <= t);
         let Some(pr) = i.checked_sub(1).map(|i| &port_rows[i]) else {
-            return Err((t, None));
+            return Err(none);
         };
         let j = pr.selects.partition_point(|s| s.0 <= t);
+        // Every select cycle inside the capture starts a segment, so a
+        // second select of another sender in cycle t shows up here.
+        if let (Some(a), Some(b)) = (j.checked_sub(2), j.checked_sub(1)) {
+            let (first, second) = (pr.selects[a], pr.selects[b]);
+            if first.0 == t && second.0 == t && first.1 != second.1 {
+                return Err(CaptureError::TwoSenders {
+                    cycle: t,
+                    first: first.1,
+                    second: second.1,
+                });
+            }
+        }
         let sender = j
             .checked_sub(1)
             .map(|j| pr.selects[j].1)
             .filter(|&s| s != u32::MAX);
         let Some(s) = sender else {
-            return Err((t, None));
+            return Err(none);
         };
         // The sender stays selected until the port's next select or row.
         let mut seg_end = cap.start + words;
@@ -143,17 +174,21 @@ fn capture(
             seg_end = seg_end.min(n.t0);
         }
         let lat = route.latency(s, p) as u64;
+        let no_word = |cycle| CaptureError::NoWord {
+            cycle,
+            sender: Some(s),
+        };
         let (Some(from), true) = (t.checked_sub(lat), s < route.tiles) else {
-            return Err((t, Some(s)));
+            return Err(no_word(t));
         };
         let n = seg_end - t;
         let lo = 4 * k as usize;
         let hi = (4 * (k + n) as usize).min(cap.len as usize);
         let Ok(dst) = tile.memory_mut(cap.addr + lo as u32, hi - lo) else {
-            return Err((t, Some(s)));
+            return Err(no_word(t));
         };
         if let Err(c) = fabric.gather(s, from, dst) {
-            return Err((c + lat, Some(s)));
+            return Err(no_word(c + lat));
         }
         k += n;
     }
@@ -166,9 +201,9 @@ pub struct ChipConfig {
     pub tiles: u32,
     /// First byte of tile SRAM (tile-local address).
     pub memory_base: u32,
-    /// One past the last byte of tile SRAM. The tile simulator's memory
-    /// spans `0..memory_end`; the host side refuses addresses below
-    /// `memory_base`, and images must lie inside `memory_base..memory_end`.
+    /// One past the last byte of tile SRAM: tile memory spans
+    /// `memory_base..memory_end`, and any access outside it (by a program,
+    /// an exchange row, the host or an image) is refused.
     pub memory_end: u32,
     pub interleaved_start: u32,
     pub sync_cycles: u64,
@@ -185,6 +220,11 @@ impl ChipConfig {
         let bad = |m: String| ChipError::Config(format!("target {}: {m}", t.name));
         let end = u32::try_from(t.memory_end())
             .map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        let base = u32::try_from(t.memory.base_address)
+            .map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        let interleaved_start = t.memory.interleaved_start.map_or(Ok(end), u32::try_from);
+        let interleaved_start =
+            interleaved_start.map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
         if t.exchange.route_latency_base_cycles == 0 {
             return Err(bad(
                 "exchange.route_latency_base_cycles must be at least 1 for the chip simulator"
@@ -193,9 +233,9 @@ impl ChipConfig {
         }
         Ok(ChipConfig {
             tiles: t.tiles(),
-            memory_base: t.memory.base_address as u32,
+            memory_base: base,
             memory_end: end,
-            interleaved_start: t.memory.interleaved_start.map_or(end, |s| s as u32),
+            interleaved_start,
             sync_cycles: t.exchange.sync_cycles as u64,
             phase_fixed_cycles: t.exchange.phase_fixed_cycles as u64,
             supertile_tiles: t.exchange.supertile_tiles,
@@ -210,42 +250,46 @@ impl ChipConfig {
 
     /// The configuration of tile `id`'s simulator.
     pub fn tile_config(&self, id: u32) -> TileConfig {
-        let mut c = TileConfig::new(self.memory_end, self.interleaved_start).with_tile_id(id);
-        c.sync_cycles = self.sync_cycles;
-        c.memory_base = self.memory_base;
-        c.phase_fixed_cycles = self.phase_fixed_cycles;
-        c.supertile_tiles = self.supertile_tiles;
-        c
+        TileConfig {
+            tile_id: id,
+            memory_base: self.memory_base,
+            memory_bytes: self.memory_end.saturating_sub(self.memory_base),
+            interleaved_start: self.interleaved_start,
+            sync_cycles: self.sync_cycles,
+            phase_fixed_cycles: self.phase_fixed_cycles,
+            supertile_tiles: self.supertile_tiles,
+        }
     }
 }
 
-/// A fault that stops the chip.
+/// A fault that stops the chip. Every one names the tile, the cycle, and
+/// the pc and disassembly of the instruction it is charged to.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ChipFault {
     /// A tile's own fault (out-of-range or misaligned access, a `recv`
-    /// that finds no word from its selected sender, ...).
+    /// that finds no word from its selected sender, a `send` while its
+    /// engine sends, a bad exchange row, ...).
     #[error("{0}")]
     Tile(Fault),
-    /// A tile sent a second word in one cycle.
-    #[error("tile {tile}, cycle {cycle}: a second send in one cycle (words {first:#010x} and {second:#010x}); a tile sends at most one word per cycle")]
-    DoubleSend {
-        tile: u32,
-        cycle: u64,
-        first: u32,
-        second: u32,
-    },
-    /// A receiver's port captured words from two senders in one cycle.
-    #[error("tile {receiver}, cycle {cycle}: captures from senders {first} and {second} in one cycle; a port takes one word per cycle")]
+    /// A capture word taken in a cycle in which the receiving port has two
+    /// senders selected (two select entries of its row at one cycle): a
+    /// port listens to one sender per cycle. Charged to the `exch` of the
+    /// receiving row.
+    #[error("tile {receiver}, supervisor, pc {pc:#x}, cycle {cycle}: port {port} has senders {first} and {second} selected in one cycle and a capture takes a word then; a port listens to one sender per cycle (in `{instruction}`)")]
     TwoSenders {
         receiver: u32,
         cycle: u64,
+        port: u32,
         first: u32,
         second: u32,
+        pc: u32,
+        instruction: String,
     },
     /// An exchange-engine capture word found nothing: no sender selected
     /// on the port at `cycle` (`sender: None`), or no word sent by
-    /// `sender` at `cycle - latency(sender, port)`.
-    #[error("tile {tile}, cycle {cycle}: exchange capture of {len} bytes to {addr:#x} (row of the `exch` at pc {pc:#x}) {}", match sender { Some(s) => format!("finds no word from tile {s} on port {port}"), None => format!("has no sender selected on port {port}") })]
+    /// `sender` at `cycle - latency(sender, port)` (a capture before the
+    /// data arrives). Charged to the `exch` of the receiving row.
+    #[error("tile {tile}, supervisor, pc {pc:#x}, cycle {cycle}: exchange capture of {len} bytes to {addr:#x} {} (in `{instruction}`)", match sender { Some(s) => format!("finds no word from tile {s} on port {port}"), None => format!("has no sender selected on port {port}") })]
     Capture {
         tile: u32,
         cycle: u64,
@@ -255,6 +299,23 @@ pub enum ChipFault {
         addr: u32,
         len: u32,
         pc: u32,
+        instruction: String,
+    },
+    /// With [`Chip::require_all_tiles_at_syncs`]: a started tile that
+    /// never arrives at the chip-wide sync the others wait at, because it
+    /// halted (pc of the `halt`) or was still running when the run's
+    /// cycle budget ran out (its supervisor's pc then).
+    #[error("tile {tile}, supervisor, pc {pc:#x}, cycle {cycle}: never reaches the chip-wide sync that ends superstep {sync} ({}), at which {} wait{} (in `{instruction}`)", if *halted { "it halted" } else { "still running when the cycle budget ran out" }, tile_list(waiting), if waiting.len() == 1 { "s" } else { "" })]
+    SyncNeverReached {
+        tile: u32,
+        cycle: u64,
+        /// The superstep the sync ends (0: the first sync of the run).
+        sync: usize,
+        halted: bool,
+        /// The tiles waiting at it.
+        waiting: Vec<u32>,
+        pc: u32,
+        instruction: String,
     },
     /// The simulator broke one of its own invariants (a bug, reported as a
     /// value rather than a panic).
@@ -266,14 +327,39 @@ pub enum ChipFault {
     },
 }
 
+/// `tiles 0-3, 5` (runs of consecutive ids merged; at most 8 items).
+fn tile_list(tiles: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &t in tiles {
+        match runs.last_mut() {
+            Some((_, hi)) if *hi + 1 == t => *hi = t,
+            _ => runs.push((t, t)),
+        }
+    }
+    let items: Vec<String> = runs
+        .iter()
+        .take(8)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect();
+    let more = if runs.len() > 8 { ", ..." } else { "" };
+    let word = if tiles.len() == 1 { "tile" } else { "tiles" };
+    format!("{word} {}{more}", items.join(", "))
+}
+
 impl ChipFault {
     /// The tile the fault names (the receiver for [`ChipFault::TwoSenders`]).
     pub fn tile(&self) -> u32 {
         match self {
             ChipFault::Tile(f) => f.tile,
-            ChipFault::DoubleSend { tile, .. }
-            | ChipFault::Internal { tile, .. }
-            | ChipFault::Capture { tile, .. } => *tile,
+            ChipFault::Internal { tile, .. }
+            | ChipFault::Capture { tile, .. }
+            | ChipFault::SyncNeverReached { tile, .. } => *tile,
             ChipFault::TwoSenders { receiver, .. } => *receiver,
         }
     }
@@ -281,10 +367,22 @@ impl ChipFault {
     pub fn cycle(&self) -> u64 {
         match self {
             ChipFault::Tile(f) => f.cycle,
-            ChipFault::DoubleSend { cycle, .. }
-            | ChipFault::TwoSenders { cycle, .. }
+            ChipFault::TwoSenders { cycle, .. }
             | ChipFault::Capture { cycle, .. }
+            | ChipFault::SyncNeverReached { cycle, .. }
             | ChipFault::Internal { cycle, .. } => *cycle,
+        }
+    }
+
+    /// The pc of the instruction the fault is charged to (`None` for an
+    /// internal error).
+    pub fn pc(&self) -> Option<u32> {
+        match self {
+            ChipFault::Tile(f) => Some(f.pc),
+            ChipFault::TwoSenders { pc, .. }
+            | ChipFault::Capture { pc, .. }
+            | ChipFault::SyncNeverReached { pc, .. } => Some(*pc),
+            ChipFault::Internal { .. } => None,
         }
     }
 }
@@ -519,6 +617,8 @@ pub struct Chip {
     fabric: Fabric,
     supersteps: Vec<SuperstepReport>,
     rounds: u64,
+    /// See [`Chip::require_all_tiles_at_syncs`].
+    all_tiles_sync: bool,
 }
 
 impl std::fmt::Debug for Chip {
@@ -576,7 +676,20 @@ impl Chip {
             slots,
             supersteps: Vec::new(),
             rounds: 0,
+            all_tiles_sync: false,
         }
+    }
+
+    /// Every started tile must take part in every chip-wide sync, as in a
+    /// compiled program (every tile runs every superstep). Then a tile
+    /// that halts while others wait at a sync, or that is still running
+    /// when the cycle budget of [`Chip::run`] runs out while others wait,
+    /// is a [`ChipFault::SyncNeverReached`] naming it and the waiting
+    /// tiles, instead of the others going on without it (or the run
+    /// ending at the budget with no word on why). Without it, halted
+    /// tiles simply no longer take part.
+    pub fn require_all_tiles_at_syncs(&mut self) {
+        self.all_tiles_sync = true;
     }
 
     pub fn config(&self) -> &ChipConfig {
@@ -846,7 +959,13 @@ impl Chip {
                 return Err(self.fail(t0));
             }
             if self.slots.iter().any(|s| s.state == State::Running) {
+                if self.all_tiles_sync && self.sync_never_reached(false) {
+                    return Err(self.fail(t0));
+                }
                 return Ok(self.report(ChipOutcome::CycleLimit, t0.elapsed().as_secs_f64()));
+            }
+            if self.all_tiles_sync && self.sync_never_reached(true) {
+                return Err(self.fail(t0));
             }
             let arrivals: Vec<u64> = self
                 .slots
@@ -900,6 +1019,48 @@ impl Chip {
             });
             self.fabric.prune_before(release);
         }
+    }
+
+    /// With every tile required at every sync: when some tiles wait at a
+    /// sync, marks each started tile that is not there (halted, or with
+    /// `halted` false still running) with a [`ChipFault::SyncNeverReached`].
+    /// Returns whether there was one.
+    fn sync_never_reached(&mut self, halted: bool) -> bool {
+        let waiting: Vec<u32> = (0..self.slots.len() as u32)
+            .filter(|&t| matches!(self.slots[t as usize].state, State::AtSync(_)))
+            .collect();
+        if waiting.is_empty() {
+            return false;
+        }
+        let sync = self.supersteps.len();
+        let mut any = false;
+        for (id, sl) in self.slots.iter_mut().enumerate() {
+            let missing = match sl.state {
+                State::Halted => halted,
+                State::Running => !halted,
+                _ => false,
+            };
+            if !missing {
+                continue;
+            }
+            let pc = if halted {
+                sl.tile.stop_pc()
+            } else {
+                sl.tile.pc(WORKERS)
+            };
+            sl.state = State::Faulted;
+            sl.fault = Some(ChipFault::SyncNeverReached {
+                tile: id as u32,
+                cycle: sl.tile.cycle(),
+                sync,
+                halted,
+                waiting: waiting.clone(),
+                pc,
+                instruction: sl.tile.instruction_at(pc),
+            });
+            any = true;
+        }
+        any
     }
 
     /// The per-tile records of the superstep ending now (every tile at the
@@ -959,9 +1120,12 @@ impl Chip {
                     for cap in &row.captures {
                         let p = if cap.partner { r as u32 ^ 1 } else { r as u32 };
                         let port_rows = rows.get(p as usize).map_or(&[][..], |v| v.as_slice());
-                        match capture(fabric, &mut sl.tile, cap, p, port_rows) {
-                            Ok(()) => sl.port.words_received += cap.words() as u64,
-                            Err((cycle, sender)) => sl.port.faults.push(ChipFault::Capture {
+                        let fault = match capture(fabric, &mut sl.tile, cap, p, port_rows) {
+                            Ok(()) => {
+                                sl.port.words_received += cap.words() as u64;
+                                continue;
+                            }
+                            Err(CaptureError::NoWord { cycle, sender }) => ChipFault::Capture {
                                 tile: r as u32,
                                 cycle,
                                 port: p,
@@ -969,8 +1133,23 @@ impl Chip {
                                 addr: cap.addr,
                                 len: cap.len,
                                 pc: row.pc,
-                            }),
-                        }
+                                instruction: sl.tile.instruction_at(row.pc),
+                            },
+                            Err(CaptureError::TwoSenders {
+                                cycle,
+                                first,
+                                second,
+                            }) => ChipFault::TwoSenders {
+                                receiver: r as u32,
+                                cycle,
+                                port: p,
+                                first,
+                                second,
+                                pc: row.pc,
+                                instruction: sl.tile.instruction_at(row.pc),
+                            },
+                        };
+                        sl.port.faults.push(fault);
                     }
                 }
             });

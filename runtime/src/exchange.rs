@@ -14,8 +14,10 @@
 
 /// A tile's connection to the exchange fabric.
 pub trait ExchangePort {
-    /// `tile` sends `word` in `cycle`.
-    fn send(&mut self, tile: u32, cycle: u64, word: u32);
+    /// `tile` sends `word` in `cycle`. `Err(first)`: the tile already sent
+    /// `first` in that cycle (a `send` while its exchange engine sends);
+    /// the word is dropped and the `send` faults.
+    fn send(&mut self, tile: u32, cycle: u64, word: u32) -> Result<(), u32>;
     /// The word arriving at `tile` in `cycle` from `sender`, if any.
     fn receive(&mut self, tile: u32, cycle: u64, sender: u32) -> Option<u32>;
     /// `tile`'s `exch` started its exchange engine on `row` (validated, its
@@ -109,7 +111,9 @@ impl EngineRow {
 pub struct NoExchange;
 
 impl ExchangePort for NoExchange {
-    fn send(&mut self, _tile: u32, _cycle: u64, _word: u32) {}
+    fn send(&mut self, _tile: u32, _cycle: u64, _word: u32) -> Result<(), u32> {
+        Ok(())
+    }
     fn receive(&mut self, _tile: u32, _cycle: u64, _sender: u32) -> Option<u32> {
         None
     }
@@ -134,8 +138,9 @@ impl Loopback {
 }
 
 impl ExchangePort for Loopback {
-    fn send(&mut self, tile: u32, cycle: u64, word: u32) {
+    fn send(&mut self, tile: u32, cycle: u64, word: u32) -> Result<(), u32> {
         self.in_flight.push((cycle + self.latency, tile, word));
+        Ok(())
     }
     fn receive(&mut self, _tile: u32, cycle: u64, sender: u32) -> Option<u32> {
         let i = self

@@ -27,22 +27,22 @@ use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 pub const WORKERS: usize = 6;
 const SUP: usize = WORKERS;
 
-/// What the simulator needs to know about the tile. The figures will come
-/// from the target description file; [`TileConfig::ipu21`] holds the
-/// machine-model values meanwhile.
+/// What the simulator needs to know about the tile: figures of the target
+/// description (see [`TileConfig::from_target`]), and the tile's id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TileConfig {
     pub tile_id: u32,
-    /// Bytes of tile SRAM (code and data).
+    /// First byte of tile SRAM (target `memory.base_address`): memory spans
+    /// `memory_base..memory_base + memory_bytes`, and every access of a
+    /// program outside it is a fault.
+    pub memory_base: u32,
+    /// Bytes of tile SRAM, code and data (target `memory.bytes`).
     pub memory_bytes: u32,
     /// First byte of the interleaved region (128-bit loads, and two loads in
     /// one bundle, are only allowed at or above it).
     pub interleaved_start: u32,
     /// Cycles a chip-wide sync takes when the tile runs alone.
     pub sync_cycles: u64,
-    /// First byte of tile SRAM: exchange-row sends and captures below it
-    /// are faults (the memory of the simulator still spans `0..memory_bytes`).
-    pub memory_base: u32,
     /// Fixed cost of an exchange phase: an `exch` issued in cycle c has its
     /// time base T0 = c + 1 + `phase_fixed_cycles` (target
     /// `exchange.phase_fixed_cycles`).
@@ -53,21 +53,13 @@ pub struct TileConfig {
 }
 
 impl TileConfig {
-    pub fn new(memory_bytes: u32, interleaved_start: u32) -> Self {
-        TileConfig {
-            tile_id: 0,
-            memory_bytes,
-            interleaved_start,
-            sync_cycles: 90,
-            memory_base: 0,
-            phase_fixed_cycles: 100,
-            supertile_tiles: 2,
-        }
+    /// The figures of `target` (tile id 0).
+    pub fn from_target(target: &ipu_target::Target) -> Result<Self, crate::chip::ChipError> {
+        Ok(crate::chip::ChipConfig::from_target(target)?.tile_config(0))
     }
-    /// 624 KiB per tile (machine model); the top 560 KiB interleaved (an
-    /// assumption of this project).
-    pub fn ipu21() -> Self {
-        TileConfig::new(638_976, 0x1_0000)
+    /// One past the last byte of tile memory.
+    pub fn memory_end(&self) -> u32 {
+        self.memory_base.saturating_add(self.memory_bytes)
     }
     pub fn with_tile_id(mut self, id: u32) -> Self {
         self.tile_id = id;
@@ -94,8 +86,13 @@ impl std::fmt::Display for ContextId {
 /// What went wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FaultKind {
-    #[error("address {addr:#x} (+{len}) is outside tile memory")]
-    OutOfBounds { addr: u64, len: u32 },
+    #[error("address {addr:#x} (+{len}) is outside tile memory [{base:#x}, {end:#x})")]
+    OutOfBounds {
+        addr: u32,
+        len: u32,
+        base: u32,
+        end: u32,
+    },
     #[error("address {addr:#x} is not {align}-byte aligned")]
     Misaligned { addr: u32, align: u32 },
     #[error("address {addr:#x} is not in the interleaved region (a 128-bit access needs it)")]
@@ -138,6 +135,10 @@ pub enum FaultKind {
     EngineBusy { end: u64 },
     #[error("`halt` while the exchange engine runs (until cycle {end})")]
     HaltWithEngine { end: u64 },
+    #[error("a second word in one cycle (the exchange engine sends {first:#010x}, this `send` {second:#010x}); a tile sends at most one word per cycle")]
+    DoubleSend { first: u32, second: u32 },
+    #[error("the instruction branches to itself: the context can never make progress")]
+    SelfLoop,
 }
 
 /// A fault: where and when, and what.
@@ -412,6 +413,8 @@ pub struct Tile {
     engine_end: u64,
     stats: TileStats,
     pending_fault: Option<FaultKind>,
+    /// The pc of the supervisor's last `halt` or `sync` (where it stopped).
+    stop_pc: u32,
 }
 
 impl std::fmt::Debug for Tile {
@@ -426,11 +429,12 @@ impl std::fmt::Debug for Tile {
 
 /// Memory access outside the tile, from the host side.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("host access to {addr:#x}+{len} is outside the {size}-byte tile memory")]
+#[error("host access to {addr:#x}+{len} is outside tile memory [{base:#x}, {end:#x})")]
 pub struct HostAccessError {
     pub addr: u32,
     pub len: usize,
-    pub size: usize,
+    pub base: u32,
+    pub end: u32,
 }
 
 #[inline(always)]
@@ -457,6 +461,55 @@ fn pack_f16x4(v: [f32; 4]) -> (u32, u32) {
     (b(0) | b(1) << 16, b(2) | b(3) << 16)
 }
 
+/// IEEE 754-2019 `maximum` (ONNX Max, numpy `maximum`): NaN when either
+/// operand is NaN, and +0 above -0. (Rust's `f32::max` is maxNum, which
+/// drops a NaN operand.)
+#[inline(always)]
+fn maximum(x: f32, y: f32) -> f32 {
+    if x > y {
+        x
+    } else if y > x {
+        y
+    } else if x == y {
+        if x.is_sign_negative() {
+            y
+        } else {
+            x
+        }
+    } else {
+        x + y
+    }
+}
+
+/// IEEE 754-2019 `minimum`: NaN when either operand is NaN, -0 below +0.
+#[inline(always)]
+fn minimum(x: f32, y: f32) -> f32 {
+    if x < y {
+        x
+    } else if y < x {
+        y
+    } else if x == y {
+        if x.is_sign_negative() {
+            x
+        } else {
+            y
+        }
+    } else {
+        x + y
+    }
+}
+
+/// ONNX Relu as the reference computes it: x < 0 gives +0, anything else
+/// (NaN, -0) stays.
+#[inline(always)]
+fn relu(x: f32) -> f32 {
+    if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
 #[inline(always)]
 fn unary(op: Op, x: f32) -> f32 {
     use Op::*;
@@ -472,7 +525,7 @@ fn unary(op: Op, x: f32) -> f32 {
         F32v2abs | F16v4abs => x.abs(),
         F32v2sigmoid | F16v4sigmoid => 1.0 / (1.0 + (-x).exp()),
         F32v2gelu | F16v4gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
-        F32v2relu | F16v4relu => x.max(0.0),
+        F32v2relu | F16v4relu => relu(x),
         _ => x,
     }
 }
@@ -485,8 +538,8 @@ fn binary(op: Op, x: f32, y: f32) -> f32 {
         F32v2sub | F16v4sub | F32sub => x - y,
         F32v2mul | F16v4mul | F32mul => x * y,
         F32v2div | F16v4div | F32div => x / y,
-        F32v2max | F16v4max | F32max => x.max(y),
-        F32v2min | F16v4min => x.min(y),
+        F32v2max | F16v4max | F32max => maximum(x, y),
+        F32v2min | F16v4min => minimum(x, y),
         _ => x,
     }
 }
@@ -515,6 +568,7 @@ impl Tile {
             engine_end: 0,
             stats: TileStats::default(),
             pending_fault: None,
+            stop_pc: 0,
         }
     }
 
@@ -527,22 +581,31 @@ impl Tile {
         for s in &image.segments {
             self.write(s.address, &s.bytes)?;
         }
-        let lo = image.exec_ranges.iter().map(|r| r.start).min().unwrap_or(0);
-        let hi = image.exec_ranges.iter().map(|r| r.end).max().unwrap_or(0);
-        if hi as usize > self.mem.len() || lo > hi {
-            return Err(HostAccessError {
-                addr: lo,
-                len: hi.saturating_sub(lo) as usize,
-                size: self.mem.len(),
-            });
+        let base = self.cfg.memory_base;
+        let lo = image
+            .exec_ranges
+            .iter()
+            .map(|r| r.start)
+            .min()
+            .unwrap_or(base);
+        let hi = image
+            .exec_ranges
+            .iter()
+            .map(|r| r.end)
+            .max()
+            .unwrap_or(base);
+        // Code words are whole: the range rounded out to words must lie in memory.
+        let (lo4, hi4) = (lo & !3, hi.saturating_add(3) & !3);
+        if lo > hi || lo4 < base || hi4 as u64 > base as u64 + self.mem.len() as u64 {
+            return Err(self.host_error(lo, hi.saturating_sub(lo) as usize));
         }
-        self.code_lo = lo & !3;
-        self.code_hi = (hi + 3) & !3;
+        self.code_lo = lo4;
+        self.code_hi = hi4;
         self.code = (self.code_lo..self.code_hi)
             .step_by(4)
             .map(|a| {
                 if image.exec_ranges.iter().any(|r| r.contains(&a)) {
-                    let i = a as usize;
+                    let i = (a - base) as usize;
                     Pre::of(u32::from_le_bytes([
                         self.mem[i],
                         self.mem[i + 1],
@@ -573,39 +636,43 @@ impl Tile {
         self.sup = Sup::Running;
     }
 
+    fn host_error(&self, addr: u32, len: usize) -> HostAccessError {
+        HostAccessError {
+            addr,
+            len,
+            base: self.cfg.memory_base,
+            end: self.cfg.memory_end(),
+        }
+    }
+
+    /// The offsets in `mem` of the bytes `addr..addr + len`, if all of them
+    /// are in tile memory.
+    fn host_range(&self, addr: u32, len: usize) -> Result<std::ops::Range<usize>, HostAccessError> {
+        let off = addr.checked_sub(self.cfg.memory_base).map(|o| o as usize);
+        match off {
+            Some(o) if o.checked_add(len).is_some_and(|e| e <= self.mem.len()) => Ok(o..o + len),
+            _ => Err(self.host_error(addr, len)),
+        }
+    }
+
     /// Host write into tile memory.
     pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
-        let a = addr as usize;
-        let err = HostAccessError {
-            addr,
-            len: bytes.len(),
-            size: self.mem.len(),
-        };
-        self.mem
-            .get_mut(a..a + bytes.len())
-            .ok_or(err)?
-            .copy_from_slice(bytes);
+        let r = self.host_range(addr, bytes.len())?;
+        self.mem[r].copy_from_slice(bytes);
         Ok(())
     }
 
     /// Host read of tile memory.
     pub fn read(&self, addr: u32, len: usize) -> Result<&[u8], HostAccessError> {
-        let a = addr as usize;
-        self.mem.get(a..a + len).ok_or(HostAccessError {
-            addr,
-            len,
-            size: self.mem.len(),
-        })
+        let r = self.host_range(addr, len)?;
+        Ok(&self.mem[r])
     }
 
     /// Host access to tile memory in place (the chip writes captured
     /// exchange words with it).
     pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
-        let size = self.mem.len();
-        let a = addr as usize;
-        self.mem
-            .get_mut(a..a + len)
-            .ok_or(HostAccessError { addr, len, size })
+        let r = self.host_range(addr, len)?;
+        Ok(&mut self.mem[r])
     }
 
     pub fn cycle(&self) -> u64 {
@@ -662,9 +729,12 @@ impl Tile {
         }
     }
 
-    fn fault(&self, ci: usize, pc: u32, kind: FaultKind) -> Fault {
+    /// The disassembled instruction (or bundle) at `pc`, as fault messages
+    /// show it.
+    pub fn instruction_at(&self, pc: u32) -> String {
         let idx = (pc.wrapping_sub(self.code_lo) >> 2) as usize;
-        let instruction = match self.code.get(idx) {
+        match self.code.get(idx) {
+            _ if pc & 3 != 0 || pc < self.code_lo => "<no instruction: outside the code>".into(),
             Some(p) if p.legal => {
                 let mut s = format_inst(&p.inst);
                 if p.bundle {
@@ -675,8 +745,23 @@ impl Tile {
                 s
             }
             Some(p) => format!(".word {:#010x}", p.word),
-            None => "?".to_string(),
-        };
+            None => "<no instruction: outside the code>".into(),
+        }
+    }
+
+    /// The pc of a context (workers 0..5, supervisor 6): the next
+    /// instruction it issues.
+    pub fn pc(&self, context: usize) -> u32 {
+        self.ctx[context.min(SUP)].pc
+    }
+
+    /// The pc of the supervisor's latest `halt` or `sync` (0 before any).
+    pub fn stop_pc(&self) -> u32 {
+        self.stop_pc
+    }
+
+    fn fault(&self, ci: usize, pc: u32, kind: FaultKind) -> Fault {
+        let instruction = self.instruction_at(pc);
         Fault {
             tile: self.cfg.tile_id,
             context: if ci == SUP {
@@ -852,18 +937,29 @@ impl Tile {
         Ok(())
     }
 
+    /// The offset in `mem` of a program access of `size` bytes at `addr`:
+    /// aligned, and wholly inside `memory_base..memory_end` (one subtraction
+    /// and one comparison: an address below the base wraps to a huge offset).
     #[inline(always)]
     fn check(&self, addr: u32, size: u32) -> Result<usize, FaultKind> {
         if addr & (size - 1) != 0 {
             return Err(FaultKind::Misaligned { addr, align: size });
         }
-        if addr as u64 + size as u64 > self.mem.len() as u64 {
-            return Err(FaultKind::OutOfBounds {
-                addr: addr as u64,
-                len: size,
-            });
+        let off = addr.wrapping_sub(self.cfg.memory_base);
+        if off as u64 + size as u64 > self.mem.len() as u64 {
+            return Err(self.out_of_bounds(addr, size));
         }
-        Ok(addr as usize)
+        Ok(off as usize)
+    }
+
+    #[cold]
+    fn out_of_bounds(&self, addr: u32, len: u32) -> FaultKind {
+        FaultKind::OutOfBounds {
+            addr,
+            len,
+            base: self.cfg.memory_base,
+            end: self.cfg.memory_end(),
+        }
     }
 
     #[inline(always)]
@@ -935,6 +1031,19 @@ impl Tile {
         b
     }
 
+    /// A branch to its own address, unless it is the end of an active
+    /// repeat body (which goes back to the body's start), leaves the
+    /// context issuing it forever: a livelock, reported at once rather
+    /// than after the cycle budget.
+    #[inline(always)]
+    fn progress(&self, ci: usize, st: &IssueState) -> Result<(), FaultKind> {
+        let cx = &self.ctx[ci];
+        if st.next == st.pc && !(cx.rpt_left > 0 && st.pc == cx.rpt_end) {
+            return Err(FaultKind::SelfLoop);
+        }
+        Ok(())
+    }
+
     /// The end E of the latest exchange-engine row (0 if none ran): the
     /// engine runs while the cycle is below it.
     pub fn engine_end(&self) -> u64 {
@@ -949,13 +1058,14 @@ impl Tile {
         if addr & 3 != 0 {
             return bad(RowError::Misaligned { addr });
         }
-        if addr < self.cfg.memory_base {
+        let base = self.cfg.memory_base;
+        if addr < base {
             return bad(RowError::Outside { addr });
         }
-        let bytes = self.mem.get(addr as usize..).unwrap_or(&[]);
+        let bytes = self.mem.get((addr - base) as usize..).unwrap_or(&[]);
         let entries = decode_row(bytes, addr).map_err(FaultKind::ExchRow)?;
         let t0 = self.cycle + 1 + self.cfg.phase_fixed_cycles;
-        let (lo, hi) = (self.cfg.memory_base as u64, self.mem.len() as u64);
+        let (lo, hi) = (base as u64, self.cfg.memory_end() as u64);
         let mut row = EngineRow {
             pc,
             issue: self.cycle,
@@ -1008,7 +1118,8 @@ impl Tile {
                         return bad(RowError::RangeOutside { entry, addr, len });
                     }
                     let offset = data.len() as u64;
-                    data.extend_from_slice(&self.mem[addr as usize..(addr + len) as usize]);
+                    let from = (addr - base) as usize;
+                    data.extend_from_slice(&self.mem[from..from + len as usize]);
                     data.resize(offset as usize + 4 * e.data_words() as usize, 0);
                     row.sends.push(EngineSend {
                         start,
@@ -1118,6 +1229,7 @@ impl Tile {
                 }
             }
             Sync => {
+                self.stop_pc = self.ctx[ci].pc;
                 let busy = self.ctx[..WORKERS].iter().any(|c| c.active);
                 let then_sync = i.imm != 0;
                 self.sup = match (busy, then_sync) {
@@ -1135,6 +1247,7 @@ impl Tile {
                         end: self.engine_end,
                     });
                 }
+                self.stop_pc = self.ctx[ci].pc;
                 self.sup = Sup::Halted;
             }
             Getc => self.ctx[ci].m[d] = self.cycle as u32,
@@ -1144,7 +1257,8 @@ impl Tile {
             Send => {
                 let addr = self.ea(ci, r[0], i);
                 let w = self.ld32(addr)?;
-                port.send(self.cfg.tile_id, self.cycle, w);
+                port.send(self.cfg.tile_id, self.cycle, w)
+                    .map_err(|first| FaultKind::DoubleSend { first, second: w })?;
             }
             Recv => {
                 let addr = self.ea(ci, r[0], i);
@@ -1312,7 +1426,10 @@ impl Tile {
                 self.ctx[ci].a[d..d + 2].copy_from_slice(&v1);
                 self.ctx[ci].a[t..t + 2].copy_from_slice(&v2);
             }
-            Br => st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4)),
+            Br => {
+                st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                self.progress(ci, st)?;
+            }
             Brz | Brnz | Brneg => {
                 let v = self.ctx[ci].m[d];
                 let take = match op {
@@ -1322,23 +1439,31 @@ impl Tile {
                 };
                 if take {
                     st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                    // Taken to itself: nothing it reads changes, so forever.
+                    self.progress(ci, st)?;
                 }
             }
             Call => {
                 self.ctx[ci].m[d] = st.next;
                 st.next = st.pc.wrapping_add((i.imm as u32).wrapping_mul(4));
+                self.progress(ci, st)?;
             }
-            Jmp => st.next = self.ctx[ci].m[d],
+            Jmp => {
+                st.next = self.ctx[ci].m[d];
+                self.progress(ci, st)?;
+            }
             Rpt => {
                 let count = self.ctx[ci].m[d];
                 let end = st.pc.wrapping_add(4).wrapping_add((i.imm as u32) * 4);
+                // Nested even when it would skip its body: the nesting is
+                // the program's error, whatever the count.
+                if self.ctx[ci].rpt_left > 0 {
+                    return Err(FaultKind::NestedRpt);
+                }
                 if count == 0 {
                     st.next = end;
                 } else {
                     let cx = &mut self.ctx[ci];
-                    if cx.rpt_left > 0 {
-                        return Err(FaultKind::NestedRpt);
-                    }
                     cx.rpt_start = st.pc.wrapping_add(4);
                     cx.rpt_end = end;
                     cx.rpt_left = count;
@@ -1503,14 +1628,14 @@ impl Tile {
                 ]);
             }
             F32v2hadd => a[d] = (f32::from_bits(a[s]) + f32::from_bits(a[s + 1])).to_bits(),
-            F32v2hmax => a[d] = f32::from_bits(a[s]).max(f32::from_bits(a[s + 1])).to_bits(),
+            F32v2hmax => a[d] = maximum(f32::from_bits(a[s]), f32::from_bits(a[s + 1])).to_bits(),
             F16v4hadd => {
                 let x = f16x4(a[s], a[s + 1]);
                 a[d] = ((x[0] + x[1]) + (x[2] + x[3])).to_bits();
             }
             F16v4hmax => {
                 let x = f16x4(a[s], a[s + 1]);
-                a[d] = x[0].max(x[1]).max(x[2].max(x[3])).to_bits();
+                a[d] = maximum(maximum(x[0], x[1]), maximum(x[2], x[3])).to_bits();
             }
             F32add | F32sub | F32mul | F32div | F32max => {
                 a[d] = binary(op, f32::from_bits(a[s]), f32::from_bits(a[t])).to_bits()

@@ -86,8 +86,9 @@ struct SeqPort<'a> {
 }
 
 impl ExchangePort for SeqPort<'_> {
-    fn send(&mut self, tile: u32, cycle: u64, word: u32) {
+    fn send(&mut self, tile: u32, cycle: u64, word: u32) -> Result<(), u32> {
         self.sent[tile as usize].push((cycle, word));
+        Ok(())
     }
     fn receive(&mut self, tile: u32, cycle: u64, sender: u32) -> Option<u32> {
         let v = self.sent.get(sender as usize)?;

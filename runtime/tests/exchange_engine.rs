@@ -307,7 +307,11 @@ fn capture_fault(e: &RunError) -> (u32, u64, u32, Option<u32>, u32, u32, u32) {
             addr,
             len,
             pc,
-        } => (*tile, *cycle, *port, *sender, *addr, *len, *pc),
+            instruction,
+        } => {
+            assert_eq!(instruction, "exch $m1", "the fault names the `exch`");
+            (*tile, *cycle, *port, *sender, *addr, *len, *pc)
+        }
         f => panic!("{f}"),
     }
 }
@@ -329,7 +333,9 @@ fn a_capture_at_a_wrong_cycle_is_a_fault() {
     assert_eq!(e.report.outcome, ChipOutcome::Faulted);
     let msg = e.to_string();
     assert!(
-        msg.contains("tile 1, cycle 107") && msg.contains("tile 0"),
+        msg.starts_with(&format!("tile 1, supervisor, pc {EXCH_PC:#x}, cycle 107:"))
+            && msg.contains("from tile 0")
+            && msg.ends_with("(in `exch $m1`)"),
         "{msg}"
     );
     // One cycle late: seven words arrive, the last (cycle 116) finds none.
@@ -382,15 +388,19 @@ main:   setzi $m1, 0xC0000
         let b = bytes(64, 0);
         u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]])
     };
+    let ChipFault::Tile(f) = e.first() else {
+        panic!("{e}")
+    };
+    assert_eq!((f.tile, f.cycle), (0, 104));
     assert_eq!(
-        e.first(),
-        &ChipFault::DoubleSend {
-            tile: 0,
-            cycle: 104,
+        f.kind,
+        FaultKind::DoubleSend {
             first: w(2),
             second: w(0)
         }
     );
+    assert_eq!(f.instruction, "send [$m2]");
+    assert!(e.to_string().contains("pc 0x"), "{e}");
 }
 
 fn row_fault(rows: &[(u32, Vec<RowEntry>)], cfg: Option<ChipConfig>) -> FaultKind {
@@ -785,4 +795,60 @@ fn random_rows_against_a_word_by_word_oracle() {
             }
         }
     }
+}
+
+/// Two senders selected on one port in one cycle, with a capture then: the
+/// receiver would take two words in that cycle. A fault of the receiving
+/// tile at that cycle, charged to its `exch`; a select that switches
+/// senders in a later cycle is fine (see `sender_switch_in_the_middle_of_a_row`).
+#[test]
+fn two_senders_selected_on_one_port_in_one_cycle_is_a_fault() {
+    let t = target("test4");
+    let mut chip = chip_with(
+        &t,
+        &[
+            (0, vec![send(0, SRC, 32)]),
+            (2, vec![send(0, SRC, 32)]),
+            (1, vec![sel(6, 0), sel(6, 2), cap(6, DST, 32)]),
+        ],
+    );
+    let e = chip.run(1_000_000).unwrap_err();
+    assert_eq!(e.faults.len(), 1, "{:?}", e.faults);
+    match e.first() {
+        ChipFault::TwoSenders {
+            receiver,
+            cycle,
+            port,
+            first,
+            second,
+            pc,
+            instruction,
+        } => {
+            assert_eq!((*receiver, *cycle, *port), (1, T0 + 6, 1));
+            assert_eq!((*first, *second), (0, 2));
+            assert_eq!((*pc, instruction.as_str()), (EXCH_PC, "exch $m1"));
+        }
+        f => panic!("{f}"),
+    }
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(&format!(
+            "tile 1, supervisor, pc {EXCH_PC:#x}, cycle {}:",
+            T0 + 6
+        )) && msg.contains("senders 0 and 2"),
+        "{msg}"
+    );
+    // The same selects with the capture a cycle later: by then only tile 2
+    // (latency 7 to tile 1, in the next column) is selected.
+    assert_eq!(t.route_latency(2, 1), 7);
+    let mut chip = chip_with(
+        &t,
+        &[
+            (0, vec![send(0, SRC, 32)]),
+            (2, vec![send(0, SRC, 32)]),
+            (1, vec![sel(6, 0), sel(6, 2), cap(7, DST, 32)]),
+        ],
+    );
+    run(&mut chip);
+    assert_eq!(chip.read(1, DST, 32).unwrap(), &bytes(1024, 2)[..32]);
 }

@@ -13,13 +13,13 @@ use ipu_isa::float::{
     bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format,
 };
 use ipu_isa::{decode, Op, OPS};
-use ipu_runtime::{ContextId, FaultKind, Loopback, Tile, TileConfig};
+use ipu_runtime::{ContextId, FaultKind, Loopback, Tile};
 use rand::{Rng, SeedableRng};
 
 static COVERED: Mutex<Option<HashSet<Op>>> = Mutex::new(None);
 
-const IN: u32 = 0x20000;
-const OUT: u32 = 0x20100;
+const IN: u32 = 0x80000;
+const OUT: u32 = 0x80100;
 
 fn note_ops(t: &Tile, img: &ipu_isa::link::TileImage) {
     let mut g = COVERED.lock().unwrap();
@@ -209,7 +209,7 @@ fn integer_immediate_ops_and_moves() {
 fn loads_and_stores() {
     let mut r = rng();
     let (mut m, a) = rand_regs(&mut r);
-    m[3] = 0x30000;
+    m[3] = 0x90000;
     let body = " st64 $a2:3, [$m3+8]\n st32 $a4, [$m3+16]\n st32 $m5, [$m3+20]\n st16 $m6, [$m3+24]\n st8 $m7, [$m3+27]\n \
                 ld64 $a10:11, [$m3+8]\n ld32 $a12, [$m3+16]\n ld32 $m8, [$m3+20]\n ld16 $m9, [$m3+24]\n ld8 $m10, [$m3+27]\n \
                 mov $m11, $m3\n ld32 $m12, [$m11+=4]\n ld32 $m12, [$m11+=-4]\n ld128 $a4:7, [$m3+0]\n ld32 $m13, [$m3-0]";
@@ -228,12 +228,12 @@ fn loads_and_stores() {
 fn paired_memory_ops() {
     let mut r = rng();
     let (mut m, a) = rand_regs(&mut r);
-    m[3] = 0x30000;
-    m[4] = 0x30100;
-    m[5] = 0x30200;
+    m[3] = 0x90000;
+    m[4] = 0x90100;
+    m[5] = 0x90200;
     m[6] = 0;
-    m[7] = 0x30300;
-    // Memory: [0x30000] <- a2:3, [0x30100] <- a4:5 first.
+    m[7] = 0x90300;
+    // Memory: [0x90000] <- a2:3, [0x90100] <- a4:5 first.
     let body = " st64 $a2:3, [$m3]\n st64 $a4:5, [$m4]\n \
                 ldst64 $a8:9, [$m3+=8], $a6:7, [$m5+=8]\n \
                 add $m3, $m3, -8\n ld2st64 $a10:11, [$m3+=8], $a12:13, [$m4+=8], $a6:7, [$m5+=8]\n \
@@ -245,9 +245,9 @@ fn paired_memory_ops() {
     assert_eq!([ao[12], ao[13]], [a[4], a[5]]);
     assert_eq!([ao[14], ao[15]], [a[2], a[3]]);
     assert_eq!([ao[0], ao[1]], [a[4], a[5]]);
-    assert_eq!(mo[3], 0x30008);
-    assert_eq!(mo[4], 0x30108);
-    assert_eq!(mo[5], 0x30210);
+    assert_eq!(mo[3], 0x90008);
+    assert_eq!(mo[4], 0x90108);
+    assert_eq!(mo[5], 0x90210);
 }
 
 fn f32_bin(mn: &str) -> fn(f32, f32) -> f32 {
@@ -256,8 +256,147 @@ fn f32_bin(mn: &str) -> fn(f32, f32) -> f32 {
         "sub" => |x, y| x - y,
         "mul" => |x, y| x * y,
         "div" => |x, y| x / y,
-        "max" => f32::max,
-        _ => f32::min,
+        "max" => ieee_maximum,
+        _ => ieee_minimum,
+    }
+}
+
+/// IEEE 754-2019 maximum / minimum: NaN if either operand is; otherwise
+/// the larger (smaller) in the total order, where -0 < +0.
+fn ieee_maximum(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else if x.total_cmp(&y).is_ge() {
+        x
+    } else {
+        y
+    }
+}
+
+fn ieee_minimum(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        f32::NAN
+    } else if x.total_cmp(&y).is_le() {
+        x
+    } else {
+        y
+    }
+}
+
+/// Equal bits, or both NaN (a NaN's sign and payload are not specified).
+fn same(got: u32, want: f32) -> bool {
+    got == want.to_bits() || (f32::from_bits(got).is_nan() && want.is_nan())
+}
+
+fn same16(got: u16, want: u16) -> bool {
+    got == want || (f16_value(got).is_nan() && f16_value(want).is_nan())
+}
+
+/// NaN, infinities and signed zeros through the float instructions
+/// (docs/isa.md section 5): NaN propagates through max/min/relu and the
+/// reductions, and conversions to FP8 agree bit for bit with the reference
+/// interpreter's encoder (saturating; NaN keeps its sign).
+#[test]
+fn special_values_follow_ieee_and_onnx() {
+    let sp: [f32; 10] = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.5,
+        f32::MAX,
+        -1e-40,
+    ];
+    let (m, mut a) = rand_regs(&mut rng());
+    for &x in &sp {
+        for &y in &sp {
+            a[2] = x.to_bits();
+            a[3] = y.to_bits();
+            a[4] = y.to_bits();
+            a[5] = x.to_bits();
+            let h2 = |p: f32, q: f32| f16_bits(p) as u32 | (f16_bits(q) as u32) << 16;
+            a[6] = h2(x, y);
+            a[7] = h2(y, x);
+            a[10] = h2(y, x);
+            a[11] = h2(x, y);
+            let body = " f32v2max $a8:9, $a2:3, $a4:5\n f32v2min $a12:13, $a2:3, $a4:5\n \
+                        f32max $a14, $a2, $a3\n f32v2hmax $a15, $a2:3\n \
+                        f16v4max $a0:1, $a6:7, $a10:11\n f16v4min $a10:11, $a6:7, $a10:11";
+            let (_, ao) = exec(body, m, a, 0);
+            let ctx = format!("x = {x}, y = {y}");
+            assert!(same(ao[8], ieee_maximum(x, y)), "f32v2max {ctx}");
+            assert!(same(ao[9], ieee_maximum(y, x)), "f32v2max {ctx}");
+            assert!(same(ao[12], ieee_minimum(x, y)), "f32v2min {ctx}");
+            assert!(same(ao[13], ieee_minimum(y, x)), "f32v2min {ctx}");
+            assert!(same(ao[14], ieee_maximum(x, y)), "f32max {ctx}");
+            assert!(same(ao[15], ieee_maximum(x, y)), "f32v2hmax {ctx}");
+            let (hx, hy) = (f16_value(f16_bits(x)), f16_value(f16_bits(y)));
+            for (k, (p, q)) in [(hx, hy), (hy, hx), (hy, hx), (hx, hy)]
+                .into_iter()
+                .enumerate()
+            {
+                let got = |r: u32| (r >> (16 * (k % 2))) as u16;
+                let max = f16_bits(ieee_maximum(p, q));
+                let min = f16_bits(ieee_minimum(p, q));
+                assert!(same16(got(ao[k / 2]), max), "f16v4max {ctx} lane {k}");
+                assert!(same16(got(ao[10 + k / 2]), min), "f16v4min {ctx} lane {k}");
+            }
+        }
+    }
+    // relu: x < 0 gives +0, NaN and -0 stay (the reference's Relu).
+    for pair in sp.chunks(2) {
+        a[2] = pair[0].to_bits();
+        a[3] = pair[1].to_bits();
+        a[4] = f16_bits(pair[0]) as u32 | (f16_bits(pair[1]) as u32) << 16;
+        a[5] = a[4];
+        let (_, ao) = exec(
+            " f32v2relu $a8:9, $a2:3\n f16v4relu $a10:11, $a4:5\n f16v4hmax $a12, $a4:5",
+            m,
+            a,
+            0,
+        );
+        let relu = |x: f32| if x < 0.0 { 0.0 } else { x };
+        for k in 0..2 {
+            assert!(same(ao[8 + k], relu(pair[k])), "f32v2relu {}", pair[k]);
+            let hv = f16_value(f16_bits(pair[k]));
+            assert!(
+                same16((ao[10] >> (16 * k)) as u16, f16_bits(relu(hv))),
+                "f16v4relu {hv}"
+            );
+        }
+        let hv = [0, 1].map(|k| f16_value(f16_bits(pair[k])));
+        assert!(same(ao[12], ieee_maximum(hv[0], hv[1])), "f16v4hmax {hv:?}");
+    }
+    // Conversions to FP8 against the reference encoder, at several scales.
+    use ipu_reference::Fp8Format as RefFp8;
+    for scale in [0, 4, -3] {
+        for pair in sp.chunks(2) {
+            a[2] = pair[0].to_bits();
+            a[3] = pair[1].to_bits();
+            a[4] = f16_bits(pair[0]) as u32 | (f16_bits(pair[1]) as u32) << 16;
+            a[5] = a[4];
+            let body = " cvt.f32.f8e4 $a8, $a2:3\n cvt.f32.f8e5 $a9, $a2:3\n \
+                        cvt.f16.f8e4 $a10, $a4:5\n cvt.f16.f8e5 $a11, $a4:5";
+            let (_, ao) = exec(body, m, a, scale);
+            for (reg, fmt) in [(8, RefFp8::E4M3FN), (9, RefFp8::E5M2)] {
+                for (k, &x) in pair.iter().enumerate() {
+                    let want = fmt.encode_scaled(x, true, scale);
+                    let got = (ao[reg] >> (8 * k)) as u8;
+                    assert_eq!(got, want, "cvt.f32 -> {fmt:?} of {x} at scale {scale}");
+                }
+            }
+            for (reg, fmt) in [(10, RefFp8::E4M3FN), (11, RefFp8::E5M2)] {
+                for k in 0..4 {
+                    let hv = f16_value(f16_bits(pair[k % 2]));
+                    let want = fmt.encode_scaled(hv, true, scale);
+                    let got = (ao[reg] >> (8 * k)) as u8;
+                    assert_eq!(got, want, "cvt.f16 -> {fmt:?} of {hv} at scale {scale}");
+                }
+            }
+        }
     }
 }
 
@@ -337,7 +476,7 @@ fn vector_unary_ops() {
         ("abs", f64::abs),
         ("sigmoid", |x| 1.0 / (1.0 + (-x).exp())),
         ("gelu", |x| 0.5 * x * (1.0 + libm::erf(x / 2f64.sqrt()))),
-        ("relu", |x| x.max(0.0)),
+        ("relu", |x| if x < 0.0 { 0.0 } else { x }),
     ];
     for (name, model) in ops {
         let positive = ["log", "rsqrt", "sqrt"].contains(name);
@@ -385,7 +524,7 @@ fn reductions_moves_and_packing() {
     }
     let (_, ao) = exec(" f32v2hadd $a8, $a2:3\n f32v2hmax $a9, $a2:3\n f32v2dup $a10:11, $a4\n mova $a12, $a5\n zero64 $a14:15", m, a, 0);
     assert_eq!(ao[8], (f(a[2]) + f(a[3])).to_bits());
-    assert_eq!(ao[9], f(a[2]).max(f(a[3])).to_bits());
+    assert_eq!(ao[9], ieee_maximum(f(a[2]), f(a[3])).to_bits());
     assert_eq!([ao[10], ao[11]], [a[4], a[4]]);
     assert_eq!(ao[12], a[5]);
     assert_eq!([ao[14], ao[15]], [0, 0]);
@@ -395,7 +534,10 @@ fn reductions_moves_and_packing() {
     let (_, ao) = exec(" f16v4hadd $a8, $a2:3\n f16v4hmax $a9, $a2:3\n f16v4dup $a10:11, $a6\n mov64 $a12:13, $a2:3\n pack16 $a14, $a4, $a5\n hi16 $a15, $a4", m, a, 0);
     let x: Vec<f32> = (0..4).map(|k| h(a[2 + k / 2], k % 2)).collect();
     assert_eq!(ao[8], ((x[0] + x[1]) + (x[2] + x[3])).to_bits());
-    assert_eq!(ao[9], x.iter().cloned().fold(f32::MIN, f32::max).to_bits());
+    assert_eq!(
+        ao[9],
+        x.iter().cloned().fold(f32::MIN, ieee_maximum).to_bits()
+    );
     let hd = f16_bits(f(a[6])) as u32;
     assert_eq!([ao[10], ao[11]], [hd | hd << 16, hd | hd << 16]);
     assert_eq!([ao[12], ao[13]], [a[2], a[3]]);
@@ -506,30 +648,30 @@ fn branches_calls_and_repeat() {
 #[test]
 fn issue_timing() {
     let src = ".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: getc $m3\n nop\n getc $m4\n f32v2exp $a0:1, $a0:1\n getc $m5\n \
-               setzi $m6, 0x20000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n exit\n";
+               setzi $m6, 0x80000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n exit\n";
     let t = run_with(src, 0, |_| {}).unwrap();
-    let (c3, c4, c5) = (rd32(&t, 0x20000), rd32(&t, 0x20004), rd32(&t, 0x20008));
+    let (c3, c4, c5) = (rd32(&t, 0x80000), rd32(&t, 0x80004), rd32(&t, 0x80008));
     assert_eq!(c4 - c3, 12);
     assert_eq!(c5 - c4, 18);
     assert_eq!(c3 % 6, 0, "worker 0 issues in slot 0");
     // The supervisor alone issues every cycle.
-    let src = ".globl main\nmain: getc $m3\n getc $m4\n delay 5\n getc $m5\n setzi $m6, 0x20000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n halt\n";
+    let src = ".globl main\nmain: getc $m3\n getc $m4\n delay 5\n getc $m5\n setzi $m6, 0x80000\n st32 $m3, [$m6+0]\n st32 $m4, [$m6+4]\n st32 $m5, [$m6+8]\n halt\n";
     let t = run_with(src, 0, |_| {}).unwrap();
-    assert_eq!(rd32(&t, 0x20004) - rd32(&t, 0x20000), 1);
-    assert_eq!(rd32(&t, 0x20008) - rd32(&t, 0x20004), 7);
+    assert_eq!(rd32(&t, 0x80004) - rd32(&t, 0x80000), 1);
+    assert_eq!(rd32(&t, 0x80008) - rd32(&t, 0x80004), 7);
 }
 
 #[test]
 fn supervisor_control_exchange_and_sync() {
     // Six workers each add their context number into their own slot.
-    let src = ".globl main\nmain: setzi $m2, w\n setzi $m3, 0x20000\n rpt $m4, e\n run $m2, $m3\ne: sync 0\n \
-               setzi $m5, 0x20100\n setzi $m6, 0x20200\n st32 $m6, [$m5]\n setzi $m7, 0\n recvsel $m7\n send [$m5+=4]\n recv [$m5+=4]\n sync 1\n \
+    let src = ".globl main\nmain: setzi $m2, w\n setzi $m3, 0x80000\n rpt $m4, e\n run $m2, $m3\ne: sync 0\n \
+               setzi $m5, 0x80100\n setzi $m6, 0x80200\n st32 $m6, [$m5]\n setzi $m7, 0\n recvsel $m7\n send [$m5+=4]\n recv [$m5+=4]\n sync 1\n \
                getc $m8\n st32 $m8, [$m5]\n halt\n\
                w: shl $m3, $m1, 2\n add $m3, $m3, $m0\n add $m1, $m1, 100\n st32 $m1, [$m3]\n exit\n";
     let (mut t, img) = tile_with(src, &[]);
     t.start(img.symbol("main").unwrap(), 0);
     // $m4 = 6 workers.
-    let src_set = |t: &mut Tile| t.write(0x20000, &[0; 32]).unwrap();
+    let src_set = |t: &mut Tile| t.write(0x80000, &[0; 32]).unwrap();
     src_set(&mut t);
     let _ = src_set;
     let mut port = Loopback::new(1);
@@ -548,14 +690,14 @@ fn supervisor_control_exchange_and_sync() {
     assert_eq!(o, ipu_runtime::Outcome::Halted);
     note_ops(&t, &img);
     for w in 0..6 {
-        assert_eq!(rd32(&t, 0x20000 + 4 * w), 100 + w);
+        assert_eq!(rd32(&t, 0x80000 + 4 * w), 100 + w);
     }
     assert_eq!(
-        rd32(&t, 0x20104),
-        0x20200,
+        rd32(&t, 0x80104),
+        0x80200,
         "the word sent came back one cycle later"
     );
-    assert!(rd32(&t, 0x20108) >= 90, "sync took its time");
+    assert!(rd32(&t, 0x80108) >= 90, "sync took its time");
 }
 
 /// Records the rows a tile starts.
@@ -563,7 +705,9 @@ fn supervisor_control_exchange_and_sync() {
 struct RowPort(Vec<(u32, ipu_runtime::EngineRow)>);
 
 impl ipu_runtime::ExchangePort for RowPort {
-    fn send(&mut self, _: u32, _: u64, _: u32) {}
+    fn send(&mut self, _: u32, _: u64, _: u32) -> Result<(), u32> {
+        Ok(())
+    }
     fn receive(&mut self, _: u32, _: u64, _: u32) -> Option<u32> {
         None
     }
@@ -585,21 +729,21 @@ fn exchange_engine_on_one_tile() {
         },
         RowEntry::Send {
             cycle: 2,
-            addr: 0x20100,
+            addr: 0x80100,
             len: 6,
         },
         RowEntry::Capture {
             cycle: 5,
-            addr: 0x20201,
+            addr: 0x80201,
             len: 8,
             partner: true,
         },
     ]);
     // exch issues in cycle 1: T0 = 1 + 1 + 100 = 102, E = 102 + 5 + 2.
-    let src = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n setzi $m3, 0x20100\n st32 $m3, [$m3]\n sync 1\n getc $m2\n halt\n";
+    let src = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n setzi $m3, 0x80100\n st32 $m3, [$m3]\n sync 1\n getc $m2\n halt\n";
     let (mut t, img) = tile_with(src, &[]);
-    t.write(0x20000, &row).unwrap();
-    t.write(0x20100, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
+    t.write(0x80000, &row).unwrap();
+    t.write(0x80100, &[1, 2, 3, 4, 5, 6, 7, 8]).unwrap();
     t.start(img.symbol("main").unwrap(), 0);
     let mut port = RowPort::default();
     assert_eq!(
@@ -609,7 +753,10 @@ fn exchange_engine_on_one_tile() {
     assert_eq!(t.engine_end(), 109);
     note_ops(&t, &img);
     let (tile, r) = &port.0[0];
-    assert_eq!((*tile, r.pc, r.issue, r.t0, r.end), (0, 0x104, 1, 102, 109));
+    assert_eq!(
+        (*tile, r.pc, r.issue, r.t0, r.end),
+        (0, CODE + 4, 1, 102, 109)
+    );
     assert_eq!(r.selects, vec![(102, 3)]);
     assert_eq!(
         r.sends,
@@ -630,7 +777,7 @@ fn exchange_engine_on_one_tile() {
             r.captures[0].partner,
             r.captures[0].addr
         ),
-        (107, true, 0x20201)
+        (107, true, 0x80201)
     );
     // Alone, the sync then takes `sync_cycles` from the arrival at E.
     t.resume_from_sync(109 + 90);
@@ -638,27 +785,27 @@ fn exchange_engine_on_one_tile() {
         t.run(&mut port, 1000).unwrap(),
         ipu_runtime::Outcome::Halted
     );
-    assert_eq!(rd32(&t, 0x20100), 0x20100);
+    assert_eq!(rd32(&t, 0x80100), 0x80100);
     // `sync 0` does not wait for the engine; `halt` before E, and `exch`
     // while the engine runs, are faults.
     let fault = |src: &str, row: &[u8]| {
         let (mut t, img) = tile_with(src, &[]);
-        t.write(0x20000, row).unwrap();
+        t.write(0x80000, row).unwrap();
         t.start(img.symbol("main").unwrap(), 0);
         t.run_to_halt(&mut RowPort::default(), 10_000).map(|_| t)
     };
-    let halt = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 0\n setzi $m4, D\n rpt $m4, e\n nop\ne: halt\n";
+    let halt = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n sync 0\n setzi $m4, D\n rpt $m4, e\n nop\ne: halt\n";
     // Issue cycles: exch 1, sync 0 2, setzi 3, rpt 4, nops 5.., halt 5 + D.
     let f = fault(&halt.replace("D", "103"), &row).unwrap_err();
     assert_eq!(f.kind, FaultKind::HaltWithEngine { end: 109 });
     assert_eq!((f.cycle, f.instruction.as_str()), (108, "halt"));
     assert!(fault(&halt.replace("D", "104"), &row).is_ok());
-    let twice = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n exch $m1\n halt\n";
+    let twice = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n exch $m1\n halt\n";
     let f = fault(twice, &row).unwrap_err();
     assert_eq!((&f.kind, f.cycle), (&FaultKind::EngineBusy { end: 109 }, 2));
     assert!(f.instruction.starts_with("exch"), "{f}");
     // An empty row ends at T0; a bad kind is refused at issue.
-    let once = ".globl main\nmain: setzi $m1, 0x20000\n exch $m1\n sync 1\n halt\n";
+    let once = ".globl main\nmain: setzi $m1, 0x80000\n exch $m1\n sync 1\n halt\n";
     let t = fault(once, &encode_row_bytes(&[])).unwrap();
     assert_eq!(t.cycle(), 102 + 90 + 1);
     let f = fault(once, &[1, 0, 0, 0, 0, 0, 0, 0xc0]).unwrap_err();
@@ -676,21 +823,21 @@ fn amp_weight_loading_and_swap() {
     let x: Vec<u16> = (0..16)
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
         .collect();
-    let src = ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
+    let src = ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
                setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x22000\n setzi $m6, 0x23000\n zero64 $a4:5\n \
+               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
                ld64 $a2:3, [$m5+=8]\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n zero64 $a2:3\n \
                { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
                st64 $a0:1, [$m6+=8]\n exit\n";
     let t = run_with(src, 0, |t| {
-        wr_u16(t, 0x21000, &w);
-        wr_u16(t, 0x22000, &x);
+        wr_u16(t, 0x81000, &w);
+        wr_u16(t, 0x82000, &x);
     })
     .unwrap();
     // The arithmetic slot runs first, so each store sees the drained partials of row 0.
-    let got = rd_u16(&t, 0x23000, 16);
+    let got = rd_u16(&t, 0x83000, 16);
     for c in 0..16 {
         let mut acc = 0f32;
         for k in 0..16 {
@@ -720,7 +867,7 @@ fn amp_weights_loaded_by_workers() {
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
         .collect();
     let row = |tag: &str, out: u32, load: bool| {
-        let mut s = format!("{tag}: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x22000\n setzi $m6, {out}\n setzi $m7, 0x24000\n setzi $m8, 0\n zero64 $a4:5\n ld64 $a2:3, [$m5+=8]\n");
+        let mut s = format!("{tag}: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, {out}\n setzi $m7, 0x84000\n setzi $m8, 0\n zero64 $a4:5\n ld64 $a2:3, [$m5+=8]\n");
         for p in 0..4 {
             let m = if load && p < 3 {
                 "ldxw $a2:3, [$m5+=8], [$m7+=8], $m8"
@@ -743,31 +890,31 @@ fn amp_weights_loaded_by_workers() {
             ));
         }
         if load {
-            s.push_str(" rpt $m4, e2\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n setzi $m5, 0x22000\ne2:\n");
+            s.push_str(" rpt $m4, e2\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8\n setzi $m5, 0x82000\ne2:\n");
         }
         s.push_str(" exit\n");
         s
     };
     // 7 + 57 = 64 weight words through ldxw: 7 in the rows, 4 x 14 in the loop, plus 1 more below.
     let src = format!(
-        ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 64\n rpt $m4, e\n wld64 [$m2+=8], $m3\ne: ampswap\n \
+        ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 64\n rpt $m4, e\n wld64 [$m2+=8], $m3\ne: ampswap\n \
          setzi $m2, w1\n run $m2, $m2\n sync 0\n ampswap\n setzi $m2, w2\n run $m2, $m2\n sync 0\n halt\n{}{}",
-        row("w1", 0x23000, true),
-        row("w2", 0x23100, false)
+        row("w1", 0x83000, true),
+        row("w2", 0x83100, false)
     );
     let src = src.replace(
-        "setzi $m5, 0x22000\ne2:",
-        "setzi $m5, 0x22000\ne2:\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8",
+        "setzi $m5, 0x82000\ne2:",
+        "setzi $m5, 0x82000\ne2:\n ldxw $a6:7, [$m5+=8], [$m7+=8], $m8",
     );
     let (t0, img) = tile_with(&src, &[]);
     note_ops(&t0, &img);
     let t = run_with(&src, 0, |t| {
-        wr_u16(t, 0x21000, &w1);
-        wr_u16(t, 0x22000, &x);
-        wr_u16(t, 0x24000, &w2);
+        wr_u16(t, 0x81000, &w1);
+        wr_u16(t, 0x82000, &x);
+        wr_u16(t, 0x84000, &w2);
     })
     .unwrap_or_else(|f| panic!("{f}"));
-    for (w, out) in [(&w1, 0x23000), (&w2, 0x23100)] {
+    for (w, out) in [(&w1, 0x83000), (&w2, 0x83100)] {
         let got = rd_u16(&t, out, 16);
         for c in 0..16 {
             let acc: f32 = (0..16)
@@ -788,13 +935,13 @@ fn faults_are_values() {
     let cases: &[(&str, Check)] = &[
         (".globl main\nmain: setzi $m1, 0x7ffff\n sethi $m1, 0x7fff\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::Misaligned { .. })),
         (".globl main\nmain: setzi $m1, 0xffff0\n sethi $m1, 0x10\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { .. })),
-        (".globl main\nmain: setzi $m1, 0x100\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::StoreToCode { .. })),
-        (".globl main\nmain: setzi $m1, 0x1000\n ld128 $a0:3, [$m1]\n halt", |k| matches!(k, FaultKind::WorkerOnly(_) | FaultKind::NotInterleaved { .. })),
+        (".globl main\nmain: setzi $m1, main\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::StoreToCode { .. })),
+        (".globl main\nmain: setzi $m1, 0x70000\n ld128 $a0:3, [$m1]\n halt", |k| matches!(k, FaultKind::WorkerOnly(_) | FaultKind::NotInterleaved { .. })),
         (".globl main\nmain: f32v2add $a0:1, $a0:1, $a0:1\n halt", |k| matches!(k, FaultKind::WorkerOnly(_))),
         (".globl main\nmain: setzi $m1, 0\n jmp $m1\n halt", |k| matches!(k, FaultKind::PcOutOfCode { .. })),
         (".globl main\nmain: setzi $m1, 0\n divu $m2, $m2, $m1\n halt", |k| matches!(k, FaultKind::DivideByZero)),
         (".globl main\nmain: recv [$m1]\n halt", |k| matches!(k, FaultKind::NoSender)),
-        (".globl main\nmain: recvsel $m1\n setzi $m2, 0x20000\n recv [$m2]\n halt", |k| matches!(k, FaultKind::NoData { .. })),
+        (".globl main\nmain: recvsel $m1\n setzi $m2, 0x80000\n recv [$m2]\n halt", |k| matches!(k, FaultKind::NoData { .. })),
         (".globl main\nmain: .word 0x7f000000\n halt", |k| matches!(k, FaultKind::IllegalInstruction { .. })),
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n halt\nw: exit", |k| matches!(k, FaultKind::HaltWithWorkers)),
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: ampk $m15\n amp.f16f16 $a0:1, $a0:1, $a0:1\n exit", |k| {
@@ -803,7 +950,23 @@ fn faults_are_values() {
         (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: exit\n ampswap", |_| false),
     ];
     let more: &[(&str, Check)] = &[
-        (".globl main\nmain: setzi $m1, 2\n rpt $m1, e\n rpt $m1, e\n nop\ne: halt", |k| matches!(k, FaultKind::NestedRpt)),
+        // (The assembler refuses a `rpt` written inside a repeat body; a call reaches one.)
+        (".globl main\nmain: setzi $m1, 2\n rpt $m1, e\n call $m5, f\ne: halt\nf: rpt $m1, g\n nop\ng: jmp $m5", |k| matches!(k, FaultKind::NestedRpt)),
+        // Nested even with a count of zero, which would skip its body.
+        (".globl main\nmain: setzi $m1, 2\n setzi $m2, 0\n rpt $m1, e\n call $m5, f\ne: halt\nf: rpt $m2, g\n nop\ng: jmp $m5", |k| matches!(k, FaultKind::NestedRpt)),
+        // Tile memory is [0x4C000, 0xE8000) on ipu21: address 0, the word
+        // below the base and the word at the end are outside it.
+        (".globl main\nmain: setzi $m1, 0\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0, len: 4, base: 0x4C000, end: 0xE8000 })),
+        (".globl main\nmain: setzi $m1, 0x4bffc\n ld32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0x4bffc, .. })),
+        (".globl main\nmain: setzi $m1, 0x4bfff\n st8 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0x4bfff, .. })),
+        (".globl main\nmain: setzi $m1, 0xe8000\n st32 $m2, [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
+        (".globl main\nmain: setzi $m1, 0xe7ff8\n ld64 $a0:1, [$m1+8]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 0xe8000, .. })),
+        (".globl main\nmain: setzi $m1, 16\n send [$m1]\n halt", |k| matches!(k, FaultKind::OutOfBounds { addr: 16, .. })),
+        // A context that branches to itself never leaves: a livelock, found at once.
+        (".globl main\nmain: br .\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m1, 1\n brnz $m1, .\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m1, j\nj: jmp $m1\n halt", |k| matches!(k, FaultKind::SelfLoop)),
+        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: { br . ; f32v2add $a0:1, $a0:1, $a2:3 }\n exit", |k| matches!(k, FaultKind::SelfLoop)),
         (".globl main\nmain: setzi $m2, w\n .rept 7\n run $m2, $m2\n .endr\n sync 0\n halt\nw: setzi $m3, 100\n rpt $m3, e\n f32v2exp $a0:1, $a0:1\ne: exit", |k| {
             // Two-turn instructions leave the supervisor free slots while six workers run.
             matches!(k, FaultKind::NoFreeWorker)
@@ -813,7 +976,7 @@ fn faults_are_values() {
             matches!(k, FaultKind::AmpWeights { .. })
         }),
         (".globl main\nmain: .word 0x80000000, 0x00000000\n halt", |k| matches!(k, FaultKind::BadBundle)),
-        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0x1000\n ld128 $a0:3, [$m1]\n exit", |k| matches!(k, FaultKind::NotInterleaved { .. })),
+        (".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0x70000\n ld128 $a0:3, [$m1]\n exit", |k| matches!(k, FaultKind::NotInterleaved { .. })),
     ];
     for (src, want) in cases[..cases.len() - 1].iter().chain(more) {
         match run_with(src, 0, |_| {}) {
@@ -827,7 +990,40 @@ fn faults_are_values() {
     let f = run_with(".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0\n ld64 $a0:1, [$m1+4]\n exit", 0, |_| {}).unwrap_err();
     assert_eq!(f.context, ContextId::Worker(0));
     assert!(f.to_string().contains("worker 0"), "{f}");
-    let _ = TileConfig::ipu21();
+    // A worker's store below the memory base names where and what.
+    let f = run_with(".globl main\nmain: setzi $m2, w\n run $m2, $m2\n sync 0\n halt\nw: setzi $m1, 0\n st64 $a0:1, [$m1+8]\n exit", 0, |_| {}).unwrap_err();
+    assert_eq!(
+        f.kind,
+        FaultKind::OutOfBounds {
+            addr: 8,
+            len: 8,
+            base: 0x4C000,
+            end: 0xE8000
+        }
+    );
+    assert_eq!(
+        (f.context, f.instruction.as_str()),
+        (ContextId::Worker(0), "st64 $a0:1, [$m1+8]")
+    );
+    let msg = f.to_string();
+    assert!(
+        msg.contains("outside tile memory [0x4c000, 0xe8000)"),
+        "{msg}"
+    );
+    // The first and last words of memory are inside it.
+    let t = run_with(".globl main\nmain: setzi $m1, 0xe7ffc\n setzi $m2, 7\n st32 $m2, [$m1]\n setzi $m3, 0x4c000\n ld32 $m4, [$m3]\n st32 $m4, [$m1-4]\n halt", 0, |_| {}).unwrap();
+    assert_eq!(rd32(&t, 0xe7ffc), 7);
+    assert_eq!(rd32(&t, 0xe7ff8), rd32(&t, 0x4c000));
+    // Not self-loops: a branch to itself not taken, and a one-instruction
+    // repeat body (the repeat, not a branch, brings the pc back).
+    let t = run_with(".globl main\nmain: setzi $m1, 0\n brnz $m1, .\n setzi $m2, 3\n setzi $m4, 0\n rpt $m2, e\n add $m4, $m4, 2\ne: setzi $m3, 0x90000\n st32 $m4, [$m3]\n halt", 0, |_| {}).unwrap();
+    assert_eq!(rd32(&t, 0x90000), 6);
+    // The host side keeps to the same range.
+    let (mut t, _) = tile_with(".globl main\nmain: halt\n", &[]);
+    assert!(t.write(0x4bffc, &[0; 4]).is_err());
+    assert!(t.write(0xe7ffd, &[0; 4]).is_err());
+    assert!(t.read(0, 4).is_err());
+    assert!(t.write(0xe7ffc, &[1; 4]).is_ok());
 }
 
 /// Runs last by name order within this binary is not guaranteed, so this
@@ -937,15 +1133,15 @@ fn amp_modes() {
             ));
         }
         let src = format!(
-            ".globl main\nmain: setzi $m2, 0x21000\n setzi $m3, 0\n setzi $m4, 256\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
+            ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 256\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
              setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-             w: setzi $m4, {drain}\n ampk $m4\n setzi $m4, {}\n sethi $m4, {}\n setscl $m4\n setzi $m5, 0x22000\n setzi $m6, 0x23000\n zero64 $a4:5\n{body} exit\n",
+             w: setzi $m4, {drain}\n ampk $m4\n setzi $m4, {}\n sethi $m4, {}\n setscl $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n{body} exit\n",
             scale as u32 & 0xffff,
             (scale as u32) >> 16
         );
         let (mut t, img) = tile_with(&src, &[]);
-        t.write(0x21000, &wb).unwrap();
-        t.write(0x22000, &xb).unwrap();
+        t.write(0x81000, &wb).unwrap();
+        t.write(0x82000, &xb).unwrap();
         t.start(img.symbol("main").unwrap(), 0);
         t.run_to_halt(&mut ipu_runtime::NoExchange, 1_000_000)
             .unwrap_or_else(|f| panic!("{f}"));
@@ -954,9 +1150,9 @@ fn amp_modes() {
             let want: f64 =
                 (0..k).map(|kk| xv[kk] * wv[kk * 16 + c]).sum::<f64>() * 2f64.powi(scale);
             let got = if partial_f32 {
-                f(rd32(&t, 0x23000 + 4 * c as u32)) as f64
+                f(rd32(&t, 0x83000 + 4 * c as u32)) as f64
             } else {
-                f16_value(rd_u16(&t, 0x23000 + 2 * c as u32, 1)[0]) as f64
+                f16_value(rd_u16(&t, 0x83000 + 2 * c as u32, 1)[0]) as f64
             };
             let tol = if partial_f32 { 1e-5 } else { 2e-3 } * want.abs().max(1.0);
             assert!(

@@ -5,15 +5,15 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use common::{config, CODE, DATA, STATE};
 use ipu_isa::asm::assemble;
 use ipu_isa::float::{f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format};
 use ipu_isa::kernels::assemble_kernel;
 use ipu_isa::link::{link, LinkLayout};
-use ipu_runtime::{NoExchange, Outcome, Tile, TileConfig};
+use ipu_runtime::{NoExchange, Outcome, Tile};
 use rand::{Rng, SeedableRng};
 
-const STATE: u32 = 0xF000;
-const A: u32 = 0x20000;
+const A: u32 = DATA;
 
 struct GemmRun {
     cycles: u64,
@@ -52,10 +52,10 @@ fn check_gemm_kc(
         &BTreeMap::new(),
     )
     .unwrap();
-    let cfg = TileConfig::ipu21();
+    let cfg = config();
     let img = link(
         &[("main", &harness.object), ("gemm", &kernel.object)],
-        &LinkLayout::new(0x100, cfg.memory_bytes),
+        &LinkLayout::new(CODE, cfg.memory_end()),
     )
     .unwrap();
     let mut t = Tile::new(cfg);

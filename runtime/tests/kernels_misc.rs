@@ -11,11 +11,11 @@ use ipu_isa::float::{
 };
 use rand::{Rng, SeedableRng};
 
-const IN0: u32 = 0x20000;
-const IN1: u32 = 0x40000;
-const OUT: u32 = 0x60000;
-const IN2: u32 = 0x70000;
-const IN3: u32 = 0x78000;
+const IN0: u32 = DATA;
+const IN1: u32 = DATA + 0x20000;
+const OUT: u32 = DATA + 0x40000;
+const IN2: u32 = DATA + 0x50000;
+const IN3: u32 = DATA + 0x58000;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)

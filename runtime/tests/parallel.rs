@@ -8,7 +8,7 @@ mod common;
 use std::collections::{BTreeMap, HashMap};
 
 use common::*;
-use ipu_runtime::{ExchangePort, Outcome, Tile, TileConfig};
+use ipu_runtime::{ExchangePort, Outcome, Tile};
 use rayon::prelude::*;
 
 fn assert_send<T: Send>() {}
@@ -17,13 +17,13 @@ fn assert_send<T: Send>() {}
 fn tiles_run_in_parallel() {
     assert_send::<Tile>();
     let img = image(
-        ".globl main\nmain: gettile $m1\n setzi $m2, 0\n setzi $m3, 1000\n rpt $m3, e\n add $m2, $m2, $m1\ne: setzi $m4, 0x20000\n st32 $m2, [$m4]\n halt\n",
+        ".globl main\nmain: gettile $m1\n setzi $m2, 0\n setzi $m3, 1000\n rpt $m3, e\n add $m2, $m2, $m1\ne: setzi $m4, 0x80000\n st32 $m2, [$m4]\n halt\n",
         &[],
     );
     let tiles: Vec<Tile> = (0..64u32)
         .into_par_iter()
         .map(|id| {
-            let mut t = Tile::new(TileConfig::ipu21().with_tile_id(id));
+            let mut t = Tile::new(config().with_tile_id(id));
             t.load(&img).unwrap();
             t.start(img.symbol("main").unwrap(), 0);
             assert_eq!(
@@ -35,7 +35,7 @@ fn tiles_run_in_parallel() {
         })
         .collect();
     for (id, t) in tiles.iter().enumerate() {
-        assert_eq!(rd32(t, 0x20000), 1000 * id as u32);
+        assert_eq!(rd32(t, 0x80000), 1000 * id as u32);
     }
 }
 
@@ -47,8 +47,9 @@ struct Outbox {
 }
 
 impl ExchangePort for Outbox {
-    fn send(&mut self, _tile: u32, cycle: u64, word: u32) {
+    fn send(&mut self, _tile: u32, cycle: u64, word: u32) -> Result<(), u32> {
         self.sent.insert(cycle, word);
+        Ok(())
     }
     fn receive(&mut self, _tile: u32, cycle: u64, sender: u32) -> Option<u32> {
         self.inbox
@@ -62,14 +63,14 @@ impl ExchangePort for Outbox {
 fn two_tiles_exchange_after_a_sync() {
     // Tile 0 sends four words in consecutive cycles after the sync; tile 1
     // selects tile 0 and receives them `latency` cycles later.
-    let src = ".globl main\nmain: sync 1\n gettile $m1\n brnz $m1, rx\n setzi $m2, 0x20000\n send [$m2+=4]\n send [$m2+=4]\n send [$m2+=4]\n send [$m2+=4]\n halt\n\
-               rx: setzi $m3, 0\n recvsel $m3\n setzi $m2, 0x30000\n delay 3\n recv [$m2+=4]\n recv [$m2+=4]\n recv [$m2+=4]\n recv [$m2+=4]\n halt\n";
+    let src = ".globl main\nmain: sync 1\n gettile $m1\n brnz $m1, rx\n setzi $m2, 0x80000\n send [$m2+=4]\n send [$m2+=4]\n send [$m2+=4]\n send [$m2+=4]\n halt\n\
+               rx: setzi $m3, 0\n recvsel $m3\n setzi $m2, 0x90000\n delay 3\n recv [$m2+=4]\n recv [$m2+=4]\n recv [$m2+=4]\n recv [$m2+=4]\n halt\n";
     let img = image(src, &[]);
     let mut tiles: Vec<Tile> = (0..2u32)
         .map(|id| {
-            let mut t = Tile::new(TileConfig::ipu21().with_tile_id(id));
+            let mut t = Tile::new(config().with_tile_id(id));
             t.load(&img).unwrap();
-            t.write(0x20000, &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0])
+            t.write(0x80000, &[1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0])
                 .unwrap();
             t.start(img.symbol("main").unwrap(), 0);
             t
@@ -115,10 +116,10 @@ fn two_tiles_exchange_after_a_sync() {
         "received at the compiler-fixed cycles"
     );
     for k in 0..4 {
-        assert_eq!(rd32(&tiles[1], 0x30000 + 4 * k), k + 1);
+        assert_eq!(rd32(&tiles[1], 0x90000 + 4 * k), k + 1);
     }
     // A receiver scheduled too early finds no word: a fault naming tile 1.
-    let mut early = Tile::new(TileConfig::ipu21().with_tile_id(1));
+    let mut early = Tile::new(config().with_tile_id(1));
     let img2 = image(&src.replace(" delay 3\n", ""), &[]);
     early.load(&img2).unwrap();
     early.start(img2.symbol("main").unwrap(), 0);

@@ -79,13 +79,18 @@ pub enum Operand {
     Str(String, Span),
     /// `@function`, `@object` (for `.type`).
     Type(String, Span),
+    /// A name starting with a dot, as a section name (`.text.gemm`).
+    Dotted(String, Span),
     Expr(Expr),
 }
 
 impl Operand {
     pub fn span(&self) -> Span {
         match self {
-            Operand::Reg(_, s) | Operand::Str(_, s) | Operand::Type(_, s) => *s,
+            Operand::Reg(_, s)
+            | Operand::Str(_, s)
+            | Operand::Type(_, s)
+            | Operand::Dotted(_, s) => *s,
             Operand::Mem { span, .. } => *span,
             Operand::Expr(e) => e.span(),
         }

@@ -26,14 +26,32 @@ pub struct Expander<'a> {
     aborted: bool,
     /// Macro expansions so far (`\@` expands to this count).
     expansions: usize,
+    /// Tokens looked at, repeat iterations and macro body tokens copied so
+    /// far (see [`MAX_WORK`]).
+    work: usize,
+    /// Tokens in the expanded output so far (see [`MAX_TOKENS`]).
+    tokens: usize,
     pub errors: Vec<AsmError>,
     /// Parameters as finally bound (given or defaulted), for the metadata.
     pub bound_params: BTreeMap<String, i64>,
 }
 
-const MAX_DEPTH: usize = 64;
+/// Nesting of macro invocations, `.rept` and `.if` blocks.
+pub const MAX_DEPTH: usize = 64;
 /// Expanded lines a source may produce (a bound on runaway `.rept` nests).
-const MAX_LINES: usize = 1_000_000;
+pub const MAX_LINES: usize = 1_000_000;
+/// Tokens one line may hold after substitution (`.define` bodies and
+/// macro arguments included): substitution that doubles a line per level
+/// stops here, long before its size is a problem.
+pub const MAX_LINE_TOKENS: usize = 4096;
+/// Tokens the whole expansion may produce.
+pub const MAX_TOKENS: usize = 4_000_000;
+/// Steps of expansion in all: one per token of every line looked at, per
+/// token of a macro body copied for an invocation, and per repeat
+/// iteration. A bound on expansions that produce nothing (nested `.rept`
+/// of empty bodies, recursion under a false `.if`); the library's largest
+/// kernels take about 40,000.
+pub const MAX_WORK: usize = 8_000_000;
 
 fn line_span(line: &[SpTok]) -> Span {
     match (line.first(), line.last()) {
@@ -76,12 +94,13 @@ pub fn split_commas(toks: &[SpTok]) -> Vec<Vec<SpTok>> {
 
 /// Substitutes macro arguments (and `\@`) into one body line. An argument
 /// written right against an identifier (`end_\x`, `\x_end`) is pasted into it.
+/// `None` when the line would pass [`MAX_LINE_TOKENS`].
 fn substitute_args(
     line: &[SpTok],
     params: &[String],
     args: &[Vec<SpTok>],
     unique: usize,
-) -> Vec<SpTok> {
+) -> Option<Vec<SpTok>> {
     let mut out: Vec<SpTok> = Vec::new();
     let mut prev_end = usize::MAX;
     for t in line {
@@ -119,9 +138,12 @@ fn substitute_args(
                 continue;
             }
         }
+        if out.len() + repl.len() > MAX_LINE_TOKENS {
+            return None;
+        }
         out.extend(repl);
     }
-    out
+    Some(out)
 }
 
 impl<'a> Expander<'a> {
@@ -132,6 +154,8 @@ impl<'a> Expander<'a> {
             macros: HashMap::new(),
             defines: HashMap::new(),
             expansions: 0,
+            work: 0,
+            tokens: 0,
             aborted: false,
             errors: Vec::new(),
             bound_params: BTreeMap::new(),
@@ -140,6 +164,24 @@ impl<'a> Expander<'a> {
 
     fn err(&mut self, span: Span, msg: impl Into<String>) {
         self.errors.push(AsmError::new(span, msg));
+    }
+
+    /// Reports a runaway expansion at `span` and stops everything.
+    fn abort(&mut self, span: Span, msg: impl Into<String>) {
+        self.err(span, msg);
+        self.aborted = true;
+    }
+
+    /// Counts `n` units of work; false (after aborting) past [`MAX_WORK`].
+    fn spend(&mut self, n: usize, span: Span) -> bool {
+        self.work += n;
+        if self.work > MAX_WORK && !self.aborted {
+            self.abort(
+                span,
+                format!("the expansion takes more than {MAX_WORK} steps (runaway `.rept` or macro recursion?)"),
+            );
+        }
+        !self.aborted
     }
 
     fn eval(&mut self, toks: &[SpTok], span: Span) -> Option<i64> {
@@ -194,46 +236,87 @@ impl<'a> Expander<'a> {
         None
     }
 
-    /// Replaces `.define`d names by their tokens.
-    fn substitute(&self, line: &[SpTok]) -> Vec<SpTok> {
+    /// Replaces `.define`d names by their tokens; `None` when the line
+    /// would pass [`MAX_LINE_TOKENS`].
+    fn substitute(&self, line: &[SpTok]) -> Option<Vec<SpTok>> {
         let mut out = Vec::with_capacity(line.len());
         for t in line {
             match &t.tok {
                 Tok::Ident(n) if self.defines.contains_key(n) => {
-                    out.extend(self.defines[n].iter().cloned())
+                    let body = &self.defines[n];
+                    if out.len() + body.len() > MAX_LINE_TOKENS {
+                        return None;
+                    }
+                    out.extend(body.iter().cloned())
                 }
+                _ if out.len() >= MAX_LINE_TOKENS => return None,
                 _ => out.push(t.clone()),
             }
         }
-        out
+        Some(out)
+    }
+
+    fn too_long(&mut self, span: Span, what: &str) {
+        self.abort(
+            span,
+            format!(
+                "{what} more than {MAX_LINE_TOKENS} tokens (runaway `.define` or macro argument?)"
+            ),
+        );
+    }
+
+    /// Appends an expanded line to `out`, within [`MAX_TOKENS`].
+    fn emit(&mut self, line: Vec<SpTok>, out: &mut Vec<Vec<SpTok>>) {
+        self.tokens += line.len();
+        if self.tokens > MAX_TOKENS {
+            let span = line_span(&line);
+            self.abort(
+                span,
+                format!("the expansion produces more than {MAX_TOKENS} tokens"),
+            );
+            return;
+        }
+        out.push(line);
     }
 
     /// Expands `lines` into `out`.
     pub fn expand(&mut self, lines: &[Vec<SpTok>], out: &mut Vec<Vec<SpTok>>, depth: usize) {
         if depth > MAX_DEPTH {
-            if let Some(l) = lines.first() {
-                self.err(line_span(l), "macro expansion nested too deeply");
-            }
+            // Stops everything: a macro that invokes itself twice would
+            // otherwise report this 2^MAX_DEPTH times.
+            let span = lines.first().map(|l| line_span(l)).unwrap_or_default();
+            self.abort(
+                span,
+                format!("macros, `.rept` and `.if` nested more than {MAX_DEPTH} deep"),
+            );
             return;
         }
         let mut i = 0;
         while i < lines.len() {
-            if self.aborted {
+            if self.aborted || !self.spend(lines[i].len().max(1), line_span(&lines[i])) {
                 return;
             }
             if out.len() > MAX_LINES {
-                self.err(
+                self.abort(
                     line_span(&lines[i]),
                     format!("the expansion produces more than {MAX_LINES} lines"),
                 );
-                self.aborted = true;
                 return;
             }
             let substituted;
             let line = if self.defines.is_empty() || directive(&lines[i]) == Some(".define") {
                 &lines[i]
             } else {
-                substituted = self.substitute(&lines[i]);
+                match self.substitute(&lines[i]) {
+                    Some(l) => substituted = l,
+                    None => {
+                        self.too_long(
+                            line_span(&lines[i]),
+                            "with `.define`s substituted, this line has",
+                        );
+                        return;
+                    }
+                }
                 &substituted
             };
             let span = line_span(line);
@@ -242,10 +325,15 @@ impl<'a> Expander<'a> {
                     match line.get(1) {
                         Some(SpTok {
                             tok: Tok::Ident(n), ..
-                        }) => {
-                            let body = self.substitute(&line[2..]);
-                            self.defines.insert(n.clone(), body);
-                        }
+                        }) => match self.substitute(&line[2..]) {
+                            Some(body) => {
+                                self.defines.insert(n.clone(), body);
+                            }
+                            None => {
+                                self.too_long(span, &format!("`.define {n}` expands to"));
+                                return;
+                            }
+                        },
                         _ => self.err(span, "`.define` takes a name and replacement tokens"),
                     }
                     i += 1;
@@ -293,6 +381,9 @@ impl<'a> Expander<'a> {
                         self.err(span, format!("repeat count {count} is out of range"));
                     } else {
                         for _ in 0..count {
+                            if !self.spend(1, span) {
+                                return;
+                            }
                             self.expand(&lines[i + 1..end], out, depth + 1);
                         }
                     }
@@ -357,7 +448,7 @@ impl<'a> Expander<'a> {
                         }
                         _ => self.err(span, format!("`{d}` takes a name and a value")),
                     }
-                    out.push(line.clone());
+                    self.emit(line.clone(), out);
                     i += 1;
                 }
                 _ => {
@@ -386,7 +477,7 @@ impl<'a> Expander<'a> {
                     match invoked {
                         Some((params, body)) => {
                             if k > 0 {
-                                out.push(line[..k].to_vec());
+                                self.emit(line[..k].to_vec(), out);
                             }
                             let args = split_commas(&line[k + 1..]);
                             if args.len() > params.len() {
@@ -399,15 +490,28 @@ impl<'a> Expander<'a> {
                                     ),
                                 );
                             }
+                            let copied = body.iter().map(|l| l.len().max(1)).sum();
+                            if !self.spend(copied, span) {
+                                return;
+                            }
                             self.expansions += 1;
                             let unique = self.expansions;
-                            let subst: Vec<Vec<SpTok>> = body
-                                .iter()
-                                .map(|bl| substitute_args(bl, &params, &args, unique))
-                                .collect();
+                            let mut subst: Vec<Vec<SpTok>> = Vec::with_capacity(body.len());
+                            for bl in &body {
+                                match substitute_args(bl, &params, &args, unique) {
+                                    Some(l) => subst.push(l),
+                                    None => {
+                                        self.too_long(
+                                            line_span(bl),
+                                            "with the macro's arguments substituted, this line has",
+                                        );
+                                        return;
+                                    }
+                                }
+                            }
                             self.expand(&subst, out, depth + 1);
                         }
-                        None => out.push(line.clone()),
+                        None => self.emit(line.clone(), out),
                     }
                     i += 1;
                 }

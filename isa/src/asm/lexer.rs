@@ -37,7 +37,11 @@ fn parse_int(lex: &mut logos::Lexer<Tok>) -> Option<i64> {
     } else {
         (s, 10)
     };
-    u64::from_str_radix(&digits, radix).ok().map(|v| v as i64)
+    // Literals are signed 64-bit values: a larger one is an error, not a
+    // value wrapped to a negative one.
+    u64::from_str_radix(&digits, radix)
+        .ok()
+        .and_then(|v| i64::try_from(v).ok())
 }
 
 fn parse_str(lex: &mut logos::Lexer<Tok>) -> String {
@@ -67,7 +71,8 @@ fn parse_str(lex: &mut logos::Lexer<Tok>) -> String {
 pub enum Tok {
     #[token("\n")]
     Newline,
-    #[regex(r"\.[A-Za-z_][A-Za-z0-9_]*", |l| l.slice().to_string())]
+    // Dots inside, so that a section name (`.text.gemm`) is one token.
+    #[regex(r"\.[A-Za-z_][A-Za-z0-9_.]*", |l| l.slice().to_string())]
     Directive(String),
     #[regex(r"[A-Za-z_][A-Za-z0-9_.]*", |l| l.slice().to_string())]
     Ident(String),

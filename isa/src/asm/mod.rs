@@ -166,16 +166,55 @@ fn parse_error(e: lalrpop_util::ParseError<usize, Tok, ()>, end: usize) -> AsmEr
     }
 }
 
+fn op_text(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+        BinOp::And => "&",
+        BinOp::Or => "|",
+        BinOp::Xor => "^",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+    }
+}
+
+/// One operation of an assembly-time expression: integers are signed 64-bit
+/// and a result outside that range is an error, never a wrapped value.
 fn bin(op: BinOp, a: i64, b: i64, span: Span) -> Result<i64, AsmError> {
+    let overflow = || {
+        AsmError::new(
+            span,
+            format!(
+                "`{a} {} {b}` overflows a signed 64-bit integer",
+                op_text(op)
+            ),
+        )
+    };
     Ok(match op {
-        BinOp::Add => a.wrapping_add(b),
-        BinOp::Sub => a.wrapping_sub(b),
-        BinOp::Mul => a.wrapping_mul(b),
+        BinOp::Add => a.checked_add(b).ok_or_else(overflow)?,
+        BinOp::Sub => a.checked_sub(b).ok_or_else(overflow)?,
+        BinOp::Mul => a.checked_mul(b).ok_or_else(overflow)?,
         BinOp::Div | BinOp::Rem if b == 0 => return Err(AsmError::new(span, "division by zero")),
-        BinOp::Div => a.wrapping_div(b),
-        BinOp::Rem => a.wrapping_rem(b),
-        BinOp::Shl => a.wrapping_shl(b as u32),
-        BinOp::Shr => a.wrapping_shr(b as u32),
+        BinOp::Div => a.checked_div(b).ok_or_else(overflow)?,
+        BinOp::Rem => a.checked_rem(b).ok_or_else(overflow)?,
+        BinOp::Shl | BinOp::Shr if !(0..64).contains(&b) => {
+            return Err(AsmError::new(
+                span,
+                format!("shift by {b}: the amount must be 0 to 63"),
+            ))
+        }
+        // a * 2^b, which must fit (no bit shifted out, the sign kept).
+        BinOp::Shl => i64::try_from((a as i128) << b).map_err(|_| overflow())?,
+        BinOp::Shr => a >> b,
         BinOp::And => a & b,
         BinOp::Or => a | b,
         BinOp::Xor => a ^ b,
@@ -186,6 +225,11 @@ fn bin(op: BinOp, a: i64, b: i64, span: Span) -> Result<i64, AsmError> {
         BinOp::Gt => (a > b) as i64,
         BinOp::Ge => (a >= b) as i64,
     })
+}
+
+fn neg(v: i64, span: Span) -> Result<i64, AsmError> {
+    v.checked_neg()
+        .ok_or_else(|| AsmError::new(span, format!("`-({v})` overflows a signed 64-bit integer")))
 }
 
 /// Evaluates an expression that may only use constants.
@@ -199,7 +243,7 @@ pub fn eval_const(e: &Expr, consts: &HashMap<String, i64>) -> Result<i64, AsmErr
             )
         }),
         Expr::Here(s) => Err(AsmError::new(*s, "`.` is not a constant here")),
-        Expr::Un(UnOp::Neg, a, _) => Ok(eval_const(a, consts)?.wrapping_neg()),
+        Expr::Un(UnOp::Neg, a, s) => neg(eval_const(a, consts)?, *s),
         Expr::Un(UnOp::Not, a, _) => Ok(!eval_const(a, consts)?),
         Expr::Bin(op, a, b, s) => bin(*op, eval_const(a, consts)?, eval_const(b, consts)?, *s),
     }
@@ -242,8 +286,15 @@ pub fn assemble(
         text: text.to_string(),
         errors,
     };
-    let lines = lex_lines(text)
-        .map_err(|(s, e)| fail(vec![AsmError::new(Span::new(s, e), "unexpected character")]))?;
+    let lines = lex_lines(text).map_err(|(s, e)| {
+        let word = text.get(s..e).unwrap_or("");
+        let msg = if word.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("`{word}` is not an integer literal that fits in a signed 64-bit value")
+        } else {
+            "unexpected character".to_string()
+        };
+        fail(vec![AsmError::new(Span::new(s, e), msg)])
+    })?;
     let mut exp = expand::Expander::new(params);
     let mut expanded = Vec::new();
     exp.expand(&lines, &mut expanded, 0);
@@ -278,11 +329,26 @@ pub fn assemble(
     a.pass(&parsed, 1);
     if a.errors.is_empty() {
         a.pass(&parsed, 2);
+        a.check_rpt_nesting();
+        a.check_cycles();
     }
     if !a.errors.is_empty() {
         return Err(fail(a.errors));
     }
     Ok(a.finish(file, exp.bound_params))
+}
+
+/// The value of a `.cycles` formula.
+fn cycles_of(formula: &str, consts: &HashMap<String, i64>) -> Result<i64, AsmError> {
+    let lines = lex_lines(formula)
+        .map_err(|(s, e)| AsmError::new(Span::new(s, e), "unexpected character"))?;
+    let toks: Vec<SpTok> = lines.into_iter().flatten().collect();
+    eval_const(&parse_expr(&toks)?, consts)
+}
+
+/// The byte offset a span starts at, clamped to the source.
+fn start_of(span: &Span, source: &str) -> usize {
+    span.start.min(source.len())
 }
 
 struct SecBuild {
@@ -310,6 +376,8 @@ struct Asm<'a> {
     sizes: HashMap<String, u32>,
     regs: BTreeSet<String>,
     cycles: Option<(String, Span)>,
+    /// Every `rpt` of pass 2: section, offset, end of its body, span.
+    rpts: Vec<(usize, u32, u32, Span)>,
 }
 
 fn section_flags(name: &str) -> (bool, bool) {
@@ -335,6 +403,7 @@ impl<'a> Asm<'a> {
             sizes: HashMap::new(),
             regs: BTreeSet::new(),
             cycles: None,
+            rpts: Vec::new(),
         }
     }
 
@@ -378,7 +447,20 @@ impl<'a> Asm<'a> {
         (c, self.sections[c].data.len() as u32)
     }
 
+    /// Evaluates an operand expression. An address (a label plus or minus
+    /// a constant) must stay within the 32-bit range relocations carry.
     fn eval(&self, e: &Expr) -> Result<Val, AsmError> {
+        let v = self.eval_unchecked(e)?;
+        match v {
+            Val::Rel(_, x) | Val::Ext(_, x) if i32::try_from(x).is_err() => Err(AsmError::new(
+                e.span(),
+                format!("the address offset {x} does not fit in 32 bits"),
+            )),
+            v => Ok(v),
+        }
+    }
+
+    fn eval_unchecked(&self, e: &Expr) -> Result<Val, AsmError> {
         Ok(match e {
             Expr::Int(v, _) => Val::Abs(*v),
             Expr::Sym(n, _) => {
@@ -397,19 +479,29 @@ impl<'a> Asm<'a> {
                 None => Val::Rel(0, 0),
             },
             Expr::Un(op, a, s) => match (op, self.eval(a)?) {
-                (UnOp::Neg, Val::Abs(v)) => Val::Abs(v.wrapping_neg()),
+                (UnOp::Neg, Val::Abs(v)) => Val::Abs(neg(v, *s)?),
                 (UnOp::Not, Val::Abs(v)) => Val::Abs(!v),
                 _ => return Err(AsmError::new(*s, "this operation needs a constant operand")),
             },
             Expr::Bin(op, a, b, s) => match (op, self.eval(a)?, self.eval(b)?) {
                 (_, Val::Abs(x), Val::Abs(y)) => Val::Abs(bin(*op, x, y, *s)?),
                 (BinOp::Add, Val::Rel(sec, x), Val::Abs(y))
-                | (BinOp::Add, Val::Abs(y), Val::Rel(sec, x)) => Val::Rel(sec, x + y),
-                (BinOp::Sub, Val::Rel(sec, x), Val::Abs(y)) => Val::Rel(sec, x - y),
+                | (BinOp::Add, Val::Abs(y), Val::Rel(sec, x)) => {
+                    Val::Rel(sec, bin(BinOp::Add, x, y, *s)?)
+                }
+                (BinOp::Sub, Val::Rel(sec, x), Val::Abs(y)) => {
+                    Val::Rel(sec, bin(BinOp::Sub, x, y, *s)?)
+                }
                 (BinOp::Add, Val::Ext(n, x), Val::Abs(y))
-                | (BinOp::Add, Val::Abs(y), Val::Ext(n, x)) => Val::Ext(n, x + y),
-                (BinOp::Sub, Val::Ext(n, x), Val::Abs(y)) => Val::Ext(n, x - y),
-                (BinOp::Sub, Val::Rel(s1, x), Val::Rel(s2, y)) if s1 == s2 => Val::Abs(x - y),
+                | (BinOp::Add, Val::Abs(y), Val::Ext(n, x)) => {
+                    Val::Ext(n, bin(BinOp::Add, x, y, *s)?)
+                }
+                (BinOp::Sub, Val::Ext(n, x), Val::Abs(y)) => {
+                    Val::Ext(n, bin(BinOp::Sub, x, y, *s)?)
+                }
+                (BinOp::Sub, Val::Rel(s1, x), Val::Rel(s2, y)) if s1 == s2 => {
+                    Val::Abs(bin(BinOp::Sub, x, y, *s)?)
+                }
                 _ => {
                     return Err(AsmError::new(
                         *s,
@@ -524,7 +616,11 @@ impl<'a> Asm<'a> {
                     };
                     EncOperand::Mem {
                         base: base.lo,
-                        offset: if *negate { -off } else { off },
+                        offset: if *negate {
+                            neg(off, *span).map_err(Some)?
+                        } else {
+                            off
+                        },
                         post: *post,
                     }
                 }
@@ -696,9 +792,48 @@ impl<'a> Asm<'a> {
                 None => self.emit(&[0; 4]),
             }
         } else {
+            if op1 == Op::Rpt && self.pass == 2 {
+                if let Ok(d) = encode::decode(w1) {
+                    let c = self.cur();
+                    let end = pc + 4 + 4 * d.imm as u32;
+                    self.rpts.push((c, pc, end, a.span));
+                }
+            }
             self.emit(&w1.to_le_bytes());
             if let Some((k, v)) = r1 {
                 self.reloc(pc, k, v);
+            }
+        }
+    }
+
+    /// The `.cycles` formula must evaluate with the final constants.
+    fn check_cycles(&mut self) {
+        let Some((f, span)) = self.cycles.clone() else {
+            return;
+        };
+        if let Err(e) = cycles_of(&f, &self.consts) {
+            self.err(span, format!("the `.cycles` formula `{f}`: {e}"));
+        }
+    }
+
+    /// A context has one repeat state, so a `rpt` inside another's body
+    /// would fault when it issues: refuse it here.
+    fn check_rpt_nesting(&mut self) {
+        let mut rpts = self.rpts.clone();
+        rpts.sort_by_key(|r| (r.0, r.1));
+        for (k, &(sec, _, end, outer)) in rpts.iter().enumerate() {
+            for &(s2, at, _, span) in &rpts[k + 1..] {
+                if s2 != sec || at >= end {
+                    break;
+                }
+                let line = self.source[..start_of(&outer, self.source)]
+                    .matches('\n')
+                    .count()
+                    + 1;
+                self.err(
+                    span,
+                    format!("`rpt` inside the repeat body of the `rpt` at line {line}; repeats do not nest"),
+                );
             }
         }
     }
@@ -722,7 +857,7 @@ impl<'a> Asm<'a> {
                         self.err(span, "`.section` needs a name");
                         return;
                     }
-                    Some(Operand::Str(s, _)) => s.clone(),
+                    Some(Operand::Str(s, _) | Operand::Dotted(s, _)) => s.clone(),
                     Some(o) => {
                         self.err(o.span(), "expected a section name");
                         return;
@@ -770,9 +905,12 @@ impl<'a> Asm<'a> {
                 };
                 match args.get(1) {
                     Some(Operand::Expr(e)) => match self.eval_abs(e) {
-                        Ok(v) => {
-                            self.sizes.insert(n, v as u32);
-                        }
+                        Ok(v) => match u32::try_from(v) {
+                            Ok(v) => {
+                                self.sizes.insert(n, v);
+                            }
+                            Err(_) => self.err(e.span(), format!("size {v} is out of range")),
+                        },
                         Err(e) => self.errors.push(e),
                     },
                     _ => self.err(span, "`.size` takes a symbol and a size"),
@@ -932,12 +1070,10 @@ impl<'a> Asm<'a> {
                 });
             }
         }
-        let cycles_value = self.cycles.as_ref().and_then(|(f, _)| {
-            let lines = lex_lines(f).ok()?;
-            let toks: Vec<SpTok> = lines.into_iter().flatten().collect();
-            let e = parse_expr(&toks).ok()?;
-            eval_const(&e, &self.consts).ok()
-        });
+        let cycles_value = self
+            .cycles
+            .as_ref()
+            .and_then(|(f, _)| cycles_of(f, &self.consts).ok());
         let sections: Vec<ObjSection> = self
             .sections
             .drain(..)

@@ -6,8 +6,11 @@
 //! cycle `t - latency(s, r)`, or nothing (the tile faults with
 //! [`FaultKind::NoData`](crate::FaultKind::NoData)). Any number of
 //! receivers may take the same word (multicast). A tile sends at most one
-//! word per cycle, and a port captures at most one word per cycle: the
-//! [`ChipFault::DoubleSend`] and [`ChipFault::TwoSenders`] faults.
+//! word per cycle (a `send` in a cycle its engine sends in is refused: the
+//! tile faults with [`FaultKind::DoubleSend`](crate::FaultKind::DoubleSend)),
+//! and a port listens to one sender per cycle (captures of a word while two
+//! senders are selected are [`ChipFault::TwoSenders`], found when the
+//! chip resolves the captures).
 //!
 //! The chip runs tiles in parallel: during one simulation round the
 //! committed words ([`Fabric`]) are read-only, and each tile's
@@ -20,9 +23,7 @@
 //!
 //! Exchange engines (`exch`) send runs of words: the port puts them in its
 //! `engine_outbox` and keeps the row ([`PortState::rows`]) for the chip to
-//! resolve its captures at the sync ([`Fabric::gather`]). A `send`
-//! instruction in a cycle the tile's engine sends in is a
-//! [`ChipFault::DoubleSend`].
+//! resolve its captures at the sync ([`Fabric::gather`]).
 
 use std::sync::Arc;
 
@@ -307,8 +308,6 @@ pub struct PortState {
     pub outbox: Vec<(u64, u32)>,
     /// The last send: `(cycle, word)`.
     pub last_send: Option<(u64, u32)>,
-    /// The last capture: `(cycle, sender)`.
-    pub last_capture: Option<(u64, u32)>,
     /// Fabric faults of this tile, in the order they happened.
     pub faults: Vec<ChipFault>,
     /// A receive that could not be answered yet: `(cycle, sender)`. The
@@ -354,23 +353,17 @@ impl FabricPort<'_> {
 }
 
 impl ExchangePort for FabricPort<'_> {
-    fn send(&mut self, tile: u32, cycle: u64, word: u32) {
-        let tile = if tile == self.tile { tile } else { self.tile };
+    fn send(&mut self, _tile: u32, cycle: u64, word: u32) -> Result<(), u32> {
         let engine = self.state.engine_word(cycle).map(|w| (cycle, w));
         if let Some((c, first)) = engine.or(self.state.last_send) {
             if c == cycle {
-                self.state.faults.push(ChipFault::DoubleSend {
-                    tile,
-                    cycle,
-                    first,
-                    second: word,
-                });
-                return;
+                return Err(first);
             }
         }
         self.state.last_send = Some((cycle, word));
         self.state.outbox.push((cycle, word));
         self.state.words_sent += 1;
+        Ok(())
     }
 
     fn receive(&mut self, _tile: u32, cycle: u64, sender: u32) -> Option<u32> {
@@ -401,18 +394,6 @@ impl ExchangePort for FabricPort<'_> {
                 .sent_at_from(sender, sent, &mut self.state.cursor)
                 .or_else(|| f.engine_word(sender, sent)),
         };
-        if let Some((c, first)) = self.state.last_capture {
-            if c == cycle {
-                self.state.faults.push(ChipFault::TwoSenders {
-                    receiver: tile,
-                    cycle,
-                    first,
-                    second: sender,
-                });
-                return None;
-            }
-        }
-        self.state.last_capture = Some((cycle, sender));
         if word.is_some() {
             self.state.words_received += 1;
         }

@@ -7,22 +7,39 @@ use ipu_isa::asm::assemble;
 use ipu_isa::link::{link, LinkLayout, TileImage};
 use ipu_runtime::{ExchangePort, Fault, NoExchange, Outcome, Tile, TileConfig};
 
-/// Where test programs put their code.
-pub const CODE: u32 = 0x100;
+/// The tile the tests run on: ipu21's, from its target file. Its memory is
+/// [0x4C000, 0xE8000), interleaved from 0x80000; the addresses below are
+/// chosen inside it (checked by [`config`]).
+pub fn config() -> TileConfig {
+    let t = ipu_target::Target::load("ipu21").expect("the ipu21 target");
+    let c = TileConfig::from_target(&t).expect("a tile configuration");
+    assert!(
+        c.memory_base <= CODE && STATE < c.interleaved_start && DATA >= c.interleaved_start,
+        "the tests' addresses no longer fit ipu21's memory layout: {c:?}"
+    );
+    c
+}
+
+/// Where test programs put their code (just above the memory base).
+pub const CODE: u32 = 0x4C100;
+/// Where kernel tests put the kernel state (below the interleaved region).
+pub const STATE: u32 = 0x7F000;
+/// The first data address tests use (the start of the interleaved region).
+pub const DATA: u32 = 0x80000;
 
 pub fn image(src: &str, params: &[(&str, i64)]) -> TileImage {
     let params: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let a = assemble("test.S", src, &params).unwrap_or_else(|e| panic!("{e}"));
     link(
         &[("t", &a.object)],
-        &LinkLayout::new(CODE, TileConfig::ipu21().memory_bytes),
+        &LinkLayout::new(CODE, config().memory_end()),
     )
     .unwrap()
 }
 
 pub fn tile_with(src: &str, params: &[(&str, i64)]) -> (Tile, TileImage) {
     let img = image(src, params);
-    let mut t = Tile::new(TileConfig::ipu21());
+    let mut t = Tile::new(config());
     t.load(&img).unwrap();
     (t, img)
 }
@@ -77,9 +94,6 @@ pub fn rd_u16(t: &Tile, addr: u32, n: usize) -> Vec<u16> {
         .collect()
 }
 
-/// Where kernel tests put the kernel state.
-pub const STATE: u32 = 0xF000;
-
 /// Assembles library kernel `name` with `params`, links it with a harness
 /// that calls `entry` with `$m0 = STATE`, writes `state` and `data`, runs.
 pub fn run_kernel(
@@ -97,10 +111,10 @@ pub fn run_kernel(
         &BTreeMap::new(),
     )
     .unwrap();
-    let cfg = TileConfig::ipu21();
+    let cfg = config();
     let img = link(
         &[("main", &harness.object), (name, &kernel.object)],
-        &LinkLayout::new(0x100, cfg.memory_bytes),
+        &LinkLayout::new(CODE, cfg.memory_end()),
     )
     .unwrap();
     let mut t = Tile::new(cfg);
