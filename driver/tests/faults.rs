@@ -50,7 +50,7 @@ fn mlp_package() -> Package {
         .find(|&o| cx.is(o, "func.func"))
         .unwrap();
     let t = Arc::new(target());
-    ipu_lowering::codegen::build_package(&cx, f, &t)
+    ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
         .unwrap_or_else(|d| panic!("{d}"))
         .0
 }

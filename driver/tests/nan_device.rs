@@ -34,7 +34,7 @@ fn compile(src: &str) -> Package {
         .find(|&o| cx.is(o, "func.func"))
         .unwrap();
     let t = Arc::new(Target::load(TARGET).unwrap());
-    ipu_lowering::codegen::build_package(&cx, f, &t)
+    ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
         .unwrap_or_else(|d| panic!("{d}"))
         .0
 }
