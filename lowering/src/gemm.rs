@@ -39,13 +39,18 @@ impl GemmMode {
                 input: a,
                 partials: ElemType::F16,
             }),
+            (ElemType::F32, ElemType::F32) => Ok(GemmMode {
+                ty: GemmType::F32F32,
+                input: ElemType::F32,
+                partials: ElemType::F32,
+            }),
             _ if f16ish(a) && f16ish(b) => Ok(GemmMode {
                 ty: GemmType::F16F32,
                 input: ElemType::F16,
                 partials: ElemType::F32,
             }),
             _ => Err(format!(
-                "a matmul of {} x {} elements is not lowered yet (f16 and f8 operands are)",
+                "a matmul of {} x {} elements is not lowered yet (f32 x f32, and f16 and f8 operands are)",
                 name(a),
                 name(b)
             )),
@@ -73,10 +78,10 @@ impl GemmMode {
 
     /// The target's one-tile estimate of an `m x k x n` block in this mode.
     pub fn estimate(self, target: &Target, m: u64, k: u64, n: u64) -> Option<u64> {
-        if is_f8(self.input) {
-            target.gemm_cycles_f8(m, k, n)
-        } else {
-            target.gemm_cycles_f16(m, k, n)
+        match self.input {
+            ElemType::F32 => target.gemm_cycles_f32(m, k, n),
+            e if is_f8(e) => target.gemm_cycles_f8(m, k, n),
+            _ => target.gemm_cycles_f16(m, k, n),
         }
     }
 }
