@@ -96,15 +96,25 @@ pub static BUFFER_OP: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const PLACEMENTS: AttrDef = opt("placements", constraints::DICT_ARRAY_ATTR);
+
 pub static HOST_INPUT: OpDef = OpDef {
     name: "exchange.host_input",
-    summary: "A function argument streamed from the host into `buffer`, its blocks laid out by `mapping`.",
+    summary: "A function argument streamed from the host: into `buffer`, its blocks laid out by `mapping`, and into \
+              the operand buffers of its readers (`placements`: [{buffer, rects = [{tiles, lo, hi}], chunks?}], each \
+              rectangle in the layout its reader wants). With `load`, it is a parameter written once when the program \
+              is loaded; otherwise before every run.",
     operands: &[ValueDef {
         name: "input",
         arity: Arity::Single,
         constraint: constraints::ANY_TENSOR,
     }],
-    attributes: &[BUFFER, MAPPING],
+    attributes: &[
+        opt("buffer", constraints::FLAT_SYMBOL_REF_ATTR),
+        opt("mapping", MAPPING_ATTR),
+        PLACEMENTS,
+        opt("load", constraints::ANY_ATTR),
+    ],
     assembly_format: Some("$input attr-dict `:` type($input)"),
     verify: Some(verify_mapping_rank),
     ..OpDef::EMPTY
@@ -112,8 +122,14 @@ pub static HOST_INPUT: OpDef = OpDef {
 
 pub static CONSTANT: OpDef = OpDef {
     name: "exchange.constant",
-    summary: "A constant whose blocks (laid out by `mapping`) are loaded into `buffer` with the tile images.",
-    attributes: &[BUFFER, MAPPING, req("value", constraints::TYPED_ATTR)],
+    summary: "A constant loaded with the tile images: its blocks (laid out by `mapping`) into `buffer`, and \
+              rectangles into the operand buffers of its readers (`placements`, as for exchange.host_input).",
+    attributes: &[
+        opt("buffer", constraints::FLAT_SYMBOL_REF_ATTR),
+        opt("mapping", MAPPING_ATTR),
+        PLACEMENTS,
+        req("value", constraints::TYPED_ATTR),
+    ],
     assembly_format: Some("attr-dict"),
     verify: Some(verify_mapping_rank),
     ..OpDef::EMPTY
@@ -536,8 +552,26 @@ fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_mapping_rank(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let m = Mapping::from_attr(cx, cx.get_attr(op, "mapping").expect("required"))
-        .map_err(|e| op_error(cx, op, e))?;
+    let (buffer, mapping) = (cx.get_attr(op, "buffer"), cx.get_attr(op, "mapping"));
+    let placements = cx.get_attr(op, "placements").is_some();
+    if buffer.is_some() != mapping.is_some() {
+        return Err(op_error(
+            cx,
+            op,
+            "needs both buffer and mapping, or neither",
+        ));
+    }
+    let Some(mapping) = mapping else {
+        if placements {
+            return Ok(());
+        }
+        return Err(op_error(
+            cx,
+            op,
+            "needs a buffer and mapping, or placements",
+        ));
+    };
+    let m = Mapping::from_attr(cx, mapping).map_err(|e| op_error(cx, op, e))?;
     let ty = if cx.num_results(op) == 1 {
         cx.value_type(cx.result(op, 0))
     } else if !cx.operands(op).is_empty() {

@@ -198,7 +198,8 @@ pub static PACKAGE: OpDef = OpDef {
 
 pub static HOST_STREAM: OpDef = OpDef {
     name: "machine.host_stream",
-    summary: "A host stream of the package: its name, direction (input/output), element type, shape and layout \
+    summary: "A host stream of the package: its name, direction (input, output, or load: written once when the \
+              program is loaded), element type, shape and layout \
               (pieces {tile, address, offset, len} or {tiles, address, offset, stride, len}: the i-th tile of \
               `tiles` moves `len` bytes at `address` to/from host bytes offset + i * stride).",
     attributes: &[
@@ -868,9 +869,10 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
     let direction = match f.str("direction")? {
         "input" => Direction::Input,
         "output" => Direction::Output,
+        "load" => Direction::Load,
         d => {
             return Err(f.err(format!(
-                "attribute 'direction': `{d}` is neither `input` nor `output`"
+                "attribute 'direction': `{d}` is not `input`, `output` or `load`"
             )))
         }
     };

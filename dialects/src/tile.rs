@@ -55,10 +55,11 @@ const CYCLES: AttrDef = AttrDef {
 
 pub static HOST_INPUT: OpDef = OpDef {
     name: "tile.host_input",
-    summary: "A function argument streamed from the host into tile memory, laid out by `mapping`.",
+    summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
+              (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it.",
     operands: &[TENSOR],
     results: RESULT,
-    attributes: &[MAPPING],
+    attributes: &[MAPPING, AttrDef { name: "resident", optional: true, constraint: constraints::ANY_ATTR }],
     traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
     assembly_format: Some("$input attr-dict `:` type($result)"),
     verify: Some(verify_mapped),

@@ -456,12 +456,7 @@ pub fn run_on_chip(
             started.push((tile, pc));
         }
     }
-    for s in pkg
-        .meta
-        .streams
-        .iter()
-        .filter(|s| s.direction == Direction::Input)
-    {
+    for s in pkg.meta.streams.iter().filter(|s| s.direction.to_device()) {
         let bytes = inputs
             .get(&s.name)
             .ok_or_else(|| format!("no host data for input stream `{}`", s.name))?;

@@ -383,7 +383,7 @@ fn match_streams<'p>(
         .meta
         .streams
         .iter()
-        .filter(|s| s.direction == dir)
+        .filter(|s| s.direction == dir || (dir.to_device() && s.direction.to_device()))
         .collect();
     let by_name: Vec<Option<&HostStream>> = names
         .iter()
@@ -542,12 +542,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         }
         host_inputs.insert(s.name.clone(), device::tensor_to_bytes(tensor, s.element)?);
     }
-    for s in pkg
-        .meta
-        .streams
-        .iter()
-        .filter(|s| s.direction == Direction::Input)
-    {
+    for s in pkg.meta.streams.iter().filter(|s| s.direction.to_device()) {
         if !host_inputs.contains_key(&s.name) {
             return Err(format!(
                 "input stream `{}` matches no input of the model",

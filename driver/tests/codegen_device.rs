@@ -43,7 +43,7 @@ fn run(pkg: &Package, target: &str, inputs: &[Vec<u8>]) -> (Vec<Vec<u8>>, u64) {
         .meta
         .streams
         .iter()
-        .filter(|s| s.direction == Direction::Input)
+        .filter(|s| s.direction.to_device())
         .map(|s| s.name.clone())
         .zip(inputs.iter().cloned())
         .collect();
@@ -163,7 +163,7 @@ fn device_vs_reference(src: &str, target: &str) -> (f32, f32, u64) {
         .meta
         .streams
         .iter()
-        .filter(|s| s.direction == Direction::Input)
+        .filter(|s| s.direction.to_device())
         .enumerate()
     {
         let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();

@@ -60,7 +60,7 @@ fn inputs(pkg: &Package) -> BTreeMap<String, Vec<u8>> {
     pkg.meta
         .streams
         .iter()
-        .filter(|s| s.direction == Direction::Input)
+        .filter(|s| s.direction.to_device())
         .map(|s| {
             let n = s.byte_len().unwrap() as usize;
             let bytes = match s.element {

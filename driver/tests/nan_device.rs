@@ -61,7 +61,7 @@ fn device_agrees_with_reference(src: &str, every: usize) -> usize {
         .meta
         .streams
         .iter()
-        .filter(|s| s.direction == Direction::Input)
+        .filter(|s| s.direction.to_device())
         .enumerate()
     {
         let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();

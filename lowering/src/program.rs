@@ -17,6 +17,7 @@
 //! never merge.
 
 use crate::exchange_schedule::{Destination, Phase, Transfer};
+use crate::geometry::{Block, Layout};
 use ipu_dialects::exchange::{DstSegment, TransferRun};
 use ipu_dialects::machine::{parse_tiles, tiles_to_string};
 use ipu_dialects::tile::Mapping;
@@ -86,11 +87,74 @@ impl Placed {
     }
 }
 
+/// Rectangles of a value put straight into the buffers of their readers,
+/// in the layout each reads: the value's bytes are there before the
+/// program runs (loaded with the image, or by a load stream), so no
+/// exchange moves them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    pub buffer: BufId,
+    pub layout: Layout,
+    /// Each on its tile.
+    pub rects: Vec<Block>,
+}
+
+/// A value that is in tile memory before the program runs: its blocks
+/// under a mapping in a home buffer (when something reads it from there),
+/// and rectangles placed in their readers' buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stored {
+    pub ty: Type,
+    pub shape: Vec<i64>,
+    pub elem_bytes: u64,
+    pub loc: Loc,
+    pub home: Option<(BufId, Mapping)>,
+    pub placements: Vec<Placement>,
+}
+
+impl Stored {
+    pub fn new(cx: &Context, ty: Type, loc: Loc) -> Stored {
+        let p = Placed::new(
+            cx,
+            0,
+            Mapping {
+                grid: Vec::new(),
+                first_tile: 0,
+                stride: 1,
+            },
+            ty,
+            loc,
+        );
+        Stored {
+            ty,
+            shape: p.shape,
+            elem_bytes: p.elem_bytes,
+            loc,
+            home: None,
+            placements: Vec::new(),
+        }
+    }
+
+    /// The home as a placed value.
+    pub fn placed(&self) -> Option<Placed> {
+        self.home.as_ref().map(|(buffer, mapping)| Placed {
+            buffer: *buffer,
+            mapping: mapping.clone(),
+            ty: self.ty,
+            shape: self.shape.clone(),
+            elem_bytes: self.elem_bytes,
+            loc: self.loc,
+        })
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostInput {
     /// The function argument streamed in.
     pub arg: usize,
-    pub at: Placed,
+    /// Streamed once when the program is loaded (a parameter), not per run.
+    pub load: bool,
+    pub at: Stored,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +166,7 @@ pub struct HostOutput {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConstantDecl {
     pub value: Attr,
-    pub at: Placed,
+    pub at: Stored,
 }
 
 /// What a call runs.
@@ -509,6 +573,46 @@ fn build_op(
     op
 }
 
+/// `count` rectangle groups, the k-th with every bound of `lo`/`hi` moved
+/// by k * shift[1..] and every tile by k * shift[0].
+struct RectRun {
+    lo: Vec<i64>,
+    hi: Vec<i64>,
+    tiles: Vec<u32>,
+    count: i64,
+    shift: Option<Vec<i64>>,
+}
+
+impl RectRun {
+    /// Takes the next group if it continues the run.
+    fn extend(&mut self, lo: &[i64], hi: &[i64], tiles: &[u32]) -> bool {
+        if tiles.len() != self.tiles.len() || lo.len() != self.lo.len() {
+            return false;
+        }
+        let k = self.count;
+        let dt = tiles[0] as i64 - self.tiles[0] as i64;
+        let dlo: Vec<i64> = lo.iter().zip(&self.lo).map(|(a, b)| a - b).collect();
+        let dhi: Vec<i64> = hi.iter().zip(&self.hi).map(|(a, b)| a - b).collect();
+        let mut shift = vec![dt];
+        shift.extend(&dlo);
+        let step: Vec<i64> = match &self.shift {
+            None => shift.clone(),
+            Some(s) => s.clone(),
+        };
+        let same = shift.iter().zip(&step).all(|(a, b)| *a == b * k)
+            && dlo == dhi
+            && tiles
+                .iter()
+                .zip(&self.tiles)
+                .all(|(a, b)| *a as i64 - *b as i64 == step[0] * k);
+        if same {
+            self.shift = Some(step);
+            self.count += 1;
+        }
+        same
+    }
+}
+
 fn tiles_attr(cx: &mut Context, tiles: &[u32]) -> Attr {
     let s = tiles_to_string(&TileSet::from_tiles(tiles.iter().copied()));
     cx.string_attr(&s)
@@ -559,10 +663,10 @@ impl Program {
             cx.append_op(entry, op);
         }
         for i in &self.inputs {
-            let attrs = vec![
-                ("buffer", buf_ref(cx, i.at.buffer)),
-                ("mapping", i.at.mapping.to_attr(cx)),
-            ];
+            let mut attrs = self.stored_attrs(cx, &i.at);
+            if i.load {
+                attrs.push(("load", Attr::UNIT));
+            }
             let op = build_op(
                 cx,
                 "exchange.host_input",
@@ -575,11 +679,8 @@ impl Program {
             cx.append_op(entry, op);
         }
         for c in &self.constants {
-            let attrs = vec![
-                ("buffer", buf_ref(cx, c.at.buffer)),
-                ("mapping", c.at.mapping.to_attr(cx)),
-                ("value", c.value),
-            ];
+            let mut attrs = self.stored_attrs(cx, &c.at);
+            attrs.push(("value", c.value));
             let op = build_op(cx, "exchange.constant", &[], &[], attrs, 0, c.at.loc);
             cx.append_op(entry, op);
         }
@@ -613,6 +714,79 @@ impl Program {
         }
         let ret = build_op(cx, "func.return", &results, &[], vec![], 0, loc);
         cx.append_op(entry, ret);
+    }
+
+    /// `buffer` and `mapping` of a home, and `placements`.
+    fn stored_attrs(&self, cx: &mut Context, at: &Stored) -> Vec<(&'static str, Attr)> {
+        let mut attrs = Vec::new();
+        if let Some((b, m)) = &at.home {
+            attrs.push(("buffer", cx.symbol_ref_attr(&self.buffers[*b].name)));
+            attrs.push(("mapping", m.to_attr(cx)));
+        }
+        if !at.placements.is_empty() {
+            let ps = at
+                .placements
+                .iter()
+                .map(|p| {
+                    // Rectangles grouped by extent, each with its tiles.
+                    let mut groups: Vec<(&[i64], &[i64], Vec<u32>)> = Vec::new();
+                    for r in &p.rects {
+                        match groups
+                            .iter_mut()
+                            .find(|g| g.0 == r.lo.as_slice() && g.1 == r.hi.as_slice())
+                        {
+                            Some(g) => g.2.push(r.tile),
+                            None => groups.push((&r.lo, &r.hi, vec![r.tile])),
+                        }
+                    }
+                    // Consecutive groups that step evenly (rectangle and
+                    // tiles) print as one, with a count and the step.
+                    let mut runs: Vec<RectRun> = Vec::new();
+                    for (lo, hi, tiles) in groups {
+                        if let Some(r) = runs.last_mut() {
+                            if r.extend(lo, hi, &tiles) {
+                                continue;
+                            }
+                        }
+                        runs.push(RectRun {
+                            lo: lo.to_vec(),
+                            hi: hi.to_vec(),
+                            tiles,
+                            count: 1,
+                            shift: None,
+                        });
+                    }
+                    let rects: Vec<Attr> = runs
+                        .into_iter()
+                        .map(|r| {
+                            let mut e = vec![
+                                (cx.sym("tiles"), tiles_attr(cx, &r.tiles)),
+                                (cx.sym("lo"), cx.i64_array_attr(r.lo.clone())),
+                                (cx.sym("hi"), cx.i64_array_attr(r.hi.clone())),
+                            ];
+                            if let Some(shift) = r.shift.filter(|_| r.count > 1) {
+                                e.push((cx.sym("count"), cx.i64_attr(r.count)));
+                                e.push((cx.sym("shift"), cx.i64_array_attr(shift)));
+                            }
+                            cx.dict_attr(e)
+                        })
+                        .collect();
+                    let mut e = vec![
+                        (
+                            cx.sym("buffer"),
+                            cx.symbol_ref_attr(&self.buffers[p.buffer].name),
+                        ),
+                        (cx.sym("rects"), cx.array_attr(rects)),
+                    ];
+                    if let Layout::Chunks { kc, rows } = p.layout {
+                        e.push((cx.sym("chunks"), cx.i64_array_attr(vec![kc, rows])));
+                    }
+                    cx.dict_attr(e)
+                })
+                .collect();
+            attrs.push(("placements", cx.array_attr(ps)));
+        }
+        attrs
     }
 
     fn word_attr(&self, cx: &mut Context, w: &Word) -> Attr {
@@ -779,6 +953,116 @@ impl Reader<'_> {
             ty,
             self.cx.op_loc(op),
         ))
+    }
+
+    /// A host input's or constant's home and placements.
+    fn stored(&self, op: Op, ty: Type) -> Result<Stored, Diagnostic> {
+        let cx = self.cx;
+        if cx.tensor_parts(ty).is_none() {
+            return Err(self.err(op, "places a value that is not a tensor"));
+        }
+        let mut at = Stored::new(cx, ty, cx.op_loc(op));
+        if cx.get_attr(op, "buffer").is_some() || cx.get_attr(op, "mapping").is_some() {
+            let mapping = crate::geometry::mapping_of(cx, op)
+                .ok_or_else(|| self.err(op, "needs a mapping with its buffer"))?;
+            at.home = Some((self.buf(op, "buffer")?, mapping));
+        }
+        if let Some(AttrKind::Array(ps)) = cx.get_attr(op, "placements").map(|a| cx.attr_kind(a)) {
+            for &p in ps {
+                let AttrKind::Dictionary(kv) = cx.attr_kind(p) else {
+                    return Err(self.err(op, "placements are dictionaries"));
+                };
+                let get = |k: &str| kv.iter().find(|(n, _)| cx.str(*n) == k).map(|(_, v)| *v);
+                let buffer = self.buf_of(
+                    op,
+                    get("buffer").ok_or_else(|| self.err(op, "a placement needs a buffer"))?,
+                )?;
+                let layout = match get("chunks").map(|a| cx.attr_kind(a)) {
+                    None => Layout::RowMajor,
+                    Some(AttrKind::I64Array(v)) if v.len() == 2 && v[0] > 0 && v[1] > 0 => {
+                        Layout::Chunks {
+                            kc: v[0],
+                            rows: v[1],
+                        }
+                    }
+                    Some(_) => {
+                        return Err(self.err(op, "a placement's chunks are array<i64: kc, rows>"))
+                    }
+                };
+                let Some(AttrKind::Array(rs)) = get("rects").map(|a| cx.attr_kind(a)) else {
+                    return Err(self.err(op, "a placement needs rects"));
+                };
+                let mut rects = Vec::new();
+                for &rr in rs {
+                    let AttrKind::Dictionary(kv) = cx.attr_kind(rr) else {
+                        return Err(self.err(op, "rects are dictionaries"));
+                    };
+                    let get = |k: &str| {
+                        kv.iter()
+                            .find(|(n, _)| cx.str(*n) == k)
+                            .map(|(_, v)| cx.attr_kind(*v))
+                    };
+                    let (
+                        Some(AttrKind::String(ts)),
+                        Some(AttrKind::I64Array(lo)),
+                        Some(AttrKind::I64Array(hi)),
+                    ) = (get("tiles"), get("lo"), get("hi"))
+                    else {
+                        return Err(self.err(op, "a rect needs tiles, lo and hi"));
+                    };
+                    let tiles: Vec<u32> = parse_tiles(ts)
+                        .map_err(|e| self.err(op, format!("rect tiles: {e}")))?
+                        .iter()
+                        .collect();
+                    let rank = at.shape.len();
+                    let (count, shift) = match (get("count"), get("shift")) {
+                        (None, None) => (1, vec![0; rank + 1]),
+                        (Some(AttrKind::Integer { value, .. }), Some(AttrKind::I64Array(sh)))
+                            if (1..=1 << 20).contains(value) && sh.len() == rank + 1 =>
+                        {
+                            (*value as i64, sh.clone())
+                        }
+                        _ => return Err(self.err(op, "a rect's count (1 to 2^20) and shift (tile, then one per dimension) go together")),
+                    };
+                    for k in 0..count {
+                        let lo: Vec<i64> = (0..rank).map(|d| lo[d] + k * shift[d + 1]).collect();
+                        let hi: Vec<i64> = (0..rank).map(|d| hi[d] + k * shift[d + 1]).collect();
+                        let inside = lo.len() == rank
+                            && hi.len() == rank
+                            && (0..rank)
+                                .all(|d| 0 <= lo[d] && lo[d] < hi[d] && hi[d] <= at.shape[d]);
+                        if !inside {
+                            return Err(self.err(
+                                op,
+                                format!("a rect [{lo:?}, {hi:?}) is not inside {:?}", at.shape),
+                            ));
+                        }
+                        for &t in &tiles {
+                            let t = t as i64 + k * shift[0];
+                            if !(0..=u32::MAX as i64).contains(&t) {
+                                return Err(
+                                    self.err(op, "a rect's shifted tile leaves the u32 range")
+                                );
+                            }
+                            rects.push(Block {
+                                tile: t as u32,
+                                lo: lo.clone(),
+                                hi: hi.clone(),
+                            });
+                        }
+                    }
+                }
+                at.placements.push(Placement {
+                    buffer,
+                    layout,
+                    rects,
+                });
+            }
+        }
+        if at.home.is_none() && at.placements.is_empty() {
+            return Err(self.err(op, "needs a buffer and mapping, or placements"));
+        }
+        Ok(at)
     }
 
     fn tiles(&self, op: Op) -> Result<Vec<u32>, Diagnostic> {
@@ -1023,7 +1307,8 @@ impl Program {
                         .ok_or_else(|| r.err(op, "streams a value that is not an argument of the function"))?;
                     p.inputs.push(HostInput {
                         arg,
-                        at: r.placed(op, cx.value_type(a))?,
+                        load: cx.get_attr(op, "load").is_some(),
+                        at: r.stored(op, cx.value_type(a))?,
                     });
                 }
                 "exchange.constant" => {
@@ -1036,7 +1321,7 @@ impl Program {
                     };
                     p.constants.push(ConstantDecl {
                         value,
-                        at: r.placed(op, ty)?,
+                        at: r.stored(op, ty)?,
                     });
                 }
                 "exchange.host_output" => {
@@ -1197,13 +1482,37 @@ impl Program {
                 ));
             }
         }
-        let placed = self
+        let placed: Vec<Placed> = self
+            .inputs
+            .iter()
+            .filter_map(|i| i.at.placed())
+            .chain(self.constants.iter().filter_map(|c| c.at.placed()))
+            .chain(self.outputs.iter().map(|o| o.at.clone()))
+            .collect();
+        let stored = self
             .inputs
             .iter()
             .map(|i| &i.at)
-            .chain(self.constants.iter().map(|c| &c.at))
-            .chain(self.outputs.iter().map(|o| &o.at));
-        for at in placed {
+            .chain(self.constants.iter().map(|c| &c.at));
+        for at in stored {
+            for p in &at.placements {
+                let buf = &self.buffers[p.buffer];
+                for r in &p.rects {
+                    let (count, len, stride) = p.layout.filled(r, at.elem_bytes as i64);
+                    let end = (count - 1) * stride + len;
+                    if !self.on(p.buffer, r.tile) || end > buf.bytes {
+                        return Err(Diagnostic::error(
+                            at.loc,
+                            format!(
+                                "places [{:?}, {:?}) in @{} on tile {}, which does not hold {end} bytes of it",
+                                r.lo, r.hi, buf.name, r.tile
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        for at in &placed {
             let shape = (at.shape.clone(), at.elem_bytes);
             if at.mapping.grid.len() != shape.0.len() {
                 return Err(Diagnostic::error(

@@ -286,10 +286,20 @@ impl std::str::FromStr for ElementType {
 /// Which way a host stream flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Direction {
-    /// Host buffer -> tiles.
+    /// Host buffer -> tiles, before every run.
     Input,
     /// Tiles -> host buffer.
     Output,
+    /// Host buffer -> tiles once, when the program is loaded (parameters:
+    /// weights the runs read where they were put).
+    Load,
+}
+
+impl Direction {
+    /// Whether the stream carries host data to the tiles.
+    pub fn to_device(self) -> bool {
+        matches!(self, Direction::Input | Direction::Load)
+    }
 }
 
 impl fmt::Display for Direction {
@@ -297,6 +307,7 @@ impl fmt::Display for Direction {
         f.write_str(match self {
             Direction::Input => "input",
             Direction::Output => "output",
+            Direction::Load => "load",
         })
     }
 }

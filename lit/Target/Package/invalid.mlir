@@ -47,7 +47,7 @@ machine.host_stream "x" {direction = "input", element = "f32", shape = array<i64
 
 // -----
 
-// expected-error@+1 {{'machine.host_stream' op attribute 'direction': `both` is neither `input` nor `output`}}
+// expected-error@+1 {{'machine.host_stream' op attribute 'direction': `both` is not `input`, `output` or `load`}}
 machine.host_stream "x" {direction = "both", element = "f32", shape = array<i64: 4>, layout = []}
 
 // -----

@@ -12,8 +12,8 @@ use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, Direction, EntryPoint, HostStream, Metadata, Package, StreamPiece,
-    TargetInfo, TileImage, TileSet, Transfer,
+    DataSegment, Digest, EntryPoint, HostStream, Metadata, Package, StreamPiece, TargetInfo,
+    TileImage, TileSet, Transfer,
 };
 use ipu_target::Target;
 use std::collections::BTreeMap;
@@ -155,50 +155,24 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// Row-major transfers of a stream's blocks, compressed into regular
 /// pieces where consecutive transfers step evenly over tiles and host bytes.
 fn stream_layout(s: &StreamSpec, addrs: &BTreeMap<u32, Vec<u64>>) -> Vec<StreamPiece> {
-    let rank = s.shape.len();
-    let eb = s.elem_bytes;
-    let mut strides = vec![1i64; rank];
-    for d in (0..rank.saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * s.shape[d + 1];
-    }
-    let mut ts: Vec<Transfer> = Vec::new();
-    for (b, buf) in &s.blocks {
-        let base = addrs[&b.tile][*buf];
-        let ext: Vec<i64> = b.lo.iter().zip(&b.hi).map(|(l, h)| h - l).collect();
-        let row = if rank == 0 { 1 } else { ext[rank - 1] };
-        let outer: i64 = ext[..rank.saturating_sub(1)].iter().product();
-        let mut last: Option<Transfer> = None;
-        for r in 0..outer.max(1) {
-            let mut rem = r;
-            let mut host = 0i64;
-            for d in (0..rank.saturating_sub(1)).rev() {
-                let i = rem % ext[d];
-                rem /= ext[d];
-                host += (b.lo[d] + i) * strides[d];
+    let mut ts: Vec<Transfer> = Vec::with_capacity(s.runs.len());
+    for &(tile, buf, off, host, len) in &s.runs {
+        let t = Transfer {
+            tile,
+            tile_address: (addrs[&tile][buf] + off) as u32,
+            host_offset: host,
+            len: len as u32,
+        };
+        match ts.last_mut() {
+            Some(l)
+                if l.tile == t.tile
+                    && l.tile_address as u64 + l.len as u64 == t.tile_address as u64
+                    && l.host_offset + l.len as u64 == t.host_offset =>
+            {
+                l.len += t.len
             }
-            if rank > 0 {
-                host += b.lo[rank - 1];
-            }
-            let t = Transfer {
-                tile: b.tile,
-                tile_address: (base + (r * row) as u64 * eb) as u32,
-                host_offset: host as u64 * eb,
-                len: (row as u64 * eb) as u32,
-            };
-            match last.as_mut() {
-                Some(l)
-                    if l.tile_address as u64 + l.len as u64 == t.tile_address as u64
-                        && l.host_offset + l.len as u64 == t.host_offset =>
-                {
-                    l.len += t.len
-                }
-                _ => {
-                    ts.extend(last.take());
-                    last = Some(t);
-                }
-            }
+            _ => ts.push(t),
         }
-        ts.extend(last);
     }
     ts.sort_by_key(|t| (t.host_offset, t.tile));
     let mut pieces = Vec::new();
@@ -633,11 +607,7 @@ pub(crate) fn build_package_from(
             })?;
             hs.push(HostStream {
                 name: s.name.clone(),
-                direction: if s.output {
-                    Direction::Output
-                } else {
-                    Direction::Input
-                },
+                direction: s.direction,
                 element,
                 shape: s.shape.iter().map(|&d| d as u64).collect(),
                 layout: stream_layout(s, &addrs),

@@ -30,12 +30,12 @@ mod emit;
 pub mod storage;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
-use crate::geometry::{block_bytes, blocks, Block};
+use crate::geometry::{blocks, runs_for_layout, Block, Layout};
 use crate::program::{BufId, Program, Step, VirtualSpace};
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
 use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
-use ipu_package::{Package, StepKind, StepSummary};
+use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
@@ -208,15 +208,14 @@ pub(crate) struct TileWork {
     local: FxHashMap<BufId, usize>,
 }
 
-/// A host stream: its name, element type, shape and the value's blocks
-/// with their buffers.
+/// A host stream: its name, direction, element type, shape, and its
+/// runs: (tile, local buffer, offset in the buffer, host offset, bytes).
 pub(crate) struct StreamSpec {
     pub name: String,
-    pub output: bool,
+    pub direction: Direction,
     pub ty: Type,
     pub shape: Vec<i64>,
-    pub blocks: Vec<(Block, usize)>,
-    pub elem_bytes: u64,
+    pub runs: Vec<(u32, usize, u64, u64, u64)>,
 }
 
 /// The whole program before placement.
@@ -345,17 +344,34 @@ pub(crate) fn plan(
     for i in &program.inputs {
         let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
             .unwrap_or_else(|| format!("arg{}", i.arg));
-        streams.push(stream_spec(&mut p, &i.at, name, false, 0));
+        let direction = if i.load {
+            Direction::Load
+        } else {
+            Direction::Input
+        };
+        let runs = stored_runs(&mut p, &i.at, 0);
+        streams.push(StreamSpec {
+            name,
+            direction,
+            ty: i.at.ty,
+            shape: i.at.shape.clone(),
+            runs,
+        });
     }
     for c in &program.constants {
         let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
-        for b in blocks(&c.at.mapping, &c.at.shape) {
-            let buf = p.touch(b.tile, c.at.buffer, 0);
-            init.push((
-                b.tile,
-                buf,
-                block_bytes(&bytes, &c.at.shape, &b, c.at.elem_bytes as usize),
-            ));
+        // Each buffer's image: the constant's bytes where the runs put them.
+        let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
+        for (tile, buf, dst, src, len) in stored_runs(&mut p, &c.at, 0) {
+            let img = images.entry((tile, buf)).or_default();
+            let (dst, src, len) = (dst as usize, src as usize, len as usize);
+            if img.len() < dst + len {
+                img.resize(dst + len, 0);
+            }
+            img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
+        }
+        for ((tile, buf), img) in images {
+            init.push((tile, buf, img));
         }
     }
     for (s, step) in program.steps.iter().enumerate() {
@@ -505,7 +521,18 @@ pub(crate) fn plan(
         }
     }
     for o in &program.outputs {
-        streams.push(stream_spec(&mut p, &o.at, o.name.clone(), true, u32::MAX));
+        let at = crate::program::Stored {
+            home: Some((o.at.buffer, o.at.mapping.clone())),
+            ..crate::program::Stored::new(cx, o.at.ty, o.at.loc)
+        };
+        let runs = stored_runs(&mut p, &at, u32::MAX);
+        streams.push(StreamSpec {
+            name: o.name.clone(),
+            direction: Direction::Output,
+            ty: o.at.ty,
+            shape: o.at.shape.clone(),
+            runs,
+        });
     }
     Ok(Plan {
         tiles: p.tiles,
@@ -550,30 +577,41 @@ fn constant_bytes(cx: &Context, a: ipu_ir::Attr) -> Result<Vec<u8>, String> {
     Ok(bytes.to_vec())
 }
 
-/// A host stream of a placed value, its buffers used at `step`.
-fn stream_spec(
+/// Where the bytes of a stored value go (its home's blocks, row-major, and
+/// its placements, in their layouts), as (tile, local buffer, offset in the
+/// buffer, offset in the row-major tensor, bytes); the buffers are used at
+/// `step`.
+fn stored_runs(
     p: &mut Planner<'_>,
-    at: &crate::program::Placed,
-    name: String,
-    output: bool,
+    at: &crate::program::Stored,
     step: u32,
-) -> StreamSpec {
-    let bl = blocks(&at.mapping, &at.shape);
-    let blocks = bl
-        .into_iter()
-        .map(|b| {
-            let buf = p.touch(b.tile, at.buffer, step);
-            (b, buf)
-        })
-        .collect();
-    StreamSpec {
-        name,
-        output,
-        ty: at.ty,
-        shape: at.shape.clone(),
-        blocks,
-        elem_bytes: at.elem_bytes,
+) -> Vec<(u32, usize, u64, u64, u64)> {
+    let whole = Block {
+        tile: u32::MAX,
+        lo: vec![0; at.shape.len()],
+        hi: at.shape.clone(),
+    };
+    let eb = at.elem_bytes as i64;
+    let mut out = Vec::new();
+    let mut put = |p: &mut Planner<'_>, rect: &Block, buf: BufId, layout: Layout| {
+        let local = p.touch(rect.tile, buf, step);
+        let mut runs = Vec::new();
+        runs_for_layout(rect, std::slice::from_ref(&whole), eb, layout, &mut runs);
+        for r in runs {
+            out.push((rect.tile, local, r.dst_off, r.src_off, r.len));
+        }
+    };
+    if let Some((buf, m)) = &at.home {
+        for b in blocks(m, &at.shape) {
+            put(p, &b, *buf, Layout::RowMajor);
+        }
     }
+    for pl in &at.placements {
+        for r in &pl.rects {
+            put(p, r, pl.buffer, pl.layout);
+        }
+    }
+    out
 }
 
 /// Builds the package of function `f`, with the build's figures.

@@ -60,6 +60,16 @@ fn operand_preferences(cx: &Context, ops: &[Op], target: &Target) -> FxHashMap<V
     want
 }
 
+/// Whether argument `i` of `f` is a parameter (`ipu.weight`): loaded once
+/// with the program, not streamed every run.
+fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
+    use ipu_ir::types::AttrKind;
+    let Some(AttrKind::Array(items)) = cx.get_attr(f, "arg_attrs").map(|a| cx.attr_kind(a)) else {
+        return false;
+    };
+    matches!(items.get(i).map(|&a| cx.attr_kind(a)), Some(AttrKind::Dictionary(es)) if es.iter().any(|(k, _)| cx.str(*k) == "ipu.weight"))
+}
+
 fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
@@ -78,14 +88,16 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             .unwrap_or_else(|| spread(&cx.value_shape(arg), tiles));
         let loc = cx.block_arg_loc(arg);
         let (ty, mapping) = (cx.value_type(arg), m.to_attr(cx));
-        let op = crate::device::build_op(
-            cx,
-            "tile.host_input",
-            &[arg],
-            Some(ty),
-            vec![("mapping", mapping)],
-            loc,
-        );
+        let mut attrs = vec![("mapping", mapping)];
+        let index = cx
+            .block_args(entry)
+            .iter()
+            .position(|&a| a == arg)
+            .unwrap_or(0);
+        if is_weight(cx, f, index) {
+            attrs.push(("resident", ipu_ir::Attr::UNIT));
+        }
+        let op = crate::device::build_op(cx, "tile.host_input", &[arg], Some(ty), attrs, loc);
         match first {
             Some(o) => cx.insert_op_before(o, op),
             None => cx.append_op(entry, op),

@@ -8,8 +8,8 @@ use crate::device::kernel_cycles;
 use crate::exchange_schedule::{summarize, verify, ExchangeScheduler, Transfer};
 use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
 use crate::program::{
-    BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Program, Reads,
-    Step, Vertex,
+    BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placement, Program,
+    Reads, Step, Vertex,
 };
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
@@ -63,6 +63,15 @@ impl Home {
     }
 }
 
+/// Where a value that is in memory before the program runs comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resident {
+    /// `Program::inputs[i]`, a load stream.
+    Input(usize),
+    /// `Program::constants[i]`, in the image.
+    Constant(usize),
+}
+
 /// A consumer's runs out of a view: (source buffer, run), per rectangle.
 type ViewRuns = Vec<(BufId, Run)>;
 
@@ -91,6 +100,7 @@ pub struct ProgramBuilder<'a> {
     names: FxHashMap<String, BufId>,
     homes: FxHashMap<Value, Home>,
     views: FxHashMap<Value, (View, Vec<Value>)>,
+    residents: FxHashMap<Value, Resident>,
     /// Runs of a view's rectangle (the destination tile set to 0), by
     /// (value, lo, hi): many tiles read the same rectangle.
     view_memo: FxHashMap<(Value, Vec<i64>, Vec<i64>), ViewRuns>,
@@ -123,6 +133,7 @@ impl<'a> ProgramBuilder<'a> {
             names: FxHashMap::default(),
             homes: FxHashMap::default(),
             views: FxHashMap::default(),
+            residents: FxHashMap::default(),
             view_memo: FxHashMap::default(),
             sets: 0,
             phases: 0,
@@ -227,6 +238,32 @@ impl<'a> ProgramBuilder<'a> {
     /// receive their rectangles from the inputs' blocks.
     pub fn add_view(&mut self, v: Value, view: View, inputs: Vec<Value>) {
         self.views.insert(v, (view, inputs));
+    }
+
+    /// Records `v` as in memory before the program runs: its readers get
+    /// their rectangles placed in their operand buffers, no exchange.
+    pub fn add_resident(&mut self, v: Value, r: Resident) {
+        self.residents.insert(v, r);
+    }
+
+    /// Places rectangle `rect` of resident `r` in `buffer`, in `layout`.
+    fn place(&mut self, r: Resident, buffer: BufId, layout: Layout, rect: Block) {
+        let at = match r {
+            Resident::Input(i) => &mut self.program.inputs[i].at,
+            Resident::Constant(i) => &mut self.program.constants[i].at,
+        };
+        match at
+            .placements
+            .iter_mut()
+            .find(|p| p.buffer == buffer && p.layout == layout)
+        {
+            Some(p) => p.rects.push(rect),
+            None => at.placements.push(Placement {
+                buffer,
+                layout,
+                rects: vec![rect],
+            }),
+        }
     }
 
     pub fn is_view(&self, v: Value) -> bool {
@@ -375,6 +412,21 @@ impl<'a> ProgramBuilder<'a> {
     ) -> Result<OperandAt, Diagnostic> {
         let cx = self.cx;
         let v = cx.operand(op, i);
+        if let (None, Some(&r)) = (via, self.residents.get(&v)) {
+            // Loaded straight into the operand buffers: nothing to exchange.
+            let set = self.next_set();
+            let name = format!("s{set}.operand{i}");
+            let mut at: FxHashMap<u32, BufId> = FxHashMap::default();
+            for n in need {
+                let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
+                self.place(r, b, layout, n.clone());
+                at.insert(n.tile, b);
+            }
+            return Ok(OperandAt {
+                at,
+                in_place: FxHashSet::default(),
+            });
+        }
         let home = self.homes.get(&v).cloned();
         if home.is_none() && !self.views.contains_key(&v) {
             return Err(self.err(op, format!("operand #{i} has no tile mapping")));

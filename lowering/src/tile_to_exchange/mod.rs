@@ -13,12 +13,12 @@
 mod builder;
 pub mod view;
 
-pub use builder::{call_cycles, Home, OperandAt, ProgramBuilder, Totals};
+pub use builder::{call_cycles, Home, OperandAt, ProgramBuilder, Resident, Totals};
 
 use crate::device::for_tile;
 use crate::exchange_schedule::ExchangeScheduler;
 use crate::geometry::mapping_of;
-use crate::program::{ConstantDecl, HostInput, HostOutput, Placed};
+use crate::program::{ConstantDecl, HostInput, HostOutput, Placed, Stored};
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op};
@@ -104,30 +104,51 @@ fn lower_function(
         let (mut inputs, mut consts) = (0, 0);
         for &op in &ops {
             let loc = cx.op_loc(op);
-            let placed = |b: &ProgramBuilder, v, buffer| -> Result<Placed, Diagnostic> {
-                let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-                Ok(Placed::new(cx, buffer, m, cx.value_type(v), loc))
+            // A value only matmuls and elementwise ops read can live in
+            // their operand buffers alone; any other reader needs its blocks.
+            let needs_home = |v| {
+                cx.uses(v)
+                    .iter()
+                    .any(|u| !(cx.is(u.op, "tile.map") || cx.is(u.op, "tile.matmul")))
             };
             match cx.name_str(op) {
                 "tile.host_input" => {
                     let v = cx.result(op, 0);
                     let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-                    let buf = b.home(op, v, &m, &format!("input{inputs}"), false)?;
-                    inputs += 1;
                     let arg = args.iter().position(|&a| a == cx.operand(op, 0)).ok_or_else(|| {
                         b.err(op, "streams a value that is not an argument of the function")
                     })?;
-                    let at = placed(&b, v, buf)?;
-                    b.program_mut().inputs.push(HostInput { arg, at });
+                    // A parameter is loaded once, straight into the buffers
+                    // of the ops that read it; an activation lands in its
+                    // blocks each run and moves from there.
+                    let load = cx.get_attr(op, "resident").is_some();
+                    let mut at = Stored::new(cx, cx.value_type(v), loc);
+                    if !load || needs_home(v) {
+                        let buf = b.home(op, v, &m, &format!("input{inputs}"), false)?;
+                        at.home = Some((buf, m));
+                    }
+                    inputs += 1;
+                    let index = b.program_mut().inputs.len();
+                    b.program_mut().inputs.push(HostInput { arg, load, at });
+                    if load {
+                        b.add_resident(v, Resident::Input(index));
+                    }
                 }
                 "tile.constant" => {
                     let v = cx.result(op, 0);
                     let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-                    let buf = b.home(op, v, &m, &format!("const{consts}"), false)?;
-                    consts += 1;
                     let value = cx.get_attr(op, "value").ok_or_else(|| b.err(op, "has no value"))?;
-                    let at = placed(&b, v, buf)?;
+                    // Constants are loaded with the image, straight into the
+                    // buffers of the ops that read them.
+                    let mut at = Stored::new(cx, cx.value_type(v), loc);
+                    if needs_home(v) {
+                        let buf = b.home(op, v, &m, &format!("const{consts}"), false)?;
+                        at.home = Some((buf, m));
+                    }
+                    consts += 1;
+                    let index = b.program_mut().constants.len();
                     b.program_mut().constants.push(ConstantDecl { value, at });
+                    b.add_resident(v, Resident::Constant(index));
                 }
                 "tile.host_output" => {
                     let v = cx.operand(op, 0);
