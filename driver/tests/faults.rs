@@ -13,7 +13,7 @@ use ipu_driver::device::{run_on_chip, DeviceRun};
 use ipu_ir::pass::PassManager;
 use ipu_ir::Context;
 use ipu_isa::exchange_row::{decode_row, encode_row_bytes, RowEntry};
-use ipu_package::{Direction, ElementType, Package};
+use ipu_package::{ElementType, Package};
 use ipu_runtime::chip::ChipFault;
 use ipu_runtime::{EngineRow, ExchangePort, Outcome, Tile, TileConfig};
 use ipu_target::Target;
