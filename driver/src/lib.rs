@@ -5,6 +5,7 @@ pub mod cli;
 pub mod device;
 pub mod expected;
 pub mod load;
+pub mod memory_report;
 pub mod opt;
 pub mod run;
 pub mod split;
