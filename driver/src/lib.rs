@@ -7,6 +7,7 @@ pub mod expected;
 pub mod load;
 pub mod memory_report;
 pub mod opt;
+pub mod report;
 pub mod run;
 pub mod split;
 pub mod translate;

@@ -415,9 +415,10 @@ fn process_chunk(
                     }
                     let mut log = std::io::stderr();
                     let r = if o.memory_report.is_some() {
-                        let (r, mut got) = ipu_lowering::exchange_to_machine::memory::collecting(
-                            || pm.run(&mut cx, m, &mut log),
-                        );
+                        let (r, mut got) =
+                            ipu_lowering::exchange_to_machine::memory::collecting(|| {
+                                pm.run(&mut cx, m, &mut log)
+                            });
                         reports.append(&mut got);
                         r
                     } else {

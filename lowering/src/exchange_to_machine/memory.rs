@@ -401,11 +401,14 @@ impl MemoryReport {
         for g in self.groups().into_iter().take(largest) {
             let m = g.memory;
             let peak = m.peak_step();
+            let set = TileSet::from_tiles(g.tiles.iter().copied());
+            let which = match g.tiles.len() {
+                1 => format!("tile {set}"),
+                n => format!("tiles {set} ({n} tiles)"),
+            };
             let _ = writeln!(
                 s,
-                "tiles {} ({} tiles): {} B used, {} B free; most live data in {}: {} B",
-                TileSet::from_tiles(g.tiles.iter().copied()),
-                g.tiles.len(),
+                "{which}: {} B used, {} B free; most live data in {}: {} B",
                 m.used(),
                 m.bytes[Category::Free.index()],
                 self.step_name(peak),
