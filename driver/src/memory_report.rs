@@ -1,6 +1,6 @@
 //! The memory report as files: JSON (`ipu-opt --memory-report=FILE.json`,
 //! `ipu-run --report DIR`) and its readable summary beside it
-//! (`docs/memory-report.md` describes both).
+//! (`docs/report.md` describes both).
 
 use ipu_lowering::exchange_to_machine::memory::{Category, MemoryReport};
 use ipu_package::TileSet;

@@ -1,7 +1,7 @@
 //! Memory accounting of the machine stage: every byte of every tile by what
 //! it holds, the bytes alive at every superstep, the tiles that hold the
 //! most and the tensors in them, and the diagnostic of a tile that does not
-//! fit (`docs/memory-report.md`).
+//! fit (`docs/report.md`).
 //!
 //! A tile's SRAM is cut into regions that cover it exactly once, from the
 //! memory base to its end: the code image, the pointer table and kernel
