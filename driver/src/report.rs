@@ -89,7 +89,7 @@ fn num(v: u64) -> String {
     let s = v.to_string();
     let mut o = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             o.push(',');
         }
         o.push(c);
@@ -373,7 +373,7 @@ fn heatmap(h: &mut String, r: &ReportInput<'_>) {
         LEFT - 16,
         axis + 16
     );
-    for k in 0..HEAT_CLASSES {
+    for (k, colour) in HEAT_COLOURS.iter().enumerate() {
         let lo = if k == 0 {
             0
         } else {
@@ -383,8 +383,7 @@ fn heatmap(h: &mut String, r: &ReportInput<'_>) {
         };
         let _ = write!(
             h,
-            "<span class=\"key\" style=\"background:{}\"></span>{}{}",
-            HEAT_COLOURS[k],
+            "<span class=\"key\" style=\"background:{colour}\"></span>{}{}",
             if k == 0 { "" } else { "&ge;" },
             num(lo)
         );
@@ -653,9 +652,9 @@ fn memory(h: &mut String, r: &ReportInput<'_>) {
         }
         h.push_str("\"/>\n");
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "</g><g transform=\"translate({LEFT} 6)\"><text x=\"-4\" y=\"8\" text-anchor=\"end\">{}</text><text x=\"-4\" y=\"{H}\" text-anchor=\"end\">0</text><text x=\"0\" y=\"{}\">tile 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">tile {}</text></g></svg>\n",
+        "</g><g transform=\"translate({LEFT} 6)\"><text x=\"-4\" y=\"8\" text-anchor=\"end\">{}</text><text x=\"-4\" y=\"{H}\" text-anchor=\"end\">0</text><text x=\"0\" y=\"{}\">tile 0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">tile {}</text></g></svg>",
         num(top),
         H + 16.0,
         tiles * cw,
@@ -837,9 +836,9 @@ fn liveness(h: &mut String, m: &MemoryReport) {
             esc(m.step_name(s))
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<text x=\"{}\" y=\"16\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text></g></svg>\n",
+        "<text x=\"{}\" y=\"16\" text-anchor=\"end\">{}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">0</text></g></svg>",
         LEFT - 4.0,
         num(top),
         LEFT - 4.0,

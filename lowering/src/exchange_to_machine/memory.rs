@@ -305,8 +305,9 @@ impl MemoryReport {
     /// Tiles grouped by identical memory, the most used first (then by
     /// first tile).
     pub fn groups(&self) -> Vec<TileGroup<'_>> {
-        let mut by: BTreeMap<(Vec<(usize, u64, u64)>, [u64; CATEGORY_COUNT]), Vec<usize>> =
-            BTreeMap::new();
+        // (buffer, address, bytes) of every placement, and the categories.
+        type Layout = (Vec<(usize, u64, u64)>, [u64; CATEGORY_COUNT]);
+        let mut by: BTreeMap<Layout, Vec<usize>> = BTreeMap::new();
         for (i, m) in self.tiles.iter().enumerate() {
             let sig = m
                 .placements
