@@ -54,3 +54,19 @@ if mlir_opt:
 # for the lit run that follows that build).
 if os.environ.get("IPU_LIT_MLIR_IMPORT") == "1":
     config.available_features.add("mlir-import")
+
+# Headless Chromium (Debian's chromium; scripts/test-all.sh installs it) for
+# the tests that load ipu-run's HTML report in a real browser.
+if os.environ.get("CHROMIUM") or shutil.which("chromium"):
+    config.available_features.add("chromium")
+for var in ("CHROMIUM", "IPU_TRACE_PROCESSOR", "HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+# Perfetto's trace processor binary, where one is at hand (the pinned
+# perfetto package downloads it from outside the package registries).
+if subprocess.run(
+    [python, os.path.join(repo, "scripts", "check-trace.py"), "--find-trace-processor"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+).returncode == 0:
+    config.available_features.add("perfetto-trace-processor")

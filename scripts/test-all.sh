@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every test of the project on a fresh Debian 12 machine: installs what
-# it needs (LLVM lit/FileCheck, upstream mlir-opt, the LLVM/MLIR 22 dev
-# packages melior builds against, Rust components, the pinned Python
-# environment .venv/ that every Python-running test uses), then formatting,
-# clippy, cargo tests, the lit suite, and the MLIR-interop build and tests.
+# it needs (LLVM lit/FileCheck, upstream mlir-opt, headless Chromium for the
+# HTML report's test, the LLVM/MLIR 22 dev packages melior builds against,
+# Rust components, the pinned Python environment .venv/ that every
+# Python-running test uses), then formatting, clippy, cargo tests, the lit
+# suite, the MLIR-interop build and tests, and the main job with its report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 need_apt=()
 [ -x /usr/lib/llvm-22/bin/FileCheck ] && [ -x /usr/lib/llvm-22/bin/lit ] || need_apt+=(llvm-22-tools)
 [ -x /usr/lib/llvm-22/bin/mlir-opt ] || need_apt+=(mlir-22-tools)
+command -v chromium >/dev/null || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "== installing ${need_apt[*]}"
   as_root apt-get update -qq
@@ -48,10 +50,19 @@ IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a 
 echo "== main job: the bundled MLP compiled for ipu21 and run on the simulated device"
 cargo build --release --bin ipu-run --quiet
 ./target/release/ipu-run --target ipu21 examples/mlp.mlir --write-package target/mlp/model.ipuexe \
-  --profile target/mlp/model.profile.json --device-lock target/device.lock | tee target/main-job.log
+  --profile target/mlp/model.profile.json --report target/mlp --device-lock target/device.lock | tee target/main-job.log
 # The package it wrote runs again on its own, with the same verdict.
 ./target/release/ipu-run target/mlp/model.ipuexe --device-lock target/device.lock | tee -a target/main-job.log
 [ "$(grep -c 'numericalTest=PASS' target/main-job.log)" = 2 ] && [ "$(grep -c 'hardwareTest=PASS' target/main-job.log)" = 2 ]
+# Its report (target/mlp/report.html, memory.json, memory.txt beside the
+# profile): the page renders in headless Chromium with every section and one
+# heat-map cell per tile and superstep; the profile has the shape Perfetto
+# reads (and loads in its trace processor where one is at hand).
+py="$(scripts/python-env.sh)"
+"$py" scripts/check-report.py target/mlp/report.html target/mlp/model.profile.json | tee -a target/main-job.log
+"$py" scripts/check-trace.py target/mlp/model.profile.json | tee -a target/main-job.log
+"$py" -c "import json; r = json.load(open('target/mlp/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
+head -n 14 target/mlp/memory.txt
 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')

@@ -537,19 +537,39 @@ pub fn describe_faults(faults: &[ChipFault]) -> Vec<String> {
 }
 
 /// The Chrome trace (Perfetto, chrome://tracing) of a run: one time unit is
-/// one cycle. Track 0 ("supersteps") has one slice per superstep, named
-/// after its step summary (`meta.steps[i]`: kind, label, estimated cycles)
-/// with the simulated cycles; track `t + 1` is tile `t`: one slice for the
-/// whole run with its cycles, active cycles, instructions, words sent and
-/// received, and its memory by category (code, initialised data, zeroed),
-/// and inside it one slice per superstep from the superstep's start to the
-/// tile's arrival at the sync, with what it did in it. No wall-clock
-/// figures, so the file is deterministic. One event per line.
-pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
+/// one cycle. No wall-clock figures, so the file is deterministic; one
+/// event per line.
+///
+/// * The chip (process 1): track "supersteps", one slice per superstep
+///   named after its step summary (`meta.steps[i]`: kind, label, estimated
+///   cycles) with the simulated cycles; the counters "memory in use (bytes)"
+///   (`max tile`, `all tiles`) at every superstep's start when `memory`
+///   (the compile's report) is given, else "memory loaded (bytes)" (code and
+///   loaded data) at cycle 0.
+/// * One process per tile group (the package's image groups: tiles running
+///   the same code), each with one track: per superstep a slice from its
+///   start to the group's last arrival at the sync, with the group's
+///   spread of cycles; and the group's own memory counter.
+/// * Process "tiles": a track per started tile, one slice for the whole run
+///   with its cycles, instructions, words and loaded memory, and inside it
+///   one slice per superstep from its start to the tile's arrival.
+pub fn chrome_trace(
+    pkg: &Package,
+    report: &ChipReport,
+    name: &str,
+    memory: Option<&ipu_lowering::exchange_to_machine::memory::MemoryReport>,
+) -> String {
     use serde_json::json;
+    let groups = pkg.images.len() as u32;
+    // Process and thread ids from 1 (0 is the idle task of system traces),
+    // thread ids unique over the trace: the chip, the groups, the tiles.
+    const CHIP: u32 = 1;
+    let tiles_pid = groups + 2;
+    let tile_tid = |tile: u32| groups + 3 + tile;
     let mut events = vec![
-        json!({"name": "process_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": format!("ipu-run {name}")}}),
-        json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "supersteps"}}),
+        json!({"name": "process_name", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"name": format!("ipu-run {name}")}}),
+        json!({"name": "process_sort_index", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"sort_index": 0}}),
+        json!({"name": "thread_name", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"name": "supersteps"}}),
     ];
     let label = |i: usize| {
         pkg.meta.steps.get(i).map_or_else(
@@ -567,8 +587,8 @@ pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
             "name": label(s.index),
             "cat": "superstep",
             "ph": "X",
-            "pid": 0,
-            "tid": 0,
+            "pid": CHIP,
+            "tid": CHIP,
             "ts": start,
             "dur": end - start,
             "args": {
@@ -583,28 +603,139 @@ pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
         }));
         start = s.release_cycle.unwrap_or(end);
     }
-    for g in &pkg.images {
+    // Bytes a tile holds from the package alone: code and loaded data.
+    let loaded = |g: &ipu_package::ImageGroup, tile: u32| -> (u64, u64, u64) {
         let code = g.image.code.len() as u64;
         let shared: u64 = g.image.data.iter().map(|d| d.bytes.len() as u64).sum();
         let zero: u64 = g.image.zero.iter().map(|z| u64::from(z.len)).sum();
+        let own: u64 = g
+            .tile_data
+            .get(&tile)
+            .map_or(0, |v| v.iter().map(|d| d.bytes.len() as u64).sum());
+        (code, shared + own, zero)
+    };
+    let counter = |pid: u32, ts: u64, name: &str, args: serde_json::Value| json!({"name": name, "cat": "memory", "ph": "C", "pid": pid, "tid": pid, "ts": ts, "args": args});
+    const IN_USE: &str = "memory in use (bytes)";
+    match memory {
+        Some(m) => {
+            for (s, (_, max, all)) in m.in_use_by_step().into_iter().enumerate() {
+                if let Some(&ts) = starts.get(s) {
+                    events.push(counter(
+                        CHIP,
+                        ts,
+                        IN_USE,
+                        json!({"max tile": max, "all tiles": all}),
+                    ));
+                }
+            }
+        }
+        None => {
+            let (mut max, mut all) = (0, 0);
+            for g in &pkg.images {
+                for tile in g.tiles.iter() {
+                    let (c, d, z) = loaded(g, tile);
+                    max = u64::max(max, c + d + z);
+                    all += c + d + z;
+                }
+            }
+            events.push(counter(
+                CHIP,
+                0,
+                "memory loaded (bytes)",
+                json!({"max tile": max, "all tiles": all}),
+            ));
+        }
+    }
+    // One track per tile group.
+    for (gi, g) in pkg.images.iter().enumerate() {
+        let (pid, tid) = (gi as u32 + 2, gi as u32 + 2);
+        let set = g.tiles.to_string();
+        let gname = format!("group {gi}: tiles {set}");
+        events.push(json!({"name": "process_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": gname}}));
+        events.push(json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": pid}}));
+        events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": format!("group {gi}")}}));
+        for (s, &begin) in report.supersteps.iter().zip(&starts) {
+            let mine: Vec<_> = s
+                .tiles
+                .iter()
+                .filter(|ts| g.tiles.contains(ts.tile))
+                .collect();
+            let cycles: Vec<u64> = mine
+                .iter()
+                .map(|ts| ts.arrival.saturating_sub(begin))
+                .collect();
+            let max = cycles.iter().copied().max().unwrap_or(0);
+            let min = cycles.iter().copied().min().unwrap_or(0);
+            let mean = cycles.iter().sum::<u64>() as f64 / cycles.len().max(1) as f64;
+            events.push(json!({
+                "name": label(s.index),
+                "cat": "group_superstep",
+                "ph": "X",
+                "pid": pid,
+                "tid": tid,
+                "ts": begin,
+                "dur": max,
+                "args": {
+                    "superstep": s.index,
+                    "tiles": set,
+                    "tile_count": mine.len(),
+                    "min_cycles": min,
+                    "mean_cycles": (mean * 10.0).round() / 10.0,
+                    "max_cycles": max,
+                    "instructions": mine.iter().map(|ts| ts.instructions).sum::<u64>(),
+                    "words_sent": mine.iter().map(|ts| ts.words_sent).sum::<u64>(),
+                    "words_received": mine.iter().map(|ts| ts.words_received).sum::<u64>(),
+                }
+            }));
+            if let Some(m) = memory {
+                let v = g
+                    .tiles
+                    .iter()
+                    .filter_map(|t| m.tiles.get(t as usize))
+                    .map(|tm| tm.in_use(s.index))
+                    .max()
+                    .unwrap_or(0);
+                events.push(counter(pid, begin, IN_USE, json!({"max tile": v})));
+            }
+        }
+        if memory.is_none() {
+            let v = g
+                .tiles
+                .iter()
+                .map(|t| {
+                    let (c, d, z) = loaded(g, t);
+                    c + d + z
+                })
+                .max()
+                .unwrap_or(0);
+            events.push(counter(
+                pid,
+                0,
+                "memory loaded (bytes)",
+                json!({"max tile": v}),
+            ));
+        }
+    }
+    // Per tile: the whole run, and each superstep up to the tile's arrival.
+    events.push(json!({"name": "process_name", "ph": "M", "pid": tiles_pid, "tid": tile_tid(0), "args": {"name": "tiles"}}));
+    events.push(json!({"name": "process_sort_index", "ph": "M", "pid": tiles_pid, "tid": tile_tid(0), "args": {"sort_index": tiles_pid}}));
+    for g in &pkg.images {
         for tile in g.tiles.iter() {
-            let own: u64 = g
-                .tile_data
-                .get(&tile)
-                .map_or(0, |v| v.iter().map(|d| d.bytes.len() as u64).sum());
+            let (code, data, zero) = loaded(g, tile);
             let Some(t) = report.tiles.get(tile as usize) else {
                 continue;
             };
-            events.push(json!({"name": "thread_name", "ph": "M", "pid": 0, "tid": tile + 1, "args": {"name": format!("tile {tile}")}}));
+            events.push(json!({"name": "thread_name", "ph": "M", "pid": tiles_pid, "tid": tile_tid(tile), "args": {"name": format!("tile {tile}")}}));
             events.push(json!({
                 "name": format!("tile {tile}"),
                 "cat": "tile",
                 "ph": "X",
-                "pid": 0,
-                "tid": tile + 1,
+                "pid": tiles_pid,
+                "tid": tile_tid(tile),
                 "ts": 0,
                 "dur": t.cycles,
                 "args": {
+                    "tile": tile,
                     "cycles": t.cycles,
                     "active_cycles": t.active_cycles,
                     "issue_cycles": t.issue_cycles,
@@ -613,13 +744,12 @@ pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
                     "words_received": t.words_received,
                     "halted": t.halted,
                     "code_bytes": code,
-                    "initialised_data_bytes": shared + own,
+                    "initialised_data_bytes": data,
                     "zeroed_bytes": zero,
                 }
             }));
         }
     }
-    // Per superstep and tile: from the superstep's start to the arrival.
     for (s, &begin) in report.supersteps.iter().zip(&starts) {
         for ts in &s.tiles {
             if ts.arrival < begin || (ts.halted && ts.instructions == 0 && ts.arrival == begin) {
@@ -629,11 +759,12 @@ pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
                 "name": label(s.index),
                 "cat": "tile_superstep",
                 "ph": "X",
-                "pid": 0,
-                "tid": ts.tile + 1,
+                "pid": tiles_pid,
+                "tid": tile_tid(ts.tile),
                 "ts": begin,
                 "dur": ts.arrival - begin,
                 "args": {
+                    "tile": ts.tile,
                     "superstep": s.index,
                     "active_cycles": ts.arrival - begin,
                     "issue_cycles": ts.issue_cycles,
@@ -650,9 +781,11 @@ pub fn chrome_trace(pkg: &Package, report: &ChipReport, name: &str) -> String {
         "package": name,
         "target": pkg.meta.target.name,
         "tiles": pkg.meta.target.tile_count,
+        "tile_groups": groups,
         "cycles": report.cycles,
         "supersteps": report.supersteps.len(),
         "step_summaries": pkg.meta.steps.len(),
+        "memory_report": memory.is_some(),
     });
     let mut out = String::from("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
     out.push_str(&other.to_string());

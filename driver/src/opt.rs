@@ -95,6 +95,13 @@ fn command(registry: &Registry) -> Command {
                 .long("target")
                 .value_name("NAME|FILE")
                 .help("Target description for target-dependent passes (a built-in name or a file)"),
+        )
+        .arg(
+            Arg::new("memory-report")
+                .long("memory-report")
+                .value_name("FILE.json")
+                .require_equals(true)
+                .help("Write the memory report of the machine stage's build (convert-exchange-to-machine): every tile's bytes by category, the live bytes at every superstep, the fullest tiles and their tensors; its readable summary goes beside it (FILE.txt)"),
         );
     for p in registry.passes() {
         let mut help = p.description.to_string();
@@ -156,6 +163,7 @@ struct Options {
     dump_pipeline: bool,
     verify_each: bool,
     target: Option<String>,
+    memory_report: Option<String>,
 }
 
 fn options(registry: &Registry, m: &ArgMatches) -> Options {
@@ -213,6 +221,7 @@ fn options(registry: &Registry, m: &ArgMatches) -> Options {
         dump_pipeline: m.get_flag("dump-pass-pipeline"),
         verify_each: !m.get_flag("no-verify-each"),
         target: m.get_one::<String>("target").cloned(),
+        memory_report: m.get_one::<String>("memory-report").cloned(),
     }
 }
 
@@ -278,11 +287,29 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
         }]
     };
     let mut ok = true;
+    let mut reports = Vec::new();
     for (i, chunk) in chunks.into_iter().enumerate() {
         if i > 0 {
             let _ = writeln!(out, "{}", split::MARKER);
         }
-        ok &= process_chunk(&registry, &o, &name, &sources, chunk, &mut out, &mut stderr);
+        ok &= process_chunk(
+            &registry,
+            &o,
+            &name,
+            &sources,
+            chunk,
+            &mut out,
+            &mut stderr,
+            &mut reports,
+        );
+    }
+    if let Some(file) = &o.memory_report {
+        if ok {
+            if let Err(e) = write_memory_report(&reports, file) {
+                let _ = writeln!(stderr, "ipu-opt: {e}");
+                ok = false;
+            }
+        }
     }
     if let Err(e) = out.flush() {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
@@ -297,11 +324,28 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
     }
 }
 
+/// Writes the one memory report the run made to `file` (and its summary).
+fn write_memory_report(
+    reports: &[ipu_lowering::exchange_to_machine::memory::MemoryReport],
+    file: &str,
+) -> Result<(), String> {
+    match reports {
+        [r] => crate::memory_report::write(r, std::path::Path::new(file)).map(|_| ()),
+        [] => Err("--memory-report: no machine-stage build ran (the pipeline must include convert-exchange-to-machine, e.g. --ipu-lower-to-machine)".into()),
+        _ => Err(format!(
+            "--memory-report: {} machine-stage builds ran (one per input chunk); give one at a time",
+            reports.len()
+        )),
+    }
+}
+
 fn read_input(path: &str) -> Result<(String, String), String> {
     crate::load::read_text(path)
 }
 
-/// Parses, verifies, transforms and prints one buffer. Returns success.
+/// Parses, verifies, transforms and prints one buffer. Returns success;
+/// the machine stage's memory reports go to `reports` when asked for.
+#[allow(clippy::too_many_arguments)]
 fn process_chunk(
     registry: &Arc<Registry>,
     o: &Options,
@@ -310,6 +354,7 @@ fn process_chunk(
     chunk: split::Chunk<'_>,
     out: &mut dyn Write,
     stderr: &mut StandardStream,
+    reports: &mut Vec<ipu_lowering::exchange_to_machine::memory::MemoryReport>,
 ) -> bool {
     let total_start = Instant::now();
     let text = chunk.text;
@@ -369,7 +414,16 @@ fn process_chunk(
                         let _ = writeln!(stderr, "Pass Manager with {}", pm.root.to_text());
                     }
                     let mut log = std::io::stderr();
-                    let r = pm.run(&mut cx, m, &mut log);
+                    let r = if o.memory_report.is_some() {
+                        let (r, mut got) =
+                            ipu_lowering::exchange_to_machine::memory::collecting(|| {
+                                pm.run(&mut cx, m, &mut log)
+                            });
+                        reports.append(&mut got);
+                        r
+                    } else {
+                        pm.run(&mut cx, m, &mut log)
+                    };
                     timing.extend(pm.timing_rows());
                     diags.append(&mut cx.diagnostics);
                     match r {

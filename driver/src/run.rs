@@ -55,6 +55,7 @@ fn command() -> Command {
         .arg(Arg::new("print-outputs").long("print-outputs").action(ArgAction::SetTrue).help("Print every result's values"))
         .arg(Arg::new("target").long("target").value_name("NAME|FILE").help("Target description (default: the package's target; for .mlir, the module's ipu.target or the pipeline's default)"))
         .arg(Arg::new("profile").long("profile").value_name("FILE.json").help("Write a Chrome trace (Perfetto) of the device run: supersteps with their step summaries, per-tile cycles and memory"))
+        .arg(Arg::new("report").long("report").value_name("DIR").help("Write DIR/report.html (one self-contained page: tile x superstep heat map, cycles against the estimates and bounds, exchange horizons against their lower bounds, memory per tile by category with the bytes in use per superstep) and, for an .mlir model, the compile's memory report DIR/memory.json with its summary DIR/memory.txt"))
         .arg(Arg::new("device-lock").long("device-lock").value_name("PATH").help("Lock file guarding the device (default: $TMPDIR/ipu-run-device.lock, one per machine)"))
         .arg(Arg::new("write-package").long("write-package").value_name("FILE.ipuexe").help("With an .mlir model: also write the compiled package (carrying the model as its source) to FILE"))
         .arg(Arg::new("max-cycles").long("max-cycles").value_name("N").default_value("1000000000").value_parser(clap::value_parser!(u64)).help("Cycle budget of the device run (exceeding it fails the hardware test)"))
@@ -293,6 +294,12 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
     if m.get_one::<String>("write-package").is_some() {
         return Err("--write-package needs a device run (it writes the compiled package); drop --reference-only".into());
     }
+    if m.get_one::<String>("report").is_some() {
+        return Err(
+            "--report needs a device run (it shows the simulated run); drop --reference-only"
+                .into(),
+        );
+    }
     let out_dir = m.get_one::<String>("output-dir");
     if let Some(dir) = out_dir {
         prepare_output_dir(dir)?;
@@ -423,6 +430,10 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     if let Some(dir) = out_dir {
         prepare_output_dir(dir)?;
     }
+    let report_dir = m.get_one::<String>("report");
+    if let Some(dir) = report_dir {
+        prepare_output_dir(dir)?;
+    }
     for file in ["profile", "write-package"]
         .iter()
         .filter_map(|k| m.get_one::<String>(k))
@@ -431,6 +442,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     }
     let mut package_name = path.clone();
     let target_opt = m.get_one::<String>("target").map(|s| s.as_str());
+    let mut memory = None;
     let (pkg, reference) = match model {
         Model::Package { pkg, reference } => (*pkg, *reference),
         Model::Text {
@@ -449,7 +461,11 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                     return Ok(1);
                 }
             };
-            let mut pkg = compile_to_package(&registry, &mut compiled, target_opt, stderr)?;
+            let (pkg, mut reports) = ipu_lowering::exchange_to_machine::memory::collecting(|| {
+                compile_to_package(&registry, &mut compiled, target_opt, stderr)
+            });
+            let mut pkg = pkg?;
+            memory = reports.pop();
             // The model is the package's reference.
             pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
             pkg.meta.source = Some(text.to_string());
@@ -596,7 +612,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let mut stdout = std::io::stdout().lock();
     let tiles = pkg.meta.target.tile_count;
     if let Some(prof) = m.get_one::<String>("profile") {
-        let trace = device::chrome_trace(&pkg, &run.report, &package_name);
+        let trace = device::chrome_trace(&pkg, &run.report, &package_name, memory.as_ref());
         create_parent(prof)?;
         std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
         let _ = writeln!(
@@ -702,6 +718,34 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         "package={package_name} tiles={tiles} hardwareTest={}",
         if hardware { "PASS" } else { "FAIL" }
     );
+    if let Some(dir) = report_dir {
+        let dir = Path::new(dir);
+        let page = crate::report::html(&crate::report::ReportInput {
+            name: path,
+            package: (package_name != *path).then_some(package_name.as_str()),
+            pkg: &pkg,
+            run: &run.report,
+            target: &target,
+            memory: memory.as_ref(),
+            verdict: Some(crate::report::Verdict {
+                hardware,
+                numerical,
+                max_abs_error: hardware.then_some(max_err),
+            }),
+            bounds: None,
+            golden: None,
+        });
+        let html = dir.join("report.html");
+        std::fs::write(&html, page)
+            .map_err(|e| format!("cannot write '{}': {e}", html.display()))?;
+        let mut line = format!("report={}", html.display());
+        if let Some(mem) = &memory {
+            let json = dir.join("memory.json");
+            crate::memory_report::write(mem, &json)?;
+            line.push_str(&format!(" memory={}", json.display()));
+        }
+        let _ = writeln!(stdout, "{line}");
+    }
     Ok(if hardware && numerical { 0 } else { 1 })
 }
 

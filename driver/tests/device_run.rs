@@ -512,11 +512,26 @@ fn supersteps_are_profiled_with_their_step_summaries() {
     assert_eq!(steps[1]["ts"], steps[0]["args"]["sync_release_cycle"]);
     let per_tile: Vec<&serde_json::Value> = events
         .iter()
-        .filter(|e| e["cat"] == "tile_superstep" && e["tid"] == 1)
+        .filter(|e| e["cat"] == "tile_superstep" && e["args"]["tile"] == 0)
         .collect();
     assert!(per_tile.len() >= 2, "{trace}");
     assert!(
         per_tile[1]["args"]["active_cycles"].as_u64().unwrap() >= 20,
         "{trace}"
     );
+    // One track per tile group: its own process, a slice per superstep
+    // spanning to the group's last arrival, and its memory counter.
+    let groups = p.images.len();
+    assert_eq!(trace["otherData"]["tile_groups"], groups as u64);
+    let group_steps: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["cat"] == "group_superstep")
+        .collect();
+    assert_eq!(group_steps.len(), groups * 3, "{trace}");
+    assert!(group_steps[1]["dur"].as_u64().unwrap() >= per_tile[1]["dur"].as_u64().unwrap());
+    let counters: Vec<&serde_json::Value> = events.iter().filter(|e| e["ph"] == "C").collect();
+    assert_eq!(counters.len(), groups + 1, "{trace}");
+    assert!(counters.iter().all(
+        |c| c["name"] == "memory loaded (bytes)" && c["args"]["max tile"].as_u64().unwrap() > 0
+    ));
 }

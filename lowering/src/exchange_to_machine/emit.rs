@@ -2,6 +2,7 @@
 //! supervisor programs and their linking, the per-tile tables (kernel
 //! records and exchange rows), host stream layouts and the package.
 
+use super::memory::{self, BufferFacts, Category, TableLayout};
 use super::storage::place;
 use super::{
     timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, Stats, StreamSpec, Summary, TileWork,
@@ -225,6 +226,8 @@ fn place_tiles(
     f: Op,
     target: &Target,
     tiles: &BTreeMap<u32, TileWork>,
+    facts: &[BufferFacts],
+    steps: &[ipu_package::StepSummary],
 ) -> Result<(Addresses, BTreeMap<u32, u64>), Diagnostic> {
     let base = target.memory.base_address;
     let reserved = target.memory.code_reserve_bytes;
@@ -255,13 +258,6 @@ fn place_tiles(
             };
             let ((ho, hu), (lo_off, lu)) = (sub(&hi), sub(&lo));
             if il + hu > end || data_base + lu > il {
-                let mut largest: Vec<_> = w.bufs.iter().collect();
-                largest.sort_by(|a, b| b.size.cmp(&a.size).then(a.name.cmp(&b.name)));
-                let held: Vec<String> = largest
-                    .iter()
-                    .take(3)
-                    .map(|b| format!("{} ({} B)", b.name, b.size))
-                    .collect();
                 let why = if il + hu > end {
                     format!(
                         "the buffers its kernels read with 128-bit loads need {hu} bytes, but its interleaved region has {}",
@@ -275,12 +271,14 @@ fn place_tiles(
                         target.sram_bytes()
                     )
                 };
-                return Err(Diagnostic::error(
+                return Err(memory::does_not_fit(
                     cx.op_loc(f),
-                    format!(
-                        "tile {t} does not fit: {why}; largest buffers: {}",
-                        held.join(", ")
-                    ),
+                    target,
+                    t,
+                    &why,
+                    w,
+                    facts,
+                    steps,
                 ));
             }
             let mut a = vec![0; w.bufs.len()];
@@ -311,13 +309,16 @@ pub(crate) fn build_package_from(
         init,
         steps,
         streams,
+        facts,
     } = plan;
     let mut init_by_tile: BTreeMap<u32, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
     for (t, b, bytes) in init {
         init_by_tile.entry(t).or_default().push((b, bytes));
     }
     let loc = cx.op_loc(f);
-    let (addrs, used_by) = timed_phase("place_storage", || place_tiles(cx, f, target, &tiles))?;
+    let (addrs, used_by) = timed_phase("place_storage", || {
+        place_tiles(cx, f, target, &tiles, &facts, &steps)
+    })?;
     let max_data = used_by.values().copied().max().unwrap_or(0);
     let mut summary = Summary::default();
     {
@@ -470,6 +471,8 @@ pub(crate) fn build_package_from(
     };
     // (step, readable entries) -> tiles
     let mut readable: BTreeMap<(usize, Vec<String>), Vec<u32>> = BTreeMap::new();
+    // Per tile, where its table, records and rows went (the memory report).
+    let mut tables: BTreeMap<u32, TableLayout> = BTreeMap::new();
     let package = timed_phase("encode", || {
         let mut out: Vec<(u32, TileImage)> = Vec::new();
         for (&t, w) in &tiles {
@@ -493,6 +496,13 @@ pub(crate) fn build_package_from(
             let mut ptrs = Vec::with_capacity(slots.len());
             let empty_row_at = after_table;
             tail.extend(0u32.to_le_bytes());
+            let mut layout = TableLayout {
+                table: *table,
+                spans: vec![
+                    (*table, 4 * slots.len() as u64, Category::KernelRecords),
+                    (empty_row_at, 4, Category::ExchangeRows),
+                ],
+            };
             for (s, call) in &slots {
                 let at = after_table + tail.len() as u64;
                 match call {
@@ -505,6 +515,8 @@ pub(crate) fn build_package_from(
                             tail.extend(v.to_le_bytes());
                         }
                         tail.resize(tail.len() + c.scratch, 0);
+                        let len = after_table + tail.len() as u64 - at;
+                        layout.spans.push((at, len, Category::KernelRecords));
                         ptrs.push(at as u32);
                     }
                     None => match w.rows.get(s) {
@@ -520,6 +532,9 @@ pub(crate) fn build_package_from(
                                     format!("tile {t}, {}: {m}", steps[*s].label),
                                 )
                             })?;
+                            layout
+                                .spans
+                                .push((at, 4 * words.len() as u64, Category::ExchangeRows));
                             for v in words {
                                 tail.extend(v.to_le_bytes());
                             }
@@ -531,6 +546,7 @@ pub(crate) fn build_package_from(
             }
             let mut data: Vec<u8> = ptrs.iter().flat_map(|p| p.to_le_bytes()).collect();
             data.extend(tail);
+            tables.insert(t, layout);
             let code_bytes = table - base;
             let used = code_bytes + data.len() as u64;
             stats.max_code_bytes = stats.max_code_bytes.max(image.code_size as u64);
@@ -639,6 +655,7 @@ pub(crate) fn build_package_from(
         Ok(pkg)
     })?;
     stats.groups = package.images.len() as u64;
+    summary.memory = memory::report(target, &tiles, &addrs, &tables, &facts, &steps);
     for ((s, text), tiles) in readable {
         let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
         match summary.rows.last_mut() {

@@ -27,6 +27,7 @@
 //!   compressed into regular pieces.
 
 mod emit;
+pub mod memory;
 pub mod storage;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
@@ -103,7 +104,8 @@ impl Pass for Codegen {
                 ),
             ));
         };
-        let (pkg, stats, summary) = build_package_with(cx, f, &target, self.print_rows)?;
+        let (pkg, stats, mut summary) = build_package_with(cx, f, &target, self.print_rows)?;
+        memory::offer(std::mem::take(&mut summary.memory));
         self.stats = stats;
         let loc = cx.op_loc(f);
         let body = cx
@@ -165,6 +167,8 @@ pub struct Summary {
     /// Per exchange phase (its label's first word), the tiles running each
     /// distinct row and the row's entries, readable.
     pub rows: Vec<(String, Vec<RowGroup>)>,
+    /// Every byte of every tile by what holds it, and the live bytes.
+    pub memory: memory::MemoryReport,
 }
 
 /// Tiles running one exchange row, and its entries (readable).
@@ -206,6 +210,8 @@ pub(crate) struct TileWork {
     pub rows: BTreeMap<usize, RowWork>,
     /// Program buffer -> local index.
     local: FxHashMap<BufId, usize>,
+    /// Local index -> program buffer.
+    pub ids: Vec<BufId>,
 }
 
 /// A host stream: its name, direction, element type, shape, and its
@@ -225,6 +231,8 @@ pub(crate) struct Plan {
     pub init: Vec<(u32, usize, Vec<u8>)>,
     pub steps: Vec<StepSummary>,
     pub streams: Vec<StreamSpec>,
+    /// Per program buffer, what it holds (for the memory report).
+    pub facts: Vec<memory::BufferFacts>,
 }
 
 fn pad(bytes: u64) -> u64 {
@@ -251,6 +259,7 @@ impl Planner<'_> {
                 last: step,
             });
             w.interleaved.push(decl.interleaved);
+            w.ids.push(b);
             w.bufs.len() - 1
         });
         let buf = &mut w.bufs[i];
@@ -539,6 +548,7 @@ pub(crate) fn plan(
         init,
         steps,
         streams,
+        facts: memory::buffer_facts(cx, f, program),
     })
 }
 
