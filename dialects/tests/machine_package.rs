@@ -294,7 +294,7 @@ fn malformed_ops_are_located() {
     refused(
         "direction = \"output\"",
         "direction = \"sideways\"",
-        "neither",
+        "is not `input`, `output` or `load`",
         &stream_y,
     );
     refused(
