@@ -868,3 +868,190 @@ fn tensor_data_past_the_size_limit_is_refused_before_decoding() {
         "{e}"
     );
 }
+
+#[test]
+fn gather_nd_with_batch_dims_and_negative_indices() {
+    // data [2, 3, 4], batch_dims 1, indices [2, 2, 1]: rows of each batch.
+    let data = f32t(&[2, 3, 4], (0..24).map(|i| i as f32).collect());
+    let bytes = model(
+        13,
+        vec![node(
+            "GatherND",
+            "gnd",
+            &["data", "idx"],
+            &["y"],
+            vec![a_int("batch_dims", 1)],
+        )],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3), D::N(4)]),
+            vi("idx", I64, &[D::N(2), D::N(2), D::N(1)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let idx = i64t(&[2, 2, 1], vec![2, 0, -1, 1]);
+    let y = &run(&bytes, &ImportOptions::default(), &[data.clone(), idx])[0];
+    assert_eq!(y.shape(), &[2, 2, 4]);
+    let row = |b: usize, r: usize| (0..4).map(move |c| ((b * 3 + r) * 4 + c) as f32);
+    let want: Vec<f32> = row(0, 2)
+        .chain(row(0, 0))
+        .chain(row(1, 2))
+        .chain(row(1, 1))
+        .collect();
+    assert_eq!(y.to_f32_vec(), want);
+
+    // Full tuples (k = rank) pick elements; no batch dims.
+    let bytes = model(
+        13,
+        vec![node("GatherND", "gnd", &["data", "idx"], &["y"], vec![])],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3), D::N(4)]),
+            vi("idx", I64, &[D::N(2), D::N(3)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let idx = i64t(&[2, 3], vec![1, 2, 3, -2, 0, -1]);
+    let y = &run(
+        &bytes,
+        &ImportOptions::default(),
+        &[data.clone(), idx.clone()],
+    )[0];
+    assert_eq!(y.to_f32_vec(), vec![23.0, 3.0]);
+
+    // Out of range: refused when the graph runs, and at import when known.
+    let bad = i64t(&[2, 3], vec![1, 3, 0, 0, 0, 0]);
+    let m = decode_model(&bytes).unwrap();
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    assert!(g.run(&[data.clone(), bad.clone()]).is_err());
+    let mut opts = ImportOptions::default();
+    opts.static_inputs.insert("idx".into(), bad);
+    let e = import_model(&m, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("index 3 (tuple 0, position 1) is out of range for dimension 1 of size 3"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gather_nd_shape_errors_name_the_rule() {
+    let bytes = model(
+        13,
+        vec![node("GatherND", "gnd", &["data", "idx"], &["y"], vec![])],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3)]),
+            vi("idx", I64, &[D::N(1), D::N(3)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let e = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("last dimension 3 must be in [1, 2]"), "{e}");
+}
+
+#[test]
+fn non_zero_of_a_known_tensor_folds() {
+    let bytes = model(
+        13,
+        vec![node("NonZero", "nz", &["x"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(2), D::N(3)])],
+        &["y"],
+        &[],
+    );
+    let m = decode_model(&bytes).unwrap();
+    let x = f32t(&[2, 3], vec![0.0, 1.5, 0.0, -2.0, 0.0, f32::NAN]);
+    let mut opts = ImportOptions::default();
+    opts.static_inputs.insert("x".into(), x.clone());
+    let g = import_model(&m, &opts).unwrap();
+    let y = &g.run(&[x]).unwrap()[0];
+    assert_eq!(y.shape(), &[2, 3]);
+    assert_eq!(y.to_i64_vec(), vec![0, 1, 1, 1, 0, 2]);
+    let e = import_model(&m, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Unsupported { .. }) && e.to_string().contains("not known at import"),
+        "{e}"
+    );
+}
+
+#[test]
+fn matmul_integer_subtracts_row_and_column_zero_points_exactly() {
+    const U8: i32 = 2;
+    let bytes = model(
+        10,
+        vec![node(
+            "MatMulInteger",
+            "mmi",
+            &["a", "b", "za", "zb"],
+            &["y"],
+            vec![],
+        )],
+        vec![
+            vi("a", U8, &[D::N(2), D::N(3)]),
+            vi("b", U8, &[D::N(3), D::N(2)]),
+            vi("za", U8, &[D::N(2)]),
+            vi("zb", U8, &[D::N(2)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let u8t = |s: &[usize], v: Vec<i64>| Tensor::from_i64(s.to_vec(), ElementType::U8, v).unwrap();
+    let a = u8t(&[2, 3], vec![255, 0, 10, 1, 2, 3]);
+    let b = u8t(&[3, 2], vec![255, 0, 1, 2, 3, 4]);
+    let (za, zb) = (u8t(&[2], vec![0, 1]), u8t(&[2], vec![128, 0]));
+    let y = &run(&bytes, &ImportOptions::default(), &[a, b, za, zb])[0];
+    assert_eq!(y.dtype(), ElementType::I32);
+    // Row 0: a - 0, row 1: a - 1; column 0: b - 128, column 1: b - 0.
+    let ac = [[255, 0, 10], [0, 1, 2]];
+    let bc = [[127, 0], [-127, 2], [-125, 4]];
+    let want: Vec<i64> = (0..4)
+        .map(|e| (0..3).map(|k| ac[e / 2][k] * bc[k][e % 2]).sum())
+        .collect();
+    assert_eq!(want, [31135, 40, -377, 10]);
+    assert_eq!(y.to_i64_vec(), want);
+}
+
+#[test]
+fn qlinear_matmul_requantizes_with_rounding_and_saturation() {
+    const U8: i32 = 2;
+    let bytes = model(
+        21,
+        vec![node(
+            "QLinearMatMul",
+            "qmm",
+            &["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+            &["y"],
+            vec![],
+        )],
+        vec![
+            vi("a", U8, &[D::N(1), D::N(2)]),
+            vi("b", U8, &[D::N(2), D::N(3)]),
+        ],
+        &["y"],
+        &[
+            ("sa", &f32t(&[], vec![0.5])),
+            (
+                "za",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![10]).unwrap(),
+            ),
+            ("sb", &f32t(&[], vec![0.5])),
+            (
+                "zb",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![0]).unwrap(),
+            ),
+            ("sy", &f32t(&[], vec![1.0])),
+            (
+                "zy",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![100]).unwrap(),
+            ),
+        ],
+    );
+    let a = Tensor::from_i64(vec![1, 2], ElementType::U8, vec![12, 12]).unwrap();
+    let b = Tensor::from_i64(vec![2, 3], ElementType::U8, vec![1, 2, 255, 1, 3, 255]).unwrap();
+    let y = &run(&bytes, &ImportOptions::default(), &[a, b])[0];
+    assert_eq!(y.dtype(), ElementType::U8);
+    // (a - 10) = [2, 2]; C = [4, 10, 1020]; C * 0.25 + 100 = [101, 102.5, 355]:
+    // the tie rounds to even, 355 saturates.
+    assert_eq!(y.to_i64_vec(), vec![101, 102, 255]);
+}

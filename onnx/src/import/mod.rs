@@ -17,7 +17,9 @@
 
 mod composite;
 mod importer;
+mod indexing;
 mod ops;
+mod quantized;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
