@@ -1055,3 +1055,190 @@ fn qlinear_matmul_requantizes_with_rounding_and_saturation() {
     // the tie rounds to even, 355 saturates.
     assert_eq!(y.to_i64_vec(), vec![101, 102, 255]);
 }
+
+fn a_graph(name: &str, g: proto::GraphProto) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Graph as i32,
+        g: Some(g),
+        ..Default::default()
+    }
+}
+fn subgraph(
+    name: &str,
+    nodes: Vec<proto::NodeProto>,
+    inputs: Vec<proto::ValueInfoProto>,
+    outputs: Vec<proto::ValueInfoProto>,
+) -> proto::GraphProto {
+    proto::GraphProto {
+        name: name.into(),
+        node: nodes,
+        input: inputs,
+        output: outputs,
+        ..Default::default()
+    }
+}
+const BOOL: i32 = 9;
+
+#[test]
+fn if_on_a_known_condition_is_its_branch_inlined() {
+    // then: x + 1 (x from the enclosing graph); else: x * 3.
+    let branch = |op: &str, k: f32, out_name: &str| {
+        subgraph(
+            out_name,
+            vec![
+                node(
+                    "Constant",
+                    "",
+                    &[],
+                    &[&format!("{out_name}_k")],
+                    vec![a_tensor("value", &f32t(&[], vec![k]))],
+                ),
+                node(
+                    op,
+                    "",
+                    &["x", &format!("{out_name}_k")],
+                    &[out_name],
+                    vec![],
+                ),
+            ],
+            vec![],
+            vec![out(out_name)],
+        )
+    };
+    let bytes = model(
+        13,
+        vec![node(
+            "If",
+            "if",
+            &["c"],
+            &["y"],
+            vec![
+                a_graph("then_branch", branch("Add", 1.0, "t")),
+                a_graph("else_branch", branch("Mul", 3.0, "e")),
+            ],
+        )],
+        vec![vi("c", BOOL, &[]), vi("x", F, &[D::N(2)])],
+        &["y"],
+        &[],
+    );
+    let m = decode_model(&bytes).unwrap();
+    let x = f32t(&[2], vec![1.0, 2.0]);
+    for (c, want) in [(true, vec![2.0, 3.0]), (false, vec![3.0, 6.0])] {
+        let ct = Tensor::from_bool(vec![], vec![c]).unwrap();
+        let mut opts = ImportOptions::default();
+        opts.static_inputs.insert("c".into(), ct.clone());
+        let g = import_model(&m, &opts).unwrap();
+        assert_eq!(g.run(&[ct, x.clone()]).unwrap()[0].to_f32_vec(), want);
+    }
+    let e = import_model(&m, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Unsupported { .. })
+            && e.to_string()
+                .contains("the condition `c` is not known at import"),
+        "{e}"
+    );
+}
+
+/// `Loop(M, cond, acc)`: acc += x[i]; scan out acc; cond_out = i < stop
+/// (`stop` an initializer of the body).
+fn loop_model(stop: i64) -> Vec<u8> {
+    let body = proto::GraphProto {
+        name: "body".into(),
+        node: vec![
+            node("Unsqueeze", "", &["i", "axes"], &["i1"], vec![]),
+            node("Add", "", &["i1", "one"], &["i2"], vec![]),
+            node("Slice", "", &["x", "i1", "i2"], &["xi"], vec![]),
+            node("Add", "", &["acc", "xi"], &["acc_out"], vec![]),
+            node("Identity", "", &["acc_out"], &["scan"], vec![]),
+            node("Less", "", &["i", "stop"], &["cond_out"], vec![]),
+        ],
+        initializer: vec![
+            encode_tensor("axes", &i64t(&[1], vec![0])),
+            encode_tensor("one", &i64t(&[1], vec![1])),
+            encode_tensor("stop", &i64t(&[], vec![stop])),
+        ],
+        input: vec![
+            vi("i", I64, &[]),
+            vi("cond", BOOL, &[]),
+            vi("acc", F, &[D::N(1)]),
+        ],
+        output: vec![out("cond_out"), out("acc_out"), vi("scan", F, &[D::N(1)])],
+        ..Default::default()
+    };
+    model(
+        13,
+        vec![node(
+            "Loop",
+            "loop",
+            &["m", "c", "acc0"],
+            &["acc", "scans"],
+            vec![a_graph("body", body)],
+        )],
+        vec![vi("x", F, &[D::N(5)])],
+        &["acc", "scans"],
+        &[
+            ("m", &i64t(&[], vec![4])),
+            ("c", &Tensor::from_bool(vec![], vec![true]).unwrap()),
+            ("acc0", &f32t(&[1], vec![10.0])),
+        ],
+    )
+}
+
+#[test]
+fn loop_with_known_trip_count_and_conditions_unrolls() {
+    let x = f32t(&[5], vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+    // The trip count (4) ends it.
+    let got = run(
+        &loop_model(100),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[0].to_f32_vec(), vec![20.0]);
+    assert_eq!(got[1].shape(), &[4, 1]);
+    assert_eq!(got[1].to_f32_vec(), vec![11.0, 13.0, 16.0, 20.0]);
+    // The body's condition ends it: iterations 0 and 1 run (cond_out = i < 1).
+    let got = run(
+        &loop_model(1),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[1].to_f32_vec(), vec![11.0, 13.0]);
+    // The condition is checked after each iteration: one runs.
+    let got = run(
+        &loop_model(-1),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[1].shape(), &[1, 1]);
+    // No iteration (M = 0): the carried value is the initial one, the scan
+    // output is empty with the body's declared type.
+    let bytes = loop_model(5);
+    let mut m = decode_model(&bytes).unwrap();
+    m.graph.initializers.retain(|(n, _)| n != "m");
+    m.graph.initializers.push(("m".into(), i64t(&[], vec![0])));
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    let got = g.run(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(got[0].to_f32_vec(), vec![10.0]);
+    assert_eq!(got[1].shape(), &[0, 1]);
+}
+
+#[test]
+fn loop_errors_name_the_body_node() {
+    let bytes = loop_model(100);
+    let mut m = decode_model(&bytes).unwrap();
+    // A body node that does not type-check: acc (f32) + axes (i64).
+    let loop_node = m.graph.nodes[0].clone();
+    let ipu_onnx::model::Attribute::Graph(mut body) = loop_node.attributes["body"].clone() else {
+        panic!("no body");
+    };
+    body.nodes[3].inputs[1] = "axes".into();
+    body.nodes[3].name = "bad_add".into();
+    m.graph.nodes[0]
+        .attributes
+        .insert("body".into(), ipu_onnx::model::Attribute::Graph(body));
+    let e = import_model(&m, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node `loop/iteration0/bad_add` (Add)"), "{e}");
+}

@@ -16,6 +16,7 @@
 //! stays an input.
 
 mod composite;
+mod control;
 mod importer;
 mod indexing;
 mod ops;

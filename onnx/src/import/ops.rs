@@ -1038,6 +1038,8 @@ impl Importer {
                 self.bind(n, &[Some(y)])
             }
             "GatherND" => self.gather_nd(n, name),
+            "If" => self.if_node(n, name),
+            "Loop" => self.loop_node(n, name),
             "NonZero" => self.non_zero(n, name),
             "MatMulInteger" => self.matmul_integer(n, name),
             "QLinearMatMul" => self.qlinear_matmul(n, name),
