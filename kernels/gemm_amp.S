@@ -24,7 +24,8 @@
 # (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks.
 
         .param TYPE, 1          # 0: f16 in, f32 partials; 1: f16 in, f16 partials;
-                                # 2: f8E4M3FN in, f16 out; 3: f8E5M2 in, f16 out
+                                # 2: f8E4M3FN in, f16 out; 3: f8E5M2 in, f16 out;
+                                # 4: f32 in, f32 partials
         .param M, 64
         .param K, 128
         .param N, 128
@@ -58,8 +59,15 @@
         .set EB, 1
         .set PB, 2
         .endif
-        .if (TYPE < 0) | (TYPE > 3)
-        .error "TYPE must be 0, 1, 2 or 3"
+        .if TYPE == 4
+        .define AMPOP amp.f32f32
+        .set KPI, 1
+        .set PPI, 2
+        .set EB, 4
+        .set PB, 4
+        .endif
+        .if (TYPE < 0) | (TYPE > 4)
+        .error "TYPE must be 0, 1, 2, 3 or 4"
         .endif
 
         .set KB, KPI * 16 / PPI          # the K-block

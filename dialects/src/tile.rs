@@ -85,11 +85,11 @@ pub static CONSTANT: OpDef = OpDef {
 
 pub static MATMUL: OpDef = OpDef {
     name: "tile.matmul",
-    summary: "A compute set multiplying [M, K] by [K, N]: the work is cut into a pm x pn x pk grid of blocks (`plan`), \
-              block (i, j, k) on tile first + ((k * pm + i) * pn + j) * stride (`tiles`), each running `kernel` (the \
-              compute set's estimated `cycles`); with pk > 1 the `partials`-typed partial sums are reduced onto the \
-              k = 0 tiles. The result \
-              lives as `mapping` says.",
+    summary: "A compute set multiplying [M, K] by [K, N], or a batch [B, M, K] by [B, K, N] (either batch may be 1, \
+              shared): the work is cut into a (pb x) pm x pn x pk grid of blocks (`plan`), block (b, i, j, k) on tile \
+              first + ((k * pb + b) * pm * pn + i * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
+              its cycle formula); with pk > 1 the `partials`-typed partial sums are reduced onto the k = 0 tiles. \
+              The result lives as `mapping` says.",
     operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
     results: RESULT,
     attributes: &[
@@ -334,12 +334,24 @@ fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
+    let shape = |v| {
+        cx.tensor_parts(cx.value_type(v))
+            .map(|(s, _)| s.to_vec())
+            .unwrap_or_default()
+    };
+    let (a, b) = (shape(cx.operand(op, 0)), shape(cx.operand(op, 1)));
+    let batched = a.len() == 3;
     let plan = cx.get_i64_array_attr(op, "plan").unwrap_or_default();
-    if plan.len() != 3 || plan.iter().any(|&p| p < 1) {
+    let want = if batched { 4 } else { 3 };
+    if plan.len() != want || plan.iter().any(|&p| p < 1) {
         return Err(op_error(
             cx,
             op,
-            "plan must be [pm, pn, pk], each at least 1",
+            if batched {
+                "plan must be [pb, pm, pn, pk], each at least 1"
+            } else {
+                "plan must be [pm, pn, pk], each at least 1"
+            },
         ));
     }
     let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
@@ -347,21 +359,27 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         return Err(op_error(cx, op, "tiles must be [first, stride]"));
     }
     let m = mapping_of(cx, op)?;
-    if m.grid != [plan[0], plan[1]] || m.first_tile != tiles[0] || m.stride != tiles[1] {
+    if m.grid[..] != plan[..want - 1] || m.first_tile != tiles[0] || m.stride != tiles[1] {
         return Err(op_error(
             cx,
             op,
-            "the result mapping must be the plan's M x N grid on its k = 0 tiles",
+            "the result mapping must be the plan's (batch x) M x N grid on its k = 0 tiles",
         ));
     }
-    let shape = |i: usize| {
-        cx.tensor_parts(cx.value_type(cx.operand(op, i)))
-            .map(|(s, _)| s.to_vec())
-            .unwrap_or_default()
+    let ok = if batched {
+        b.len() == 3
+            && a[2] == b[1]
+            && (a[0] == b[0] || a[0] == 1 || b[0] == 1)
+            && plan[0] <= a[0].max(b[0])
+    } else {
+        a.len() == 2 && b.len() == 2 && a[1] == b[0]
     };
-    let (a, b) = (shape(0), shape(1));
-    if a.len() != 2 || b.len() != 2 || a[1] != b[0] {
-        return Err(op_error(cx, op, "operands must be [M, K] and [K, N]"));
+    if !ok {
+        return Err(op_error(
+            cx,
+            op,
+            "operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side)",
+        ));
     }
     Ok(())
 }

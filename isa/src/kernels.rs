@@ -69,7 +69,8 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             0 => "f16f32",
             1 => "f16",
             2 => "f8e4",
-            _ => "f8e5",
+            3 => "f8e5",
+            _ => "f32",
         };
         let m = p("M");
         let kc = match p("KC") {
@@ -319,6 +320,8 @@ pub enum GemmType {
     F8E4M3FN = 2,
     /// f8E5M2 inputs, f16 outputs, scaled (128 MACs/cycle/tile).
     F8E5M2 = 3,
+    /// f32 inputs, f32 partials (16 MACs/cycle/tile).
+    F32F32 = 4,
 }
 
 /// Elementwise operations (`OP` of `elementwise.S`).

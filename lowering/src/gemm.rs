@@ -39,13 +39,18 @@ impl GemmMode {
                 input: a,
                 partials: ElemType::F16,
             }),
+            (ElemType::F32, ElemType::F32) => Ok(GemmMode {
+                ty: GemmType::F32F32,
+                input: ElemType::F32,
+                partials: ElemType::F32,
+            }),
             _ if f16ish(a) && f16ish(b) => Ok(GemmMode {
                 ty: GemmType::F16F32,
                 input: ElemType::F16,
                 partials: ElemType::F32,
             }),
             _ => Err(format!(
-                "a matmul of {} x {} elements is not lowered yet (f16 and f8 operands are)",
+                "a matmul of {} x {} elements is not lowered yet (f32 x f32, and f16 and f8 operands are)",
                 name(a),
                 name(b)
             )),
@@ -73,10 +78,10 @@ impl GemmMode {
 
     /// The target's one-tile estimate of an `m x k x n` block in this mode.
     pub fn estimate(self, target: &Target, m: u64, k: u64, n: u64) -> Option<u64> {
-        if is_f8(self.input) {
-            target.gemm_cycles_f8(m, k, n)
-        } else {
-            target.gemm_cycles_f16(m, k, n)
+        match self.input {
+            ElemType::F32 => target.gemm_cycles_f32(m, k, n),
+            e if is_f8(e) => target.gemm_cycles_f8(m, k, n),
+            _ => target.gemm_cycles_f16(m, k, n),
         }
     }
 }
@@ -91,12 +96,15 @@ pub fn k_chunk(bk: u64, in_bytes: u64) -> Option<u64> {
     (bk * N_BLOCK * in_bytes > bank).then(|| bank / (N_BLOCK * in_bytes))
 }
 
-/// A matmul `[m, k] x [k, n]` cut into a pm x pn x pk grid of blocks.
+/// A matmul `[m, k] x [k, n]` (or `batch` of them) cut into a
+/// pb x pm x pn x pk grid of blocks, one batch per block along the batch.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct GemmBlocks {
+    pub batch: u64,
     pub m: u64,
     pub k: u64,
     pub n: u64,
+    pub pb: u64,
     pub pm: u64,
     pub pn: u64,
     pub pk: u64,
@@ -104,15 +112,22 @@ pub struct GemmBlocks {
     pub bk: u64,
     pub bn: u64,
     pub mode: GemmMode,
+    /// Whether each operand has the batch dimension (else it is shared).
+    pub a_batched: bool,
+    pub b_batched: bool,
+    /// The operands and result have a batch dimension (rank 3).
+    pub ranked_batch: bool,
 }
 
 impl GemmBlocks {
     pub fn new(m: u64, k: u64, n: u64, grid: [u64; 3], mode: GemmMode) -> GemmBlocks {
         let [pm, pn, pk] = grid;
         GemmBlocks {
+            batch: 1,
             m,
             k,
             n,
+            pb: 1,
             pm,
             pn,
             pk,
@@ -120,11 +135,24 @@ impl GemmBlocks {
             bk: k.div_ceil(pk),
             bn: n.div_ceil(pn),
             mode,
+            a_batched: false,
+            b_batched: false,
+            ranked_batch: false,
         }
     }
 
+    /// A batch of `batch` matmuls, one per pb = batch groups of tiles.
+    pub fn batched(mut self, batch: u64, a_batched: bool, b_batched: bool) -> GemmBlocks {
+        self.batch = batch;
+        self.pb = batch;
+        self.a_batched = a_batched;
+        self.b_batched = b_batched;
+        self.ranked_batch = true;
+        self
+    }
+
     pub fn tiles(&self) -> u64 {
-        self.pm * self.pn * self.pk
+        self.pb * self.pm * self.pn * self.pk
     }
 
     /// The K-chunk the kernel processes, or `None` for all of K at once.
@@ -144,8 +172,10 @@ impl GemmBlocks {
         }
     }
 
-    /// Tile of block (k, i, j), from `first` by `stride`.
-    pub fn tile(&self, first: u64, stride: u64, k: u64, i: u64, j: u64) -> u32 {
-        (first + ((k * self.pm + i) * self.pn + j) * stride) as u32
+    /// Tile of block (batch b, k, i, j), from `first` by `stride`: the k = 0
+    /// blocks of every batch first, so that they hold the result as the
+    /// (pb x) pm x pn grid.
+    pub fn tile(&self, first: u64, stride: u64, b: u64, k: u64, i: u64, j: u64) -> u32 {
+        (first + (((k * self.pb + b) * self.pm + i) * self.pn + j) * stride) as u32
     }
 }

@@ -132,7 +132,10 @@ impl Layout {
         match self {
             Layout::RowMajor => (1, all, all),
             Layout::Chunks { kc, rows } => {
-                let (r, c) = (ext[0], ext[1]);
+                // Rows are everything but the last dimension (a batched
+                // operand's rectangle has a batch of one in front).
+                let c = *ext.last().unwrap_or(&1);
+                let r: i64 = ext[..ext.len().saturating_sub(1)].iter().product();
                 let chunks = ((c + kc - 1) / kc).max(1);
                 if chunks == 1 || r == rows {
                     (1, all, all)
@@ -171,7 +174,8 @@ pub fn relayout_runs(runs: Vec<Run>, need: &Block, elem_bytes: i64, layout: Layo
     let Layout::Chunks { kc, rows } = layout else {
         return runs;
     };
-    let width = (need.hi[1] - need.lo[1]) * elem_bytes;
+    let last = need.lo.len() - 1;
+    let width = (need.hi[last] - need.lo[last]) * elem_bytes;
     let mut out = Vec::with_capacity(runs.len());
     for r in runs {
         let mut done = 0;

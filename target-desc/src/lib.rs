@@ -122,6 +122,8 @@ pub struct AmpMode {
 #[serde(deny_unknown_fields)]
 pub struct GemmEstimates {
     #[serde(default)]
+    pub f32: Option<GemmEstimate>,
+    #[serde(default)]
     pub f16: Option<GemmEstimate>,
     #[serde(default)]
     pub f8: Option<GemmEstimate>,
@@ -396,7 +398,11 @@ impl Target {
                 ));
             }
         }
-        for (name, est) in [("f16", &self.gemm.f16), ("f8", &self.gemm.f8)] {
+        for (name, est) in [
+            ("f32", &self.gemm.f32),
+            ("f16", &self.gemm.f16),
+            ("f8", &self.gemm.f8),
+        ] {
             if let Some(e) = est {
                 e.validate()
                     .map_err(|(f, msg)| bad(&format!("gemm.{name}.{f}"), msg))?;
@@ -642,6 +648,10 @@ impl Target {
     }
 
     /// One-tile f16 GEMM (M x K times K x N) cycle estimate, if the target has one.
+    pub fn gemm_cycles_f32(&self, m: u64, k: u64, n: u64) -> Option<u64> {
+        self.gemm.f32.as_ref().map(|e| e.cycles(m, k, n))
+    }
+
     pub fn gemm_cycles_f16(&self, m: u64, k: u64, n: u64) -> Option<u64> {
         self.gemm.f16.as_ref().map(|e| e.cycles(m, k, n))
     }

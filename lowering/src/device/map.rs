@@ -161,6 +161,38 @@ fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
         .product()
 }
 
+/// A `tile.constant` of `v`'s splat value at `shape` under `m`, when `v` is
+/// a splat constant.
+fn splat_at(
+    cx: &mut Context,
+    v: ipu_ir::Value,
+    shape: &[i64],
+    m: &Mapping,
+    loc: ipu_ir::Loc,
+) -> Option<Op> {
+    use ipu_ir::types::{AttrKind, DenseData};
+    let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
+    let AttrKind::DenseElements { ty, data } = cx.attr_kind(cx.get_attr(c, "value")?) else {
+        return None;
+    };
+    let eb = cx
+        .tensor_parts(*ty)
+        .and_then(|(_, e)| ipu_ir::numeric::storage_bytes(cx.type_kind(e)))?;
+    let splat = data.splat || (data.bytes.len() == eb);
+    if !splat || data.bytes.len() != eb {
+        return None;
+    }
+    let bytes = data.bytes.clone();
+    let (_, e) = cx.tensor_parts(cx.value_type(v))?;
+    let ty = cx.tensor_type(shape, e);
+    let value = cx.attr(AttrKind::DenseElements {
+        ty,
+        data: DenseData { splat: true, bytes },
+    });
+    let attrs = vec![("value", value), ("mapping", m.to_attr(cx))];
+    Some(build_op(cx, "tile.constant", &[], Some(ty), attrs, loc))
+}
+
 fn map_fn_of_nn(name: &str) -> Option<MapFn> {
     if name == "nn.cast" {
         return Some(MapFn::Cast);
@@ -198,12 +230,23 @@ impl DeviceOp for Map {
         }
         let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
         let rshape = cx.value_shape(result);
-        let operands = cx.operands(op).to_vec();
+        let mut operands = cx.operands(op).to_vec();
         let m = operands
             .iter()
             .find(|&&v| cx.value_shape(v) == rshape)
             .and_then(|v| env.mappings.get(v).cloned())
             .unwrap_or_else(|| spread(&rshape, env.target.tiles()));
+        // A splat constant broadcast to the result is a constant of the
+        // result's shape and mapping, loaded with the image: read in place,
+        // never exchanged.
+        for v in operands.iter_mut() {
+            if cx.value_shape(*v) != rshape {
+                if let Some(c) = splat_at(cx, *v, &rshape, &m, loc) {
+                    cx.insert_op_before(op, c);
+                    *v = cx.result(c, 0);
+                }
+            }
+        }
         // Memory first: a block that cannot fit a tile is refused before
         // anything proportional to the tensor runs.
         let bshape = m.block_shape(&rshape);

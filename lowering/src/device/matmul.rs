@@ -1,25 +1,34 @@
 //! Matmul on the AMP (`tile.matmul`).
 //!
-//! Mapping: the planner ([`plan_matmul`]) cuts `[M, K] x [K, N]` into a
-//! pm x pn x pk grid of blocks, one per tile; the result lives on the
-//! k = 0 tiles as the M x N grid. The operands are wanted in the plan's
-//! grids (A as pm x pk, B as pk x pn), A on tiles outside the matmul when
-//! the kernel reads it in K-chunks, so every matmul tile receives its block
-//! already chunked. Kernel: `gemm_amp` specialised for the block (chunked
-//! when K x 16 weights exceed an AMP bank), with the re-layouts it needs
-//! (A in K-chunks when read in place, B in 16-column blocks, FP8 widened to
-//! f16), then split-K partials sent to the k = 0 tiles, added up, converted
-//! to the result type and laid out row-major.
+//! Forms: `[M, K] x [K, N]`; a batched lhs times shared weights
+//! (`[..., M, K] x [K, N]`) is that product on the rows of all batches
+//! (reshape views around a 2-D matmul); a batch of products
+//! (`[..., M, K] x [..., K, N]`, either batch possibly 1 or missing) is a
+//! rank-3 `tile.matmul` over `[B, M, K] x [B, K, N]`, one group of tiles
+//! per batch (reshape views flatten the batch dimensions). A transposed
+//! operand (`q x k^T`) is a transpose view: the exchange delivers the
+//! operand's blocks in the layout the GEMM reads.
+//!
+//! Mapping: the planner ([`plan_matmul`]) cuts each product into a
+//! pm x pn x pk grid of blocks, one per tile; the result lives on the k = 0
+//! tiles as the (batch x) M x N grid. A 2-D matmul's operands are wanted in
+//! the plan's grids (A as pm x pk, B as pk x pn), A on tiles outside the
+//! matmul when the kernel reads it in K-chunks, so every matmul tile
+//! receives its block already chunked. Kernel: `gemm_amp` specialised for
+//! the block (chunked when K x 16 weights exceed an AMP bank), with the
+//! re-layouts it needs (A in K-chunks when read in place, B in 16-column
+//! blocks, FP8 widened to f16), then split-K partials sent to the k = 0
+//! tiles, added up, converted to the result type and laid out row-major.
 
 use super::matmul_plan::{gemm_spec, plan_matmul, MatmulPlan};
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
-use crate::geometry::{mapping_of, Block, Layout, Run};
+use crate::geometry::{mapping_of, spread, Block, Layout, Run};
 use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
-use ipu_ir::{Context, Diagnostic, Op, Type};
+use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
 use ipu_isa::kernels::{EwOp, KernelSpec};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
@@ -43,40 +52,118 @@ fn mode_of(cx: &Context, op: Op) -> Result<GemmMode, String> {
     )
 }
 
-fn plan(cx: &Context, op: Op, target: &Target) -> Result<MatmulPlan, String> {
-    let (a, b) = shapes(cx, op);
-    if a.len() != 2 || b.len() != 2 {
+/// How a matmul's operands are arranged.
+enum Form {
+    Plain,
+    /// `[..., M, K] x [K, N]`: the rows of every batch times shared weights.
+    Rows {
+        rows: i64,
+    },
+    /// `[..., M, K] x [..., K, N]`: `batch` products; whether each side has it.
+    Batch {
+        batch: i64,
+        a: bool,
+        b: bool,
+    },
+}
+
+fn form_of(a: &[i64], b: &[i64]) -> Result<Form, String> {
+    if a.len() < 2 || b.len() < 2 {
         return Err(format!(
-            "is not lowered yet for rank {} x rank {} operands (2-D matmuls are)",
+            "is not lowered yet for rank {} x rank {} operands (operands of rank 1 are not)",
             a.len(),
             b.len()
         ));
     }
-    let mode = mode_of(cx, op)?;
-    plan_matmul(target, a[0] as u64, a[1] as u64, b[1] as u64, mode).map_err(|e| {
-        format!(
-            "[{}x{}] x [{}x{}] on target {}: {e}",
-            a[0], a[1], b[0], b[1], target.name
-        )
-    })
+    let (ba, bb) = (&a[..a.len() - 2], &b[..b.len() - 2]);
+    if ba.is_empty() && bb.is_empty() {
+        return Ok(Form::Plain);
+    }
+    let prod = |s: &[i64]| s.iter().product::<i64>();
+    if bb.is_empty() {
+        return Ok(Form::Rows {
+            rows: prod(ba) * a[a.len() - 2],
+        });
+    }
+    // Batch dimensions broadcast against each other; each side must have
+    // them all or none of them (a batch of 1).
+    let n = ba.len().max(bb.len());
+    let pad = |s: &[i64]| -> Vec<i64> {
+        let mut v = vec![1; n - s.len()];
+        v.extend_from_slice(s);
+        v
+    };
+    let (pa, pb) = (pad(ba), pad(bb));
+    let full: Vec<i64> = pa.iter().zip(&pb).map(|(&x, &y)| x.max(y)).collect();
+    let side = |p: &[i64]| -> Option<bool> {
+        if p == full.as_slice() {
+            Some(true)
+        } else if p.iter().all(|&d| d == 1) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    match (side(&pa), side(&pb)) {
+        (Some(a), Some(b)) => Ok(Form::Batch {
+            batch: prod(&full),
+            a: a || prod(&full) == 1,
+            b,
+        }),
+        _ => Err(format!(
+            "broadcasts batch dimensions {ba:?} against {bb:?} partially, which is not lowered yet"
+        )),
+    }
+}
+
+/// Plans the 2-D or per-batch product of `[m, k] x [k, n]`.
+fn plan_2d(
+    target: &Target,
+    tiles: u64,
+    m: i64,
+    k: i64,
+    n: i64,
+    mode: GemmMode,
+) -> Result<MatmulPlan, String> {
+    plan_matmul(target, tiles, m as u64, k as u64, n as u64, mode)
+        .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
 }
 
 /// The blocks of a `tile.matmul` from its `plan`.
 fn blocks_of(cx: &Context, op: Op) -> Result<(GemmBlocks, [u64; 2]), String> {
     let plan = cx.get_i64_array_attr(op, "plan").ok_or("has no plan")?;
     let tiles = cx.get_i64_array_attr(op, "tiles").ok_or("has no tiles")?;
-    let (&[pm, pn, pk], &[first, stride]) = (plan, tiles) else {
-        return Err("has a malformed plan or tiles".into());
+    let &[first, stride] = tiles else {
+        return Err("has malformed tiles".into());
     };
     let (a, b) = shapes(cx, op);
     let mode = mode_of(cx, op)?;
-    let g = GemmBlocks::new(
-        a[0] as u64,
-        a[1] as u64,
-        b[1] as u64,
-        [pm as u64, pn as u64, pk as u64],
-        mode,
-    );
+    let g = match (plan, a.len()) {
+        (&[pm, pn, pk], 2) => GemmBlocks::new(
+            a[0] as u64,
+            a[1] as u64,
+            b[1] as u64,
+            [pm as u64, pn as u64, pk as u64],
+            mode,
+        ),
+        (&[pb, pm, pn, pk], 3) => {
+            let batch = a[0].max(b[0]);
+            if pb != batch {
+                return Err(format!(
+                    "plans {pb} batch groups for a batch of {batch}; one group per batch is lowered"
+                ));
+            }
+            GemmBlocks::new(
+                a[1] as u64,
+                a[2] as u64,
+                b[2] as u64,
+                [pm as u64, pn as u64, pk as u64],
+                mode,
+            )
+            .batched(batch as u64, a[0] == batch, b[0] == batch)
+        }
+        _ => return Err("has a plan that does not match its operands".into()),
+    };
     Ok((g, [first as u64, stride as u64]))
 }
 
@@ -108,35 +195,56 @@ fn check_blocks(g: &GemmBlocks, target: &Target) -> Result<(), String> {
 /// The rectangles of operand `i` each tile reads.
 fn needs(g: &GemmBlocks, [first, stride]: [u64; 2], i: usize) -> Vec<Block> {
     let mut out = Vec::new();
-    for k in 0..g.pk {
-        for im in 0..g.pm {
-            for jn in 0..g.pn {
-                let tile = g.tile(first, stride, k, im, jn);
-                let (lo, hi) = if i == 0 {
-                    (
-                        vec![(im * g.bm) as i64, (k * g.bk) as i64],
-                        vec![
-                            ((im + 1) * g.bm).min(g.m) as i64,
-                            ((k + 1) * g.bk).min(g.k) as i64,
-                        ],
-                    )
-                } else {
-                    (
-                        vec![(k * g.bk) as i64, (jn * g.bn) as i64],
-                        vec![
-                            ((k + 1) * g.bk).min(g.k) as i64,
-                            ((jn + 1) * g.bn).min(g.n) as i64,
-                        ],
-                    )
-                };
-                let blk = Block { tile, lo, hi };
-                if !blk.is_empty() {
-                    out.push(blk);
+    for bi in 0..g.pb {
+        for k in 0..g.pk {
+            for im in 0..g.pm {
+                for jn in 0..g.pn {
+                    let tile = g.tile(first, stride, bi, k, im, jn);
+                    let (mut lo, mut hi) = if i == 0 {
+                        (
+                            vec![(im * g.bm) as i64, (k * g.bk) as i64],
+                            vec![
+                                ((im + 1) * g.bm).min(g.m) as i64,
+                                ((k + 1) * g.bk).min(g.k) as i64,
+                            ],
+                        )
+                    } else {
+                        (
+                            vec![(k * g.bk) as i64, (jn * g.bn) as i64],
+                            vec![
+                                ((k + 1) * g.bk).min(g.k) as i64,
+                                ((jn + 1) * g.bn).min(g.n) as i64,
+                            ],
+                        )
+                    };
+                    if g.ranked_batch {
+                        let own = if i == 0 { g.a_batched } else { g.b_batched };
+                        let b = if own { bi as i64 } else { 0 };
+                        lo.insert(0, b);
+                        hi.insert(0, b + 1);
+                    }
+                    let blk = Block { tile, lo, hi };
+                    if !blk.is_empty() {
+                        out.push(blk);
+                    }
                 }
             }
         }
     }
     out
+}
+
+/// A reshape view of `v` to `shape`, inserted before `at`.
+fn reshape(cx: &mut Context, v: Value, shape: &[i64], at: Op, loc: Loc, tiles: u32) -> Value {
+    let (_, e) = cx.tensor_parts(cx.value_type(v)).expect("a tensor");
+    let ty = cx.tensor_type(shape, e);
+    let attrs = vec![
+        ("kind", cx.string_attr("reshape")),
+        ("mapping", spread(shape, tiles).to_attr(cx)),
+    ];
+    let o = build_op(cx, "tile.view", &[v], Some(ty), attrs, loc);
+    cx.insert_op_before(at, o);
+    cx.result(o, 0)
 }
 
 impl DeviceOp for Matmul {
@@ -149,10 +257,13 @@ impl DeviceOp for Matmul {
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
-        let Ok(p) = plan(cx, op, target) else {
+        let (a, b) = shapes(cx, op);
+        let (Ok(Form::Plain), Ok(mode)) = (form_of(&a, &b), mode_of(cx, op)) else {
             return Vec::new();
         };
-        let (a, b) = shapes(cx, op);
+        let Ok(p) = plan_2d(target, target.tiles() as u64, a[0], a[1], b[1], mode) else {
+            return Vec::new();
+        };
         let g = p.blocks(a[0] as u64, a[1] as u64, b[1] as u64);
         // When the GEMM reads A in K-chunks, A's blocks are best kept on
         // tiles outside the matmul, so that every matmul tile receives its
@@ -182,32 +293,103 @@ impl DeviceOp for Matmul {
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'nn.matmul' op {m}"));
-        let p = plan(cx, op, env.target).map_err(err)?;
         let (a, b) = shapes(cx, op);
-        let g = p.blocks(a[0] as u64, a[1] as u64, b[1] as u64);
-        check_blocks(&g, env.target).map_err(err)?;
+        let mode = mode_of(cx, op).map_err(err)?;
+        let target = env.target;
+        let tiles = target.tiles();
+        let (mut av, mut bv) = (cx.operand(op, 0), cx.operand(op, 1));
+        let result_ty: Type = cx.value_type(cx.result(op, 0));
+        let rshape = cx.value_shape(cx.result(op, 0));
+        let form = form_of(&a, &b).map_err(err)?;
+        let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+        // The product planned: 2-D, or per batch over its share of the tiles.
+        let (plan, g, batch) = match form {
+            Form::Plain => {
+                let p = plan_2d(target, tiles as u64, m, k, n, mode).map_err(err)?;
+                let g = p.blocks(m as u64, k as u64, n as u64);
+                (p, g, None)
+            }
+            Form::Rows { rows } => {
+                av = reshape(cx, av, &[rows, k], op, loc, tiles);
+                let p = plan_2d(target, tiles as u64, rows, k, n, mode).map_err(err)?;
+                let g = p.blocks(rows as u64, k as u64, n as u64);
+                (p, g, None)
+            }
+            Form::Batch {
+                batch,
+                a: ab,
+                b: bb,
+            } => {
+                if batch as u64 > tiles as u64 {
+                    return Err(err(format!(
+                        "has a batch of {batch} products, more than the {tiles} tiles of {}, which is not lowered yet",
+                        target.name
+                    )));
+                }
+                let per = tiles as u64 / batch as u64;
+                av = reshape(cx, av, &[if ab { batch } else { 1 }, m, k], op, loc, tiles);
+                bv = reshape(cx, bv, &[if bb { batch } else { 1 }, k, n], op, loc, tiles);
+                let p = plan_2d(target, per, m, k, n, mode).map_err(err)?;
+                let g = p
+                    .blocks(m as u64, k as u64, n as u64)
+                    .batched(batch as u64, ab, bb);
+                (p, g, Some(batch))
+            }
+        };
+        check_blocks(&g, target).map_err(err)?;
         let spec = gemm_spec(&g);
         let cycles = kernel_cycles(&spec).map_err(err)?;
-        let m = Mapping {
-            grid: vec![p.pm as i64, p.pn as i64],
+        let (plan_attr, grid) = match batch {
+            None => (
+                vec![plan.pm as i64, plan.pn as i64, plan.pk as i64],
+                vec![plan.pm as i64, plan.pn as i64],
+            ),
+            Some(bt) => (
+                vec![bt, plan.pm as i64, plan.pn as i64, plan.pk as i64],
+                vec![bt, plan.pm as i64, plan.pn as i64],
+            ),
+        };
+        let m_map = Mapping {
+            grid,
             first_tile: 0,
             stride: 1,
         };
-        let partials = crate::elem::ir_type(p.mode.partials);
+        let partials = crate::elem::ir_type(plan.mode.partials);
         let attrs = vec![
-            (
-                "plan",
-                cx.i64_array_attr(vec![p.pm as i64, p.pn as i64, p.pk as i64]),
-            ),
+            ("plan", cx.i64_array_attr(plan_attr)),
             ("tiles", cx.i64_array_attr(vec![0, 1])),
             ("kernel", cx.string_attr(&spec.name())),
             ("cycles", cx.i64_attr(cycles as i64)),
             ("partials", cx.type_attr(partials)),
-            ("mapping", m.to_attr(cx)),
+            ("mapping", m_map.to_attr(cx)),
         ];
-        let operands = cx.operands(op).to_vec();
-        let ty: Type = cx.value_type(cx.result(op, 0));
-        Ok(build_op(cx, "tile.matmul", &operands, Some(ty), attrs, loc))
+        let (_, e) = cx.tensor_parts(result_ty).expect("a tensor");
+        let mm_shape: Vec<i64> = match (&form, batch) {
+            (Form::Plain, _) => rshape.clone(),
+            (Form::Rows { rows }, _) => vec![*rows, n],
+            (_, Some(bt)) => vec![bt, m, n],
+            _ => rshape.clone(),
+        };
+        let mm_ty = cx.tensor_type(&mm_shape, e);
+        let mm = build_op(cx, "tile.matmul", &[av, bv], Some(mm_ty), attrs, loc);
+        if mm_shape == rshape {
+            return Ok(mm);
+        }
+        // Back to the result's shape.
+        cx.insert_op_before(op, mm);
+        let mv = cx.result(mm, 0);
+        let attrs = vec![
+            ("kind", cx.string_attr("reshape")),
+            ("mapping", spread(&rshape, tiles).to_attr(cx)),
+        ];
+        Ok(build_op(
+            cx,
+            "tile.view",
+            &[mv],
+            Some(result_ty),
+            attrs,
+            loc,
+        ))
     }
 
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
@@ -218,7 +400,7 @@ impl DeviceOp for Matmul {
         let be = value_elem(cx, bv).ok_or_else(|| b.err(op, "has an rhs type without kernels"))?;
         let out = value_elem(cx, cx.result(op, 0))
             .ok_or_else(|| b.err(op, "has a result type without kernels"))?;
-        let (pm, pn, pk) = (g.pm as usize, g.pn as usize, g.pk as usize);
+        let (pb, pm, pn, pk) = (g.pb as usize, g.pm as usize, g.pn as usize, g.pk as usize);
         let (bm, bk, bn) = (g.bm as usize, g.bk as usize, g.bn as usize);
         let in_e = g.mode.input;
         let pt = g.mode.partials;
@@ -261,92 +443,94 @@ impl DeviceOp for Matmul {
             .at;
         b.begin_compute(op, "", "tile.matmul");
         let psize = (bm * bn * pt.bytes()) as u64;
-        let tile = |kk: usize, i: usize, j: usize| {
-            g.tile(tiles[0], tiles[1], kk as u64, i as u64, j as u64)
+        let tile = |bi: usize, kk: usize, i: usize, j: usize| {
+            g.tile(tiles[0], tiles[1], bi as u64, kk as u64, i as u64, j as u64)
         };
         let mut partials: FxHashMap<u32, usize> = FxHashMap::default();
-        for kk in 0..pk {
-            for i in 0..pm {
-                for j in 0..pn {
-                    let tl = tile(kk, i, j);
-                    let (Some(&a0), Some(&b0)) = (a_at.at.get(&tl), b_at.get(&tl)) else {
-                        continue;
-                    };
-                    let unary = |b: &mut ProgramBuilder,
-                                 spec: KernelSpec,
-                                 src: usize,
-                                 name: &str,
-                                 bytes: u64|
-                     -> Result<usize, Diagnostic> {
-                        let dst = b.alloc(op, tl, &format!("s{set}.{name}"), bytes, true)?;
+        for bi in 0..pb {
+            for kk in 0..pk {
+                for i in 0..pm {
+                    for j in 0..pn {
+                        let tl = tile(bi, kk, i, j);
+                        let (Some(&a0), Some(&b0)) = (a_at.at.get(&tl), b_at.get(&tl)) else {
+                            continue;
+                        };
+                        let unary = |b: &mut ProgramBuilder,
+                                     spec: KernelSpec,
+                                     src: usize,
+                                     name: &str,
+                                     bytes: u64|
+                         -> Result<usize, Diagnostic> {
+                            let dst = b.alloc(op, tl, &format!("s{set}.{name}"), bytes, true)?;
+                            b.call(
+                                tl,
+                                records::unary(&spec, Word::Buf(src, 0), Word::Buf(dst, 0)),
+                            );
+                            Ok(dst)
+                        };
+                        // Widening FP8 to f16 applies the operand's scale.
+                        let widen = |b: &mut ProgramBuilder,
+                                     spec: KernelSpec,
+                                     src: usize,
+                                     name: &str,
+                                     bytes: u64,
+                                     scale: i32|
+                         -> Result<usize, Diagnostic> {
+                            let dst = b.alloc(op, tl, &format!("s{set}.{name}"), bytes, true)?;
+                            let (s, _) = records::cast_scales(&spec, scale, 0);
+                            b.call(
+                                tl,
+                                records::cast(&spec, Word::Buf(src, 0), Word::Buf(dst, 0), s, 0),
+                            );
+                            Ok(dst)
+                        };
+                        let mut a_cur = a0;
+                        if ae != in_e {
+                            let spec = KernelSpec::cast(ae, in_e, (bm * bk).div_ceil(8) * 8);
+                            a_cur = widen(b, spec, a_cur, "lhs_f16", (bm * bk * 2) as u64, sa)?;
+                        }
+                        // A received from other tiles arrives in K-chunks; a
+                        // block read in place is row-major and is re-laid out here.
+                        if nkc > 1 && a_at.in_place.contains(&tl) {
+                            let spec = KernelSpec::copy2d(
+                                nkc,
+                                bm,
+                                kc * ib / 8,
+                                (bk * ib, kc * ib),
+                                (kc * ib, bm * kc * ib),
+                            );
+                            a_cur = unary(b, spec, a_cur, "lhs_chunks", (bm * bk * ib) as u64 + 8)?;
+                        }
+                        let mut b_cur = b0;
+                        let b_bytes = |eb: usize| (bk * bn * eb) as u64 + 8 * bm as u64;
+                        if bn > nb {
+                            let eb = be.bytes();
+                            let spec = KernelSpec::copy2d(
+                                bn / nb,
+                                bk,
+                                nb * eb / 8,
+                                (bn * eb, nb * eb),
+                                (nb * eb, bk * nb * eb),
+                            );
+                            b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(eb))?;
+                        }
+                        if be != in_e {
+                            let spec = KernelSpec::cast(be, in_e, bk * bn);
+                            b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
+                        }
+                        let c = b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?;
+                        partials.insert(tl, c);
                         b.call(
                             tl,
-                            records::unary(&spec, Word::Buf(src, 0), Word::Buf(dst, 0)),
+                            records::gemm(
+                                &spec,
+                                Word::Buf(a_cur, 0),
+                                Word::Buf(b_cur, 0),
+                                Word::Buf(c, 0),
+                                if is_f8(in_e) { sa + sb } else { 0 },
+                            ),
                         );
-                        Ok(dst)
-                    };
-                    // Widening FP8 to f16 applies the operand's scale.
-                    let widen = |b: &mut ProgramBuilder,
-                                 spec: KernelSpec,
-                                 src: usize,
-                                 name: &str,
-                                 bytes: u64,
-                                 scale: i32|
-                     -> Result<usize, Diagnostic> {
-                        let dst = b.alloc(op, tl, &format!("s{set}.{name}"), bytes, true)?;
-                        let (s, _) = records::cast_scales(&spec, scale, 0);
-                        b.call(
-                            tl,
-                            records::cast(&spec, Word::Buf(src, 0), Word::Buf(dst, 0), s, 0),
-                        );
-                        Ok(dst)
-                    };
-                    let mut a_cur = a0;
-                    if ae != in_e {
-                        let spec = KernelSpec::cast(ae, in_e, (bm * bk).div_ceil(8) * 8);
-                        a_cur = widen(b, spec, a_cur, "lhs_f16", (bm * bk * 2) as u64, sa)?;
                     }
-                    // A received from other tiles arrives in K-chunks; a
-                    // block read in place is row-major and is re-laid out here.
-                    if nkc > 1 && a_at.in_place.contains(&tl) {
-                        let spec = KernelSpec::copy2d(
-                            nkc,
-                            bm,
-                            kc * ib / 8,
-                            (bk * ib, kc * ib),
-                            (kc * ib, bm * kc * ib),
-                        );
-                        a_cur = unary(b, spec, a_cur, "lhs_chunks", (bm * bk * ib) as u64 + 8)?;
-                    }
-                    let mut b_cur = b0;
-                    let b_bytes = |eb: usize| (bk * bn * eb) as u64 + 8 * bm as u64;
-                    if bn > nb {
-                        let eb = be.bytes();
-                        let spec = KernelSpec::copy2d(
-                            bn / nb,
-                            bk,
-                            nb * eb / 8,
-                            (bn * eb, nb * eb),
-                            (nb * eb, bk * nb * eb),
-                        );
-                        b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(eb))?;
-                    }
-                    if be != in_e {
-                        let spec = KernelSpec::cast(be, in_e, bk * bn);
-                        b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
-                    }
-                    let c = b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?;
-                    partials.insert(tl, c);
-                    b.call(
-                        tl,
-                        records::gemm(
-                            &spec,
-                            Word::Buf(a_cur, 0),
-                            Word::Buf(b_cur, 0),
-                            Word::Buf(c, 0),
-                            if is_f8(in_e) { sa + sb } else { 0 },
-                        ),
-                    );
                 }
             }
         }
@@ -359,31 +543,35 @@ impl DeviceOp for Matmul {
             let mut runs = Vec::new();
             let len = psize;
             for kk in 1..pk {
-                for i in 0..pm {
-                    for j in 0..pn {
-                        runs.push(Run {
-                            src_tile: tile(kk, i, j),
-                            src_off: 0,
-                            dst_tile: tile(0, i, j),
-                            dst_off: (kk as u64 - 1) * len,
-                            len,
-                        });
+                for bi in 0..pb {
+                    for i in 0..pm {
+                        for j in 0..pn {
+                            runs.push(Run {
+                                src_tile: tile(bi, kk, i, j),
+                                src_off: 0,
+                                dst_tile: tile(bi, 0, i, j),
+                                dst_off: (kk as u64 - 1) * len,
+                                len,
+                            });
+                        }
                     }
                 }
             }
             let mut inc = None;
-            for i in 0..pm {
-                for j in 0..pn {
-                    let tl = tile(0, i, j);
-                    let buf = b.alloc(
-                        op,
-                        tl,
-                        &format!("s{set}.partials_in"),
-                        psize * (pk - 1) as u64,
-                        true,
-                    )?;
-                    incoming.insert(tl, buf);
-                    inc = Some(buf);
+            for bi in 0..pb {
+                for i in 0..pm {
+                    for j in 0..pn {
+                        let tl = tile(bi, 0, i, j);
+                        let buf = b.alloc(
+                            op,
+                            tl,
+                            &format!("s{set}.partials_in"),
+                            psize * (pk - 1) as u64,
+                            true,
+                        )?;
+                        incoming.insert(tl, buf);
+                        inc = Some(buf);
+                    }
                 }
             }
             let (Some(&src), Some(dst)) = (partials.values().next(), inc) else {

@@ -90,9 +90,10 @@ fn candidates(extent: u64, limit: u64) -> Vec<u64> {
     out
 }
 
-/// Plans `[m, k] x [k, n]` in `mode` on `target`.
+/// Plans `[m, k] x [k, n]` in `mode` on `target`, over at most `tiles` tiles.
 pub fn plan_matmul(
     target: &Target,
+    tiles: u64,
     m: u64,
     k: u64,
     n: u64,
@@ -112,7 +113,7 @@ pub fn plan_matmul(
             target.name,
         )));
     }
-    let tiles = target.tiles() as u64;
+    let tiles = tiles.clamp(1, target.tiles() as u64);
     // The GEMM reads its operands and writes its partials with 128-bit
     // accesses, so they must fit the interleaved region.
     let data = super::data_bytes(target);
@@ -205,7 +206,7 @@ mod tests {
     #[test]
     fn big_matmuls_use_most_of_the_chip() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, 128, 768, 3072, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 128, 768, 3072, f16()).unwrap();
         assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
         assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
@@ -215,7 +216,7 @@ mod tests {
     #[test]
     fn small_matmuls_stay_small() {
         let t = target("test4");
-        let p = plan_matmul(&t, 4, 16, 16, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 4, 16, 16, f16()).unwrap();
         assert!(p.tiles() <= 4);
         assert_eq!((p.bk % 16, p.bn % 16), (0, 0));
     }
@@ -223,15 +224,15 @@ mod tests {
     #[test]
     fn plans_are_deterministic() {
         let t = target("ipu21");
-        let a = plan_matmul(&t, 384, 1024, 1024, f8()).unwrap();
-        let b = plan_matmul(&t, 384, 1024, 1024, f8()).unwrap();
+        let a = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
+        let b = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
         assert_eq!(a, b);
     }
 
     #[test]
     fn oversized_problems_are_reported_with_their_size() {
         let t = target("test4");
-        match plan_matmul(&t, 4096, 4096, 4096, f16()) {
+        match plan_matmul(&t, t.tiles() as u64, 4096, 4096, 4096, f16()) {
             Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
             other => panic!("expected DoesNotFit, got {other:?}"),
         }
@@ -240,7 +241,7 @@ mod tests {
     #[test]
     fn split_k_is_chosen_when_k_dominates() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, 16, 65536, 16, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 16, 65536, 16, f16()).unwrap();
         assert!(p.pk > 1, "{p:?}");
     }
 }

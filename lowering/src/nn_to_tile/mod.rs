@@ -157,5 +157,12 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
         cx.erase_op(op);
         mappings.insert(newv, m);
     }
+    // Constants and views that lowering left without readers go.
+    for op in cx.block_ops_vec(entry).into_iter().rev() {
+        if (cx.is(op, "tile.constant") || cx.is(op, "tile.view")) && !cx.has_uses(cx.result(op, 0))
+        {
+            cx.erase_op(op);
+        }
+    }
     Ok(())
 }
