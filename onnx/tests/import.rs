@@ -1242,3 +1242,69 @@ fn loop_errors_name_the_body_node() {
         .to_string();
     assert!(e.contains("node `loop/iteration0/bad_add` (Add)"), "{e}");
 }
+
+/// `Scan` summing the rows of x (a running sum as the scan output).
+fn scan_model(
+    opset: i64,
+    attrs: Vec<proto::AttributeProto>,
+    x_dims: &[i64],
+    s_dims: &[i64],
+) -> Vec<u8> {
+    let body = subgraph(
+        "body",
+        vec![
+            node("Add", "", &["sum_in", "row"], &["sum_out"], vec![]),
+            node("Identity", "", &["sum_out"], &["scan_out"], vec![]),
+        ],
+        vec![vi("sum_in", F, &[D::N(2)]), vi("row", F, &[D::N(2)])],
+        vec![out("sum_out"), out("scan_out")],
+    );
+    let mut attrs = attrs;
+    attrs.push(a_graph("body", body));
+    attrs.push(a_int("num_scan_inputs", 1));
+    let ins: &[&str] = if opset < 9 {
+        &["", "s", "x"]
+    } else {
+        &["s", "x"]
+    };
+    let dims = |v: &[i64]| v.iter().map(|&n| D::N(n)).collect::<Vec<_>>();
+    model(
+        opset,
+        vec![node("Scan", "scan", ins, &["y", "z"], attrs)],
+        vec![vi("s", F, &dims(s_dims)), vi("x", F, &dims(x_dims))],
+        &["y", "z"],
+        &[],
+    )
+}
+
+#[test]
+fn scan_unrolls_over_its_static_length() {
+    let x = f32t(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let s = f32t(&[2], vec![0.5, 0.5]);
+    let bytes = scan_model(9, vec![], &[3, 2], &[2]);
+    let got = run(&bytes, &ImportOptions::default(), &[s.clone(), x.clone()]);
+    assert_eq!(got[0].to_f32_vec(), vec![9.5, 12.5]);
+    assert_eq!(got[1].to_f32_vec(), vec![1.5, 2.5, 4.5, 6.5, 9.5, 12.5]);
+    // The input read from its end, the output stacked on axis 1 and reversed.
+    let bytes = scan_model(
+        9,
+        vec![
+            a_ints("scan_input_directions", &[1]),
+            a_ints("scan_output_axes", &[1]),
+            a_ints("scan_output_directions", &[1]),
+        ],
+        &[3, 2],
+        &[2],
+    );
+    let got = run(&bytes, &ImportOptions::default(), &[s.clone(), x.clone()]);
+    assert_eq!(got[1].shape(), &[2, 3]);
+    // Steps: rows 2, 1, 0 -> sums [5.5, 6.5], [8.5, 10.5], [9.5, 12.5]; reversed.
+    assert_eq!(got[1].to_f32_vec(), vec![9.5, 8.5, 5.5, 12.5, 10.5, 6.5]);
+    // Opset 8: a batch dimension first, each batch scanned on its own.
+    let bytes = scan_model(8, vec![], &[2, 3, 2], &[2, 2]);
+    let xb = f32t(&[2, 3, 2], (1..=12).map(|v| v as f32).collect());
+    let sb = f32t(&[2, 2], vec![0.0, 0.0, 100.0, 100.0]);
+    let got = run(&bytes, &ImportOptions::default(), &[sb, xb]);
+    assert_eq!(got[0].to_f32_vec(), vec![9.0, 12.0, 127.0, 130.0]);
+    assert_eq!(got[1].shape(), &[2, 3, 2]);
+}

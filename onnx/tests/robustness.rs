@@ -100,6 +100,7 @@ const OPS: &[&str] = &[
     "Reshape",
     "RotaryEmbedding",
     "Round",
+    "Scan",
     "Selu",
     "Shape",
     "Shrink",

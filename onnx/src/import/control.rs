@@ -1,12 +1,16 @@
 //! Control flow whose course is known at import: `If` on a known condition
 //! is its branch, inlined; `Loop` with a known trip count and known
 //! conditions is unrolled (each iteration's body inlined, scan outputs
-//! stacked). The dialect has no regions for either, so a condition that
-//! depends on runtime values is unsupported.
+//! stacked); `Scan` (whose length is a static dimension) is unrolled too.
+//! The dialect has no regions, so a condition that depends on runtime
+//! values is unsupported.
 
 use ipu_reference::{ElementType, OpKind, Tensor};
 
-use super::importer::{attr, check_alloc, invalid, unsupported, Importer, NResult, NodeErr};
+use super::importer::{
+    attr, attr_i, attr_ints, check_alloc, invalid, norm_axis, unsupported, Importer, NResult,
+    NodeErr,
+};
 use super::ValueId;
 use crate::model::{Attribute, Dim, Graph, Node};
 
@@ -254,5 +258,235 @@ impl Importer {
         };
         let c = self.fresh_name(name);
         Ok(self.constant(t, &c))
+    }
+}
+
+/// A `Scan`'s per-input and per-output axes and directions (opset 9 on).
+struct ScanLayout {
+    input_axes: Vec<i64>,
+    input_reverse: Vec<bool>,
+    output_axes: Vec<i64>,
+    output_reverse: Vec<bool>,
+}
+
+impl Importer {
+    /// `values` (one per step, each of one shape) stacked on a new axis
+    /// `axis` (negative: from the end of the result's rank).
+    fn stack(&mut self, values: &[ValueId], axis: i64, name: &str) -> NResult<ValueId> {
+        let shape = self.ty(values[0]).shape.clone();
+        let axis = norm_axis(axis, shape.len() + 1)?;
+        let mut one = shape.clone();
+        one.insert(axis, 1);
+        let mut rows = Vec::with_capacity(values.len());
+        for &v in values {
+            if self.ty(v).shape != shape {
+                return unsupported(format!(
+                    "a scan output changes shape between steps ({:?} then {:?})",
+                    shape,
+                    self.ty(v).shape
+                ));
+            }
+            rows.push(self.reshape(v, one.clone(), name)?);
+        }
+        if rows.len() == 1 {
+            return Ok(rows[0]);
+        }
+        self.op(OpKind::Concat { axis }, &rows, name)
+    }
+
+    /// One scan (opset 9 semantics) unrolled: each step `t` takes slice `t`
+    /// (from the end for a reversed input) of every scan input along its
+    /// axis, maps `(states..., slices...)` to `(states..., outputs...)`;
+    /// returns the last states and the stacked outputs.
+    fn scan_steps(
+        &mut self,
+        body: &Graph,
+        mut states: Vec<ValueId>,
+        inputs: &[ValueId],
+        layout: &ScanLayout,
+        scope: &str,
+        name: &str,
+    ) -> NResult<Vec<ValueId>> {
+        let ns = states.len();
+        if body.inputs.len() != ns + inputs.len() || body.outputs.len() < ns {
+            return invalid(format!(
+                "the body takes {} inputs and gives {} outputs, for {ns} states and {} scan inputs",
+                body.inputs.len(),
+                body.outputs.len(),
+                inputs.len()
+            ));
+        }
+        let nout = body.outputs.len() - ns;
+        let mut axes = Vec::with_capacity(inputs.len());
+        let mut len = None;
+        for (k, &x) in inputs.iter().enumerate() {
+            let shape = self.ty(x).shape.clone();
+            let a = norm_axis(*layout.input_axes.get(k).unwrap_or(&0), shape.len())?;
+            match len {
+                Some(l) if l != shape[a] => {
+                    return invalid(format!(
+                        "scan inputs of different lengths ({l} and {})",
+                        shape[a]
+                    ))
+                }
+                _ => len = Some(shape[a]),
+            }
+            axes.push(a);
+        }
+        let len = len.unwrap_or(0);
+        if len as i64 > MAX_UNROLLED_ITERATIONS {
+            return unsupported(format!(
+                "a scan of {len} steps (at most {MAX_UNROLLED_ITERATIONS} are unrolled)"
+            ));
+        }
+        let mut outputs: Vec<Vec<ValueId>> = vec![Vec::new(); nout];
+        for t in 0..len {
+            if self.g.nodes.len() > MAX_UNROLLED_OPS {
+                return unsupported(format!(
+                    "unrolling makes more than {MAX_UNROLLED_OPS} ops (at step {t})"
+                ));
+            }
+            let mut args = states.clone();
+            for (k, &x) in inputs.iter().enumerate() {
+                let at = if layout.input_reverse.get(k).copied().unwrap_or(false) {
+                    len - 1 - t
+                } else {
+                    t
+                };
+                let c = self.fresh_name(name);
+                let index = self.constant(Tensor::scalar_i64(at as i64), &c);
+                args.push(self.op(OpKind::Gather { axis: axes[k] }, &[x, index], name)?);
+            }
+            let outs = self.inline_graph(body, &args, &format!("{scope}/step{t}"))?;
+            states = outs[..ns].to_vec();
+            for (o, &v) in outputs.iter_mut().zip(&outs[ns..]) {
+                o.push(v);
+            }
+        }
+        let mut results = states;
+        for (k, mut values) in outputs.into_iter().enumerate() {
+            if values.is_empty() {
+                return unsupported("a scan of no steps (its outputs' shapes are unknown)");
+            }
+            if layout.output_reverse.get(k).copied().unwrap_or(false) {
+                values.reverse();
+            }
+            let axis = *layout.output_axes.get(k).unwrap_or(&0);
+            results.push(self.stack(&values, axis, name)?);
+        }
+        Ok(results)
+    }
+
+    /// `Scan`: from opset 9, `(states..., scan inputs...)` with per-input
+    /// axes and directions; opset 8, `(sequence_lens, states..., scan
+    /// inputs...)` with a batch dimension first (each batch scanned along
+    /// axis 1), every sequence its full length.
+    pub(super) fn scan_node(&mut self, n: &Node, name: &str) -> NResult<()> {
+        let body = Self::graph_attr(n, "body")?;
+        let m = attr_i(n, "num_scan_inputs", -1)?;
+        let dirs = |key: &str| -> NResult<Vec<bool>> {
+            Ok(attr_ints(n, key)?
+                .unwrap_or_default()
+                .iter()
+                .map(|&d| d != 0)
+                .collect())
+        };
+        let first = if self.opset < 9 { 1 } else { 0 };
+        let operands = (first..n.inputs.len())
+            .map(|i| self.req(n, i))
+            .collect::<NResult<Vec<_>>>()?;
+        if m < 1 || m as usize > operands.len() {
+            return invalid(format!(
+                "num_scan_inputs {m} must be in [1, {}] (the operands)",
+                operands.len()
+            ));
+        }
+        let ns = operands.len() - m as usize;
+        let (states, inputs) = operands.split_at(ns);
+        let results = if self.opset >= 9 {
+            let layout = ScanLayout {
+                input_axes: attr_ints(n, "scan_input_axes")?.unwrap_or_default(),
+                input_reverse: dirs("scan_input_directions")?,
+                output_axes: attr_ints(n, "scan_output_axes")?.unwrap_or_default(),
+                output_reverse: dirs("scan_output_directions")?,
+            };
+            self.scan_steps(body, states.to_vec(), inputs, &layout, name, name)?
+        } else {
+            self.scan_batched(n, body, states, inputs, dirs("directions")?, name)?
+        };
+        if n.outputs.len() > results.len() {
+            return invalid(format!(
+                "{} outputs, the body gives {}",
+                n.outputs.len(),
+                results.len()
+            ));
+        }
+        let results: Vec<Option<ValueId>> = results.into_iter().map(Some).collect();
+        self.bind(n, &results)
+    }
+
+    /// Opset 8's `Scan`: batch `b` of every operand scanned on its own
+    /// (axis 1 of the operands is the sequence), the results restacked.
+    fn scan_batched(
+        &mut self,
+        n: &Node,
+        body: &Graph,
+        states: &[ValueId],
+        inputs: &[ValueId],
+        reverse: Vec<bool>,
+        name: &str,
+    ) -> NResult<Vec<ValueId>> {
+        let all = states.iter().chain(inputs);
+        let batch = match all.clone().next() {
+            Some(&v) if !self.ty(v).shape.is_empty() => self.ty(v).shape[0],
+            _ => return invalid("operands need a batch dimension"),
+        };
+        if all
+            .clone()
+            .any(|&v| self.ty(v).shape.first() != Some(&batch))
+        {
+            return invalid("the operands' batch dimensions differ");
+        }
+        if let Some(lens) = self.input(n, 0)? {
+            let Some(t) = self.consts.get(&lens).or_else(|| self.special.get(&lens)) else {
+                return unsupported("sequence_lens not known at import");
+            };
+            let full = inputs
+                .first()
+                .and_then(|&x| self.ty(x).shape.get(1).copied());
+            if t.to_i64_vec().iter().any(|&l| Some(l as usize) != full) {
+                return unsupported("sequences shorter than the scan inputs");
+            }
+        }
+        let layout = ScanLayout {
+            input_axes: vec![0; inputs.len()],
+            input_reverse: reverse,
+            output_axes: Vec::new(),
+            output_reverse: Vec::new(),
+        };
+        let mut per_batch: Vec<Vec<ValueId>> = Vec::with_capacity(batch);
+        for b in 0..batch {
+            let c = self.fresh_name(name);
+            let index = self.constant(Tensor::scalar_i64(b as i64), &c);
+            let pick =
+                |s: &mut Self, v: ValueId| s.op(OpKind::Gather { axis: 0 }, &[v, index], name);
+            let st = states
+                .iter()
+                .map(|&v| pick(self, v))
+                .collect::<NResult<Vec<_>>>()?;
+            let xs = inputs
+                .iter()
+                .map(|&v| pick(self, v))
+                .collect::<NResult<Vec<_>>>()?;
+            let scope = format!("{name}/batch{b}");
+            per_batch.push(self.scan_steps(body, st, &xs, &layout, &scope, name)?);
+        }
+        let count = per_batch.first().map_or(0, Vec::len);
+        let mut results = Vec::with_capacity(count);
+        for k in 0..count {
+            let values: Vec<ValueId> = per_batch.iter().map(|r| r[k]).collect();
+            results.push(self.stack(&values, 0, name)?);
+        }
+        Ok(results)
     }
 }

@@ -1040,6 +1040,7 @@ impl Importer {
             "GatherND" => self.gather_nd(n, name),
             "If" => self.if_node(n, name),
             "Loop" => self.loop_node(n, name),
+            "Scan" => self.scan_node(n, name),
             "NonZero" => self.non_zero(n, name),
             "MatMulInteger" => self.matmul_integer(n, name),
             "QLinearMatMul" => self.qlinear_matmul(n, name),
