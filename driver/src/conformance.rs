@@ -22,7 +22,9 @@ use ipu_ir::{Context, Registry};
 use ipu_onnx::conformance::{
     case_ops, emit_verified, import_case, run_case_with, ImportedSet, Outcome, REQUIRED,
 };
+use ipu_onnx::model::element_type;
 use ipu_package::{Direction, Package};
+use ipu_reference::ElementType;
 use ipu_target::Target;
 
 use crate::device;
@@ -88,6 +90,36 @@ pub const DEVICE_OPS: &[&str] = &[
     "Cast",
     "CastLike",
 ];
+
+/// The element types of the first item: the device's floats (the
+/// casts between them), and the integers and booleans of indices,
+/// comparisons and shape arithmetic. A case of a device op whose graph
+/// inputs or outputs have another type (f64, 4-bit, u8, strings, ...) is
+/// outside the device mode and not run.
+pub const DEVICE_TYPES: &[ElementType] = &[
+    ElementType::F32,
+    ElementType::F16,
+    ElementType::BF16,
+    ElementType::F8E4M3FN,
+    ElementType::F8E5M2,
+    ElementType::I64,
+    ElementType::I32,
+    ElementType::I1,
+];
+
+/// Whether the case in `dir` is one the device mode runs: every graph
+/// input and output has a type of [`DEVICE_TYPES`]. (A model that does
+/// not read is run, to report why.)
+pub fn in_device_types(dir: &Path) -> bool {
+    let Ok(m) = ipu_onnx::read_model(dir.join("model.onnx")) else {
+        return true;
+    };
+    m.graph
+        .inputs
+        .iter()
+        .chain(&m.graph.outputs)
+        .all(|d| element_type(d.data_type).is_some_and(|t| DEVICE_TYPES.contains(&t)))
+}
 
 /// What the device mode compiles and runs for.
 pub struct DeviceSetup {
@@ -373,9 +405,17 @@ fn run(args: &Args) -> Result<i32, String> {
     cases.sort();
     let ops = case_ops(&cases);
     let op_of = |name: &str| ops.get(name).cloned().unwrap_or_default();
+    // Device mode: per op, the cases left out for their element types.
+    let mut other_types: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let setup = match &args.device {
         Some(t) => {
             cases.retain(|(n, _)| DEVICE_OPS.contains(&op_of(n).as_str()));
+            let (kept, other): (Vec<_>, Vec<_>) =
+                cases.into_iter().partition(|(_, d)| in_device_types(d));
+            cases = kept;
+            for (n, _) in &other {
+                other_types.entry(op_of(n)).or_default().push(n.clone());
+            }
             let target = Target::load(t).map_err(|e| e.to_string())?;
             Some(DeviceSetup {
                 target_name: t.clone(),
@@ -426,18 +466,34 @@ fn run(args: &Args) -> Result<i32, String> {
             req.add(r);
         }
     }
-    let marked: &[&str] = if setup.is_some() { &[] } else { REQUIRED };
-    println!("{:<28} {:>6} {:>6} {:>6}", "op", "pass", "fail", "unsup");
-    for (op, c) in &by_op {
-        let mark = if marked.contains(&op.as_str()) {
-            "*"
-        } else {
-            " "
-        };
+    if setup.is_some() {
+        // The last column: cases not run, for their element types.
         println!(
-            "{mark}{:<27} {:>6} {:>6} {:>6}",
-            op, c.pass, c.fail, c.unsup
+            "{:<28} {:>6} {:>6} {:>6} {:>6}",
+            "op", "pass", "fail", "unsup", "types"
         );
+        let ops: std::collections::BTreeSet<&String> =
+            by_op.keys().chain(other_types.keys()).collect();
+        for op in ops {
+            let (p, f, u) = by_op
+                .get(op)
+                .map_or((0, 0, 0), |c| (c.pass, c.fail, c.unsup));
+            let o = other_types.get(op).map_or(0, Vec::len);
+            println!(" {op:<27} {p:>6} {f:>6} {u:>6} {o:>6}");
+        }
+    } else {
+        println!("{:<28} {:>6} {:>6} {:>6}", "op", "pass", "fail", "unsup");
+        for (op, c) in &by_op {
+            let mark = if REQUIRED.contains(&op.as_str()) {
+                "*"
+            } else {
+                " "
+            };
+            println!(
+                "{mark}{:<27} {:>6} {:>6} {:>6}",
+                op, c.pass, c.fail, c.unsup
+            );
+        }
     }
     println!();
     for (name, r) in &results {
@@ -450,6 +506,13 @@ fn run(args: &Args) -> Result<i32, String> {
             }
             Outcome::Unsupported(m) if args.details => println!("UNSUP {name} [{op}]: {m}"),
             _ => {}
+        }
+    }
+    if args.details {
+        for (op, names) in &other_types {
+            for name in names {
+                println!("TYPES {name} [{op}]: element types outside the device mode");
+            }
         }
     }
     if let Some(s) = &setup {
@@ -471,13 +534,14 @@ fn run(args: &Args) -> Result<i32, String> {
         }
         println!();
         println!(
-            "device {}: {} passed, {} failed, {} unsupported (of {} cases of the device ops; {:.1}% pass)",
+            "device {}: {} passed, {} failed, {} unsupported (of {} cases of the device ops; {:.1}% pass); {} cases of other element types not run",
             s.target_name,
             total.pass,
             total.fail,
             total.unsup,
             total.total(),
-            100.0 * total.pass as f64 / total.total().max(1) as f64
+            100.0 * total.pass as f64 / total.total().max(1) as f64,
+            other_types.values().map(Vec::len).sum::<usize>()
         );
         // Timing on stderr, so the report itself is the same on every run.
         eprintln!(

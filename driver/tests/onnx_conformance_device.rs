@@ -198,3 +198,20 @@ fn the_runner_checks_its_baseline_and_writes_a_new_one() {
     assert_eq!(run(&["--baseline", stale.to_str().unwrap()]), 1);
     let _ = std::fs::remove_dir_all(root);
 }
+
+#[test]
+fn cases_of_other_element_types_are_outside_the_device_mode() {
+    let root = scratch("types");
+    let f = relu_case(&root, "test_relu_f32", |v| v.max(0.0));
+    assert!(ipu_driver::conformance::in_device_types(&f));
+    let u = Tensor::from_i64(vec![4], ElementType::U8, vec![1, 2, 3, 4]).unwrap();
+    let dir = write_case(
+        &root,
+        "test_relu_u8",
+        ("Relu", ""),
+        &[("x", u.clone())],
+        &[("y", u)],
+    );
+    assert!(!ipu_driver::conformance::in_device_types(&dir));
+    let _ = std::fs::remove_dir_all(root);
+}
