@@ -24,9 +24,9 @@ pub struct GemmMode {
 impl GemmMode {
     /// The mode for `a x b -> result`: two FP8 operands of one format use the
     /// f8 mode (f16 partials); f16 operands, or FP8 widened to f16 exactly,
-    /// use f16 inputs with f32 partials, so rounding happens once, as in the
-    /// reference.
-    pub fn select(a: ElemType, b: ElemType, _result: ElemType) -> Result<GemmMode, String> {
+    /// use f16 inputs, with f16 partials for an f16 result and f32 partials
+    /// for a wider one; f32 operands the f32 mode.
+    pub fn select(a: ElemType, b: ElemType, result: ElemType) -> Result<GemmMode, String> {
         let f16ish = |e: ElemType| is_f8(e) || e == ElemType::F16;
         match (a, b) {
             (ElemType::F8E4M3FN, ElemType::F8E4M3FN) => Ok(GemmMode {
@@ -43,6 +43,13 @@ impl GemmMode {
                 ty: GemmType::F32F32,
                 input: ElemType::F32,
                 partials: ElemType::F32,
+            }),
+            // f16 partials where the result is f16 (the AMP's 64 MACs/cycle
+            // mode); f32 partials otherwise, so a wider result is rounded once.
+            _ if f16ish(a) && f16ish(b) && result == ElemType::F16 => Ok(GemmMode {
+                ty: GemmType::F16F16,
+                input: ElemType::F16,
+                partials: ElemType::F16,
             }),
             _ if f16ish(a) && f16ish(b) => Ok(GemmMode {
                 ty: GemmType::F16F32,

@@ -48,7 +48,7 @@ func.func @bf16(%a: tensor<4x16xbf16>, %b: tensor<16x16xbf16>) -> tensor<4x16xbf
 
 // A K split into blocks that are not a multiple of the AMP's K block.
 func.func @uneven_k(%x: tensor<8x40xf16>, %w: tensor<40x128xf16>) -> tensor<8x128xf16> {
-  // expected-error@+1 {{'nn.matmul' op is planned as 1x4x1 blocks of 8x40x32: the code generator needs K split evenly into multiples of 16 and N split evenly into multiples of 16}}
+  // expected-error@+1 {{'nn.matmul' op [8x40] x [40x128] on target test4: no split the code generator can lay out yet: K (40) must split evenly into multiples of 16 and N (128) into multiples of 16}}
   %y = nn.matmul %x, %w : (tensor<8x40xf16>, tensor<40x128xf16>) -> tensor<8x128xf16>
   return %y : tensor<8x128xf16>
 }

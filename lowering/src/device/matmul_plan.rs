@@ -126,12 +126,25 @@ pub fn plan_matmul(
     let (ea, ep) = (mode.input_bytes(), mode.partial_bytes());
     let mut best: Option<MatmulPlan> = None;
     let mut smallest_need = u64::MAX;
+    let mut laid_out = false;
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
         for &pm in &candidates(m, tiles / pk) {
             for &pn in &candidates(n.div_ceil(N_BLOCK), tiles / (pk * pm)) {
                 let bm = m.div_ceil(pm);
                 let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
                 let bn = n.div_ceil(pn).div_ceil(N_BLOCK) * N_BLOCK;
+                // Only splits the kernel calls can lay out: K evenly into
+                // multiples of the K-block (and of the K-chunk), N evenly
+                // into 16-column blocks.
+                let even = k.is_multiple_of(pk)
+                    && (k / pk) == bk
+                    && n.is_multiple_of(pn)
+                    && (n / pn) == bn
+                    && k_chunk(bk, ea).is_none_or(|kc| bk.is_multiple_of(kc));
+                if !even {
+                    continue;
+                }
+                laid_out = true;
                 let c_bytes = bm * bn * ep;
                 // The k = 0 tile holds its own partials and receives the
                 // others'; the code generator may also re-lay A out in
@@ -180,6 +193,11 @@ pub fn plan_matmul(
                 }
             }
         }
+    }
+    if !laid_out {
+        return Err(PlanError::Unsupported(format!(
+            "no split the code generator can lay out yet: K ({k}) must split evenly into multiples of {k_block} and N ({n}) into multiples of {N_BLOCK}"
+        )));
     }
     best.ok_or(PlanError::DoesNotFit {
         needed: smallest_need,

@@ -74,6 +74,7 @@ pub struct OperandAt {
     pub in_place: FxHashSet<u32>,
 }
 
+#[derive(Clone)]
 struct OpenSet {
     name: String,
     label: String,
@@ -100,6 +101,10 @@ pub struct ProgramBuilder<'a> {
     /// compute set: (source buffer, destination buffer, run).
     pending_copies: Vec<(BufId, BufId, Run)>,
     open: Option<OpenSet>,
+    /// The last compute set, while it is the last superstep: a compute set
+    /// that needs no exchange and no copies joins it instead of costing a
+    /// superstep of its own (an epilogue fused into its producer).
+    closed: Option<(OpenSet, u64)>,
     pub totals: &'a mut Totals,
 }
 
@@ -123,6 +128,7 @@ impl<'a> ProgramBuilder<'a> {
             phases: 0,
             pending_copies: Vec::new(),
             open: None,
+            closed: None,
             totals,
         }
     }
@@ -558,6 +564,7 @@ impl<'a> ProgramBuilder<'a> {
             + self.target.exchange_phase_cycles(schedule.horizon);
         t.steps += 1;
         self.phases += 1;
+        self.closed = None;
         self.program.steps.push(Step::Exchange(decl));
         Ok(())
     }
@@ -565,6 +572,19 @@ impl<'a> ProgramBuilder<'a> {
     /// Opens compute set `s<set><suffix>` for tile op `op`; the pending local
     /// copies are made first.
     pub fn begin_compute(&mut self, op: Op, suffix: &str, label: &str) {
+        if self.pending_copies.is_empty() {
+            if let Some((mut set, cycles)) = self.closed.take() {
+                // Nothing to exchange or copy since the last compute set:
+                // these calls join it.
+                self.program.steps.pop();
+                self.totals.compute_cycles -= cycles;
+                self.totals.steps -= 1;
+                set.label = format!("{}, {label}", set.label);
+                self.open = Some(set);
+                return;
+            }
+        }
+        self.closed = None;
         let name = format!("s{}{suffix}", self.next_set());
         let mut copies: Vec<Move> = Vec::new();
         let mut index: FxHashMap<(BufId, BufId), usize> = FxHashMap::default();
@@ -656,14 +676,16 @@ impl<'a> ProgramBuilder<'a> {
         }
         self.totals.compute_cycles += cycles;
         self.totals.steps += 1;
-        self.program.steps.push(Step::Compute(ComputeSet {
-            name: open.name,
-            label: open.label,
+        let set = ComputeSet {
+            name: open.name.clone(),
+            label: open.label.clone(),
             cycles: Some(cycles),
-            copies: open.copies,
+            copies: open.copies.clone(),
             vertices,
             loc: open.loc,
-        }));
+        };
+        self.closed = Some((open, cycles));
+        self.program.steps.push(Step::Compute(set));
         Ok(())
     }
 
