@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# ONNX backend node-test conformance of ipu-onnx + ipu-reference.
+# ONNX backend node-test conformance of ipu-onnx + ipu-reference, or, with
+# --device TARGET, of the compiled programs on the simulated device.
 #
 # The node tests come with the onnx package of the repository's Python
 # environment (.venv/, pinned by scripts/requirements.txt, made by
 # scripts/python-env.sh when missing). Builds the runner and runs it against
 # the committed baseline (exit status non-zero if a case that passed before
-# fails).
+# fails): onnx/conformance-baseline.txt, or with --device
+# onnx/conformance-device-baseline.txt (written for test16).
 #
 # Usage: onnx/conformance.sh [runner args...]   e.g. --details, --filter gelu,
-#        --write-baseline onnx/conformance-baseline.txt
+#        --write-baseline onnx/conformance-baseline.txt,
+#        --device test16 --write-baseline onnx/conformance-device-baseline.txt
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="$("$root/scripts/python-env.sh")"
@@ -19,12 +22,16 @@ cd "$root"
 # CONFORMANCE_PROFILE=debug reuses the test build (the run takes seconds either way).
 profile="${CONFORMANCE_PROFILE:-release}"
 if [ "$profile" = release ]; then
-  cargo build --release --quiet -p ipu-onnx --bin onnx-conformance
+  cargo build --release --quiet -p ipu-driver --bin onnx-conformance
 else
-  cargo build --quiet -p ipu-onnx --bin onnx-conformance
+  cargo build --quiet -p ipu-driver --bin onnx-conformance
 fi
+baseline_file="$root/onnx/conformance-baseline.txt"
+for a in "$@"; do
+  case "$a" in --device | --device=*) baseline_file="$root/onnx/conformance-device-baseline.txt" ;; esac
+done
 baseline=()
-if [ -f "$root/onnx/conformance-baseline.txt" ]; then
-  baseline=(--baseline "$root/onnx/conformance-baseline.txt")
+if [ -f "$baseline_file" ]; then
+  baseline=(--baseline "$baseline_file")
 fi
 exec "$root/target/$profile/onnx-conformance" --data "$data" "${baseline[@]}" "$@"

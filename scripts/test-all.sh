@@ -39,6 +39,8 @@ cargo build --workspace --bins --quiet
 
 echo "== ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
 CONFORMANCE_PROFILE=debug onnx/conformance.sh 2>&1 | tee target/conformance.log
+echo "== ONNX conformance on the device: the node tests of the device ops, compiled for test16, run on the simulator"
+CONFORMANCE_PROFILE=debug onnx/conformance.sh --device test16 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
 
 echo "== MLIR interop (melior, against Debian's LLVM 22)"
 eval "$(scripts/install-mlir-dev.sh)"
@@ -68,6 +70,7 @@ head -n 14 target/mlp/memory.txt
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
 lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
 onnx_passed=$(grep -Eo '^all cases: [0-9]+ passed' target/conformance.log | grep -Eo '[0-9]+' | head -n1)
-echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed"
+device_passed=$(grep -Eo '^device [^ ]+: [0-9]+ passed' target/conformance-device.log | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
+echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed (on the device: ${device_passed:-0})"
 echo "main job: numericalTest=PASS hardwareTest=PASS"
-echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0})) passed, 0 failed"
+echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0} + ${device_passed:-0})) passed, 0 failed"

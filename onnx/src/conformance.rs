@@ -130,7 +130,9 @@ fn numbered_files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     v.into_iter().map(|(_, p)| p).collect()
 }
 
-fn classify(e: OnnxError) -> Outcome {
+/// The outcome of an import error: unsupported (an op, a type or a
+/// feature the importer lacks) or a failure.
+pub fn classify(e: OnnxError) -> Outcome {
     let msg = e.to_string();
     match e {
         OnnxError::Unsupported { .. } => Outcome::Unsupported(msg),
@@ -144,6 +146,17 @@ fn classify(e: OnnxError) -> Outcome {
     }
 }
 
+/// One test data set of a case, imported: the graph (specialized to the
+/// set's input values where an operand must be static), its inputs in the
+/// order of the graph's non-initializer inputs, and the expected outputs.
+pub struct ImportedSet {
+    /// The data set's directory name (`test_data_set_0`, ...).
+    pub name: String,
+    pub graph: crate::MappedGraph,
+    pub inputs: Vec<Tensor>,
+    pub expected: Vec<Tensor>,
+}
+
 /// Run one case. Graph inputs are given to the importer as
 /// `static_inputs` (used only where an operand must be static, e.g. a
 /// reshape target fed as a graph input) when `specialize` is set.
@@ -153,13 +166,30 @@ pub fn run_case(dir: &Path) -> Outcome {
 
 /// [`run_case`] with the input specialization switchable.
 pub fn run_case_with(dir: &Path, specialize: bool) -> Outcome {
-    let model = match read_model(dir.join("model.onnx")) {
-        Ok(m) => m,
-        Err(e) => return classify(e),
+    let sets = match import_case(dir, specialize) {
+        Ok(s) => s,
+        Err(o) => return o,
     };
+    for set in &sets {
+        match run_set(set) {
+            Outcome::Pass => {}
+            other => return other,
+        }
+    }
+    Outcome::Pass
+}
+
+/// Reads a case directory and imports the model once per test data set.
+/// `Err` is the case's outcome when it cannot be imported (unsupported
+/// input kinds, ops or types; a damaged case).
+pub fn import_case(dir: &Path, specialize: bool) -> Result<Vec<ImportedSet>, Outcome> {
+    let model = read_model(dir.join("model.onnx")).map_err(classify)?;
     for d in model.graph.inputs.iter().chain(&model.graph.outputs) {
         if !matches!(d.kind, ValueKind::Tensor | ValueKind::Unknown) {
-            return Outcome::Unsupported(format!("`{}` is {:?}-typed", d.name, d.kind));
+            return Err(Outcome::Unsupported(format!(
+                "`{}` is {:?}-typed",
+                d.name, d.kind
+            )));
         }
     }
     let mut sets: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -174,32 +204,22 @@ pub fn run_case_with(dir: &Path, specialize: bool) -> Outcome {
         .collect();
     sets.sort();
     if sets.is_empty() {
-        return Outcome::Fail("no test_data_set_* directory".into());
+        return Err(Outcome::Fail("no test_data_set_* directory".into()));
     }
-    for set in &sets {
-        match run_set(&model, set, specialize) {
-            Outcome::Pass => {}
-            other => return other,
-        }
-    }
-    Outcome::Pass
+    sets.iter()
+        .map(|set| import_set(&model, set, specialize))
+        .collect()
 }
 
-fn run_set(model: &crate::Model, set: &Path, specialize: bool) -> Outcome {
-    let mut inputs = Vec::new();
-    for p in numbered_files(set, "input_") {
-        match read_tensor_pb(&p) {
-            Ok((_, t)) => inputs.push(t),
-            Err(e) => return classify(e),
-        }
-    }
-    let mut expected = Vec::new();
-    for p in numbered_files(set, "output_") {
-        match read_tensor_pb(&p) {
-            Ok((_, t)) => expected.push(t),
-            Err(e) => return classify(e),
-        }
-    }
+fn import_set(model: &crate::Model, set: &Path, specialize: bool) -> Result<ImportedSet, Outcome> {
+    let read_all = |prefix: &str| -> Result<Vec<Tensor>, Outcome> {
+        numbered_files(set, prefix)
+            .iter()
+            .map(|p| read_tensor_pb(p).map(|(_, t)| t).map_err(classify))
+            .collect()
+    };
+    let inputs = read_all("input_")?;
+    let expected = read_all("output_")?;
     // Graph inputs that are not initializers, in order, take input_i.pb.
     let inits: std::collections::HashSet<&str> = model
         .graph
@@ -215,11 +235,11 @@ fn run_set(model: &crate::Model, set: &Path, specialize: bool) -> Outcome {
         .filter(|n| !inits.contains(n))
         .collect();
     if names.len() != inputs.len() {
-        return Outcome::Fail(format!(
+        return Err(Outcome::Fail(format!(
             "model has {} inputs, test data {}",
             names.len(),
             inputs.len()
-        ));
+        )));
     }
     let mut opts = ImportOptions::default();
     for (n, t) in names.iter().zip(&inputs) {
@@ -228,14 +248,28 @@ fn run_set(model: &crate::Model, set: &Path, specialize: bool) -> Outcome {
             opts.static_inputs.insert(n.to_string(), t.clone());
         }
     }
-    let graph = match import_model(model, &opts) {
-        Ok(g) => g,
-        Err(e) => return classify(e),
-    };
-    let got = match run_through_ir(&graph, &inputs) {
+    let graph = import_model(model, &opts).map_err(classify)?;
+    Ok(ImportedSet {
+        name: set
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        graph,
+        inputs,
+        expected,
+    })
+}
+
+fn run_set(set: &ImportedSet) -> Outcome {
+    let got = match run_through_ir(&set.graph, &set.inputs) {
         Ok(v) => v,
         Err(outcome) => return outcome,
     };
+    compare_outputs(&got, &set.expected)
+}
+
+/// Compares every output with its expected value ([`compare`]).
+pub fn compare_outputs(got: &[Tensor], expected: &[Tensor]) -> Outcome {
     if got.len() != expected.len() {
         return Outcome::Fail(format!(
             "{} outputs, expected {}",
@@ -243,7 +277,7 @@ fn run_set(model: &crate::Model, set: &Path, specialize: bool) -> Outcome {
             expected.len()
         ));
     }
-    for (i, (g, w)) in got.iter().zip(&expected).enumerate() {
+    for (i, (g, w)) in got.iter().zip(expected).enumerate() {
         if let Err(m) = compare(g, w) {
             return Outcome::Fail(format!("output {i}: {m}"));
         }
@@ -301,18 +335,29 @@ pub fn run_through_ir(
     inputs: &[Tensor],
 ) -> Result<Vec<Tensor>, Outcome> {
     let mut cx = ipu_ir::Context::new(registry());
-    let module = crate::emit::emit_graph(&mut cx, graph, "model.onnx").map_err(|e| {
+    let module = emit_verified(&mut cx, graph)?;
+    let f = cx.nested_ops(module)[0];
+    ipu_dialects::interpret::interpret(&cx, f, inputs)
+        .map_err(|d| Outcome::Fail(format!("interpreter: {}", d.message)))
+}
+
+/// Emits the mapped graph as an `nn` IR module in `cx` (whose registry
+/// must hold the `nn` and `func` dialects) and verifies it. A type the IR
+/// lacks is unsupported; anything else wrong is a failure.
+pub fn emit_verified(
+    cx: &mut ipu_ir::Context,
+    graph: &crate::MappedGraph,
+) -> Result<ipu_ir::Op, Outcome> {
+    let module = crate::emit::emit_graph(cx, graph, "model.onnx").map_err(|e| {
         if e.contains("which the IR lacks") {
             Outcome::Unsupported(format!("nn dialect: {e}"))
         } else {
             Outcome::Fail(format!("emitting nn IR: {e}"))
         }
     })?;
-    ipu_ir::verify::verify(&cx, module)
+    ipu_ir::verify::verify(cx, module)
         .map_err(|d| Outcome::Fail(format!("imported IR does not verify: {d}")))?;
-    let f = cx.nested_ops(module)[0];
-    ipu_dialects::interpret::interpret(&cx, f, inputs)
-        .map_err(|d| Outcome::Fail(format!("interpreter: {}", d.message)))
+    Ok(module)
 }
 
 #[cfg(test)]

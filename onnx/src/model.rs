@@ -155,8 +155,10 @@ pub enum Attribute {
     Floats(Vec<f32>),
     Ints(Vec<i64>),
     Strings(Vec<Vec<u8>>),
-    /// A kind this importer does not decode (graph, sparse tensor, ...),
-    /// with the ONNX attribute type number.
+    /// A subgraph (`If` branches, a `Loop` body).
+    Graph(Box<Graph>),
+    /// A kind this importer does not decode (graph lists, sparse tensors,
+    /// type protos, ...), with the ONNX attribute type number.
     Other(i32),
 }
 
@@ -278,10 +280,19 @@ fn decode_value(v: &proto::ValueInfoProto) -> ValueDecl {
     }
 }
 
-fn decode_attribute(a: &proto::AttributeProto) -> Result<Attribute, OnnxError> {
+fn decode_attribute(a: &proto::AttributeProto, opset: i64) -> Result<Attribute, OnnxError> {
     use proto::attribute_proto::AttributeType as T;
     let ty = T::try_from(a.r#type).unwrap_or(T::Undefined);
     Ok(match ty {
+        T::Graph => match &a.g {
+            Some(g) => Attribute::Graph(Box::new(decode_graph(g, opset)?)),
+            None => {
+                return Err(OnnxError::Invalid(format!(
+                    "attribute `{}` has no graph",
+                    a.name
+                )))
+            }
+        },
         T::Float => Attribute::Float(a.f),
         T::Int => Attribute::Int(a.i),
         T::String => Attribute::String(a.s.clone()),
@@ -332,7 +343,7 @@ fn decode_graph(g: &proto::GraphProto, opset: i64) -> Result<Graph, OnnxError> {
         let mut attributes = HashMap::new();
         for a in &n.attribute {
             if attributes
-                .insert(a.name.clone(), decode_attribute(a)?)
+                .insert(a.name.clone(), decode_attribute(a, opset)?)
                 .is_some()
             {
                 return Err(OnnxError::Node {

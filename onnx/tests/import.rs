@@ -868,3 +868,443 @@ fn tensor_data_past_the_size_limit_is_refused_before_decoding() {
         "{e}"
     );
 }
+
+#[test]
+fn gather_nd_with_batch_dims_and_negative_indices() {
+    // data [2, 3, 4], batch_dims 1, indices [2, 2, 1]: rows of each batch.
+    let data = f32t(&[2, 3, 4], (0..24).map(|i| i as f32).collect());
+    let bytes = model(
+        13,
+        vec![node(
+            "GatherND",
+            "gnd",
+            &["data", "idx"],
+            &["y"],
+            vec![a_int("batch_dims", 1)],
+        )],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3), D::N(4)]),
+            vi("idx", I64, &[D::N(2), D::N(2), D::N(1)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let idx = i64t(&[2, 2, 1], vec![2, 0, -1, 1]);
+    let y = &run(&bytes, &ImportOptions::default(), &[data.clone(), idx])[0];
+    assert_eq!(y.shape(), &[2, 2, 4]);
+    let row = |b: usize, r: usize| (0..4).map(move |c| ((b * 3 + r) * 4 + c) as f32);
+    let want: Vec<f32> = row(0, 2)
+        .chain(row(0, 0))
+        .chain(row(1, 2))
+        .chain(row(1, 1))
+        .collect();
+    assert_eq!(y.to_f32_vec(), want);
+
+    // Full tuples (k = rank) pick elements; no batch dims.
+    let bytes = model(
+        13,
+        vec![node("GatherND", "gnd", &["data", "idx"], &["y"], vec![])],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3), D::N(4)]),
+            vi("idx", I64, &[D::N(2), D::N(3)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let idx = i64t(&[2, 3], vec![1, 2, 3, -2, 0, -1]);
+    let y = &run(
+        &bytes,
+        &ImportOptions::default(),
+        &[data.clone(), idx.clone()],
+    )[0];
+    assert_eq!(y.to_f32_vec(), vec![23.0, 3.0]);
+
+    // Out of range: refused when the graph runs, and at import when known.
+    let bad = i64t(&[2, 3], vec![1, 3, 0, 0, 0, 0]);
+    let m = decode_model(&bytes).unwrap();
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    assert!(g.run(&[data.clone(), bad.clone()]).is_err());
+    let mut opts = ImportOptions::default();
+    opts.static_inputs.insert("idx".into(), bad);
+    let e = import_model(&m, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("index 3 (tuple 0, position 1) is out of range for dimension 1 of size 3"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gather_nd_shape_errors_name_the_rule() {
+    let bytes = model(
+        13,
+        vec![node("GatherND", "gnd", &["data", "idx"], &["y"], vec![])],
+        vec![
+            vi("data", F, &[D::N(2), D::N(3)]),
+            vi("idx", I64, &[D::N(1), D::N(3)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let e = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("last dimension 3 must be in [1, 2]"), "{e}");
+}
+
+#[test]
+fn non_zero_of_a_known_tensor_folds() {
+    let bytes = model(
+        13,
+        vec![node("NonZero", "nz", &["x"], &["y"], vec![])],
+        vec![vi("x", F, &[D::N(2), D::N(3)])],
+        &["y"],
+        &[],
+    );
+    let m = decode_model(&bytes).unwrap();
+    let x = f32t(&[2, 3], vec![0.0, 1.5, 0.0, -2.0, 0.0, f32::NAN]);
+    let mut opts = ImportOptions::default();
+    opts.static_inputs.insert("x".into(), x.clone());
+    let g = import_model(&m, &opts).unwrap();
+    let y = &g.run(&[x]).unwrap()[0];
+    assert_eq!(y.shape(), &[2, 3]);
+    assert_eq!(y.to_i64_vec(), vec![0, 1, 1, 1, 0, 2]);
+    let e = import_model(&m, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Unsupported { .. }) && e.to_string().contains("not known at import"),
+        "{e}"
+    );
+}
+
+#[test]
+fn matmul_integer_subtracts_row_and_column_zero_points_exactly() {
+    const U8: i32 = 2;
+    let bytes = model(
+        10,
+        vec![node(
+            "MatMulInteger",
+            "mmi",
+            &["a", "b", "za", "zb"],
+            &["y"],
+            vec![],
+        )],
+        vec![
+            vi("a", U8, &[D::N(2), D::N(3)]),
+            vi("b", U8, &[D::N(3), D::N(2)]),
+            vi("za", U8, &[D::N(2)]),
+            vi("zb", U8, &[D::N(2)]),
+        ],
+        &["y"],
+        &[],
+    );
+    let u8t = |s: &[usize], v: Vec<i64>| Tensor::from_i64(s.to_vec(), ElementType::U8, v).unwrap();
+    let a = u8t(&[2, 3], vec![255, 0, 10, 1, 2, 3]);
+    let b = u8t(&[3, 2], vec![255, 0, 1, 2, 3, 4]);
+    let (za, zb) = (u8t(&[2], vec![0, 1]), u8t(&[2], vec![128, 0]));
+    let y = &run(&bytes, &ImportOptions::default(), &[a, b, za, zb])[0];
+    assert_eq!(y.dtype(), ElementType::I32);
+    // Row 0: a - 0, row 1: a - 1; column 0: b - 128, column 1: b - 0.
+    let ac = [[255, 0, 10], [0, 1, 2]];
+    let bc = [[127, 0], [-127, 2], [-125, 4]];
+    let want: Vec<i64> = (0..4)
+        .map(|e| (0..3).map(|k| ac[e / 2][k] * bc[k][e % 2]).sum())
+        .collect();
+    assert_eq!(want, [31135, 40, -377, 10]);
+    assert_eq!(y.to_i64_vec(), want);
+}
+
+#[test]
+fn qlinear_matmul_requantizes_with_rounding_and_saturation() {
+    const U8: i32 = 2;
+    let bytes = model(
+        21,
+        vec![node(
+            "QLinearMatMul",
+            "qmm",
+            &["a", "sa", "za", "b", "sb", "zb", "sy", "zy"],
+            &["y"],
+            vec![],
+        )],
+        vec![
+            vi("a", U8, &[D::N(1), D::N(2)]),
+            vi("b", U8, &[D::N(2), D::N(3)]),
+        ],
+        &["y"],
+        &[
+            ("sa", &f32t(&[], vec![0.5])),
+            (
+                "za",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![10]).unwrap(),
+            ),
+            ("sb", &f32t(&[], vec![0.5])),
+            (
+                "zb",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![0]).unwrap(),
+            ),
+            ("sy", &f32t(&[], vec![1.0])),
+            (
+                "zy",
+                &Tensor::from_i64(vec![], ElementType::U8, vec![100]).unwrap(),
+            ),
+        ],
+    );
+    let a = Tensor::from_i64(vec![1, 2], ElementType::U8, vec![12, 12]).unwrap();
+    let b = Tensor::from_i64(vec![2, 3], ElementType::U8, vec![1, 2, 255, 1, 3, 255]).unwrap();
+    let y = &run(&bytes, &ImportOptions::default(), &[a, b])[0];
+    assert_eq!(y.dtype(), ElementType::U8);
+    // (a - 10) = [2, 2]; C = [4, 10, 1020]; C * 0.25 + 100 = [101, 102.5, 355]:
+    // the tie rounds to even, 355 saturates.
+    assert_eq!(y.to_i64_vec(), vec![101, 102, 255]);
+}
+
+fn a_graph(name: &str, g: proto::GraphProto) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        r#type: AttributeType::Graph as i32,
+        g: Some(g),
+        ..Default::default()
+    }
+}
+fn subgraph(
+    name: &str,
+    nodes: Vec<proto::NodeProto>,
+    inputs: Vec<proto::ValueInfoProto>,
+    outputs: Vec<proto::ValueInfoProto>,
+) -> proto::GraphProto {
+    proto::GraphProto {
+        name: name.into(),
+        node: nodes,
+        input: inputs,
+        output: outputs,
+        ..Default::default()
+    }
+}
+const BOOL: i32 = 9;
+
+#[test]
+fn if_on_a_known_condition_is_its_branch_inlined() {
+    // then: x + 1 (x from the enclosing graph); else: x * 3.
+    let branch = |op: &str, k: f32, out_name: &str| {
+        subgraph(
+            out_name,
+            vec![
+                node(
+                    "Constant",
+                    "",
+                    &[],
+                    &[&format!("{out_name}_k")],
+                    vec![a_tensor("value", &f32t(&[], vec![k]))],
+                ),
+                node(
+                    op,
+                    "",
+                    &["x", &format!("{out_name}_k")],
+                    &[out_name],
+                    vec![],
+                ),
+            ],
+            vec![],
+            vec![out(out_name)],
+        )
+    };
+    let bytes = model(
+        13,
+        vec![node(
+            "If",
+            "if",
+            &["c"],
+            &["y"],
+            vec![
+                a_graph("then_branch", branch("Add", 1.0, "t")),
+                a_graph("else_branch", branch("Mul", 3.0, "e")),
+            ],
+        )],
+        vec![vi("c", BOOL, &[]), vi("x", F, &[D::N(2)])],
+        &["y"],
+        &[],
+    );
+    let m = decode_model(&bytes).unwrap();
+    let x = f32t(&[2], vec![1.0, 2.0]);
+    for (c, want) in [(true, vec![2.0, 3.0]), (false, vec![3.0, 6.0])] {
+        let ct = Tensor::from_bool(vec![], vec![c]).unwrap();
+        let mut opts = ImportOptions::default();
+        opts.static_inputs.insert("c".into(), ct.clone());
+        let g = import_model(&m, &opts).unwrap();
+        assert_eq!(g.run(&[ct, x.clone()]).unwrap()[0].to_f32_vec(), want);
+    }
+    let e = import_model(&m, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(e, OnnxError::Unsupported { .. })
+            && e.to_string()
+                .contains("the condition `c` is not known at import"),
+        "{e}"
+    );
+}
+
+/// `Loop(M, cond, acc)`: acc += x[i]; scan out acc; cond_out = i < stop
+/// (`stop` an initializer of the body).
+fn loop_model(stop: i64) -> Vec<u8> {
+    let body = proto::GraphProto {
+        name: "body".into(),
+        node: vec![
+            node("Unsqueeze", "", &["i", "axes"], &["i1"], vec![]),
+            node("Add", "", &["i1", "one"], &["i2"], vec![]),
+            node("Slice", "", &["x", "i1", "i2"], &["xi"], vec![]),
+            node("Add", "", &["acc", "xi"], &["acc_out"], vec![]),
+            node("Identity", "", &["acc_out"], &["scan"], vec![]),
+            node("Less", "", &["i", "stop"], &["cond_out"], vec![]),
+        ],
+        initializer: vec![
+            encode_tensor("axes", &i64t(&[1], vec![0])),
+            encode_tensor("one", &i64t(&[1], vec![1])),
+            encode_tensor("stop", &i64t(&[], vec![stop])),
+        ],
+        input: vec![
+            vi("i", I64, &[]),
+            vi("cond", BOOL, &[]),
+            vi("acc", F, &[D::N(1)]),
+        ],
+        output: vec![out("cond_out"), out("acc_out"), vi("scan", F, &[D::N(1)])],
+        ..Default::default()
+    };
+    model(
+        13,
+        vec![node(
+            "Loop",
+            "loop",
+            &["m", "c", "acc0"],
+            &["acc", "scans"],
+            vec![a_graph("body", body)],
+        )],
+        vec![vi("x", F, &[D::N(5)])],
+        &["acc", "scans"],
+        &[
+            ("m", &i64t(&[], vec![4])),
+            ("c", &Tensor::from_bool(vec![], vec![true]).unwrap()),
+            ("acc0", &f32t(&[1], vec![10.0])),
+        ],
+    )
+}
+
+#[test]
+fn loop_with_known_trip_count_and_conditions_unrolls() {
+    let x = f32t(&[5], vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+    // The trip count (4) ends it.
+    let got = run(
+        &loop_model(100),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[0].to_f32_vec(), vec![20.0]);
+    assert_eq!(got[1].shape(), &[4, 1]);
+    assert_eq!(got[1].to_f32_vec(), vec![11.0, 13.0, 16.0, 20.0]);
+    // The body's condition ends it: iterations 0 and 1 run (cond_out = i < 1).
+    let got = run(
+        &loop_model(1),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[1].to_f32_vec(), vec![11.0, 13.0]);
+    // The condition is checked after each iteration: one runs.
+    let got = run(
+        &loop_model(-1),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    );
+    assert_eq!(got[1].shape(), &[1, 1]);
+    // No iteration (M = 0): the carried value is the initial one, the scan
+    // output is empty with the body's declared type.
+    let bytes = loop_model(5);
+    let mut m = decode_model(&bytes).unwrap();
+    m.graph.initializers.retain(|(n, _)| n != "m");
+    m.graph.initializers.push(("m".into(), i64t(&[], vec![0])));
+    let g = import_model(&m, &ImportOptions::default()).unwrap();
+    let got = g.run(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(got[0].to_f32_vec(), vec![10.0]);
+    assert_eq!(got[1].shape(), &[0, 1]);
+}
+
+#[test]
+fn loop_errors_name_the_body_node() {
+    let bytes = loop_model(100);
+    let mut m = decode_model(&bytes).unwrap();
+    // A body node that does not type-check: acc (f32) + axes (i64).
+    let loop_node = m.graph.nodes[0].clone();
+    let ipu_onnx::model::Attribute::Graph(mut body) = loop_node.attributes["body"].clone() else {
+        panic!("no body");
+    };
+    body.nodes[3].inputs[1] = "axes".into();
+    body.nodes[3].name = "bad_add".into();
+    m.graph.nodes[0]
+        .attributes
+        .insert("body".into(), ipu_onnx::model::Attribute::Graph(body));
+    let e = import_model(&m, &ImportOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("node `loop/iteration0/bad_add` (Add)"), "{e}");
+}
+
+/// `Scan` summing the rows of x (a running sum as the scan output).
+fn scan_model(
+    opset: i64,
+    attrs: Vec<proto::AttributeProto>,
+    x_dims: &[i64],
+    s_dims: &[i64],
+) -> Vec<u8> {
+    let body = subgraph(
+        "body",
+        vec![
+            node("Add", "", &["sum_in", "row"], &["sum_out"], vec![]),
+            node("Identity", "", &["sum_out"], &["scan_out"], vec![]),
+        ],
+        vec![vi("sum_in", F, &[D::N(2)]), vi("row", F, &[D::N(2)])],
+        vec![out("sum_out"), out("scan_out")],
+    );
+    let mut attrs = attrs;
+    attrs.push(a_graph("body", body));
+    attrs.push(a_int("num_scan_inputs", 1));
+    let ins: &[&str] = if opset < 9 {
+        &["", "s", "x"]
+    } else {
+        &["s", "x"]
+    };
+    let dims = |v: &[i64]| v.iter().map(|&n| D::N(n)).collect::<Vec<_>>();
+    model(
+        opset,
+        vec![node("Scan", "scan", ins, &["y", "z"], attrs)],
+        vec![vi("s", F, &dims(s_dims)), vi("x", F, &dims(x_dims))],
+        &["y", "z"],
+        &[],
+    )
+}
+
+#[test]
+fn scan_unrolls_over_its_static_length() {
+    let x = f32t(&[3, 2], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let s = f32t(&[2], vec![0.5, 0.5]);
+    let bytes = scan_model(9, vec![], &[3, 2], &[2]);
+    let got = run(&bytes, &ImportOptions::default(), &[s.clone(), x.clone()]);
+    assert_eq!(got[0].to_f32_vec(), vec![9.5, 12.5]);
+    assert_eq!(got[1].to_f32_vec(), vec![1.5, 2.5, 4.5, 6.5, 9.5, 12.5]);
+    // The input read from its end, the output stacked on axis 1 and reversed.
+    let bytes = scan_model(
+        9,
+        vec![
+            a_ints("scan_input_directions", &[1]),
+            a_ints("scan_output_axes", &[1]),
+            a_ints("scan_output_directions", &[1]),
+        ],
+        &[3, 2],
+        &[2],
+    );
+    let got = run(&bytes, &ImportOptions::default(), &[s.clone(), x.clone()]);
+    assert_eq!(got[1].shape(), &[2, 3]);
+    // Steps: rows 2, 1, 0 -> sums [5.5, 6.5], [8.5, 10.5], [9.5, 12.5]; reversed.
+    assert_eq!(got[1].to_f32_vec(), vec![9.5, 8.5, 5.5, 12.5, 10.5, 6.5]);
+    // Opset 8: a batch dimension first, each batch scanned on its own.
+    let bytes = scan_model(8, vec![], &[2, 3, 2], &[2, 2]);
+    let xb = f32t(&[2, 3, 2], (1..=12).map(|v| v as f32).collect());
+    let sb = f32t(&[2, 2], vec![0.0, 0.0, 100.0, 100.0]);
+    let got = run(&bytes, &ImportOptions::default(), &[sb, xb]);
+    assert_eq!(got[0].to_f32_vec(), vec![9.0, 12.0, 127.0, 130.0]);
+    assert_eq!(got[1].shape(), &[2, 3, 2]);
+}

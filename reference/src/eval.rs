@@ -622,6 +622,9 @@ fn gemm_rows(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
 }
 
 fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
+    if !out.dtype.is_float() {
+        return matmul_int(a, b, out);
+    }
     let av = a.to_f32_vec();
     let bv = b.to_f32_vec();
     let sa: Vec<usize> = if a.rank() == 1 {
@@ -675,6 +678,50 @@ fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
         }
     }
     float_tensor(out.shape.clone(), out.dtype, res)
+}
+
+/// Integer matmul: exact products and sums (wrapping i64, as numpy's
+/// fixed-width arithmetic wraps), the result wrapped to its type.
+fn matmul_int(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
+    let av = a.to_i64_vec();
+    let bv = b.to_i64_vec();
+    let sa: Vec<usize> = if a.rank() == 1 {
+        vec![1, a.shape()[0]]
+    } else {
+        a.shape().to_vec()
+    };
+    let sb: Vec<usize> = if b.rank() == 1 {
+        vec![b.shape()[0], 1]
+    } else {
+        b.shape().to_vec()
+    };
+    let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+    let n = sb[sb.len() - 1];
+    let (ba, bb) = (&sa[..sa.len() - 2], &sb[..sb.len() - 2]);
+    let batch = crate::ops::broadcast_shapes(ba, bb).unwrap_or_default();
+    let nb: usize = batch.iter().product();
+    let stra = broadcast_strides(ba, &batch);
+    let strb = broadcast_strides(bb, &batch);
+    let mut res = vec![0i64; nb * m * n];
+    for (bi, mtx) in res.chunks_mut((m * n).max(1)).enumerate() {
+        let (mut oa, mut ob, mut r) = (0isize, 0isize, bi);
+        for d in (0..batch.len()).rev() {
+            let i = r % batch[d];
+            r /= batch[d];
+            oa += i as isize * stra[d];
+            ob += i as isize * strb[d];
+        }
+        let (a0, b0) = (oa as usize * m * k, ob as usize * k * n);
+        for (i, row) in mtx.chunks_mut(n.max(1)).enumerate() {
+            for kk in 0..k {
+                let x = av[a0 + i * k + kk];
+                for (j, o) in row.iter_mut().enumerate() {
+                    *o = o.wrapping_add(x.wrapping_mul(bv[b0 + kk * n + j]));
+                }
+            }
+        }
+    }
+    int_tensor(out.shape.clone(), out.dtype, res)
 }
 
 // ------------------------------------------------------------ normalizers

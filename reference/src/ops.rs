@@ -55,6 +55,8 @@ pub enum OpKind {
     /// A constant tensor (no operands).
     Constant(Tensor),
     /// numpy `matmul`: 1-D operands are promoted, batch dims broadcast.
+    /// Floats accumulate in f64 and round once; integers (both operands of
+    /// one type) accumulate exactly and wrap to the type, as numpy does.
     MatMul,
     // Elementwise binary, numpy broadcasting, both operands of one type
     // (Pow: exponent of any type).
@@ -610,7 +612,14 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
                     ))
                 }
             };
-            float_only(&TensorType::new(vec![], dtype))?;
+            // Integers (not booleans) multiply exactly, wrapping to the type.
+            if dtype == ElementType::I1 {
+                return Err(EvalError::ty(
+                    name,
+                    dtype,
+                    "expected a float or integer type",
+                ));
+            }
             if a.shape.is_empty() || b.shape.is_empty() {
                 return Err(EvalError::shape(name, "operands must have rank >= 1"));
             }
@@ -1039,6 +1048,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.dtype, F16);
+        let r = infer_type(&OpKind::MatMul, &[t(&[3, 4], I32), t(&[4, 2], I32)]).unwrap();
+        assert_eq!(r, t(&[3, 2], I32));
+        assert!(infer_type(&OpKind::MatMul, &[t(&[3, 4], I32), t(&[4, 2], I64)]).is_err());
+        assert!(infer_type(&OpKind::MatMul, &[t(&[3, 4], I1), t(&[4, 2], I1)]).is_err());
     }
 
     #[test]

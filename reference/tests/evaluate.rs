@@ -51,6 +51,42 @@ fn matmul_matches_naive_with_batch_broadcast() {
 }
 
 #[test]
+fn integer_matmul_is_exact_and_wraps_to_its_type() {
+    let (b, m, k, n) = (2, 3, 5, 4);
+    let av: Vec<i64> = (0..(b * m * k) as i64)
+        .map(|i| (i * 37) % 255 - 127)
+        .collect();
+    let wv: Vec<i64> = (0..(k * n) as i64).map(|i| (i * 53) % 255 - 127).collect();
+    let a = Tensor::from_i64(vec![b, m, k], I32, av.clone()).unwrap();
+    let w = Tensor::from_i64(vec![k, n], I32, wv.clone()).unwrap();
+    let r = ev(OpKind::MatMul, &[&a, &w]);
+    assert_eq!((r.shape(), r.dtype()), (&[b, m, n][..], I32));
+    let rv = r.to_i64_vec();
+    for bi in 0..b {
+        for i in 0..m {
+            for j in 0..n {
+                let s: i64 = (0..k)
+                    .map(|kk| av[(bi * m + i) * k + kk] * wv[kk * n + j])
+                    .sum();
+                assert_eq!(rv[(bi * m + i) * n + j], s);
+            }
+        }
+    }
+    // 3 x 2^30 does not fit in i32: it wraps as numpy's int32 does.
+    let big = Tensor::from_i64(vec![1, 3], I32, vec![1 << 30; 3]).unwrap();
+    let ones = Tensor::from_i64(vec![3, 1], I32, vec![1; 3]).unwrap();
+    let r = ev(OpKind::MatMul, &[&big, &ones]);
+    assert_eq!(r.to_i64_vec(), vec![(3i64 << 30) as i32 as i64]);
+    let u = Tensor::from_i64(vec![2], U8, vec![200, 100]).unwrap();
+    assert_eq!(
+        ev(OpKind::MatMul, &[&u, &u]).to_i64_vec(),
+        vec![(50000 % 256) as i64]
+    );
+    let bools = Tensor::from_bool(vec![2], vec![true, false]).unwrap();
+    assert!(evaluate(&OpKind::MatMul, &[&bools, &bools]).is_err());
+}
+
+#[test]
 fn matmul_vectors_and_f16_rounding() {
     let a = f32t(&[3], vec![1.0, 2.0, 3.0]);
     let b = f32t(&[3, 2], vec![1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);

@@ -142,11 +142,10 @@ impl Importer {
             let t = evaluate(&op, &args)?;
             return Ok(self.constant(t, &vname));
         }
-        // Small integer results computed only from constants and
-        // specialized inputs are known too (shape arithmetic on a shape fed
-        // as a graph input), so later static operands can use them.
-        let known = !ty.dtype.is_float()
-            && ty.numel() <= 4096
+        // Small results computed only from constants and specialized
+        // inputs are known too (shape arithmetic on a shape fed as a graph
+        // input, a loop's trip count), so later static operands can use them.
+        let known = ty.numel() <= 4096
             && !inputs.is_empty()
             && inputs
                 .iter()

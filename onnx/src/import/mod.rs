@@ -16,8 +16,11 @@
 //! stays an input.
 
 mod composite;
+mod control;
 mod importer;
+mod indexing;
 mod ops;
+mod quantized;
 mod schema;
 
 use std::collections::{HashMap, HashSet};

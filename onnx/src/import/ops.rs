@@ -1037,6 +1037,13 @@ impl Importer {
                 let y = self.op(OpKind::Select, &[lo, xp, inner], name)?;
                 self.bind(n, &[Some(y)])
             }
+            "GatherND" => self.gather_nd(n, name),
+            "If" => self.if_node(n, name),
+            "Loop" => self.loop_node(n, name),
+            "Scan" => self.scan_node(n, name),
+            "NonZero" => self.non_zero(n, name),
+            "MatMulInteger" => self.matmul_integer(n, name),
+            "QLinearMatMul" => self.qlinear_matmul(n, name),
             "Attention" => self.attention(n, name),
             "Einsum" => self.einsum(n, name),
             "NegativeLogLikelihoodLoss" | "SoftmaxCrossEntropyLoss" => self.nll_loss(n, name),

@@ -1,0 +1,6 @@
+//! `onnx-conformance`: the ONNX backend node tests through the importer and
+//! the reference interpreter, or (`--device TARGET`) compiled and run on the
+//! simulated device.
+fn main() {
+    std::process::exit(ipu_driver::conformance::main(std::env::args_os()));
+}
