@@ -6,10 +6,10 @@
 // NOTARGET: error: no target: give --target NAME|FILE, or the pass option target=NAME
 // BADTARGET: error: target 'nosuch':
 
-func.func @softmax(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
-  // expected-error@+1 {{'nn.softmax' op is not lowered to the tile dialect yet}}
-  %y = nn.softmax %x {axis = 1} : tensor<4x8xf16>
-  return %y : tensor<4x8xf16>
+func.func @prod(%x: tensor<4x8xf16>) -> tensor<4xf16> {
+  // expected-error@+1 {{'nn.reduce_prod' op is not lowered to the tile dialect yet}}
+  %y = nn.reduce_prod %x {axes = array<i64: 1>} : tensor<4x8xf16> -> tensor<4xf16>
+  return %y : tensor<4xf16>
 }
 
 // -----

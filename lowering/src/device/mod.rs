@@ -22,6 +22,8 @@ pub mod map;
 pub mod matmul;
 pub mod matmul_plan;
 pub mod records;
+pub mod reduce;
+pub mod rows;
 
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
@@ -56,7 +58,13 @@ pub trait DeviceOp: Sync {
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
 }
 
-static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map];
+static DEVICE_OPS: &[&dyn DeviceOp] = &[
+    &matmul::Matmul,
+    &map::Map,
+    &reduce::Reduce,
+    &rows::Softmax,
+    &rows::LayerNorm,
+];
 
 /// The device lowering of an `nn` op, if it has one.
 pub fn for_nn(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {

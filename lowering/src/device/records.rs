@@ -57,6 +57,47 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
+/// `rows.S` reductions (sum/max/min) and softmax/log-softmax: +0 x, +4,
+/// +8 and +12 unused, +16 out.
+pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
+    let op = param(spec, "OP");
+    assert!(
+        op <= RowOp::LogSoftmax as i64,
+        "rows OP {op} takes more than its input"
+    );
+    call(
+        spec,
+        "rows",
+        vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
+        0,
+    )
+}
+
+/// `rows.S` layer norm: +0 x, +4 unused, +8 gamma, +12 beta (as the
+/// specialisation's GAMMA and BETA say), +16 out.
+pub fn layer_norm(
+    spec: &KernelSpec,
+    x: Word,
+    gamma: Option<Word>,
+    beta: Option<Word>,
+    out: Word,
+) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNorm as i64);
+    assert_eq!(
+        param(spec, "GAMMA") == 1,
+        gamma.is_some(),
+        "layer norm scale"
+    );
+    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![x, zero, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        0,
+    )
+}
+
 /// `cast.S`: +0 in, +4 out, +8 scale (the FP8 side's), +12 output scale
 /// (FP8 -> FP8 only).
 pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i32) -> Call {
