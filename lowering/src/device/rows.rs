@@ -251,6 +251,18 @@ pub(crate) fn check_fits(
     Ok(())
 }
 
+/// A memory refusal of an op that keeps its rows whole on a tile, saying so.
+fn whole_rows((memory, why): (bool, String)) -> (bool, String) {
+    (
+        memory,
+        if memory {
+            format!("{why} (its rows are not cut over tiles yet)")
+        } else {
+            why
+        },
+    )
+}
+
 /// The kernel element type of `v`: f32 or f16.
 pub(crate) fn row_elem(cx: &Context, v: Value) -> Result<ElemType, String> {
     match value_elem(cx, v) {
@@ -259,7 +271,16 @@ pub(crate) fn row_elem(cx: &Context, v: Value) -> Result<ElemType, String> {
             "on {} elements has no row kernel (f32 and f16 do)",
             elem_name(e)
         )),
-        None => Err("has an element type without kernels".into()),
+        None => {
+            let e = cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e);
+            let name = e.map_or_else(
+                || "these".into(),
+                |e| ipu_ir::printer::type_to_string(cx, e),
+            );
+            Err(format!(
+                "on {name} elements has no row kernel (f32 and f16 do)"
+            ))
+        }
     }
 }
 
@@ -430,7 +451,7 @@ fn softmax_plan(
         } else {
             0
         };
-        check_fits(2 * block + f32_copy, &shape, m, target)?;
+        check_fits(2 * block + f32_copy, &shape, m, target).map_err(whole_rows)?;
         softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
     })
 }
@@ -581,7 +602,7 @@ fn layer_norm_of(cx: &Context, op: Op) -> Result<(usize, f32, Vec<i64>, ElemType
         let what = if i == 1 { "scale" } else { "bias" };
         if n != norm {
             return Err(format!(
-                "has a {what} of {n} elements broadcast to the normalized shape of {norm}, which is not lowered yet (a {what} of the normalized shape's elements is)"
+                "has a {what} broadcast from {n} to the {norm} elements of the normalized shape, which is not lowered yet (a {what} with as many elements is)"
             ));
         }
         let ty: Option<Type> = cx.tensor_parts(cx.value_type(v)).map(|(_, t)| t);
@@ -633,7 +654,7 @@ fn layer_norm_plan(
     first_plan(candidates, |m| {
         let eb = e.bytes() as i64;
         let need = 2 * block_bytes_of(m, &shape, eb) + params as u64 * (norm * eb) as u64;
-        check_fits(need, &shape, m, target)?;
+        check_fits(need, &shape, m, target).map_err(whole_rows)?;
         layer_norm_calls(&shape, e, axis, eps, params, m).map_err(|e| (false, e))
     })
 }

@@ -1,0 +1,33 @@
+// Softmax and log-softmax on the 16-tile test target, checked against the
+// reference: along rows (the last axis, walked contiguously) and along
+// another axis (walked down the columns of each tile's block; f16 blocks
+// are cast to f32 on the tile around the kernel), f32 and f16, on inputs
+// scaled to [-8, 8).
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: ipu-run %s --target test16 --device-lock %t/device.lock 2>%t/err | FileCheck %s
+// RUN: FileCheck %s --check-prefix=ERR < %t/err
+
+// CHECK: tiles=16 cycles={{[0-9]+}}
+// CHECK-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS
+// CHECK-NEXT: hardwareTest=PASS
+// ERR-DAG: compared with the reference output=rows
+// ERR-DAG: compared with the reference output=columns
+// ERR-DAG: compared with the reference output=log_rows
+// ERR-DAG: compared with the reference output=log_columns
+// ERR-DAG: compared with the reference output=h_rows
+// ERR-DAG: compared with the reference output=h_columns
+// ERR-DAG: compared with the reference output=h_log
+func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}) {
+  %k = nn.constant dense<8.0> : tensor<12x64xf32>
+  %x = nn.mul %x0, %k : (tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32>
+  %kh = nn.constant dense<8.0> : tensor<8x4x32xf16>
+  %h = nn.mul %h0, %kh : (tensor<8x4x32xf16>, tensor<8x4x32xf16>) -> tensor<8x4x32xf16>
+  %a = nn.softmax %x {axis = 1 : i64} : tensor<12x64xf32>
+  %b = nn.softmax %x {axis = 0 : i64} : tensor<12x64xf32>
+  %c = nn.log_softmax %x {axis = 1 : i64} : tensor<12x64xf32>
+  %d = nn.log_softmax %x {axis = 0 : i64} : tensor<12x64xf32>
+  %e = nn.softmax %h {axis = 2 : i64} : tensor<8x4x32xf16>
+  %f = nn.softmax %h {axis = 1 : i64} : tensor<8x4x32xf16>
+  %g = nn.log_softmax %h {axis = 2 : i64} : tensor<8x4x32xf16>
+  return %a, %b, %c, %d, %e, %f, %g : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>
+}
