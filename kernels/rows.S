@@ -11,8 +11,8 @@
 #   used; its second lane is neither stored nor meaningful).
 # Work is split over the six workers by rows (I = 1) or by granule columns.
 #
-# State ($m0): +0 in0, +4 unused, +8 gamma or the row vector, +12 beta,
-# +16 out. Call: `call $m15, rows`; returns with `jmp $m15`.
+# State ($m0): +0 in0, +4 in1 (OP 10's row pairs), +8 gamma or the row
+# vector, +12 beta, +16 out. Call: `call $m15, rows`; returns with `jmp $m15`.
 #
 # OP 0 sum:            out[r][i] = SCALE * sum_c x[r][c][i]   (SCALE: f32 bits; 1/C for a mean)
 # OP 1 max:            out[r][i] = max_c x[r][c][i]
@@ -25,6 +25,13 @@
 #                      (GAMMA, BETA: 0 or 1; INV_C, EPS: f32 bits of 1/C and epsilon)
 # OP 6 add_row_vector: y[r][c] = x[r][c] + v[c]   (v at +8, e.g. a bias)
 # OP 7 mul_row_vector: y[r][c] = x[r][c] * v[c]   (v at +8)
+# Softmax of rows cut over tiles, in three steps (rows, I = 1):
+# OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs)
+# OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
+#                      R * 8 bytes apart; f32): out[r] = [M, 1 / S], or [M + log S, -] with LOG,
+#                      M = max m, S = sum s * exp(m - M)
+# OP 10 softmax_apply: y[r][c] = exp(x[r][c] - M) / S, or x[r][c] - (M + log S) with LOG,
+#                      the row's pair from OP 9 at +4
 # TYPE: 0 f32, 1 f16. Softmax and layer norm over f16 rows use f16 vector
 # arithmetic with sums kept in f32 (layer norm's statistics in f32 about
 # the mean rounded to f16, corrected for that rounding); row-vector ops
@@ -43,9 +50,10 @@
         .param EPS, 0x3727c5ac
         .param GAMMA, 0
         .param BETA, 0
+        .param LOG, 0
 
-        .if (OP < 0) | (OP > 7)
-        .error "OP must be 0..7"
+        .if (OP < 0) | (OP > 10)
+        .error "OP must be 0..10"
         .endif
         .if (TYPE < 0) | (TYPE > 1) | (OUT < 0) | (OUT > 1)
         .error "TYPE and OUT must be 0 (f32) or 1 (f16)"
@@ -57,6 +65,16 @@
         .set EPG, 8 / EB                  # elements per granule
         .set VERT, (I > 1) | (IP > 1)
         .set RED, OP < 3                  # a reduction
+        .set RVEC, (OP == 6) | (OP == 7)  # a row-vector op
+        .if (LOG != 0) & ((OP < 9) | (LOG != 1))
+        .error "LOG (0 or 1) is for softmax_combine and softmax_apply"
+        .endif
+        .if (OP == 9) & (TYPE != 0)
+        .error "softmax_combine reads f32 pairs"
+        .endif
+        .if (OP == 9) & (R * 8 >= 16384)
+        .error "softmax_combine's groups must be under 16384 bytes apart (R < 2048)"
+        .endif
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
         .endif
@@ -68,11 +86,11 @@
         .endif
 
         # Rows (I = 1).
-        .if OP >= 6
+        .if RVEC
         .set GR, (C + EPG - 1) / EPG      # granules per row (the last may be partly used)
         .else
         .set GR, C / EPG
-        .if (VERT == 0) & (C % EPG != 0)
+        .if (VERT == 0) & (OP != 9) & (C % EPG != 0)
         .error "rows must be whole 64-bit granules (C * element bytes a multiple of 8)"
         .endif
         .endif
@@ -90,7 +108,7 @@
         .error "columns (I > 1) are f32"
         .endif
         .if OP > 4
-        .error "layer norm and row-vector ops run along rows (I = 1)"
+        .error "layer norm, row-vector and cut-softmax ops run along rows (I = 1)"
         .endif
         .if (IPV < I) | (IPV % 2 != 0)
         .error "the row pitch IP must be even and at least I"
@@ -142,9 +160,21 @@
         .set ITEM, 27 + 3 * (GAMMA | BETA) + HSUM + (GR > 1) * (4 + 5 * (GR - 1) + (3 + (GAMMA | BETA)) * (GR - 1))
         .set SETUP, 18
         .endif
-        .if OP >= 6
+        .if RVEC
         .set ITEM, 6 + (GR > 1) * (1 + GR)
         .set SETUP, 15
+        .endif
+        .if OP == 8
+        .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
+        .set SETUP, 15
+        .endif
+        .if OP == 9
+        .set ITEM, 14 + FOLD_C + (C > 1) * (2 + 5 * (C - 1))
+        .set SETUP, 13
+        .endif
+        .if OP == 10
+        .set ITEM, 10 - 4 * LOG + (GR > 1) * (2 + (4 - 3 * LOG) * (GR - 1))
+        .set SETUP, 17
         .endif
         .else
         .if RED
@@ -253,9 +283,15 @@ rows_worker:
 
 # ---------------------------------------------------------------- rows
         .if VERT == 0
+        .if OP == 9
+        shl $m8, $m5, 3
+        add $m2, $m2, $m8              # the row's pair in the first group
+        add $m9, $m9, $m8              # out pair
+        .else
         setzi $m7, ROWB
         mul $m8, $m5, $m7
         add $m2, $m2, $m8              # x row
+        .endif
         .if RED
         .if OB == 4
         shl $m7, $m5, 2
@@ -263,8 +299,19 @@ rows_worker:
         shl $m7, $m5, 1
         .endif
         add $m9, $m9, $m7              # out element
-        .else
+        .endif
+        .if OP == 8
+        shl $m7, $m5, 3
+        add $m9, $m9, $m7              # out pair
+        .endif
+        .if (RED == 0) & (OP < 8)
         add $m9, $m9, $m8              # y row
+        .endif
+        .if OP == 10
+        add $m9, $m9, $m8              # y row
+        ld32 $m3, [$m0+4]
+        shl $m7, $m5, 3
+        add $m3, $m3, $m7              # the row's pair
         .endif
         .if OP == 5
         LDF $a14, INV_C
@@ -611,7 +658,127 @@ lnh_norm_end:
         brnz $m6, row_lnh
         .endif
 
-        .if OP >= 6
+        .if OP == 8
+row_st:
+        mov $m3, $m2
+        .if TYPE == 0
+        FOLD f32v2max, GR, 8
+        f32v2hmax $a12, $a4:5          # m
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a12 }
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, st_exp_end
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+st_exp_end:
+        .endif
+        f32v2add $a6:7, $a6:7, $a4:5
+        f32v2hadd $a7, $a6:7           # s
+        .else
+        FOLD f16v4max, GR, 8
+        f16v4hmax $a12, $a4:5          # m (an f16 value)
+        { mov $m2, $m3 ; f16v4dup $a8:9, $a12 }
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4exp $a4:5, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, sth_exp_end
+        { ld64 $a0:1, [$m2+=8] ; f16v4hadd $a10, $a4:5 }
+        f32add $a6, $a6, $a10
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4exp $a4:5, $a2:3
+sth_exp_end:
+        .endif
+        f16v4hadd $a10, $a4:5
+        f32add $a7, $a6, $a10          # s
+        .endif
+        { add $m6, $m6, -1 ; mova $a6, $a12 }
+        st64 $a6:7, [$m9+=8]
+        brnz $m6, row_st
+        .endif
+
+        .if OP == 9
+        .set GSTEP, R * 8
+row_cb:
+        mov $m3, $m2
+        FOLD f32v2max, C, GSTEP        # M (lane 0)
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a4 }
+        { ld64 $a0:1, [$m2+=GSTEP] ; zero64 $a6:7 }
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, cb_end
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
+cb_end:
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        f32add $a6, $a6, $a2           # S
+        .if LOG == 0
+        f32v2recip $a6:7, $a6:7
+        { add $m2, $m3, 8 ; mova $a5, $a6 }
+        .else
+        f32v2log $a6:7, $a6:7
+        { add $m2, $m3, 8 ; f32add $a4, $a4, $a6 }
+        .endif
+        add $m6, $m6, -1
+        st64 $a4:5, [$m9+=8]
+        brnz $m6, row_cb
+        .endif
+
+        .if OP == 10
+        .if TYPE == 0
+        .define SUBV f32v2sub
+        .define EXPV f32v2exp
+        .define MULV f32v2mul
+        .define DUPV f32v2dup
+        .else
+        .define SUBV f16v4sub
+        .define EXPV f16v4exp
+        .define MULV f16v4mul
+        .define DUPV f16v4dup
+        .endif
+row_ap:
+        ld64 $a10:11, [$m3+=8]
+        .if LOG == 0
+        DUPV $a8:9, $a10               # M
+        DUPV $a10:11, $a11             # 1 / S
+        ld64 $a0:1, [$m2+=8]
+        SUBV $a2:3, $a0:1, $a8:9
+        EXPV $a2:3, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ap_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; MULV $a4:5, $a2:3, $a10:11 }
+        SUBV $a2:3, $a0:1, $a8:9
+        EXPV $a2:3, $a2:3
+ap_end:
+        .endif
+        { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a2:3, $a10:11 }
+        .else
+        DUPV $a10:11, $a10             # M + log S
+        ld64 $a0:1, [$m2+=8]
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lap_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
+lap_end:
+        .endif
+        { st64 $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
+        .endif
+        add $m6, $m6, -1
+        brnz $m6, row_ap
+        .endif
+
+        .if RVEC
         ld32 $m11, [$m0+8]
 row_vec:
         mov $m12, $m11

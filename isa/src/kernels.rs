@@ -128,6 +128,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if p("BETA") == 1 {
                 s.push_str("_biased");
             }
+            if p("LOG") == 1 {
+                s.push_str("_log");
+            }
             return s;
         }
         "cast" => return format!("cast_{}_{}_n{}", elem(p("FROM")), elem(p("TO")), p("N")),
@@ -173,6 +176,9 @@ const ROW_NAMES: &[&str] = &[
     "layer_norm",
     "add_row_vector",
     "mul_row_vector",
+    "softmax_stats",
+    "softmax_combine",
+    "softmax_apply",
 ];
 
 /// Assembles a library kernel with parameters (no cache).
@@ -385,6 +391,12 @@ pub enum RowOp {
     AddRowVector = 6,
     /// y[r][c] = x[r][c] * v[c].
     MulRowVector = 7,
+    /// Softmax of rows cut over tiles: per-piece [max, sum exp] pairs,
+    SoftmaxStats = 8,
+    /// their combination per row,
+    SoftmaxCombine = 9,
+    /// and each piece normalised.
+    SoftmaxApply = 10,
 }
 
 /// How `rows.S` walks an R x C block: along contiguous rows, or down the
@@ -510,6 +522,30 @@ impl KernelSpec {
             RowOp::Softmax
         };
         KernelSpec::row_op(op, ty, r, c, walk)
+    }
+    /// Softmax of rows cut over tiles, step 1: each row piece's maximum
+    /// and sum of exponentials, as f32 pairs.
+    pub fn softmax_stats(ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        KernelSpec::row_op(RowOp::SoftmaxStats, ty, r, c, RowWalk::Rows)
+    }
+    /// Step 2: the pairs of `groups` pieces of r rows combined into each
+    /// row's [max, 1 / sum] (or [max + log sum, -] for log-softmax).
+    pub fn softmax_combine(log: bool, r: usize, groups: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(
+            RowOp::SoftmaxCombine,
+            ElemType::F32,
+            r,
+            groups,
+            RowWalk::Rows,
+        );
+        s.params.insert("LOG".into(), log as i64);
+        s
+    }
+    /// Step 3: each piece of the rows normalised by its row's pair.
+    pub fn softmax_apply(log: bool, ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::SoftmaxApply, ty, r, c, RowWalk::Rows);
+        s.params.insert("LOG".into(), log as i64);
+        s
     }
     /// Layer norm of r rows of c elements, with a scale (gamma) and a bias
     /// (beta) row when asked.

@@ -47,19 +47,24 @@ fn read(t: &ipu_runtime::Tile, addr: u32, n: usize, ty: i64) -> Vec<f64> {
 /// Runs `rows` with `params`; checks its cycle formula against the run.
 fn run_rows(params: &[(&str, i64)], data: &[(u32, Vec<u8>)]) -> ipu_runtime::Tile {
     let t = run_kernel("rows", "rows", params, &[X, 0, GAMMA, BETA, OUT], data);
+    check_formula(params, &t);
+    t
+}
+
+/// The kernel's cycle formula is the simulated run's cycles, a little over.
+fn check_formula(params: &[(&str, i64)], t: &ipu_runtime::Tile) {
     let p: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let formula = assemble_kernel("rows", &p).unwrap().meta.cycles.unwrap() as u64;
     // The harness adds its call and halt to the kernel's own cycles.
     let simulated = t.cycle();
     if std::env::var_os("ROWS_PROBE").is_some() {
         eprintln!("PROBE {params:?} formula {formula} simulated {simulated}");
-        return t;
+        return;
     }
     assert!(
         formula + 8 >= simulated && formula <= simulated + simulated / 50 + 24,
         "{params:?}: formula {formula} cycles, simulated {simulated}"
     );
-    t
 }
 
 /// x[r][c][i] of an R x C x I block (pitch `ip` >= I).
@@ -325,5 +330,84 @@ fn specialisations_that_cannot_work_are_refused() {
     ] {
         let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
+    }
+}
+
+/// Softmax of rows cut into `groups` pieces: each piece's statistics, the
+/// pieces' statistics combined per row, and each piece normalised, against
+/// the softmax of the whole rows.
+#[test]
+fn softmax_of_rows_cut_into_pieces() {
+    const PAIRS: u32 = 0x60000;
+    let mut g = rng(15);
+    for &(ty, r, c, groups) in &[
+        (0i64, 7usize, 12usize, 3usize),
+        (0, 1, 2, 2),
+        (1, 6, 8, 4),
+        (1, 13, 4, 1),
+    ] {
+        let raw: Vec<f32> = (0..r * c * groups)
+            .map(|_| g.gen_range(-6.0..6.0))
+            .collect();
+        let (x, _) = encode(&raw, ty);
+        let full = c * groups;
+        // Piece k of row i holds columns [k * c, (k + 1) * c).
+        let piece = |k: usize| -> Vec<f32> {
+            (0..r)
+                .flat_map(|i| raw[i * full + k * c..i * full + (k + 1) * c].to_vec())
+                .collect()
+        };
+        let mut stats = Vec::new();
+        for k in 0..groups {
+            let (_, bytes) = encode(&piece(k), ty);
+            let p = [("OP", 8), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+            let t = run_rows(&p, &[(X, bytes)]);
+            stats.extend(rd_f32(&t, OUT, 2 * r));
+        }
+        for log in [0i64, 1] {
+            let p = [
+                ("OP", 9),
+                ("R", r as i64),
+                ("C", groups as i64),
+                ("LOG", log),
+            ];
+            let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
+            let pairs = rd_f32(&t, OUT, 2 * r);
+            let want = softmax_model(&x, r, full, 1, log == 1);
+            for k in 0..groups {
+                let (_, bytes) = encode(&piece(k), ty);
+                let p = [
+                    ("OP", 10),
+                    ("TYPE", ty),
+                    ("R", r as i64),
+                    ("C", c as i64),
+                    ("LOG", log),
+                ];
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &p,
+                    &[X, PAIRS, 0, 0, OUT],
+                    &[(X, bytes), (PAIRS, f32_bytes(&pairs))],
+                );
+                check_formula(&p, &t);
+                let got = read(&t, OUT, r * c, ty);
+                for i in 0..r {
+                    for j in 0..c {
+                        let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
+                        let tol = match (ty, log) {
+                            (0, 0) => 1e-6 + 1e-5 * w.abs(),
+                            (0, _) => 2e-6 * (1.0 + w.abs()),
+                            (_, 0) => 3e-3 * w.abs() + 1e-5,
+                            (_, _) => 4e-3 * (1.0 + w.abs()),
+                        };
+                        assert!(
+                            (gv - w).abs() <= tol,
+                            "{p:?} piece {k} [{i}][{j}]: {gv} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
