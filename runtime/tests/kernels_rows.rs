@@ -327,6 +327,10 @@ fn specialisations_that_cannot_work_are_refused() {
         vec![("OP", 1), ("SCALE", 0x3f000000)], // a scaled maximum
         vec![("OP", 3), ("OUT", 1)],            // OUT is for reductions
         vec![("OP", 0), ("C", 2), ("I", 4096)], // pitch beyond post-increment
+        vec![("OP", 9), ("TYPE", 1), ("C", 4)], // combining f16 pairs
+        vec![("OP", 9), ("R", 2048), ("C", 4)], // groups beyond post-increment
+        vec![("OP", 3), ("LOG", 1)],            // LOG is for the cut softmax
+        vec![("OP", 10), ("C", 4), ("I", 2)],   // cut softmax on columns
     ] {
         let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
