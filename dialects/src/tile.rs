@@ -179,8 +179,11 @@ pub static REDUCE: OpDef = OpDef {
 
 pub static SOFTMAX: OpDef = OpDef {
     name: "tile.softmax",
-    summary: "Softmax along `axis` (`log`: log-softmax): each tile of `mapping` holds whole rows along the axis \
-              (grid 1 there) and computes its block with `kernel` (`cycles` from the cycle formulas of its calls).",
+    summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
+              each tile holds whole rows; where the grid cuts the axis (evenly), each tile's pieces' statistics are \
+              gathered onto the tile of the rows' first piece, combined, and sent back before each piece is \
+              normalised. `kernel` is the row kernel each tile first calls, `cycles` the cycle formulas of all \
+              its calls.",
     operands: &[TENSOR],
     results: RESULT,
     attributes: &[
@@ -530,11 +533,15 @@ fn verify_softmax(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let rank = shape_of(cx, cx.operand(op, 0)).len();
     let axis = axis_of(cx, op, rank)?;
     let m = mapping_of(cx, op)?;
-    if m.grid[axis] != 1 {
+    let n = shape_of(cx, cx.operand(op, 0))[axis];
+    if n % m.grid[axis] != 0 {
         return Err(op_error(
             cx,
             op,
-            "the mapping must keep whole rows along the axis on each tile (grid 1 there)",
+            format!(
+                "the mapping cuts the axis of {n} into {} uneven blocks",
+                m.grid[axis]
+            ),
         ));
     }
     Ok(())

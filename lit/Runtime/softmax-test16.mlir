@@ -2,7 +2,8 @@
 // reference: along rows (the last axis, walked contiguously) and along
 // another axis (walked down the columns of each tile's block; f16 blocks
 // are cast to f32 on the tile around the kernel), f32 and f16, on inputs
-// scaled to [-8, 8).
+// scaled to [-8, 8); and rows cut over tiles (2 x 4096 f32, 4 x 2048 f16:
+// each piece's statistics, combined per row and sent back).
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock 2>%t/err | FileCheck %s
 // RUN: FileCheck %s --check-prefix=ERR < %t/err
@@ -17,7 +18,9 @@
 // ERR-DAG: compared with the reference output=h_rows
 // ERR-DAG: compared with the reference output=h_columns
 // ERR-DAG: compared with the reference output=h_log
-func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}) {
+// ERR-DAG: compared with the reference output=cut
+// ERR-DAG: compared with the reference output=h_log_cut
+func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}, %w0: tensor<2x4096xf32> {ipu.name = "w"}, %v: tensor<4x2048xf16> {ipu.name = "v"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}, tensor<2x4096xf32> {ipu.name = "cut"}, tensor<4x2048xf16> {ipu.name = "h_log_cut"}) {
   %k = nn.constant dense<8.0> : tensor<12x64xf32>
   %x = nn.mul %x0, %k : (tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32>
   %kh = nn.constant dense<8.0> : tensor<8x4x32xf16>
@@ -29,5 +32,9 @@ func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16>
   %e = nn.softmax %h {axis = 2 : i64} : tensor<8x4x32xf16>
   %f = nn.softmax %h {axis = 1 : i64} : tensor<8x4x32xf16>
   %g = nn.log_softmax %h {axis = 2 : i64} : tensor<8x4x32xf16>
-  return %a, %b, %c, %d, %e, %f, %g : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>
+  %kw = nn.constant dense<8.0> : tensor<2x4096xf32>
+  %w = nn.mul %w0, %kw : (tensor<2x4096xf32>, tensor<2x4096xf32>) -> tensor<2x4096xf32>
+  %i = nn.softmax %w {axis = 1 : i64} : tensor<2x4096xf32>
+  %j = nn.log_softmax %v {axis = 1 : i64} : tensor<4x2048xf16>
+  return %a, %b, %c, %d, %e, %f, %g, %i, %j : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<2x4096xf32>, tensor<4x2048xf16>
 }

@@ -1,5 +1,5 @@
 // nn -> tile for the row family on the 16-tile test target: each op's
-// mapping (rows whole on a tile, or a reduced axis cut over tiles) and the
+// mapping (rows whole on a tile, or cut over tiles) and the
 // exact row-kernel specialisation it calls.
 // RUN: ipu-opt --target test16 --convert-nn-to-tile %s | FileCheck %s
 
@@ -10,6 +10,25 @@
 func.func @softmax_rows(%x: tensor<48x64xf32>) -> tensor<48x64xf32> {
   %y = nn.softmax %x {axis = 1 : i64} : tensor<48x64xf32>
   return %y : tensor<48x64xf32>
+}
+
+// Two rows of 4096: whole rows would leave 14 tiles idle, so the axis is cut
+// 16 ways (each tile's pieces' statistics, combined per row, sent back).
+// CHECK-LABEL: func.func @softmax_cut
+// CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.softmax %0 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_stats_f32_r2_c256", mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
+func.func @softmax_cut(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
+  %y = nn.softmax %x {axis = 1 : i64} : tensor<2x4096xf32>
+  return %y : tensor<2x4096xf32>
+}
+
+// One row of 1000 f16: cut 10 ways (rows of whole granules).
+// CHECK-LABEL: func.func @log_softmax_cut_f16
+// CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 10>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.softmax %0 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_stats_f16_r1_c100", log, mapping = {grid = array<i64: 1, 10>, tiles = array<i64: 0, 1>}}
+func.func @log_softmax_cut_f16(%x: tensor<1x1000xf16>) -> tensor<1x1000xf16> {
+  %y = nn.log_softmax %x {axis = 1 : i64} : tensor<1x1000xf16>
+  return %y : tensor<1x1000xf16>
 }
 
 // f16 rows in the kernel's f16 arithmetic (sums in f32).

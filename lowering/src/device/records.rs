@@ -57,12 +57,15 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
-/// `rows.S` reductions (sum/max/min) and softmax/log-softmax: +0 x, +4,
-/// +8 and +12 unused, +16 out.
+/// `rows.S` reductions (sum/max/min), softmax/log-softmax, and a cut
+/// softmax's statistics and their combination: +0 x, +4, +8 and +12
+/// unused, +16 out.
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     let op = param(spec, "OP");
     assert!(
-        op <= RowOp::LogSoftmax as i64,
+        op <= RowOp::LogSoftmax as i64
+            || op == RowOp::SoftmaxStats as i64
+            || op == RowOp::SoftmaxCombine as i64,
         "rows OP {op} takes more than its input"
     );
     call(
@@ -71,6 +74,14 @@ pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
         vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
         0,
     )
+}
+
+/// `rows.S` softmax_apply: +0 x, +4 the rows' combined pairs, +8 and +12
+/// unused, +16 out.
+pub fn softmax_apply(spec: &KernelSpec, x: Word, pairs: Word, out: Word) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
+    let zero = Word::Val(0);
+    call(spec, "rows", vec![x, pairs, zero, zero, out], 0)
 }
 
 /// `rows.S` layer norm: +0 x, +4 unused, +8 gamma, +12 beta (as the

@@ -5,7 +5,11 @@
 //! Mapping: the dimensions a row runs along stay whole on a tile (grid 1
 //! there) and the others are cut over the tiles, outer dimensions first
 //! ([`cut`]), so each tile holds whole rows; an input already laid out so
-//! (by its producer) is used where it lies. Kernel: `rows.S` walks each
+//! (by its producer) is used where it lies. Softmax may cut its axis too
+//! (when its producer did, or when whole rows would leave tiles idle and
+//! the kernels' cycle formulas and the exchange costs say it pays): each
+//! tile's pieces' [max, sum exp] pairs are gathered onto the tile of the
+//! rows' first piece, combined, sent back, and each piece normalised. Kernel: `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
 //! (`inner` = 1), else down its columns two at a time (f32; an f16 block is
@@ -14,7 +18,7 @@
 
 use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{name as elem_name, value_elem};
-use crate::geometry::{blocks, mapping_of, Block, Layout};
+use crate::geometry::{blocks, mapping_of, Block, Layout, Run};
 use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
@@ -363,7 +367,63 @@ pub(crate) fn alloc_temps(
 
 pub struct Softmax;
 
-/// The calls of softmax along `axis` of `shape` (`e` elements) over the
+/// How the tiles of a softmax run it.
+enum SoftmaxPlan {
+    /// Each tile holds whole rows.
+    Whole(Calls),
+    /// The axis is cut into `groups` pieces over tiles: each tile's pieces'
+    /// statistics are gathered onto the tile of the rows' first piece,
+    /// combined there, sent back, and each piece normalised.
+    Cut {
+        groups: usize,
+        rows: usize,
+        stats: KernelSpec,
+        combine: KernelSpec,
+        apply: KernelSpec,
+    },
+}
+
+impl SoftmaxPlan {
+    /// The kernel the tile op records: the one every tile calls first on
+    /// its input.
+    fn kernel(&self) -> String {
+        match self {
+            SoftmaxPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
+            SoftmaxPlan::Cut { stats, .. } => stats.name(),
+        }
+    }
+
+    /// Cycles of the calls of the busiest tile.
+    fn cycles(&self) -> Result<u64, String> {
+        match self {
+            SoftmaxPlan::Whole(c) => c.cycles(),
+            SoftmaxPlan::Cut {
+                stats,
+                combine,
+                apply,
+                ..
+            } => Ok(kernel_cycles(stats)? + kernel_cycles(combine)? + kernel_cycles(apply)?),
+        }
+    }
+
+    /// Estimated cycles: the calls, and for cut rows the two phases and
+    /// the two supersteps more.
+    fn estimate(&self, target: &Target) -> Result<u64, String> {
+        let mut c = self.cycles()?;
+        if let SoftmaxPlan::Cut { groups, rows, .. } = self {
+            let x = &target.exchange;
+            let bytes = (*rows * 8) as u64;
+            let gather = (*groups as u64 - 1) * bytes / x.receive_bytes_per_cycle.max(1) as u64;
+            let broadcast = bytes / x.send_bytes_per_cycle.max(1) as u64;
+            c += 4 * x.sync_cycles as u64
+                + target.exchange_phase_cycles(gather)
+                + target.exchange_phase_cycles(broadcast);
+        }
+        Ok(c)
+    }
+}
+
+/// The plan of softmax along `axis` of `shape` (`e` elements) over the
 /// blocks of `m`.
 fn softmax_calls(
     shape: &[i64],
@@ -371,9 +431,37 @@ fn softmax_calls(
     axis: usize,
     log: bool,
     m: &Mapping,
-) -> Result<Calls, String> {
+) -> Result<SoftmaxPlan, String> {
     let block = m.block_shape(shape);
     let (outer, len, inner) = walk_of(&block, axis, axis + 1);
+    if m.grid[axis] > 1 {
+        let groups = m.grid[axis];
+        if shape[axis] % groups != 0 {
+            return Err(format!(
+                "cuts its axis of {} into {groups} uneven blocks",
+                shape[axis]
+            ));
+        }
+        if inner != 1 {
+            return Err(
+                "cuts its axis over tiles where the rows are walked as columns, which is not lowered yet"
+                    .into(),
+            );
+        }
+        row_walk(len, 1, e)?;
+        if outer * 8 >= 16384 {
+            return Err(format!(
+                "cuts its axis over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
+            ));
+        }
+        return Ok(SoftmaxPlan::Cut {
+            groups: groups as usize,
+            rows: outer,
+            stats: KernelSpec::softmax_stats(e, outer, len),
+            combine: KernelSpec::softmax_combine(log, outer, groups as usize),
+            apply: KernelSpec::softmax_apply(log, e, outer, len),
+        });
+    }
     let mut calls = Calls::default();
     if inner == 1 || e == ElemType::F32 {
         let walk = row_walk(len, inner, e)?;
@@ -382,7 +470,7 @@ fn softmax_calls(
             Slot::Input,
             Slot::Out,
         );
-        return Ok(calls);
+        return Ok(SoftmaxPlan::Whole(calls));
     }
     // f16 columns: cast to f32, softmax in place, cast back.
     let walk = row_walk(len, inner, ElemType::F32)?;
@@ -408,7 +496,7 @@ fn softmax_calls(
         t,
         Slot::Out,
     );
-    Ok(calls)
+    Ok(SoftmaxPlan::Whole(calls))
 }
 
 /// Axis, log flag, shape and element type of a softmax (nn or tile op).
@@ -424,27 +512,23 @@ fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType),
     Ok((axis, log, shape, row_elem(cx, x)?))
 }
 
+/// The producer's layout when it works (nothing moves), else the cheapest
+/// of the first whole-row layout that works and the axis cut over the
+/// tiles that layout leaves idle, by the kernels' cycle formulas and the
+/// target's exchange costs.
 fn softmax_plan(
     cx: &Context,
     op: Op,
     target: &Target,
     producer: Option<Mapping>,
-) -> Result<(Mapping, Calls), String> {
+) -> Result<(Mapping, SoftmaxPlan), String> {
     let (axis, log, shape, e) = softmax_of(cx, op)?;
-    let mut candidates: Vec<Mapping> = producer.into_iter().collect();
-    candidates.extend(
-        row_grids(
-            &shape,
-            &outside(shape.len(), axis, axis + 1),
-            target.tiles() as i64,
-        )
-        .into_iter()
-        .map(at_zero),
-    );
-    first_plan(candidates, |m| {
+    let tiles = target.tiles() as i64;
+    let try_one = |m: &Mapping| -> Result<SoftmaxPlan, (bool, String)> {
         let eb = e.bytes() as i64;
         let block = block_bytes_of(m, &shape, eb);
         let f32_copy = if e == ElemType::F16
+            && m.grid[axis] == 1
             && m.block_shape(&shape)[axis + 1..].iter().product::<i64>() > 1
         {
             block * 2
@@ -453,7 +537,35 @@ fn softmax_plan(
         };
         check_fits(2 * block + f32_copy, &shape, m, target).map_err(whole_rows)?;
         softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
-    })
+    };
+    if let Some(pm) = producer {
+        if let Ok(p) = try_one(&pm) {
+            return Ok((pm, p));
+        }
+    }
+    let whole: Vec<Mapping> = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles)
+        .into_iter()
+        .map(at_zero)
+        .collect();
+    let (wm, wp) = first_plan(whole.clone(), try_one)?;
+    let mut best = (wp.estimate(target)?, wm, wp);
+    for base in whole {
+        let used: i64 = base.grid.iter().product();
+        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
+            if shape[axis] % k != 0 {
+                continue;
+            }
+            let mut m = base.clone();
+            m.grid[axis] = k;
+            if let Ok(p) = try_one(&m) {
+                let c = p.estimate(target)?;
+                if c < best.0 {
+                    best = (c, m, p);
+                }
+            }
+        }
+    }
+    Ok((best.1, best.2))
 }
 
 impl DeviceOp for Softmax {
@@ -477,13 +589,12 @@ impl DeviceOp for Softmax {
         let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
         let (axis, log, shape, _) = softmax_of(cx, op).map_err(err)?;
         let x = cx.operand(op, 0);
-        let producer = producer_cut(env, x, &shape, axis, axis + 1);
-        let (m, calls) = softmax_plan(cx, op, env.target, producer).map_err(err)?;
-        let cycles = calls.cycles().map_err(err)?;
-        let kernel = calls.kernel().map(KernelSpec::name).unwrap_or_default();
+        let producer = producer_cut(env, x, &shape, 0, 0);
+        let (m, plan) = softmax_plan(cx, op, env.target, producer).map_err(err)?;
+        let cycles = plan.cycles().map_err(err)?;
         let mut attrs = vec![
             ("axis", cx.i64_attr(axis as i64)),
-            ("kernel", cx.string_attr(&kernel)),
+            ("kernel", cx.string_attr(&plan.kernel())),
             ("cycles", cx.i64_attr(cycles as i64)),
             ("mapping", m.to_attr(cx)),
         ];
@@ -498,15 +609,187 @@ impl DeviceOp for Softmax {
         let cx = b.cx;
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let (axis, log, shape, e) = softmax_of(cx, op).map_err(|e| b.err(op, e))?;
-        let calls = softmax_calls(&shape, e, axis, log, &m).map_err(|e| b.err(op, e))?;
-        check_recorded(b, op, &calls)?;
+        let plan = softmax_calls(&shape, e, axis, log, &m).map_err(|e| b.err(op, e))?;
+        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        if recorded != plan.kernel() {
+            return Err(b.err(
+                op,
+                format!(
+                    "records kernel '{recorded}', but its operands and mapping call for '{}'",
+                    plan.kernel()
+                ),
+            ));
+        }
         let label = if log {
             "tile.softmax log"
         } else {
             "tile.softmax"
         };
-        run_row_op(b, op, &m, &calls, &[], label)
+        match plan {
+            SoftmaxPlan::Whole(calls) => run_row_op(b, op, &m, &calls, &[], label),
+            SoftmaxPlan::Cut {
+                groups,
+                rows,
+                stats,
+                combine,
+                apply,
+            } => {
+                let cut = CutRows {
+                    axis,
+                    groups,
+                    pair_bytes: rows as u64 * 8,
+                };
+                run_cut_softmax(b, op, &m, &cut, [&stats, &combine, &apply], label)
+            }
+        }
     }
+}
+
+/// Softmax rows cut along `axis` into `groups` pieces, each tile's rows'
+/// [max, sum] pairs taking `pair_bytes`.
+struct CutRows {
+    axis: usize,
+    groups: usize,
+    pair_bytes: u64,
+}
+
+/// The supersteps of a softmax whose rows are cut over tiles: each tile's
+/// pieces' statistics; a phase gathering them onto the tile of the rows'
+/// first piece (which writes its own in place); their combination there; a
+/// phase sending each row's pair back to the tiles of its other pieces
+/// (one multicast per row group); each piece normalised.
+fn run_cut_softmax(
+    b: &mut ProgramBuilder,
+    op: Op,
+    m: &Mapping,
+    cut: &CutRows,
+    [stats, combine, apply]: [&KernelSpec; 3],
+    label: &str,
+) -> Result<(), Diagnostic> {
+    let cx = b.cx;
+    let x = cx.operand(op, 0);
+    let shape = cx.value_shape(x);
+    let eb = crate::geometry::elem_bytes(cx, x);
+    let need = blocks(m, &shape);
+    let bytes = block_bytes_of(m, &shape, eb);
+    let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
+    let set = b.next_set();
+    let bs = m.block_shape(&shape);
+    // The tile of the first piece of a block's rows, and the block's piece.
+    let first_piece = |blk: &Block| -> (u32, u64) {
+        let mut lin = 0i64;
+        let mut piece = 0;
+        for (d, (&lo, &extent)) in blk.lo.iter().zip(&bs).enumerate() {
+            let i = lo / extent.max(1);
+            if d == cut.axis {
+                piece = i as u64;
+                lin *= m.grid[d];
+            } else {
+                lin = lin * m.grid[d] + i;
+            }
+        }
+        ((m.first_tile + lin * m.stride) as u32, piece)
+    };
+    let pb = cut.pair_bytes;
+    let mut gathered: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut combined: FxHashMap<u32, usize> = FxHashMap::default();
+    for blk in &need {
+        let (home, _) = first_piece(blk);
+        if home == blk.tile {
+            let g = b.alloc(
+                op,
+                home,
+                &format!("s{set}.stats_in"),
+                pb * cut.groups as u64,
+                false,
+            )?;
+            gathered.insert(home, g);
+        }
+        let c = b.alloc(op, blk.tile, &format!("s{set}.row_stats"), pb, false)?;
+        combined.insert(blk.tile, c);
+    }
+    b.begin_compute(op, "", &format!("{label} statistics"));
+    let (mut gather, mut back) = (Vec::new(), Vec::new());
+    let mut sent = None;
+    for blk in &need {
+        let tl = blk.tile;
+        let (home, piece) = first_piece(blk);
+        let Some(&input) = at.get(&tl) else {
+            return Err(b.err(op, format!("has no input buffer on tile {tl}")));
+        };
+        let Some(&dst) = gathered.get(&home) else {
+            return Err(b.err(
+                op,
+                format!("has no first piece on tile {home} for tile {tl}"),
+            ));
+        };
+        let out = if home == tl {
+            Word::Buf(dst, 0)
+        } else {
+            let buf = b.alloc(op, tl, &format!("s{set}.stats"), pb, false)?;
+            sent = Some(buf);
+            gather.push(Run {
+                src_tile: tl,
+                src_off: 0,
+                dst_tile: home,
+                dst_off: piece * pb,
+                len: pb,
+            });
+            back.push(Run {
+                src_tile: home,
+                src_off: 0,
+                dst_tile: tl,
+                dst_off: 0,
+                len: pb,
+            });
+            Word::Buf(buf, 0)
+        };
+        b.call(tl, records::rows_along(stats, Word::Buf(input, 0), out));
+    }
+    b.end_compute(op)?;
+    let (Some(sent), Some(&gbuf), Some(&cbuf)) =
+        (sent, gathered.values().next(), combined.values().next())
+    else {
+        return Err(b.err(op, "has no pieces to gather"));
+    };
+    b.exchange(
+        op,
+        &format!("row statistics of s{set} tile.softmax"),
+        vec![(sent, gbuf, gather)],
+    )?;
+    b.begin_compute(op, ".combine", &format!("{label} combine"));
+    let mut homes: Vec<u32> = gathered.keys().copied().collect();
+    homes.sort_unstable();
+    for tl in homes {
+        b.call(
+            tl,
+            records::rows_along(combine, Word::Buf(gbuf, 0), Word::Buf(cbuf, 0)),
+        );
+    }
+    b.end_compute(op)?;
+    b.exchange(
+        op,
+        &format!("combined row statistics of s{set} tile.softmax"),
+        vec![(cbuf, cbuf, back)],
+    )?;
+    b.begin_compute(op, ".apply", label);
+    let res = b.home(op, cx.result(op, 0), m, &format!("s{set}.result"), false)?;
+    for blk in &need {
+        let tl = blk.tile;
+        let input = at[&tl];
+        b.call(
+            tl,
+            records::softmax_apply(
+                apply,
+                Word::Buf(input, 0),
+                Word::Buf(cbuf, 0),
+                Word::Buf(res, 0),
+            ),
+        );
+    }
+    b.end_compute(op)?;
+    b.finish_op();
+    Ok(())
 }
 
 /// The supersteps of a row op whose result blocks are its input's blocks:
