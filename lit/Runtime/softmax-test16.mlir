@@ -3,10 +3,16 @@
 // another axis (walked down the columns of each tile's block; f16 blocks
 // are cast to f32 on the tile around the kernel), f32 and f16, on inputs
 // scaled to [-8, 8); and rows cut over tiles (2 x 4096 f32, 4 x 2048 f16:
-// each piece's statistics, combined per row and sent back).
-// RUN: rm -rf %t && mkdir -p %t
-// RUN: ipu-run %s --target test16 --device-lock %t/device.lock 2>%t/err | FileCheck %s
+// each piece's statistics, combined per row and sent back). The run is the
+// same, cycle for cycle and bit for bit, with one thread or two.
+// RUN: rm -rf %t && mkdir -p %t/1 %t/2
+// RUN: env RAYON_NUM_THREADS=1 ipu-run %s --target test16 --device-lock %t/device.lock --output-dir %t/1 --profile %t/1/profile.json 2>%t/err > %t/1/verdict
+// RUN: env RAYON_NUM_THREADS=2 ipu-run %s --target test16 --device-lock %t/device.lock --output-dir %t/2 --profile %t/2/profile.json 2>/dev/null > %t/2/verdict
+// RUN: FileCheck %s < %t/1/verdict
 // RUN: FileCheck %s --check-prefix=ERR < %t/err
+// RUN: cmp %t/1/cut.npy %t/2/cut.npy
+// RUN: cmp %t/1/h_log_cut.npy %t/2/h_log_cut.npy
+// RUN: cmp %t/1/profile.json %t/2/profile.json
 
 // CHECK: tiles=16 cycles={{[0-9]+}}
 // CHECK-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS
