@@ -32,6 +32,12 @@
 #                      M = max m, S = sum s * exp(m - M)
 # OP 10 softmax_apply: y[r][c] = exp(x[r][c] - M) / S, or x[r][c] - (M + log S) with LOG,
 #                      the row's pair from OP 9 at +4
+# Layer norm of rows cut over tiles, likewise:
+# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
+# OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces: out[r] =
+#                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
+# OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
+#                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
 # TYPE: 0 f32, 1 f16. Softmax and layer norm over f16 rows use f16 vector
 # arithmetic with sums kept in f32 (layer norm's statistics in f32 about
 # the mean rounded to f16, corrected for that rounding); row-vector ops
@@ -52,8 +58,8 @@
         .param BETA, 0
         .param LOG, 0
 
-        .if (OP < 0) | (OP > 10)
-        .error "OP must be 0..10"
+        .if (OP < 0) | (OP > 13)
+        .error "OP must be 0..13"
         .endif
         .if (TYPE < 0) | (TYPE > 1) | (OUT < 0) | (OUT > 1)
         .error "TYPE and OUT must be 0 (f32) or 1 (f16)"
@@ -69,17 +75,21 @@
         .if (LOG != 0) & ((OP < 9) | (LOG != 1))
         .error "LOG (0 or 1) is for softmax_combine and softmax_apply"
         .endif
-        .if (OP == 9) & (TYPE != 0)
-        .error "softmax_combine reads f32 pairs"
+        .set PAIRS_IN, (OP == 9) | (OP == 12)  # reads C groups of R pairs
+        .if PAIRS_IN & (TYPE != 0)
+        .error "the combining ops read f32 pairs"
         .endif
-        .if (OP == 9) & (R * 8 >= 16384)
-        .error "softmax_combine's groups must be under 16384 bytes apart (R < 2048)"
+        .if PAIRS_IN & (R * 8 >= 16384)
+        .error "the combining ops' groups must be under 16384 bytes apart (R < 2048)"
         .endif
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
         .endif
-        .if (OP == 5) & ((GAMMA < 0) | (GAMMA > 1) | (BETA < 0) | (BETA > 1))
+        .if ((OP == 5) | (OP == 13)) & ((GAMMA < 0) | (GAMMA > 1) | (BETA < 0) | (BETA > 1))
         .error "GAMMA and BETA are 0 or 1"
+        .endif
+        .if (OP != 5) & (OP != 13) & ((GAMMA != 0) | (BETA != 0))
+        .error "GAMMA and BETA are for layer norm"
         .endif
         .if (RED == 0) & (OUT != 0)
         .error "OUT is for reductions (the other ops write their input type)"
@@ -90,7 +100,7 @@
         .set GR, (C + EPG - 1) / EPG      # granules per row (the last may be partly used)
         .else
         .set GR, C / EPG
-        .if (VERT == 0) & (OP != 9) & (C % EPG != 0)
+        .if (VERT == 0) & (PAIRS_IN == 0) & (C % EPG != 0)
         .error "rows must be whole 64-bit granules (C * element bytes a multiple of 8)"
         .endif
         .endif
@@ -153,11 +163,11 @@
         .set SETUP, 14
         .endif
         .if (OP == 5) & (TYPE == 0)
-        .set ITEM, 18 + 3 * (GAMMA | BETA) + FOLD_GR + (GR > 1) * (4 + 2 * (GR - 1) + (2 + (GAMMA | BETA)) * (GR - 1))
+        .set ITEM, 19 + 3 * (GAMMA | BETA) + FOLD_GR + (GR > 1) * (4 + 2 * (GR - 1) + (2 + (GAMMA | BETA)) * (GR - 1))
         .set SETUP, 18
         .endif
         .if (OP == 5) & (TYPE == 1)
-        .set ITEM, 27 + 3 * (GAMMA | BETA) + HSUM + (GR > 1) * (4 + 5 * (GR - 1) + (3 + (GAMMA | BETA)) * (GR - 1))
+        .set ITEM, 28 + 3 * (GAMMA | BETA) + HSUM + (GR > 1) * (4 + 5 * (GR - 1) + (3 + (GAMMA | BETA)) * (GR - 1))
         .set SETUP, 18
         .endif
         .if RVEC
@@ -174,6 +184,24 @@
         .endif
         .if OP == 10
         .set ITEM, 10 - 4 * LOG + (GR > 1) * (2 + (4 - 3 * LOG) * (GR - 1))
+        .set SETUP, 17
+        .endif
+        .if (OP == 11) & (TYPE == 0)
+        .set ITEM, 17 + FOLD_GR + (GR > 1) * (2 + 2 * (GR - 1))
+        .endif
+        .if (OP == 11) & (TYPE == 1)
+        .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
+        .endif
+        .if OP == 12
+        .set ITEM, 17 + FOLD_C + (C > 1) * (2 + 3 * (C - 1))
+        .endif
+        .if (OP == 13) & (TYPE == 0)
+        .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if (OP == 13) & (TYPE == 1)
+        .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if OP >= 11
         .set SETUP, 17
         .endif
         .else
@@ -252,6 +280,199 @@ hsum_end_\@:
         sethi \a, ((\v) >> 16) & 0xffff
         .endm
 
+# Layer norm's moments of the f32 row at $m2: mean in $a8:9 (both lanes),
+# biased variance in $a6; $m2 back at the row's start.
+        .macro LN_MOMENTS32
+        mov $m3, $m2
+        FOLD f32v2add, GR, 8
+        f32v2hadd $a6, $a4:5
+        f32mul $a8, $a6, $a14          # mean
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
+        # variance about the mean
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_var_end_\@
+        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+ln_var_end_\@:
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14
+        mov $m2, $m3
+        .endm
+
+# The same for an f16 row: $a8:9 holds m' = the mean rounded to f16 (four
+# lanes), $a12 m' - mean, $a6 the biased variance (about m', corrected).
+        .macro LN_MOMENTS16
+        mov $m3, $m2
+        HSUM16
+        f32mul $a6, $a6, $a14          # mean m
+        f16v4dup $a8:9, $a6            # m' = m rounded to f16
+        cvt.f16.f32 $a2:3, $a8
+        { mov $m2, $m3 ; f32sub $a12, $a2, $a6 }   # m' - m
+        # sum of (x - m')^2 in f32
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_var_end_\@
+        { ld64 $a0:1, [$m2+=8] ; cvt.f16.f32 $a6:7, $a2 }
+        cvt.f16.f32 $a10:11, $a3
+        f32v2fma $a4:5, $a6:7, $a6:7
+        f32v2fma $a4:5, $a10:11, $a10:11
+        f16v4sub $a2:3, $a0:1, $a8:9
+lnh_var_end_\@:
+        .endif
+        cvt.f16.f32 $a6:7, $a2
+        cvt.f16.f32 $a10:11, $a3
+        f32v2fma $a4:5, $a6:7, $a6:7
+        f32v2fma $a4:5, $a10:11, $a10:11
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14          # mean of (x - m')^2
+        f32mul $a13, $a12, $a12
+        f32sub $a6, $a6, $a13          # var = that - (m - m')^2
+        mov $m2, $m3
+        .endm
+
+# y = (x - mean) * rstd [* gamma] [+ beta] for the f32 row at $m2 into $m9,
+# from $a8:9 = mean and $a10:11 = rstd (both lanes); gamma and beta from
+# the record's +8 and +12.
+        .macro LN_NORM32
+        .if GAMMA | BETA
+        ld32 $m11, [$m0+8]
+        ld32 $m12, [$m0+12]
+        # y = t * gamma + beta, t = (x - mean) * rstd
+        ld64 $a0:1, [$m2+=8]
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_apply_end_\@
+        .if GAMMA & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+ln_apply_end_\@:
+        .endif
+        .if GAMMA & BETA
+        { st64 $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { st64 $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .else
+        # y = (x - mean) * rstd
+        ld64 $a0:1, [$m2+=8]
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_norm_end_\@
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+ln_norm_end_\@:
+        .endif
+        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
+        .endif
+        .endm
+
+# The same for an f16 row, from $a8:9 = m' (mean rounded to f16), $a10:11 =
+# rstd and $a12:13 = (m' - mean) * rstd, four f16 lanes each.
+        .macro LN_NORM16
+        # t = (x - m') * rstd + c = (x - m) * rstd; y = t * gamma + beta
+        .if GAMMA | BETA
+        ld32 $m11, [$m0+8]
+        ld32 $m12, [$m0+12]
+        ld64 $a0:1, [$m2+=8]
+        .if GAMMA
+        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f16v4sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f16v4mul $a2:3, $a2:3, $a10:11
+        .endif
+        f16v4add $a2:3, $a2:3, $a12:13
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_apply_end_\@
+        .if GAMMA & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .if GAMMA
+        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f16v4sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f16v4mul $a2:3, $a2:3, $a10:11
+        .endif
+        f16v4add $a2:3, $a2:3, $a12:13
+lnh_apply_end_\@:
+        .endif
+        .if GAMMA & BETA
+        { st64 $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { st64 $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { st64 $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .else
+        ld64 $a0:1, [$m2+=8]
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4mul $a2:3, $a2:3, $a10:11
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_norm_end_\@
+        { ldst64 $a0:1, [$m2+=8], $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4mul $a2:3, $a2:3, $a10:11
+lnh_norm_end_\@:
+        .endif
+        { st64 $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
+        .endif
+        .endm
+
         .text
         .globl rows
         .type rows, @function
@@ -283,7 +504,7 @@ rows_worker:
 
 # ---------------------------------------------------------------- rows
         .if VERT == 0
-        .if OP == 9
+        .if PAIRS_IN
         shl $m8, $m5, 3
         add $m2, $m2, $m8              # the row's pair in the first group
         add $m9, $m9, $m8              # out pair
@@ -300,21 +521,23 @@ rows_worker:
         .endif
         add $m9, $m9, $m7              # out element
         .endif
-        .if OP == 8
+        .if (OP == 8) | (OP == 11)
         shl $m7, $m5, 3
         add $m9, $m9, $m7              # out pair
         .endif
         .if (RED == 0) & (OP < 8)
         add $m9, $m9, $m8              # y row
         .endif
-        .if OP == 10
+        .if (OP == 10) | (OP == 13)
         add $m9, $m9, $m8              # y row
         ld32 $m3, [$m0+4]
         shl $m7, $m5, 3
         add $m3, $m3, $m7              # the row's pair
         .endif
-        .if OP == 5
+        .if (OP == 5) | (OP == 11) | (OP == 12)
         LDF $a14, INV_C
+        .endif
+        .if (OP == 5) | (OP == 12)
         LDF $a15, EPS
         .endif
 
@@ -470,192 +693,96 @@ lsmh_sub_end:
 
         .if (OP == 5) & (TYPE == 0)
 row_ln:
-        mov $m3, $m2
-        FOLD f32v2add, GR, 8
-        f32v2hadd $a6, $a4:5
-        f32mul $a8, $a6, $a14          # mean
-        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
-        # variance about the mean
-        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, ln_var_end
-        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-ln_var_end:
-        .endif
-        f32v2fma $a4:5, $a2:3, $a2:3
-        f32v2hadd $a6, $a4:5
-        f32mul $a6, $a6, $a14
+        LN_MOMENTS32
         f32add $a6, $a6, $a15
         f32v2rsqrt $a6:7, $a6:7
-        { mov $m2, $m3 ; f32v2dup $a10:11, $a6 }     # rstd
-        .if GAMMA | BETA
-        ld32 $m11, [$m0+8]
-        ld32 $m12, [$m0+12]
-        # y = t * gamma + beta, t = (x - mean) * rstd
-        ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, ln_apply_end
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
-ln_apply_end:
-        .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .else
-        # y = (x - mean) * rstd
-        ld64 $a0:1, [$m2+=8]
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, ln_norm_end
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-ln_norm_end:
-        .endif
-        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
-        .endif
+        f32v2dup $a10:11, $a6          # rstd
+        LN_NORM32
         add $m6, $m6, -1
         brnz $m6, row_ln
         .endif
 
         .if (OP == 5) & (TYPE == 1)
 row_lnh:
-        mov $m3, $m2
-        HSUM16
-        f32mul $a6, $a6, $a14          # mean m
-        f16v4dup $a8:9, $a6            # m' = m rounded to f16
-        cvt.f16.f32 $a2:3, $a8
-        { mov $m2, $m3 ; f32sub $a12, $a2, $a6 }   # m' - m
-        # sum of (x - m')^2 in f32
-        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, lnh_var_end
-        { ld64 $a0:1, [$m2+=8] ; cvt.f16.f32 $a6:7, $a2 }
-        cvt.f16.f32 $a10:11, $a3
-        f32v2fma $a4:5, $a6:7, $a6:7
-        f32v2fma $a4:5, $a10:11, $a10:11
-        f16v4sub $a2:3, $a0:1, $a8:9
-lnh_var_end:
-        .endif
-        cvt.f16.f32 $a6:7, $a2
-        cvt.f16.f32 $a10:11, $a3
-        f32v2fma $a4:5, $a6:7, $a6:7
-        f32v2fma $a4:5, $a10:11, $a10:11
-        f32v2hadd $a6, $a4:5
-        f32mul $a6, $a6, $a14          # mean of (x - m')^2
-        f32mul $a13, $a12, $a12
-        f32sub $a6, $a6, $a13          # var = that - (m - m')^2
+        LN_MOMENTS16
         f32add $a6, $a6, $a15
         f32v2rsqrt $a6:7, $a6:7
         f32mul $a12, $a12, $a6         # c = (m' - m) * rstd
         f16v4dup $a10:11, $a6          # rstd
-        { mov $m2, $m3 ; f16v4dup $a12:13, $a12 }
-        # t = (x - m') * rstd + c = (x - m) * rstd; y = t * gamma + beta
-        .if GAMMA | BETA
-        ld32 $m11, [$m0+8]
-        ld32 $m12, [$m0+12]
-        ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
-        f16v4add $a2:3, $a2:3, $a12:13
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, lnh_apply_end
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
-        f16v4add $a2:3, $a2:3, $a12:13
-lnh_apply_end:
-        .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .else
-        ld64 $a0:1, [$m2+=8]
-        f16v4sub $a2:3, $a0:1, $a8:9
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .if GR > 1
-        setzi $m10, GR - 1
-        rpt $m10, lnh_norm_end
-        { ldst64 $a0:1, [$m2+=8], $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
-        f16v4sub $a2:3, $a0:1, $a8:9
-        f16v4mul $a2:3, $a2:3, $a10:11
-lnh_norm_end:
-        .endif
-        { st64 $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
-        .endif
+        f16v4dup $a12:13, $a12
+        LN_NORM16
         add $m6, $m6, -1
         brnz $m6, row_lnh
+        .endif
+
+        .if OP == 11
+row_lst:
+        .if TYPE == 0
+        LN_MOMENTS32
+        mova $a7, $a6                  # var
+        mova $a6, $a8                  # mean
+        .else
+        LN_MOMENTS16
+        cvt.f16.f32 $a2:3, $a8
+        f32sub $a2, $a2, $a12          # mean = m' - (m' - mean)
+        mova $a7, $a6
+        mova $a6, $a2
+        .endif
+        setzi $m10, ROWB
+        add $m2, $m2, $m10             # next row
+        add $m6, $m6, -1
+        st64 $a6:7, [$m9+=8]
+        brnz $m6, row_lst
+        .endif
+
+        .if OP == 12
+        .set GSTEP, R * 8
+row_lcb:
+        mov $m3, $m2
+        FOLD f32v2add, C, GSTEP        # [sum of means, sum of variances]
+        f32mul $a8, $a4, $a14          # mean
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
+        { ld64 $a0:1, [$m2+=GSTEP] ; mova $a13, $a5 }
+        zero64 $a6:7
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, lcb_end
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32mul $a2, $a2, $a2
+        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
+lcb_end:
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32mul $a2, $a2, $a2
+        f32add $a6, $a6, $a2
+        f32add $a6, $a6, $a13
+        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - its mean)^2)
+        f32add $a6, $a6, $a15
+        f32v2rsqrt $a6:7, $a6:7
+        { add $m2, $m3, 8 ; mova $a9, $a6 }
+        add $m6, $m6, -1
+        st64 $a8:9, [$m9+=8]           # [mean, rstd]
+        brnz $m6, row_lcb
+        .endif
+
+        .if OP == 13
+row_lap:
+        ld64 $a6:7, [$m3+=8]           # [mean, rstd]
+        .if TYPE == 0
+        f32v2dup $a8:9, $a6
+        f32v2dup $a10:11, $a7
+        LN_NORM32
+        .else
+        f16v4dup $a8:9, $a6            # m'
+        cvt.f16.f32 $a2:3, $a8
+        f32sub $a12, $a2, $a6
+        f32mul $a12, $a12, $a7         # c = (m' - mean) * rstd
+        f16v4dup $a10:11, $a7
+        f16v4dup $a12:13, $a12
+        LN_NORM16
+        .endif
+        add $m6, $m6, -1
+        brnz $m6, row_lap
         .endif
 
         .if OP == 8

@@ -179,6 +179,9 @@ const ROW_NAMES: &[&str] = &[
     "softmax_stats",
     "softmax_combine",
     "softmax_apply",
+    "ln_stats",
+    "ln_combine",
+    "ln_apply",
 ];
 
 /// Assembles a library kernel with parameters (no cache).
@@ -397,6 +400,12 @@ pub enum RowOp {
     SoftmaxCombine = 9,
     /// and each piece normalised.
     SoftmaxApply = 10,
+    /// Layer norm of rows cut over tiles: per-piece [mean, var] pairs,
+    LayerNormStats = 11,
+    /// their combination per row into [mean, rstd],
+    LayerNormCombine = 12,
+    /// and each piece normalised (with its scale and bias columns).
+    LayerNormApply = 13,
 }
 
 /// How `rows.S` walks an R x C block: along contiguous rows, or down the
@@ -545,6 +554,40 @@ impl KernelSpec {
     pub fn softmax_apply(log: bool, ty: ElemType, r: usize, c: usize) -> KernelSpec {
         let mut s = KernelSpec::row_op(RowOp::SoftmaxApply, ty, r, c, RowWalk::Rows);
         s.params.insert("LOG".into(), log as i64);
+        s
+    }
+    /// Layer norm of rows cut over tiles, step 1: each row piece's mean and
+    /// biased variance, as f32 pairs.
+    pub fn ln_stats(ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::LayerNormStats, ty, r, c, RowWalk::Rows);
+        s.params
+            .insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+        s
+    }
+    /// Step 2: the pairs of `groups` equal pieces of r rows combined into
+    /// each row's [mean, 1 / sqrt(var + eps)].
+    pub fn ln_combine(r: usize, groups: usize, eps: f32) -> KernelSpec {
+        let mut s = KernelSpec::row_op(
+            RowOp::LayerNormCombine,
+            ElemType::F32,
+            r,
+            groups,
+            RowWalk::Rows,
+        );
+        let p = &mut s.params;
+        p.insert(
+            "INV_C".into(),
+            (1.0f32 / groups.max(1) as f32).to_bits() as i64,
+        );
+        p.insert("EPS".into(), eps.to_bits() as i64);
+        s
+    }
+    /// Step 3: each piece normalised by its row's pair, with the piece's
+    /// columns of the scale and bias when asked.
+    pub fn ln_apply(ty: ElemType, r: usize, c: usize, gamma: bool, beta: bool) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::LayerNormApply, ty, r, c, RowWalk::Rows);
+        s.params.insert("GAMMA".into(), gamma as i64);
+        s.params.insert("BETA".into(), beta as i64);
         s
     }
     /// Layer norm of r rows of c elements, with a scale (gamma) and a bias

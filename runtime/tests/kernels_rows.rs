@@ -331,6 +331,9 @@ fn specialisations_that_cannot_work_are_refused() {
         vec![("OP", 9), ("R", 2048), ("C", 4)], // groups beyond post-increment
         vec![("OP", 3), ("LOG", 1)],            // LOG is for the cut softmax
         vec![("OP", 10), ("C", 4), ("I", 2)],   // cut softmax on columns
+        vec![("OP", 12), ("TYPE", 1), ("C", 4)], // combining f16 pairs
+        vec![("OP", 0), ("GAMMA", 1)],          // a scale is for layer norm
+        vec![("OP", 13), ("BETA", 2)],          // flags are 0 or 1
     ] {
         let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
@@ -408,6 +411,114 @@ fn softmax_of_rows_cut_into_pieces() {
                         assert!(
                             (gv - w).abs() <= tol,
                             "{p:?} piece {k} [{i}][{j}]: {gv} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Layer norm of rows cut into `groups` equal pieces: each piece's mean
+/// and variance, combined per row, and each piece normalised with its
+/// columns of the scale and bias, against the layer norm of whole rows.
+#[test]
+fn layer_norm_of_rows_cut_into_pieces() {
+    const PAIRS: u32 = 0x60000;
+    let mut g = rng(16);
+    let eps = 1e-5f32;
+    for &(ty, r, c, groups, offset) in &[
+        (0i64, 7usize, 12usize, 3usize, 0.0f32),
+        (0, 1, 2, 2, 10.0),
+        (1, 6, 8, 4, 30.0),
+        (1, 13, 4, 1, 0.0),
+    ] {
+        let full = c * groups;
+        let raw: Vec<f32> = (0..r * full)
+            .map(|_| offset + g.gen_range(-3.0..3.0))
+            .collect();
+        let (x, _) = encode(&raw, ty);
+        let graw: Vec<f32> = (0..full).map(|_| g.gen_range(0.5..1.5)).collect();
+        let braw: Vec<f32> = (0..full).map(|_| g.gen_range(-1.0..1.0)).collect();
+        let (gv, _) = encode(&graw, ty);
+        let (bv, _) = encode(&braw, ty);
+        let piece = |k: usize| -> Vec<f32> {
+            (0..r)
+                .flat_map(|i| raw[i * full + k * c..i * full + (k + 1) * c].to_vec())
+                .collect()
+        };
+        let mut stats = Vec::new();
+        for k in 0..groups {
+            let (_, bytes) = encode(&piece(k), ty);
+            let p = [
+                ("OP", 11),
+                ("TYPE", ty),
+                ("R", r as i64),
+                ("C", c as i64),
+                ("INV_C", (1.0f32 / c as f32).to_bits() as i64),
+            ];
+            let t = run_rows(&p, &[(X, bytes)]);
+            stats.extend(rd_f32(&t, OUT, 2 * r));
+        }
+        let p = [
+            ("OP", 12),
+            ("R", r as i64),
+            ("C", groups as i64),
+            ("INV_C", (1.0f32 / groups as f32).to_bits() as i64),
+            ("EPS", eps.to_bits() as i64),
+        ];
+        let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
+        let pairs = rd_f32(&t, OUT, 2 * r);
+        for (gamma, beta) in [(0i64, 0i64), (1, 0), (0, 1), (1, 1)] {
+            for k in 0..groups {
+                let (_, bytes) = encode(&piece(k), ty);
+                let (_, gb) = encode(&graw[k * c..(k + 1) * c], ty);
+                let (_, bb) = encode(&braw[k * c..(k + 1) * c], ty);
+                let p = [
+                    ("OP", 13),
+                    ("TYPE", ty),
+                    ("R", r as i64),
+                    ("C", c as i64),
+                    ("GAMMA", gamma),
+                    ("BETA", beta),
+                ];
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &p,
+                    &[X, PAIRS, GAMMA, BETA, OUT],
+                    &[
+                        (X, bytes),
+                        (PAIRS, f32_bytes(&pairs)),
+                        (GAMMA, gb),
+                        (BETA, bb),
+                    ],
+                );
+                check_formula(&p, &t);
+                let got = read(&t, OUT, r * c, ty);
+                for i in 0..r {
+                    let v = &x[i * full..(i + 1) * full];
+                    let mean = v.iter().sum::<f64>() / full as f64;
+                    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / full as f64;
+                    let rstd = 1.0 / (var + eps as f64).sqrt();
+                    for j in 0..c {
+                        let col = k * c + j;
+                        let mut w = (v[col] - mean) * rstd;
+                        if gamma == 1 {
+                            w *= gv[col];
+                        }
+                        if beta == 1 {
+                            w += bv[col];
+                        }
+                        let got = got[i * c + j];
+                        let tol = if ty == 0 {
+                            2e-5 * (1.0 + w.abs())
+                        } else {
+                            3e-3 * (1.0 + w.abs())
+                        };
+                        assert!(
+                            (got - w).abs() <= tol,
+                            "{p:?} offset {offset} piece {k} [{i}][{j}]: {got} vs {w}"
                         );
                     }
                 }
