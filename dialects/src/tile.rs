@@ -202,9 +202,12 @@ pub static SOFTMAX: OpDef = OpDef {
 pub static LAYER_NORM: OpDef = OpDef {
     name: "tile.layer_norm",
     summary: "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
-              operands (each as many elements as the normalized shape): each tile of `mapping` holds whole rows \
-              (grid 1 from `axis` on) and a copy of the scale and bias, and computes its block with `kernel` \
-              (`cycles` from its cycle formula).",
+              operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
+              from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
+              first normalized dimension (evenly), each tile's pieces' mean and variance are gathered onto the \
+              tile of the rows' first piece, combined, and sent back before each piece is normalised with its \
+              columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
+              cycle formulas of all its calls.",
     operands: &[
         ValueDef { name: "input", ..TENSOR },
         ValueDef { name: "params", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR },
@@ -578,11 +581,11 @@ fn verify_layer_norm(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         }
     }
     let m = mapping_of(cx, op)?;
-    if m.grid[axis..].iter().any(|&g| g != 1) {
+    if m.grid[axis + 1..].iter().any(|&g| g != 1) || shape[axis] % m.grid[axis] != 0 {
         return Err(op_error(
             cx,
             op,
-            "the mapping must keep whole rows on each tile (grid 1 from the axis on)",
+            "the mapping may cut only the first normalized dimension, and evenly",
         ));
     }
     Ok(())

@@ -59,15 +59,29 @@ func.func @softmax_columns_f16(%x: tensor<8x16x8xf16>) -> tensor<8x16x8xf16> {
   return %y : tensor<8x16x8xf16>
 }
 
-// Scale and bias whole on one tile (one multicast to every row tile).
+// Two rows per tile would keep four of the six workers idle: 16 rows per
+// tile with the rows cut 8 ways is cheaper by the cycle formulas; the scale
+// and bias are cut like the first rows' pieces.
 // CHECK-LABEL: func.func @layer_norm
-// CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}}
-// CHECK: %{{[0-9]+}} = tile.host_input %arg1 {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}}
-// CHECK: %{{[0-9]+}} = tile.host_input %arg2 {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}}
-// CHECK: %{{[0-9]+}} = tile.layer_norm %0, %1, %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, epsilon = 1.0e-5 : f32, kernel = "rows_layer_norm_f16_r2_c768_eps3727c5ac_scaled_biased", mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.host_input %arg1 {mapping = {grid = array<i64: 8>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.host_input %arg2 {mapping = {grid = array<i64: 8>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.layer_norm %0, %1, %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, epsilon = 1.0e-5 : f32, kernel = "rows_ln_stats_f16_r16_c96", mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}}
 func.func @layer_norm(%x: tensor<32x768xf16>, %g: tensor<768xf16>, %b: tensor<768xf16>) -> tensor<32x768xf16> {
   %y = nn.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<32x768xf16>, tensor<768xf16>, tensor<768xf16>) -> tensor<32x768xf16>
   return %y : tensor<32x768xf16>
+}
+
+// Rows of 4096 cut 16 ways, the scale and bias cut like them (each tile's
+// columns are where its piece is).
+// CHECK-LABEL: func.func @layer_norm_cut
+// CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.host_input %arg1 {mapping = {grid = array<i64: 16>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.host_input %arg2 {mapping = {grid = array<i64: 16>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.layer_norm %0, %1, %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, epsilon = 1.0e-5 : f32, kernel = "rows_ln_stats_f32_r2_c256", mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
+func.func @layer_norm_cut(%x: tensor<2x4096xf32>, %g: tensor<4096xf32>, %b: tensor<4096xf32>) -> tensor<2x4096xf32> {
+  %y = nn.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<2x4096xf32>, tensor<4096xf32>, tensor<4096xf32>) -> tensor<2x4096xf32>
+  return %y : tensor<2x4096xf32>
 }
 
 // Over the last two axes: rows of 4 x 16 elements.

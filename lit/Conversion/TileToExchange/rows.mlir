@@ -74,7 +74,7 @@
 // CHECK-NEXT: exchange.move {dst = @s3.operand2, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 0, 1, 15, 1, 1, 0, 0>], src = @input3}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {cycles = 1340 : i64, label = "tile.layer_norm", sym_name = "s3"} {
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 1346 : i64, label = "tile.layer_norm", sym_name = "s3"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @s3.operand1, @s3.operand2, @s3.result], tiles = "1 to 15"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @input2, @input3, @s3.result], tiles = "0"}
 // CHECK-NEXT: }

@@ -65,7 +65,9 @@ pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     assert!(
         op <= RowOp::LogSoftmax as i64
             || op == RowOp::SoftmaxStats as i64
-            || op == RowOp::SoftmaxCombine as i64,
+            || op == RowOp::SoftmaxCombine as i64
+            || op == RowOp::LayerNormStats as i64
+            || op == RowOp::LayerNormCombine as i64,
         "rows OP {op} takes more than its input"
     );
     call(
@@ -82,6 +84,32 @@ pub fn softmax_apply(spec: &KernelSpec, x: Word, pairs: Word, out: Word) -> Call
     assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
     let zero = Word::Val(0);
     call(spec, "rows", vec![x, pairs, zero, zero, out], 0)
+}
+
+/// `rows.S` ln_apply: +0 x, +4 the rows' [mean, rstd] pairs, +8 the
+/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out.
+pub fn ln_apply(
+    spec: &KernelSpec,
+    x: Word,
+    pairs: Word,
+    gamma: Option<Word>,
+    beta: Option<Word>,
+    out: Word,
+) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNormApply as i64);
+    assert_eq!(
+        param(spec, "GAMMA") == 1,
+        gamma.is_some(),
+        "layer norm scale"
+    );
+    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        0,
+    )
 }
 
 /// `rows.S` layer norm: +0 x, +4 unused, +8 gamma, +12 beta (as the

@@ -5,11 +5,14 @@
 //! Mapping: the dimensions a row runs along stay whole on a tile (grid 1
 //! there) and the others are cut over the tiles, outer dimensions first
 //! ([`cut`]), so each tile holds whole rows; an input already laid out so
-//! (by its producer) is used where it lies. Softmax may cut its axis too
-//! (when its producer did, or when whole rows would leave tiles idle and
-//! the kernels' cycle formulas and the exchange costs say it pays): each
-//! tile's pieces' [max, sum exp] pairs are gathered onto the tile of the
-//! rows' first piece, combined, sent back, and each piece normalised. Kernel: `rows.S` walks each
+//! (by its producer) is used where it lies. Softmax may cut its axis, and
+//! layer norm its first normalized dimension, too (when the producer did,
+//! or when whole rows would leave tiles or workers idle and the kernels'
+//! cycle formulas and the exchange costs say it pays): each tile's pieces'
+//! statistics ([max, sum exp] or [mean, var]) are gathered onto the tile of
+//! the rows' first piece, combined, sent back, and each piece finished
+//! ([`run_cut_rows`]); a cut layer norm's tiles read only their columns of
+//! the scale and bias. Kernel: `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
 //! (`inner` = 1), else down its columns two at a time (f32; an f16 block is
@@ -409,17 +412,13 @@ impl SoftmaxPlan {
     /// Estimated cycles: the calls, and for cut rows the two phases and
     /// the two supersteps more.
     fn estimate(&self, target: &Target) -> Result<u64, String> {
-        let mut c = self.cycles()?;
-        if let SoftmaxPlan::Cut { groups, rows, .. } = self {
-            let x = &target.exchange;
-            let bytes = (*rows * 8) as u64;
-            let gather = (*groups as u64 - 1) * bytes / x.receive_bytes_per_cycle.max(1) as u64;
-            let broadcast = bytes / x.send_bytes_per_cycle.max(1) as u64;
-            c += 4 * x.sync_cycles as u64
-                + target.exchange_phase_cycles(gather)
-                + target.exchange_phase_cycles(broadcast);
-        }
-        Ok(c)
+        let c = self.cycles()?;
+        Ok(match self {
+            SoftmaxPlan::Whole(_) => c,
+            SoftmaxPlan::Cut { groups, rows, .. } => {
+                c + cut_exchange_cycles(*groups, *rows, target)
+            }
+        })
     }
 }
 
@@ -639,31 +638,43 @@ impl DeviceOp for Softmax {
                     groups,
                     pair_bytes: rows as u64 * 8,
                 };
-                run_cut_softmax(b, op, &m, &cut, [&stats, &combine, &apply], label)
+                let call = |x: Word, pairs: Word, _: &[Word], out: Word| {
+                    records::softmax_apply(&apply, x, pairs, out)
+                };
+                run_cut_rows(b, op, &m, &cut, [&stats, &combine], &call, &[], label)
             }
         }
     }
 }
 
-/// Softmax rows cut along `axis` into `groups` pieces, each tile's rows'
-/// [max, sum] pairs taking `pair_bytes`.
+/// Rows cut along `axis` into `groups` pieces, each tile's rows' pairs of
+/// statistics taking `pair_bytes`.
 struct CutRows {
     axis: usize,
     groups: usize,
     pair_bytes: u64,
 }
 
-/// The supersteps of a softmax whose rows are cut over tiles: each tile's
-/// pieces' statistics; a phase gathering them onto the tile of the rows'
-/// first piece (which writes its own in place); their combination there; a
-/// phase sending each row's pair back to the tiles of its other pieces
-/// (one multicast per row group); each piece normalised.
-fn run_cut_softmax(
+/// The last call of a cut row op on a tile: its input piece, its rows'
+/// combined pairs, its pieces of the op's other operands, its result.
+type ApplyCall<'a> = &'a dyn Fn(Word, Word, &[Word], Word) -> crate::program::Call;
+
+/// The supersteps of a row op whose rows are cut over tiles: each tile's
+/// pieces' statistics (`stats`); a phase gathering them onto the tile of
+/// the rows' first piece (which writes its own in place); their
+/// combination there (`combine`); a phase sending each row's pair back to
+/// the tiles of its other pieces (one multicast per row group); each piece
+/// finished by `apply`, which also reads each tile's rectangles `params`
+/// of the op's other operands (operand index, rectangles, bytes).
+#[allow(clippy::too_many_arguments)]
+fn run_cut_rows(
     b: &mut ProgramBuilder,
     op: Op,
     m: &Mapping,
     cut: &CutRows,
-    [stats, combine, apply]: [&KernelSpec; 3],
+    [stats, combine]: [&KernelSpec; 2],
+    apply: ApplyCall,
+    params: &[(usize, Vec<Block>, u64)],
     label: &str,
 ) -> Result<(), Diagnostic> {
     let cx = b.cx;
@@ -673,6 +684,13 @@ fn run_cut_softmax(
     let need = blocks(m, &shape);
     let bytes = block_bytes_of(m, &shape, eb);
     let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
+    let mut param_at = Vec::new();
+    for (i, rects, pbytes) in params {
+        param_at.push(
+            b.operand(op, *i, rects, Layout::RowMajor, *pbytes, false)?
+                .at,
+        );
+    }
     let set = b.next_set();
     let bs = m.block_shape(&shape);
     // The tile of the first piece of a block's rows, and the block's piece.
@@ -752,9 +770,10 @@ fn run_cut_softmax(
     else {
         return Err(b.err(op, "has no pieces to gather"));
     };
+    let name = cx.name_str(op);
     b.exchange(
         op,
-        &format!("row statistics of s{set} tile.softmax"),
+        &format!("row statistics of s{set} {name}"),
         vec![(sent, gbuf, gather)],
     )?;
     b.begin_compute(op, ".combine", &format!("{label} combine"));
@@ -769,7 +788,7 @@ fn run_cut_softmax(
     b.end_compute(op)?;
     b.exchange(
         op,
-        &format!("combined row statistics of s{set} tile.softmax"),
+        &format!("combined row statistics of s{set} {name}"),
         vec![(cbuf, cbuf, back)],
     )?;
     b.begin_compute(op, ".apply", label);
@@ -777,12 +796,17 @@ fn run_cut_softmax(
     for blk in &need {
         let tl = blk.tile;
         let input = at[&tl];
+        let p: Vec<Word> = param_at
+            .iter()
+            .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| b.err(op, format!("has no scale or bias piece on tile {tl}")))?;
         b.call(
             tl,
-            records::softmax_apply(
-                apply,
+            apply(
                 Word::Buf(input, 0),
                 Word::Buf(cbuf, 0),
+                &p,
                 Word::Buf(res, 0),
             ),
         );
@@ -898,48 +922,218 @@ fn layer_norm_of(cx: &Context, op: Op) -> Result<(usize, f32, Vec<i64>, ElemType
     Ok((axis, eps, shape, e))
 }
 
-fn layer_norm_calls(
+/// The rectangle of a tensor of `shape` holding its row-major elements
+/// `[start, start + len)`, when they form one.
+fn flat_rect(shape: &[i64], start: i64, len: i64) -> Option<(Vec<i64>, Vec<i64>)> {
+    for j in 0..shape.len() {
+        let inner: i64 = shape[j + 1..].iter().product();
+        if inner == 0 || len % inner != 0 || start % inner != 0 {
+            continue;
+        }
+        let (first, count) = (start / inner, len / inner);
+        if first % shape[j] + count > shape[j] {
+            continue;
+        }
+        // Dimensions before j at the start's coordinates, j the range, the
+        // rest whole.
+        let mut lo = vec![0; shape.len()];
+        let mut hi = shape.to_vec();
+        let mut rem = first;
+        for d in (0..=j).rev() {
+            lo[d] = rem % shape[d];
+            hi[d] = lo[d] + 1;
+            rem /= shape[d];
+        }
+        hi[j] = lo[j] + count;
+        return Some((lo, hi));
+    }
+    None
+}
+
+/// How the tiles of a layer norm run it.
+enum LnPlan {
+    /// Each tile holds whole rows (and the whole scale and bias).
+    Whole(Calls),
+    /// The first normalized dimension is cut into `groups` pieces over
+    /// tiles: each piece's [mean, var] gathered onto the tile of the rows'
+    /// first piece, combined into [mean, rstd], sent back, and each piece
+    /// normalised with its columns of the scale and bias.
+    Cut {
+        groups: usize,
+        rows: usize,
+        stats: KernelSpec,
+        combine: KernelSpec,
+        apply: KernelSpec,
+    },
+}
+
+impl LnPlan {
+    fn kernel(&self) -> String {
+        match self {
+            LnPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
+            LnPlan::Cut { stats, .. } => stats.name(),
+        }
+    }
+
+    fn cycles(&self) -> Result<u64, String> {
+        match self {
+            LnPlan::Whole(c) => c.cycles(),
+            LnPlan::Cut {
+                stats,
+                combine,
+                apply,
+                ..
+            } => Ok(kernel_cycles(stats)? + kernel_cycles(combine)? + kernel_cycles(apply)?),
+        }
+    }
+
+    fn estimate(&self, target: &Target) -> Result<u64, String> {
+        let c = self.cycles()?;
+        Ok(match self {
+            LnPlan::Whole(_) => c,
+            LnPlan::Cut { groups, rows, .. } => c + cut_exchange_cycles(*groups, *rows, target),
+        })
+    }
+}
+
+/// Estimated cycles a cut row op adds: two phases (gathering each row's
+/// pairs, sending them back) and two supersteps.
+fn cut_exchange_cycles(groups: usize, rows: usize, target: &Target) -> u64 {
+    let x = &target.exchange;
+    let bytes = (rows * 8) as u64;
+    let gather = (groups as u64 - 1) * bytes / x.receive_bytes_per_cycle.max(1) as u64;
+    let broadcast = bytes / x.send_bytes_per_cycle.max(1) as u64;
+    4 * x.sync_cycles as u64
+        + target.exchange_phase_cycles(gather)
+        + target.exchange_phase_cycles(broadcast)
+}
+
+/// Each tile's rectangles of the scale (operand 1) and bias (operand 2)
+/// of a layer norm whose blocks are those of `m`: the whole tensor, or
+/// where the rows are cut, the piece's columns.
+fn param_rects(
+    cx: &Context,
+    op: Op,
     shape: &[i64],
-    e: ElemType,
     axis: usize,
-    eps: f32,
-    params: usize,
     m: &Mapping,
-) -> Result<Calls, String> {
-    let block = m.block_shape(shape);
+) -> Result<Vec<(usize, Vec<Block>, u64)>, String> {
+    let bs = m.block_shape(shape);
+    let len: i64 = bs[axis..].iter().product();
+    let mut out = Vec::new();
+    for i in 1..cx.operands(op).len() {
+        let v = cx.operand(op, i);
+        let pshape = cx.value_shape(v);
+        let eb = crate::geometry::elem_bytes(cx, v);
+        let mut rects = Vec::new();
+        for blk in blocks(m, shape) {
+            let start = blk.lo[axis] * bs[axis + 1..].iter().product::<i64>();
+            let (lo, hi) = flat_rect(&pshape, start, len).ok_or_else(|| {
+                format!(
+                    "cuts its rows where operand #{i}'s shape {pshape:?} cannot be cut with them"
+                )
+            })?;
+            rects.push(Block {
+                tile: blk.tile,
+                lo,
+                hi,
+            });
+        }
+        out.push((i, rects, (len * eb) as u64));
+    }
+    Ok(out)
+}
+
+fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<LnPlan, String> {
+    let (axis, eps, shape, e) = layer_norm_of(cx, op)?;
+    let params = cx.operands(op).len() - 1;
+    let block = m.block_shape(&shape);
     let (outer, len, _) = walk_of(&block, axis, shape.len());
     row_walk(len, 1, e)?;
+    let (gamma, beta) = (params >= 1, params >= 2);
+    if m.grid[axis + 1..].iter().any(|&g| g != 1) {
+        return Err("cuts a normalized dimension after the first, which is not lowered".into());
+    }
+    if m.grid[axis] > 1 {
+        let groups = m.grid[axis];
+        if shape[axis] % groups != 0 {
+            return Err(format!(
+                "cuts its first normalized dimension of {} into {groups} uneven blocks",
+                shape[axis]
+            ));
+        }
+        if outer * 8 >= 16384 {
+            return Err(format!(
+                "cuts its rows over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
+            ));
+        }
+        param_rects(cx, op, &shape, axis, m)?;
+        return Ok(LnPlan::Cut {
+            groups: groups as usize,
+            rows: outer,
+            stats: KernelSpec::ln_stats(e, outer, len),
+            combine: KernelSpec::ln_combine(outer, groups as usize, eps),
+            apply: KernelSpec::ln_apply(e, outer, len, gamma, beta),
+        });
+    }
     let mut calls = Calls::default();
     calls.push(
-        KernelSpec::layer_norm(e, outer, len, eps, params >= 1, params >= 2),
+        KernelSpec::layer_norm(e, outer, len, eps, gamma, beta),
         Slot::Input,
         Slot::Out,
     );
-    Ok(calls)
+    Ok(LnPlan::Whole(calls))
 }
 
+/// As softmax: the producer's layout when it works, else the cheapest of
+/// the first whole-row layout that works and its first normalized
+/// dimension cut over the tiles that layout leaves idle.
 fn layer_norm_plan(
     cx: &Context,
     op: Op,
     target: &Target,
     producer: Option<Mapping>,
-) -> Result<(Mapping, Calls), String> {
-    let (axis, eps, shape, e) = layer_norm_of(cx, op)?;
+) -> Result<(Mapping, LnPlan), String> {
+    let (axis, _, shape, e) = layer_norm_of(cx, op)?;
     let params = cx.operands(op).len() - 1;
     let rank = shape.len();
-    let mut candidates: Vec<Mapping> = producer.into_iter().collect();
-    candidates.extend(
-        row_grids(&shape, &outside(rank, axis, rank), target.tiles() as i64)
-            .into_iter()
-            .map(at_zero),
-    );
-    let norm: i64 = shape[axis..].iter().product();
-    first_plan(candidates, |m| {
+    let tiles = target.tiles() as i64;
+    let try_one = |m: &Mapping| -> Result<LnPlan, (bool, String)> {
         let eb = e.bytes() as i64;
-        let need = 2 * block_bytes_of(m, &shape, eb) + params as u64 * (norm * eb) as u64;
+        let bs = m.block_shape(&shape);
+        let piece: i64 = bs[axis..].iter().product();
+        let need = 2 * block_bytes_of(m, &shape, eb) + params as u64 * (piece * eb) as u64;
         check_fits(need, &shape, m, target).map_err(whole_rows)?;
-        layer_norm_calls(&shape, e, axis, eps, params, m).map_err(|e| (false, e))
-    })
+        layer_norm_calls(cx, op, m).map_err(|e| (false, e))
+    };
+    if let Some(pm) = producer {
+        if let Ok(p) = try_one(&pm) {
+            return Ok((pm, p));
+        }
+    }
+    let whole: Vec<Mapping> = row_grids(&shape, &outside(rank, axis, rank), tiles)
+        .into_iter()
+        .map(at_zero)
+        .collect();
+    let (wm, wp) = first_plan(whole.clone(), try_one)?;
+    let mut best = (wp.estimate(target)?, wm, wp);
+    for base in whole {
+        let used: i64 = base.grid.iter().product();
+        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
+            if shape[axis] % k != 0 {
+                continue;
+            }
+            let mut m = base.clone();
+            m.grid[axis] = k;
+            if let Ok(p) = try_one(&m) {
+                let c = p.estimate(target)?;
+                if c < best.0 {
+                    best = (c, m, p);
+                }
+            }
+        }
+    }
+    Ok((best.1, best.2))
 }
 
 impl DeviceOp for LayerNorm {
@@ -952,14 +1146,30 @@ impl DeviceOp for LayerNorm {
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
-        let Ok((m, _)) = layer_norm_plan(cx, op, target, None) else {
+        let Ok((m, plan)) = layer_norm_plan(cx, op, target, None) else {
             return Vec::new();
         };
-        // The scale and bias whole on one tile: one multicast to all.
-        let mut out = vec![(0, m)];
+        let rank = cx.value_shape(cx.operand(op, 0)).len();
+        let axis = int_attr(cx, op, "axis").unwrap_or(0) as usize;
+        // The scale and bias whole on one tile (one multicast to all), or
+        // for cut rows cut like the first rows' pieces (on their tiles).
+        let mut out = vec![(0, m.clone())];
         for i in 1..cx.operands(op).len() {
-            let rank = cx.value_shape(cx.operand(op, i)).len();
-            out.push((i, at_zero(vec![1; rank])));
+            let prank = cx.value_shape(cx.operand(op, i)).len();
+            let mut grid = vec![1; prank];
+            if let (LnPlan::Cut { groups, .. }, true) = (&plan, prank == rank - axis) {
+                grid[0] = *groups as i64;
+                out.push((
+                    i,
+                    Mapping {
+                        grid,
+                        first_tile: m.first_tile,
+                        stride: m.stride,
+                    },
+                ));
+            } else {
+                out.push((i, at_zero(grid)));
+            }
         }
         out
     }
@@ -969,14 +1179,13 @@ impl DeviceOp for LayerNorm {
         let err = |m: String| Diagnostic::error(loc, format!("'nn.layer_norm' op {m}"));
         let (axis, eps, shape, _) = layer_norm_of(cx, op).map_err(err)?;
         let x = cx.operand(op, 0);
-        let producer = producer_cut(env, x, &shape, axis, shape.len());
-        let (m, calls) = layer_norm_plan(cx, op, env.target, producer).map_err(err)?;
-        let cycles = calls.cycles().map_err(err)?;
-        let kernel = calls.kernel().map(KernelSpec::name).unwrap_or_default();
+        let producer = producer_cut(env, x, &shape, axis + 1, shape.len());
+        let (m, plan) = layer_norm_plan(cx, op, env.target, producer).map_err(err)?;
+        let cycles = plan.cycles().map_err(err)?;
         let attrs = vec![
             ("axis", cx.i64_attr(axis as i64)),
             ("epsilon", cx.float_attr(eps as f64, Type::F32)),
-            ("kernel", cx.string_attr(&kernel)),
+            ("kernel", cx.string_attr(&plan.kernel())),
             ("cycles", cx.i64_attr(cycles as i64)),
             ("mapping", m.to_attr(cx)),
         ];
@@ -995,11 +1204,51 @@ impl DeviceOp for LayerNorm {
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
         let cx = b.cx;
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-        let (axis, eps, shape, e) = layer_norm_of(cx, op).map_err(|e| b.err(op, e))?;
+        let (axis, _, shape, _) = layer_norm_of(cx, op).map_err(|e| b.err(op, e))?;
+        let plan = layer_norm_calls(cx, op, &m).map_err(|e| b.err(op, e))?;
+        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        if recorded != plan.kernel() {
+            return Err(b.err(
+                op,
+                format!(
+                    "records kernel '{recorded}', but its operands and mapping call for '{}'",
+                    plan.kernel()
+                ),
+            ));
+        }
         let params = cx.operands(op).len() - 1;
-        let calls = layer_norm_calls(&shape, e, axis, eps, params, &m).map_err(|e| b.err(op, e))?;
-        check_recorded(b, op, &calls)?;
-        let params: Vec<usize> = (1..=params).collect();
-        run_row_op(b, op, &m, &calls, &params, "tile.layer_norm")
+        match plan {
+            LnPlan::Whole(calls) => {
+                let params: Vec<usize> = (1..=params).collect();
+                run_row_op(b, op, &m, &calls, &params, "tile.layer_norm")
+            }
+            LnPlan::Cut {
+                groups,
+                rows,
+                stats,
+                combine,
+                apply,
+            } => {
+                let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
+                let cut = CutRows {
+                    axis,
+                    groups,
+                    pair_bytes: rows as u64 * 8,
+                };
+                let call = |x: Word, pairs: Word, p: &[Word], out: Word| {
+                    records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
+                };
+                run_cut_rows(
+                    b,
+                    op,
+                    &m,
+                    &cut,
+                    [&stats, &combine],
+                    &call,
+                    &rects,
+                    "tile.layer_norm",
+                )
+            }
+        }
     }
 }
