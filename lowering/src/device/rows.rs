@@ -348,7 +348,7 @@ pub(crate) fn check_recorded(b: &ProgramBuilder, op: Op, calls: &Calls) -> Resul
     Ok(())
 }
 
-/// The scratch buffers of a row op on a tile, named `s<set>.<name><i>`.
+/// The scratch buffers of a row op on a tile, named `s<set>.rows<i>`.
 pub(crate) fn alloc_temps(
     b: &mut ProgramBuilder,
     op: Op,
