@@ -1,36 +1,235 @@
-# Row kernels over an R x C matrix of f32 (or f16 for sums and maxima):
-# reductions and the pieces of softmax and layer_norm.
+# Row kernels: reductions, softmax, layer norm and row-vector broadcasts
+# over R rows of C elements, f32 or f16.
 #
-# Rows are stored with a stride of whole 64-bit granules (C padded up); the
-# reductions read exactly C elements, so padding may hold anything.
-# State ($m0): +0 in0 (R x C), +4 in1 (per-row f32 scalars or [mean, rstd]
-# pairs), +8 gamma (C), +12 beta (C), +16 out.
-# Call: `call $m15, rows`; returns with `jmp $m15`.
+# Two shapes of work:
+# * I = 1 (rows): row r is the C contiguous elements at in0 + r * C * EB;
+#   rows are whole 64-bit granules (C * EB a multiple of 8).
+# * I > 1 (columns, f32 only): in0 is R x C x I (row pitch IP elements,
+#   IP = I unless given) and the op runs along C for each of the I
+#   columns, two columns (one granule) at a time; the result of a
+#   reduction is R x I. An odd I needs R = 1 (the last granule is half
+#   used; its second lane is neither stored nor meaningful).
+# Work is split over the six workers by rows (I = 1) or by granule columns.
 #
-# OP 0 row_sum:         out[r] = sum_c x[r][c]                        (f32 out)
-# OP 1 row_max:         out[r] = max_c x[r][c]                        (f32 out)
-# OP 2 softmax_exp:     y[r][c] = exp(x[r][c] - in1[r]) to out (R x C), and the
-#                       row sums to in1[r] (overwriting the maxima)
-# OP 3 row_scale_recip: y[r][c] = x[r][c] * (1 / in1[r])              (softmax normalise)
-# OP 4 ln_moments:      out[r] = [mean, 1 / sqrt(var + EPS)] (biased variance)
-# OP 5 ln_apply:        y[r][c] = (x[r][c] - mean) * rstd * gamma[c] + beta[c]
-# OP 6 add_row_vector:  y[r][c] = x[r][c] + v[c]   (v at +8, e.g. a bias)
-# OP 7 mul_row_vector:  y[r][c] = x[r][c] * v[c]   (v at +8)
-# TYPE: 0 f32, 1 f16 (OP 0, 1, 6 and 7).
-# INV_C and EPS are f32 bit patterns of 1/C and epsilon (OP 4).
+# State ($m0): +0 in0, +4 in1 (OP 10's row pairs), +8 gamma or the row
+# vector, +12 beta, +16 out. Call: `call $m15, rows`; returns with `jmp $m15`.
+#
+# OP 0 sum:            out[r][i] = SCALE * sum_c x[r][c][i]   (SCALE: f32 bits; 1/C for a mean)
+# OP 1 max:            out[r][i] = max_c x[r][c][i]
+# OP 2 min:            out[r][i] = min_c x[r][c][i]
+#                      (in f32; OUT is the output type: 0 f32, 1 f16)
+# OP 3 softmax:        y[r][c][i] = exp(x - max_c x) / sum_c exp(x - max_c x)
+# OP 4 log_softmax:    y[r][c][i] = x - max_c x - log(sum_c exp(x - max_c x))
+# OP 5 layer_norm:     y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]],
+#                      mean and biased variance over the row, rstd = 1 / sqrt(var + EPS)
+#                      (GAMMA, BETA: 0 or 1; INV_C, EPS: f32 bits of 1/C and epsilon)
+# OP 6 add_row_vector: y[r][c] = x[r][c] + v[c]   (v at +8, e.g. a bias)
+# OP 7 mul_row_vector: y[r][c] = x[r][c] * v[c]   (v at +8)
+# Softmax of rows cut over tiles, in three steps (rows, I = 1):
+# OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs)
+# OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
+#                      R * 8 bytes apart; f32): out[r] = [M, 1 / S], or [M + log S, -] with LOG,
+#                      M = max m, S = sum s * exp(m - M)
+# OP 10 softmax_apply: y[r][c] = exp(x[r][c] - M) / S, or x[r][c] - (M + log S) with LOG,
+#                      the row's pair from OP 9 at +4
+# Layer norm of rows cut over tiles, likewise:
+# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
+# OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces: out[r] =
+#                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
+# OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
+#                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
+# TYPE: 0 f32, 1 f16. Softmax and layer norm over f16 rows use f16 vector
+# arithmetic with sums kept in f32 (layer norm's statistics in f32 about
+# the mean rounded to f16, corrected for that rounding); row-vector ops
+# read x and v from the interleaved region (two loads per bundle) and, for
+# them alone, rows may end in a partly used granule.
 
         .param OP, 0
         .param TYPE, 0
+        .param OUT, 0
         .param R, 8
         .param C, 64
+        .param I, 1
+        .param IP, 0
+        .param SCALE, 0x3f800000
         .param INV_C, 0x3c800000
         .param EPS, 0x3727c5ac
+        .param GAMMA, 0
+        .param BETA, 0
+        .param LOG, 0
 
-        .if (OP < 0) | (OP > 7)
-        .error "OP must be 0..7"
+        .if (OP < 0) | (OP > 13)
+        .error "OP must be 0..13"
         .endif
-        .if (TYPE == 1) & (OP > 1) & (OP < 6)
-        .error "f16 rows are supported for row_sum, row_max and the row-vector ops only"
+        .if (TYPE < 0) | (TYPE > 1) | (OUT < 0) | (OUT > 1)
+        .error "TYPE and OUT must be 0 (f32) or 1 (f16)"
+        .endif
+        .if (R <= 0) | (C <= 0) | (I <= 0)
+        .error "R, C and I must be positive"
+        .endif
+        .set EB, 4 - 2 * TYPE             # element bytes
+        .set EPG, 8 / EB                  # elements per granule
+        .set VERT, (I > 1) | (IP > 1)
+        .set RED, OP < 3                  # a reduction
+        .set RVEC, (OP == 6) | (OP == 7)  # a row-vector op
+        .if (LOG != 0) & ((OP < 9) | (LOG != 1))
+        .error "LOG (0 or 1) is for softmax_combine and softmax_apply"
+        .endif
+        .set PAIRS_IN, (OP == 9) | (OP == 12)  # reads C groups of R pairs
+        .if PAIRS_IN & (TYPE != 0)
+        .error "the combining ops read f32 pairs"
+        .endif
+        .if PAIRS_IN & (R * 8 >= 16384)
+        .error "the combining ops' groups must be under 16384 bytes apart (R < 2048)"
+        .endif
+        .if (OP != 0) & (SCALE != 0x3f800000)
+        .error "SCALE is for sums"
+        .endif
+        .if ((OP == 5) | (OP == 13)) & ((GAMMA < 0) | (GAMMA > 1) | (BETA < 0) | (BETA > 1))
+        .error "GAMMA and BETA are 0 or 1"
+        .endif
+        .if (OP != 5) & (OP != 13) & ((GAMMA != 0) | (BETA != 0))
+        .error "GAMMA and BETA are for layer norm"
+        .endif
+        .if (RED == 0) & (OUT != 0)
+        .error "OUT is for reductions (the other ops write their input type)"
+        .endif
+
+        # Rows (I = 1).
+        .if RVEC
+        .set GR, (C + EPG - 1) / EPG      # granules per row (the last may be partly used)
+        .else
+        .set GR, C / EPG
+        .if (VERT == 0) & (PAIRS_IN == 0) & (C % EPG != 0)
+        .error "rows must be whole 64-bit granules (C * element bytes a multiple of 8)"
+        .endif
+        .endif
+        .set ROWB, GR * 8
+        .set OB, 4 - 2 * OUT              # output element bytes of a reduction
+
+        # Columns (I > 1).
+        .set IPV, IP + (IP == 0) * I      # row pitch in elements
+        .set PITCH, IPV * 4
+        .set GI, (I + 1) / 2              # granule columns per row
+        .set TAIL, I % 2
+        .set ROWSTEP, C * PITCH           # bytes from one row of x to the next
+        .if VERT
+        .if TYPE != 0
+        .error "columns (I > 1) are f32"
+        .endif
+        .if OP > 4
+        .error "layer norm, row-vector and cut-softmax ops run along rows (I = 1)"
+        .endif
+        .if (IPV < I) | (IPV % 2 != 0)
+        .error "the row pitch IP must be even and at least I"
+        .endif
+        .if TAIL & ((R > 1) | (RED == 0))
+        .error "an odd I is for one row of a reduction"
+        .endif
+        .if (OP > 2) & (IPV != I)
+        .error "softmax columns are stored without padding (IP = I)"
+        .endif
+        .if PITCH >= 16384
+        .error "the row pitch must be under 16384 bytes (post-increment range)"
+        .endif
+        .endif
+
+        .set ITEMS, (VERT == 0) * R + VERT * R * GI
+        .set I_LO, ITEMS / 6
+        .set REM, ITEMS % 6
+        .set IPW, I_LO + (REM > 0)        # items of the busiest worker
+
+        # The cycle formula: worker issue turns (6 cycles each; the busiest
+        # worker's setup and items, counted from the code below) and the
+        # supervisor's start and sync.
+        # Turns of FOLD over n granules, of HSUM16, and of a loop over the
+        # granules of a row after the first (its setzi and rpt) at k per granule.
+        .set FOLD_GR, (GR == 1) + 3 * (GR == 2) + (GR > 2) * (GR + 3)
+        .set FOLD_C, (C == 1) + 3 * (C == 2) + (C > 2) * (C + 3)
+        .set HSUM, 3 + (GR > 1) * (2 * GR - 1)
+        .set SCALED, (OP == 0) & (SCALE != 0x3f800000)
+        .if VERT == 0
+        .if RED
+        .if (TYPE == 1) & (OP == 0)
+        .set BODY, HSUM
+        .else
+        .set BODY, FOLD_GR + 1 + 2 * (OP == 2)
+        .endif
+        .set ITEM, BODY + SCALED + 3 + (OUT == 1)
+        .set SETUP, 15 + 2 * SCALED
+        .endif
+        .if (OP == 3) | (OP == 4)
+        .set ITEM, 16 + (OP == 4) + FOLD_GR + (GR > 1) * (4 + (4 + TYPE) * (GR - 1) + (GR - 1))
+        .set SETUP, 14
+        .endif
+        .if (OP == 5) & (TYPE == 0)
+        .set ITEM, 19 + 3 * (GAMMA | BETA) + FOLD_GR + (GR > 1) * (4 + 2 * (GR - 1) + (2 + (GAMMA | BETA)) * (GR - 1))
+        .set SETUP, 18
+        .endif
+        .if (OP == 5) & (TYPE == 1)
+        .set ITEM, 28 + 3 * (GAMMA | BETA) + HSUM + (GR > 1) * (4 + 5 * (GR - 1) + (3 + (GAMMA | BETA)) * (GR - 1))
+        .set SETUP, 18
+        .endif
+        .if RVEC
+        .set ITEM, 6 + (GR > 1) * (1 + GR)
+        .set SETUP, 15
+        .endif
+        .if OP == 8
+        .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
+        .set SETUP, 15
+        .endif
+        .if OP == 9
+        .set ITEM, 14 + FOLD_C + (C > 1) * (2 + 5 * (C - 1))
+        .set SETUP, 13
+        .endif
+        .if OP == 10
+        .set ITEM, 10 - 4 * LOG + (GR > 1) * (2 + (4 - 3 * LOG) * (GR - 1))
+        .set SETUP, 17
+        .endif
+        .if (OP == 11) & (TYPE == 0)
+        .set ITEM, 17 + FOLD_GR + (GR > 1) * (2 + 2 * (GR - 1))
+        .endif
+        .if (OP == 11) & (TYPE == 1)
+        .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
+        .endif
+        .if OP == 12
+        .set ITEM, 17 + FOLD_C + (C > 1) * (2 + 3 * (C - 1))
+        .endif
+        .if (OP == 13) & (TYPE == 0)
+        .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if (OP == 13) & (TYPE == 1)
+        .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if OP >= 11
+        .set SETUP, 17
+        .endif
+        .else
+        .if RED
+        .set ITEM, 6 + FOLD_C + SCALED + (OUT == 1) + 3 * TAIL + 5 * (R > 1)
+        .set SETUP, 29 + 3 * SCALED
+        .else
+        .set ITEM, 18 + 2 * (OP == 4) + FOLD_C + (C > 1) * (4 + 6 * (C - 1)) + 5 * (R > 1)
+        .set SETUP, 24
+        .endif
+        .endif
+        .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
+        .cycles "CYC"
+
+        .if OP == 0
+        .define VOP f32v2add
+        .endif
+        .if (OP == 1) & (TYPE == 0)
+        .define VOP f32v2max
+        .endif
+        .if (OP == 1) & (TYPE == 1)
+        .define VOP f16v4max
+        .endif
+        .if (OP == 2) & (TYPE == 0)
+        .define VOP f32v2min
+        .endif
+        .if (OP == 2) & (TYPE == 1)
+        .define VOP f16v4min
         .endif
         .if (OP == 6) & (TYPE == 0)
         .define VOP f32v2add
@@ -44,80 +243,233 @@
         .if (OP == 7) & (TYPE == 1)
         .define VOP f16v4mul
         .endif
-        .if (R <= 0) | (C <= 0)
-        .error "R and C must be positive"
-        .endif
-        .set EPG, 2 + 2 * TYPE           # elements per granule
-        .set GR, (C + EPG - 1) / EPG      # granules per row
-        .set FULL, C / EPG                # granules with no padding
-        .set TAIL, C % EPG                # valid elements in the last granule
-        .set ROWB, GR * 8
-        .set R_LO, R / 6
-        .set REM, R % 6
-        .set RPW, R_LO + (REM > 0)
-        .cycles "20 + 6 * (16 + RPW * (12 + 4 * GR))"
 
-# Loads the constant -inf into registers p and q.
-        .macro NEGINF p, q
-        setzi \p, 0
-        sethi \p, 0xff80
-        mova \q, \p
-        .endm
-
-# Sum (f32 result in $a6) of one f32 row at $m2; $m2 ends at the next row.
-        .macro SUM_F32 vop, sop, init
-        .if \init
-        NEGINF $a4, $a5
-        mov64 $a0:1, $a4:5
-        .else
-        zero64 $a4:5
-        zero64 $a0:1
+# $a4:5 = vop over n granules from $m2 (which advances by step each).
+        .macro FOLD vop, n, step
+        ld64 $a4:5, [$m2+=\step]
+        .if \n > 1
+        ld64 $a0:1, [$m2+=\step]
+        .if \n > 2
+        setzi $m10, \n - 2
+        rpt $m10, fold_end_\@
+        { ld64 $a0:1, [$m2+=\step] ; \vop $a4:5, $a4:5, $a0:1 }
+fold_end_\@:
         .endif
-        .if FULL > 0
-        setzi $m10, FULL
-        rpt $m10, sum_end_\@
-        { ld64 $a0:1, [$m2+=8] ; \vop $a4:5, $a4:5, $a0:1 }
-sum_end_\@:
         \vop $a4:5, $a4:5, $a0:1
         .endif
-        .if \init
-        f32v2hmax $a6, $a4:5
+        .endm
+
+# $a6 = the f32 sum of the GR f16 granules of the row at $m2.
+        .macro HSUM16
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; f16v4hadd $a2, $a0:1 }
+        rpt $m10, hsum_end_\@
+        { ld64 $a0:1, [$m2+=8] ; f32add $a6, $a6, $a2 }
+        f16v4hadd $a2, $a0:1
+hsum_end_\@:
         .else
-        f32v2hadd $a6, $a4:5
+        f16v4hadd $a2, $a0:1
         .endif
-        .if TAIL
-        ld32 $a0, [$m2+=8]
-        \sop $a6, $a6, $a0
+        f32add $a6, $a6, $a2
+        .endm
+
+# Loads the f32 bit pattern v into register a.
+        .macro LDF a, v
+        setzi \a, (\v) & 0xfffff
+        sethi \a, ((\v) >> 16) & 0xffff
+        .endm
+
+# Layer norm's moments of the f32 row at $m2: mean in $a8:9 (both lanes),
+# biased variance in $a6; $m2 back at the row's start.
+        .macro LN_MOMENTS32
+        mov $m3, $m2
+        FOLD f32v2add, GR, 8
+        f32v2hadd $a6, $a4:5
+        f32mul $a8, $a6, $a14          # mean
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
+        # variance about the mean
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_var_end_\@
+        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+ln_var_end_\@:
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14
+        mov $m2, $m3
+        .endm
+
+# The same for an f16 row: $a8:9 holds m' = the mean rounded to f16 (four
+# lanes), $a12 m' - mean, $a6 the biased variance (about m', corrected).
+        .macro LN_MOMENTS16
+        mov $m3, $m2
+        HSUM16
+        f32mul $a6, $a6, $a14          # mean m
+        f16v4dup $a8:9, $a6            # m' = m rounded to f16
+        cvt.f16.f32 $a2:3, $a8
+        { mov $m2, $m3 ; f32sub $a12, $a2, $a6 }   # m' - m
+        # sum of (x - m')^2 in f32
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a4:5 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_var_end_\@
+        { ld64 $a0:1, [$m2+=8] ; cvt.f16.f32 $a6:7, $a2 }
+        cvt.f16.f32 $a10:11, $a3
+        f32v2fma $a4:5, $a6:7, $a6:7
+        f32v2fma $a4:5, $a10:11, $a10:11
+        f16v4sub $a2:3, $a0:1, $a8:9
+lnh_var_end_\@:
+        .endif
+        cvt.f16.f32 $a6:7, $a2
+        cvt.f16.f32 $a10:11, $a3
+        f32v2fma $a4:5, $a6:7, $a6:7
+        f32v2fma $a4:5, $a10:11, $a10:11
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14          # mean of (x - m')^2
+        f32mul $a13, $a12, $a12
+        f32sub $a6, $a6, $a13          # var = that - (m - m')^2
+        mov $m2, $m3
+        .endm
+
+# y = (x - mean) * rstd [* gamma] [+ beta] for the f32 row at $m2 into $m9,
+# from $a8:9 = mean and $a10:11 = rstd (both lanes); gamma and beta from
+# the record's +8 and +12.
+        .macro LN_NORM32
+        .if GAMMA | BETA
+        ld32 $m11, [$m0+8]
+        ld32 $m12, [$m0+12]
+        # y = t * gamma + beta, t = (x - mean) * rstd
+        ld64 $a0:1, [$m2+=8]
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_apply_end_\@
+        .if GAMMA & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+ln_apply_end_\@:
+        .endif
+        .if GAMMA & BETA
+        { st64 $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { st64 $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .else
+        # y = (x - mean) * rstd
+        ld64 $a0:1, [$m2+=8]
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ln_norm_end_\@
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+ln_norm_end_\@:
+        .endif
+        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a10:11 }
         .endif
         .endm
 
-# The same for an f16 row: four halves per granule, reduced in f32.
-        .macro SUM_F16 hop, sop, init
-        .if \init
-        NEGINF $a6, $a2
-        .else
-        setzi $a6, 0
-        setzi $a2, 0
-        .endif
-        .if FULL > 0
-        setzi $m10, FULL
-        rpt $m10, hsum_end_\@
-        { ld64 $a0:1, [$m2+=8] ; \sop $a6, $a6, $a2 }
-        { nop ; \hop $a2, $a0:1 }
-hsum_end_\@:
-        \sop $a6, $a6, $a2
-        .endif
-        .if TAIL
+# The same for an f16 row, from $a8:9 = m' (mean rounded to f16), $a10:11 =
+# rstd and $a12:13 = (m' - mean) * rstd, four f16 lanes each.
+        .macro LN_NORM16
+        # t = (x - m') * rstd + c = (x - m) * rstd; y = t * gamma + beta
+        .if GAMMA | BETA
+        ld32 $m11, [$m0+8]
+        ld32 $m12, [$m0+12]
         ld64 $a0:1, [$m2+=8]
-        cvt.f16.f32 $a2:3, $a0
-        \sop $a6, $a6, $a2
-        .if TAIL > 1
-        \sop $a6, $a6, $a3
+        .if GAMMA
+        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f16v4sub $a2:3, $a0:1, $a8:9
         .endif
-        .if TAIL > 2
-        cvt.f16.f32 $a2:3, $a1
-        \sop $a6, $a6, $a2
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f16v4mul $a2:3, $a2:3, $a10:11
         .endif
+        f16v4add $a2:3, $a2:3, $a12:13
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_apply_end_\@
+        .if GAMMA & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .if GAMMA
+        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f16v4sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f16v4mul $a2:3, $a2:3, $a10:11
+        .endif
+        f16v4add $a2:3, $a2:3, $a12:13
+lnh_apply_end_\@:
+        .endif
+        .if GAMMA & BETA
+        { st64 $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if GAMMA & (BETA == 0)
+        { st64 $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
+        .endif
+        .if (GAMMA == 0) & BETA
+        { st64 $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
+        .endif
+        .else
+        ld64 $a0:1, [$m2+=8]
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4mul $a2:3, $a2:3, $a10:11
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lnh_norm_end_\@
+        { ldst64 $a0:1, [$m2+=8], $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4mul $a2:3, $a2:3, $a10:11
+lnh_norm_end_\@:
+        .endif
+        { st64 $a2:3, [$m9+=8] ; f16v4add $a2:3, $a2:3, $a12:13 }
         .endif
         .endm
 
@@ -137,159 +489,569 @@ rows:
         .type rows_worker, @function
         .align 8
 rows_worker:
-        setzi $m7, R_LO
+        setzi $m7, I_LO
         mul $m5, $m1, $m7
         min $m6, $m1, REM
-        add $m5, $m5, $m6              # first row
+        add $m5, $m5, $m6              # first item
         cmplt $m6, $m1, REM
-        add $m6, $m6, $m7              # rows
+        add $m6, $m6, $m7              # items
         brz $m6, rows_done
         ld32 $m2, [$m0+0]
+        ld32 $m9, [$m0+16]
+        .if SCALED
+        LDF $a13, SCALE
+        .endif
+
+# ---------------------------------------------------------------- rows
+        .if VERT == 0
+        .if PAIRS_IN
+        shl $m8, $m5, 3
+        add $m2, $m2, $m8              # the row's pair in the first group
+        add $m9, $m9, $m8              # out pair
+        .else
         setzi $m7, ROWB
         mul $m8, $m5, $m7
         add $m2, $m2, $m8              # x row
-        ld32 $m9, [$m0+16]
-        .if (OP == 2) | (OP == 3) | (OP == 5) | (OP >= 6)
+        .endif
+        .if RED
+        .if OB == 4
+        shl $m7, $m5, 2
+        .else
+        shl $m7, $m5, 1
+        .endif
+        add $m9, $m9, $m7              # out element
+        .endif
+        .if (OP == 8) | (OP == 11)
+        shl $m7, $m5, 3
+        add $m9, $m9, $m7              # out pair
+        .endif
+        .if (RED == 0) & (OP < 8)
         add $m9, $m9, $m8              # y row
         .endif
+        .if (OP == 10) | (OP == 13)
+        add $m9, $m9, $m8              # y row
         ld32 $m3, [$m0+4]
-        .if OP == 4
         shl $m7, $m5, 3
-        add $m9, $m9, $m7              # [mean, rstd] out
+        add $m3, $m3, $m7              # the row's pair
         .endif
-        .if OP == 5
-        shl $m7, $m5, 3
+        .if (OP == 5) | (OP == 11) | (OP == 12)
+        LDF $a14, INV_C
+        .endif
+        .if (OP == 5) | (OP == 12)
+        LDF $a15, EPS
+        .endif
+
+        .if RED
+row_red:
+        .if (TYPE == 1) & (OP == 0)
+        HSUM16
         .else
-        shl $m7, $m5, 2
-        .endif
-        add $m3, $m3, $m7              # per-row scalars
-        .if OP < 2
-        shl $m7, $m5, 2
-        add $m9, $m9, $m7
-        .endif
-row:
+        FOLD VOP, GR, 8
         .if (OP == 0) & (TYPE == 0)
-        SUM_F32 f32v2add, f32add, 0
-        st32 $a6, [$m9+=4]
+        f32v2hadd $a6, $a4:5
         .endif
         .if (OP == 1) & (TYPE == 0)
-        SUM_F32 f32v2max, f32max, 1
-        st32 $a6, [$m9+=4]
-        .endif
-        .if (OP == 0) & (TYPE == 1)
-        SUM_F16 f16v4hadd, f32add, 0
-        st32 $a6, [$m9+=4]
+        f32v2hmax $a6, $a4:5
         .endif
         .if (OP == 1) & (TYPE == 1)
-        SUM_F16 f16v4hmax, f32max, 1
+        f16v4hmax $a6, $a4:5
+        .endif
+        .if (OP == 2) & (TYPE == 0)
+        f32v2neg $a4:5, $a4:5
+        f32v2hmax $a6, $a4:5
+        f32v2neg $a6:7, $a6:7
+        .endif
+        .if (OP == 2) & (TYPE == 1)
+        f16v4neg $a4:5, $a4:5
+        f16v4hmax $a6, $a4:5
+        f32v2neg $a6:7, $a6:7
+        .endif
+        .endif
+        .if SCALED
+        f32mul $a6, $a6, $a13
+        .endif
+        .if OB == 4
+        add $m6, $m6, -1
         st32 $a6, [$m9+=4]
+        .else
+        { add $m6, $m6, -1 ; cvt.f32.f16 $a6, $a6:7 }
+        mov $m10, $a6
+        st16 $m10, [$m9+=2]
         .endif
-        .if OP == 2
-        # y = exp(x - max); the sum covers the C valid elements only.
-        ld32 $a8, [$m3+0]
-        f32v2dup $a8:9, $a8
-        zero64 $a6:7
-        .if FULL > 0
-        setzi $m10, FULL
-        rpt $m10, sx_end
-        ld64 $a0:1, [$m2+=8]
+        brnz $m6, row_red
+        .endif
+
+        .if ((OP == 3) | (OP == 4)) & (TYPE == 0)
+row_sm:
+        mov $m3, $m2                   # x row start
+        FOLD f32v2max, GR, 8
+        f32v2hmax $a8, $a4:5
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
+        # exp pass: e = exp(x - m) (stored for softmax), s = sum e
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        { mov $m4, $m9 ; f32v2exp $a4:5, $a2:3 }
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, sm_exp_end
+        .if OP == 3
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
         f32v2sub $a2:3, $a0:1, $a8:9
         f32v2exp $a4:5, $a2:3
-        { st64 $a4:5, [$m9+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-sx_end:
-        .endif
-        f32v2hadd $a6, $a6:7
-        .if TAIL
-        ld64 $a0:1, [$m2+=8]
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a4:5, $a2:3
-        { st64 $a4:5, [$m9+=8] ; f32add $a6, $a6, $a4 }
-        .endif
-        st32 $a6, [$m3+=4]
+sm_exp_end:
         .endif
         .if OP == 3
-        ld32 $a8, [$m3+=4]
-        setzi $a9, 0
-        sethi $a9, 0x3f80
-        f32div $a8, $a9, $a8
-        f32v2dup $a8:9, $a8
+        { st64 $a4:5, [$m9+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        f32v2hadd $a6, $a6:7
+        f32v2recip $a6:7, $a6:7
+        { mov $m11, $m4 ; f32v2dup $a10:11, $a6 }
+        ld64 $a0:1, [$m4+=8]
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, sm_scale_end
+        { ldst64 $a0:1, [$m4+=8], $a4:5, [$m11+=8] ; f32v2mul $a4:5, $a0:1, $a10:11 }
+sm_scale_end:
+        .endif
+        { st64 $a4:5, [$m11+=8] ; f32v2mul $a4:5, $a0:1, $a10:11 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        f32v2hadd $a6, $a6:7
+        f32v2log $a6:7, $a6:7
+        { mov $m2, $m3 ; f32add $a6, $a6, $a8 }
+        f32v2dup $a10:11, $a6           # c = m + log s
         ld64 $a0:1, [$m2+=8]
         .if GR > 1
         setzi $m10, GR - 1
-        rpt $m10, sc_end
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a0:1, $a8:9 }
-sc_end:
+        rpt $m10, lsm_sub_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a0:1, $a10:11 }
+lsm_sub_end:
         .endif
-        f32v2mul $a4:5, $a0:1, $a8:9
-        st64 $a4:5, [$m9+=8]
+        { st64 $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a0:1, $a10:11 }
         .endif
-        .if OP == 4
-        # Pass 1: the mean.
-        SUM_F32 f32v2add, f32add, 0
-        setzi $a10, INV_C & 0xfffff
-        sethi $a10, (INV_C >> 16) & 0xffff
-        f32mul $a8, $a6, $a10
-        f32v2dup $a8:9, $a8
-        # Pass 2: the variance about it.
-        setzi $m7, ROWB
-        sub $m2, $m2, $m7
-        zero64 $a4:5
-        .if FULL > 0
-        setzi $m10, FULL
-        rpt $m10, mv_end
+        add $m6, $m6, -1
+        brnz $m6, row_sm
+        .endif
+
+        .if ((OP == 3) | (OP == 4)) & (TYPE == 1)
+row_smh:
+        mov $m3, $m2
+        FOLD f16v4max, GR, 8
+        f16v4hmax $a12, $a4:5          # m (f32, an f16 value)
+        { mov $m2, $m3 ; f16v4dup $a8:9, $a12 }
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        { mov $m4, $m9 ; f16v4exp $a4:5, $a2:3 }
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, smh_exp_end
+        .if OP == 3
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4hadd $a10, $a4:5 }
+        .else
+        { ld64 $a0:1, [$m2+=8] ; f16v4hadd $a10, $a4:5 }
+        .endif
+        f32add $a6, $a6, $a10
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4exp $a4:5, $a2:3
+smh_exp_end:
+        .endif
+        .if OP == 3
+        { st64 $a4:5, [$m9+=8] ; f16v4hadd $a10, $a4:5 }
+        .else
+        f16v4hadd $a10, $a4:5
+        .endif
+        f32add $a6, $a6, $a10          # s (f32)
+        .if OP == 3
+        f32v2recip $a6:7, $a6:7
+        { mov $m11, $m4 ; f16v4dup $a10:11, $a6 }
+        ld64 $a0:1, [$m4+=8]
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, smh_scale_end
+        { ldst64 $a0:1, [$m4+=8], $a4:5, [$m11+=8] ; f16v4mul $a4:5, $a0:1, $a10:11 }
+smh_scale_end:
+        .endif
+        { st64 $a4:5, [$m11+=8] ; f16v4mul $a4:5, $a0:1, $a10:11 }
+        .else
+        f32v2log $a6:7, $a6:7
+        { mov $m2, $m3 ; f32add $a6, $a6, $a12 }
+        f16v4dup $a10:11, $a6           # c = m + log s, rounded to f16
         ld64 $a0:1, [$m2+=8]
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2fma $a4:5, $a2:3, $a2:3
-mv_end:
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lsmh_sub_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4sub $a4:5, $a0:1, $a10:11 }
+lsmh_sub_end:
         .endif
-        f32v2hadd $a6, $a4:5
-        .if TAIL
-        ld32 $a0, [$m2+=8]
-        f32sub $a2, $a0, $a8
+        { st64 $a4:5, [$m9+=8] ; f16v4sub $a4:5, $a0:1, $a10:11 }
+        .endif
+        add $m6, $m6, -1
+        brnz $m6, row_smh
+        .endif
+
+        .if (OP == 5) & (TYPE == 0)
+row_ln:
+        LN_MOMENTS32
+        f32add $a6, $a6, $a15
+        f32v2rsqrt $a6:7, $a6:7
+        f32v2dup $a10:11, $a6          # rstd
+        LN_NORM32
+        add $m6, $m6, -1
+        brnz $m6, row_ln
+        .endif
+
+        .if (OP == 5) & (TYPE == 1)
+row_lnh:
+        LN_MOMENTS16
+        f32add $a6, $a6, $a15
+        f32v2rsqrt $a6:7, $a6:7
+        f32mul $a12, $a12, $a6         # c = (m' - m) * rstd
+        f16v4dup $a10:11, $a6          # rstd
+        f16v4dup $a12:13, $a12
+        LN_NORM16
+        add $m6, $m6, -1
+        brnz $m6, row_lnh
+        .endif
+
+        .if OP == 11
+row_lst:
+        .if TYPE == 0
+        LN_MOMENTS32
+        mova $a7, $a6                  # var
+        mova $a6, $a8                  # mean
+        .else
+        LN_MOMENTS16
+        cvt.f16.f32 $a2:3, $a8
+        f32sub $a2, $a2, $a12          # mean = m' - (m' - mean)
+        mova $a7, $a6
+        mova $a6, $a2
+        .endif
+        setzi $m10, ROWB
+        add $m2, $m2, $m10             # next row
+        add $m6, $m6, -1
+        st64 $a6:7, [$m9+=8]
+        brnz $m6, row_lst
+        .endif
+
+        .if OP == 12
+        .set GSTEP, R * 8
+row_lcb:
+        mov $m3, $m2
+        FOLD f32v2add, C, GSTEP        # [sum of means, sum of variances]
+        f32mul $a8, $a4, $a14          # mean
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
+        { ld64 $a0:1, [$m2+=GSTEP] ; mova $a13, $a5 }
+        zero64 $a6:7
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, lcb_end
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32mul $a2, $a2, $a2
+        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
+lcb_end:
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
         f32mul $a2, $a2, $a2
         f32add $a6, $a6, $a2
-        .endif
-        f32mul $a6, $a6, $a10
-        setzi $a11, EPS & 0xfffff
-        sethi $a11, (EPS >> 16) & 0xffff
-        f32add $a6, $a6, $a11
-        f32v2dup $a6:7, $a6
+        f32add $a6, $a6, $a13
+        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - its mean)^2)
+        f32add $a6, $a6, $a15
         f32v2rsqrt $a6:7, $a6:7
-        mova $a9, $a6
-        st64 $a8:9, [$m9+=8]
+        { add $m2, $m3, 8 ; mova $a9, $a6 }
+        add $m6, $m6, -1
+        st64 $a8:9, [$m9+=8]           # [mean, rstd]
+        brnz $m6, row_lcb
         .endif
-        .if OP == 5
-        # t = x * rstd - mean * rstd; y = t * gamma + beta.
-        ld64 $a8:9, [$m3+=8]
-        f32mul $a10, $a8, $a9
-        f32v2dup $a10:11, $a10
-        f32v2neg $a10:11, $a10:11
-        f32v2dup $a8:9, $a9
-        ld32 $m11, [$m0+8]
-        ld32 $m12, [$m0+12]
-        setzi $m10, GR
-        rpt $m10, ap_end
-        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m11+=8]
-        { ld64 $a4:5, [$m12+=8] ; mov64 $a6:7, $a10:11 }
-        f32v2fma $a6:7, $a0:1, $a8:9
-        f32v2fma $a4:5, $a6:7, $a2:3
+
+        .if OP == 13
+row_lap:
+        ld64 $a6:7, [$m3+=8]           # [mean, rstd]
+        .if TYPE == 0
+        f32v2dup $a8:9, $a6
+        f32v2dup $a10:11, $a7
+        LN_NORM32
+        .else
+        f16v4dup $a8:9, $a6            # m'
+        cvt.f16.f32 $a2:3, $a8
+        f32sub $a12, $a2, $a6
+        f32mul $a12, $a12, $a7         # c = (m' - mean) * rstd
+        f16v4dup $a10:11, $a7
+        f16v4dup $a12:13, $a12
+        LN_NORM16
+        .endif
+        add $m6, $m6, -1
+        brnz $m6, row_lap
+        .endif
+
+        .if OP == 8
+row_st:
+        mov $m3, $m2
+        .if TYPE == 0
+        FOLD f32v2max, GR, 8
+        f32v2hmax $a12, $a4:5          # m
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a12 }
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, st_exp_end
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+st_exp_end:
+        .endif
+        f32v2add $a6:7, $a6:7, $a4:5
+        f32v2hadd $a7, $a6:7           # s
+        .else
+        FOLD f16v4max, GR, 8
+        f16v4hmax $a12, $a4:5          # m (an f16 value)
+        { mov $m2, $m3 ; f16v4dup $a8:9, $a12 }
+        { ld64 $a0:1, [$m2+=8] ; zero64 $a6:7 }
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4exp $a4:5, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, sth_exp_end
+        { ld64 $a0:1, [$m2+=8] ; f16v4hadd $a10, $a4:5 }
+        f32add $a6, $a6, $a10
+        f16v4sub $a2:3, $a0:1, $a8:9
+        f16v4exp $a4:5, $a2:3
+sth_exp_end:
+        .endif
+        f16v4hadd $a10, $a4:5
+        f32add $a7, $a6, $a10          # s
+        .endif
+        { add $m6, $m6, -1 ; mova $a6, $a12 }
+        st64 $a6:7, [$m9+=8]
+        brnz $m6, row_st
+        .endif
+
+        .if OP == 9
+        .set GSTEP, R * 8
+row_cb:
+        mov $m3, $m2
+        FOLD f32v2max, C, GSTEP        # M (lane 0)
+        { mov $m2, $m3 ; f32v2dup $a8:9, $a4 }
+        { ld64 $a0:1, [$m2+=GSTEP] ; zero64 $a6:7 }
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, cb_end
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
+cb_end:
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        f32add $a6, $a6, $a2           # S
+        .if LOG == 0
+        f32v2recip $a6:7, $a6:7
+        { add $m2, $m3, 8 ; mova $a5, $a6 }
+        .else
+        f32v2log $a6:7, $a6:7
+        { add $m2, $m3, 8 ; f32add $a4, $a4, $a6 }
+        .endif
+        add $m6, $m6, -1
         st64 $a4:5, [$m9+=8]
+        brnz $m6, row_cb
+        .endif
+
+        .if OP == 10
+        .if TYPE == 0
+        .define SUBV f32v2sub
+        .define EXPV f32v2exp
+        .define MULV f32v2mul
+        .define DUPV f32v2dup
+        .else
+        .define SUBV f16v4sub
+        .define EXPV f16v4exp
+        .define MULV f16v4mul
+        .define DUPV f16v4dup
+        .endif
+row_ap:
+        ld64 $a10:11, [$m3+=8]
+        .if LOG == 0
+        DUPV $a8:9, $a10               # M
+        DUPV $a10:11, $a11             # 1 / S
+        ld64 $a0:1, [$m2+=8]
+        SUBV $a2:3, $a0:1, $a8:9
+        EXPV $a2:3, $a2:3
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, ap_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; MULV $a4:5, $a2:3, $a10:11 }
+        SUBV $a2:3, $a0:1, $a8:9
+        EXPV $a2:3, $a2:3
 ap_end:
         .endif
-        .if OP >= 6
+        { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a2:3, $a10:11 }
+        .else
+        DUPV $a10:11, $a10             # M + log S
+        ld64 $a0:1, [$m2+=8]
+        .if GR > 1
+        setzi $m10, GR - 1
+        rpt $m10, lap_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
+lap_end:
+        .endif
+        { st64 $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
+        .endif
+        add $m6, $m6, -1
+        brnz $m6, row_ap
+        .endif
+
+        .if RVEC
         ld32 $m11, [$m0+8]
-        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m11+=8]
+row_vec:
+        mov $m12, $m11
+        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m12+=8]
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, rv_end
-        { ld2st64 $a0:1, [$m2+=8], $a2:3, [$m11+=8], $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
+        { ld2st64 $a0:1, [$m2+=8], $a2:3, [$m12+=8], $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
 rv_end:
         .endif
         VOP $a4:5, $a0:1, $a2:3
         st64 $a4:5, [$m9+=8]
+        add $m6, $m6, -1
+        brnz $m6, row_vec
+        .endif
+
+# ------------------------------------------------------------- columns
+        .else
+        # item k = (row, granule column): r0 = k / GI, j = k % GI
+        setzi $m7, GI
+        divu $m8, $m5, $m7
+        mul $m13, $m8, $m7
+        sub $m13, $m5, $m13            # j
+        setzi $m7, ROWSTEP
+        mul $m10, $m8, $m7
+        add $m3, $m2, $m10
+        shl $m10, $m13, 3
+        add $m3, $m3, $m10             # x column
+        setzi $m14, ROWSTEP - GI * 8   # from past the last column to the next row
+        .if RED
+        setzi $m7, I
+        mul $m10, $m8, $m7
+        shl $m11, $m13, 1
+        add $m10, $m10, $m11
+        .if OB == 4
+        shl $m10, $m10, 2
+        .else
+        shl $m10, $m10, 1
+        .endif
+        add $m9, $m9, $m10             # out
+        .else
+        sub $m12, $m9, $m2             # y - x
+        .endif
+        .if SCALED
+        f32v2dup $a12:13, $a13
+        .endif
+
+        .if RED
+col_red:
+        mov $m2, $m3
+        FOLD VOP, C, PITCH
+        .if SCALED
+        f32v2mul $a4:5, $a4:5, $a12:13
+        .endif
+        .if OB == 2
+        cvt.f32.f16 $a6, $a4:5
+        .endif
+        .if TAIL
+        cmpeq $m10, $m13, GI - 1
+        brnz $m10, col_tail
+        .endif
+        .if OB == 4
+        st64 $a4:5, [$m9+=8]
+        .else
+        st32 $a6, [$m9+=4]
+        .endif
+        .if TAIL
+        br col_next
+col_tail:
+        .if OB == 4
+        st32 $a4, [$m9+=4]
+        .else
+        mov $m10, $a6
+        st16 $m10, [$m9+=2]
+        .endif
+col_next:
+        .endif
+        .else
+col_sm:
+        mov $m2, $m3
+        add $m4, $m3, $m12             # y column
+        FOLD f32v2max, C, PITCH
+        { mov $m2, $m3 ; mov64 $a8:9, $a4:5 }        # m per column
+        { mov $m9, $m4 ; zero64 $a6:7 }
+        ld64 $a0:1, [$m2+=PITCH]
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, csm_exp_end
+        { ld64 $a0:1, [$m2+=PITCH] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .if OP == 3
+        { st64 $a4:5, [$m9+=PITCH] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2exp $a4:5, $a2:3
+csm_exp_end:
+        .endif
+        .if OP == 3
+        { st64 $a4:5, [$m9+=PITCH] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        f32v2recip $a10:11, $a6:7
+        mov $m9, $m4
+        ld64 $a0:1, [$m4+=PITCH]
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, csm_scale_end
+        { ld64 $a0:1, [$m4+=PITCH] ; f32v2mul $a4:5, $a0:1, $a10:11 }
+        st64 $a4:5, [$m9+=PITCH]
+csm_scale_end:
+        .endif
+        { st64 $a4:5, [$m9+=PITCH] ; f32v2mul $a4:5, $a0:1, $a10:11 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        f32v2log $a6:7, $a6:7
+        f32v2add $a10:11, $a6:7, $a8:9   # c = m + log s
+        mov $m2, $m3
+        mov $m9, $m4
+        ld64 $a0:1, [$m2+=PITCH]
+        .if C > 1
+        setzi $m10, C - 1
+        rpt $m10, clsm_sub_end
+        { ld64 $a0:1, [$m2+=PITCH] ; f32v2sub $a4:5, $a0:1, $a10:11 }
+        st64 $a4:5, [$m9+=PITCH]
+clsm_sub_end:
+        .endif
+        { st64 $a4:5, [$m9+=PITCH] ; f32v2sub $a4:5, $a0:1, $a10:11 }
+        .endif
+        .endif
+        # next granule column (and row)
+        add $m13, $m13, 1
+        add $m3, $m3, 8
+        .if R > 1
+        cmpeq $m10, $m13, GI
+        mul $m11, $m10, $m14
+        add $m3, $m3, $m11
+        mul $m10, $m10, GI
+        sub $m13, $m13, $m10
         .endif
         add $m6, $m6, -1
-        brnz $m6, row
+        .if RED
+        brnz $m6, col_red
+        .else
+        brnz $m6, col_sm
+        .endif
+        .endif
 rows_done:
         exit
         .size rows_worker, . - rows_worker

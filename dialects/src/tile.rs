@@ -162,6 +162,101 @@ pub static VIEW: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const REDUCE_KIND_ATTR: AttrConstraint = AttrConstraint {
+    description: "reduction kind: \"sum\", \"mean\", \"max\" or \"min\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if REDUCE_KINDS.contains(&s.as_ref())),
+};
+/// The kinds of `tile.reduce`.
+pub const REDUCE_KINDS: &[&str] = &["sum", "mean", "max", "min"];
+const FLAG_ATTR: AttrConstraint = AttrConstraint {
+    description: "unit attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Unit),
+};
+const F32_ATTR: AttrConstraint = AttrConstraint {
+    description: "f32 attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { ty, .. } if *ty == ipu_ir::Type::F32),
+};
+const AXIS: AttrDef = AttrDef {
+    name: "axis",
+    optional: false,
+    constraint: I64_ATTR,
+};
+
+pub static REDUCE: OpDef = OpDef {
+    name: "tile.reduce",
+    summary: "A reduction (`kind`: sum, mean, max, min) over `axes` (`keepdims` keeps them as size 1): the input is \
+              cut into the blocks of `grid`, block b on tile first + b * stride (`tiles`); each tile reduces its \
+              block with `kernel` (the exact row-kernel specialisation; `cycles` from the cycle formulas of all \
+              its calls). Where `grid` cuts a reduced axis, each tile's partial results are gathered onto the \
+              tile of their result block and combined there. The result lives as `mapping` says: `grid` on \
+              the kept axes.",
+    operands: &[TENSOR],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "kind", optional: false, constraint: REDUCE_KIND_ATTR },
+        AttrDef { name: "axes", optional: false, constraint: I64_ARRAY },
+        AttrDef { name: "keepdims", optional: true, constraint: FLAG_ATTR },
+        AttrDef { name: "grid", optional: false, constraint: I64_ARRAY },
+        AttrDef { name: "tiles", optional: false, constraint: I64_ARRAY },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$input attr-dict `:` type($input) `->` type($result)"),
+    verify: Some(verify_reduce),
+    ..OpDef::EMPTY
+};
+
+pub static SOFTMAX: OpDef = OpDef {
+    name: "tile.softmax",
+    summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
+              each tile holds whole rows; where the grid cuts the axis (evenly), each tile's pieces' statistics are \
+              gathered onto the tile of the rows' first piece, combined, and sent back before each piece is \
+              normalised. `kernel` is the row kernel each tile first calls, `cycles` the cycle formulas of all \
+              its calls.",
+    operands: &[TENSOR],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef { name: "log", optional: true, constraint: FLAG_ATTR },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
+    assembly_format: Some("$input attr-dict `:` type($result)"),
+    verify: Some(verify_softmax),
+    ..OpDef::EMPTY
+};
+
+pub static LAYER_NORM: OpDef = OpDef {
+    name: "tile.layer_norm",
+    summary: "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
+              operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
+              from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
+              first normalized dimension (evenly), each tile's pieces' mean and variance are gathered onto the \
+              tile of the rows' first piece, combined, and sent back before each piece is normalised with its \
+              columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
+              cycle formulas of all its calls.",
+    operands: &[
+        ValueDef { name: "input", ..TENSOR },
+        ValueDef { name: "params", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR },
+    ],
+    results: RESULT,
+    attributes: &[
+        AXIS,
+        AttrDef { name: "epsilon", optional: false, constraint: F32_ATTR },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_layer_norm),
+    ..OpDef::EMPTY
+};
+
 pub static HOST_OUTPUT: OpDef = OpDef {
     name: "tile.host_output",
     summary: "Streams a result from tile memory to the host as output `name`.",
@@ -178,7 +273,17 @@ pub static HOST_OUTPUT: OpDef = OpDef {
 pub static TILE_DIALECT: Dialect = Dialect {
     name: "tile",
     description: "Tensors distributed over tiles and compute sets of per-tile vertices.",
-    ops: &[&HOST_INPUT, &CONSTANT, &MATMUL, &MAP, &VIEW, &HOST_OUTPUT],
+    ops: &[
+        &HOST_INPUT,
+        &CONSTANT,
+        &MATMUL,
+        &MAP,
+        &VIEW,
+        &REDUCE,
+        &SOFTMAX,
+        &LAYER_NORM,
+        &HOST_OUTPUT,
+    ],
     materialize_constant: None,
 };
 
@@ -503,6 +608,157 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+fn shape_of(cx: &Context, v: ipu_ir::Value) -> Vec<i64> {
+    cx.tensor_parts(cx.value_type(v))
+        .map(|(s, _)| s.to_vec())
+        .unwrap_or_default()
+}
+
+fn elem_of(cx: &Context, v: ipu_ir::Value) -> Option<ipu_ir::Type> {
+    cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e)
+}
+
+/// The `axis` attribute of `op`, checked against `rank`.
+fn axis_of(cx: &Context, op: Op, rank: usize) -> Result<usize, Diagnostic> {
+    let axis = match cx.get_attr(op, "axis").map(|a| cx.attr_kind(a)) {
+        Some(AttrKind::Integer { value, .. }) => *value,
+        _ => return Err(op_error(cx, op, "requires integer attribute 'axis'")),
+    };
+    if axis < 0 || axis as usize >= rank {
+        return Err(op_error(
+            cx,
+            op,
+            format!("axis {axis} is out of range for rank {rank}"),
+        ));
+    }
+    Ok(axis as usize)
+}
+
+/// The result shape of reducing `shape` over `axes`.
+pub fn reduced_shape(shape: &[i64], axes: &[i64], keepdims: bool) -> Vec<i64> {
+    shape
+        .iter()
+        .enumerate()
+        .filter_map(|(d, &n)| {
+            if axes.contains(&(d as i64)) {
+                keepdims.then_some(1)
+            } else {
+                Some(n)
+            }
+        })
+        .collect()
+}
+
+fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    let (input, result) = (cx.operand(op, 0), cx.result(op, 0));
+    let shape = shape_of(cx, input);
+    let rank = shape.len() as i64;
+    let axes = cx.get_i64_array_attr(op, "axes").unwrap_or_default();
+    if axes.is_empty()
+        || !axes.windows(2).all(|w| w[0] < w[1])
+        || axes.iter().any(|&a| a < 0 || a >= rank)
+    {
+        return Err(op_error(
+            cx,
+            op,
+            format!("axes {axes:?} must be sorted, unique and within rank {rank}, and not empty"),
+        ));
+    }
+    let keepdims = cx.get_attr(op, "keepdims").is_some();
+    let want = reduced_shape(&shape, axes, keepdims);
+    if shape_of(cx, result) != want || elem_of(cx, input) != elem_of(cx, result) {
+        return Err(op_error(
+            cx,
+            op,
+            format!("the result must be the input's element type with shape {want:?}"),
+        ));
+    }
+    let grid = cx.get_i64_array_attr(op, "grid").unwrap_or_default();
+    if grid.len() != shape.len() || grid.iter().any(|&g| g < 1) {
+        return Err(op_error(
+            cx,
+            op,
+            format!("grid must give every one of the input's {rank} dimensions at least 1 block"),
+        ));
+    }
+    let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
+    if tiles.len() != 2 || tiles[0] < 0 || tiles[1] < 1 {
+        return Err(op_error(cx, op, "tiles must be [first, stride]"));
+    }
+    let m = mapping_of(cx, op)?;
+    // Reduced axes kept as size 1 have one block, like their extent.
+    let kept = reduced_shape(grid, axes, keepdims);
+    if m.grid != kept {
+        return Err(op_error(
+            cx,
+            op,
+            format!("the result mapping's grid must be the input grid on the kept axes, {kept:?}"),
+        ));
+    }
+    Ok(())
+}
+
+fn verify_softmax(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    let rank = shape_of(cx, cx.operand(op, 0)).len();
+    let axis = axis_of(cx, op, rank)?;
+    let m = mapping_of(cx, op)?;
+    let n = shape_of(cx, cx.operand(op, 0))[axis];
+    if n % m.grid[axis] != 0 {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "the mapping cuts the axis of {n} into {} uneven blocks",
+                m.grid[axis]
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn verify_layer_norm(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    let input = cx.operand(op, 0);
+    let shape = shape_of(cx, input);
+    let axis = axis_of(cx, op, shape.len())?;
+    let params = cx.operands(op).len() - 1;
+    if params > 2 {
+        return Err(op_error(
+            cx,
+            op,
+            format!("takes the input and at most a scale and a bias, got {params} of those"),
+        ));
+    }
+    if cx.value_type(cx.result(op, 0)) != cx.value_type(input) {
+        return Err(op_error(cx, op, "the result must have the input's type"));
+    }
+    let norm: i64 = shape[axis..].iter().product();
+    for i in 1..=params {
+        let n: i64 = shape_of(cx, cx.operand(op, i)).iter().product();
+        if n != norm {
+            return Err(op_error(
+                cx,
+                op,
+                format!(
+                    "operand #{i} has {n} elements, but the normalized shape {:?} has {norm}",
+                    &shape[axis..]
+                ),
+            ));
+        }
+    }
+    let m = mapping_of(cx, op)?;
+    if m.grid[axis + 1..].iter().any(|&g| g != 1) || shape[axis] % m.grid[axis] != 0 {
+        return Err(op_error(
+            cx,
+            op,
+            "the mapping may cut only the first normalized dimension, and evenly",
+        ));
     }
     Ok(())
 }

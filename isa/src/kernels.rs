@@ -106,9 +106,31 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
         }
         "rows" => {
             let op = ROW_NAMES.get(p("OP") as usize).copied().unwrap_or("op?");
-            let mut s = format!("rows_{op}_{}_r{}_c{}", ty(p("TYPE")), p("R"), p("C"));
+            let mut s = format!("rows_{op}_{}", ty(p("TYPE")));
+            if params.contains_key("OUT") && p("OUT") != p("TYPE") {
+                s.push_str(&format!("_to_{}", ty(p("OUT"))));
+            }
+            s.push_str(&format!("_r{}_c{}", p("R"), p("C")));
+            if params.contains_key("I") {
+                s.push_str(&format!("_i{}", p("I")));
+            }
+            if params.contains_key("IP") && p("IP") != p("I") {
+                s.push_str(&format!("_p{}", p("IP")));
+            }
+            if params.contains_key("SCALE") {
+                s.push_str(&format!("_x{:x}", p("SCALE")));
+            }
             if params.contains_key("EPS") {
                 s.push_str(&format!("_eps{:x}", p("EPS")));
+            }
+            if p("GAMMA") == 1 {
+                s.push_str("_scaled");
+            }
+            if p("BETA") == 1 {
+                s.push_str("_biased");
+            }
+            if p("LOG") == 1 {
+                s.push_str("_log");
             }
             return s;
         }
@@ -149,12 +171,18 @@ const EW_NAMES: &[(i64, &str)] = &[
 const ROW_NAMES: &[&str] = &[
     "sum",
     "max",
-    "softmax_exp",
-    "scale_recip",
-    "ln_moments",
-    "ln_apply",
+    "min",
+    "softmax",
+    "log_softmax",
+    "layer_norm",
     "add_row_vector",
     "mul_row_vector",
+    "softmax_stats",
+    "softmax_combine",
+    "softmax_apply",
+    "ln_stats",
+    "ln_combine",
+    "ln_apply",
 ];
 
 /// Assembles a library kernel with parameters (no cache).
@@ -357,16 +385,39 @@ impl EwOp {
 /// Row operations (`OP` of `rows.S`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RowOp {
+    /// out = SCALE * sum over C.
     Sum = 0,
     Max = 1,
-    SoftmaxExp = 2,
-    ScaleRecip = 3,
-    LayerNormMoments = 4,
-    LayerNormApply = 5,
+    Min = 2,
+    Softmax = 3,
+    LogSoftmax = 4,
+    /// (x - mean) * rstd [* gamma] [+ beta] over each row.
+    LayerNorm = 5,
     /// y[r][c] = x[r][c] + v[c] (a bias).
     AddRowVector = 6,
     /// y[r][c] = x[r][c] * v[c].
     MulRowVector = 7,
+    /// Softmax of rows cut over tiles: per-piece [max, sum exp] pairs,
+    SoftmaxStats = 8,
+    /// their combination per row,
+    SoftmaxCombine = 9,
+    /// and each piece normalised.
+    SoftmaxApply = 10,
+    /// Layer norm of rows cut over tiles: per-piece [mean, var] pairs,
+    LayerNormStats = 11,
+    /// their combination per row into [mean, rstd],
+    LayerNormCombine = 12,
+    /// and each piece normalised (with its scale and bias columns).
+    LayerNormApply = 13,
+}
+
+/// How `rows.S` walks an R x C block: along contiguous rows, or down the
+/// columns of an R x C x `inner` block whose rows of `inner` elements are
+/// `pitch` elements apart (f32 only; see the kernel's header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowWalk {
+    Rows,
+    Columns { inner: usize, pitch: usize },
 }
 
 /// Bytes of the GEMM kernel's state record (A, B, C, scale, six worker records).
@@ -378,6 +429,11 @@ pub struct KernelSpec {
     pub source: &'static str,
     pub entry: &'static str,
     pub params: BTreeMap<String, i64>,
+}
+
+/// `TYPE` of the two-type kernels: 0 f32, 1 f16.
+fn type_code(ty: ElemType) -> i64 {
+    (ty == ElemType::F16) as i64
 }
 
 fn params_of(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
@@ -424,24 +480,136 @@ impl KernelSpec {
             params: params_of(&[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)]),
         }
     }
-    /// A row operation on an r x c matrix (`eps` for layer-norm moments).
+    /// A row operation on r rows of c elements with its defaults (a
+    /// reduction to `ty`, layer norm with `eps` and neither scale nor bias).
     pub fn rows(op: RowOp, ty: ElemType, r: usize, c: usize, eps: f32) -> KernelSpec {
-        let t = if ty == ElemType::F16 { 1 } else { 0 };
+        match op {
+            RowOp::LayerNorm => KernelSpec::layer_norm(ty, r, c, eps, false, false),
+            RowOp::Sum | RowOp::Max | RowOp::Min => {
+                KernelSpec::row_reduce(op, ty, ty, r, c, RowWalk::Rows, None)
+            }
+            _ => KernelSpec::row_op(op, ty, r, c, RowWalk::Rows),
+        }
+    }
+    fn row_op(op: RowOp, ty: ElemType, r: usize, c: usize, walk: RowWalk) -> KernelSpec {
         let mut p = params_of(&[
             ("OP", op as i64),
-            ("TYPE", t),
+            ("TYPE", type_code(ty)),
             ("R", r as i64),
             ("C", c as i64),
         ]);
-        if op == RowOp::LayerNormMoments {
-            p.insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
-            p.insert("EPS".into(), eps.to_bits() as i64);
+        if let RowWalk::Columns { inner, pitch } = walk {
+            p.insert("I".into(), inner as i64);
+            p.insert("IP".into(), pitch as i64);
         }
         KernelSpec {
             source: "rows",
             entry: "rows",
             params: p,
         }
+    }
+    /// Sum, max or min of `ty` elements along C into `out` elements, times
+    /// `scale` for a sum (a mean's 1 / count).
+    pub fn row_reduce(
+        op: RowOp,
+        ty: ElemType,
+        out: ElemType,
+        r: usize,
+        c: usize,
+        walk: RowWalk,
+        scale: Option<f32>,
+    ) -> KernelSpec {
+        let mut s = KernelSpec::row_op(op, ty, r, c, walk);
+        s.params.insert("OUT".into(), type_code(out));
+        if let Some(x) = scale {
+            s.params.insert("SCALE".into(), x.to_bits() as i64);
+        }
+        s
+    }
+    /// Softmax (or log-softmax) along C.
+    pub fn softmax(log: bool, ty: ElemType, r: usize, c: usize, walk: RowWalk) -> KernelSpec {
+        let op = if log {
+            RowOp::LogSoftmax
+        } else {
+            RowOp::Softmax
+        };
+        KernelSpec::row_op(op, ty, r, c, walk)
+    }
+    /// Softmax of rows cut over tiles, step 1: each row piece's maximum
+    /// and sum of exponentials, as f32 pairs.
+    pub fn softmax_stats(ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        KernelSpec::row_op(RowOp::SoftmaxStats, ty, r, c, RowWalk::Rows)
+    }
+    /// Step 2: the pairs of `groups` pieces of r rows combined into each
+    /// row's [max, 1 / sum] (or [max + log sum, -] for log-softmax).
+    pub fn softmax_combine(log: bool, r: usize, groups: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(
+            RowOp::SoftmaxCombine,
+            ElemType::F32,
+            r,
+            groups,
+            RowWalk::Rows,
+        );
+        s.params.insert("LOG".into(), log as i64);
+        s
+    }
+    /// Step 3: each piece of the rows normalised by its row's pair.
+    pub fn softmax_apply(log: bool, ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::SoftmaxApply, ty, r, c, RowWalk::Rows);
+        s.params.insert("LOG".into(), log as i64);
+        s
+    }
+    /// Layer norm of rows cut over tiles, step 1: each row piece's mean and
+    /// biased variance, as f32 pairs.
+    pub fn ln_stats(ty: ElemType, r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::LayerNormStats, ty, r, c, RowWalk::Rows);
+        s.params
+            .insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+        s
+    }
+    /// Step 2: the pairs of `groups` equal pieces of r rows combined into
+    /// each row's [mean, 1 / sqrt(var + eps)].
+    pub fn ln_combine(r: usize, groups: usize, eps: f32) -> KernelSpec {
+        let mut s = KernelSpec::row_op(
+            RowOp::LayerNormCombine,
+            ElemType::F32,
+            r,
+            groups,
+            RowWalk::Rows,
+        );
+        let p = &mut s.params;
+        p.insert(
+            "INV_C".into(),
+            (1.0f32 / groups.max(1) as f32).to_bits() as i64,
+        );
+        p.insert("EPS".into(), eps.to_bits() as i64);
+        s
+    }
+    /// Step 3: each piece normalised by its row's pair, with the piece's
+    /// columns of the scale and bias when asked.
+    pub fn ln_apply(ty: ElemType, r: usize, c: usize, gamma: bool, beta: bool) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::LayerNormApply, ty, r, c, RowWalk::Rows);
+        s.params.insert("GAMMA".into(), gamma as i64);
+        s.params.insert("BETA".into(), beta as i64);
+        s
+    }
+    /// Layer norm of r rows of c elements, with a scale (gamma) and a bias
+    /// (beta) row when asked.
+    pub fn layer_norm(
+        ty: ElemType,
+        r: usize,
+        c: usize,
+        eps: f32,
+        gamma: bool,
+        beta: bool,
+    ) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::LayerNorm, ty, r, c, RowWalk::Rows);
+        let p = &mut s.params;
+        p.insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+        p.insert("EPS".into(), eps.to_bits() as i64);
+        p.insert("GAMMA".into(), gamma as i64);
+        p.insert("BETA".into(), beta as i64);
+        s
     }
     /// Fill `granules` 64-bit granules with a 32-bit pattern.
     pub fn fill(granules: usize, value: u32) -> KernelSpec {

@@ -104,7 +104,7 @@ fn library_kernels_round_trip_through_the_disassembler() {
         ),
         ("elementwise", params(&[("OP", 17), ("TYPE", 1), ("N", 99)])),
         ("cast", params(&[("FROM", 0), ("TO", 3), ("N", 64)])),
-        ("rows", params(&[("OP", 4), ("R", 5), ("C", 9)])),
+        ("rows", params(&[("OP", 4), ("R", 5), ("C", 10)])),
         ("fill", params(&[("G", 5)])),
     ];
     for (name, p) in specs {
@@ -407,14 +407,24 @@ fn kernel_cache_is_content_addressed_and_safe_under_concurrency() {
 
 #[test]
 fn typed_kernel_specs_assemble() {
-    use ipu_isa::kernels::{ElemType, EwOp, GemmType, KernelSpec, RowOp};
+    use ipu_isa::kernels::{ElemType, EwOp, GemmType, KernelSpec, RowOp, RowWalk};
     let specs = [
         KernelSpec::gemm(GemmType::F16F16, 46, 64, 80),
         KernelSpec::gemm(GemmType::F8E4M3FN, 64, 256, 128),
         KernelSpec::gemm_chunked(GemmType::F16F32, 64, 768, 64, 64),
         KernelSpec::elementwise(EwOp::Gelu, ElemType::F16, 1000),
         KernelSpec::cast(ElemType::Bf16, ElemType::F8E5M2, 24),
-        KernelSpec::rows(RowOp::LayerNormMoments, ElemType::F32, 4, 768, 1e-5),
+        KernelSpec::rows(RowOp::LayerNorm, ElemType::F32, 4, 768, 1e-5),
+        KernelSpec::softmax(false, ElemType::F16, 4, 768, RowWalk::Rows),
+        KernelSpec::row_reduce(
+            RowOp::Sum,
+            ElemType::F32,
+            ElemType::F16,
+            1,
+            3,
+            RowWalk::Columns { inner: 5, pitch: 6 },
+            Some(1.0 / 3.0),
+        ),
         KernelSpec::fill(10, 0),
     ];
     for s in &specs {
@@ -427,5 +437,7 @@ fn typed_kernel_specs_assemble() {
         specs[2].name(),
         "gemm_f16f32_interleaved_k768_kc64_c64_r10_r11_m64"
     );
+    assert_eq!(specs[5].name(), "rows_layer_norm_f32_r4_c768_eps3727c5ac");
+    assert_eq!(specs[7].name(), "rows_sum_f32_to_f16_r1_c3_i5_p6_x3eaaaaab");
     assert!(EwOp::Max.is_binary() && !EwOp::Exp.is_binary());
 }

@@ -1,7 +1,8 @@
-//! Elementwise, cast, fill and row kernels on random inputs against Rust
-//! references of their math: bit-exact where the arithmetic is exact
-//! (IEEE add/sub/mul/div/min/max/neg/abs/relu, casts), a stated tolerance
-//! where it is not (transcendentals, reductions in another order).
+//! Elementwise, cast, fill, row-vector and copy kernels on random inputs
+//! against Rust references of their math: bit-exact where the arithmetic is
+//! exact (IEEE add/sub/mul/div/min/max/neg/abs/relu, casts), a stated
+//! tolerance where it is not (transcendentals). The other row kernels are
+//! tested in `kernels_rows.rs`.
 
 mod common;
 
@@ -15,7 +16,6 @@ const IN0: u32 = DATA;
 const IN1: u32 = DATA + 0x20000;
 const OUT: u32 = DATA + 0x40000;
 const IN2: u32 = DATA + 0x50000;
-const IN3: u32 = DATA + 0x58000;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
@@ -232,175 +232,6 @@ fn matrix(
         }
     }
     m
-}
-
-#[test]
-fn row_sum_and_max() {
-    let mut r = rng(3);
-    for (ty, rows, cols) in [
-        (0i64, 13usize, 37usize),
-        (0, 6, 2),
-        (1, 9, 45),
-        (1, 7, 4),
-        (1, 3, 3),
-    ] {
-        let epg = if ty == 0 { 2 } else { 4 };
-        let stride = cols.div_ceil(epg) * epg;
-        let m = matrix(&mut r, rows, cols, stride, -5.0, 5.0);
-        let bytes = if ty == 0 {
-            f32_bytes(&m)
-        } else {
-            u16_bytes(&m.iter().map(|&v| f16_bits(v)).collect::<Vec<_>>())
-        };
-        let val = |i: usize| {
-            if ty == 0 {
-                m[i] as f64
-            } else {
-                f16_value(f16_bits(m[i])) as f64
-            }
-        };
-        for op in [0i64, 1] {
-            let t = run_kernel(
-                "rows",
-                "rows",
-                &[
-                    ("OP", op),
-                    ("TYPE", ty),
-                    ("R", rows as i64),
-                    ("C", cols as i64),
-                ],
-                &[IN0, IN1, 0, 0, OUT],
-                &[(IN0, bytes.clone())],
-            );
-            for i in 0..rows {
-                let row: Vec<f64> = (0..cols).map(|j| val(i * stride + j)).collect();
-                let got = rd_f32(&t, OUT + 4 * i as u32, 1)[0] as f64;
-                if op == 0 {
-                    let want: f64 = row.iter().sum();
-                    let mag: f64 = row.iter().map(|v| v.abs()).sum();
-                    assert!(
-                        (got - want).abs() <= cols as f64 * 1.2e-7 * mag,
-                        "row_sum type {ty} row {i}: {got} vs {want}"
-                    );
-                } else {
-                    let want = row.iter().cloned().fold(f64::MIN, f64::max);
-                    assert_eq!(got, want, "row_max type {ty} row {i}");
-                }
-            }
-        }
-    }
-}
-
-#[test]
-fn softmax_pieces() {
-    let mut r = rng(4);
-    for (rows, cols) in [(10usize, 33usize), (6, 64), (1, 1)] {
-        let stride = cols.div_ceil(2) * 2;
-        let x = matrix(&mut r, rows, cols, stride, -8.0, 8.0);
-        // Max, then exp and sum, then scale by the reciprocal: the softmax.
-        let t = run_kernel(
-            "rows",
-            "rows",
-            &[("OP", 1), ("R", rows as i64), ("C", cols as i64)],
-            &[IN0, IN1, 0, 0, OUT],
-            &[(IN0, f32_bytes(&x))],
-        );
-        let maxima = rd_f32(&t, OUT, rows);
-        let t = run_kernel(
-            "rows",
-            "rows",
-            &[("OP", 2), ("R", rows as i64), ("C", cols as i64)],
-            &[IN0, IN1, 0, 0, OUT],
-            &[(IN0, f32_bytes(&x)), (IN1, f32_bytes(&maxima))],
-        );
-        let e = rd_f32(&t, OUT, rows * stride);
-        let sums = rd_f32(&t, IN1, rows);
-        let t = run_kernel(
-            "rows",
-            "rows",
-            &[("OP", 3), ("R", rows as i64), ("C", cols as i64)],
-            &[OUT, IN1, 0, 0, IN2],
-            &[(OUT, f32_bytes(&e)), (IN1, f32_bytes(&sums))],
-        );
-        let y = rd_f32(&t, IN2, rows * stride);
-        for i in 0..rows {
-            let row: Vec<f64> = (0..cols).map(|j| x[i * stride + j] as f64).collect();
-            let mx = row.iter().cloned().fold(f64::MIN, f64::max);
-            let den: f64 = row.iter().map(|v| (v - mx).exp()).sum();
-            assert!((sums[i] as f64 - den).abs() <= 1e-5 * den, "sum row {i}");
-            for j in 0..cols {
-                let want = (row[j] - mx).exp() / den;
-                let got = y[i * stride + j] as f64;
-                assert!(
-                    (got - want).abs() <= 1e-6 + 1e-5 * want,
-                    "softmax[{i}][{j}] {got} vs {want}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn layer_norm_pieces() {
-    let mut r = rng(5);
-    for (rows, cols) in [(7usize, 48usize), (12, 31), (2, 1)] {
-        let stride = cols.div_ceil(2) * 2;
-        let x = matrix(&mut r, rows, cols, stride, -3.0, 3.0);
-        let gamma: Vec<f32> = (0..stride).map(|_| r.gen_range(0.5..1.5)).collect();
-        let beta: Vec<f32> = (0..stride).map(|_| r.gen_range(-1.0..1.0)).collect();
-        let eps = 1e-5f32;
-        let params = [
-            ("OP", 4),
-            ("R", rows as i64),
-            ("C", cols as i64),
-            ("INV_C", (1.0f32 / cols as f32).to_bits() as i64),
-            ("EPS", eps.to_bits() as i64),
-        ];
-        let t = run_kernel(
-            "rows",
-            "rows",
-            &params,
-            &[IN0, IN1, 0, 0, OUT],
-            &[(IN0, f32_bytes(&x))],
-        );
-        let stats = rd_f32(&t, OUT, 2 * rows);
-        let t = run_kernel(
-            "rows",
-            "rows",
-            &[("OP", 5), ("R", rows as i64), ("C", cols as i64)],
-            &[IN0, IN1, IN2, IN3, OUT],
-            &[
-                (IN0, f32_bytes(&x)),
-                (IN1, f32_bytes(&stats)),
-                (IN2, f32_bytes(&gamma)),
-                (IN3, f32_bytes(&beta)),
-            ],
-        );
-        let y = rd_f32(&t, OUT, rows * stride);
-        for i in 0..rows {
-            let row: Vec<f64> = (0..cols).map(|j| x[i * stride + j] as f64).collect();
-            let mean = row.iter().sum::<f64>() / cols as f64;
-            let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / cols as f64;
-            let rstd = 1.0 / (var + eps as f64).sqrt();
-            assert!(
-                (stats[2 * i] as f64 - mean).abs() <= 1e-6 * (1.0 + mean.abs()),
-                "mean row {i}"
-            );
-            assert!(
-                (stats[2 * i + 1] as f64 - rstd).abs() <= 1e-5 * rstd,
-                "rstd row {i}: {} vs {rstd}",
-                stats[2 * i + 1]
-            );
-            for j in 0..cols {
-                let want = (row[j] - mean) * rstd * gamma[j] as f64 + beta[j] as f64;
-                let got = y[i * stride + j] as f64;
-                assert!(
-                    (got - want).abs() <= 1e-5 * (1.0 + want.abs()),
-                    "ln[{i}][{j}] {got} vs {want}"
-                );
-            }
-        }
-    }
 }
 
 #[test]

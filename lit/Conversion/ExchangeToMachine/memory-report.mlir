@@ -23,9 +23,9 @@
 // CHECK-NEXT: total{{ +}}10223616 100.00%
 // CHECK: superstep{{ +}}max tile B{{ +}}tile{{ +}}all tiles B{{ +}}label
 // CHECK-NEXT: x0{{ +}}
-// CHECK-NEXT: s1{{ +}}4280{{ +}}1
+// CHECK-NEXT: s1{{ +}}4272{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tile 1: 4280 B used, 538128 B free; most live data in s1: 2544 B
+// CHECK: tile 1: 4272 B used, 538128 B free; most live data in s1: 2544 B
 // CHECK-NEXT: 0x80000 1104 B s1.rhs_f16 re-layout scratch s1..s1 tile.matmul at {{.*}}memory-report.mlir:[[#@LINE+11]]:3
 // The parameters are placed in the matmul's and the add's operand buffers.
 // CHECK: 0x80450 592 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+9]]:3

@@ -6,10 +6,10 @@
 // NOTARGET: error: no target: give --target NAME|FILE, or the pass option target=NAME
 // BADTARGET: error: target 'nosuch':
 
-func.func @softmax(%x: tensor<4x8xf16>) -> tensor<4x8xf16> {
-  // expected-error@+1 {{'nn.softmax' op is not lowered to the tile dialect yet}}
-  %y = nn.softmax %x {axis = 1} : tensor<4x8xf16>
-  return %y : tensor<4x8xf16>
+func.func @prod(%x: tensor<4x8xf16>) -> tensor<4xf16> {
+  // expected-error@+1 {{'nn.reduce_prod' op is not lowered to the tile dialect yet}}
+  %y = nn.reduce_prod %x {axes = array<i64: 1>} : tensor<4x8xf16> -> tensor<4xf16>
+  return %y : tensor<4xf16>
 }
 
 // -----
@@ -69,4 +69,85 @@ func.func @too_big_block(%x: tensor<4x200000xf32>) -> tensor<4x200000xf32> {
   // expected-error@+1 {{'nn.relu' op does not fit: [4, 200000] over a [4, 1] grid needs 1600000 bytes per tile}}
   %y = nn.relu %x : tensor<4x200000xf32>
   return %y : tensor<4x200000xf32>
+}
+
+// -----
+
+// Row ops need rows of whole 64-bit granules on a tile.
+func.func @odd_rows(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error@+1 {{'nn.softmax' op has rows of 5 f32 elements (20 bytes) on a tile, which are not whole 64-bit granules as the row kernels need}}
+  %y = nn.softmax %x {axis = 1 : i64} : tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @f16_rows(%x: tensor<4x6xf16>) -> tensor<4x6xf16> {
+  // expected-error@+1 {{'nn.log_softmax' op has rows of 6 f16 elements (12 bytes) on a tile, which are not whole 64-bit granules as the row kernels need}}
+  %y = nn.log_softmax %x {axis = 1 : i64} : tensor<4x6xf16>
+  return %y : tensor<4x6xf16>
+}
+
+// -----
+
+// Softmax keeps each row whole on a tile (reductions cut rows; see
+// Conversion/NNToTile/rows.mlir).
+func.func @row_too_long(%x: tensor<2x200000xf32>) -> tensor<2x200000xf32> {
+  // expected-error@+1 {{'nn.softmax' op does not fit: [2, 200000] over a [2, 1] grid needs 1600000 bytes per tile, but a tile of test4 has 540672 for data (its rows are not cut over tiles yet)}}
+  %y = nn.softmax %x {axis = 1 : i64} : tensor<2x200000xf32>
+  return %y : tensor<2x200000xf32>
+}
+
+// -----
+
+// Layer norm's scale and bias have the normalized shape's elements, and its
+// input's element type.
+func.func @scale_broadcast(%x: tensor<4x8xf32>, %g: tensor<1xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'nn.layer_norm' op has a scale broadcast from 1 to the 8 elements of the normalized shape, which is not lowered yet (a scale with as many elements is)}}
+  %y = nn.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @scale_type(%x: tensor<4x8xf16>, %g: tensor<8xf32>) -> tensor<4x8xf16> {
+  // expected-error@+1 {{'nn.layer_norm' op has a scale of another element type than its input, which is not lowered yet}}
+  %y = nn.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<4x8xf16>, tensor<8xf32>) -> tensor<4x8xf16>
+  return %y : tensor<4x8xf16>
+}
+
+// -----
+
+// Reductions of integers or bf16 have no kernel.
+func.func @int_sum(%x: tensor<4x8xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{'nn.reduce_sum' op on i32 elements has no row kernel (f32 and f16 do)}}
+  %y = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<4x8xi32> -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @bf16_max(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  // expected-error@+1 {{'nn.reduce_max' op on bf16 elements has no row kernel (f32 and f16 do)}}
+  %y = nn.reduce_max %x {axes = array<i64: 1>} : tensor<4x8xbf16> -> tensor<4xbf16>
+  return %y : tensor<4xbf16>
+}
+
+// -----
+
+// Reducing axes of one element only is a copy, not lowered here.
+func.func @unit_axis(%x: tensor<4x1xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.reduce_sum' op reduces only axes of one element on each tile, which is not lowered yet}}
+  %y = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<4x1xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A reduction too big for the tiles is refused before anything runs in time
+// proportional to the tensor.
+func.func @huge_reduce(%x: tensor<99999999999x32xf16>) -> tensor<32xf16> {
+  // expected-error@+1 {{'nn.reduce_max' op does not fit: [99999999999, 32] over a [1, 4] grid needs 1600000000000 bytes per tile, but a tile of test4 has 540672 for data}}
+  %y = nn.reduce_max %x {axes = array<i64: 0>} : tensor<99999999999x32xf16> -> tensor<32xf16>
+  return %y : tensor<32xf16>
 }

@@ -22,6 +22,8 @@ pub mod map;
 pub mod matmul;
 pub mod matmul_plan;
 pub mod records;
+pub mod reduce;
+pub mod rows;
 pub mod view;
 
 use crate::tile_to_exchange::ProgramBuilder;
@@ -57,7 +59,14 @@ pub trait DeviceOp: Sync {
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
 }
 
-static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map, &view::Views];
+static DEVICE_OPS: &[&dyn DeviceOp] = &[
+    &matmul::Matmul,
+    &map::Map,
+    &view::Views,
+    &reduce::Reduce,
+    &rows::Softmax,
+    &rows::LayerNorm,
+];
 
 /// The device lowering of an `nn` op, if it has one.
 pub fn for_nn(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {

@@ -57,6 +57,86 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
+/// `rows.S` reductions (sum/max/min), softmax/log-softmax, and a cut
+/// softmax's statistics and their combination: +0 x, +4, +8 and +12
+/// unused, +16 out.
+pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
+    let op = param(spec, "OP");
+    assert!(
+        op <= RowOp::LogSoftmax as i64
+            || op == RowOp::SoftmaxStats as i64
+            || op == RowOp::SoftmaxCombine as i64
+            || op == RowOp::LayerNormStats as i64
+            || op == RowOp::LayerNormCombine as i64,
+        "rows OP {op} takes more than its input"
+    );
+    call(
+        spec,
+        "rows",
+        vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
+        0,
+    )
+}
+
+/// `rows.S` softmax_apply: +0 x, +4 the rows' combined pairs, +8 and +12
+/// unused, +16 out.
+pub fn softmax_apply(spec: &KernelSpec, x: Word, pairs: Word, out: Word) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
+    let zero = Word::Val(0);
+    call(spec, "rows", vec![x, pairs, zero, zero, out], 0)
+}
+
+/// `rows.S` ln_apply: +0 x, +4 the rows' [mean, rstd] pairs, +8 the
+/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out.
+pub fn ln_apply(
+    spec: &KernelSpec,
+    x: Word,
+    pairs: Word,
+    gamma: Option<Word>,
+    beta: Option<Word>,
+    out: Word,
+) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNormApply as i64);
+    assert_eq!(
+        param(spec, "GAMMA") == 1,
+        gamma.is_some(),
+        "layer norm scale"
+    );
+    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        0,
+    )
+}
+
+/// `rows.S` layer norm: +0 x, +4 unused, +8 gamma, +12 beta (as the
+/// specialisation's GAMMA and BETA say), +16 out.
+pub fn layer_norm(
+    spec: &KernelSpec,
+    x: Word,
+    gamma: Option<Word>,
+    beta: Option<Word>,
+    out: Word,
+) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNorm as i64);
+    assert_eq!(
+        param(spec, "GAMMA") == 1,
+        gamma.is_some(),
+        "layer norm scale"
+    );
+    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![x, zero, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        0,
+    )
+}
+
 /// `cast.S`: +0 in, +4 out, +8 scale (the FP8 side's), +12 output scale
 /// (FP8 -> FP8 only).
 pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i32) -> Call {

@@ -1,0 +1,96 @@
+// tile -> exchange for the row family on the 16-tile test target (each
+// phase's horizon and endpoint lower bound pinned):
+// * the sum of 2 x 512 is cut 16 ways along its rows: each tile sums its
+//   2 x 32 piece into f32 partials (tile 0 into its gathering buffer in
+//   place), one phase gathers the other 15 onto tile 0, and a combining
+//   compute set adds the 16 partials up (rows_sum ... _i2: down 2 columns);
+// * softmax of the same input takes that layout as it lies, its rows cut
+//   16 ways: each tile's pieces' [max, sum exp] pairs (in the superstep of
+//   the sum's combining, which needs no exchange first), gathered onto tile 0
+//   (a phase), combined there, sent back in one multicast (a phase), and
+//   each piece normalised;
+// * layer norm's scale and bias each go from the tile holding them to all
+//   the row tiles in one multicast, tile 0 reading its own in place.
+// RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | FileCheck %s
+// RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | ipu-opt --mlir-print-op-generic | ipu-opt > /dev/null
+
+// CHECK: attributes {exchange.compute_cycles = 3888 : i64, exchange.estimated_cycles = 5929 : i64, exchange.exchange_cycles = 1141 : i64, exchange.steps = 10 : i64}
+// CHECK: exchange.buffer {bytes = 256 : i64, sym_name = "input0", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input1", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input2", tiles = "0"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input3", tiles = "0"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "s1.partials_in", tiles = "0"}
+// CHECK-NEXT: exchange.buffer {bytes = 8 : i64, sym_name = "s1.partials", tiles = "1 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 8 : i64, sym_name = "s1.result", tiles = "0"}
+// CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s2.stats_in", tiles = "0"}
+// CHECK-NEXT: exchange.buffer {bytes = 16 : i64, sym_name = "s2.row_stats", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 16 : i64, sym_name = "s2.stats", tiles = "1 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s2.result", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, reads = [{ranges = array<i64: 1, 128, 128>, tiles = "1 to 15"}], sym_name = "s3.operand1", tiles = "1 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, reads = [{ranges = array<i64: 1, 128, 128>, tiles = "1 to 15"}], sym_name = "s3.operand2", tiles = "1 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "s3.result", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}} : tensor<2x512xf32>
+// CHECK-NEXT: exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}} : tensor<16x64xf16>
+// CHECK-NEXT: exchange.host_input %arg2 {buffer = @input2, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<64xf16>
+// CHECK-NEXT: exchange.host_input %arg3 {buffer = @input3, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<64xf16>
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 242 : i64, label = "tile.reduce sum", sym_name = "s1"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r2_c32", params = {C = 32 : i64, OP = 0 : i64, OUT = 0 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s1.partials], tiles = "1 to 15"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r2_c32", params = {C = 32 : i64, OP = 0 : i64, OUT = 0 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s1.partials_in], tiles = "0"}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.phase attributes {bytes = 120 : i64, gap = 6 : i64, horizon = 36 : i64, initial_horizon = 37 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 30 : i64, moves = "partials of s1 tile.reduce", patterns = ["tiles 1..15 -> tile 0, 8 B each (15 transfers)"], row_words = 34 : i64, sym_name = "x0", transfers = 15 : i64} {
+// CHECK-NEXT: exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 15, 1, 1, 0, 0, 8, 0, 8, 1, 1, 0, 0, 8, 0>], src = @s1.partials}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 1000 : i64, label = "tile.reduce sum combine, tile.softmax statistics", sym_name = "s1.combine"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s2.stats], tiles = "1 to 15"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r1_c16_i2", params = {C = 16 : i64, I = 2 : i64, IP = 2 : i64, OP = 0 : i64, OUT = 0 : i64, R = 1 : i64, TYPE = 0 : i64}, record = [@s1.partials_in, 0 : i64, 0 : i64, 0 : i64, @s1.result], tiles = "0"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s2.stats_in], tiles = "0"}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.phase attributes {bytes = 240 : i64, gap = 6 : i64, horizon = 66 : i64, initial_horizon = 67 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 60 : i64, moves = "row statistics of s2 tile.softmax", patterns = ["tiles 1..15 -> tile 0, 16 B each (15 transfers)"], row_words = 34 : i64, sym_name = "x1", transfers = 15 : i64} {
+// CHECK-NEXT: exchange.move {dst = @s2.stats_in, runs = [array<i64: 1, 0, 0, 0, 0, 15, 1, 1, 0, 0, 16, 0, 16, 1, 1, 0, 0, 16, 0>], src = @s2.stats}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 752 : i64, label = "tile.softmax combine", sym_name = "s2.combine"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_combine_f32_r2_c16", params = {C = 16 : i64, LOG = 0 : i64, OP = 9 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.stats_in, 0 : i64, 0 : i64, 0 : i64, @s2.row_stats], tiles = "0"}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.phase attributes {bytes = 240 : i64, gap = 7 : i64, horizon = 11 : i64, initial_horizon = 11 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 4 : i64, moves = "combined row statistics of s2 tile.softmax", patterns = ["tile 0 -> tiles 1..15, 16 B"], row_words = 6 : i64, sym_name = "x2", transfers = 1 : i64} {
+// CHECK-NEXT: exchange.move {dst = @s2.row_stats, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 16, 0, 0, 1, 15, 1, 1, 0, 0>], src = @s2.row_stats}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 548 : i64, label = "tile.softmax", sym_name = "s2.apply"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32", params = {C = 32 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, @s2.row_stats, 0 : i64, 0 : i64, @s2.result], tiles = "0 to 15"}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.phase attributes {bytes = 1920 : i64, gap = 7 : i64, horizon = 39 : i64, initial_horizon = 39 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 32 : i64, moves = "operand #1 of s3 tile.layer_norm", patterns = ["tile 0 -> tiles 1..15, 128 B"], row_words = 6 : i64, sym_name = "x3", transfers = 1 : i64} {
+// CHECK-NEXT: exchange.move {dst = @s3.operand1, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 0, 1, 15, 1, 1, 0, 0>], src = @input2}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.phase attributes {bytes = 1920 : i64, gap = 7 : i64, horizon = 39 : i64, initial_horizon = 39 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 32 : i64, moves = "operand #2 of s3 tile.layer_norm", patterns = ["tile 0 -> tiles 1..15, 128 B"], row_words = 6 : i64, sym_name = "x4", transfers = 1 : i64} {
+// CHECK-NEXT: exchange.move {dst = @s3.operand2, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 0, 1, 15, 1, 1, 0, 0>], src = @input3}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.compute_set attributes {cycles = 1346 : i64, label = "tile.layer_norm", sym_name = "s3"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @s3.operand1, @s3.operand2, @s3.result], tiles = "1 to 15"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @input2, @input3, @s3.result], tiles = "0"}
+// CHECK-NEXT: }
+// CHECK-NEXT: exchange.sync
+// CHECK-NEXT: %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 16>}, name = "s"} : tensor<2xf32>
+// CHECK-NEXT: %1 = exchange.host_output {buffer = @s2.result, mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}, name = "p"} : tensor<2x512xf32>
+// CHECK-NEXT: %2 = exchange.host_output {buffer = @s3.result, mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}, name = "n"} : tensor<16x64xf16>
+// CHECK-NEXT: return %0, %1, %2 : tensor<2xf32>, tensor<2x512xf32>, tensor<16x64xf16>
+
+// STATS: ConvertTileToExchange
+// STATS-NEXT: (S) 5 phases - Exchange phases scheduled
+// STATS-NEXT: (S) 33 transfers - Transfers scheduled
+// STATS-NEXT: (S) 191 horizon-sum - Sum of phase horizons (cycles)
+// STATS-NEXT: (S) 158 lower-bound-sum - Sum of phase endpoint lower bounds (cycles)
+func.func @main(%x: tensor<2x512xf32> {ipu.name = "x"}, %h: tensor<16x64xf16> {ipu.name = "h"}, %g: tensor<64xf16> {ipu.name = "g"}, %b: tensor<64xf16> {ipu.name = "b"}) -> (tensor<2xf32> {ipu.name = "s"}, tensor<2x512xf32> {ipu.name = "p"}, tensor<16x64xf16> {ipu.name = "n"}) {
+  %s = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<2x512xf32> -> tensor<2xf32>
+  %p = nn.softmax %x {axis = 1 : i64} : tensor<2x512xf32>
+  %n = nn.layer_norm %h, %g, %b {axis = 1 : i64, epsilon = 1.0e-05 : f32} : (tensor<16x64xf16>, tensor<64xf16>, tensor<64xf16>) -> tensor<16x64xf16>
+  return %s, %p, %n : tensor<2xf32>, tensor<2x512xf32>, tensor<16x64xf16>
+}

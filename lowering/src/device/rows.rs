@@ -1,0 +1,1254 @@
+//! The row family: ops that run along rows of a tensor, `tile.softmax`
+//! (softmax and log-softmax) and `tile.layer_norm` here, `tile.reduce` in
+//! [`super::reduce`], and what they share.
+//!
+//! Mapping: the dimensions a row runs along stay whole on a tile (grid 1
+//! there) and the others are cut over the tiles, outer dimensions first
+//! ([`cut`]), so each tile holds whole rows; an input already laid out so
+//! (by its producer) is used where it lies. Softmax may cut its axis, and
+//! layer norm its first normalized dimension, too (when the producer did,
+//! or when whole rows would leave tiles or workers idle and the kernels'
+//! cycle formulas and the exchange costs say it pays): each tile's pieces'
+//! statistics ([max, sum exp] or [mean, var]) are gathered onto the tile of
+//! the rows' first piece, combined, sent back, and each piece finished
+//! ([`run_cut_rows`]); a cut layer norm's tiles read only their columns of
+//! the scale and bias. Kernel: `rows.S` walks each
+//! block as `outer` rows of `len` elements, `inner` elements apart: along
+//! contiguous rows when the row's dimensions are the block's last
+//! (`inner` = 1), else down its columns two at a time (f32; an f16 block is
+//! cast to f32 on the tile around the call). A block that does not fit a
+//! tile, or rows that are not whole 64-bit granules, are refused at the op.
+
+use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
+use crate::elem::{name as elem_name, value_elem};
+use crate::geometry::{blocks, mapping_of, Block, Layout, Run};
+use crate::program::Word;
+use crate::tile_to_exchange::ProgramBuilder;
+use ipu_dialects::tile::Mapping;
+use ipu_ir::types::AttrKind;
+use ipu_ir::{Context, Diagnostic, Op, Type, Value};
+use ipu_isa::kernels::{ElemType, KernelSpec, RowWalk};
+use ipu_target::Target;
+use rustc_hash::FxHashMap;
+
+/// Where a kernel call of a row op reads or writes on its tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// The op's input block.
+    Input,
+    /// Scratch buffer `i` of the op.
+    Temp(usize),
+    /// The result block.
+    Out,
+    /// The tile's partial results (a reduction cut along a reduced axis).
+    Partial,
+}
+
+/// One kernel call of every tile.
+#[derive(Clone, Debug)]
+pub(crate) struct Stage {
+    pub spec: KernelSpec,
+    pub from: Slot,
+    pub to: Slot,
+}
+
+/// The calls each tile of a row op makes, in order, and their scratch
+/// buffers (bytes).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Calls {
+    pub stages: Vec<Stage>,
+    pub temps: Vec<u64>,
+}
+
+impl Calls {
+    pub fn temp(&mut self, bytes: u64) -> Slot {
+        self.temps.push(bytes.div_ceil(8) * 8);
+        Slot::Temp(self.temps.len() - 1)
+    }
+
+    pub fn push(&mut self, spec: KernelSpec, from: Slot, to: Slot) {
+        self.stages.push(Stage { spec, from, to });
+    }
+
+    /// The row kernel: the first call that is not a cast.
+    pub fn kernel(&self) -> Option<&KernelSpec> {
+        self.stages
+            .iter()
+            .map(|s| &s.spec)
+            .find(|s| s.source == "rows")
+    }
+
+    /// Cycles of one tile's calls, by their cycle formulas.
+    pub fn cycles(&self) -> Result<u64, String> {
+        self.stages.iter().map(|s| kernel_cycles(&s.spec)).sum()
+    }
+}
+
+/// A block of `block` elements seen along its dimensions `[lo, hi)`:
+/// (outer, len, inner) element counts.
+pub(crate) fn walk_of(block: &[i64], lo: usize, hi: usize) -> (usize, usize, usize) {
+    let p = |d: &[i64]| d.iter().product::<i64>().max(0) as usize;
+    (p(&block[..lo]), p(&block[lo..hi]), p(&block[hi..]))
+}
+
+/// The walk of a row kernel over `len`-element rows `inner` apart of `e`
+/// elements (f32 for columns), or why the kernels cannot walk them.
+pub(crate) fn row_walk(len: usize, inner: usize, e: ElemType) -> Result<RowWalk, String> {
+    if inner == 1 {
+        let bytes = len * e.bytes();
+        if !bytes.is_multiple_of(8) {
+            return Err(format!(
+                "has rows of {len} {} elements ({bytes} bytes) on a tile, which are not whole 64-bit granules as the row kernels need",
+                elem_name(e)
+            ));
+        }
+        return Ok(RowWalk::Rows);
+    }
+    if !inner.is_multiple_of(2) {
+        return Err(format!(
+            "runs along a dimension whose elements are {inner} apart on a tile, an odd number: the row kernels walk columns two at a time"
+        ));
+    }
+    if inner * 4 >= 16384 {
+        return Err(format!(
+            "runs along a dimension whose elements are {inner} apart on a tile, beyond the row kernels' reach (4095)"
+        ));
+    }
+    Ok(RowWalk::Columns {
+        inner,
+        pitch: inner,
+    })
+}
+
+/// Whether one kernel specialisation reads every block of `grid` over
+/// `shape`: where a dimension is cut unevenly, the short blocks must be a
+/// prefix of the full block's layout (every earlier dimension has blocks
+/// of one element).
+pub(crate) fn uniform_blocks(shape: &[i64], grid: &[i64]) -> bool {
+    let m = Mapping {
+        grid: grid.to_vec(),
+        first_tile: 0,
+        stride: 1,
+    };
+    let b = m.block_shape(shape);
+    (0..shape.len()).all(|k| shape[k] % grid[k] == 0 || b[..k].iter().all(|&e| e == 1))
+}
+
+/// Cuts `shape` over at most `tiles` tiles, dimensions in `order` first
+/// (the others keep one block): each into as many blocks as the tiles left
+/// allow, evenly (a divisor of its extent) unless short blocks keep the
+/// full block's layout.
+pub(crate) fn cut(shape: &[i64], order: &[usize], tiles: i64) -> Vec<i64> {
+    let pick = |uneven: bool| {
+        let mut g = vec![1i64; shape.len()];
+        let mut left = tiles.max(1);
+        for &d in order {
+            let n = shape[d].max(1);
+            let most = n.min(left);
+            g[d] = if uneven && (0..d).all(|e| g[e] >= shape[e]) {
+                let per = (n + most - 1) / most;
+                (n + per - 1) / per
+            } else {
+                (1..=most).rev().find(|k| n % k == 0).unwrap_or(1)
+            };
+            left /= g[d];
+        }
+        g
+    };
+    let g = pick(true);
+    if uniform_blocks(shape, &g) {
+        g
+    } else {
+        pick(false)
+    }
+}
+
+/// The grids worth trying for a row op over `shape` whose dimensions not
+/// in `kept` stay whole, best first: the kept dimensions cut outer first,
+/// then inner first (the blocks' rows then end the block more often and
+/// are walked contiguously), on all the tiles, then on half as many, and
+/// so on (a smaller cut may make rows of whole granules).
+pub(crate) fn row_grids(shape: &[i64], kept: &[usize], tiles: i64) -> Vec<Vec<i64>> {
+    let inner_first: Vec<usize> = kept.iter().rev().copied().collect();
+    let mut out: Vec<Vec<i64>> = Vec::new();
+    let mut budget = tiles.max(1);
+    loop {
+        for order in [kept, &inner_first[..]] {
+            let g = cut(shape, order, budget);
+            if !out.contains(&g) {
+                out.push(g);
+            }
+        }
+        if budget == 1 {
+            return out;
+        }
+        budget /= 2;
+    }
+}
+
+/// The dimensions of a tensor of rank `rank` outside `[lo, hi)`.
+pub(crate) fn outside(rank: usize, lo: usize, hi: usize) -> Vec<usize> {
+    (0..rank).filter(|&d| d < lo || d >= hi).collect()
+}
+
+/// The mapping of a cut starting at tile 0.
+pub(crate) fn at_zero(grid: Vec<i64>) -> Mapping {
+    Mapping {
+        grid,
+        first_tile: 0,
+        stride: 1,
+    }
+}
+
+/// The producer's mapping of `v`, when it fits the target and keeps
+/// dimensions `[lo, hi)` of `shape` whole with blocks one kernel reads.
+pub(crate) fn producer_cut(
+    env: &TileEnv,
+    v: Value,
+    shape: &[i64],
+    lo: usize,
+    hi: usize,
+) -> Option<Mapping> {
+    let m = env.mappings.get(&v)?;
+    let fits = m.grid.len() == shape.len()
+        && m.last_tile() < env.target.tiles() as i64
+        && m.grid[lo..hi].iter().all(|&g| g == 1)
+        && uniform_blocks(shape, &m.grid);
+    fits.then(|| m.clone())
+}
+
+/// The first candidate mapping whose plan `try_plan` accepts: it returns
+/// the plan, or an error and whether it is about memory (a mapping that
+/// fits is preferred as the diagnostic when none works).
+pub(crate) fn first_plan<P>(
+    candidates: Vec<Mapping>,
+    mut try_plan: impl FnMut(&Mapping) -> Result<P, (bool, String)>,
+) -> Result<(Mapping, P), String> {
+    let mut why: Option<(bool, String)> = None;
+    for m in candidates {
+        match try_plan(&m) {
+            Ok(p) => return Ok((m, p)),
+            Err(e) => {
+                if why.as_ref().is_none_or(|w| w.0 && !e.0) {
+                    why = Some(e);
+                }
+            }
+        }
+    }
+    Err(why.map_or_else(|| "has no mapping to try".into(), |w| w.1))
+}
+
+/// The memory check of a row op's blocks on one tile.
+pub(crate) fn check_fits(
+    need: u64,
+    shape: &[i64],
+    m: &Mapping,
+    target: &Target,
+) -> Result<(), (bool, String)> {
+    let available = data_bytes(target);
+    if need > available {
+        return Err((
+            true,
+            format!(
+                "does not fit: {shape:?} over a {:?} grid needs {need} bytes per tile, but a tile of {} has {available} for data",
+                m.grid, target.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A memory refusal of an op that keeps its rows whole on a tile, saying so.
+fn whole_rows((memory, why): (bool, String)) -> (bool, String) {
+    (
+        memory,
+        if memory {
+            format!("{why} (its rows are not cut over tiles yet)")
+        } else {
+            why
+        },
+    )
+}
+
+/// The kernel element type of `v`: f32 or f16.
+pub(crate) fn row_elem(cx: &Context, v: Value) -> Result<ElemType, String> {
+    match value_elem(cx, v) {
+        Some(e @ (ElemType::F32 | ElemType::F16)) => Ok(e),
+        Some(e) => Err(format!(
+            "on {} elements has no row kernel (f32 and f16 do)",
+            elem_name(e)
+        )),
+        None => {
+            let e = cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e);
+            let name = e.map_or_else(
+                || "these".into(),
+                |e| ipu_ir::printer::type_to_string(cx, e),
+            );
+            Err(format!(
+                "on {name} elements has no row kernel (f32 and f16 do)"
+            ))
+        }
+    }
+}
+
+/// The integer attribute `name` of `op`.
+pub(crate) fn int_attr(cx: &Context, op: Op, name: &str) -> Option<i64> {
+    match cx.attr_kind(cx.get_attr(op, name)?) {
+        AttrKind::Integer { value, .. } => i64::try_from(*value).ok(),
+        _ => None,
+    }
+}
+
+/// Words of the slots of one tile.
+pub(crate) struct SlotWords {
+    pub input: Word,
+    pub out: Option<Word>,
+    pub partial: Option<Word>,
+    pub temps: Vec<Word>,
+}
+
+impl SlotWords {
+    pub fn word(&self, s: Slot) -> Word {
+        match s {
+            Slot::Input => self.input,
+            Slot::Out => self.out.expect("a result buffer"),
+            Slot::Partial => self.partial.expect("a partial buffer"),
+            Slot::Temp(i) => self.temps[i],
+        }
+    }
+}
+
+/// The call of a row op's stage on a tile (casts and row kernels).
+pub(crate) fn stage_call(
+    s: &Stage,
+    w: &SlotWords,
+    params: (Option<Word>, Option<Word>),
+) -> crate::program::Call {
+    let (from, to) = (w.word(s.from), w.word(s.to));
+    match s.spec.source {
+        "rows" if s.spec.params.get("OP") == Some(&(ipu_isa::kernels::RowOp::LayerNorm as i64)) => {
+            records::layer_norm(&s.spec, from, params.0, params.1, to)
+        }
+        "rows" => records::rows_along(&s.spec, from, to),
+        _ => records::unary(&s.spec, from, to),
+    }
+}
+
+/// Refuses a tile op whose recorded kernel is not the one its plan calls.
+pub(crate) fn check_recorded(b: &ProgramBuilder, op: Op, calls: &Calls) -> Result<(), Diagnostic> {
+    let cx = b.cx;
+    let want = calls.kernel().map(KernelSpec::name).unwrap_or_default();
+    let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+    if recorded != want {
+        return Err(b.err(
+            op,
+            format!("records kernel '{recorded}', but its operands and mapping call for '{want}'"),
+        ));
+    }
+    Ok(())
+}
+
+/// The scratch buffers of a row op on a tile, named `s<set>.rows<i>`.
+pub(crate) fn alloc_temps(
+    b: &mut ProgramBuilder,
+    op: Op,
+    tile: u32,
+    set: usize,
+    calls: &Calls,
+) -> Result<Vec<Word>, Diagnostic> {
+    let mut out = Vec::new();
+    for (i, &bytes) in calls.temps.iter().enumerate() {
+        out.push(Word::Buf(
+            b.alloc(op, tile, &format!("s{set}.rows{i}"), bytes, false)?,
+            0,
+        ));
+    }
+    Ok(out)
+}
+
+// ------------------------------------------------------------- softmax
+
+pub struct Softmax;
+
+/// How the tiles of a softmax run it.
+enum SoftmaxPlan {
+    /// Each tile holds whole rows.
+    Whole(Calls),
+    /// The axis is cut into `groups` pieces over tiles: each tile's pieces'
+    /// statistics are gathered onto the tile of the rows' first piece,
+    /// combined there, sent back, and each piece normalised.
+    Cut {
+        groups: usize,
+        rows: usize,
+        stats: KernelSpec,
+        combine: KernelSpec,
+        apply: KernelSpec,
+    },
+}
+
+impl SoftmaxPlan {
+    /// The kernel the tile op records: the one every tile calls first on
+    /// its input.
+    fn kernel(&self) -> String {
+        match self {
+            SoftmaxPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
+            SoftmaxPlan::Cut { stats, .. } => stats.name(),
+        }
+    }
+
+    /// Cycles of the calls of the busiest tile.
+    fn cycles(&self) -> Result<u64, String> {
+        match self {
+            SoftmaxPlan::Whole(c) => c.cycles(),
+            SoftmaxPlan::Cut {
+                stats,
+                combine,
+                apply,
+                ..
+            } => Ok(kernel_cycles(stats)? + kernel_cycles(combine)? + kernel_cycles(apply)?),
+        }
+    }
+
+    /// Estimated cycles: the calls, and for cut rows the two phases and
+    /// the two supersteps more.
+    fn estimate(&self, target: &Target) -> Result<u64, String> {
+        let c = self.cycles()?;
+        Ok(match self {
+            SoftmaxPlan::Whole(_) => c,
+            SoftmaxPlan::Cut { groups, rows, .. } => {
+                c + cut_exchange_cycles(*groups, *rows, target)
+            }
+        })
+    }
+}
+
+/// The plan of softmax along `axis` of `shape` (`e` elements) over the
+/// blocks of `m`.
+fn softmax_calls(
+    shape: &[i64],
+    e: ElemType,
+    axis: usize,
+    log: bool,
+    m: &Mapping,
+) -> Result<SoftmaxPlan, String> {
+    let block = m.block_shape(shape);
+    let (outer, len, inner) = walk_of(&block, axis, axis + 1);
+    if m.grid[axis] > 1 {
+        let groups = m.grid[axis];
+        if shape[axis] % groups != 0 {
+            return Err(format!(
+                "cuts its axis of {} into {groups} uneven blocks",
+                shape[axis]
+            ));
+        }
+        if inner != 1 {
+            return Err(
+                "cuts its axis over tiles where the rows are walked as columns, which is not lowered yet"
+                    .into(),
+            );
+        }
+        row_walk(len, 1, e)?;
+        if outer * 8 >= 16384 {
+            return Err(format!(
+                "cuts its axis over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
+            ));
+        }
+        return Ok(SoftmaxPlan::Cut {
+            groups: groups as usize,
+            rows: outer,
+            stats: KernelSpec::softmax_stats(e, outer, len),
+            combine: KernelSpec::softmax_combine(log, outer, groups as usize),
+            apply: KernelSpec::softmax_apply(log, e, outer, len),
+        });
+    }
+    let mut calls = Calls::default();
+    if inner == 1 || e == ElemType::F32 {
+        let walk = row_walk(len, inner, e)?;
+        calls.push(
+            KernelSpec::softmax(log, e, outer, len, walk),
+            Slot::Input,
+            Slot::Out,
+        );
+        return Ok(SoftmaxPlan::Whole(calls));
+    }
+    // f16 columns: cast to f32, softmax in place, cast back.
+    let walk = row_walk(len, inner, ElemType::F32)?;
+    let n = outer * len * inner;
+    if !n.is_multiple_of(4) {
+        return Err(format!(
+            "has f16 blocks of {n} elements walked as columns, which the casts around the row kernel need in groups of 4"
+        ));
+    }
+    let t = calls.temp(n as u64 * 4);
+    calls.push(
+        KernelSpec::cast(ElemType::F16, ElemType::F32, n),
+        Slot::Input,
+        t,
+    );
+    calls.push(
+        KernelSpec::softmax(log, ElemType::F32, outer, len, walk),
+        t,
+        t,
+    );
+    calls.push(
+        KernelSpec::cast(ElemType::F32, ElemType::F16, n),
+        t,
+        Slot::Out,
+    );
+    Ok(SoftmaxPlan::Whole(calls))
+}
+
+/// Axis, log flag, shape and element type of a softmax (nn or tile op).
+fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType), String> {
+    let x = cx.operand(op, 0);
+    let shape = cx.value_shape(x);
+    let axis = int_attr(cx, op, "axis").ok_or("has no axis")?;
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&a| a < shape.len())
+        .ok_or_else(|| format!("has axis {axis} outside its rank {}", shape.len()))?;
+    let log = cx.name_str(op) == "nn.log_softmax" || cx.get_attr(op, "log").is_some();
+    Ok((axis, log, shape, row_elem(cx, x)?))
+}
+
+/// The producer's layout when it works (nothing moves), else the cheapest
+/// of the first whole-row layout that works and the axis cut over the
+/// tiles that layout leaves idle, by the kernels' cycle formulas and the
+/// target's exchange costs.
+fn softmax_plan(
+    cx: &Context,
+    op: Op,
+    target: &Target,
+    producer: Option<Mapping>,
+) -> Result<(Mapping, SoftmaxPlan), String> {
+    let (axis, log, shape, e) = softmax_of(cx, op)?;
+    let tiles = target.tiles() as i64;
+    let try_one = |m: &Mapping| -> Result<SoftmaxPlan, (bool, String)> {
+        let eb = e.bytes() as i64;
+        let block = block_bytes_of(m, &shape, eb);
+        let f32_copy = if e == ElemType::F16
+            && m.grid[axis] == 1
+            && m.block_shape(&shape)[axis + 1..].iter().product::<i64>() > 1
+        {
+            block * 2
+        } else {
+            0
+        };
+        check_fits(2 * block + f32_copy, &shape, m, target).map_err(whole_rows)?;
+        softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
+    };
+    if let Some(pm) = producer {
+        if let Ok(p) = try_one(&pm) {
+            return Ok((pm, p));
+        }
+    }
+    let whole: Vec<Mapping> = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles)
+        .into_iter()
+        .map(at_zero)
+        .collect();
+    let (wm, wp) = first_plan(whole.clone(), try_one)?;
+    let mut best = (wp.estimate(target)?, wm, wp);
+    for base in whole {
+        let used: i64 = base.grid.iter().product();
+        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
+            if shape[axis] % k != 0 {
+                continue;
+            }
+            let mut m = base.clone();
+            m.grid[axis] = k;
+            if let Ok(p) = try_one(&m) {
+                let c = p.estimate(target)?;
+                if c < best.0 {
+                    best = (c, m, p);
+                }
+            }
+        }
+    }
+    Ok((best.1, best.2))
+}
+
+impl DeviceOp for Softmax {
+    fn nn_ops(&self) -> Vec<&'static str> {
+        vec!["nn.softmax", "nn.log_softmax"]
+    }
+
+    fn tile_op(&self) -> &'static str {
+        "tile.softmax"
+    }
+
+    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+        softmax_plan(cx, op, target, None)
+            .map(|(m, _)| vec![(0, m)])
+            .unwrap_or_default()
+    }
+
+    fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
+        let name = cx.name_str(op).to_string();
+        let loc = cx.op_loc(op);
+        let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
+        let (axis, log, shape, _) = softmax_of(cx, op).map_err(err)?;
+        let x = cx.operand(op, 0);
+        let producer = producer_cut(env, x, &shape, 0, 0);
+        let (m, plan) = softmax_plan(cx, op, env.target, producer).map_err(err)?;
+        let cycles = plan.cycles().map_err(err)?;
+        let mut attrs = vec![
+            ("axis", cx.i64_attr(axis as i64)),
+            ("kernel", cx.string_attr(&plan.kernel())),
+            ("cycles", cx.i64_attr(cycles as i64)),
+            ("mapping", m.to_attr(cx)),
+        ];
+        if log {
+            attrs.push(("log", ipu_ir::Attr::UNIT));
+        }
+        let ty = cx.value_type(cx.result(op, 0));
+        Ok(build_op(cx, "tile.softmax", &[x], Some(ty), attrs, loc))
+    }
+
+    fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
+        let cx = b.cx;
+        let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
+        let (axis, log, shape, e) = softmax_of(cx, op).map_err(|e| b.err(op, e))?;
+        let plan = softmax_calls(&shape, e, axis, log, &m).map_err(|e| b.err(op, e))?;
+        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        if recorded != plan.kernel() {
+            return Err(b.err(
+                op,
+                format!(
+                    "records kernel '{recorded}', but its operands and mapping call for '{}'",
+                    plan.kernel()
+                ),
+            ));
+        }
+        let label = if log {
+            "tile.softmax log"
+        } else {
+            "tile.softmax"
+        };
+        match plan {
+            SoftmaxPlan::Whole(calls) => run_row_op(b, op, &m, &calls, &[], label),
+            SoftmaxPlan::Cut {
+                groups,
+                rows,
+                stats,
+                combine,
+                apply,
+            } => {
+                let cut = CutRows {
+                    axis,
+                    groups,
+                    pair_bytes: rows as u64 * 8,
+                };
+                let call = |x: Word, pairs: Word, _: &[Word], out: Word| {
+                    records::softmax_apply(&apply, x, pairs, out)
+                };
+                run_cut_rows(b, op, &m, &cut, [&stats, &combine], &call, &[], label)
+            }
+        }
+    }
+}
+
+/// Rows cut along `axis` into `groups` pieces, each tile's rows' pairs of
+/// statistics taking `pair_bytes`.
+struct CutRows {
+    axis: usize,
+    groups: usize,
+    pair_bytes: u64,
+}
+
+/// The last call of a cut row op on a tile: its input piece, its rows'
+/// combined pairs, its pieces of the op's other operands, its result.
+type ApplyCall<'a> = &'a dyn Fn(Word, Word, &[Word], Word) -> crate::program::Call;
+
+/// The supersteps of a row op whose rows are cut over tiles: each tile's
+/// pieces' statistics (`stats`); a phase gathering them onto the tile of
+/// the rows' first piece (which writes its own in place); their
+/// combination there (`combine`); a phase sending each row's pair back to
+/// the tiles of its other pieces (one multicast per row group); each piece
+/// finished by `apply`, which also reads each tile's rectangles `params`
+/// of the op's other operands (operand index, rectangles, bytes).
+#[allow(clippy::too_many_arguments)]
+fn run_cut_rows(
+    b: &mut ProgramBuilder,
+    op: Op,
+    m: &Mapping,
+    cut: &CutRows,
+    [stats, combine]: [&KernelSpec; 2],
+    apply: ApplyCall,
+    params: &[(usize, Vec<Block>, u64)],
+    label: &str,
+) -> Result<(), Diagnostic> {
+    let cx = b.cx;
+    let x = cx.operand(op, 0);
+    let shape = cx.value_shape(x);
+    let eb = crate::geometry::elem_bytes(cx, x);
+    let need = blocks(m, &shape);
+    let bytes = block_bytes_of(m, &shape, eb);
+    let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
+    let mut param_at = Vec::new();
+    for (i, rects, pbytes) in params {
+        param_at.push(
+            b.operand(op, *i, rects, Layout::RowMajor, *pbytes, false)?
+                .at,
+        );
+    }
+    let set = b.next_set();
+    let bs = m.block_shape(&shape);
+    // The tile of the first piece of a block's rows, and the block's piece.
+    let first_piece = |blk: &Block| -> (u32, u64) {
+        let mut lin = 0i64;
+        let mut piece = 0;
+        for (d, (&lo, &extent)) in blk.lo.iter().zip(&bs).enumerate() {
+            let i = lo / extent.max(1);
+            if d == cut.axis {
+                piece = i as u64;
+                lin *= m.grid[d];
+            } else {
+                lin = lin * m.grid[d] + i;
+            }
+        }
+        ((m.first_tile + lin * m.stride) as u32, piece)
+    };
+    let pb = cut.pair_bytes;
+    let mut gathered: FxHashMap<u32, usize> = FxHashMap::default();
+    let mut combined: FxHashMap<u32, usize> = FxHashMap::default();
+    for blk in &need {
+        let (home, _) = first_piece(blk);
+        if home == blk.tile {
+            let g = b.alloc(
+                op,
+                home,
+                &format!("s{set}.stats_in"),
+                pb * cut.groups as u64,
+                false,
+            )?;
+            gathered.insert(home, g);
+        }
+        let c = b.alloc(op, blk.tile, &format!("s{set}.row_stats"), pb, false)?;
+        combined.insert(blk.tile, c);
+    }
+    b.begin_compute(op, "", &format!("{label} statistics"));
+    let (mut gather, mut back) = (Vec::new(), Vec::new());
+    let mut sent = None;
+    for blk in &need {
+        let tl = blk.tile;
+        let (home, piece) = first_piece(blk);
+        let Some(&input) = at.get(&tl) else {
+            return Err(b.err(op, format!("has no input buffer on tile {tl}")));
+        };
+        let Some(&dst) = gathered.get(&home) else {
+            return Err(b.err(
+                op,
+                format!("has no first piece on tile {home} for tile {tl}"),
+            ));
+        };
+        let out = if home == tl {
+            Word::Buf(dst, 0)
+        } else {
+            let buf = b.alloc(op, tl, &format!("s{set}.stats"), pb, false)?;
+            sent = Some(buf);
+            gather.push(Run {
+                src_tile: tl,
+                src_off: 0,
+                dst_tile: home,
+                dst_off: piece * pb,
+                len: pb,
+            });
+            back.push(Run {
+                src_tile: home,
+                src_off: 0,
+                dst_tile: tl,
+                dst_off: 0,
+                len: pb,
+            });
+            Word::Buf(buf, 0)
+        };
+        b.call(tl, records::rows_along(stats, Word::Buf(input, 0), out));
+    }
+    b.end_compute(op)?;
+    let (Some(sent), Some(&gbuf), Some(&cbuf)) =
+        (sent, gathered.values().next(), combined.values().next())
+    else {
+        return Err(b.err(op, "has no pieces to gather"));
+    };
+    let name = cx.name_str(op);
+    b.exchange(
+        op,
+        &format!("row statistics of s{set} {name}"),
+        vec![(sent, gbuf, gather)],
+    )?;
+    b.begin_compute(op, ".combine", &format!("{label} combine"));
+    let mut homes: Vec<u32> = gathered.keys().copied().collect();
+    homes.sort_unstable();
+    for tl in homes {
+        b.call(
+            tl,
+            records::rows_along(combine, Word::Buf(gbuf, 0), Word::Buf(cbuf, 0)),
+        );
+    }
+    b.end_compute(op)?;
+    b.exchange(
+        op,
+        &format!("combined row statistics of s{set} {name}"),
+        vec![(cbuf, cbuf, back)],
+    )?;
+    b.begin_compute(op, ".apply", label);
+    let res = b.home(op, cx.result(op, 0), m, &format!("s{set}.result"), false)?;
+    for blk in &need {
+        let tl = blk.tile;
+        let input = at[&tl];
+        let p: Vec<Word> = param_at
+            .iter()
+            .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| b.err(op, format!("has no scale or bias piece on tile {tl}")))?;
+        b.call(
+            tl,
+            apply(
+                Word::Buf(input, 0),
+                Word::Buf(cbuf, 0),
+                &p,
+                Word::Buf(res, 0),
+            ),
+        );
+    }
+    b.end_compute(op)?;
+    b.finish_op();
+    Ok(())
+}
+
+/// The supersteps of a row op whose result blocks are its input's blocks:
+/// the input (and each of `params`, whole on every tile) delivered, then
+/// one compute set of `calls` on every tile.
+fn run_row_op(
+    b: &mut ProgramBuilder,
+    op: Op,
+    m: &Mapping,
+    calls: &Calls,
+    params: &[usize],
+    label: &str,
+) -> Result<(), Diagnostic> {
+    let cx = b.cx;
+    let x = cx.operand(op, 0);
+    let shape = cx.value_shape(x);
+    let eb = crate::geometry::elem_bytes(cx, x);
+    let need = blocks(m, &shape);
+    let bytes = block_bytes_of(m, &shape, eb);
+    let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
+    let mut param_at: Vec<FxHashMap<u32, usize>> = Vec::new();
+    for &i in params {
+        let v = cx.operand(op, i);
+        let pshape = cx.value_shape(v);
+        let whole: Vec<Block> = need
+            .iter()
+            .map(|n| Block {
+                tile: n.tile,
+                lo: vec![0; pshape.len()],
+                hi: pshape.clone(),
+            })
+            .collect();
+        let pbytes = (pshape.iter().product::<i64>() * crate::geometry::elem_bytes(cx, v)) as u64;
+        param_at.push(
+            b.operand(op, i, &whole, Layout::RowMajor, pbytes, false)?
+                .at,
+        );
+    }
+    let set = b.next_set();
+    b.begin_compute(op, "", label);
+    let res = b.home(op, cx.result(op, 0), m, &format!("s{set}.result"), false)?;
+    for n in &need {
+        let tl = n.tile;
+        let Some(&input) = at.get(&tl) else {
+            return Err(b.err(op, format!("has no input buffer on tile {tl}")));
+        };
+        let temps = alloc_temps(b, op, tl, set, calls)?;
+        let words = SlotWords {
+            input: Word::Buf(input, 0),
+            out: Some(Word::Buf(res, 0)),
+            partial: None,
+            temps,
+        };
+        let p: Vec<Word> = param_at
+            .iter()
+            .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| b.err(op, format!("has no scale or bias buffer on tile {tl}")))?;
+        for s in &calls.stages {
+            let call = stage_call(s, &words, (p.first().copied(), p.get(1).copied()));
+            b.call(tl, call);
+        }
+    }
+    b.end_compute(op)?;
+    b.finish_op();
+    Ok(())
+}
+
+// ---------------------------------------------------------- layer norm
+
+pub struct LayerNorm;
+
+/// Axis, epsilon, shape and element type of a layer norm (nn or tile op),
+/// with its scale and bias operands checked.
+fn layer_norm_of(cx: &Context, op: Op) -> Result<(usize, f32, Vec<i64>, ElemType), String> {
+    let x = cx.operand(op, 0);
+    let shape = cx.value_shape(x);
+    let axis = int_attr(cx, op, "axis").ok_or("has no axis")?;
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&a| a < shape.len())
+        .ok_or_else(|| format!("has axis {axis} outside its rank {}", shape.len()))?;
+    let eps = match cx.get_attr(op, "epsilon").map(|a| cx.attr_kind(a)) {
+        Some(AttrKind::Float { bits, .. }) => f64::from_bits(*bits) as f32,
+        _ => return Err("has no f32 epsilon".into()),
+    };
+    let e = row_elem(cx, x)?;
+    let norm: i64 = shape[axis..].iter().product();
+    let xty = cx.tensor_parts(cx.value_type(x)).map(|(_, t)| t);
+    for i in 1..cx.operands(op).len() {
+        let v = cx.operand(op, i);
+        let n: i64 = cx.value_shape(v).iter().product();
+        let what = if i == 1 { "scale" } else { "bias" };
+        if n != norm {
+            return Err(format!(
+                "has a {what} broadcast from {n} to the {norm} elements of the normalized shape, which is not lowered yet (a {what} with as many elements is)"
+            ));
+        }
+        let ty: Option<Type> = cx.tensor_parts(cx.value_type(v)).map(|(_, t)| t);
+        if ty != xty {
+            return Err(format!(
+                "has a {what} of another element type than its input, which is not lowered yet"
+            ));
+        }
+    }
+    Ok((axis, eps, shape, e))
+}
+
+/// The rectangle of a tensor of `shape` holding its row-major elements
+/// `[start, start + len)`, when they form one.
+fn flat_rect(shape: &[i64], start: i64, len: i64) -> Option<(Vec<i64>, Vec<i64>)> {
+    for j in 0..shape.len() {
+        let inner: i64 = shape[j + 1..].iter().product();
+        if inner == 0 || len % inner != 0 || start % inner != 0 {
+            continue;
+        }
+        let (first, count) = (start / inner, len / inner);
+        if first % shape[j] + count > shape[j] {
+            continue;
+        }
+        // Dimensions before j at the start's coordinates, j the range, the
+        // rest whole.
+        let mut lo = vec![0; shape.len()];
+        let mut hi = shape.to_vec();
+        let mut rem = first;
+        for d in (0..=j).rev() {
+            lo[d] = rem % shape[d];
+            hi[d] = lo[d] + 1;
+            rem /= shape[d];
+        }
+        hi[j] = lo[j] + count;
+        return Some((lo, hi));
+    }
+    None
+}
+
+/// How the tiles of a layer norm run it.
+enum LnPlan {
+    /// Each tile holds whole rows (and the whole scale and bias).
+    Whole(Calls),
+    /// The first normalized dimension is cut into `groups` pieces over
+    /// tiles: each piece's [mean, var] gathered onto the tile of the rows'
+    /// first piece, combined into [mean, rstd], sent back, and each piece
+    /// normalised with its columns of the scale and bias.
+    Cut {
+        groups: usize,
+        rows: usize,
+        stats: KernelSpec,
+        combine: KernelSpec,
+        apply: KernelSpec,
+    },
+}
+
+impl LnPlan {
+    fn kernel(&self) -> String {
+        match self {
+            LnPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
+            LnPlan::Cut { stats, .. } => stats.name(),
+        }
+    }
+
+    fn cycles(&self) -> Result<u64, String> {
+        match self {
+            LnPlan::Whole(c) => c.cycles(),
+            LnPlan::Cut {
+                stats,
+                combine,
+                apply,
+                ..
+            } => Ok(kernel_cycles(stats)? + kernel_cycles(combine)? + kernel_cycles(apply)?),
+        }
+    }
+
+    fn estimate(&self, target: &Target) -> Result<u64, String> {
+        let c = self.cycles()?;
+        Ok(match self {
+            LnPlan::Whole(_) => c,
+            LnPlan::Cut { groups, rows, .. } => c + cut_exchange_cycles(*groups, *rows, target),
+        })
+    }
+}
+
+/// Estimated cycles a cut row op adds: two phases (gathering each row's
+/// pairs, sending them back) and two supersteps.
+fn cut_exchange_cycles(groups: usize, rows: usize, target: &Target) -> u64 {
+    let x = &target.exchange;
+    let bytes = (rows * 8) as u64;
+    let gather = (groups as u64 - 1) * bytes / x.receive_bytes_per_cycle.max(1) as u64;
+    let broadcast = bytes / x.send_bytes_per_cycle.max(1) as u64;
+    4 * x.sync_cycles as u64
+        + target.exchange_phase_cycles(gather)
+        + target.exchange_phase_cycles(broadcast)
+}
+
+/// Each tile's rectangles of the scale (operand 1) and bias (operand 2)
+/// of a layer norm whose blocks are those of `m`: the whole tensor, or
+/// where the rows are cut, the piece's columns.
+fn param_rects(
+    cx: &Context,
+    op: Op,
+    shape: &[i64],
+    axis: usize,
+    m: &Mapping,
+) -> Result<Vec<(usize, Vec<Block>, u64)>, String> {
+    let bs = m.block_shape(shape);
+    let len: i64 = bs[axis..].iter().product();
+    let mut out = Vec::new();
+    for i in 1..cx.operands(op).len() {
+        let v = cx.operand(op, i);
+        let pshape = cx.value_shape(v);
+        let eb = crate::geometry::elem_bytes(cx, v);
+        let mut rects = Vec::new();
+        for blk in blocks(m, shape) {
+            let start = blk.lo[axis] * bs[axis + 1..].iter().product::<i64>();
+            let (lo, hi) = flat_rect(&pshape, start, len).ok_or_else(|| {
+                format!(
+                    "cuts its rows where operand #{i}'s shape {pshape:?} cannot be cut with them"
+                )
+            })?;
+            rects.push(Block {
+                tile: blk.tile,
+                lo,
+                hi,
+            });
+        }
+        out.push((i, rects, (len * eb) as u64));
+    }
+    Ok(out)
+}
+
+fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<LnPlan, String> {
+    let (axis, eps, shape, e) = layer_norm_of(cx, op)?;
+    let params = cx.operands(op).len() - 1;
+    let block = m.block_shape(&shape);
+    let (outer, len, _) = walk_of(&block, axis, shape.len());
+    row_walk(len, 1, e)?;
+    let (gamma, beta) = (params >= 1, params >= 2);
+    if m.grid[axis + 1..].iter().any(|&g| g != 1) {
+        return Err("cuts a normalized dimension after the first, which is not lowered".into());
+    }
+    if m.grid[axis] > 1 {
+        let groups = m.grid[axis];
+        if shape[axis] % groups != 0 {
+            return Err(format!(
+                "cuts its first normalized dimension of {} into {groups} uneven blocks",
+                shape[axis]
+            ));
+        }
+        if outer * 8 >= 16384 {
+            return Err(format!(
+                "cuts its rows over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
+            ));
+        }
+        param_rects(cx, op, &shape, axis, m)?;
+        return Ok(LnPlan::Cut {
+            groups: groups as usize,
+            rows: outer,
+            stats: KernelSpec::ln_stats(e, outer, len),
+            combine: KernelSpec::ln_combine(outer, groups as usize, eps),
+            apply: KernelSpec::ln_apply(e, outer, len, gamma, beta),
+        });
+    }
+    let mut calls = Calls::default();
+    calls.push(
+        KernelSpec::layer_norm(e, outer, len, eps, gamma, beta),
+        Slot::Input,
+        Slot::Out,
+    );
+    Ok(LnPlan::Whole(calls))
+}
+
+/// As softmax: the producer's layout when it works, else the cheapest of
+/// the first whole-row layout that works and its first normalized
+/// dimension cut over the tiles that layout leaves idle.
+fn layer_norm_plan(
+    cx: &Context,
+    op: Op,
+    target: &Target,
+    producer: Option<Mapping>,
+) -> Result<(Mapping, LnPlan), String> {
+    let (axis, _, shape, e) = layer_norm_of(cx, op)?;
+    let params = cx.operands(op).len() - 1;
+    let rank = shape.len();
+    let tiles = target.tiles() as i64;
+    let try_one = |m: &Mapping| -> Result<LnPlan, (bool, String)> {
+        let eb = e.bytes() as i64;
+        let bs = m.block_shape(&shape);
+        let piece: i64 = bs[axis..].iter().product();
+        let need = 2 * block_bytes_of(m, &shape, eb) + params as u64 * (piece * eb) as u64;
+        check_fits(need, &shape, m, target).map_err(whole_rows)?;
+        layer_norm_calls(cx, op, m).map_err(|e| (false, e))
+    };
+    if let Some(pm) = producer {
+        if let Ok(p) = try_one(&pm) {
+            return Ok((pm, p));
+        }
+    }
+    let whole: Vec<Mapping> = row_grids(&shape, &outside(rank, axis, rank), tiles)
+        .into_iter()
+        .map(at_zero)
+        .collect();
+    let (wm, wp) = first_plan(whole.clone(), try_one)?;
+    let mut best = (wp.estimate(target)?, wm, wp);
+    for base in whole {
+        let used: i64 = base.grid.iter().product();
+        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
+            if shape[axis] % k != 0 {
+                continue;
+            }
+            let mut m = base.clone();
+            m.grid[axis] = k;
+            if let Ok(p) = try_one(&m) {
+                let c = p.estimate(target)?;
+                if c < best.0 {
+                    best = (c, m, p);
+                }
+            }
+        }
+    }
+    Ok((best.1, best.2))
+}
+
+impl DeviceOp for LayerNorm {
+    fn nn_ops(&self) -> Vec<&'static str> {
+        vec!["nn.layer_norm"]
+    }
+
+    fn tile_op(&self) -> &'static str {
+        "tile.layer_norm"
+    }
+
+    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+        let Ok((m, plan)) = layer_norm_plan(cx, op, target, None) else {
+            return Vec::new();
+        };
+        let rank = cx.value_shape(cx.operand(op, 0)).len();
+        let axis = int_attr(cx, op, "axis").unwrap_or(0) as usize;
+        // The scale and bias whole on one tile (one multicast to all), or
+        // for cut rows cut like the first rows' pieces (on their tiles).
+        let mut out = vec![(0, m.clone())];
+        for i in 1..cx.operands(op).len() {
+            let prank = cx.value_shape(cx.operand(op, i)).len();
+            let mut grid = vec![1; prank];
+            if let (LnPlan::Cut { groups, .. }, true) = (&plan, prank == rank - axis) {
+                grid[0] = *groups as i64;
+                out.push((
+                    i,
+                    Mapping {
+                        grid,
+                        first_tile: m.first_tile,
+                        stride: m.stride,
+                    },
+                ));
+            } else {
+                out.push((i, at_zero(grid)));
+            }
+        }
+        out
+    }
+
+    fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
+        let loc = cx.op_loc(op);
+        let err = |m: String| Diagnostic::error(loc, format!("'nn.layer_norm' op {m}"));
+        let (axis, eps, shape, _) = layer_norm_of(cx, op).map_err(err)?;
+        let x = cx.operand(op, 0);
+        let producer = producer_cut(env, x, &shape, axis + 1, shape.len());
+        let (m, plan) = layer_norm_plan(cx, op, env.target, producer).map_err(err)?;
+        let cycles = plan.cycles().map_err(err)?;
+        let attrs = vec![
+            ("axis", cx.i64_attr(axis as i64)),
+            ("epsilon", cx.float_attr(eps as f64, Type::F32)),
+            ("kernel", cx.string_attr(&plan.kernel())),
+            ("cycles", cx.i64_attr(cycles as i64)),
+            ("mapping", m.to_attr(cx)),
+        ];
+        let operands = cx.operands(op).to_vec();
+        let ty = cx.value_type(cx.result(op, 0));
+        Ok(build_op(
+            cx,
+            "tile.layer_norm",
+            &operands,
+            Some(ty),
+            attrs,
+            loc,
+        ))
+    }
+
+    fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
+        let cx = b.cx;
+        let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
+        let (axis, _, shape, _) = layer_norm_of(cx, op).map_err(|e| b.err(op, e))?;
+        let plan = layer_norm_calls(cx, op, &m).map_err(|e| b.err(op, e))?;
+        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        if recorded != plan.kernel() {
+            return Err(b.err(
+                op,
+                format!(
+                    "records kernel '{recorded}', but its operands and mapping call for '{}'",
+                    plan.kernel()
+                ),
+            ));
+        }
+        let params = cx.operands(op).len() - 1;
+        match plan {
+            LnPlan::Whole(calls) => {
+                let params: Vec<usize> = (1..=params).collect();
+                run_row_op(b, op, &m, &calls, &params, "tile.layer_norm")
+            }
+            LnPlan::Cut {
+                groups,
+                rows,
+                stats,
+                combine,
+                apply,
+            } => {
+                let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
+                let cut = CutRows {
+                    axis,
+                    groups,
+                    pair_bytes: rows as u64 * 8,
+                };
+                let call = |x: Word, pairs: Word, p: &[Word], out: Word| {
+                    records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
+                };
+                run_cut_rows(
+                    b,
+                    op,
+                    &m,
+                    &cut,
+                    [&stats, &combine],
+                    &call,
+                    &rects,
+                    "tile.layer_norm",
+                )
+            }
+        }
+    }
+}

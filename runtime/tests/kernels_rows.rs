@@ -1,0 +1,528 @@
+//! The row kernels (`kernels/rows.S`) on random inputs against f64 models
+//! of their math: reductions, softmax, log-softmax and layer norm over rows
+//! (f32 and f16) and along columns (f32), with the tolerances of their
+//! arithmetic; and every variant's cycle formula against the simulated run.
+
+mod common;
+
+use common::*;
+use ipu_isa::float::{f16_bits, f16_value};
+use ipu_isa::kernels::assemble_kernel;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+
+const X: u32 = 0x20000;
+const OUT: u32 = 0x50000;
+const GAMMA: u32 = 0x70000;
+const BETA: u32 = 0x78000;
+
+fn rng(seed: u64) -> rand::rngs::StdRng {
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// Values as the kernel's element type stores them, and their bytes.
+fn encode(v: &[f32], ty: i64) -> (Vec<f64>, Vec<u8>) {
+    if ty == 0 {
+        (v.iter().map(|&a| a as f64).collect(), f32_bytes(v))
+    } else {
+        let h: Vec<u16> = v.iter().map(|&a| f16_bits(a)).collect();
+        (
+            h.iter().map(|&b| f16_value(b) as f64).collect(),
+            u16_bytes(&h),
+        )
+    }
+}
+
+fn read(t: &ipu_runtime::Tile, addr: u32, n: usize, ty: i64) -> Vec<f64> {
+    if ty == 0 {
+        rd_f32(t, addr, n).into_iter().map(|v| v as f64).collect()
+    } else {
+        rd_u16(t, addr, n)
+            .into_iter()
+            .map(|b| f16_value(b) as f64)
+            .collect()
+    }
+}
+
+/// Runs `rows` with `params`; checks its cycle formula against the run.
+fn run_rows(params: &[(&str, i64)], data: &[(u32, Vec<u8>)]) -> ipu_runtime::Tile {
+    let t = run_kernel("rows", "rows", params, &[X, 0, GAMMA, BETA, OUT], data);
+    check_formula(params, &t);
+    t
+}
+
+/// The kernel's cycle formula is the simulated run's cycles, a little over.
+fn check_formula(params: &[(&str, i64)], t: &ipu_runtime::Tile) {
+    let p: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let formula = assemble_kernel("rows", &p).unwrap().meta.cycles.unwrap() as u64;
+    // The harness adds its call and halt to the kernel's own cycles.
+    let simulated = t.cycle();
+    if std::env::var_os("ROWS_PROBE").is_some() {
+        eprintln!("PROBE {params:?} formula {formula} simulated {simulated}");
+        return;
+    }
+    assert!(
+        formula + 8 >= simulated && formula <= simulated + simulated / 50 + 24,
+        "{params:?}: formula {formula} cycles, simulated {simulated}"
+    );
+}
+
+/// x[r][c][i] of an R x C x I block (pitch `ip` >= I).
+fn at(x: &[f64], c: usize, ip: usize, r: usize, k: usize, i: usize) -> f64 {
+    x[(r * c + k) * ip + i]
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Red {
+    Sum,
+    Max,
+    Min,
+}
+
+fn reduce_model(x: &[f64], r: usize, c: usize, i: usize, ip: usize, op: Red) -> Vec<f64> {
+    let mut out = Vec::new();
+    for row in 0..r {
+        for col in 0..i {
+            let vals = (0..c).map(|k| at(x, c, ip, row, k, col));
+            out.push(match op {
+                Red::Sum => vals.sum(),
+                Red::Max => vals.fold(f64::MIN, f64::max),
+                Red::Min => vals.fold(f64::MAX, f64::min),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn reductions_over_rows_and_columns() {
+    let mut g = rng(11);
+    // (TYPE, OUT, R, C, I, IP)
+    let cases: &[(i64, i64, usize, usize, usize, usize)] = &[
+        (0, 0, 13, 38, 1, 1),
+        (0, 1, 7, 2, 1, 1),
+        (0, 0, 1, 64, 1, 1),
+        (1, 1, 9, 44, 1, 1),
+        (1, 0, 6, 4, 1, 1),
+        (1, 1, 3, 8, 1, 1),
+        (0, 0, 3, 5, 6, 6),
+        (0, 1, 4, 7, 10, 10),
+        (0, 0, 1, 3, 7, 8),
+        (0, 1, 1, 4, 5, 6),
+        (0, 0, 2, 1, 4, 4),
+        (0, 0, 1, 2, 1, 2),
+    ];
+    for &(ty, out, r, c, i, ip) in cases {
+        let raw: Vec<f32> = (0..r * c * ip).map(|_| g.gen_range(-4.0..4.0)).collect();
+        let (x, bytes) = encode(&raw, ty);
+        for (op, red) in [(0i64, Red::Sum), (1, Red::Max), (2, Red::Min)] {
+            for scale in [None, Some(1.0f32 / c as f32)] {
+                if scale.is_some() && op != 0 {
+                    continue;
+                }
+                let mut p = vec![
+                    ("OP", op),
+                    ("TYPE", ty),
+                    ("OUT", out),
+                    ("R", r as i64),
+                    ("C", c as i64),
+                ];
+                if i > 1 || ip > 1 {
+                    p.push(("I", i as i64));
+                    p.push(("IP", ip as i64));
+                }
+                if let Some(s) = scale {
+                    p.push(("SCALE", s.to_bits() as i64));
+                }
+                let t = run_rows(&p, &[(X, bytes.clone())]);
+                let got = read(&t, OUT, r * i, out);
+                let want = reduce_model(&x, r, c, i, ip, red);
+                for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    let w = w * scale.map_or(1.0, |s| s as f64);
+                    let tol = if out == 1 {
+                        w.abs() * 1e-3 + 1e-4
+                    } else if red == Red::Sum {
+                        1e-6 * (c as f64) * 4.0
+                    } else {
+                        0.0
+                    };
+                    assert!((g - w).abs() <= tol, "{p:?} [{k}]: {g} vs {w}");
+                }
+                // Nothing is written past the R x I results.
+                let past = t
+                    .read(OUT + (r * i) as u32 * (4 - 2 * out as u32), 2)
+                    .unwrap();
+                assert_eq!(past, [0, 0], "{p:?} writes past its output");
+            }
+        }
+    }
+}
+
+fn softmax_model(x: &[f64], r: usize, c: usize, i: usize, log: bool) -> Vec<f64> {
+    let mut y = vec![0.0; r * c * i];
+    for row in 0..r {
+        for col in 0..i {
+            let v: Vec<f64> = (0..c).map(|k| at(x, c, i, row, k, col)).collect();
+            let m = v.iter().cloned().fold(f64::MIN, f64::max);
+            let s: f64 = v.iter().map(|a| (a - m).exp()).sum();
+            for (k, a) in v.iter().enumerate() {
+                y[(row * c + k) * i + col] = if log {
+                    a - m - s.ln()
+                } else {
+                    (a - m).exp() / s
+                };
+            }
+        }
+    }
+    y
+}
+
+#[test]
+fn softmax_and_log_softmax() {
+    let mut g = rng(12);
+    // (TYPE, R, C, I)
+    let cases: &[(i64, usize, usize, usize)] = &[
+        (0, 10, 34, 1),
+        (0, 6, 64, 1),
+        (0, 1, 2, 1),
+        (0, 7, 4, 1),
+        (1, 9, 48, 1),
+        (1, 2, 4, 1),
+        (1, 13, 8, 1),
+        (0, 3, 5, 6),
+        (0, 1, 9, 2),
+        (0, 2, 1, 4),
+        (0, 4, 16, 10),
+    ];
+    for &(ty, r, c, i) in cases {
+        let raw: Vec<f32> = (0..r * c * i).map(|_| g.gen_range(-6.0..6.0)).collect();
+        let (x, bytes) = encode(&raw, ty);
+        for (op, log) in [(3i64, false), (4, true)] {
+            let mut p = vec![("OP", op), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+            if i > 1 {
+                p.push(("I", i as i64));
+            }
+            let t = run_rows(&p, &[(X, bytes.clone())]);
+            let got = read(&t, OUT, r * c * i, ty);
+            let want = softmax_model(&x, r, c, i, log);
+            for (k, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                let tol = match (ty, log) {
+                    (0, false) => 1e-6 + 1e-5 * w.abs(),
+                    (0, true) => 2e-6 * (1.0 + w.abs()),
+                    (_, false) => 3e-3 * w.abs() + 1e-5,
+                    (_, true) => 4e-3 * (1.0 + w.abs()),
+                };
+                assert!((g - w).abs() <= tol, "{p:?} [{k}]: {g} vs {w}");
+            }
+            let past = t
+                .read(OUT + (r * c * i) as u32 * (4 - 2 * ty as u32), 2)
+                .unwrap();
+            assert_eq!(past, [0, 0], "{p:?} writes past its output");
+        }
+    }
+}
+
+#[test]
+fn layer_norm_with_and_without_scale_and_bias() {
+    let mut g = rng(13);
+    for &(ty, r, c, offset) in &[
+        (0i64, 7usize, 48usize, 0.0f32),
+        (0, 12, 30, 20.0),
+        (0, 2, 2, 0.0),
+        (0, 1, 4, 0.0),
+        (1, 5, 64, 0.0),
+        (1, 9, 12, 30.0),
+        (1, 3, 4, 0.0),
+    ] {
+        let raw: Vec<f32> = (0..r * c)
+            .map(|_| offset + g.gen_range(-3.0..3.0))
+            .collect();
+        let (x, bytes) = encode(&raw, ty);
+        let graw: Vec<f32> = (0..c).map(|_| g.gen_range(0.5..1.5)).collect();
+        let braw: Vec<f32> = (0..c).map(|_| g.gen_range(-1.0..1.0)).collect();
+        let (gv, gb) = encode(&graw, ty);
+        let (bv, bb) = encode(&braw, ty);
+        let eps = 1e-5f32;
+        for (gamma, beta) in [(0i64, 0i64), (1, 0), (0, 1), (1, 1)] {
+            let p = [
+                ("OP", 5),
+                ("TYPE", ty),
+                ("R", r as i64),
+                ("C", c as i64),
+                ("INV_C", (1.0f32 / c as f32).to_bits() as i64),
+                ("EPS", eps.to_bits() as i64),
+                ("GAMMA", gamma),
+                ("BETA", beta),
+            ];
+            let t = run_rows(
+                &p,
+                &[(X, bytes.clone()), (GAMMA, gb.clone()), (BETA, bb.clone())],
+            );
+            let got = read(&t, OUT, r * c, ty);
+            for row in 0..r {
+                let v = &x[row * c..(row + 1) * c];
+                let mean = v.iter().sum::<f64>() / c as f64;
+                let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / c as f64;
+                let rstd = 1.0 / (var + eps as f64).sqrt();
+                for k in 0..c {
+                    let mut w = (v[k] - mean) * rstd;
+                    if gamma == 1 {
+                        w *= gv[k];
+                    }
+                    if beta == 1 {
+                        w += bv[k];
+                    }
+                    let got = got[row * c + k];
+                    let tol = if ty == 0 {
+                        2e-5 * (1.0 + w.abs())
+                    } else {
+                        3e-3 * (1.0 + w.abs())
+                    };
+                    assert!(
+                        (got - w).abs() <= tol,
+                        "{p:?} offset {offset} [{row}][{k}]: {got} vs {w}"
+                    );
+                }
+            }
+            let past = t
+                .read(OUT + (r * c) as u32 * (4 - 2 * ty as u32), 2)
+                .unwrap();
+            assert_eq!(past, [0, 0], "{p:?} writes past its output");
+        }
+    }
+}
+
+#[test]
+fn row_vector_cycle_formula() {
+    let mut g = rng(14);
+    for &(ty, r, c) in &[(0i64, 9usize, 32usize), (1, 8, 16), (1, 13, 4), (0, 1, 2)] {
+        let raw: Vec<f32> = (0..r * c).map(|_| g.gen_range(-1.0..1.0)).collect();
+        let v: Vec<f32> = (0..c).map(|_| g.gen_range(-1.0..1.0)).collect();
+        let (xv, xb) = encode(&raw, ty);
+        let (vv, vb) = encode(&v, ty);
+        let p = [("OP", 6), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+        let t = run_rows(&p, &[(X, xb), (GAMMA, vb)]);
+        let got = read(&t, OUT, r * c, ty);
+        for k in 0..r * c {
+            let w = xv[k] + vv[k % c];
+            let w = if ty == 1 {
+                f16_value(f16_bits(w as f32)) as f64
+            } else {
+                w as f32 as f64
+            };
+            assert_eq!(got[k], w, "{p:?} [{k}]");
+        }
+    }
+}
+
+#[test]
+fn specialisations_that_cannot_work_are_refused() {
+    for bad in [
+        vec![("OP", 3), ("TYPE", 0), ("C", 3)], // rows of partial granules
+        vec![("OP", 3), ("TYPE", 1), ("C", 6)], // f16 rows of 12 bytes
+        vec![("OP", 0), ("TYPE", 1), ("C", 4), ("I", 4)], // f16 columns
+        vec![("OP", 5), ("C", 4), ("I", 2)],    // layer norm on columns
+        vec![("OP", 0), ("R", 2), ("C", 4), ("I", 3)], // odd I over several rows
+        vec![("OP", 3), ("R", 1), ("C", 4), ("I", 3)], // odd I for softmax
+        vec![("OP", 1), ("SCALE", 0x3f000000)], // a scaled maximum
+        vec![("OP", 3), ("OUT", 1)],            // OUT is for reductions
+        vec![("OP", 0), ("C", 2), ("I", 4096)], // pitch beyond post-increment
+        vec![("OP", 9), ("TYPE", 1), ("C", 4)], // combining f16 pairs
+        vec![("OP", 9), ("R", 2048), ("C", 4)], // groups beyond post-increment
+        vec![("OP", 3), ("LOG", 1)],            // LOG is for the cut softmax
+        vec![("OP", 10), ("C", 4), ("I", 2)],   // cut softmax on columns
+        vec![("OP", 12), ("TYPE", 1), ("C", 4)], // combining f16 pairs
+        vec![("OP", 0), ("GAMMA", 1)],          // a scale is for layer norm
+        vec![("OP", 13), ("BETA", 2)],          // flags are 0 or 1
+    ] {
+        let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
+    }
+}
+
+/// Softmax of rows cut into `groups` pieces: each piece's statistics, the
+/// pieces' statistics combined per row, and each piece normalised, against
+/// the softmax of the whole rows.
+#[test]
+fn softmax_of_rows_cut_into_pieces() {
+    const PAIRS: u32 = 0x60000;
+    let mut g = rng(15);
+    for &(ty, r, c, groups) in &[
+        (0i64, 7usize, 12usize, 3usize),
+        (0, 1, 2, 2),
+        (1, 6, 8, 4),
+        (1, 13, 4, 1),
+    ] {
+        let raw: Vec<f32> = (0..r * c * groups)
+            .map(|_| g.gen_range(-6.0..6.0))
+            .collect();
+        let (x, _) = encode(&raw, ty);
+        let full = c * groups;
+        // Piece k of row i holds columns [k * c, (k + 1) * c).
+        let piece = |k: usize| -> Vec<f32> {
+            (0..r)
+                .flat_map(|i| raw[i * full + k * c..i * full + (k + 1) * c].to_vec())
+                .collect()
+        };
+        let mut stats = Vec::new();
+        for k in 0..groups {
+            let (_, bytes) = encode(&piece(k), ty);
+            let p = [("OP", 8), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+            let t = run_rows(&p, &[(X, bytes)]);
+            stats.extend(rd_f32(&t, OUT, 2 * r));
+        }
+        for log in [0i64, 1] {
+            let p = [
+                ("OP", 9),
+                ("R", r as i64),
+                ("C", groups as i64),
+                ("LOG", log),
+            ];
+            let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
+            let pairs = rd_f32(&t, OUT, 2 * r);
+            let want = softmax_model(&x, r, full, 1, log == 1);
+            for k in 0..groups {
+                let (_, bytes) = encode(&piece(k), ty);
+                let p = [
+                    ("OP", 10),
+                    ("TYPE", ty),
+                    ("R", r as i64),
+                    ("C", c as i64),
+                    ("LOG", log),
+                ];
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &p,
+                    &[X, PAIRS, 0, 0, OUT],
+                    &[(X, bytes), (PAIRS, f32_bytes(&pairs))],
+                );
+                check_formula(&p, &t);
+                let got = read(&t, OUT, r * c, ty);
+                for i in 0..r {
+                    for j in 0..c {
+                        let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
+                        let tol = match (ty, log) {
+                            (0, 0) => 1e-6 + 1e-5 * w.abs(),
+                            (0, _) => 2e-6 * (1.0 + w.abs()),
+                            (_, 0) => 3e-3 * w.abs() + 1e-5,
+                            (_, _) => 4e-3 * (1.0 + w.abs()),
+                        };
+                        assert!(
+                            (gv - w).abs() <= tol,
+                            "{p:?} piece {k} [{i}][{j}]: {gv} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Layer norm of rows cut into `groups` equal pieces: each piece's mean
+/// and variance, combined per row, and each piece normalised with its
+/// columns of the scale and bias, against the layer norm of whole rows.
+#[test]
+fn layer_norm_of_rows_cut_into_pieces() {
+    const PAIRS: u32 = 0x60000;
+    let mut g = rng(16);
+    let eps = 1e-5f32;
+    for &(ty, r, c, groups, offset) in &[
+        (0i64, 7usize, 12usize, 3usize, 0.0f32),
+        (0, 1, 2, 2, 10.0),
+        (1, 6, 8, 4, 30.0),
+        (1, 13, 4, 1, 0.0),
+    ] {
+        let full = c * groups;
+        let raw: Vec<f32> = (0..r * full)
+            .map(|_| offset + g.gen_range(-3.0..3.0))
+            .collect();
+        let (x, _) = encode(&raw, ty);
+        let graw: Vec<f32> = (0..full).map(|_| g.gen_range(0.5..1.5)).collect();
+        let braw: Vec<f32> = (0..full).map(|_| g.gen_range(-1.0..1.0)).collect();
+        let (gv, _) = encode(&graw, ty);
+        let (bv, _) = encode(&braw, ty);
+        let piece = |k: usize| -> Vec<f32> {
+            (0..r)
+                .flat_map(|i| raw[i * full + k * c..i * full + (k + 1) * c].to_vec())
+                .collect()
+        };
+        let mut stats = Vec::new();
+        for k in 0..groups {
+            let (_, bytes) = encode(&piece(k), ty);
+            let p = [
+                ("OP", 11),
+                ("TYPE", ty),
+                ("R", r as i64),
+                ("C", c as i64),
+                ("INV_C", (1.0f32 / c as f32).to_bits() as i64),
+            ];
+            let t = run_rows(&p, &[(X, bytes)]);
+            stats.extend(rd_f32(&t, OUT, 2 * r));
+        }
+        let p = [
+            ("OP", 12),
+            ("R", r as i64),
+            ("C", groups as i64),
+            ("INV_C", (1.0f32 / groups as f32).to_bits() as i64),
+            ("EPS", eps.to_bits() as i64),
+        ];
+        let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
+        let pairs = rd_f32(&t, OUT, 2 * r);
+        for (gamma, beta) in [(0i64, 0i64), (1, 0), (0, 1), (1, 1)] {
+            for k in 0..groups {
+                let (_, bytes) = encode(&piece(k), ty);
+                let (_, gb) = encode(&graw[k * c..(k + 1) * c], ty);
+                let (_, bb) = encode(&braw[k * c..(k + 1) * c], ty);
+                let p = [
+                    ("OP", 13),
+                    ("TYPE", ty),
+                    ("R", r as i64),
+                    ("C", c as i64),
+                    ("GAMMA", gamma),
+                    ("BETA", beta),
+                ];
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &p,
+                    &[X, PAIRS, GAMMA, BETA, OUT],
+                    &[
+                        (X, bytes),
+                        (PAIRS, f32_bytes(&pairs)),
+                        (GAMMA, gb),
+                        (BETA, bb),
+                    ],
+                );
+                check_formula(&p, &t);
+                let got = read(&t, OUT, r * c, ty);
+                for i in 0..r {
+                    let v = &x[i * full..(i + 1) * full];
+                    let mean = v.iter().sum::<f64>() / full as f64;
+                    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / full as f64;
+                    let rstd = 1.0 / (var + eps as f64).sqrt();
+                    for j in 0..c {
+                        let col = k * c + j;
+                        let mut w = (v[col] - mean) * rstd;
+                        if gamma == 1 {
+                            w *= gv[col];
+                        }
+                        if beta == 1 {
+                            w += bv[col];
+                        }
+                        let got = got[i * c + j];
+                        let tol = if ty == 0 {
+                            2e-5 * (1.0 + w.abs())
+                        } else {
+                            3e-3 * (1.0 + w.abs())
+                        };
+                        assert!(
+                            (got - w).abs() <= tol,
+                            "{p:?} offset {offset} piece {k} [{i}][{j}]: {got} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
