@@ -11,10 +11,10 @@ use ipu_isa::kernels::assemble_kernel;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
-const X: u32 = 0x20000;
-const OUT: u32 = 0x50000;
-const GAMMA: u32 = 0x70000;
-const BETA: u32 = 0x78000;
+const X: u32 = DATA;
+const OUT: u32 = DATA + 0x30000;
+const GAMMA: u32 = DATA + 0x50000;
+const BETA: u32 = DATA + 0x58000;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
@@ -345,7 +345,7 @@ fn specialisations_that_cannot_work_are_refused() {
 /// the softmax of the whole rows.
 #[test]
 fn softmax_of_rows_cut_into_pieces() {
-    const PAIRS: u32 = 0x60000;
+    const PAIRS: u32 = DATA + 0x40000;
     let mut g = rng(15);
     for &(ty, r, c, groups) in &[
         (0i64, 7usize, 12usize, 3usize),
@@ -424,7 +424,7 @@ fn softmax_of_rows_cut_into_pieces() {
 /// columns of the scale and bias, against the layer norm of whole rows.
 #[test]
 fn layer_norm_of_rows_cut_into_pieces() {
-    const PAIRS: u32 = 0x60000;
+    const PAIRS: u32 = DATA + 0x40000;
     let mut g = rng(16);
     let eps = 1e-5f32;
     for &(ty, r, c, groups, offset) in &[
