@@ -442,11 +442,11 @@ pub fn parse_tiles(s: &str) -> Result<TileSet, String> {
                         part.trim()
                     ));
                 }
-                TileRun {
-                    first,
-                    count: (last - first) / step + 1,
-                    step,
-                }
+                // `0 to 4294967295` holds one tile more than a u32 counts.
+                let count = ((last - first) / step).checked_add(1).ok_or_else(|| {
+                    format!("`{}` holds more than {} tiles", part.trim(), u32::MAX)
+                })?;
+                TileRun { first, count, step }
             }
             _ => {
                 return Err(format!(

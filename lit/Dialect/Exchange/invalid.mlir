@@ -43,6 +43,14 @@ func.func @buffer_tiles_word() {
 
 // -----
 
+func.func @buffer_tiles_too_many() {
+  // expected-error@+1 {{'exchange.buffer' op tiles: `0 to 4294967295` holds more than 4294967295 tiles}}
+  exchange.buffer {bytes = 16 : i64, sym_name = "b", tiles = "0 to 4294967295"}
+  return
+}
+
+// -----
+
 func.func @buffer_tiles_none() {
   // expected-error@+1 {{'exchange.buffer' op tiles must name at least one tile}}
   exchange.buffer {bytes = 16 : i64, sym_name = "b", tiles = "none"}
