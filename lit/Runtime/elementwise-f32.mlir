@@ -1,7 +1,8 @@
 // The 18 elementwise ops with an nn op (device::map::ELEMENTWISE) in f32 on
 // the simulated device, checked against the reference interpreter: odd sizes
-// (blocks that are not whole 64-bit granules of 2 lanes, short and empty edge
-// blocks, a split last dimension, rank 3, one element), on 16 tiles and on 4.
+// (blocks that are not whole 64-bit granules of 2 lanes, short and empty
+// edge blocks, a split last dimension and a prime one not split, rank 3, one
+// element), on 16 tiles and on 4.
 // Inputs (Inputs/elementwise_inputs.py) keep every op in its domain: x
 // uniform in [-4, 4), p log-uniform in [1e-2, 1e2) for log, sqrt and rsqrt,
 // d of either sign with magnitude in [0.25, 4) for div and reciprocal.
@@ -21,7 +22,7 @@
 // T4-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS
 // T4-NEXT: hardwareTest=PASS
 // Every output is compared with the reference.
-// LOG-COUNT-90: compared with the reference output=
+// LOG-COUNT-108: compared with the reference output=
 
 // Each op is one tile.map calling its own elementwise kernel: the 1000
 // elements as 16 blocks of at most 63, padded to 64 for the kernel.
@@ -53,6 +54,9 @@ func.func @main(%x_1000: tensor<1000xf32> {ipu.name = "x_1000"},
                  %x_8x6: tensor<8x6xf32> {ipu.name = "x_8x6"},
                  %p_8x6: tensor<8x6xf32> {ipu.name = "p_8x6"},
                  %d_8x6: tensor<8x6xf32> {ipu.name = "d_8x6"},
+                 %x_3x37: tensor<3x37xf32> {ipu.name = "x_3x37"},
+                 %p_3x37: tensor<3x37xf32> {ipu.name = "p_3x37"},
+                 %d_3x37: tensor<3x37xf32> {ipu.name = "d_3x37"},
                  %x_2x3x10: tensor<2x3x10xf32> {ipu.name = "x_2x3x10"},
                  %p_2x3x10: tensor<2x3x10xf32> {ipu.name = "p_2x3x10"},
                  %d_2x3x10: tensor<2x3x10xf32> {ipu.name = "d_2x3x10"},
@@ -113,6 +117,24 @@ func.func @main(%x_1000: tensor<1000xf32> {ipu.name = "x_1000"},
         tensor<8x6xf32> {ipu.name = "div_8x6"},
         tensor<8x6xf32> {ipu.name = "max_8x6"},
         tensor<8x6xf32> {ipu.name = "min_8x6"},
+        tensor<3x37xf32> {ipu.name = "relu_3x37"},
+        tensor<3x37xf32> {ipu.name = "gelu_3x37"},
+        tensor<3x37xf32> {ipu.name = "exp_3x37"},
+        tensor<3x37xf32> {ipu.name = "tanh_3x37"},
+        tensor<3x37xf32> {ipu.name = "erf_3x37"},
+        tensor<3x37xf32> {ipu.name = "neg_3x37"},
+        tensor<3x37xf32> {ipu.name = "abs_3x37"},
+        tensor<3x37xf32> {ipu.name = "sigmoid_3x37"},
+        tensor<3x37xf32> {ipu.name = "rsqrt_3x37"},
+        tensor<3x37xf32> {ipu.name = "sqrt_3x37"},
+        tensor<3x37xf32> {ipu.name = "log_3x37"},
+        tensor<3x37xf32> {ipu.name = "reciprocal_3x37"},
+        tensor<3x37xf32> {ipu.name = "add_3x37"},
+        tensor<3x37xf32> {ipu.name = "sub_3x37"},
+        tensor<3x37xf32> {ipu.name = "mul_3x37"},
+        tensor<3x37xf32> {ipu.name = "div_3x37"},
+        tensor<3x37xf32> {ipu.name = "max_3x37"},
+        tensor<3x37xf32> {ipu.name = "min_3x37"},
         tensor<2x3x10xf32> {ipu.name = "relu_2x3x10"},
         tensor<2x3x10xf32> {ipu.name = "gelu_2x3x10"},
         tensor<2x3x10xf32> {ipu.name = "exp_2x3x10"},
@@ -206,6 +228,25 @@ func.func @main(%x_1000: tensor<1000xf32> {ipu.name = "x_1000"},
   %div_8x6 = nn.div %x_8x6, %d_8x6 : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
   %max_8x6 = nn.max %x_8x6, %d_8x6 : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
   %min_8x6 = nn.min %x_8x6, %d_8x6 : (tensor<8x6xf32>, tensor<8x6xf32>) -> tensor<8x6xf32>
+  // 3x37: 37 columns, a prime: not cut, 3 x 1 blocks of one 37-element row.
+  %relu_3x37 = nn.relu %x_3x37 : tensor<3x37xf32>
+  %gelu_3x37 = nn.gelu %x_3x37 : tensor<3x37xf32>
+  %exp_3x37 = nn.exp %x_3x37 : tensor<3x37xf32>
+  %tanh_3x37 = nn.tanh %x_3x37 : tensor<3x37xf32>
+  %erf_3x37 = nn.erf %x_3x37 : tensor<3x37xf32>
+  %neg_3x37 = nn.neg %x_3x37 : tensor<3x37xf32>
+  %abs_3x37 = nn.abs %x_3x37 : tensor<3x37xf32>
+  %sigmoid_3x37 = nn.sigmoid %x_3x37 : tensor<3x37xf32>
+  %rsqrt_3x37 = nn.rsqrt %p_3x37 : tensor<3x37xf32>
+  %sqrt_3x37 = nn.sqrt %p_3x37 : tensor<3x37xf32>
+  %log_3x37 = nn.log %p_3x37 : tensor<3x37xf32>
+  %reciprocal_3x37 = nn.reciprocal %d_3x37 : tensor<3x37xf32>
+  %add_3x37 = nn.add %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
+  %sub_3x37 = nn.sub %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
+  %mul_3x37 = nn.mul %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
+  %div_3x37 = nn.div %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
+  %max_3x37 = nn.max %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
+  %min_3x37 = nn.min %x_3x37, %d_3x37 : (tensor<3x37xf32>, tensor<3x37xf32>) -> tensor<3x37xf32>
   // 2x3x10: rank 3, a 2 x 3 x 2 grid of 1 x 1 x 5 blocks.
   %relu_2x3x10 = nn.relu %x_2x3x10 : tensor<2x3x10xf32>
   %gelu_2x3x10 = nn.gelu %x_2x3x10 : tensor<2x3x10xf32>
@@ -244,6 +285,6 @@ func.func @main(%x_1000: tensor<1000xf32> {ipu.name = "x_1000"},
   %div_1 = nn.div %x_1, %d_1 : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
   %max_1 = nn.max %x_1, %d_1 : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
   %min_1 = nn.min %x_1, %d_1 : (tensor<1xf32>, tensor<1xf32>) -> tensor<1xf32>
-  return %relu_1000, %gelu_1000, %exp_1000, %tanh_1000, %erf_1000, %neg_1000, %abs_1000, %sigmoid_1000, %rsqrt_1000, %sqrt_1000, %log_1000, %reciprocal_1000, %add_1000, %sub_1000, %mul_1000, %div_1000, %max_1000, %min_1000, %relu_37x5, %gelu_37x5, %exp_37x5, %tanh_37x5, %erf_37x5, %neg_37x5, %abs_37x5, %sigmoid_37x5, %rsqrt_37x5, %sqrt_37x5, %log_37x5, %reciprocal_37x5, %add_37x5, %sub_37x5, %mul_37x5, %div_37x5, %max_37x5, %min_37x5, %relu_8x6, %gelu_8x6, %exp_8x6, %tanh_8x6, %erf_8x6, %neg_8x6, %abs_8x6, %sigmoid_8x6, %rsqrt_8x6, %sqrt_8x6, %log_8x6, %reciprocal_8x6, %add_8x6, %sub_8x6, %mul_8x6, %div_8x6, %max_8x6, %min_8x6, %relu_2x3x10, %gelu_2x3x10, %exp_2x3x10, %tanh_2x3x10, %erf_2x3x10, %neg_2x3x10, %abs_2x3x10, %sigmoid_2x3x10, %rsqrt_2x3x10, %sqrt_2x3x10, %log_2x3x10, %reciprocal_2x3x10, %add_2x3x10, %sub_2x3x10, %mul_2x3x10, %div_2x3x10, %max_2x3x10, %min_2x3x10, %relu_1, %gelu_1, %exp_1, %tanh_1, %erf_1, %neg_1, %abs_1, %sigmoid_1, %rsqrt_1, %sqrt_1, %log_1, %reciprocal_1, %add_1, %sub_1, %mul_1, %div_1, %max_1, %min_1
-    : tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
+  return %relu_1000, %gelu_1000, %exp_1000, %tanh_1000, %erf_1000, %neg_1000, %abs_1000, %sigmoid_1000, %rsqrt_1000, %sqrt_1000, %log_1000, %reciprocal_1000, %add_1000, %sub_1000, %mul_1000, %div_1000, %max_1000, %min_1000, %relu_37x5, %gelu_37x5, %exp_37x5, %tanh_37x5, %erf_37x5, %neg_37x5, %abs_37x5, %sigmoid_37x5, %rsqrt_37x5, %sqrt_37x5, %log_37x5, %reciprocal_37x5, %add_37x5, %sub_37x5, %mul_37x5, %div_37x5, %max_37x5, %min_37x5, %relu_8x6, %gelu_8x6, %exp_8x6, %tanh_8x6, %erf_8x6, %neg_8x6, %abs_8x6, %sigmoid_8x6, %rsqrt_8x6, %sqrt_8x6, %log_8x6, %reciprocal_8x6, %add_8x6, %sub_8x6, %mul_8x6, %div_8x6, %max_8x6, %min_8x6, %relu_3x37, %gelu_3x37, %exp_3x37, %tanh_3x37, %erf_3x37, %neg_3x37, %abs_3x37, %sigmoid_3x37, %rsqrt_3x37, %sqrt_3x37, %log_3x37, %reciprocal_3x37, %add_3x37, %sub_3x37, %mul_3x37, %div_3x37, %max_3x37, %min_3x37, %relu_2x3x10, %gelu_2x3x10, %exp_2x3x10, %tanh_2x3x10, %erf_2x3x10, %neg_2x3x10, %abs_2x3x10, %sigmoid_2x3x10, %rsqrt_2x3x10, %sqrt_2x3x10, %log_2x3x10, %reciprocal_2x3x10, %add_2x3x10, %sub_2x3x10, %mul_2x3x10, %div_2x3x10, %max_2x3x10, %min_2x3x10, %relu_1, %gelu_1, %exp_1, %tanh_1, %erf_1, %neg_1, %abs_1, %sigmoid_1, %rsqrt_1, %sqrt_1, %log_1, %reciprocal_1, %add_1, %sub_1, %mul_1, %div_1, %max_1, %min_1
+    : tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<1000xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<37x5xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<8x6xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<3x37xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<2x3x10xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
 }
