@@ -37,13 +37,15 @@ const KIND_ATTR: AttrConstraint = AttrConstraint {
     description: "\"compact-streams\", \"paired\" or \"reused\"",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "compact-streams" | "paired" | "reused")),
 };
+// Tile sets and mappings are checked by the op verifiers, which say what is
+// wrong with them ([`verify_tiles`], [`Mapping::from_attr`]).
 const TILES_ATTR: AttrConstraint = AttrConstraint {
     description: "tile set string (\"0 to 1471 step 2, 5\")",
-    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if crate::machine::parse_tiles(s).is_ok_and(|t| !t.is_empty())),
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(_)),
 };
 const MAPPING_ATTR: AttrConstraint = AttrConstraint {
     description: "tile mapping {grid = array<i64: ...>, tiles = array<i64: first, stride>}",
-    check: |cx, a| Mapping::from_attr(cx, a).is_ok(),
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Dictionary(_)),
 };
 const DICT_ATTR: AttrConstraint = AttrConstraint {
     description: "dictionary of 64-bit integers",
@@ -350,11 +352,18 @@ impl TransferRun {
             ));
         }
         let segs = v[HEAD - 1];
-        if segs < 1 || v.len() as i64 != HEAD as i64 + 5 * segs {
+        if segs < 1 {
             return Err(format!(
-                "a transfer run with {segs} destination segments has {} entries, not {}",
-                v.len(),
-                HEAD as i64 + 5 * segs.max(0)
+                "a transfer run needs at least one destination segment (entry {}), not {segs}",
+                HEAD - 1
+            ));
+        }
+        // In i128: a huge segment count must not overflow.
+        let want = HEAD as i128 + 5 * segs as i128;
+        if v.len() as i128 != want {
+            return Err(format!(
+                "a transfer run with {segs} destination segments needs {want} entries, not {}",
+                v.len()
             ));
         }
         let run = TransferRun {
@@ -390,7 +399,11 @@ impl TransferRun {
             ));
         }
         if run.len < 1 || run.len > u32::MAX as i64 {
-            return Err(format!("a transfer length of {} is out of range", run.len));
+            return Err(format!(
+                "a transfer length of {} is out of range (1 to {})",
+                run.len,
+                u32::MAX
+            ));
         }
         let (last, rlast) = (run.count - 1, run.repeat - 1);
         // Every corner of base + i * step + r * repeat_step stays in u32.
@@ -420,7 +433,7 @@ impl TransferRun {
         for d in &run.dsts {
             if !(1..=bound).contains(&d.count) {
                 return Err(format!(
-                    "a destination segment has {} destinations",
+                    "a destination segment has {} destinations; it needs 1 to {MAX_MOVE_TRANSFERS}",
                     d.count
                 ));
             }
@@ -502,7 +515,32 @@ impl TransferRun {
     }
 }
 
+/// The op's `tiles`: a tile set of at least one tile.
+fn verify_tiles(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let s = cx.get_str_attr(op, "tiles").unwrap_or_default();
+    match crate::machine::parse_tiles(s) {
+        Ok(t) if t.is_empty() => Err(op_error(cx, op, "tiles must name at least one tile")),
+        Ok(_) => Ok(()),
+        Err(e) => Err(op_error(cx, op, format!("tiles: {e}"))),
+    }
+}
+
+/// Integer attributes that count cycles, bytes or words: not negative.
+fn verify_non_negative(cx: &Context, op: Op, names: &[&str]) -> Result<(), Diagnostic> {
+    for &n in names {
+        if let Some(v) = cx.get_int_attr(op, n).filter(|&v| v < 0) {
+            return Err(op_error(
+                cx,
+                op,
+                format!("{n} must be non-negative, not {v}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_tiles(cx, op)?;
     let bytes = cx.get_int_attr(op, "bytes").unwrap_or(0);
     if !(1..=u32::MAX as i128).contains(&bytes) {
         return Err(op_error(
@@ -512,39 +550,50 @@ fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         ));
     }
     if let Some(AttrKind::Array(entries)) = cx.get_attr(op, "reads").map(|a| cx.attr_kind(a)) {
-        for &e in entries {
+        for (i, &e) in entries.iter().enumerate() {
             let AttrKind::Dictionary(kv) = cx.attr_kind(e) else {
                 unreachable!("checked by the constraint")
             };
+            let err = |m: String| op_error(cx, op, format!("reads[{i}]: {m}"));
+            if let Some((k, _)) = kv
+                .iter()
+                .find(|(k, _)| !matches!(cx.str(*k), "tiles" | "ranges"))
+            {
+                return Err(err(format!(
+                    "unknown entry '{}' (an entry holds tiles and ranges)",
+                    cx.str(*k)
+                )));
+            }
             let get = |k: &str| {
                 kv.iter()
                     .find(|(n, _)| cx.str(*n) == k)
                     .map(|(_, v)| cx.attr_kind(*v))
             };
-            let tiles_ok = matches!(get("tiles"), Some(AttrKind::String(s)) if crate::machine::parse_tiles(s).is_ok());
+            match get("tiles") {
+                Some(AttrKind::String(s)) => {
+                    crate::machine::parse_tiles(s).map_err(|e| err(format!("tiles: {e}")))?;
+                }
+                _ => return Err(err("needs tiles = \"<tile set>\"".into())),
+            }
             let Some(AttrKind::I64Array(r)) = get("ranges") else {
-                return Err(op_error(
-                    cx,
-                    op,
-                    "each reads entry needs ranges = array<i64: count, len, stride>",
-                ));
+                return Err(err("needs ranges = array<i64: count, len, stride>".into()));
             };
             let [count, len, stride] = r[..] else {
-                return Err(op_error(
-                    cx,
-                    op,
-                    "ranges must be array<i64: count, len, stride>",
-                ));
+                return Err(err(format!(
+                    "ranges must be array<i64: count, len, stride>, not {} entries",
+                    r.len()
+                )));
             };
+            if count < 1 || len < 1 || stride < len {
+                return Err(err(format!(
+                    "ranges [{count}, {len}, {stride}] need count >= 1, len >= 1 and stride >= len"
+                )));
+            }
             let end = (count as i128 - 1) * stride as i128 + len as i128;
-            if !tiles_ok || kv.len() != 2 || count < 1 || len < 1 || stride < len || end > bytes {
-                return Err(op_error(
-                    cx,
-                    op,
-                    format!(
-                        "a reads entry needs tiles and ranges = [{count}, {len}, {stride}] inside the buffer's {bytes} bytes"
-                    ),
-                ));
+            if end > bytes {
+                return Err(err(format!(
+                    "ranges [{count}, {len}, {stride}] end at byte {end}, beyond the buffer's {bytes} bytes"
+                )));
             }
         }
     }
@@ -579,7 +628,11 @@ fn verify_mapping_rank(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     } else {
         match cx.get_attr(op, "value").map(|a| cx.attr_kind(a)) {
             Some(AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. }) => *ty,
-            _ => return Err(op_error(cx, op, "needs a dense elements value")),
+            _ => return Err(op_error(
+                cx,
+                op,
+                "value must be dense elements (dense<...> or dense_resource<...>) of a tensor type",
+            )),
         }
     };
     let rank = cx.tensor_parts(ty).map(|(s, _)| s.len()).unwrap_or(0);
@@ -603,6 +656,7 @@ fn body_ops(cx: &Context, op: Op) -> Vec<Op> {
 }
 
 fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_non_negative(cx, op, &["cycles"])?;
     let mut vertices = false;
     for o in body_ops(cx, op) {
         if cx.is(o, "exchange.vertex") {
@@ -627,6 +681,20 @@ fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_non_negative(
+        cx,
+        op,
+        &[
+            "transfers",
+            "bytes",
+            "local_bytes",
+            "horizon",
+            "initial_horizon",
+            "lower_bound",
+            "gap",
+            "row_words",
+        ],
+    )?;
     let ops = body_ops(cx, op);
     if ops.is_empty() {
         return Err(op_error(cx, op, "has no exchange.move"));
@@ -644,25 +712,32 @@ fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_vertex(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_tiles(cx, op)?;
+    verify_non_negative(cx, op, &["scratch"])?;
     let Some(AttrKind::Array(words)) = cx.get_attr(op, "record").map(|a| cx.attr_kind(a)) else {
         return Err(op_error(cx, op, "record must be an array"));
     };
-    for &w in words {
+    let word = |a| matches!(cx.attr_kind(a), AttrKind::Integer { value, .. } if (0..=u32::MAX as i128).contains(value));
+    let buffer =
+        |a| matches!(cx.attr_kind(a), AttrKind::SymbolRef { nested, .. } if nested.is_empty());
+    for (i, &w) in words.iter().enumerate() {
         let ok = match cx.attr_kind(w) {
             AttrKind::Integer { value, .. } => {
                 (i32::MIN as i128..=u32::MAX as i128).contains(value)
             }
-            AttrKind::SymbolRef { nested, .. } => nested.is_empty(),
-            AttrKind::Array(pair) => matches!(&pair[..], [b, o]
-                if matches!(cx.attr_kind(*b), AttrKind::SymbolRef { nested, .. } if nested.is_empty())
-                && matches!(cx.attr_kind(*o), AttrKind::Integer { value, .. } if (0..=u32::MAX as i128).contains(value))),
+            AttrKind::SymbolRef { .. } => buffer(w),
+            AttrKind::Array(pair) => matches!(&pair[..], [b, o] if buffer(*b) && word(*o)),
             _ => false,
         };
         if !ok {
             return Err(op_error(
                 cx,
                 op,
-                "record entries are 32-bit words (-2^31 to 2^32 - 1), buffer references @b, or [@b, offset]",
+                format!(
+                    "record entry #{i} ({}) is not a 32-bit word: an integer in [-2^31, {}], a buffer @b or [@b, offset]",
+                    ipu_ir::printer::attr_to_string(cx, w),
+                    u32::MAX
+                ),
             ));
         }
     }
@@ -766,5 +841,8 @@ mod tests {
         v[1] = -1; // the second repetition's source tile is -1
         assert!(TransferRun::decode(&v).unwrap_err().contains("u32"));
         assert!(TransferRun::decode(&v[..15]).is_err());
+        // A segment count whose entry count overflows i64 is refused.
+        v[13] = i64::MAX;
+        assert!(TransferRun::decode(&v).unwrap_err().contains("segments"));
     }
 }

@@ -38,6 +38,27 @@ const I64_ATTR: AttrConstraint = AttrConstraint {
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Integer { ty, .. } if *ty == ipu_ir::Type::I64),
 };
 
+const STRING_ARRAY_ATTR: AttrConstraint = AttrConstraint {
+    description: "array of string attributes",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Array(items) if items.iter().all(|&i| as_str(cx, i).is_some())),
+};
+
+/// The readable listings (memory maps, code, exchange rows): their `tiles`
+/// is a tile set of at least one tile, their sizes are not negative.
+fn verify_listing(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let f = Fields { cx, op };
+    let tiles = f.with("tiles", parse_tiles(f.str("tiles")?))?;
+    if tiles.is_empty() {
+        return Err(f.err("attribute 'tiles' must name at least one tile"));
+    }
+    for name in ["used", "free", "code_bytes"] {
+        if cx.get_attr(op, name).is_some() {
+            f.int::<u32>(name)?;
+        }
+    }
+    Ok(())
+}
+
 pub static MEMORY_MAP: OpDef = OpDef {
     name: "machine.memory_map",
     summary: "The data memory of a set of tiles: every buffer with its address, size and what it holds \
@@ -46,9 +67,10 @@ pub static MEMORY_MAP: OpDef = OpDef {
         AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
         AttrDef { name: "used", optional: false, constraint: I64_ATTR },
         AttrDef { name: "free", optional: false, constraint: I64_ATTR },
-        AttrDef { name: "buffers", optional: false, constraint: constraints::ARRAY_ATTR },
+        AttrDef { name: "buffers", optional: false, constraint: STRING_ARRAY_ATTR },
     ],
     assembly_format: Some("attr-dict"),
+    verify: Some(verify_listing),
     ..OpDef::EMPTY
 };
 
@@ -59,12 +81,13 @@ pub static CODE: OpDef = OpDef {
               calls, or the exchange row it runs, then the sync).",
     attributes: &[
         AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "kernels", optional: false, constraint: constraints::ARRAY_ATTR },
+        AttrDef { name: "kernels", optional: false, constraint: STRING_ARRAY_ATTR },
         AttrDef { name: "code_bytes", optional: false, constraint: I64_ATTR },
         AttrDef { name: "exec", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "program", optional: true, constraint: constraints::ARRAY_ATTR },
+        AttrDef { name: "program", optional: true, constraint: STRING_ARRAY_ATTR },
     ],
     assembly_format: Some("attr-dict"),
+    verify: Some(verify_listing),
     ..OpDef::EMPTY
 };
 
@@ -77,9 +100,10 @@ pub static EXCHANGE_ROW: OpDef = OpDef {
     attributes: &[
         AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
         AttrDef { name: "phase", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "entries", optional: false, constraint: constraints::ARRAY_ATTR },
+        AttrDef { name: "entries", optional: false, constraint: STRING_ARRAY_ATTR },
     ],
     assembly_format: Some("attr-dict"),
+    verify: Some(verify_listing),
     ..OpDef::EMPTY
 };
 
@@ -419,11 +443,11 @@ pub fn parse_tiles(s: &str) -> Result<TileSet, String> {
                         part.trim()
                     ));
                 }
-                TileRun {
-                    first,
-                    count: (last - first) / step + 1,
-                    step,
-                }
+                // `0 to 4294967295` holds one tile more than a u32 counts.
+                let count = ((last - first) / step).checked_add(1).ok_or_else(|| {
+                    format!("`{}` holds more than {} tiles", part.trim(), u32::MAX)
+                })?;
+                TileRun { first, count, step }
             }
             _ => {
                 return Err(format!(
@@ -681,8 +705,9 @@ impl<'a> Fields<'a> {
             .and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| {
                 self.err(format!(
-                    "attribute '{name}' must be an integer in the range of {}",
-                    std::any::type_name::<T>()
+                    "attribute '{name}' must be an integer in the range of {}, not {}",
+                    std::any::type_name::<T>(),
+                    ipu_ir::printer::attr_to_string(self.cx, a)
                 ))
             })
     }
@@ -774,9 +799,10 @@ impl<'a> Entries<'a> {
             .and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| {
                 format!(
-                    "{}: `{key}` must be an integer in the range of {}",
+                    "{}: `{key}` must be an integer in the range of {}, not {}",
                     self.what,
-                    std::any::type_name::<T>()
+                    std::any::type_name::<T>(),
+                    ipu_ir::printer::attr_to_string(self.cx, a)
                 )
             })
     }
@@ -1096,11 +1122,16 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
                 .map(|(_, o)| *o),
             _ => None,
         };
+        // `Invalid` says "invalid package: ..." itself.
+        let what = match &e {
+            PackageError::Invalid(m) => m.clone(),
+            _ => e.to_string(),
+        };
         Fields {
             cx,
             op: at.unwrap_or(pkg_op),
         }
-        .err(format!("invalid package: {e}"))
+        .err(format!("invalid package: {what}"))
     })?;
     Ok(pkg)
 }

@@ -12,6 +12,7 @@
 use ipu_ir::context::{Context, Op};
 use ipu_ir::diag::Diagnostic;
 use ipu_ir::opdef::{constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, Trait, ValueDef};
+use ipu_ir::printer::type_to_string;
 use ipu_ir::types::{Attr, AttrKind};
 use ipu_ir::verify::op_error;
 
@@ -25,9 +26,10 @@ const RESULT: &[ValueDef] = &[ValueDef {
     ..TENSOR
 }];
 
+/// The op verifiers say what is wrong with a mapping ([`Mapping::from_attr`]).
 const MAPPING_ATTR: AttrConstraint = AttrConstraint {
     description: "tile mapping {grid = array<i64: ...>, tiles = array<i64: first, stride>}",
-    check: |cx, a| Mapping::from_attr(cx, a).is_ok(),
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Dictionary(_)),
 };
 const I64_ARRAY: AttrConstraint = AttrConstraint {
     description: "array<i64: ...> attribute",
@@ -130,7 +132,7 @@ pub static MAP: OpDef = OpDef {
     ],
     traits: &[Trait::Pure],
     assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_mapped),
+    verify: Some(verify_map),
     ..OpDef::EMPTY
 };
 
@@ -315,6 +317,14 @@ map_fns! {
 }
 
 impl MapFn {
+    /// The binary functions (two operands); the others take one.
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            MapFn::Add | MapFn::Sub | MapFn::Mul | MapFn::Div | MapFn::Max | MapFn::Min
+        )
+    }
+
     pub fn from_name(s: &str) -> Option<MapFn> {
         MapFn::ALL.iter().copied().find(|f| f.name() == s)
     }
@@ -349,32 +359,62 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// Reads a mapping, checked: a grid of at least one block per dimension
+    /// whose every block is on a tile index (`u32`), so that block counts
+    /// and tile numbers computed from it cannot overflow.
     pub fn from_attr(cx: &Context, a: Attr) -> Result<Mapping, String> {
         let AttrKind::Dictionary(entries) = cx.attr_kind(a) else {
-            return Err("a mapping is a dictionary".into());
+            return Err("mapping must be a dictionary {grid = array<i64: ...>, tiles = array<i64: first, stride>}".into());
         };
-        let get = |n: &str| {
-            entries
-                .iter()
-                .find(|(k, _)| cx.str(*k) == n)
-                .and_then(|(_, v)| match cx.attr_kind(*v) {
-                    AttrKind::I64Array(x) => Some(x.clone()),
-                    _ => None,
-                })
-        };
-        let grid = get("grid").ok_or("a mapping needs grid = array<i64: ...>")?;
-        let tiles = get("tiles").ok_or("a mapping needs tiles = array<i64: first, stride>")?;
-        if entries.len() != 2 {
-            return Err("a mapping holds exactly grid and tiles".into());
+        if let Some((k, _)) = entries
+            .iter()
+            .find(|(k, _)| !matches!(cx.str(*k), "grid" | "tiles"))
+        {
+            return Err(format!(
+                "mapping has an unknown entry '{}' (it holds grid and tiles)",
+                cx.str(*k)
+            ));
         }
-        if grid.iter().any(|&g| g < 1) {
-            return Err("grid entries must be at least 1".into());
+        let get = |n: &str, form: &str| -> Result<Vec<i64>, String> {
+            match entries.iter().find(|(k, _)| cx.str(*k) == n) {
+                Some((_, v)) => match cx.attr_kind(*v) {
+                    AttrKind::I64Array(x) => Ok(x.to_vec()),
+                    _ => Err(format!("mapping {n} must be {form}")),
+                },
+                None => Err(format!("mapping needs {n} = {form}")),
+            }
+        };
+        let grid = get("grid", "array<i64: ...>")?;
+        let tiles = get("tiles", "array<i64: first, stride>")?;
+        if let Some(g) = grid.iter().find(|&&g| g < 1) {
+            return Err(format!("mapping grid entries must be at least 1, not {g}"));
         }
         let [first, stride] = tiles[..] else {
-            return Err("tiles must be [first, stride]".into());
+            return Err(format!(
+                "mapping tiles must be array<i64: first, stride>, not {} entries",
+                tiles.len()
+            ));
         };
         if first < 0 || stride < 1 {
-            return Err("tiles must have first >= 0 and stride >= 1".into());
+            return Err(format!(
+                "mapping tiles must have first >= 0 and stride >= 1, not [{first}, {stride}]"
+            ));
+        }
+        // The last block's tile, first + (blocks - 1) * stride, in u128 (None: beyond).
+        let last = grid
+            .iter()
+            .try_fold(1u128, |n, &g| n.checked_mul(g as u128))
+            .and_then(|blocks| (blocks - 1).checked_mul(stride as u128))
+            .and_then(|d| d.checked_add(first as u128));
+        if last.is_none_or(|l| l > u32::MAX as u128) {
+            return Err(format!(
+                "mapping puts block b on tile {first} + b * {stride}: its {} blocks go beyond tile {}",
+                grid.iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" x "),
+                u32::MAX
+            ));
         }
         Ok(Mapping {
             grid,
@@ -419,7 +459,18 @@ fn mapping_of(cx: &Context, op: Op) -> Result<Mapping, Diagnostic> {
 fn verify_mapped(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let m = mapping_of(cx, op)?;
     let t = cx.value_type(cx.result(op, 0));
-    let rank = cx.tensor_parts(t).map(|(s, _)| s.len()).unwrap_or(0);
+    let shape = cx.tensor_parts(t).map(|(s, _)| s).unwrap_or_default();
+    if shape.contains(&ipu_ir::types::DYNAMIC) {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "has a result with dynamic dimensions, '{}': a mapping needs static shapes",
+                type_to_string(cx, t)
+            ),
+        ));
+    }
+    let rank = shape.len();
     if m.grid.len() != rank {
         return Err(op_error(
             cx,
@@ -438,6 +489,87 @@ fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)
 }
 
+/// The kernel a compute set calls and its estimated cycles.
+fn verify_kernel(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    if cx.get_str_attr(op, "kernel").is_some_and(str::is_empty) {
+        return Err(op_error(
+            cx,
+            op,
+            "kernel must name a kernel specialisation, not be empty",
+        ));
+    }
+    match cx.get_int_attr(op, "cycles") {
+        Some(c) if c < 0 => Err(op_error(
+            cx,
+            op,
+            format!("cycles must be non-negative, not {c}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn verify_map(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    verify_mapped(cx, op)?;
+    verify_kernel(cx, op)?;
+    let Some(f) = cx.get_attr(op, "fn").and_then(|a| MapFn::from_attr(cx, a)) else {
+        return Err(op_error(cx, op, "requires attribute 'fn'"));
+    };
+    let want = if f.is_binary() { 2 } else { 1 };
+    let n = cx.operands(op).len();
+    if n != want {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "#tile.fn<{}> takes {want} operand{}, but has {n}",
+                f.name(),
+                if want == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    let rt = cx.value_type(cx.result(op, 0));
+    let Some((rshape, relem)) = cx.tensor_parts(rt) else {
+        return Ok(());
+    };
+    for (i, &v) in cx.operands(op).iter().enumerate() {
+        let t = cx.value_type(v);
+        let Some((shape, elem)) = cx.tensor_parts(t) else {
+            continue;
+        };
+        // Broadcasting as in nn: trailing dimensions equal, or 1 in the operand.
+        let broadcasts = shape.len() <= rshape.len()
+            && shape
+                .iter()
+                .rev()
+                .zip(rshape.iter().rev())
+                .all(|(&d, &r)| d == r || d == 1);
+        let what = |m: &str| {
+            op_error(
+                cx,
+                op,
+                format!(
+                    "operand #{i} ('{}') {m} the result ('{}')",
+                    type_to_string(cx, t),
+                    type_to_string(cx, rt)
+                ),
+            )
+        };
+        if f == MapFn::Cast {
+            if shape != rshape {
+                return Err(what("of #tile.fn<cast> must have the shape of"));
+            }
+        } else if !broadcasts {
+            return Err(what("does not broadcast to"));
+        } else if elem != relem {
+            return Err(what(&format!(
+                "of #tile.fn<{}> must have the element type of",
+                f.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
     let shape = |v| {
@@ -445,6 +577,7 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             .map(|(s, _)| s.to_vec())
             .unwrap_or_default()
     };
+    verify_kernel(cx, op)?;
     let (a, b) = (shape(cx.operand(op, 0)), shape(cx.operand(op, 1)));
     let batched = a.len() == 3;
     let plan = cx.get_i64_array_attr(op, "plan").unwrap_or_default();
@@ -484,7 +617,29 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         return Err(op_error(
             cx,
             op,
-            "operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side)",
+            format!("operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side), not {a:?} and {b:?}"),
+        ));
+    }
+    let rt = cx.value_type(cx.result(op, 0));
+    let r = cx.value_shape(cx.result(op, 0));
+    let want: Vec<i64> = if batched {
+        vec![a[0].max(b[0]), a[1], b[2]]
+    } else {
+        vec![a[0], b[1]]
+    };
+    if r != want {
+        return Err(op_error(
+            cx,
+            op,
+            format!("result must be {want:?}, not '{}'", type_to_string(cx, rt)),
+        ));
+    }
+    let partials = cx.get_attr(op, "partials").map(|p| cx.attr_kind(p));
+    if !matches!(partials, Some(AttrKind::Type(t)) if cx.type_kind(*t).is_float()) {
+        return Err(op_error(
+            cx,
+            op,
+            "partials must be the floating-point type of the partial sums (f32, f16)",
         ));
     }
     Ok(())
@@ -761,4 +916,33 @@ fn verify_layer_norm(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ipu_ir::opdef::Registry;
+    use std::sync::Arc;
+
+    fn mapping(cx: &mut Context, grid: Vec<i64>, tiles: Vec<i64>) -> Result<Mapping, String> {
+        let g = cx.i64_array_attr(grid);
+        let t = cx.i64_array_attr(tiles);
+        let entries = vec![(cx.sym("grid"), g), (cx.sym("tiles"), t)];
+        let a = cx.dict_attr(entries);
+        Mapping::from_attr(cx, a)
+    }
+
+    #[test]
+    fn every_block_of_a_mapping_is_on_a_tile_index() {
+        let mut cx = Context::new(Arc::new(Registry::new()));
+        let top = u32::MAX as i64;
+        // The last block on tile u32::MAX is the most a mapping may place.
+        let m = mapping(&mut cx, vec![2, 3], vec![top - 10, 2]).unwrap();
+        assert_eq!(m.last_tile(), top);
+        assert!(mapping(&mut cx, vec![2, 3], vec![top - 9, 2]).is_err());
+        assert!(mapping(&mut cx, vec![1 << 32, 2], vec![0, 1]).is_err());
+        // Block counts that overflow any integer are refused, not computed.
+        assert!(mapping(&mut cx, vec![i64::MAX, i64::MAX, i64::MAX], vec![0, 1]).is_err());
+        assert!(mapping(&mut cx, vec![1, 1], vec![0, i64::MAX]).is_ok());
+    }
 }

@@ -75,13 +75,22 @@ pub fn blocks(m: &Mapping, shape: &[i64]) -> Vec<Block> {
     out
 }
 
-/// Blocks spread over `tiles` tiles, outer dimensions first.
+/// Blocks spread over `tiles` tiles, outer dimensions first. The last
+/// dimension of a tensor of rank 2 or more is cut evenly (into the most
+/// blocks that divide it), as the elementwise kernels need.
 pub fn spread(shape: &[i64], tiles: u32) -> Mapping {
     let mut remaining = tiles.max(1) as i64;
+    let rank = shape.len();
     let grid = shape
         .iter()
-        .map(|&d| {
-            let g = d.max(1).min(remaining);
+        .enumerate()
+        .map(|(i, &d)| {
+            let mut g = d.max(1).min(remaining);
+            if rank >= 2 && i == rank - 1 {
+                while d.max(1) % g != 0 {
+                    g -= 1;
+                }
+            }
             remaining /= g;
             g
         })
@@ -371,6 +380,16 @@ mod tests {
             }
         );
         assert_eq!(b.last().unwrap().tile, 4 + 5 * 2);
+    }
+
+    #[test]
+    fn spread_cuts_the_last_dimension_evenly() {
+        // 3 x 37 over 16 tiles: 37 does not split over the 5 tiles left.
+        assert_eq!(spread(&[3, 37], 16).grid, vec![3, 1]);
+        assert_eq!(spread(&[8, 6], 16).grid, vec![8, 2]);
+        assert_eq!(spread(&[2, 3, 10], 16).grid, vec![2, 3, 2]);
+        // A 1-D tensor is cut into short blocks at its end instead.
+        assert_eq!(spread(&[1000], 16).grid, vec![16]);
     }
 
     #[test]

@@ -893,6 +893,24 @@ impl Program {
 
 // ---------------------------------------------------------------- reading
 
+/// A tile set within what a package can hold, checked before it is listed
+/// tile by tile (`0 to 4000000000` would be billions).
+fn parse_bounded_tiles(s: &str) -> Result<TileSet, String> {
+    let t = parse_tiles(s)?;
+    match t
+        .runs
+        .iter()
+        .find(|r| r.last().is_none_or(|l| l >= ipu_package::MAX_TILES))
+    {
+        Some(r) => Err(format!(
+            "the run from tile {} goes beyond the {} tiles a package can hold",
+            r.first,
+            ipu_package::MAX_TILES
+        )),
+        None => Ok(t),
+    }
+}
+
 struct Reader<'a> {
     cx: &'a Context,
     names: FxHashMap<String, BufId>,
@@ -1067,7 +1085,7 @@ impl Reader<'_> {
 
     fn tiles(&self, op: Op) -> Result<Vec<u32>, Diagnostic> {
         let s = self.str(op, "tiles")?;
-        let t = parse_tiles(&s).map_err(|e| self.err(op, format!("tiles: {e}")))?;
+        let t = parse_bounded_tiles(&s).map_err(|e| self.err(op, format!("tiles: {e}")))?;
         Ok(t.iter().collect())
     }
 
@@ -1260,8 +1278,8 @@ impl Program {
                         else {
                             return Err(r.err(op, "a reads entry needs tiles and ranges"));
                         };
-                        let tiles =
-                            parse_tiles(ts).map_err(|e| r.err(op, format!("reads tiles: {e}")))?;
+                        let tiles = parse_bounded_tiles(ts)
+                            .map_err(|e| r.err(op, format!("reads tiles: {e}")))?;
                         let &[c, l, s] = &rg[..] else {
                             return Err(r.err(op, "ranges must be [count, len, stride]"));
                         };
@@ -1518,6 +1536,17 @@ impl Program {
                 return Err(Diagnostic::error(
                     at.loc,
                     "has a mapping whose rank is not the value's",
+                ));
+            }
+            // Before the blocks are listed: a grid can have billions of them.
+            if at.mapping.last_tile() >= i64::from(tiles) {
+                return Err(Diagnostic::error(
+                    at.loc,
+                    format!(
+                        "has a mapping whose blocks reach tile {}, but target {} has {tiles} tiles",
+                        at.mapping.last_tile(),
+                        target.name
+                    ),
                 ));
             }
             let full: i64 = at.mapping.block_shape(&shape.0).iter().product();

@@ -104,6 +104,20 @@ fn lower_function(
         let (mut inputs, mut consts) = (0, 0);
         for &op in &ops {
             let loc = cx.op_loc(op);
+            // Before any block is listed: a grid can have billions of them.
+            if let Some(m) = mapping_of(cx, op) {
+                let tiles = i64::from(target.tiles());
+                if m.last_tile() >= tiles {
+                    return Err(b.err(
+                        op,
+                        format!(
+                            "has a mapping whose blocks reach tile {}, but target {} has {tiles} tiles",
+                            m.last_tile(),
+                            target.name
+                        ),
+                    ));
+                }
+            }
             // A value only matmuls and elementwise ops read can live in
             // their operand buffers alone; any other reader needs its blocks.
             let needs_home = |v| {
