@@ -18,9 +18,12 @@
 //! elementwise family is a table ([`map::ELEMENTWISE`]): adding an op whose
 //! kernel exists is one row.
 
+pub mod constants;
+pub mod gather;
 pub mod map;
 pub mod matmul;
 pub mod matmul_plan;
+pub mod predicate;
 pub mod records;
 pub mod view;
 
@@ -57,7 +60,14 @@ pub trait DeviceOp: Sync {
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
 }
 
-static DEVICE_OPS: &[&dyn DeviceOp] = &[&matmul::Matmul, &map::Map, &view::Views];
+static DEVICE_OPS: &[&dyn DeviceOp] = &[
+    &matmul::Matmul,
+    &map::Map,
+    &view::Views,
+    &predicate::Predicates,
+    &predicate::Select,
+    &gather::Gather,
+];
 
 /// The device lowering of an `nn` op, if it has one.
 pub fn for_nn(cx: &Context, op: Op) -> Option<&'static dyn DeviceOp> {
@@ -109,7 +119,7 @@ pub fn fp8_scale(cx: &Context, v: Value) -> i32 {
     if let Some(s) = cx.get_int_attr(op, "scale") {
         return s as i32;
     }
-    let keeps_scale = cx.name_str(op) == "tile.view"
+    let keeps_scale = matches!(cx.name_str(op), "tile.view" | "tile.gather")
         || for_nn(cx, op).is_some_and(|d| d.tile_op() == "tile.view");
     if keeps_scale && !cx.operands(op).is_empty() {
         return fp8_scale(cx, cx.operand(op, 0));
