@@ -8,6 +8,11 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock 2>/dev/null | FileCheck %s
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCHANGE
+// The exchange stage printed and read back lowers to the same package.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | ipu-translate --to-ipuexe - -o %t/one.ipuexe
+// RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/exchange.mlir
+// RUN: ipu-opt --convert-exchange-to-machine %t/exchange.mlir | ipu-translate --to-ipuexe - -o %t/split.ipuexe
+// RUN: cmp %t/one.ipuexe %t/split.ipuexe
 // CHECK: tiles=16 cycles={{[0-9]+}}
 // CHECK-NEXT: referenceMaximumAbsoluteError=0.000000 numericalTest=PASS
 // CHECK-NEXT: hardwareTest=PASS

@@ -5,6 +5,11 @@
 // over the tiles). Booleans are bytes 0/1, in host streams as on the tiles.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock --print-outputs 2>/dev/null | FileCheck %s
+// The exchange stage printed and read back lowers to the same package.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | ipu-translate --to-ipuexe - -o %t/one.ipuexe
+// RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/exchange.mlir
+// RUN: ipu-opt --convert-exchange-to-machine %t/exchange.mlir | ipu-translate --to-ipuexe - -o %t/split.ipuexe
+// RUN: cmp %t/one.ipuexe %t/split.ipuexe
 // CHECK: tiles=16 cycles={{[0-9]+}}
 // NaN is unequal to itself; -0 equals +0.
 // CHECK-DAG: self_eq: tensor<2x3x7xi1> = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 0]

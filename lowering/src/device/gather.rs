@@ -271,3 +271,26 @@ impl DeviceOp for Gather {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_axis_stays_whole_and_the_rest_splits_evenly() {
+        let grid = |s: &[i64], a, t| data_mapping(s, a, t).grid;
+        // A GPT-2 sized table over ipu21: one column of all 50257 rows per tile.
+        assert_eq!(grid(&[50257, 768], 0, 1472), [1, 768]);
+        assert_eq!(grid(&[10, 24], 0, 16), [1, 12]);
+        assert_eq!(grid(&[3, 8], 1, 16), [3, 1]);
+        // Last dimension first, each split a divisor of its dimension.
+        assert_eq!(grid(&[4, 7, 6], 1, 16), [2, 1, 6]);
+        assert_eq!(grid(&[13, 5], 0, 4), [1, 1]);
+        let dm = data_mapping(&[4, 7, 6], 1, 16);
+        let om = output_mapping(&dm, 1, 2);
+        assert_eq!(om.grid, [2, 1, 1, 6]);
+        assert_eq!((om.first_tile, om.stride), (dm.first_tile, dm.stride));
+        // A scalar index drops the axis.
+        assert_eq!(output_mapping(&dm, 1, 0).grid, [2, 6]);
+    }
+}

@@ -78,7 +78,7 @@ enum Choice {
     Cast,
 }
 
-pub(crate) fn round_up(v: usize, to: usize) -> usize {
+fn round_up(v: usize, to: usize) -> usize {
     v.div_ceil(to.max(1)) * to.max(1)
 }
 
@@ -164,7 +164,7 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
 
 /// Elements of the rectangle of an operand of `vshape` one result block of
 /// `bshape` reads (broadcast dimensions read one element).
-pub(crate) fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
+fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
     let off = rshape.len() - vshape.len();
     vshape
         .iter()
