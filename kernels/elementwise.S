@@ -12,9 +12,10 @@
 # the previous bundle loaded, and the memory slot stores that result while
 # loading the next granule.
 #
-# OP: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min (binary);
+# OP: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 pow (binary);
 #     16 relu, 17 gelu, 18 exp, 19 tanh, 20 erf, 21 rsqrt, 22 sqrt, 23 neg,
-#     24 abs, 25 sigmoid, 26 recip, 27 log, 28 copy (unary).
+#     24 abs, 25 sigmoid, 26 recip, 27 log, 28 copy, 29 gelu (tanh form)
+#     (unary).
 # TYPE: 0 f32, 1 f16.
 
         .param OP, 0
@@ -51,6 +52,11 @@
         .define VOP f32v2min
         .set ARITY, 2
         .set COST, 1
+        .endif
+        .if (TYPE == 0) & (OP == 6)
+        .define VOP f32v2pow
+        .set ARITY, 2
+        .set COST, 3
         .endif
         .if (TYPE == 0) & (OP == 16)
         .define VOP f32v2relu
@@ -117,6 +123,11 @@
         .set ARITY, 1
         .set COST, 1
         .endif
+        .if (TYPE == 0) & (OP == 29)
+        .define VOP f32v2gelutanh
+        .set ARITY, 1
+        .set COST, 2
+        .endif
         .if (TYPE == 1) & (OP == 0)
         .define VOP f16v4add
         .set ARITY, 2
@@ -146,6 +157,11 @@
         .define VOP f16v4min
         .set ARITY, 2
         .set COST, 1
+        .endif
+        .if (TYPE == 1) & (OP == 6)
+        .define VOP f16v4pow
+        .set ARITY, 2
+        .set COST, 3
         .endif
         .if (TYPE == 1) & (OP == 16)
         .define VOP f16v4relu
@@ -211,6 +227,11 @@
         .define VOP mov64
         .set ARITY, 1
         .set COST, 1
+        .endif
+        .if (TYPE == 1) & (OP == 29)
+        .define VOP f16v4gelutanh
+        .set ARITY, 1
+        .set COST, 2
         .endif
         .if ARITY == 0
         .error "unknown OP / TYPE combination"

@@ -110,8 +110,9 @@ pub static MATMUL: OpDef = OpDef {
 };
 
 const MAP_FN_ATTR: AttrConstraint = AttrConstraint {
-    description: "elementwise function #tile.fn<name> (add, sub, mul, div, max, min, relu, gelu, exp, tanh, erf, \
-                  rsqrt, sqrt, neg, abs, sigmoid, reciprocal, log, copy, cast)",
+    description: "elementwise function #tile.fn<name> (add, sub, mul, div, max, min, pow, relu, gelu, gelu_tanh, \
+                  exp, tanh, erf, rsqrt, sqrt, neg, abs, sigmoid, reciprocal, log, copy, cast; equal, less, greater, \
+                  and, or, not)",
     check: |cx, a| MapFn::from_attr(cx, a).is_some(),
 };
 
@@ -136,15 +137,75 @@ pub static MAP: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+pub static PREDICATE: OpDef = OpDef {
+    name: "tile.predicate",
+    summary: "An elementwise compute set with a boolean (i1, one byte per element) result: a comparison of f32 or \
+              f16 operands (`fn` equal, less, greater; NaN compares false) or boolean logic (and, or, not). Each \
+              tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula) from the \
+              matching (broadcast) elements of the operands.",
+    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "fn", optional: false, constraint: MAP_FN_ATTR },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_mapped),
+    ..OpDef::EMPTY
+};
+
+pub static SELECT: OpDef = OpDef {
+    name: "tile.select",
+    summary: "An elementwise select: `cond ? a : b` with numpy broadcasting, `cond` boolean (i1), `a` and `b` f32 or \
+              f16. Each tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula).",
+    operands: &[
+        ValueDef { name: "cond", ..TENSOR },
+        ValueDef { name: "a", ..TENSOR },
+        ValueDef { name: "b", ..TENSOR },
+    ],
+    results: RESULT,
+    attributes: &[KERNEL, CYCLES, MAPPING],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_mapped),
+    ..OpDef::EMPTY
+};
+
+pub static GATHER: OpDef = OpDef {
+    name: "tile.gather",
+    summary: "A gather along `axis` with integer indices known only at run time (an embedding lookup): `data` is \
+              laid out with the whole axis on every tile (`data_mapping`: split over the other dimensions only), \
+              every tile receives all the indices, and looks its rows up locally with `kernel` (`cycles` from its \
+              cycle formula; an index out of range faults). The result's blocks (`mapping`) sit on their data \
+              block's tile.",
+    operands: &[ValueDef { name: "data", ..TENSOR }, ValueDef { name: "indices", ..TENSOR }],
+    results: RESULT,
+    attributes: &[
+        AttrDef { name: "axis", optional: false, constraint: I64_ATTR },
+        KERNEL,
+        CYCLES,
+        MAPPING,
+        AttrDef { name: "data_mapping", optional: false, constraint: MAPPING_ATTR },
+    ],
+    traits: &[Trait::Pure],
+    assembly_format: Some("$data `,` $indices attr-dict `:` functional-type(operands, results)"),
+    verify: Some(verify_mapped),
+    ..OpDef::EMPTY
+};
+
 const VIEW_KIND_ATTR: AttrConstraint = AttrConstraint {
-    description: "\"transpose\", \"reshape\", \"broadcast\", \"slice\" or \"concat\"",
-    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "transpose" | "reshape" | "broadcast" | "slice" | "concat")),
+    description: "\"transpose\", \"reshape\", \"broadcast\", \"slice\", \"concat\" or \"gather\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "transpose" | "reshape" | "broadcast" | "slice" | "concat" | "gather")),
 };
 
 pub static VIEW: OpDef = OpDef {
     name: "tile.view",
     summary: "A re-indexing of its inputs (`kind`: transpose by `permutation`, reshape, broadcast, slice by \
-              `starts`/`ends`/`steps`, concat along `axis`) with no storage of its own: its readers receive \
+              `starts`/`ends`/`steps`, concat along `axis`, gather along `axis` of the constant `indices`) with no \
+              storage of its own: its readers receive \
               their rectangles from the inputs' blocks during the exchange that feeds them. `mapping` is where \
               its blocks go if it has to be stored (streamed to the host).",
     operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
@@ -156,6 +217,7 @@ pub static VIEW: OpDef = OpDef {
         AttrDef { name: "ends", optional: true, constraint: I64_ARRAY },
         AttrDef { name: "steps", optional: true, constraint: I64_ARRAY },
         AttrDef { name: "axis", optional: true, constraint: I64_ATTR },
+        AttrDef { name: "indices", optional: true, constraint: I64_ARRAY },
         MAPPING,
     ],
     traits: &[Trait::Pure],
@@ -284,6 +346,9 @@ pub static TILE_DIALECT: Dialect = Dialect {
         &REDUCE,
         &SOFTMAX,
         &LAYER_NORM,
+        &PREDICATE,
+        &SELECT,
+        &GATHER,
         &HOST_OUTPUT,
     ],
     materialize_constant: None,
@@ -313,7 +378,8 @@ map_fns! {
     Add = "add", Sub = "sub", Mul = "mul", Div = "div", Max = "max", Min = "min",
     Relu = "relu", Gelu = "gelu", Exp = "exp", Tanh = "tanh", Erf = "erf", Rsqrt = "rsqrt",
     Sqrt = "sqrt", Neg = "neg", Abs = "abs", Sigmoid = "sigmoid", Reciprocal = "reciprocal",
-    Log = "log", Copy = "copy", Cast = "cast",
+    Log = "log", Copy = "copy", Cast = "cast", Pow = "pow", GeluTanh = "gelu_tanh",
+    Equal = "equal", Less = "less", Greater = "greater", And = "and", Or = "or", Not = "not",
 }
 
 impl MapFn {
@@ -321,7 +387,18 @@ impl MapFn {
     pub fn is_binary(self) -> bool {
         matches!(
             self,
-            MapFn::Add | MapFn::Sub | MapFn::Mul | MapFn::Div | MapFn::Max | MapFn::Min
+            MapFn::Add
+                | MapFn::Sub
+                | MapFn::Mul
+                | MapFn::Div
+                | MapFn::Max
+                | MapFn::Min
+                | MapFn::Pow
+                | MapFn::Equal
+                | MapFn::Less
+                | MapFn::Greater
+                | MapFn::And
+                | MapFn::Or
         )
     }
 
@@ -741,6 +818,31 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
                         ),
                     ));
                 }
+            }
+        }
+        "gather" => {
+            let axis = cx.get_int_attr(op, "axis").unwrap_or(-1);
+            let idx = need("indices")?;
+            let i = &ins[0];
+            let n = out.len() as i64 + 1 - i.len() as i64;
+            let ok = (0..i.len() as i128).contains(&axis) && n >= 0 && {
+                let a = axis as usize;
+                let k = n as usize;
+                out[..a] == i[..a]
+                    && out[a + k..] == i[a + 1..]
+                    && numel(&out[a..a + k]) == idx.len() as i64
+                    && idx.iter().all(|&j| (0..i[a]).contains(&j))
+            };
+            if !ok {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!(
+                        "cannot gather {} indices in 0..{} along axis {axis} of {i:?} into {out:?}",
+                        idx.len(),
+                        i.get(axis.max(0) as usize).copied().unwrap_or(0)
+                    ),
+                ));
             }
         }
         "concat" => {

@@ -42,7 +42,17 @@ macro_rules! sources {
     };
 }
 
-sources!["gemm_amp", "elementwise", "rows", "cast", "fill", "copy2d"];
+sources![
+    "gemm_amp",
+    "elementwise",
+    "rows",
+    "cast",
+    "fill",
+    "copy2d",
+    "compare",
+    "select",
+    "gather",
+];
 
 /// The source of a kernel by name.
 pub fn source(name: &str) -> Option<&'static KernelSource> {
@@ -135,6 +145,29 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             return s;
         }
         "cast" => return format!("cast_{}_{}_n{}", elem(p("FROM")), elem(p("TO")), p("N")),
+        "compare" => {
+            return match p("OP") {
+                op @ 0..=2 => format!(
+                    "cmp_{}_{}_n{}",
+                    ["eq", "lt", "gt"][op as usize],
+                    ty(p("TYPE")),
+                    p("N")
+                ),
+                op @ 3..=5 => format!("i1_{}_n{}", ["and", "or", "not"][op as usize - 3], p("N")),
+                _ => format!("cmp_op?_n{}", p("N")),
+            };
+        }
+        "select" => return format!("select_{}_n{}", ty(p("TYPE")), p("N")),
+        "gather" => {
+            return format!(
+                "gather_rb{}_d{}_ni{}_p{}_i{}",
+                p("RB"),
+                p("D"),
+                p("NI"),
+                p("P"),
+                8 * p("IB")
+            )
+        }
         _ => {}
     }
     let mut s = name.to_string();
@@ -152,6 +185,7 @@ const EW_NAMES: &[(i64, &str)] = &[
     (3, "div"),
     (4, "max"),
     (5, "min"),
+    (6, "pow"),
     (16, "relu"),
     (17, "gelu"),
     (18, "exp"),
@@ -165,6 +199,7 @@ const EW_NAMES: &[(i64, &str)] = &[
     (26, "recip"),
     (27, "log"),
     (28, "copy"),
+    (29, "gelu_tanh"),
 ];
 
 /// Names of the row OP codes, for kernel names.
@@ -361,6 +396,8 @@ pub enum EwOp {
     Div = 3,
     Max = 4,
     Min = 5,
+    /// pow(x, y), IEEE 754 (negative bases with integral exponents signed).
+    Pow = 6,
     Relu = 16,
     Gelu = 17,
     Exp = 18,
@@ -374,11 +411,39 @@ pub enum EwOp {
     Recip = 26,
     Log = 27,
     Copy = 28,
+    /// GELU's tanh form.
+    GeluTanh = 29,
 }
 
 impl EwOp {
     pub fn is_binary(self) -> bool {
         (self as i64) < 16
+    }
+}
+
+/// Comparisons and boolean logic (`OP` of `compare.S`): results are one
+/// byte 0/1 per element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    /// x == y (f32, f16; NaN compares false).
+    Eq = 0,
+    /// x < y.
+    Lt = 1,
+    /// x > y.
+    Gt = 2,
+    /// Boolean and, or, not.
+    And = 3,
+    Or = 4,
+    Not = 5,
+}
+
+impl CompareOp {
+    pub fn is_binary(self) -> bool {
+        self != CompareOp::Not
+    }
+    /// Whether it compares values (rather than combining booleans).
+    pub fn is_comparison(self) -> bool {
+        (self as i64) < 3
     }
 }
 
@@ -470,6 +535,51 @@ impl KernelSpec {
             source: "elementwise",
             entry: "elementwise",
             params: params_of(&[("OP", op as i64), ("TYPE", t), ("N", n as i64)]),
+        }
+    }
+    /// out = op(in0[, in1]) over n elements: a comparison of f32 or f16
+    /// values (`ty`), or boolean logic (`ty` ignored).
+    pub fn compare(op: CompareOp, ty: ElemType, n: usize) -> KernelSpec {
+        let t = if ty == ElemType::F16 && op.is_comparison() {
+            1
+        } else {
+            0
+        };
+        KernelSpec {
+            source: "compare",
+            entry: "compare",
+            params: params_of(&[("OP", op as i64), ("TYPE", t), ("N", n as i64)]),
+        }
+    }
+    /// out = cond ? a : b over n elements of f32 or f16.
+    pub fn select(ty: ElemType, n: usize) -> KernelSpec {
+        let t = if ty == ElemType::F16 { 1 } else { 0 };
+        KernelSpec {
+            source: "select",
+            entry: "select",
+            params: params_of(&[("TYPE", t), ("N", n as i64)]),
+        }
+    }
+    /// out[p][k] = data[p][indices[k]] for `pre` x `indices` rows of
+    /// `row_bytes` bytes, from `rows` rows of data per p, with indices of
+    /// `index_bytes` (4 or 8) bytes.
+    pub fn gather(
+        row_bytes: usize,
+        rows: usize,
+        indices: usize,
+        pre: usize,
+        index_bytes: usize,
+    ) -> KernelSpec {
+        KernelSpec {
+            source: "gather",
+            entry: "gather",
+            params: params_of(&[
+                ("RB", row_bytes as i64),
+                ("D", rows as i64),
+                ("NI", indices as i64),
+                ("P", pre as i64),
+                ("IB", index_bytes as i64),
+            ]),
         }
     }
     /// n elements from one type to another.

@@ -144,6 +144,7 @@ isa_table! {
     Cmpult = "cmpult", Mem, Any, 8 / 13, [M, M, M], 1, "d = (s < t) unsigned, 1/0";
     Divu = "divu", Mem, Any, 8 / 14, [M, M, M], 4, "d = s / t unsigned (t = 0 faults)";
     Remu = "remu", Mem, Any, 8 / 15, [M, M, M], 4, "d = s % t unsigned (t = 0 faults)";
+    Bndchk = "bndchk", Mem, Any, 8 / 16, [M, M], 1, "bounds check: fault (index out of range) unless s < t, unsigned (a negative index, as unsigned, is never in range)";
     // ---- integer ALU, immediate forms (16-bit immediate)
     Addi = "add", Mem, Any, 9, [M, M, Simm], 1, "d = s + simm16";
     Andi = "and", Mem, Any, 10, [M, M, Uimm], 1, "d = s & uimm16";
@@ -205,6 +206,7 @@ isa_table! {
     F32v2max = "f32v2max", Arith, Worker, 64 / 4, [A2, A2, A2], 1, "d = max(s, t): IEEE 754-2019 maximum (NaN if either is NaN; -0 < +0)";
     F32v2min = "f32v2min", Arith, Worker, 64 / 5, [A2, A2, A2], 1, "d = min(s, t): IEEE 754-2019 minimum (NaN if either is NaN; -0 < +0)";
     F32v2fma = "f32v2fma", Arith, Worker, 64 / 6, [A2, A2, A2], 1, "d = d + s * t (fused, one rounding)";
+    F32v2pow = "f32v2pow", Arith, Worker, 64 / 7, [A2, A2, A2], 3, "d = pow(s, t): IEEE 754 pow (C99 special cases: negative s with an integral t gives a signed result, with a non-integral t NaN; pow(s, +-0) = 1 and pow(+1, t) = 1 even for NaN), computed in double and rounded once";
     // ---- arithmetic slot: f16 x4 (computed in f32, rounded to f16 once)
     F16v4add = "f16v4add", Arith, Worker, 65 / 0, [A2, A2, A2], 1, "d = s + t (4 x f16)";
     F16v4sub = "f16v4sub", Arith, Worker, 65 / 1, [A2, A2, A2], 1, "d = s - t";
@@ -213,6 +215,7 @@ isa_table! {
     F16v4max = "f16v4max", Arith, Worker, 65 / 4, [A2, A2, A2], 1, "d = max(s, t) (IEEE maximum, as f32v2max)";
     F16v4min = "f16v4min", Arith, Worker, 65 / 5, [A2, A2, A2], 1, "d = min(s, t) (IEEE minimum, as f32v2min)";
     F16v4fma = "f16v4fma", Arith, Worker, 65 / 6, [A2, A2, A2], 1, "d = d + s * t (in f32, one rounding to f16)";
+    F16v4pow = "f16v4pow", Arith, Worker, 65 / 7, [A2, A2, A2], 3, "d = pow(s, t) as f32v2pow (rounded to f32, then to f16)";
     // ---- unary f32 x2
     F32v2exp = "f32v2exp", Arith, Worker, 66 / 0, [A2, A2], 2, "d = exp(s)";
     F32v2log = "f32v2log", Arith, Worker, 66 / 1, [A2, A2], 2, "d = ln(s)";
@@ -226,6 +229,7 @@ isa_table! {
     F32v2sigmoid = "f32v2sigmoid", Arith, Worker, 66 / 9, [A2, A2], 2, "d = 1 / (1 + exp(-s))";
     F32v2gelu = "f32v2gelu", Arith, Worker, 66 / 10, [A2, A2], 2, "d = s * (1 + erf(s / sqrt 2)) / 2";
     F32v2relu = "f32v2relu", Arith, Worker, 66 / 11, [A2, A2], 1, "d = s < 0 ? +0 : s (NaN and -0 stay)";
+    F32v2gelutanh = "f32v2gelutanh", Arith, Worker, 66 / 12, [A2, A2], 2, "d = s * (1 + tanh(sqrt(2/pi) * (s + 0.044715 * s^3))) / 2 (gelu, tanh form), computed in double and rounded once";
     // ---- unary f16 x4 (computed in f32, rounded to f16)
     F16v4exp = "f16v4exp", Arith, Worker, 67 / 0, [A2, A2], 2, "d = exp(s)";
     F16v4log = "f16v4log", Arith, Worker, 67 / 1, [A2, A2], 2, "d = ln(s)";
@@ -239,6 +243,7 @@ isa_table! {
     F16v4sigmoid = "f16v4sigmoid", Arith, Worker, 67 / 9, [A2, A2], 2, "d = 1 / (1 + exp(-s))";
     F16v4gelu = "f16v4gelu", Arith, Worker, 67 / 10, [A2, A2], 2, "d = s * (1 + erf(s / sqrt 2)) / 2";
     F16v4relu = "f16v4relu", Arith, Worker, 67 / 11, [A2, A2], 1, "d = s < 0 ? +0 : s (NaN and -0 stay)";
+    F16v4gelutanh = "f16v4gelutanh", Arith, Worker, 67 / 12, [A2, A2], 2, "d = gelu, tanh form, as f32v2gelutanh (rounded to f32, then to f16)";
     // ---- reductions and scalars
     F32v2hadd = "f32v2hadd", Arith, Worker, 68 / 0, [A, A2], 1, "d = s0 + s1";
     F32v2hmax = "f32v2hmax", Arith, Worker, 68 / 1, [A, A2], 1, "d = max(s0, s1) (IEEE maximum)";
@@ -271,6 +276,16 @@ isa_table! {
     CvtF8e4F32 = "cvt.f8e4.f32", Arith, Worker, 71 / 12, [A2, A], 1, "2 x f8E4M3FN (low 16 bits) -> 2 x f32: x = q * 2^scale";
     CvtF8e5F32 = "cvt.f8e5.f32", Arith, Worker, 71 / 13, [A2, A], 1, "2 x f8E5M2 (low 16 bits) -> 2 x f32: x = q * 2^scale";
     Hi16 = "hi16", Arith, Worker, 71 / 14, [A, A], 1, "d = s >> 16";
+    // ---- comparisons, selects and byte logic (results: one byte 0/1 per lane)
+    F32v2cmpeq = "f32v2cmpeq", Arith, Worker, 73 / 0, [A, A2, A2], 1, "d = byte k (k = 0, 1) = (s_k == t_k) as 1/0, bytes 2 and 3 zero: IEEE equality (NaN compares false, -0 == +0)";
+    F32v2cmplt = "f32v2cmplt", Arith, Worker, 73 / 1, [A, A2, A2], 1, "d = byte k (k = 0, 1) = (s_k < t_k) as 1/0, bytes 2 and 3 zero (NaN compares false)";
+    F16v4cmpeq = "f16v4cmpeq", Arith, Worker, 73 / 2, [A, A2, A2], 1, "d = byte k (k = 0..3) = (s_k == t_k) as 1/0 (NaN compares false, -0 == +0)";
+    F16v4cmplt = "f16v4cmplt", Arith, Worker, 73 / 3, [A, A2, A2], 1, "d = byte k (k = 0..3) = (s_k < t_k) as 1/0 (NaN compares false)";
+    F32v2sel = "f32v2sel", Arith, Worker, 73 / 4, [A2, A, A2, A2], 1, "d_k = byte k of c != 0 ? s_k : t_k (k = 0, 1: the low two bytes of c), bits copied unchanged";
+    F16v4sel = "f16v4sel", Arith, Worker, 73 / 5, [A2, A, A2, A2], 1, "d_k = byte k of c != 0 ? s_k : t_k (k = 0..3), bits copied unchanged";
+    I1v8and = "i1v8and", Arith, Worker, 73 / 6, [A2, A2, A2], 1, "each of the 8 bytes: d_k = (s_k != 0 and t_k != 0) as 1/0";
+    I1v8or = "i1v8or", Arith, Worker, 73 / 7, [A2, A2, A2], 1, "each of the 8 bytes: d_k = (s_k != 0 or t_k != 0) as 1/0";
+    I1v8not = "i1v8not", Arith, Worker, 73 / 8, [A2, A2], 1, "each of the 8 bytes: d_k = (s_k == 0) as 1/0";
     // ---- AMP: accumulating matrix product (see docs/isa.md)
     AmpF32F32 = "amp.f32f32", Arith, Worker, 72 / 0, [A2, A2, A2], 1, "AMP, f32 in, f32 partials: 16 MACs";
     AmpF16F32 = "amp.f16f32", Arith, Worker, 72 / 1, [A2, A2, A2], 1, "AMP, f16 in, f32 partials: 32 MACs";

@@ -106,6 +106,21 @@ fn library_kernels_round_trip_through_the_disassembler() {
         ("cast", params(&[("FROM", 0), ("TO", 3), ("N", 64)])),
         ("rows", params(&[("OP", 4), ("R", 5), ("C", 10)])),
         ("fill", params(&[("G", 5)])),
+        ("elementwise", params(&[("OP", 6), ("TYPE", 0), ("N", 9)])),
+        ("elementwise", params(&[("OP", 29), ("TYPE", 1), ("N", 9)])),
+        ("compare", params(&[("OP", 2), ("TYPE", 0), ("N", 37)])),
+        ("compare", params(&[("OP", 0), ("TYPE", 1), ("N", 9)])),
+        ("compare", params(&[("OP", 5), ("N", 20)])),
+        ("select", params(&[("TYPE", 0), ("N", 45)])),
+        ("select", params(&[("TYPE", 1), ("N", 7)])),
+        (
+            "gather",
+            params(&[("RB", 24), ("D", 50), ("NI", 7), ("IB", 8)]),
+        ),
+        (
+            "gather",
+            params(&[("RB", 6), ("D", 5), ("NI", 3), ("P", 2), ("IB", 4)]),
+        ),
     ];
     for (name, p) in specs {
         let a = assemble_kernel(name, &p).unwrap();
@@ -115,7 +130,7 @@ fn library_kernels_round_trip_through_the_disassembler() {
         assert!(a.meta.code_size as usize == bytes.len());
         assert!(a.meta.cycles.is_some(), "{name} has a cycle formula");
     }
-    assert_eq!(SOURCES.len(), 6);
+    assert_eq!(SOURCES.len(), 9);
 }
 
 #[test]

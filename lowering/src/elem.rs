@@ -40,8 +40,24 @@ pub fn ir_type(e: ElemType) -> Type {
     }
 }
 
-/// The host format of an IR scalar type, for stream descriptors.
+/// The host format of an IR scalar type, for stream descriptors (`i1` is
+/// one byte 0/1 per element).
 pub fn host_element(kind: &TypeKind) -> Option<ElementType> {
+    if let TypeKind::Integer { width, signedness } = kind {
+        use ipu_ir::types::Signedness::Unsigned;
+        let unsigned = *signedness == Unsigned;
+        return Some(match (width, unsigned) {
+            (1, false) => ElementType::Bool,
+            (8, false) => ElementType::I8,
+            (8, true) => ElementType::U8,
+            (16, false) => ElementType::I16,
+            (16, true) => ElementType::U16,
+            (32, false) => ElementType::I32,
+            (32, true) => ElementType::U32,
+            (64, false) => ElementType::I64,
+            _ => return None,
+        });
+    }
     Some(match kernel_elem(kind)? {
         ElemType::F32 => ElementType::F32,
         ElemType::F16 => ElementType::F16,

@@ -115,6 +115,9 @@ pub enum FaultKind {
     NestedRpt,
     #[error("division by zero")]
     DivideByZero,
+    /// `bndchk` found an index outside `[0, bound)` (shown signed).
+    #[error("index {index} is out of range [0, {bound}) (a gather index outside its axis)")]
+    IndexOutOfRange { index: i32, bound: u32 },
     #[error("AMP used with {kph} instructions per row; this mode needs at least {need} (set with `ampk`)")]
     AmpRow { kph: u32, need: u32 },
     #[error("AMP row reaches weight byte {end}, past the {AMP_BANK_BYTES}-byte bank")]
@@ -347,7 +350,7 @@ macro_rules! handlers {
 }
 
 static HANDLERS: [Handler; Op::COUNT] = handlers!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145 146 147 148 149 150 151 152 153 154 155 156 157 158 159
 );
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -510,6 +513,33 @@ fn relu(x: f32) -> f32 {
     }
 }
 
+/// GELU's tanh form, evaluated in double in the reference's order and
+/// rounded once.
+fn gelu_tanh(x: f32) -> f32 {
+    let x = x as f64;
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    (0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())) as f32
+}
+
+/// Byte k of a 0/1 mask: lane k's comparison.
+#[inline(always)]
+fn mask_bytes(bits: impl Iterator<Item = bool>) -> u32 {
+    bits.enumerate()
+        .fold(0u32, |m, (k, b)| m | (b as u32) << (8 * k))
+}
+
+/// Each byte of a 64-bit pair as a truth value.
+#[inline(always)]
+fn byte_logic(x: [u32; 2], y: [u32; 2], f: impl Fn(bool, bool) -> bool) -> [u32; 2] {
+    let one = |a: u32, b: u32| {
+        (0..4).fold(0u32, |m, k| {
+            let (p, q) = ((a >> (8 * k)) & 0xff != 0, (b >> (8 * k)) & 0xff != 0);
+            m | (f(p, q) as u32) << (8 * k)
+        })
+    };
+    [one(x[0], y[0]), one(x[1], y[1])]
+}
+
 #[inline(always)]
 fn unary(op: Op, x: f32) -> f32 {
     use Op::*;
@@ -526,6 +556,7 @@ fn unary(op: Op, x: f32) -> f32 {
         F32v2sigmoid | F16v4sigmoid => 1.0 / (1.0 + (-x).exp()),
         F32v2gelu | F16v4gelu => 0.5 * x * (1.0 + libm::erff(x * std::f32::consts::FRAC_1_SQRT_2)),
         F32v2relu | F16v4relu => relu(x),
+        F32v2gelutanh | F16v4gelutanh => gelu_tanh(x),
         _ => x,
     }
 }
@@ -540,6 +571,7 @@ fn binary(op: Op, x: f32, y: f32) -> f32 {
         F32v2div | F16v4div | F32div => x / y,
         F32v2max | F16v4max | F32max => maximum(x, y),
         F32v2min | F16v4min => minimum(x, y),
+        F32v2pow | F16v4pow => (x as f64).powf(y as f64) as f32,
         _ => x,
     }
 }
@@ -1157,6 +1189,15 @@ impl Tile {
         let (d, s, _t) = (r[0] as usize, r[1] as usize, r[2] as usize);
         let _ = s;
         match i.op {
+            Bndchk => {
+                let (index, bound) = (self.ctx[ci].m[d & 15], self.ctx[ci].m[s & 15]);
+                if index >= bound {
+                    return Err(FaultKind::IndexOutOfRange {
+                        index: index as i32,
+                        bound,
+                    });
+                }
+            }
             Ldxw => {
                 let pa = self.post(ci, r[1], 8);
                 let qa = self.post(ci, r[2], 8);
@@ -1563,6 +1604,53 @@ impl Tile {
                 a[d] = (lut[v as u8 as usize] * m).to_bits();
                 a[d + 1] = (lut[(v >> 8) as u8 as usize] * m).to_bits();
             }
+            F32v2cmpeq | F32v2cmplt => {
+                let x = [f32::from_bits(a[s]), f32::from_bits(a[s + 1])];
+                let y = [f32::from_bits(a[t]), f32::from_bits(a[t + 1])];
+                let eq = i.op == F32v2cmpeq;
+                a[d] = mask_bytes((0..2).map(|k| if eq { x[k] == y[k] } else { x[k] < y[k] }));
+            }
+            F16v4cmpeq | F16v4cmplt => {
+                let x = f16x4(a[s], a[s + 1]);
+                let y = f16x4(a[t], a[t + 1]);
+                let eq = i.op == F16v4cmpeq;
+                a[d] = mask_bytes((0..4).map(|k| if eq { x[k] == y[k] } else { x[k] < y[k] }));
+            }
+            F32v2sel | F16v4sel => {
+                // Operands d, c (the mask), s, t: lane k of d is lane k of
+                // s where byte k of c is non-zero, else lane k of t.
+                let (c, x, y) = (a[s], r[2] as usize & 15, r[3] as usize & 15);
+                let pick = |k: usize, v: [u32; 2], w: [u32; 2]| {
+                    if (c >> (8 * k)) & 0xff != 0 {
+                        v
+                    } else {
+                        w
+                    }
+                };
+                let (v, w) = ([a[x], a[x + 1]], [a[y], a[y + 1]]);
+                let out = if i.op == F32v2sel {
+                    [pick(0, v, w)[0], pick(1, v, w)[1]]
+                } else {
+                    // Four 16-bit lanes, two per word.
+                    let lane = |k: usize| {
+                        let word = pick(k, v, w)[k / 2];
+                        (word >> (16 * (k % 2))) & 0xffff
+                    };
+                    [lane(0) | lane(1) << 16, lane(2) | lane(3) << 16]
+                };
+                a[d] = out[0];
+                a[d + 1] = out[1];
+            }
+            I1v8and | I1v8or | I1v8not => {
+                let (x, y) = ([a[s], a[s + 1]], [a[t], a[t + 1]]);
+                let out = match i.op {
+                    I1v8and => byte_logic(x, y, |p, q| p && q),
+                    I1v8or => byte_logic(x, y, |p, q| p || q),
+                    _ => byte_logic(x, x, |p, _| !p),
+                };
+                a[d] = out[0];
+                a[d + 1] = out[1];
+            }
             AmpF32F32 | AmpF16F32 | AmpF16F16 | AmpF8e4F16 | AmpF8e5F16 => return self.amp(ci, i),
             _ => return Err(FaultKind::BadBundle),
         }
@@ -1576,7 +1664,7 @@ impl Tile {
         let (d, s, t) = (r[0] as usize & 15, r[1] as usize & 15, r[2] as usize & 15);
         let a = &mut self.ctx[ci].a;
         match op {
-            F32v2add | F32v2sub | F32v2mul | F32v2div | F32v2max | F32v2min => {
+            F32v2add | F32v2sub | F32v2mul | F32v2div | F32v2max | F32v2min | F32v2pow => {
                 let x = [f32::from_bits(a[s]), f32::from_bits(a[s + 1])];
                 let y = [f32::from_bits(a[t]), f32::from_bits(a[t + 1])];
                 a[d] = binary(op, x[0], y[0]).to_bits();
@@ -1590,7 +1678,8 @@ impl Tile {
                         .to_bits();
                 }
             }
-            F16v4add | F16v4sub | F16v4mul | F16v4div | F16v4max | F16v4min | F16v4fma => {
+            F16v4add | F16v4sub | F16v4mul | F16v4div | F16v4max | F16v4min | F16v4fma
+            | F16v4pow => {
                 let x = f16x4(a[s], a[s + 1]);
                 let y = f16x4(a[t], a[t + 1]);
                 let o = if op == F16v4fma {
@@ -1612,13 +1701,13 @@ impl Tile {
                 (a[d], a[d + 1]) = pack_f16x4(o);
             }
             F32v2exp | F32v2log | F32v2tanh | F32v2erf | F32v2rsqrt | F32v2sqrt | F32v2recip
-            | F32v2neg | F32v2abs | F32v2sigmoid | F32v2gelu | F32v2relu => {
+            | F32v2neg | F32v2abs | F32v2sigmoid | F32v2gelu | F32v2relu | F32v2gelutanh => {
                 let (x0, x1) = (f32::from_bits(a[s]), f32::from_bits(a[s + 1]));
                 a[d] = unary(op, x0).to_bits();
                 a[d + 1] = unary(op, x1).to_bits();
             }
             F16v4exp | F16v4log | F16v4tanh | F16v4erf | F16v4rsqrt | F16v4sqrt | F16v4recip
-            | F16v4neg | F16v4abs | F16v4sigmoid | F16v4gelu | F16v4relu => {
+            | F16v4neg | F16v4abs | F16v4sigmoid | F16v4gelu | F16v4relu | F16v4gelutanh => {
                 let x = f16x4(a[s], a[s + 1]);
                 (a[d], a[d + 1]) = pack_f16x4([
                     unary(op, x[0]),

@@ -940,6 +940,9 @@ fn faults_are_values() {
         (".globl main\nmain: f32v2add $a0:1, $a0:1, $a0:1\n halt", |k| matches!(k, FaultKind::WorkerOnly(_))),
         (".globl main\nmain: setzi $m1, 0\n jmp $m1\n halt", |k| matches!(k, FaultKind::PcOutOfCode { .. })),
         (".globl main\nmain: setzi $m1, 0\n divu $m2, $m2, $m1\n halt", |k| matches!(k, FaultKind::DivideByZero)),
+        // A bounds check: 5 is not below 5; -1 (unsigned, huge) is not below 9.
+        (".globl main\nmain: setzi $m1, 5\n bndchk $m1, $m1\n halt", |k| matches!(k, FaultKind::IndexOutOfRange { index: 5, bound: 5 })),
+        (".globl main\nmain: setzi $m1, 0\n add $m1, $m1, -1\n setzi $m2, 9\n bndchk $m1, $m2\n halt", |k| matches!(k, FaultKind::IndexOutOfRange { index: -1, bound: 9 })),
         (".globl main\nmain: recv [$m1]\n halt", |k| matches!(k, FaultKind::NoSender)),
         (".globl main\nmain: recvsel $m1\n setzi $m2, 0x80000\n recv [$m2]\n halt", |k| matches!(k, FaultKind::NoData { .. })),
         (".globl main\nmain: .word 0x7f000000\n halt", |k| matches!(k, FaultKind::IllegalInstruction { .. })),
@@ -1045,6 +1048,9 @@ fn zz_every_op_is_exercised() {
     amp_weight_loading_and_swap();
     amp_weights_loaded_by_workers();
     amp_modes_ops();
+    pow_and_gelu_tanh();
+    comparisons_selects_and_byte_logic();
+    bounds_check_in_range();
     let g = COVERED.lock().unwrap();
     let set = g.as_ref().unwrap();
     let missing: Vec<&str> = OPS
@@ -1162,4 +1168,164 @@ fn amp_modes() {
         }
         assert_eq!(t.stats().amp_macs as usize, 2 * drain * kpi * 16, "{mn}");
     }
+}
+
+/// The reference interpreter's formulas, in double, rounded once.
+fn pow_model(x: f32, y: f32) -> f32 {
+    (x as f64).powf(y as f64) as f32
+}
+
+fn gelu_tanh_model(x: f32) -> f32 {
+    let x = x as f64;
+    let c = (2.0 / std::f64::consts::PI).sqrt();
+    (0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())) as f32
+}
+
+#[test]
+fn pow_and_gelu_tanh() {
+    let mut r = rng();
+    let specials = [
+        (-2.0f32, 3.0f32),
+        (-2.0, 0.5),
+        (f32::NAN, 0.0),
+        (1.0, f32::NAN),
+        (0.0, -1.0),
+        (-8.0, 1.0 / 3.0),
+    ];
+    for trial in 0..4 {
+        let (m, mut a) = rand_regs(&mut r);
+        for v in a.iter_mut().take(8) {
+            *v = rand_f32(&mut r);
+        }
+        if trial < 3 {
+            let (x, y) = (specials[2 * trial], specials[2 * trial + 1]);
+            a[2..6].copy_from_slice(&[x.0.to_bits(), y.0.to_bits(), x.1.to_bits(), y.1.to_bits()]);
+        }
+        let (_, ao) = exec(
+            " f32v2pow $a8:9, $a2:3, $a4:5\n f32v2gelutanh $a10:11, $a2:3",
+            m,
+            a,
+            0,
+        );
+        for k in 0..2 {
+            let want = pow_model(f(a[2 + k]), f(a[4 + k]));
+            assert!(
+                same(ao[8 + k], want),
+                "f32v2pow({}, {})",
+                f(a[2 + k]),
+                f(a[4 + k])
+            );
+            assert!(same(ao[10 + k], gelu_tanh_model(f(a[2 + k]))));
+        }
+        for v in a.iter_mut().take(8) {
+            *v = rand_f16x2(&mut r);
+        }
+        let (_, ao) = exec(
+            " f16v4pow $a8:9, $a2:3, $a4:5\n f16v4gelutanh $a10:11, $a2:3",
+            m,
+            a,
+            0,
+        );
+        for k in 0..4 {
+            let (x, y) = (h(a[2 + k / 2], k % 2), h(a[4 + k / 2], k % 2));
+            let lane = |v: u32| (v >> (16 * (k % 2))) as u16;
+            assert!(
+                same16(lane(ao[8 + k / 2]), f16_bits(pow_model(x, y))),
+                "f16v4pow({x}, {y})"
+            );
+            assert!(same16(lane(ao[10 + k / 2]), f16_bits(gelu_tanh_model(x))));
+        }
+    }
+}
+
+/// Random f32 bits with many ties, NaN and both zeros.
+fn tie_f32(r: &mut impl Rng) -> f32 {
+    [f32::NAN, 0.0, -0.0, 1.0, -1.0, f32::INFINITY, 2.5][r.gen_range(0..7)]
+}
+
+#[test]
+fn comparisons_selects_and_byte_logic() {
+    let mut r = rng();
+    for _ in 0..8 {
+        let (m, mut a) = rand_regs(&mut r);
+        for v in a.iter_mut().take(6) {
+            *v = tie_f32(&mut r).to_bits();
+        }
+        let (_, ao) = exec(
+            " f32v2cmpeq $a8, $a2:3, $a4:5\n f32v2cmplt $a9, $a2:3, $a4:5",
+            m,
+            a,
+            0,
+        );
+        let bytes = |f: &dyn Fn(usize) -> bool, n: usize| {
+            (0..n).fold(0u32, |w, k| w | (f(k) as u32) << (8 * k))
+        };
+        assert_eq!(ao[8], bytes(&|k| f(a[2 + k]) == f(a[4 + k]), 2));
+        assert_eq!(ao[9], bytes(&|k| f(a[2 + k]) < f(a[4 + k]), 2));
+        for v in a.iter_mut().take(6) {
+            *v = f16_bits(tie_f32(&mut r)) as u32 | (f16_bits(tie_f32(&mut r)) as u32) << 16;
+        }
+        let (_, ao) = exec(
+            " f16v4cmpeq $a8, $a2:3, $a4:5\n f16v4cmplt $a9, $a2:3, $a4:5",
+            m,
+            a,
+            0,
+        );
+        let x = |k: usize| h(a[2 + k / 2], k % 2);
+        let y = |k: usize| h(a[4 + k / 2], k % 2);
+        assert_eq!(ao[8], bytes(&|k| x(k) == y(k), 4));
+        assert_eq!(ao[9], bytes(&|k| x(k) < y(k), 4));
+        // Selects: lane k from s where byte k of the mask is non-zero.
+        let (m, mut a) = rand_regs(&mut r);
+        let picks: Vec<bool> = (0..4).map(|_| r.gen_bool(0.5)).collect();
+        a[6] = bytes(&|k| picks[k], 4) * [1u32, 7, 0x80][r.gen_range(0..3)];
+        let (_, ao) = exec(
+            " f32v2sel $a8:9, $a6, $a2:3, $a4:5\n f16v4sel $a10:11, $a6, $a2:3, $a4:5",
+            m,
+            a,
+            0,
+        );
+        let on = |k: usize| (a[6] >> (8 * k)) & 0xff != 0;
+        for k in 0..2 {
+            assert_eq!(
+                ao[8 + k],
+                if on(k) { a[2 + k] } else { a[4 + k] },
+                "f32v2sel"
+            );
+        }
+        for k in 0..4 {
+            let lane = |v: u32| (v >> (16 * (k % 2))) & 0xffff;
+            let want = if on(k) { a[2 + k / 2] } else { a[4 + k / 2] };
+            assert_eq!(lane(ao[10 + k / 2]), lane(want), "f16v4sel lane {k}");
+        }
+        // Byte logic: any non-zero byte is true; results are 0/1.
+        let (m, mut a) = rand_regs(&mut r);
+        for v in a.iter_mut().take(6) {
+            *v &= 0x8101_0301 * r.gen_range(0..2u32);
+        }
+        let (_, ao) = exec(
+            " i1v8and $a8:9, $a2:3, $a4:5\n i1v8or $a10:11, $a2:3, $a4:5\n i1v8not $a12:13, $a2:3",
+            m,
+            a,
+            0,
+        );
+        let byte = |v: &[u32], i: usize| (v[i / 4] >> (8 * (i % 4))) & 0xff != 0;
+        for i in 0..8 {
+            let (p, q) = (byte(&a[2..4], i), byte(&a[4..6], i));
+            let got = |base: usize| (ao[base + i / 4] >> (8 * (i % 4))) & 0xff;
+            assert_eq!(got(8), (p && q) as u32, "i1v8and byte {i}");
+            assert_eq!(got(10), (p || q) as u32, "i1v8or byte {i}");
+            assert_eq!(got(12), !p as u32, "i1v8not byte {i}");
+        }
+    }
+}
+
+#[test]
+fn bounds_check_in_range() {
+    // In range: nothing changes and the program goes on.
+    let (mut m, a) = rand_regs(&mut rng());
+    m[3] = 6;
+    m[4] = 7;
+    let (mo, ao) = exec(" bndchk $m3, $m4", m, a, 0);
+    assert_eq!((mo, ao), (m, a));
 }

@@ -227,7 +227,7 @@ func.func @map_cycles_not_i64(%x: tensor<8xf32>) {
 // -----
 
 func.func @map_unknown_function(%x: tensor<8xf32>) {
-  // expected-error@+1 {{'tile.map' op attribute 'fn' failed to satisfy constraint: elementwise function #tile.fn<name> (add, sub, mul, div, max, min, relu, gelu, exp, tanh, erf, rsqrt, sqrt, neg, abs, sigmoid, reciprocal, log, copy, cast) (got #tile.fn<softmax>)}}
+  // expected-error@+1 {{'tile.map' op attribute 'fn' failed to satisfy constraint: elementwise function #tile.fn<name> (add, sub, mul, div, max, min, pow, relu, gelu, gelu_tanh, exp, tanh, erf, rsqrt, sqrt, neg, abs, sigmoid, reciprocal, log, copy, cast; equal, less, greater, and, or, not) (got #tile.fn<softmax>)}}
   %0 = tile.map %x {cycles = 1 : i64, fn = #tile.fn<softmax>, kernel = "k", mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}} : (tensor<8xf32>) -> tensor<8xf32>
   return
 }

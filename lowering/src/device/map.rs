@@ -52,6 +52,9 @@ pub static ELEMENTWISE: &[EwRow] = &[
     row("nn.sigmoid", MapFn::Sigmoid, EwOp::Sigmoid),
     row("nn.reciprocal", MapFn::Reciprocal, EwOp::Recip),
     row("nn.log", MapFn::Log, EwOp::Log),
+    row("nn.pow", MapFn::Pow, EwOp::Pow),
+    // `nn.gelu {approximate = "tanh"}`.
+    row("nn.gelu", MapFn::GeluTanh, EwOp::GeluTanh),
 ];
 
 /// The row-vector kernel of a broadcast binary op, where there is one.
@@ -113,6 +116,15 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
     if ew.op.is_binary() != (n_ops == 2) {
         return Err(format!("'{}' takes {} operands", f.name(), n_ops));
     }
+    for i in 0..n_ops {
+        if value_elem(cx, cx.operand(op, i)) != Some(out) {
+            return Err(format!(
+                "has operand #{i} of type {}, but its kernel computes in {} (cast it first)",
+                ipu_ir::printer::type_to_string(cx, cx.value_type(cx.operand(op, i))),
+                elem_name(out)
+            ));
+        }
+    }
     let same: Vec<bool> = (0..n_ops)
         .map(|i| cx.value_shape(cx.operand(op, i)) == rshape)
         .collect();
@@ -163,7 +175,7 @@ fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
 
 /// A `tile.constant` of `v`'s splat value at `shape` under `m`, when `v` is
 /// a splat constant.
-fn splat_at(
+pub(crate) fn splat_at(
     cx: &mut Context,
     v: ipu_ir::Value,
     shape: &[i64],
@@ -215,11 +227,9 @@ impl DeviceOp for Map {
         let name = cx.name_str(op).to_string();
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
-        let f = map_fn_of_nn(&name).ok_or_else(|| err("is not an elementwise op".into()))?;
-        if cx.get_attr(op, "approximate").is_some() {
-            return Err(err(
-                "with approximate = \"tanh\" is not lowered to the tile dialect yet".into(),
-            ));
+        let mut f = map_fn_of_nn(&name).ok_or_else(|| err("is not an elementwise op".into()))?;
+        if f == MapFn::Gelu && cx.get_str_attr(op, "approximate") == Some("tanh") {
+            f = MapFn::GeluTanh;
         }
         let result = cx.result(op, 0);
         let to_f8 = value_elem(cx, result).is_some_and(crate::elem::is_f8);
@@ -231,6 +241,19 @@ impl DeviceOp for Map {
         let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
         let rshape = cx.value_shape(result);
         let mut operands = cx.operands(op).to_vec();
+        if f == MapFn::Pow {
+            // A constant exponent of another type (ONNX Pow allows any)
+            // becomes the base's type when that changes none of its values.
+            if let Some(c) =
+                super::constants::converted_to(cx, operands[1], cx.value_type(operands[0]), loc)
+                    .map_err(err)?
+            {
+                cx.insert_op_before(op, c);
+                operands[1] = cx.result(c, 0);
+                // The kernel choice below reads the op's own operands.
+                cx.set_operand(op, 1, operands[1]);
+            }
+        }
         let m = operands
             .iter()
             .find(|&&v| cx.value_shape(v) == rshape)

@@ -18,9 +18,12 @@
 //! elementwise family is a table ([`map::ELEMENTWISE`]): adding an op whose
 //! kernel exists is one row.
 
+pub mod constants;
+pub mod gather;
 pub mod map;
 pub mod matmul;
 pub mod matmul_plan;
+pub mod predicate;
 pub mod records;
 pub mod reduce;
 pub mod rows;
@@ -66,6 +69,9 @@ static DEVICE_OPS: &[&dyn DeviceOp] = &[
     &reduce::Reduce,
     &rows::Softmax,
     &rows::LayerNorm,
+    &predicate::Predicates,
+    &predicate::Select,
+    &gather::Gather,
 ];
 
 /// The device lowering of an `nn` op, if it has one.
@@ -118,7 +124,7 @@ pub fn fp8_scale(cx: &Context, v: Value) -> i32 {
     if let Some(s) = cx.get_int_attr(op, "scale") {
         return s as i32;
     }
-    let keeps_scale = cx.name_str(op) == "tile.view"
+    let keeps_scale = matches!(cx.name_str(op), "tile.view" | "tile.gather")
         || for_nn(cx, op).is_some_and(|d| d.tile_op() == "tile.view");
     if keeps_scale && !cx.operands(op).is_empty() {
         return fp8_scale(cx, cx.operand(op, 0));

@@ -203,3 +203,30 @@ pub fn add(spec: &KernelSpec, in0: Word, in1: Word, out: Word) -> Call {
     assert_eq!(param(spec, "OP"), EwOp::Add as i64);
     elementwise(spec, in0, Some(in1), out)
 }
+
+/// `compare.S`: +0 in0, +4 in1 (binary ops), +8 out.
+pub fn compare(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -> Call {
+    let binary = param(spec, "OP") != ipu_isa::kernels::CompareOp::Not as i64;
+    assert_eq!(
+        binary,
+        in1.is_some(),
+        "compare OP {} operands",
+        param(spec, "OP")
+    );
+    call(
+        spec,
+        "compare",
+        vec![in0, in1.unwrap_or(Word::Val(0)), out],
+        0,
+    )
+}
+
+/// `select.S`: +0 cond, +4 a (where cond holds), +8 b, +12 out.
+pub fn select(spec: &KernelSpec, cond: Word, a: Word, b: Word, out: Word) -> Call {
+    call(spec, "select", vec![cond, a, b, out], 0)
+}
+
+/// `gather.S`: +0 data, +4 indices, +8 out.
+pub fn gather(spec: &KernelSpec, data: Word, indices: Word, out: Word) -> Call {
+    call(spec, "gather", vec![data, indices, out], 0)
+}

@@ -1,5 +1,5 @@
 //! Layout ops (`tile.view`): transpose, reshape, broadcast, slice and
-//! concat. They run nowhere: each is a view of its inputs
+//! concat (and gathers by constant indices, built by [`super::gather`]). They run nowhere: each is a view of its inputs
 //! ([`crate::tile_to_exchange::view`]), and the exchange phase that feeds
 //! a reader moves the right elements of the inputs' blocks straight into
 //! the layout the reader wants. Only a view streamed to the host gets
@@ -44,6 +44,10 @@ pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
         },
         "concat" => ViewKind::Concat {
             axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
+        },
+        "gather" => ViewKind::Gather {
+            axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
+            indices: ints("indices")?,
         },
         other => return Err(format!("has an unknown view kind '{other}'")),
     };

@@ -1,5 +1,5 @@
 //! Views: values that are a re-indexing of other values (transpose,
-//! reshape, broadcast, slice, concat) and have no storage of their own. A
+//! reshape, broadcast, slice, concat, gather by constant indices) and have no storage of their own. A
 //! consumer reading a rectangle of a view receives it straight from the
 //! blocks of the values underneath, through the exchange phase that feeds
 //! its compute set: the layout change costs no superstep and no on-tile
@@ -18,6 +18,9 @@ pub enum ViewKind {
     Slice { starts: Vec<i64>, steps: Vec<i64> },
     /// The inputs one after another along `axis`.
     Concat { axis: usize },
+    /// The input's rows `indices` (in range, row-major over the index
+    /// dimensions) along `axis`: a gather with constant indices.
+    Gather { axis: usize, indices: Vec<i64> },
 }
 
 impl ViewKind {
@@ -28,6 +31,7 @@ impl ViewKind {
             ViewKind::Broadcast => "broadcast",
             ViewKind::Slice { .. } => "slice",
             ViewKind::Concat { .. } => "concat",
+            ViewKind::Gather { .. } => "gather",
         }
     }
 }
@@ -102,6 +106,18 @@ impl View {
                 }
                 unreachable!("a concat has inputs")
             }
+            ViewKind::Gather { axis, indices } => {
+                // The index dimensions replace the input's `axis`.
+                let k = idx.len() + 1 - self.input_shapes[0].len();
+                let flat = idx[*axis..*axis + k]
+                    .iter()
+                    .zip(&self.shape[*axis..*axis + k])
+                    .fold(0i64, |f, (&i, &n)| f * n + i);
+                out.extend_from_slice(&idx[..*axis]);
+                out.push(indices[flat as usize]);
+                out.extend_from_slice(&idx[*axis + k..]);
+                0
+            }
         }
     }
 }
@@ -151,5 +167,29 @@ mod tests {
         };
         assert_eq!(c.source(&[1, 4], &mut out), 1);
         assert_eq!(out, [1, 1]);
+        // Rows [[2, 0], [1, 2]] of a [3, 4] input: out[i][j][c] = x[idx[i][j]][c].
+        let g = View {
+            kind: ViewKind::Gather {
+                axis: 0,
+                indices: vec![2, 0, 1, 2],
+            },
+            input_shapes: vec![vec![3, 4]],
+            shape: vec![2, 2, 4],
+        };
+        g.source(&[1, 0, 3], &mut out);
+        assert_eq!(out, [1, 3]);
+        g.source(&[0, 0, 2], &mut out);
+        assert_eq!(out, [2, 2]);
+        // Along the last axis of a [2, 5] input, one index dimension.
+        let g = View {
+            kind: ViewKind::Gather {
+                axis: 1,
+                indices: vec![4, 0, 3],
+            },
+            input_shapes: vec![vec![2, 5]],
+            shape: vec![2, 3],
+        };
+        g.source(&[1, 2], &mut out);
+        assert_eq!(out, [1, 3]);
     }
 }
