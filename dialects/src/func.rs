@@ -344,6 +344,29 @@ fn verify_func(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             ));
         }
     }
+    for (i, &t) in inputs.iter().enumerate() {
+        let Some(a) = io_attr(cx, op, "arg_attrs", i, RANDOM_ATTR) else {
+            continue;
+        };
+        if random_range(cx, a).is_none() {
+            return Err(err(
+                cx,
+                op,
+                format!("argument #{i}: '{RANDOM_ATTR}' must be two finite numbers [lo, hi] with lo < hi"),
+            ));
+        }
+        let is_float = matches!(cx.type_kind(t), TypeKind::Tensor { element, .. } if cx.type_kind(*element).is_float());
+        if !is_float {
+            return Err(err(
+                cx,
+                op,
+                format!(
+                    "argument #{i}: '{RANDOM_ATTR}' needs a float tensor, but the argument is {}",
+                    type_to_string(cx, t)
+                ),
+            ));
+        }
+    }
     let body = cx.region(op, 0);
     let Some(entry) = cx.entry_block(body) else {
         if cx.get_str_attr(op, "sym_visibility") == Some("public")
@@ -526,6 +549,37 @@ pub const DEFAULT_ATTR: &str = "ipu.default";
 /// The default value of argument `i` of `f` ([`DEFAULT_ATTR`]), if it has one.
 pub fn arg_default(cx: &Context, f: Op, i: usize) -> Option<ipu_ir::Attr> {
     io_attr(cx, f, "arg_attrs", i, DEFAULT_ATTR)
+}
+
+/// The argument attribute giving the range `[lo, hi]` that a run draws an
+/// argument's random values from when the caller gives none (default
+/// `[-1, 1]`): `ipu.random = [-0.03, 0.03]`, two floats, `lo < hi`, on a
+/// float argument. Lets a model say what its parameters look like (weights
+/// near zero, layer-norm gains near one) without carrying their values.
+pub const RANDOM_ATTR: &str = "ipu.random";
+
+/// The random range of argument `i` of `f` ([`RANDOM_ATTR`]), if it has a
+/// well-formed one (the verifier rejects the others).
+pub fn arg_random_range(cx: &Context, f: Op, i: usize) -> Option<(f64, f64)> {
+    random_range(cx, io_attr(cx, f, "arg_attrs", i, RANDOM_ATTR)?)
+}
+
+fn random_range(cx: &Context, a: ipu_ir::Attr) -> Option<(f64, f64)> {
+    let AttrKind::Array(items) = cx.attr_kind(a) else {
+        return None;
+    };
+    let float = |a: &ipu_ir::Attr| match cx.attr_kind(*a) {
+        AttrKind::Float { bits, .. } => Some(f64::from_bits(*bits)),
+        AttrKind::Integer { value, .. } => Some(*value as f64),
+        _ => None,
+    };
+    match items.as_slice() {
+        [lo, hi] => {
+            let (lo, hi) = (float(lo)?, float(hi)?);
+            (lo.is_finite() && hi.is_finite() && lo < hi).then_some((lo, hi))
+        }
+        _ => None,
+    }
 }
 
 /// Attribute `key` of argument or result `i` of `f`.

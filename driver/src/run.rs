@@ -157,12 +157,14 @@ fn gather_inputs(
                 located(e.to_string(), stderr);
                 return Ok(None);
             }
+            let range = ipu_dialects::func::arg_random_range(cx, f, i);
+            let (lo, hi) = range.unwrap_or((-1.0, 1.0));
             let _ = writeln!(
                 stderr,
-                "note: input '{name}' ({ty}) not given: using random values (seed {})",
+                "note: input '{name}' ({ty}) not given: using random values in [{lo}, {hi}) (seed {})",
                 rng.seed
             );
-            inputs.push((name, random_tensor(&ty, &mut rng)?));
+            inputs.push((name, random_tensor_in(&ty, range, &mut rng)?));
         }
     }
     if let Some(k) = used.iter().position(|u| !u) {
@@ -774,10 +776,24 @@ impl SplitMix {
 
 /// Random values for a tensor type: floats in [-1, 1), integers in [0, 4), booleans.
 pub fn random_tensor(ty: &TensorType, rng: &mut SplitMix) -> Result<Tensor, String> {
+    random_tensor_in(ty, None, rng)
+}
+
+/// [`random_tensor`], with floats in `[lo, hi)` when a range is given (the
+/// argument's `ipu.random`).
+pub fn random_tensor_in(
+    ty: &TensorType,
+    range: Option<(f64, f64)>,
+    rng: &mut SplitMix,
+) -> Result<Tensor, String> {
     let n = ty.numel();
     let err = |e: ipu_reference::EvalError| e.to_string();
     if ty.dtype.is_float() {
-        let v = (0..n).map(|_| rng.next_f32()).collect();
+        let (lo, hi) = range.unwrap_or((-1.0, 1.0));
+        let (mid, half) = ((hi + lo) / 2.0, (hi - lo) / 2.0);
+        let v = (0..n)
+            .map(|_| (mid + half * f64::from(rng.next_f32())) as f32)
+            .collect();
         Tensor::from_f32(ty.shape.clone(), ty.dtype, v).map_err(err)
     } else if ty.dtype == ElementType::I1 {
         let v = (0..n).map(|_| rng.next_u64() & 1 == 1).collect();

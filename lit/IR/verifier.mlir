@@ -164,3 +164,32 @@ func.func @default_kind(%a: tensor<2xf32> {ipu.default = 1.0 : f32}) {
 func.func @default_ok(%a: tensor<2xf32> {ipu.default = dense<[1.0, 2.0]> : tensor<2xf32>}) {
   return
 }
+
+// -----
+
+// The range of an argument's random values (`ipu.random`): two numbers,
+// lo < hi, on a float argument.
+// expected-error@+1 {{'func.func' op argument #0: 'ipu.random' must be two finite numbers [lo, hi] with lo < hi}}
+func.func @random_order(%a: tensor<2xf32> {ipu.random = [1.0, -1.0]}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op argument #0: 'ipu.random' must be two finite numbers [lo, hi] with lo < hi}}
+func.func @random_arity(%a: tensor<2xf32> {ipu.random = [1.0]}) {
+  return
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op argument #0: 'ipu.random' needs a float tensor, but the argument is tensor<2xi32>}}
+func.func @random_int(%a: tensor<2xi32> {ipu.random = [0.0, 1.0]}) {
+  return
+}
+
+// -----
+
+func.func @random_ok(%a: tensor<2xf32> {ipu.random = [0.9, 1.1]}, %b: tensor<2xf16> {ipu.random = [-3, 3]}) {
+  return
+}
