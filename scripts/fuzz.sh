@@ -55,10 +55,10 @@ for t in "${targets[@]}"; do
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/" >"$log" 2>&1 || status=$?
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -n1 || true)
-  execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+  execs=$(grep -Eo 'stat::number_of_executed_units:[[:space:]]+[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
   cov=$(grep -Eo 'cov: [0-9]+' <<<"$done_line" | grep -Eo '[0-9]+' || echo '?')
   ft=$(grep -Eo 'ft: [0-9]+' <<<"$done_line" | grep -Eo '[0-9]+' || echo '?')
-  rss=$(grep -Eo 'stat::peak_rss_mb: [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo '?')
+  rss=$(grep -Eo 'stat::peak_rss_mb:[[:space:]]+[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo '?')
   if [ "$status" = 0 ]; then
     verdict=ok
   else

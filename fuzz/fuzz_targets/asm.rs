@@ -10,11 +10,14 @@ use std::collections::BTreeMap;
 
 fuzz_target!(|data: &[u8]| {
     ipu_fuzz::init();
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     match ipu_isa::asm::assemble("fuzz.S", text, &BTreeMap::new()) {
         Ok(a) => {
             let elf = a.elf_bytes();
-            let back = ipu_isa::elf::ObjectFile::from_elf(&elf).expect("an assembled object reads back");
+            let back =
+                ipu_isa::elf::ObjectFile::from_elf(&elf).expect("an assembled object reads back");
             assert_eq!(back.to_elf(), elf, "an object read back writes other bytes");
             for s in a.object.sections.iter().filter(|s| s.exec) {
                 let _ = ipu_isa::disasm::disassemble_text(&s.data, 0, true);

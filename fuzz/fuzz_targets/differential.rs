@@ -20,9 +20,16 @@ const TARGET: &str = "test4";
 const MAX_CYCLES: u64 = 5_000_000;
 
 fn load(text: &Arc<str>) -> ipu_driver::load::Loaded {
-    match ipu_driver::load::load_text(&ipu_fuzz::registry(), "fuzz.mlir", text.clone(), std::path::Path::new(".")) {
+    match ipu_driver::load::load_text(
+        &ipu_fuzz::registry(),
+        "fuzz.mlir",
+        text.clone(),
+        std::path::Path::new("."),
+    ) {
         Ok(l) => l,
-        Err(ipu_driver::load::LoadError::Diag(_, d)) => panic!("generated program does not verify: {d}\n{text}"),
+        Err(ipu_driver::load::LoadError::Diag(_, d)) => {
+            panic!("generated program does not verify: {d}\n{text}")
+        }
         Err(ipu_driver::load::LoadError::Io(e)) => panic!("{e}"),
     }
 }
@@ -37,7 +44,9 @@ fuzz_target!(|data: &[u8]| {
     let cx = &reference.cx;
     let f = ipu_driver::load::entry_function(cx, reference.module, None).expect("@main");
     let (arg_types, _) = ipu_dialects::func::function_type(cx, f).expect("a signature");
-    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let seed = data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
     let mut rng = SplitMix::new(seed);
     let inputs: Vec<(String, ipu_reference::Tensor)> = arg_types
         .iter()
@@ -58,9 +67,12 @@ fuzz_target!(|data: &[u8]| {
     // The device run: compile, as `ipu-run` does.
     let mut compiled = load(&text);
     let a = compiled.cx.string_attr(TARGET);
-    compiled.cx.set_attr(compiled.module, ipu_lowering::target::TARGET_ATTR, a);
+    compiled
+        .cx
+        .set_attr(compiled.module, ipu_lowering::target::TARGET_ATTR, a);
     let mut pm = ipu_ir::pass::PassManager::new("builtin.module");
-    pm.add_by_name(&ipu_fuzz::registry(), "ipu-lower-to-machine", "").expect("the pipeline exists");
+    pm.add_by_name(&ipu_fuzz::registry(), "ipu-lower-to-machine", "")
+        .expect("the pipeline exists");
     let trace = std::env::var_os("IPU_FUZZ_TRACE").is_some();
     if let Err(d) = pm.run(&mut compiled.cx, compiled.module, &mut std::io::sink()) {
         // A lowering diagnostic: the device does not take this program.
@@ -73,15 +85,25 @@ fuzz_target!(|data: &[u8]| {
         .unwrap_or_else(|d| panic!("the compiled module holds no valid package: {d}\n{text}"));
     let target = ipu_target::Target::load(TARGET).expect("test4 loads");
     let streams = |dir: Direction| -> Vec<&ipu_package::HostStream> {
-        pkg.meta.streams.iter().filter(|s| s.direction == dir).collect()
+        pkg.meta
+            .streams
+            .iter()
+            .filter(|s| s.direction == dir)
+            .collect()
     };
     let mut host = BTreeMap::new();
     for (name, t) in &inputs {
         // An input no result depends on has no stream (`ipu-run` sends nothing).
-        let Some(s) = streams(Direction::Input).into_iter().find(|s| &s.name == name) else {
+        let Some(s) = streams(Direction::Input)
+            .into_iter()
+            .find(|s| &s.name == name)
+        else {
             continue;
         };
-        host.insert(s.name.clone(), device::tensor_to_bytes(t, s.element).expect("stream bytes"));
+        host.insert(
+            s.name.clone(),
+            device::tensor_to_bytes(t, s.element).expect("stream bytes"),
+        );
     }
     let run = device::run_on_chip(&pkg, &target, &host, "main", MAX_CYCLES)
         .unwrap_or_else(|e| panic!("the package does not load: {e}\n{text}"));
@@ -99,8 +121,9 @@ fuzz_target!(|data: &[u8]| {
             .into_iter()
             .find(|s| s.name == name)
             .unwrap_or_else(|| panic!("no output stream for '{name}'\n{text}"));
-        let dev = device::bytes_to_tensor(&run.outputs[&s.name], r.shape(), s.element, r.fp8_scale())
-            .expect("output bytes");
+        let dev =
+            device::bytes_to_tensor(&run.outputs[&s.name], r.shape(), s.element, r.fp8_scale())
+                .expect("output bytes");
         let compared = device::compared_type(s.element, precision.get(i).copied().flatten());
         let c = device::compare(&dev, r, compared);
         assert!(

@@ -18,17 +18,24 @@ const MAX_CYCLES: u64 = 200_000;
 fn check(pkg: &Package) {
     let _ = pkg.dump();
     let bytes = pkg.to_elf_bytes();
-    let again = Package::from_elf_bytes(&bytes).expect("a package the reader accepted, written again, reads");
+    let again = Package::from_elf_bytes(&bytes)
+        .expect("a package the reader accepted, written again, reads");
     assert!(again == *pkg, "a package written and read again differs");
 
     let mut cx = ipu_ir::Context::new(ipu_fuzz::registry());
     let loc = cx.file_loc("fuzz.ipuexe", 0, 0);
     let module = ipu_ir::builtin::create_module(&mut cx, loc);
-    let body = cx.entry_block(cx.region(module, 0)).expect("a module has a body");
+    let body = cx
+        .entry_block(cx.region(module, 0))
+        .expect("a module has a body");
     ipu_dialects::machine::emit_package(&mut cx, body, pkg, loc);
     let _ = ipu_ir::printer::op_to_string(&cx, module, Default::default());
-    let read = ipu_dialects::machine::read_package(&cx, module).expect("an emitted package reads back");
-    assert!(read == *pkg, "a package emitted as IR and read back differs");
+    let read =
+        ipu_dialects::machine::read_package(&cx, module).expect("an emitted package reads back");
+    assert!(
+        read == *pkg,
+        "a package emitted as IR and read back differs"
+    );
 
     // What `ipu-run` does with a package: run it on the target it names
     // (only the small ones here, to keep each execution short).
@@ -36,7 +43,9 @@ fn check(pkg: &Package) {
     if !matches!(t.name.as_str(), "test4" | "test16") {
         return;
     }
-    let Some(Ok(target)) = ipu_target::Target::builtin(&t.name) else { return };
+    let Some(Ok(target)) = ipu_target::Target::builtin(&t.name) else {
+        return;
+    };
     if target.tiles() != t.tile_count
         || target.memory.base_address != u64::from(t.memory_base)
         || target.sram_bytes() != u64::from(t.memory_bytes)
@@ -44,7 +53,12 @@ fn check(pkg: &Package) {
         return;
     }
     let mut inputs = BTreeMap::new();
-    for s in pkg.meta.streams.iter().filter(|s| s.direction == Direction::Input) {
+    for s in pkg
+        .meta
+        .streams
+        .iter()
+        .filter(|s| s.direction == Direction::Input)
+    {
         let Some(len) = s.byte_len() else { return };
         if len > 1 << 20 {
             return;

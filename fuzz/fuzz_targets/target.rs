@@ -7,11 +7,20 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     ipu_fuzz::init();
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(t) = ipu_target::Target::from_toml_str(text, "fuzz.toml") else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(t) = ipu_target::Target::from_toml_str(text, "fuzz.toml") else {
+        return;
+    };
     let _ = t.describe();
     let tiles = t.tiles();
-    let _ = (t.sram_bytes(), t.exchange_word_bytes(), t.memory_end(), t.columns());
+    let _ = (
+        t.sram_bytes(),
+        t.exchange_word_bytes(),
+        t.memory_end(),
+        t.columns(),
+    );
     let _ = t.max_route_latency();
     for tile in [0, tiles / 2, tiles.saturating_sub(1)] {
         let _ = t.column_of(tile);

@@ -110,7 +110,11 @@ impl Builder<'_, '_> {
         let rank = self.b.range(1, 3);
         let mut shape: Vec<usize> = (0..rank).map(|_| self.b.range(1, 8)).collect();
         while numel(&shape) > MAX_ELEMS {
-            let i = shape.iter().enumerate().max_by_key(|(_, d)| **d).map_or(0, |(i, _)| i);
+            let i = shape
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, d)| **d)
+                .map_or(0, |(i, _)| i);
             shape[i] = shape[i].div_ceil(2);
         }
         shape
@@ -222,7 +226,9 @@ impl Builder<'_, '_> {
     /// A shape that broadcasts with `shape` to `shape`: a suffix of it, with
     /// some dimensions set to 1.
     fn broadcastable_to(&mut self, shape: &[usize]) -> Vec<usize> {
-        let keep = self.b.range(if shape.is_empty() { 0 } else { 1 }, shape.len());
+        let keep = self
+            .b
+            .range(if shape.is_empty() { 0 } else { 1 }, shape.len());
         shape[shape.len() - keep..]
             .iter()
             .map(|&d| if self.b.below(3) == 0 { 1 } else { d })
@@ -238,7 +244,11 @@ impl Builder<'_, '_> {
             self.broadcastable_to(&x.shape)
         };
         let y = self.operand_like(&other, x.dtype);
-        let (a, b) = if self.b.below(4) == 0 { (&y, x) } else { (x, &y) };
+        let (a, b) = if self.b.below(4) == 0 {
+            (&y, x)
+        } else {
+            (x, &y)
+        };
         let text = format!(
             "nn.{op} %{}, %{} : ({}, {}) -> {}",
             a.name,

@@ -98,8 +98,14 @@ mod tests {
         assert_eq!(storage_bytes(&[usize::MAX, 4], ElementType::F32), None);
         assert_eq!(storage_bytes(&[0, 1 << 40], ElementType::F32), Some(0));
         // Empty, but the rest overflows: refused in any order.
-        assert_eq!(storage_bytes(&[0, 1 << 40, 1 << 40], ElementType::F32), None);
-        assert_eq!(storage_bytes(&[1 << 40, 1 << 40, 0], ElementType::F32), None);
+        assert_eq!(
+            storage_bytes(&[0, 1 << 40, 1 << 40], ElementType::F32),
+            None
+        );
+        assert_eq!(
+            storage_bytes(&[1 << 40, 1 << 40, 0], ElementType::F32),
+            None
+        );
     }
 
     #[test]
