@@ -189,7 +189,15 @@ fn lower_function(
                 }
                 "func.return" => {}
                 _ => match for_tile(cx, op) {
-                    Some(d) => d.to_program(op, &mut b)?,
+                    Some(d) => {
+                        let before = b.compute_sets_closed();
+                        d.to_program(op, &mut b)?;
+                        // A value only exchanges made is complete after a
+                        // phase, which probes do not name: left out.
+                        if b.compute_sets_closed() > before {
+                            b.probe_results(op);
+                        }
+                    }
                     None => {
                         return Err(b.err(
                             op,
