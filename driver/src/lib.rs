@@ -2,6 +2,7 @@
 //! later stages) as a library: each binary is a thin shell over a `main` here.
 
 pub mod cli;
+pub mod check_ops;
 pub mod conformance;
 pub mod device;
 pub mod expected;
