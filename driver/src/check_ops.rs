@@ -88,7 +88,11 @@ impl<'a> Probed<'a> {
         };
         let Some((p, bytes)) = list.iter().rev().find(|(p, _)| {
             device::reference_type(p.stream.element) == reference.dtype()
-                && p.stream.shape.iter().map(|&d| d as usize).eq(reference.shape().iter().copied())
+                && p.stream
+                    .shape
+                    .iter()
+                    .map(|&d| d as usize)
+                    .eq(reference.shape().iter().copied())
         }) else {
             return Ok(None);
         };
@@ -165,7 +169,9 @@ fn compare_exact(device: &Tensor, reference: &Tensor) -> device::Comparison {
         let same = x == y || (x.is_nan() && y.is_nan());
         if !same {
             let e = f64::from((x - y).abs());
-            c.max_abs_error = c.max_abs_error.max(if e.is_nan() { f64::INFINITY } else { e });
+            c.max_abs_error = c
+                .max_abs_error
+                .max(if e.is_nan() { f64::INFINITY } else { e });
             c.failure_count += 1;
             if c.failures.len() < 8 {
                 c.failures.push((i, f64::from(x), f64::from(y)));
@@ -311,7 +317,12 @@ pub fn anchored_reference(
 pub fn render(rows: &[OpCheck]) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let loc_w = rows.iter().map(|r| r.location.len()).max().unwrap_or(8).max(8);
+    let loc_w = rows
+        .iter()
+        .map(|r| r.location.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
     let op_w = rows.iter().map(|r| r.op.len()).max().unwrap_or(2).max(2);
     let ty_w = rows.iter().map(|r| r.ty.len()).max().unwrap_or(4).max(4);
     let _ = writeln!(

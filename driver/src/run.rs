@@ -22,6 +22,11 @@
 //! referenceMaximumAbsoluteError=0.000977 numericalTest=PASS
 //! package=model.ipuexe tiles=4 hardwareTest=PASS
 //! ```
+//!
+//! With `--check-ops`, the per-op table of [`crate::check_ops`] follows.
+//! An output that depends on a cast to FP8 of a computed value is judged
+//! against the reference whose such casts take the device's values
+//! ([`crate::check_ops::anchored_reference`]).
 
 use crate::device::{self, DeviceLock};
 use crate::load::{entry_function, load_text, value_name, LoadError, Loaded};
@@ -634,11 +639,19 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         Some(rows) if fp8_casts > 0 => {
             let exact: std::collections::HashSet<String> = rows
                 .iter()
-                .filter(|r| r.observed.as_ref().is_some_and(|o| o.pass() && o.fp8.is_some()))
+                .filter(|r| {
+                    r.observed
+                        .as_ref()
+                        .is_some_and(|o| o.pass() && o.fp8.is_some())
+                })
                 .map(|r| r.location.clone())
                 .collect();
             let (outs, n) = crate::check_ops::anchored_reference(cx, f, &tensors, &probed, &exact)?;
-            tracing::info!(anchored = n, of = fp8_casts, "FP8 casts of computed values anchored to the device's values");
+            tracing::info!(
+                anchored = n,
+                of = fp8_casts,
+                "FP8 casts of computed values anchored to the device's values"
+            );
             if n < fp8_casts {
                 let _ = writeln!(
                     stderr,
@@ -779,19 +792,20 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             }
         }
     }
-    let golden: Option<Vec<crate::report::GoldenRow>> = op_rows.as_ref().filter(|_| check_ops).map(|rows| {
-        rows.iter()
-            .filter_map(|r| {
-                r.observed.as_ref().map(|o| crate::report::GoldenRow {
-                    op: r.op.clone(),
-                    loc: r.location.clone(),
-                    max_abs_error: o.max_abs_error,
-                    tolerance: o.tolerance,
-                    pass: o.pass(),
+    let golden: Option<Vec<crate::report::GoldenRow>> =
+        op_rows.as_ref().filter(|_| check_ops).map(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    r.observed.as_ref().map(|o| crate::report::GoldenRow {
+                        op: r.op.clone(),
+                        loc: r.location.clone(),
+                        max_abs_error: o.max_abs_error,
+                        tolerance: o.tolerance,
+                        pass: o.pass(),
+                    })
                 })
-            })
-            .collect()
-    });
+                .collect()
+        });
     if let Some(dir) = report_dir {
         let dir = Path::new(dir);
         let page = crate::report::html(&crate::report::ReportInput {
@@ -820,7 +834,11 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         }
         let _ = writeln!(stdout, "{line}");
     }
-    Ok(if hardware && numerical && ops_pass { 0 } else { 1 })
+    Ok(if hardware && numerical && ops_pass {
+        0
+    } else {
+        1
+    })
 }
 
 /// How many `nn.cast`s to FP8 in `f`'s body take a computed value (not an
@@ -830,7 +848,6 @@ fn computed_fp8_casts(cx: &ipu_ir::Context, f: ipu_ir::Op) -> usize {
         return 0;
     };
     cx.block_ops(entry)
-        .into_iter()
         .filter(|&op| cx.is(op, "nn.cast"))
         .filter(|&op| {
             cx.results(op).next().is_some_and(|r| {
