@@ -225,6 +225,12 @@ impl ChipConfig {
         let interleaved_start = t.memory.interleaved_start.map_or(Ok(end), u32::try_from);
         let interleaved_start =
             interleaved_start.map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        if t.threads.worker_contexts as usize != WORKERS {
+            return Err(bad(format!(
+                "threads.worker_contexts is {}, but the simulated tile has {WORKERS} worker contexts (the kernel library divides its work over that many)",
+                t.threads.worker_contexts
+            )));
+        }
         if t.exchange.route_latency_base_cycles == 0 {
             return Err(bad(
                 "exchange.route_latency_base_cycles must be at least 1 for the chip simulator"
