@@ -169,6 +169,22 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
     if let Err(e) = validate_phase(phase, target) {
         return Err(vec![e.into()]);
     }
+    verify_valid(
+        phase,
+        schedule,
+        target,
+        lower_bound_of_valid(phase, target).cycles,
+    )
+}
+
+/// [`verify`] of a phase the caller has validated, whose endpoint lower
+/// bound (from [`lower_bound_of_valid`]'s computation) it already holds.
+pub(crate) fn verify_valid(
+    phase: &Phase,
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+) -> Result<(), Vec<VerifyError>> {
     let mut errs: Vec<VerifyError> = Vec::new();
     let word = target.exchange_word_bytes();
     let tiles = target.tiles();
@@ -406,7 +422,6 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
             }
         }
     }
-    let bound = lower_bound_of_valid(phase, target).cycles;
     if schedule.lower_bound != bound {
         errs.push(VerifyError::WrongLowerBound {
             reported: schedule.lower_bound,
