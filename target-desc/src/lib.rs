@@ -671,7 +671,7 @@ impl Target {
     /// `host.link_bytes_per_second`, counted at the tile clock).
     pub fn host_link_cycles(&self, bytes: u64) -> u64 {
         let per_cycle = self.host.link_bytes_per_second / self.chip.clock_hz;
-        if bytes == 0 || !(per_cycle > 0.0) {
+        if bytes == 0 || per_cycle.is_nan() || per_cycle <= 0.0 {
             return 0;
         }
         (bytes as f64 / per_cycle).ceil() as u64
