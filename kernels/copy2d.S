@@ -21,7 +21,9 @@
         .set ROWS, BLOCKS * R
         .set R_LO, ROWS / 6
         .set REM, ROWS % 6
-        .cycles "20 + 6 * (16 + (R_LO + (REM > 0)) * (10 + G))"
+        # Per worker: 11 set-up issues; per row 22, plus the repeat's set-up
+        # and G - 1 bundles when G > 1; 2 more per block change.
+        .cycles "20 + 6 * (11 + (R_LO + (REM > 0)) * (22 + (G > 1) * (G + 1)) + 2 * BLOCKS)"
 
         .text
         .globl copy2d

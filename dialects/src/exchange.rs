@@ -183,11 +183,13 @@ pub static COMPUTE_SET: OpDef = OpDef {
     name: "exchange.compute_set",
     summary: "A compute superstep `sym_name`: every tile makes its copies, then runs the vertices naming it, in \
               order (`label` says which tile op it computes, `cycles` the estimate from the kernels' cycle \
-              formulas).",
+              formulas, `bound` the roofline: the tile ops' arithmetic at the peak rate of their types over \
+              every tile).",
     attributes: &[
         SYM,
         req("label", constraints::STRING_ATTR),
         opt("cycles", I64_ATTR),
+        opt("bound", I64_ATTR),
     ],
     regions: BODY,
     traits: &[Trait::NoTerminator],
@@ -686,7 +688,7 @@ fn body_ops(cx: &Context, op: Op) -> Vec<Op> {
 }
 
 fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    verify_non_negative(cx, op, &["cycles"])?;
+    verify_non_negative(cx, op, &["cycles", "bound"])?;
     let mut vertices = false;
     for o in body_ops(cx, op) {
         if cx.is(o, "exchange.vertex") {

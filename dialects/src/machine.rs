@@ -198,7 +198,7 @@ pub static PACKAGE: OpDef = OpDef {
     name: "machine.package",
     summary: "The metadata of an executable package: the target (name, SHA-256 of its description, tile count, \
               memory base and size), the compiler version, the SHA-256 and (optionally) the text of the nn-dialect \
-              source, the entry points ({name, command, phases}) and the step summaries ({kind, label, cycles?}). \
+              source, the entry points ({name, command, phases}) and the step summaries ({kind, label, cycles?, bound?}: the estimate and the roofline bound). \
               One per module; the `machine.host_stream`, `machine.image` and `machine.tile_data` ops of the module \
               are the rest of the package.",
     attributes: &[
@@ -558,6 +558,9 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             if let Some(c) = s.cycles {
                 e.push(("cycles", u64_attr(cx, c)));
             }
+            if let Some(b) = s.bound {
+                e.push(("bound", u64_attr(cx, b)));
+            }
             dict(cx, e)
         })
         .collect();
@@ -835,7 +838,7 @@ fn decode_package(cx: &Context, op: Op) -> Result<Metadata, Diagnostic> {
         .dicts("steps")?
         .iter()
         .map(|e| {
-            e.only(&["kind", "label", "cycles"])?;
+            e.only(&["kind", "label", "cycles", "bound"])?;
             let kind = e.str("kind")?;
             Ok(StepSummary {
                 kind: step_kind(kind).ok_or_else(|| {
@@ -847,6 +850,11 @@ fn decode_package(cx: &Context, op: Op) -> Result<Metadata, Diagnostic> {
                 label: e.str("label")?.to_string(),
                 cycles: if e.has("cycles") {
                     Some(e.u64("cycles")?)
+                } else {
+                    None
+                },
+                bound: if e.has("bound") {
+                    Some(e.u64("bound")?)
                 } else {
                     None
                 },

@@ -420,6 +420,47 @@ fn shared_image(g: &ipu_package::ImageGroup) -> ipu_isa::link::TileImage {
 /// Loads `pkg` onto a fresh chip of `target`, writes `inputs` (stream name
 /// -> host bytes) through the input layouts, starts every tile of every
 /// group at its `entry`, runs at most `max_cycles`, and reads the outputs.
+/// The program's roofline: the sum of its steps' bounds (each with its
+/// sync); `None` when the package carries no bound (older packages).
+pub fn roofline_cycles(pkg: &Package) -> Option<u64> {
+    let mut any = false;
+    let sum = pkg.meta.steps.iter().fold(0u64, |a, s| {
+        any |= s.bound.is_some();
+        a.saturating_add(s.bound.unwrap_or(0))
+    });
+    any.then_some(sum)
+}
+
+/// Cycles the host link takes for one run's streams: every input stream
+/// in before the run, every output stream out after it, each direction at
+/// the target's host-link rate (load streams come once with the program).
+pub fn host_io_cycles(pkg: &Package, target: &Target) -> u64 {
+    let (mut input, mut output) = (0u64, 0u64);
+    for s in &pkg.meta.streams {
+        let b = s.byte_len().unwrap_or(u64::MAX);
+        match s.direction {
+            Direction::Input => input = input.saturating_add(b),
+            Direction::Output => output = output.saturating_add(b),
+            // Parameters are loaded once with the program, not per run.
+            Direction::Load => {}
+        }
+    }
+    target.host_link_cycles(input) + target.host_link_cycles(output)
+}
+
+/// What `ipu-run` prints after `cycles=C`: ` rooflineCycles=R` (when the
+/// package has bounds), ` hostIoCycles=H cyclesWithHostIo=C+H`.
+pub fn cycle_figures(pkg: &Package, target: &Target, cycles: u64) -> String {
+    let host = host_io_cycles(pkg, target);
+    let roofline = roofline_cycles(pkg)
+        .map(|r| format!(" rooflineCycles={r}"))
+        .unwrap_or_default();
+    format!(
+        "{roofline} hostIoCycles={host} cyclesWithHostIo={}",
+        cycles.saturating_add(host)
+    )
+}
+
 pub fn run_on_chip(
     pkg: &Package,
     target: &Target,

@@ -6,8 +6,8 @@
 //! * `#heatmap`: tile x superstep, coloured by the tile's cycles in the
 //!   superstep (one SVG cell per tile and superstep);
 //! * `#supersteps`: each superstep's simulated cycles against the compile's
-//!   estimate, the exchange lower bound, and a per-superstep bound when one
-//!   is given ([`ReportInput::bounds`], the hook for the roofline);
+//!   estimate, the exchange lower bound, and its roofline bound (the
+//!   package's step bounds, or [`ReportInput::bounds`]) with their ratio;
 //! * `#exchange`: each exchange phase's horizon against its endpoint lower
 //!   bound;
 //! * `#memory`: memory per tile by category and the bytes in use per
@@ -51,8 +51,9 @@ pub struct ReportInput<'a> {
     /// The compile's memory report (absent for a package compiled elsewhere).
     pub memory: Option<&'a MemoryReport>,
     pub verdict: Option<Verdict>,
-    /// Hook: a bound in cycles per superstep (the roofline of the
-    /// performance work, once it exists); drawn and tabled when given.
+    /// A bound in cycles per superstep, its sync included, overriding the
+    /// package's own step bounds (`StepSummary::bound`, the compile's
+    /// roofline) when given.
     pub bounds: Option<&'a [Option<u64>]>,
     /// Hook: the per-op golden table (issue 14, item 1), when there is one.
     pub golden: Option<&'a [GoldenRow]>,
@@ -144,7 +145,37 @@ fn spans(run: &ChipReport) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Per superstep of the run: its cycles with the sync that ends it (to the
+/// release; the last superstep has none).
+fn spans_with_sync(run: &ChipReport) -> Vec<u64> {
+    let mut start = 0;
+    run.supersteps
+        .iter()
+        .map(|s| {
+            let end = s.release_cycle.unwrap_or(s.end_cycle).max(start);
+            let c = end - start;
+            start = end;
+            c
+        })
+        .collect()
+}
+
 impl ReportInput<'_> {
+    /// Superstep `i`'s roofline bound, its sync included.
+    fn bound(&self, i: usize) -> Option<u64> {
+        match self.bounds {
+            Some(b) => b.get(i).copied().flatten(),
+            None => self.pkg.meta.steps.get(i).and_then(|s| s.bound),
+        }
+    }
+
+    /// The program's roofline: the sum of the steps' bounds, when any has one.
+    fn roofline(&self) -> Option<u64> {
+        let n = self.pkg.meta.steps.len().max(self.run.supersteps.len());
+        let bounds: Vec<u64> = (0..n).filter_map(|i| self.bound(i)).collect();
+        (!bounds.is_empty()).then(|| bounds.iter().sum())
+    }
+
     fn step_label(&self, i: usize) -> String {
         self.pkg.meta.steps.get(i).map_or_else(
             || format!("superstep {i} (after the last sync)"),
@@ -235,6 +266,28 @@ fn summary(h: &mut String, r: &ReportInput<'_>) {
     );
     row(h, "supersteps", r.run.supersteps.len().to_string());
     row(h, "simulated cycles", num(r.run.cycles));
+    if let Some(rf) = r.roofline() {
+        row(
+            h,
+            "roofline cycles",
+            format!(
+                "{} (simulated / roofline {:.2})",
+                num(rf),
+                r.run.cycles as f64 / rf.max(1) as f64
+            ),
+        );
+    }
+    let host = crate::device::host_io_cycles(r.pkg, r.target);
+    row(
+        h,
+        "host I/O cycles",
+        format!(
+            "{} (every stream once at the host link's {} GB/s); cycles with host I/O {}",
+            num(host),
+            r.target.host.link_bytes_per_second / 1e9,
+            num(r.run.cycles.saturating_add(host))
+        ),
+    );
     if let Some(v) = r.verdict {
         let pf = |ok: bool| {
             if ok {
@@ -401,7 +454,9 @@ fn supersteps(h: &mut String, r: &ReportInput<'_>) {
             .flatten()
             .map(|(_, lb, _)| r.target.exchange_phase_cycles(lb))
     };
-    let bound = |i: usize| r.bounds.and_then(|b| b.get(i).copied().flatten());
+    let bound = |i: usize| r.bound(i);
+    let with_sync = spans_with_sync(r.run);
+    let has_bounds = (0..steps).any(|i| bound(i).is_some());
     let mut max = 1u64;
     for (i, &(_, c)) in sp.iter().enumerate() {
         let e = r.pkg.meta.steps.get(i).and_then(|s| s.cycles).unwrap_or(0);
@@ -415,13 +470,14 @@ fn supersteps(h: &mut String, r: &ReportInput<'_>) {
     let _ = write!(
         h,
         "<section id=\"supersteps\"><h2>Supersteps: simulated cycles against the estimate and the bounds</h2>\n\
-         <p class=\"note\">Bars: simulated cycles. Black tick: the compile's estimate (kernel cycle formulas; for an exchange, the schedule's horizon plus the phase's fixed cost). Orange tick: an exchange's endpoint lower bound plus the fixed cost. Red tick: the per-superstep bound (the roofline of the performance work) &mdash; {}.</p>\n",
-        if r.bounds.is_some() {
-            "given for this run"
+         <p class=\"note\">Bars: simulated cycles. Black tick: the compile's estimate (kernel cycle formulas; for an exchange, the schedule's horizon plus the phase's fixed cost). Orange tick: an exchange's endpoint lower bound plus the fixed cost. Red tick: the superstep's roofline bound without its sync (compute at the peak rate of the model's types over every tile; an exchange's endpoint bound plus the fixed cost) &mdash; {}. The table compares the simulated cycles with their sync against the bound with its sync.</p>\n",
+        if has_bounds {
+            "from the compile"
         } else {
-            "<b>not computed yet</b>: <code>ReportInput::bounds</code> is the hook"
+            "<b>none in this package</b> (compiled before format 3)"
         }
     );
+    let sync = u64::from(r.target.exchange.sync_cycles);
     svg_open(h, LEFT + W + 80, height, "cycles per superstep", "");
     h.push_str("<g class=\"bars\">\n");
     for (i, &(_, c)) in sp.iter().enumerate() {
@@ -462,16 +518,17 @@ fn supersteps(h: &mut String, r: &ReportInput<'_>) {
             tick(h, lb, "#e8710a");
         }
         if let Some(b) = bound(i) {
-            tick(h, b, "#c62828");
+            tick(h, b.saturating_sub(sync), "#c62828");
         }
         h.push_str("</g>\n");
     }
-    h.push_str("</g></svg>\n<table><tr><th>#</th><th class=\"l\">superstep</th><th>simulated</th><th>estimate</th><th>simulated / estimate</th><th>exchange lower bound</th><th>bound (roofline)</th></tr>\n");
+    h.push_str("</g></svg>\n<table><tr><th>#</th><th class=\"l\">superstep</th><th>simulated</th><th>estimate</th><th>simulated / estimate</th><th>exchange lower bound</th><th>simulated with sync</th><th>bound with sync (roofline)</th><th>simulated / bound</th></tr>\n");
     for (i, &(_, c)) in sp.iter().enumerate() {
         let e = r.pkg.meta.steps.get(i).and_then(|s| s.cycles);
+        let cs = with_sync.get(i).copied().unwrap_or(c);
         let _ = writeln!(
             h,
-            "<tr><td>{i}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{i}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             esc(&r.step_label(i)),
             num(c),
             e.map(num).unwrap_or_else(|| "-".into()),
@@ -479,7 +536,12 @@ fn supersteps(h: &mut String, r: &ReportInput<'_>) {
                 .map(|e| format!("{:.3}", c as f64 / e as f64))
                 .unwrap_or_else(|| "-".into()),
             lb_cycles(i).map(num).unwrap_or_else(|| "-".into()),
-            bound(i).map(num).unwrap_or_else(|| "not computed".into()),
+            num(cs),
+            bound(i).map(num).unwrap_or_else(|| "-".into()),
+            bound(i)
+                .filter(|&b| b > 0)
+                .map(|b| format!("{:.2}", cs as f64 / b as f64))
+                .unwrap_or_else(|| "-".into()),
         );
     }
     h.push_str("</table></section>\n");

@@ -18,7 +18,8 @@
 //! reference interpreter's on the same inputs and prints the verdict lines:
 //!
 //! ```text
-//! tiles=4 cycles=1234                      (profile=FILE tiles=.. cycles=.. with --profile)
+//! tiles=4 cycles=1234 rooflineCycles=700 hostIoCycles=12 cyclesWithHostIo=1246
+//!                                          (profile=FILE tiles=.. cycles=.. with --profile)
 //! referenceMaximumAbsoluteError=0.000977 numericalTest=PASS
 //! package=model.ipuexe tiles=4 hardwareTest=PASS
 //! ```
@@ -671,11 +672,17 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
         let _ = writeln!(
             stdout,
-            "profile={prof} tiles={tiles} cycles={}",
-            run.report.cycles
+            "profile={prof} tiles={tiles} cycles={}{}",
+            run.report.cycles,
+            device::cycle_figures(&pkg, &target, run.report.cycles)
         );
     } else {
-        let _ = writeln!(stdout, "tiles={tiles} cycles={}", run.report.cycles);
+        let _ = writeln!(
+            stdout,
+            "tiles={tiles} cycles={}{}",
+            run.report.cycles,
+            device::cycle_figures(&pkg, &target, run.report.cycles)
+        );
     }
     let hardware = run.hardware_pass();
     let mut numerical = hardware;

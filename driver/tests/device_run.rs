@@ -113,6 +113,7 @@ fn package_with(op: &str, input: u32, tail: &str) -> Package {
             kind: StepKind::Compute,
             label: "@relu".into(),
             cycles: Some(60),
+            bound: None,
         }],
         source: Some(SOURCE.into()),
         probes: Vec::new(),
@@ -474,16 +475,19 @@ fn supersteps_are_profiled_with_their_step_summaries() {
             kind: StepKind::Compute,
             label: "@relu".into(),
             cycles: Some(60),
+            bound: None,
         },
         StepSummary {
             kind: StepKind::Compute,
             label: "@wait".into(),
             cycles: Some(20),
+            bound: None,
         },
         StepSummary {
             kind: StepKind::Sync,
             label: "end".into(),
             cycles: None,
+            bound: None,
         },
     ];
     let file = write("steps.ipuexe", &p);

@@ -223,6 +223,9 @@ pub struct ComputeSet {
     pub label: String,
     /// Estimated cycles (the busiest tile's kernels, by their cycle formulas).
     pub cycles: Option<u64>,
+    /// The roofline bound in cycles, sync excluded: the tile ops'
+    /// arithmetic at the peak rate of their types, spread over every tile.
+    pub bound: Option<u64>,
     /// Operand bytes each tile copies within its memory first (every
     /// transfer's one destination is its source tile).
     pub copies: Vec<Move>,
@@ -845,6 +848,9 @@ impl Program {
         if let Some(cy) = c.cycles {
             attrs.push(("cycles", cx.i64_attr(cy as i64)));
         }
+        if let Some(b) = c.bound {
+            attrs.push(("bound", cx.i64_attr(b as i64)));
+        }
         let op = build_op(cx, "exchange.compute_set", &[], &[], attrs, 1, c.loc);
         let body = cx.entry_block(cx.region(op, 0)).expect("created");
         for m in &c.copies {
@@ -1430,10 +1436,15 @@ impl Program {
                         Some(_) => Some(r.int(op, "cycles")?),
                         None => None,
                     };
+                    let bound = match cx.get_attr(op, "bound") {
+                        Some(_) => Some(r.int(op, "bound")?),
+                        None => None,
+                    };
                     p.steps.push(Step::Compute(ComputeSet {
                         name: r.str(op, "sym_name")?,
                         label: r.str(op, "label")?,
                         cycles,
+                        bound,
                         copies,
                         vertices,
                         loc: cx.op_loc(op),

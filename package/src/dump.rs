@@ -112,7 +112,8 @@ impl fmt::Display for Package {
             writeln!(f, "  steps: {}", m.steps.len())?;
             for (i, s) in m.steps.iter().enumerate() {
                 let cycles = s.cycles.map(|c| format!(" cycles={c}")).unwrap_or_default();
-                writeln!(f, "    {i:>4} {} {}{cycles}", s.kind, s.label)?;
+                let bound = s.bound.map(|c| format!(" bound={c}")).unwrap_or_default();
+                writeln!(f, "    {i:>4} {} {}{cycles}{bound}", s.kind, s.label)?;
             }
         }
 

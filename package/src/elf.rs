@@ -62,7 +62,38 @@ struct MetaSection {
     images: Vec<ImageRecord>,
 }
 
-/// Format 1's metadata: [`Metadata`] without `source`.
+/// A step summary before format 3: [`StepSummary`] without `bound`.
+#[derive(Serialize, Deserialize)]
+struct StepSummaryV2 {
+    kind: crate::model::StepKind,
+    label: String,
+    cycles: Option<u64>,
+}
+
+impl From<StepSummaryV2> for crate::model::StepSummary {
+    fn from(s: StepSummaryV2) -> crate::model::StepSummary {
+        crate::model::StepSummary {
+            kind: s.kind,
+            label: s.label,
+            cycles: s.cycles,
+            bound: None,
+        }
+    }
+}
+
+fn steps_v2(steps: &[crate::model::StepSummary]) -> Vec<StepSummaryV2> {
+    steps
+        .iter()
+        .map(|s| StepSummaryV2 {
+            kind: s.kind,
+            label: s.label.clone(),
+            cycles: s.cycles,
+        })
+        .collect()
+}
+
+/// Format 1's metadata: [`Metadata`] without `source`, its steps without
+/// `bound`.
 #[derive(Deserialize)]
 struct MetadataV1 {
     target: crate::model::TargetInfo,
@@ -70,7 +101,7 @@ struct MetadataV1 {
     source_sha256: Digest,
     entry_points: Vec<crate::model::EntryPoint>,
     streams: Vec<crate::model::HostStream>,
-    steps: Vec<crate::model::StepSummary>,
+    steps: Vec<StepSummaryV2>,
 }
 
 /// Format 1's `.ipu.meta`.
@@ -90,7 +121,7 @@ impl From<MetaSectionV1> for MetaSection {
                 source_sha256: m.source_sha256,
                 entry_points: m.entry_points,
                 streams: m.streams,
-                steps: m.steps,
+                steps: m.steps.into_iter().map(Into::into).collect(),
                 source: None,
                 probes: Vec::new(),
             },
@@ -99,18 +130,73 @@ impl From<MetaSectionV1> for MetaSection {
     }
 }
 
-/// Format 1's `.ipu.meta` for writing: the metadata fields as a tuple
-/// (postcard encodes a struct as its fields in order, like a tuple).
+/// Format 2's metadata: [`Metadata`] with its steps without `bound`.
+#[derive(Deserialize)]
+struct MetadataV2 {
+    target: crate::model::TargetInfo,
+    compiler_version: String,
+    source_sha256: Digest,
+    entry_points: Vec<crate::model::EntryPoint>,
+    streams: Vec<crate::model::HostStream>,
+    steps: Vec<StepSummaryV2>,
+    source: Option<String>,
+}
+
+/// Format 2's `.ipu.meta`.
+#[derive(Deserialize)]
+struct MetaSectionV2 {
+    meta: MetadataV2,
+    images: Vec<ImageRecord>,
+}
+
+impl From<MetaSectionV2> for MetaSection {
+    fn from(v: MetaSectionV2) -> MetaSection {
+        let m = v.meta;
+        MetaSection {
+            meta: Metadata {
+                target: m.target,
+                compiler_version: m.compiler_version,
+                source_sha256: m.source_sha256,
+                entry_points: m.entry_points,
+                streams: m.streams,
+                steps: m.steps.into_iter().map(Into::into).collect(),
+                source: m.source,
+                probes: Vec::new(),
+            },
+            images: v.images,
+        }
+    }
+}
+
+/// Format 1's and 2's `.ipu.meta` for writing: the metadata fields as a
+/// tuple (postcard encodes a struct as its fields in order, like a tuple);
+/// `source` only in format 2.
 #[derive(Serialize)]
 #[allow(clippy::type_complexity)]
-struct MetaSectionV1Ref<'a> {
+struct MetaSectionOldRef<'a> {
     meta: (
         &'a crate::model::TargetInfo,
         &'a String,
         &'a Digest,
         &'a Vec<crate::model::EntryPoint>,
         &'a Vec<crate::model::HostStream>,
-        &'a Vec<crate::model::StepSummary>,
+        Vec<StepSummaryV2>,
+    ),
+    images: Vec<ImageRecord>,
+}
+
+/// Format 2's `.ipu.meta` for writing.
+#[derive(Serialize)]
+#[allow(clippy::type_complexity)]
+struct MetaSectionV2Ref<'a> {
+    meta: (
+        &'a crate::model::TargetInfo,
+        &'a String,
+        &'a Digest,
+        &'a Vec<crate::model::EntryPoint>,
+        &'a Vec<crate::model::HostStream>,
+        Vec<StepSummaryV2>,
+        &'a Option<String>,
     ),
     images: Vec<ImageRecord>,
 }
@@ -165,8 +251,8 @@ impl Package {
         self.to_elf_bytes_version(FORMAT_VERSION)
     }
 
-    /// The file in format `version` (1: without `source`; for tests of
-    /// the reader's compatibility).
+    /// The file in format `version` (1: without `source`; 1 and 2:
+    /// without the steps' `bound`; for tests of the reader's compatibility).
     pub(crate) fn to_elf_bytes_version(&self, version: u32) -> Vec<u8> {
         let mut images = Vec::with_capacity(self.images.len());
         // (section name, bytes) of every image and tile-data section.
@@ -209,24 +295,34 @@ impl Package {
                 postcard::to_stdvec(&self.meta.probes).expect("postcard encodes every probe");
             contents.push((DEBUG_SECTION.to_string(), debug));
         }
+        let m = &self.meta;
         let meta = if version == 1 {
-            let m = &self.meta;
-            postcard::to_stdvec(&MetaSectionV1Ref {
+            postcard::to_stdvec(&MetaSectionOldRef {
                 meta: (
                     &m.target,
                     &m.compiler_version,
                     &m.source_sha256,
                     &m.entry_points,
                     &m.streams,
-                    &m.steps,
+                    steps_v2(&m.steps),
+                ),
+                images,
+            })
+        } else if version == 2 {
+            postcard::to_stdvec(&MetaSectionV2Ref {
+                meta: (
+                    &m.target,
+                    &m.compiler_version,
+                    &m.source_sha256,
+                    &m.entry_points,
+                    &m.streams,
+                    steps_v2(&m.steps),
+                    &m.source,
                 ),
                 images,
             })
         } else {
-            postcard::to_stdvec(&MetaSectionRef {
-                meta: &self.meta,
-                images,
-            })
+            postcard::to_stdvec(&MetaSectionRef { meta: m, images })
         }
         .expect("postcard encodes every metadata value");
 
@@ -466,6 +562,8 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
     }
     let (ms, rest): (MetaSection, &[u8]) = if version == 1 {
         postcard::take_from_bytes::<MetaSectionV1>(meta_bytes).map(|(m, r)| (m.into(), r))
+    } else if version == 2 {
+        postcard::take_from_bytes::<MetaSectionV2>(meta_bytes).map(|(m, r)| (m.into(), r))
     } else {
         postcard::take_from_bytes(meta_bytes)
     }
@@ -615,7 +713,12 @@ mod tests {
                 phases: 1,
             }],
             streams: Vec::new(),
-            steps: Vec::new(),
+            steps: vec![StepSummary {
+                kind: StepKind::Compute,
+                label: "s0 tile.matmul".into(),
+                cycles: Some(1200),
+                bound: Some(700),
+            }],
             source,
             probes: Vec::new(),
         };
@@ -640,10 +743,16 @@ mod tests {
         assert_eq!(back.meta.source, None);
         let mut expected = p.clone();
         expected.meta.source = None;
+        expected.meta.steps[0].bound = None;
         assert_eq!(back, expected);
-        // Version 2 keeps the source.
-        let v2 = p.to_elf_bytes();
-        assert_eq!(Package::from_elf_bytes(&v2).unwrap(), p);
+        // Version 2 keeps the source, not the steps' bounds.
+        let v2 = p.to_elf_bytes_version(2);
+        let mut expected = p.clone();
+        expected.meta.steps[0].bound = None;
+        assert_eq!(Package::from_elf_bytes(&v2).unwrap(), expected);
+        // Version 3 keeps both.
+        let v3 = p.to_elf_bytes();
+        assert_eq!(Package::from_elf_bytes(&v3).unwrap(), p);
     }
 
     #[test]

@@ -42,8 +42,8 @@ pub use model::{
 /// `ET_EXEC`.
 pub const EM_IPU: u16 = 0x4950;
 /// The package format version this crate writes (and the newest it reads).
-/// Version 2 added `Metadata::source`.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 2 added `Metadata::source`, version 3 `StepSummary::bound`.
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format version this crate reads (version 1: no `source`).
 pub const MIN_FORMAT_VERSION: u32 = 1;
 /// Name of the note section carrying version and checksums.

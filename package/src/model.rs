@@ -441,6 +441,11 @@ pub struct StepSummary {
     pub label: String,
     /// Estimated cycles of the step, when known.
     pub cycles: Option<u64>,
+    /// The step's roofline bound in cycles, its sync included: no plan can
+    /// do the step faster on the target (compute at the peak rate of the
+    /// model's types over every tile; an exchange's endpoint bound). `None`
+    /// in files before format 3 and when the compiler did not compute one.
+    pub bound: Option<u64>,
 }
 
 /// What the package was compiled for.

@@ -176,7 +176,7 @@ fn element_types_parse_and_size() {
 fn dump_summarises_metadata_streams_and_images() {
     let text = sample().dump();
     for needle in [
-        "ipu package (format 2)",
+        "ipu package (format 3)",
         "target test16",
         "16 tiles, tile memory [0x40000, 0x50000) = 65536 bytes",
         "compiler 0.1.0",
@@ -187,7 +187,7 @@ fn dump_summarises_metadata_streams_and_images() {
         "w input  tensor<64xf8E4M3FN> (64 bytes, 8 transfers)",
         "y output tensor<4xf32> (16 bytes, 4 transfers)",
         "tile 3 @0x42200 <-> host [12, +4)",
-        "compute @mm0 cycles=4096",
+        "compute @mm0 cycles=4096 bound=2048",
         "images: 3 distinct for 16 tiles (0 idle)",
         "image 0: tiles 0 to 14 step 2 (8 tiles)",
         "code [0x40000, +64)",
@@ -271,7 +271,7 @@ fn llvm_tools_read_the_package() {
     if let Some(s) = run_tool(READELF, &["-n"], &path) {
         assert!(s.contains("IPU"), "llvm-readelf -n lacks the owner:\n{s}");
         // The descriptor starts with the format version, little-endian.
-        assert!(s.contains("description data: 02 00 00 00"), "{s}");
+        assert!(s.contains("description data: 03 00 00 00"), "{s}");
     }
     if let Some(s) = run_tool(OBJDUMP, &["-h"], &path) {
         assert!(s.contains(".ipu.image.1"), "llvm-objdump -h:\n{s}");

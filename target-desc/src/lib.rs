@@ -667,6 +667,16 @@ impl Target {
         self.exchange.phase_fixed_cycles as u64 + horizon
     }
 
+    /// Cycles the host link takes to move `bytes` one way (PCIe at
+    /// `host.link_bytes_per_second`, counted at the tile clock).
+    pub fn host_link_cycles(&self, bytes: u64) -> u64 {
+        let per_cycle = self.host.link_bytes_per_second / self.chip.clock_hz;
+        if bytes == 0 || per_cycle.is_nan() || per_cycle <= 0.0 {
+            return 0;
+        }
+        (bytes as f64 / per_cycle).ceil() as u64
+    }
+
     /// Converts cycles to seconds at the target clock (reporting only).
     pub fn cycles_to_seconds(&self, cycles: u64) -> f64 {
         cycles as f64 / self.chip.clock_hz

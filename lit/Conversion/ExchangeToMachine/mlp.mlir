@@ -27,7 +27,7 @@
 // CHECK-NEXT: machine.code {code_bytes = 1372 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
-// CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
+// CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 318 : i64, cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
 // CHECK-NEXT: machine.host_stream "x" {direction = "input", element = "f16"
 // CHECK-NEXT: machine.host_stream "w1" {direction = "input", element = "f8E4M3FN"
 // CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80980", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 15"}], shape = array<i64: 128>}

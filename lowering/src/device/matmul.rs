@@ -260,6 +260,27 @@ impl DeviceOp for Matmul {
         "tile.matmul"
     }
 
+    /// The MACs at the AMP mode the types select (its MACs per cycle).
+    fn peak_tile_cycles(&self, cx: &Context, op: Op, target: &Target) -> u64 {
+        let (a, _) = shapes(cx, op);
+        let k = a.last().copied().unwrap_or(0).max(0) as u64;
+        let out: u64 = cx
+            .value_shape(cx.result(op, 0))
+            .iter()
+            .map(|&d| d.max(0) as u64)
+            .product();
+        let rate = mode_of(cx, op)
+            .ok()
+            .and_then(|m| {
+                target.amp_mode(
+                    crate::elem::amp_class(m.input),
+                    crate::elem::amp_class(m.partials),
+                )
+            })
+            .map_or(1, |m| u64::from(m.macs_per_cycle.max(1)));
+        (out * k).div_ceil(rate)
+    }
+
     fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
         let (a, b) = shapes(cx, op);
         let (Ok(Form::Plain), Ok(mode)) = (form_of(&a, &b), mode_of(cx, op)) else {

@@ -66,6 +66,43 @@ pub trait DeviceOp: Sync {
     fn reads_operand_buffers(&self) -> bool {
         false
     }
+    /// The cycles one tile would take for tile op `op`'s arithmetic at the
+    /// target's peak rate for the model's types: the roofline spreads them
+    /// over every tile. By default one vector instruction per cycle over the
+    /// op's largest operand or result.
+    fn peak_tile_cycles(&self, cx: &Context, op: Op, target: &Target) -> u64 {
+        vector_peak_tile_cycles(cx, op, target)
+    }
+}
+
+/// Elements and widest element bytes of the tensors an op reads and writes.
+fn tensor_extent(cx: &Context, op: Op) -> (u64, u64) {
+    let mut elements = 0u64;
+    let mut bytes = 1u64;
+    let values = cx.operands(op).iter().copied().chain(cx.results(op));
+    for v in values {
+        if let Some((shape, e)) = cx.tensor_parts(cx.value_type(v)) {
+            let n = shape.iter().map(|&d| d.max(0) as u64).product::<u64>();
+            elements = elements.max(n);
+            let eb = ipu_ir::numeric::storage_bytes(cx.type_kind(e)).unwrap_or(4) as u64;
+            bytes = bytes.max(eb);
+        }
+    }
+    (elements, bytes)
+}
+
+/// One vector instruction per tile cycle (the worker contexts issue in
+/// turn), each on a datapath's worth of the op's widest elements.
+pub fn vector_peak_tile_cycles(cx: &Context, op: Op, target: &Target) -> u64 {
+    let (elements, bytes) = tensor_extent(cx, op);
+    let v = &target.vector;
+    let lanes = match bytes {
+        1 => v.f8_lanes,
+        2 => v.f16_lanes,
+        4 => v.f32_lanes,
+        b => (v.datapath_bits / (8 * b as u32)).max(1),
+    };
+    elements.div_ceil(u64::from(lanes.max(1)))
 }
 
 static DEVICE_OPS: &[&dyn DeviceOp] = &[

@@ -17,6 +17,7 @@ use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Attr, Context, Diagnostic, Op};
 use ipu_reference::ops::OpKind;
+use ipu_target::Target;
 
 pub struct Views;
 
@@ -71,6 +72,11 @@ impl DeviceOp for Views {
 
     fn tile_op(&self) -> &'static str {
         "tile.view"
+    }
+
+    /// Layout only: no arithmetic (its bytes move in exchanges).
+    fn peak_tile_cycles(&self, _cx: &Context, _op: Op, _target: &Target) -> u64 {
+        0
     }
 
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {

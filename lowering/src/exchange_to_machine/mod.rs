@@ -436,6 +436,7 @@ pub(crate) fn plan(
                     kind: StepKind::Compute,
                     label: format!("{} {}", c.name, c.label),
                     cycles: c.cycles,
+                    bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
                 });
             }
             Step::Exchange(ph) => {
@@ -481,6 +482,11 @@ pub(crate) fn plan(
                         schedule.kind.as_str()
                     ),
                     cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
+                    // The endpoint bound: the busiest tile's bytes at the link rate.
+                    bound: Some(
+                        target.exchange_phase_cycles(schedule.lower_bound)
+                            + u64::from(target.exchange.sync_cycles),
+                    ),
                 });
                 let rows = tile_rows(&phase, &schedule.fragments, target);
                 for (tile, entries) in rows.into_iter().enumerate() {

@@ -90,6 +90,8 @@ struct OpenSet {
     loc: Loc,
     copies: Vec<Move>,
     calls: BTreeMap<u32, Vec<Call>>,
+    /// The tile ops' arithmetic at the target's peak, in one tile's cycles.
+    peak_tile_cycles: u64,
 }
 
 pub struct ProgramBuilder<'a> {
@@ -117,6 +119,9 @@ pub struct ProgramBuilder<'a> {
     closed: Option<(OpenSet, u64)>,
     /// Compute sets closed so far (fused ones count again).
     ends: usize,
+    /// Tile ops whose peak work is counted in a compute set's bound (the
+    /// first set each opens).
+    bounded: FxHashSet<Op>,
     pub totals: &'a mut Totals,
 }
 
@@ -143,6 +148,7 @@ impl<'a> ProgramBuilder<'a> {
             open: None,
             closed: None,
             ends: 0,
+            bounded: FxHashSet::default(),
             totals,
         }
     }
@@ -620,6 +626,16 @@ impl<'a> ProgramBuilder<'a> {
     /// Opens compute set `s<set><suffix>` for tile op `op`; the pending local
     /// copies are made first.
     pub fn begin_compute(&mut self, op: Op, suffix: &str, label: &str) {
+        let peak = if self.bounded.insert(op) {
+            crate::device::for_tile(self.cx, op)
+                .map_or(0, |d| d.peak_tile_cycles(self.cx, op, self.target))
+        } else {
+            0
+        };
+        self.open_set(op, suffix, label, peak);
+    }
+
+    fn open_set(&mut self, op: Op, suffix: &str, label: &str, peak: u64) {
         if self.pending_copies.is_empty() {
             if let Some((mut set, cycles)) = self.closed.take() {
                 // Nothing to exchange or copy since the last compute set:
@@ -628,6 +644,7 @@ impl<'a> ProgramBuilder<'a> {
                 self.totals.compute_cycles -= cycles;
                 self.totals.steps -= 1;
                 set.label = format!("{}, {label}", set.label);
+                set.peak_tile_cycles += peak;
                 self.open = Some(set);
                 return;
             }
@@ -659,6 +676,7 @@ impl<'a> ProgramBuilder<'a> {
             loc: self.cx.op_loc(op),
             copies,
             calls: BTreeMap::new(),
+            peak_tile_cycles: peak,
         });
     }
 
@@ -728,6 +746,10 @@ impl<'a> ProgramBuilder<'a> {
             name: open.name.clone(),
             label: open.label.clone(),
             cycles: Some(cycles),
+            bound: Some(
+                open.peak_tile_cycles
+                    .div_ceil(u64::from(self.target.tiles().max(1))),
+            ),
             copies: open.copies.clone(),
             vertices,
             loc: open.loc,
@@ -743,7 +765,8 @@ impl<'a> ProgramBuilder<'a> {
         if self.pending_copies.is_empty() {
             return Ok(());
         }
-        self.begin_compute(op, ".copies", "local copies");
+        // Copies are data movement: no arithmetic of `op` counts here.
+        self.open_set(op, ".copies", "local copies", 0);
         self.end_compute(op)
     }
 
@@ -831,7 +854,9 @@ pub fn call_cycles(c: &Call) -> Result<u64, String> {
 }
 
 /// Estimated cycles of a tile copying `len` bytes within its memory: the
-/// supervisor's byte loop, two instructions per byte.
+/// supervisor's byte loop, two issues per byte, and 8 per copy (the call:
+/// record pointer, `call`, three record loads, `rpt`, `jmp`; see
+/// `exchange_to_machine::emit`'s `memcpy`).
 pub fn copy_cycles(len: u64) -> u64 {
-    2 * len
+    8 + 2 * len
 }
