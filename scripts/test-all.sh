@@ -4,7 +4,8 @@
 # HTML report's test, the LLVM/MLIR 22 dev packages melior builds against,
 # Rust components, the pinned Python environment .venv/ that every
 # Python-running test uses), then formatting, clippy, cargo tests, the lit
-# suite, the MLIR-interop build and tests, and the main job with its report.
+# suite, the MLIR-interop build and tests, the main job with its report, and
+# a short run of every fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +49,9 @@ cargo clippy -p ipu-mlir-import -p ipu-driver --all-targets --features ipu-drive
 cargo test -p ipu-mlir-import --features mlir --quiet 2>&1 | tee -a target/cargo-test.log
 cargo build -p ipu-driver --features mlir --bins --quiet
 IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a target/lit.log
+
+echo "== fuzz: every target of fuzz/ for 15 s (scripts/fuzz.sh)"
+scripts/fuzz.sh 15 2>&1 | tee target/fuzz.log
 
 echo "== main job: the bundled MLP compiled for ipu21 and run on the simulated device"
 cargo build --release --bin ipu-run --quiet

@@ -1366,10 +1366,13 @@ fn fold_tensor_op(cx: &mut Context, op: Op, consts: &[Option<Attr>]) -> FoldResu
     let input = cx.operands(op).first().copied();
     if let Some(input) = input {
         let same_type = cx.value_type(input) == cx.value_type(cx.result(op, 0));
+        let fp8 = tensor_type(cx, cx.value_type(input)).is_ok_and(|t| t.dtype.is_fp8());
         let identity = match &kind {
             OpKind::Reshape { .. } | OpKind::Broadcast { .. } => same_type,
             OpKind::Transpose { perm } => perm.iter().enumerate().all(|(i, &p)| i == p),
-            OpKind::Cast { scale: 0, .. } => same_type,
+            // An FP8 -> FP8 cast re-encodes at its own scale, whatever the
+            // scale its input was made with: not an identity.
+            OpKind::Cast { scale: 0, .. } => same_type && !fp8,
             _ => false,
         };
         if identity {
@@ -1523,7 +1526,11 @@ impl RewritePattern for LosslessCastRoundTrip {
         ) else {
             return false;
         };
-        if cx.value_type(x) != cx.value_type(cx.result(op, 0)) || !widens_exactly(a.dtype, b.dtype)
+        // FP8 x carries its producer's scale; the outer cast re-encodes at
+        // scale 0, which is x itself only when that scale is 0 too.
+        if cx.value_type(x) != cx.value_type(cx.result(op, 0))
+            || !widens_exactly(a.dtype, b.dtype)
+            || a.dtype.is_fp8()
         {
             return false;
         }

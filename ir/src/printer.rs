@@ -733,7 +733,14 @@ fn write_dense(cx: &Context, ty: Type, data: &DenseData, out: &mut String) {
     };
     let ek = cx.type_kind(elem);
     let width = numeric::storage_bytes(ek).unwrap_or(1);
-    let count: usize = shape.iter().map(|&d| d.max(0) as usize).product();
+    // An empty tensor prints as `dense<>`, as MLIR prints it: nested
+    // brackets would be one `[]` per row, however many rows its shape has.
+    if shape.iter().any(|&d| d <= 0) {
+        return;
+    }
+    let count = shape
+        .iter()
+        .fold(1usize, |a, &d| a.saturating_mul(d as usize));
     let element = |i: usize, out: &mut String| {
         let b = &data.bytes[i * width..(i + 1) * width];
         match ek {

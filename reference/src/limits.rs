@@ -34,13 +34,17 @@ pub fn storage_bytes_per_element(dtype: ElementType) -> u64 {
 }
 
 /// Bytes the reference needs for a tensor of `shape` and `dtype`; `None`
-/// when the count overflows `u64`.
+/// when the count overflows `u64`. An empty tensor whose other dimensions
+/// multiply past `u64` counts as overflowing too: its element count taken in
+/// another order (a reversed or permuted shape) would overflow.
 pub fn storage_bytes(shape: &[usize], dtype: ElementType) -> Option<u64> {
-    shape
+    let nonzero = shape
         .iter()
+        .filter(|&&d| d != 0)
         .try_fold(storage_bytes_per_element(dtype), |a, &d| {
             a.checked_mul(d as u64)
-        })
+        })?;
+    Some(if shape.contains(&0) { 0 } else { nonzero })
 }
 
 /// The limit in force: [`MAX_TENSOR_BYTES_VAR`] if set, else the default.
@@ -92,6 +96,29 @@ mod tests {
         assert_eq!(storage_bytes(&[10, 3], ElementType::I8), Some(240));
         assert_eq!(storage_bytes(&[], ElementType::F32), Some(4));
         assert_eq!(storage_bytes(&[usize::MAX, 4], ElementType::F32), None);
+        assert_eq!(storage_bytes(&[0, 1 << 40], ElementType::F32), Some(0));
+        // Empty, but the rest overflows: refused in any order.
+        assert_eq!(
+            storage_bytes(&[0, 1 << 40, 1 << 40], ElementType::F32),
+            None
+        );
+        assert_eq!(
+            storage_bytes(&[1 << 40, 1 << 40, 0], ElementType::F32),
+            None
+        );
+    }
+
+    #[test]
+    fn npy_fortran_order_empty_shape_whose_reverse_overflows_is_refused() {
+        // Found by the `npy` fuzz target: shape (0, ..., 2^40, ...) in
+        // Fortran order is decoded as its reverse, whose running product
+        // overflowed before reaching the 0.
+        let header = "{'descr': '<f2', 'fortran_order': True, 'shape': (0, 32, 3, 1099511627776, 1099511627776, 2), }\n";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        let e = crate::npy::parse_npy(&bytes).unwrap_err().to_string();
+        assert!(e.contains("more than 2^64 bytes"), "{e}");
     }
 
     #[test]

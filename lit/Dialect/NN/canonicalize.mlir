@@ -54,3 +54,21 @@ func.func @lossy_chain_kept(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c2 = nn.cast %c1 : tensor<4xf16> -> tensor<4xf32>
   return %c2 : tensor<4xf32>
 }
+
+// An FP8 value carries the scale its producer gave it; a cast to the same
+// FP8 type re-encodes it at the cast's scale (0 here), so neither the
+// same-type cast nor the round trip through f16 is an identity (found by the
+// differential fuzz target: the device returned the input's encoding).
+// CHECK-LABEL: func.func @fp8_rescale_kept
+func.func @fp8_rescale_kept(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) {
+  // CHECK-NEXT: %0 = nn.cast %arg0 {saturate, scale = 1 : i64} : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  // CHECK-NEXT: %1 = nn.cast %0 {saturate} : tensor<4xf8E4M3FN> -> tensor<4xf8E4M3FN>
+  // CHECK-NEXT: %2 = nn.cast %0 : tensor<4xf8E4M3FN> -> tensor<4xf16>
+  // CHECK-NEXT: %3 = nn.cast %2 {saturate} : tensor<4xf16> -> tensor<4xf8E4M3FN>
+  // CHECK-NEXT: return %1, %3
+  %q = nn.cast %x {saturate, scale = 1} : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  %r = nn.cast %q {saturate} : tensor<4xf8E4M3FN> -> tensor<4xf8E4M3FN>
+  %h = nn.cast %q : tensor<4xf8E4M3FN> -> tensor<4xf16>
+  %s = nn.cast %h {saturate} : tensor<4xf16> -> tensor<4xf8E4M3FN>
+  return %r, %s : tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>
+}

@@ -1,0 +1,301 @@
+# GEMM on the AMP (accumulating matrix product unit).
+#
+#   C[nb][m][0..16] = sum_k A[m][k] * B[nb][k][0..16]      (nb = N / 16 blocks)
+#
+# K is processed in NKC = K / KC chunks of KC (KC x 16 weights fill at most
+# one 4 KiB AMP bank); the first chunk writes C, the others add to it.
+# Layouts (all three in the interleaved region):
+#   A: NKC chunks of M x KC (row-major within a chunk; for NKC = 1 simply
+#      M x K row-major), input type; KC a multiple of the K-block; 8 bytes of
+#      readable slack after A.
+#   B: N/16 x NKC blocks of KC x 16, in that order, each block contiguous;
+#      8*M bytes of readable slack after B.
+#   C: N/16 blocks of M x 16 partials (f32 or f16); 8 bytes of readable slack.
+# State ($m0 at entry, 16 + 6*32 bytes, 4-aligned):
+#   +0 A, +4 B, +8 C, +12 f8 scale (s_A + s_B), +16.. six 32-byte worker records
+#   the kernel fills in itself.
+# Call: `call $m15, <entry>`; returns with `jmp $m15`. Uses $m0-$m14.
+#
+# How it reaches the AMP's peak: the M rows are split over the six workers;
+# each worker streams its rows through the AMP (one AMP instruction per
+# bundle, its partials drained during the next row and stored by the same
+# bundle), and while it does, the memory slots it does not need for inputs
+# and outputs load the *next* weight block into the AMP's shadow bank
+# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks.
+
+        .param TYPE, 1          # 0: f16 in, f32 partials; 1: f16 in, f16 partials;
+                                # 2: f8E4M3FN in, f16 out; 3: f8E5M2 in, f16 out
+        .param M, 64
+        .param K, 128
+        .param N, 128
+        .param KC, 0                     # K-chunk; 0: all of K in one chunk
+
+        .if TYPE == 0
+        .define AMPOP amp.f16f32
+        .set KPI, 2
+        .set PPI, 2
+        .set EB, 2
+        .set PB, 4
+        .endif
+        .if TYPE == 1
+        .define AMPOP amp.f16f16
+        .set KPI, 4
+        .set PPI, 4
+        .set EB, 2
+        .set PB, 2
+        .endif
+        .if TYPE == 2
+        .define AMPOP amp.f8e4f16
+        .set KPI, 8
+        .set PPI, 4
+        .set EB, 1
+        .set PB, 2
+        .endif
+        .if TYPE == 3
+        .define AMPOP amp.f8e5f16
+        .set KPI, 8
+        .set PPI, 4
+        .set EB, 1
+        .set PB, 2
+        .endif
+        .if (TYPE < 0) | (TYPE > 3)
+        .error "TYPE must be 0, 1, 2 or 3"
+        .endif
+
+        .set KB, KPI * 16 / PPI          # the K-block
+        .if KC == 0
+        .set KC, K
+        .endif
+        .if (KC <= 0) | (K % KC != 0)
+        .error "KC must divide K"
+        .endif
+        .set NKC, K / KC
+        .set KPH, KC / KPI               # AMP instructions per row and chunk
+        .set DRAIN, 16 / PPI             # instructions that drain a row
+        .set BLOCK, KC * 16 * EB         # bytes of one weight block
+        .set NB, N / 16
+        .set WORDS, BLOCK / 8
+        .set WPR, (WORDS + M - 1) / M    # next-block weight words loaded per row
+        .set XEVERY, 8 / (KPI * EB)      # AMP instructions per 64-bit input load
+        .set OVERLAP, WPR <= KPH - DRAIN - (NKC > 1)
+        .set R_LO, M / 6
+        .set REM, M % 6
+        .set FIRSTW, BLOCK * (NB * NKC > 1)
+
+        .if (KC % KB != 0) | (K <= 0)
+        .error "K must be a positive multiple of the K-block"
+        .endif
+        .if (N % 16 != 0) | (N <= 0)
+        .error "N must be a positive multiple of 16"
+        .endif
+        .if BLOCK > 4096
+        .error "KC x 16 weights must fit one 4 KiB AMP bank (choose a K-chunk KC)"
+        .endif
+        .if M <= 0
+        .error "M must be positive"
+        .endif
+
+        .cycles "60 + 6 * 21 + BLOCK / 16 + NB * NKC * (6 * (14 + 2 * (NKC > 1) + KPH * (R_LO + (REM > 0)) + DRAIN) + 50 + 40 * (NKC > 1) + (1 - OVERLAP) * BLOCK / 16)"
+
+# One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
+# yet); ACC = 1 when adding to C (the partials of each row stream in through
+# $a4:5, one bundle ahead of the AMP instruction that adds them).
+        .macro ROW first, acc
+        .set P, 0
+        .rept KPH
+        .set S, (P < DRAIN) & (\first == 0)
+        .set X, (P % XEVERY) == (XEVERY - 1)
+        .set L, \acc & ((P < DRAIN - 1) | (P == KPH - 1))
+        .set W, OVERLAP & (P >= DRAIN) & (P < DRAIN + WPR) & ((\acc == 0) | (P < KPH - 1))
+        .if S & X & L
+        { ld2st64 $a2:3, [$m5+=8], $a4:5, [$m9+=8], $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if S & X & (L == 0)
+        { ldst64 $a2:3, [$m5+=8], $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if S & (X == 0) & L
+        { ldst64 $a4:5, [$m9+=8], $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if S & (X == 0) & (L == 0)
+        { st64 $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & X & L
+        { ld2x64 $a2:3, [$m5+=8], $a4:5, [$m9+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & X & (L == 0) & W
+        { ldxw $a2:3, [$m5+=8], [$m7+=8], $m8 ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & X & (L == 0) & (W == 0)
+        { ld64 $a2:3, [$m5+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & (X == 0) & L
+        { ld64 $a4:5, [$m9+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & (X == 0) & (L == 0) & W
+        { wld64 [$m7+=8], $m8 ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .if (S == 0) & (X == 0) & (L == 0) & (W == 0)
+        { nop ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endif
+        .set P, P + 1
+        .endr
+        .endm
+
+        .text
+        .globl gemm_amp
+        .type gemm_amp, @function
+        .align 8
+gemm_amp:
+        ld32 $m1, [$m0+0]
+        ld32 $m2, [$m0+4]
+        ld32 $m3, [$m0+8]
+        ld32 $m4, [$m0+12]
+        # Worker records: x, rows, out, next-weights source, shadow offset, scale.
+        add $m10, $m0, 16
+        setzi $m11, 0
+        setzi $m12, 6
+        rpt $m12, fill_end
+        mul $m13, $m11, R_LO
+        min $m14, $m11, REM
+        add $m13, $m13, $m14
+        cmplt $m14, $m11, REM
+        add $m14, $m14, R_LO
+        st32 $m14, [$m10+4]
+        mul $m14, $m13, KC * EB
+        add $m14, $m14, $m1
+        st32 $m14, [$m10+0]
+        setzi $m14, 0
+        st32 $m14, [$m10+24]
+        mul $m14, $m13, 16 * PB
+        add $m14, $m14, $m3
+        st32 $m14, [$m10+8]
+        mul $m14, $m13, WPR * 8
+        st32 $m14, [$m10+16]
+        add $m14, $m14, $m2
+        add $m14, $m14, FIRSTW
+        st32 $m14, [$m10+12]
+        st32 $m4, [$m10+20]
+        add $m10, $m10, 32
+        add $m11, $m11, 1
+fill_end:
+        # The first weight block, by the supervisor.
+        mov $m5, $m2
+        setzi $m6, 0
+        setzi $m7, BLOCK / 16
+        rpt $m7, load0_end
+        wld128 [$m5+=16], $m6
+load0_end:
+        ampswap
+        setzi $m9, NB * NKC
+        setzi $m8, gemm_amp_worker
+        setzi $m1, 0                   # K-chunk of the next block
+block:
+        add $m10, $m0, 16
+        .rept 6
+        run $m8, $m10
+        add $m10, $m10, 32
+        .endr
+        sync 0
+        add $m9, $m9, -1
+        brz $m9, done
+        .if OVERLAP == 0
+        setzi $m6, 0
+        setzi $m7, BLOCK / 16
+        rpt $m7, loadn_end
+        wld128 [$m5+=16], $m6
+loadn_end:
+        .endif
+        ampswap
+        # The next block: another K-chunk of the same columns (inputs move
+        # on by one chunk, outputs stay and are added to), or the first
+        # chunk of the next 16 columns (inputs back to chunk 0, outputs on).
+        .if NKC > 1
+        add $m1, $m1, 1
+        cmpeq $m13, $m1, NKC
+        brz $m13, next_chunk
+        setzi $m1, 0
+        setzi $m2, 0
+        setzi $m13, (NKC - 1) * M * KC * EB
+        sub $m2, $m2, $m13
+        setzi $m11, M * 16 * PB
+        setzi $m3, 0
+        br deltas_done
+next_chunk:
+        setzi $m2, M * KC * EB
+        setzi $m11, 0
+        setzi $m3, 1
+deltas_done:
+        .else
+        setzi $m11, M * 16 * PB
+        .endif
+        # Weight sources move by one block (back to block 0 when the next
+        # block is the last one).
+        setzi $m12, BLOCK
+        cmpeq $m13, $m9, 1
+        brz $m13, advance
+        setzi $m12, 0
+        setzi $m13, NB * NKC * BLOCK - BLOCK
+        sub $m12, $m12, $m13
+advance:
+        add $m10, $m0, 16
+        setzi $m13, 6
+        rpt $m13, advance_end
+        .if NKC > 1
+        ld32 $m14, [$m10+0]
+        add $m14, $m14, $m2
+        st32 $m14, [$m10+0]
+        st32 $m3, [$m10+24]
+        .endif
+        ld32 $m14, [$m10+8]
+        add $m14, $m14, $m11
+        st32 $m14, [$m10+8]
+        ld32 $m14, [$m10+12]
+        add $m14, $m14, $m12
+        st32 $m14, [$m10+12]
+        add $m10, $m10, 32
+advance_end:
+        br block
+done:
+        jmp $m15
+        .size gemm_amp, . - gemm_amp
+
+        .type gemm_amp_worker, @function
+        .align 8
+gemm_amp_worker:
+        ld32 $m3, [$m0+4]
+        brz $m3, worker_done
+        ld32 $m5, [$m0+0]
+        ld32 $m6, [$m0+8]
+        ld32 $m7, [$m0+12]
+        ld32 $m8, [$m0+16]
+        ld32 $m9, [$m0+20]
+        setscl $m9
+        setzi $m2, KPH
+        ampk $m2
+        add $m3, $m3, -1
+        .if NKC > 1
+        mov $m9, $m6                   # partials in (accumulating chunks)
+        ld32 $m10, [$m0+24]
+        brnz $m10, accumulate
+        .endif
+        { ld64 $a2:3, [$m5+=8] ; zero64 $a4:5 }
+        ROW 1, 0
+        rpt $m3, rows_end
+        ROW 0, 0
+rows_end:
+        .if NKC > 1
+        br drain
+accumulate:
+        ld2x64 $a2:3, [$m5+=8], $a4:5, [$m9+=8]
+        ROW 1, 1
+        rpt $m3, acc_rows_end
+        ROW 0, 1
+acc_rows_end:
+        .endif
+drain:
+        .rept DRAIN
+        { st64 $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
+        .endr
+worker_done:
+        exit
+        .size gemm_amp_worker, . - gemm_amp_worker

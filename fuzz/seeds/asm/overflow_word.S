@@ -1,0 +1,4 @@
+.text
+f: nop
+.data
+.word f + 0x100000000

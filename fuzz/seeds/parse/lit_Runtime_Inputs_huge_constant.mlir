@@ -1,0 +1,4 @@
+func.func @main() -> tensor<10000000000xf32> {
+  %x = nn.constant dense<1.0> : tensor<10000000000xf32>
+  return %x : tensor<10000000000xf32>
+}

@@ -1,0 +1,6 @@
+module {
+  machine.package "test4" {compiler_version = "0.1.0", entry_points = [{command = 0 : i64, name = "main", phases = 1 : i64}], memory_base = "0x4c000", memory_bytes = 638976 : i64, source = "func.func @main(%x: tensor<2x4xf32> {ipu.name = \22x\22}) -> (tensor<2x4xf32> {ipu.name = \22y\22}) {\0A  %y = nn.relu %x : tensor<2x4xf32>\0A  return %y : tensor<2x4xf32>\0A}\0A", source_sha256 = "7327610df1dcd041c81885a5713416c3ea60ca4dd53ce615c59a3c596ffba747", steps = [{cycles = 60 : i64, kind = "compute", label = "@relu"}], target_sha256 = "6ef4d63d25877651ab634404d14104fea5ba8fd15ad9efe473c342b3a97cdc5a", tile_count = 4 : i64}
+  machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 4>}
+  machine.host_stream "y" {direction = "output", element = "f32", layout = [{address = "0xa0000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 4>}
+  machine.image tiles "0 to 1" {code = "0x14c02401000030010000233000000032000000330000290100003a01020040010300402e088002180b0000420880031e00000031", code_address = "0x4c000", data = [], entries = {main = "0x4c000"}, zero = [{address = "0xa0000", len = 16 : i64}]}
+}

@@ -1,0 +1,3 @@
+func.func @f() {
+  %x = test.constant 1 : i32
+}
