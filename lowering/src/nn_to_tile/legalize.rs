@@ -5,9 +5,11 @@
 //! * Row ops (softmax, log-softmax, sum/max/min/mean reductions) whose
 //!   contiguous rows are not whole 64-bit granules read their input padded
 //!   along its last dimension with the reduction's identity (-inf, +inf,
-//!   0), and their result is sliced back; a mean becomes a sum times 1/C.
+//!   0), and their result is sliced back; a mean becomes a sum times 1/C;
+//!   a reduction of no elements is the constant it gives.
 //! * Layer norm over such rows becomes its definition in those padded
 //!   reductions and elementwise ops (in f32).
+//! * A float power with an integer exponent casts the exponent first.
 //! * A matmul with a rank-1 operand gets a dimension of one, and one whose
 //!   K or N no split of the planner can lay out reads operands padded with
 //!   zeros to the AMP's K-block and N-block, its result sliced back.
@@ -158,11 +160,38 @@ impl Rewriter<'_> {
                 let y = self.emit(kind.clone(), &[xp])?;
                 self.unpad(y, *axis, s[*axis]).map(Some)
             }
+            OpKind::Reduce { .. } if self.shape(self.operand(0)).contains(&0) => {
+                // Over no elements: the reduction's value for an empty set
+                // (or an empty result), known at compile time.
+                let x = self.operand(0);
+                let t = self.elem(x).ok_or("has no element type")?;
+                let empty = Tensor::zeros(self.shape(x), t);
+                let c = ipu_reference::evaluate(kind, &[&empty]).map_err(|e| e.to_string())?;
+                self.emit(OpKind::Constant(c), &[]).map(Some)
+            }
             OpKind::Reduce {
                 kind: rk,
                 axes,
                 keepdims,
             } => self.reduce(*rk, axes, *keepdims),
+            OpKind::Pow => {
+                // An integer exponent of a float power, in the base's type.
+                let (x, y) = (self.operand(0), self.operand(1));
+                match (self.elem(x), self.elem(y)) {
+                    (Some(tx), Some(ty)) if tx.is_float() && ty.is_integer() => {
+                        let yf = self.emit(
+                            OpKind::Cast {
+                                to: tx,
+                                saturate: false,
+                                scale: 0,
+                            },
+                            &[y],
+                        )?;
+                        self.emit(OpKind::Pow, &[x, yf]).map(Some)
+                    }
+                    _ => Ok(None),
+                }
+            }
             OpKind::LayerNorm {
                 axis,
                 epsilon,
