@@ -2,7 +2,8 @@
 # to f32 and f16.
 #
 # Rounding is to nearest even; conversions to FP8 saturate (ONNX
-# `saturate=1`), and FP8 values carry a power-of-two scale: an FP8 element q
+# `saturate=1`), or with SAT = 0 (f32 and f16 to FP8) overflow to NaN
+# (f8E4M3FN) or infinity (f8E5M2) as ONNX `saturate=0`; FP8 values carry a power-of-two scale: an FP8 element q
 # stands for q * 2^scale. Conversions from bf16 to FP8 go through f32 and
 # from FP8 to bf16 through f32 (both exact steps), FP8 to FP8 through f16.
 # Buffers hold whole groups (8 elements for FP8 either side, else 4 or 2);
@@ -17,6 +18,7 @@
         .param FROM, 0
         .param TO, 1
         .param N, 1024
+        .param SAT, 1
 
         .set GROUP, 0
         .if (FROM == 0) & (TO == 0)
@@ -484,6 +486,35 @@
         cmpult $m8, $m3, $m5
         mul $m5, $m6, $m8
         .endm
+        # SAT = 0: the saturating conversion gave +-max for every element
+        # that overflows, and the overflow code (NaN for f8E4M3FN, infinity
+        # for f8E5M2) is max + 1 in both formats: add 1 to those bytes. An
+        # element overflows when |x| exceeds $m3 (the largest |x| that
+        # rounds to max at this scale) and is no NaN ($m9: infinity's bits).
+        .set FIX, (SAT == 0) & (FROM <= 1) & (TO >= 3) & (TO <= 4)
+        .if (SAT == 0) & (FIX == 0)
+        .error "SAT = 0 is for casts from f32 or f16 to FP8"
+        .endif
+        .set IEB, 4 - 2 * FROM
+        .macro FIXONE i
+        .if FROM == 0
+        ld32 $m5, [$m2-(32-4*\i)]
+        shl $m6, $m5, 1
+        shr $m6, $m6, 1
+        .else
+        ld16 $m5, [$m2-(16-2*\i)]
+        and $m6, $m5, 0x7fff
+        .endif
+        cmpult $m7, $m3, $m6
+        cmpult $m11, $m9, $m6
+        sub $m7, $m7, $m11
+        ld8 $m12, [$m4-(8-\i)]
+        add $m12, $m12, $m7
+        st8 $m12, [$m4-(8-\i)]
+        .endm
+        .if FIX
+        .set GLEN, GLEN + 8 * (9 - (FROM == 1))
+        .endif
         .if GROUP == 0
         .error "FROM must be 0..4 (5, 6: i32, i64 to f32 or f16) and TO 0..4"
         .endif
@@ -492,7 +523,7 @@
         .set REMG, NG % 6
         .set EB_IN, (FROM == 0) * 4 + ((FROM == 1) | (FROM == 2)) * 2 + ((FROM >= 3) & (FROM <= 4)) + (FROM == 5) * 4 + (FROM == 6) * 8
         .set EB_OUT, (TO == 0) * 4 + ((TO == 1) | (TO == 2)) * 2 + (TO >= 3)
-        .cycles "20 + 6 * (20 + GLEN * (NG_LO + (REMG > 0)))"
+        .cycles "20 + 6 * (20 + 15 * FIX + GLEN * (NG_LO + (REMG > 0)))"
 
         .text
         .globl cast
@@ -526,8 +557,34 @@ cast_worker:
         mul $m7, $m5, GROUP * EB_OUT
         add $m4, $m4, $m7
         setzi $m3, 0
+        .if FIX
+        # The threshold's bits at scale 0 (f8E5M2's tie rounds up, so its
+        # limit is one below), plus the scale in the exponent field.
+        .set TBITS, (FROM == 0) * ((TO == 3) * 0x43E80000 + (TO == 4) * 0x476FFFFF) + (FROM == 1) * ((TO == 3) * 0x5F40 + (TO == 4) * 0x7B7F)
+        .set IBITS, (FROM == 0) * 0x7F800000 + (FROM == 1) * 0x7C00
+        setzi $m3, TBITS & 0xffff
+        sethi $m3, TBITS >> 16
+        setzi $m9, IBITS & 0xffff
+        sethi $m9, IBITS >> 16
+        shl $m10, $m8, 23 - 13 * FROM
+        add $m3, $m3, $m10
+        add $m10, $m9, -1
+        min $m3, $m3, $m10
+        setzi $m10, 0
+        max $m3, $m3, $m10
+        .endif
         rpt $m6, cast_loop_end
         CONVERT
+        .if FIX
+        FIXONE 0
+        FIXONE 1
+        FIXONE 2
+        FIXONE 3
+        FIXONE 4
+        FIXONE 5
+        FIXONE 6
+        FIXONE 7
+        .endif
 cast_loop_end:
 cast_done:
         exit

@@ -146,7 +146,19 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             }
             return s;
         }
-        "cast" => return format!("cast_{}_{}_n{}", elem(p("FROM")), elem(p("TO")), p("N")),
+        "cast" => {
+            let sat = if params.get("SAT") == Some(&0) {
+                "_nosat"
+            } else {
+                ""
+            };
+            return format!(
+                "cast_{}_{}{sat}_n{}",
+                elem(p("FROM")),
+                elem(p("TO")),
+                p("N")
+            );
+        }
         "compare" => {
             return match p("OP") {
                 op @ 0..=2 => format!(

@@ -388,3 +388,57 @@ fn copy2d_relayouts_gemm_output() {
         }
     }
 }
+
+/// Non-saturating casts (SAT = 0) from f32 and f16 to FP8 at several
+/// scales: values near the overflow threshold (its tie), infinities and
+/// NaN against the reference's ONNX `saturate=0` encoding.
+#[test]
+fn non_saturating_casts_overflow_to_nan_or_infinity() {
+    use ipu_reference::Fp8Format;
+    let mut r = rng(4);
+    for from in [0usize, 1] {
+        for (to, fmt) in [(3usize, Fp8Format::E4M3FN), (4, Fp8Format::E5M2)] {
+            for scale in [0i32, -2, 3] {
+                let s = 2f64.powi(scale);
+                let edge = if to == 3 { 464.0 } else { 61440.0 };
+                let mut vals: Vec<f64> = vec![
+                    edge * s,
+                    -edge * s,
+                    edge * s * (1.0 + 1e-3),
+                    edge * s * (1.0 - 1e-3),
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    f64::NAN,
+                    0.0,
+                ];
+                vals.extend((0..40).map(|_| r.gen_range(-1.5..1.5) * edge * s));
+                let n = vals.len();
+                let input: Vec<u8> = vals.iter().flat_map(|&v| encode(v, from, 0)).collect();
+                let t = run_kernel(
+                    "cast",
+                    "cast",
+                    &[
+                        ("FROM", from as i64),
+                        ("TO", to as i64),
+                        ("N", n as i64),
+                        ("SAT", 0),
+                    ],
+                    &[IN0, OUT, scale as u32, 0],
+                    &[(IN0, input.clone())],
+                );
+                let out = t.read(OUT, n).unwrap();
+                let eb = [4usize, 2][from];
+                for i in 0..n {
+                    let x = decode(&input[i * eb..], from, 0) as f32;
+                    let want = fmt.encode_scaled(x, false, scale);
+                    let nan = |c: u8| fmt.decode_scaled(c, 0).is_nan();
+                    assert!(
+                        out[i] == want || (nan(out[i]) && nan(want)),
+                        "cast {from}->{to} scale {scale} [{i}] {x}: {:#x}, want {want:#x}",
+                        out[i]
+                    );
+                }
+            }
+        }
+    }
+}

@@ -84,6 +84,10 @@ fn round_up(v: usize, to: usize) -> usize {
 
 /// Chooses the kernel for `op` (an nn op or its tile.map: both have the
 /// same operands and result) computing `f` over the blocks of `m`.
+/// The unit attribute of a `tile.map` cast to FP8 that overflows to NaN or
+/// infinity (ONNX `saturate=0`) instead of saturating.
+const NONSATURATING: &str = "nonsaturating";
+
 fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, KernelSpec), String> {
     let result = cx.result(op, 0);
     let rshape = cx.value_shape(result);
@@ -110,7 +114,18 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
             return Ok((Choice::Cast, int_cast(code, out, round_up(full, 8))));
         }
         let from = value_elem(cx, input).ok_or("casts from a type without kernels")?;
-        return Ok((Choice::Cast, KernelSpec::cast(from, out, round_up(full, 8))));
+        let mut spec = KernelSpec::cast(from, out, round_up(full, 8));
+        // nn casts to FP8 saturate with `saturate`; tile casts unless marked.
+        let nonsaturating = crate::elem::is_f8(out)
+            && if cx.name_str(op).starts_with("nn.") {
+                cx.get_attr(op, "saturate").is_none()
+            } else {
+                cx.get_attr(op, NONSATURATING).is_some()
+            };
+        if nonsaturating {
+            spec.params.insert("SAT".into(), 0);
+        }
+        return Ok((Choice::Cast, spec));
     }
     let ew = ELEMENTWISE
         .iter()
@@ -274,9 +289,12 @@ impl DeviceOp for Map {
         }
         let result = cx.result(op, 0);
         let to_f8 = value_elem(cx, result).is_some_and(crate::elem::is_f8);
-        if f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none() {
+        let nonsaturating = f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none();
+        let from_f32_f16 = value_elem(cx, cx.operand(op, 0))
+            .is_some_and(|e| matches!(e, ElemType::F32 | ElemType::F16));
+        if nonsaturating && !from_f32_f16 {
             return Err(err(
-                "to FP8 without saturate (overflow becomes NaN) has no kernel: the device's casts saturate; add `saturate`".into(),
+                "to FP8 without saturate (overflow becomes NaN or infinity) has a kernel from f32 and f16 only; cast through one, or add `saturate`".into(),
             ));
         }
         let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
@@ -353,6 +371,9 @@ impl DeviceOp for Map {
         ];
         if let Some(s) = scale {
             attrs.push(("scale", cx.i64_attr(s)));
+        }
+        if nonsaturating {
+            attrs.push((NONSATURATING, ipu_ir::Attr::UNIT));
         }
         let ty = cx.value_type(result);
         Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))
