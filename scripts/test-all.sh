@@ -40,8 +40,8 @@ cargo build --workspace --bins --quiet
 
 echo "== ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
 CONFORMANCE_PROFILE=debug onnx/conformance.sh 2>&1 | tee target/conformance.log
-echo "== ONNX conformance on the device: the node tests of the device ops, compiled for test16, run on the simulator"
-CONFORMANCE_PROFILE=debug onnx/conformance.sh --device test16 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
+echo "== ONNX conformance on the device: the node tests of the device ops, compiled for ipu21, run on the simulator (fails on a case of the baseline that no longer passes)"
+onnx/conformance.sh --device ipu21 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
 
 echo "== MLIR interop (melior, against Debian's LLVM 22)"
 eval "$(scripts/install-mlir-dev.sh)"

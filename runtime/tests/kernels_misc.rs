@@ -235,7 +235,7 @@ fn casts_from_integers() {
         for to in [0usize, 1] {
             let mut vals = integer_cast_inputs(&mut r, wide);
             // An odd count: the last group of two is half used.
-            if vals.len() % 2 == 0 {
+            if vals.len().is_multiple_of(2) {
                 vals.push(-5);
             }
             let n = vals.len();

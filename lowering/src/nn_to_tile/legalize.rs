@@ -220,7 +220,7 @@ impl Rewriter<'_> {
         }
         let outer: usize = s[lo..r - 1].iter().product();
         let len = s[r - 1];
-        ((outer * len * eb) % 8 != 0).then(|| granule_pad(outer, len, eb))
+        (!(outer * len * eb).is_multiple_of(8)).then(|| granule_pad(outer, len, eb))
     }
 
     fn reduce(
