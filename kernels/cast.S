@@ -556,7 +556,9 @@ cast_worker:
         add $m2, $m2, $m7
         mul $m7, $m5, GROUP * EB_OUT
         add $m4, $m4, $m7
+        .if FROM >= 5
         setzi $m3, 0
+        .endif
         .if FIX
         # The threshold's bits at scale 0 (f8E5M2's tie rounds up, so its
         # limit is one below), plus the scale in the exponent field.

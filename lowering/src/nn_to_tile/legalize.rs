@@ -21,13 +21,13 @@ use crate::device::matmul_plan::{plan_matmul, PlanError};
 use crate::elem::value_elem;
 use crate::gemm::{k_chunk, GemmMode, N_BLOCK};
 use ipu_dialects::nn::{build_op, element_type, op_kind};
-use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
+use ipu_ir::{Context, Loc, Op, Value};
 use ipu_reference::ops::ReduceKind;
 use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
 
 /// Rewrites the ops of function `f` the device cannot take as they are.
-pub fn legalize(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     for op in cx.block_ops_vec(entry) {
         if !cx.name_str(op).starts_with("nn.") || cx.results(op).len() != 1 {
@@ -37,17 +37,21 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnost
         let Ok(kind) = op_kind(cx, op) else {
             continue;
         };
-        let mut r = Rewriter { cx, at: op, loc };
+        let mut r = Rewriter {
+            cx,
+            at: op,
+            loc,
+            new_ops: Vec::new(),
+        };
         let new = match r.rewrite(&kind, target) {
             Ok(v) => v,
-            Err(m) => {
-                return Err(Diagnostic::error(
-                    loc,
-                    format!(
-                        "'{}' op cannot be padded for the device: {m}",
-                        r.cx.name_str(op)
-                    ),
-                ))
+            Err(_) => {
+                // A padding that cannot be built (a constant beyond the size
+                // limit): the op stays, and its lowering says why it cannot.
+                for o in r.new_ops.into_iter().rev() {
+                    cx.erase_op(o);
+                }
+                None
             }
         };
         if let Some(v) = new {
@@ -56,7 +60,6 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnost
             cx.erase_op(op);
         }
     }
-    Ok(())
 }
 
 struct Rewriter<'a> {
@@ -64,6 +67,8 @@ struct Rewriter<'a> {
     /// New ops go before this one.
     at: Op,
     loc: Loc,
+    /// The ops inserted so far, erased again when the rewrite fails.
+    new_ops: Vec<Op>,
 }
 
 /// Bytes of a device element of `t` (0 for types the row kernels lack).
@@ -86,6 +91,7 @@ impl Rewriter<'_> {
     fn emit(&mut self, kind: OpKind, operands: &[Value]) -> Result<Value, String> {
         let o = build_op(self.cx, &kind, operands, self.loc)?;
         self.cx.insert_op_before(self.at, o);
+        self.new_ops.push(o);
         Ok(self.cx.result(o, 0))
     }
 
@@ -108,6 +114,8 @@ impl Rewriter<'_> {
 
     /// A constant of `shape` holding `value` in element type `t`.
     fn fill(&mut self, shape: Vec<usize>, t: ElementType, value: f32) -> Result<Value, String> {
+        ipu_reference::check_tensor_size("a padding constant", &shape, t)
+            .map_err(|e| e.to_string())?;
         let n = shape.iter().product();
         let c = Tensor::from_f32(shape, t, vec![value; n]).map_err(|e| e.to_string())?;
         self.emit(OpKind::Constant(c), &[])
@@ -176,9 +184,14 @@ impl Rewriter<'_> {
             } => self.reduce(*rk, axes, *keepdims),
             OpKind::Pow => {
                 // An integer exponent of a float power, in the base's type.
+                // (A constant one is converted at compile time by the map.)
                 let (x, y) = (self.operand(0), self.operand(1));
+                let constant = self
+                    .cx
+                    .defining_op(y)
+                    .is_some_and(|d| self.cx.is(d, "nn.constant"));
                 match (self.elem(x), self.elem(y)) {
-                    (Some(tx), Some(ty)) if tx.is_float() && ty.is_integer() => {
+                    (Some(tx), Some(ty)) if tx.is_float() && ty.is_integer() && !constant => {
                         let yf = self.emit(
                             OpKind::Cast {
                                 to: tx,
