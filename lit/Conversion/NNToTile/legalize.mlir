@@ -97,3 +97,15 @@ func.func @unit_axis(%x: tensor<4x1xf32>) -> tensor<4xf32> {
   %y = nn.reduce_sum %x {axes = array<i64: 1>} : tensor<4x1xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Batch dimensions [2, 1] against [1, 3]: both operands broadcast to [2, 3].
+// CHECK-LABEL: func.func @partial_batch
+// CHECK: kind = "broadcast"{{.*}} -> tensor<2x3x4x16xf16>
+// CHECK: kind = "broadcast"{{.*}} -> tensor<2x3x16x16xf16>
+// CHECK: tile.matmul {{.*}} : (tensor<6x4x16xf16>, tensor<6x16x16xf16>) -> tensor<6x4x16xf16>
+func.func @partial_batch(%a: tensor<2x1x4x16xf16>, %b: tensor<1x3x16x16xf16>) -> tensor<2x3x4x16xf16> {
+  %y = nn.matmul %a, %b : (tensor<2x1x4x16xf16>, tensor<1x3x16x16xf16>) -> tensor<2x3x4x16xf16>
+  return %y : tensor<2x3x4x16xf16>
+}

@@ -385,6 +385,23 @@ impl Rewriter<'_> {
             let y = self.padded_matmul(a2, b2, target, mode, k_block)?;
             return self.emit(OpKind::Reshape { shape: out }, &[y]).map(Some);
         }
+        if let Some((a2, b2)) = self.full_batches(a, b)? {
+            let y = self.emit(OpKind::MatMul, &[a2, b2])?;
+            // The product of full batches is legalized in turn.
+            let (at, product) = (self.at, self.cx.defining_op(y).expect("just built"));
+            self.at = product;
+            let padded = self.matmul(target);
+            self.at = at;
+            return Ok(Some(match padded? {
+                Some(p) => {
+                    // The padded product replaces the plain one.
+                    self.new_ops.retain(|&o| o != product);
+                    self.cx.erase_op(product);
+                    p
+                }
+                None => y,
+            }));
+        }
         let (k, n) = (sa[sa.len() - 1], sb[sb.len() - 1]);
         let m: usize = sa[..sa.len() - 1].iter().product();
         match plan_matmul(
@@ -399,6 +416,37 @@ impl Rewriter<'_> {
             _ => return Ok(None),
         }
         self.padded_matmul(a, b, target, mode, k_block).map(Some)
+    }
+
+    /// Operands whose batch dimensions broadcast against each other only
+    /// partially (`[3, 1]` against `[1, 2]`), broadcast to the full batch:
+    /// the matmul takes batches each side has whole or not at all.
+    fn full_batches(&mut self, a: Value, b: Value) -> Result<Option<(Value, Value)>, String> {
+        let (sa, sb) = (self.shape(a), self.shape(b));
+        let (ba, bb) = (&sa[..sa.len() - 2], &sb[..sb.len() - 2]);
+        if ba.is_empty() || bb.is_empty() {
+            return Ok(None);
+        }
+        let r = ba.len().max(bb.len());
+        let lift = |s: &[usize]| -> Vec<usize> {
+            let mut v = vec![1; r - s.len()];
+            v.extend_from_slice(s);
+            v
+        };
+        let (pa, pb) = (lift(ba), lift(bb));
+        let full: Vec<usize> = pa.iter().zip(&pb).map(|(&x, &y)| x.max(y)).collect();
+        let whole_or_none = |p: &[usize]| p == full.as_slice() || p.iter().all(|&d| d == 1);
+        if whole_or_none(&pa) && whole_or_none(&pb) {
+            return Ok(None);
+        }
+        let mut to = |v: Value, s: &[usize]| -> Result<Value, String> {
+            let mut shape = full.clone();
+            shape.extend_from_slice(&s[s.len() - 2..]);
+            self.emit(OpKind::Broadcast { shape }, &[v])
+        };
+        let a2 = to(a, &sa)?;
+        let b2 = to(b, &sb)?;
+        Ok(Some((a2, b2)))
     }
 
     /// `a x b` with K and N padded with zeros as far as the planner needs.
