@@ -53,22 +53,25 @@ IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a 
 echo "== fuzz: every target of fuzz/ for 15 s (scripts/fuzz.sh)"
 scripts/fuzz.sh 15 2>&1 | tee target/fuzz.log
 
-echo "== main job: the bundled MLP compiled for ipu21 and run on the simulated device"
-cargo build --release --bin ipu-run --quiet
-./target/release/ipu-run --target ipu21 examples/mlp.mlir --write-package target/mlp/model.ipuexe \
-  --profile target/mlp/model.profile.json --report target/mlp --device-lock target/device.lock | tee target/main-job.log
+echo "== main job: the bundled transformer block compiled for ipu21 and run on the simulated device"
+cargo build --release --bin ipu-run --bin ipu-opt --quiet
+./target/release/ipu-run --target ipu21 examples/transformer_block.mlir --write-package target/block/model.ipuexe \
+  --profile target/block/model.profile.json --report target/block --check-ops --device-lock target/device.lock | tee target/main-job.log
 # The package it wrote runs again on its own, with the same verdict.
-./target/release/ipu-run target/mlp/model.ipuexe --device-lock target/device.lock | tee -a target/main-job.log
-[ "$(grep -c 'numericalTest=PASS' target/main-job.log)" = 2 ] && [ "$(grep -c 'hardwareTest=PASS' target/main-job.log)" = 2 ]
-# Its report (target/mlp/report.html, memory.json, memory.txt beside the
+./target/release/ipu-run target/block/model.ipuexe --device-lock target/device.lock | tee -a target/main-job.log
+# The second example, the MLP.
+./target/release/ipu-run --target ipu21 examples/mlp.mlir --device-lock target/device.lock | tee -a target/main-job.log
+[ "$(grep -c 'numericalTest=PASS' target/main-job.log)" = 3 ] && [ "$(grep -c 'hardwareTest=PASS' target/main-job.log)" = 3 ]
+grep -q 'every checked op is within its tolerance' target/main-job.log
+# Its report (target/block/report.html, memory.json, memory.txt beside the
 # profile): the page renders in headless Chromium with every section and one
 # heat-map cell per tile and superstep; the profile has the shape Perfetto
 # reads (and loads in its trace processor where one is at hand).
 py="$(scripts/python-env.sh)"
-"$py" scripts/check-report.py target/mlp/report.html target/mlp/model.profile.json | tee -a target/main-job.log
-"$py" scripts/check-trace.py target/mlp/model.profile.json | tee -a target/main-job.log
-"$py" -c "import json; r = json.load(open('target/mlp/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
-head -n 14 target/mlp/memory.txt
+"$py" scripts/check-report.py target/block/report.html target/block/model.profile.json | tee -a target/main-job.log
+"$py" scripts/check-trace.py target/block/model.profile.json | tee -a target/main-job.log
+"$py" -c "import json; r = json.load(open('target/block/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
+head -n 14 target/block/memory.txt
 
 echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
 # The model comes from PyPI (not committed; no dependencies of its own).

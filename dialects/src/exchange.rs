@@ -8,6 +8,9 @@
 //! * `exchange.host_input`, `exchange.constant`, `exchange.host_output`:
 //!   where a function argument, a constant or a result lives (a buffer and
 //!   the `mapping` of the value's blocks over tiles);
+//! * `exchange.probe`: where a tile op's result is complete (a buffer, the
+//!   `mapping` of its blocks and the compute set `after` which they hold
+//!   it), for per-op checks against the reference; a plain run ignores it;
 //! * the supersteps, in order, each ended by an `exchange.sync`:
 //!   `exchange.compute_set` (per-tile kernel calls, `exchange.vertex`, each
 //!   with its state record of buffer references and words) and
@@ -152,6 +155,30 @@ pub static HOST_OUTPUT: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const TENSOR_TYPE_ATTR: AttrConstraint = AttrConstraint {
+    description: "tensor type attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Type(t) if cx.tensor_parts(*t).is_some()),
+};
+
+pub static PROBE: OpDef = OpDef {
+    name: "exchange.probe",
+    summary: "Where a value of type `type` is complete: `buffer` (blocks laid out by `mapping`) holds it at the end \
+              of compute set `after`. `source` is the location of the op that made it (in the model the program \
+              was compiled from), `op` that op's name. Debug information for per-op checks (`ipu-run \
+              --check-ops`): a plain run ignores it.",
+    attributes: &[
+        BUFFER,
+        MAPPING,
+        req("after", constraints::FLAT_SYMBOL_REF_ATTR),
+        req("type", TENSOR_TYPE_ATTR),
+        req("source", constraints::STRING_ATTR),
+        req("op", constraints::STRING_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(verify_mapping_rank),
+    ..OpDef::EMPTY
+};
+
 pub static COMPUTE_SET: OpDef = OpDef {
     name: "exchange.compute_set",
     summary: "A compute superstep `sym_name`: every tile makes its copies, then runs the vertices naming it, in \
@@ -266,6 +293,7 @@ pub static EXCHANGE_DIALECT: Dialect = Dialect {
         &HOST_INPUT,
         &CONSTANT,
         &HOST_OUTPUT,
+        &PROBE,
         &COMPUTE_SET,
         &VERTEX,
         &COPY,
@@ -623,6 +651,8 @@ fn verify_mapping_rank(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let m = Mapping::from_attr(cx, mapping).map_err(|e| op_error(cx, op, e))?;
     let ty = if cx.num_results(op) == 1 {
         cx.value_type(cx.result(op, 0))
+    } else if let Some(AttrKind::Type(t)) = cx.get_attr(op, "type").map(|a| cx.attr_kind(a)) {
+        *t
     } else if !cx.operands(op).is_empty() {
         cx.value_type(cx.operand(op, 0))
     } else {

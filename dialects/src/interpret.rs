@@ -11,7 +11,25 @@ use rustc_hash::FxHashMap;
 
 /// Evaluates function `f` on `inputs` (one per argument, in order).
 pub fn interpret(cx: &Context, f: Op, inputs: &[Tensor]) -> Result<Vec<Tensor>, Diagnostic> {
-    interpret_at_depth(cx, f, inputs, 0)
+    interpret_at_depth(cx, f, inputs, 0, &mut |_, _, r| Ok(r))
+}
+
+/// What [`interpret_observed`] calls after each op of the function's body:
+/// the op, its operands' values and the results it computed; it returns the
+/// values later ops see (the results, or others in their place).
+pub type Observer<'a> =
+    dyn FnMut(Op, &[&Tensor], Vec<Tensor>) -> Result<Vec<Tensor>, Diagnostic> + 'a;
+
+/// [`interpret`], calling `observe` after each op of `f`'s own body (not of
+/// the functions it calls): per-op checks read each op's inputs and results
+/// there, and can substitute the values later ops see.
+pub fn interpret_observed(
+    cx: &Context,
+    f: Op,
+    inputs: &[Tensor],
+    observe: &mut Observer<'_>,
+) -> Result<Vec<Tensor>, Diagnostic> {
+    interpret_at_depth(cx, f, inputs, 0, observe)
 }
 
 fn interpret_at_depth(
@@ -19,6 +37,7 @@ fn interpret_at_depth(
     f: Op,
     inputs: &[Tensor],
     depth: usize,
+    observe: &mut Observer<'_>,
 ) -> Result<Vec<Tensor>, Diagnostic> {
     if depth > 64 {
         return Err(err(cx, f, "call depth exceeds 64 (recursion?)"));
@@ -83,14 +102,15 @@ fn interpret_at_depth(
                 .nearest_symbol_table(op)
                 .and_then(|t| cx.lookup_symbol(t, &callee))
                 .ok_or_else(|| err(cx, op, format!("calls unknown function @{callee}")))?;
-            let args: Vec<Tensor> = operands.into_iter().cloned().collect();
-            interpret_at_depth(cx, target, &args, depth + 1)?
+            let args: Vec<Tensor> = operands.iter().map(|&t| t.clone()).collect();
+            interpret_at_depth(cx, target, &args, depth + 1, &mut |_, _, r| Ok(r))?
         } else if name.starts_with("nn.") {
             let kind = op_kind(cx, op).map_err(|m| err(cx, op, m))?;
             vec![evaluate(&kind, &operands).map_err(|e| err(cx, op, e))?]
         } else {
             return Err(err(cx, op, "is not supported by the reference interpreter"));
         };
+        let results = observe(op, &operands, results)?;
         for (r, t) in cx.results(op).zip(results) {
             env.insert(r, t);
         }

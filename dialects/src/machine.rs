@@ -7,6 +7,8 @@
 //!   and text, entry points, step summaries); exactly one per module;
 //! * `machine.host_stream`: one per host stream (name, direction, element
 //!   type, shape, layout pieces);
+//! * `machine.probe`: where an op's result can be read (step, op, source
+//!   location, element type, shape, layout pieces): the debug section;
 //! * `machine.image`: one per image group, printed once with its tile set
 //!   (`"0 to 1471 step 2"`): code address, code bytes, entries, zero ranges
 //!   and shared data segments;
@@ -29,8 +31,8 @@ use ipu_ir::opdef::{constraints, AttrConstraint, AttrDef, Dialect, OpDef};
 use ipu_ir::types::{Attr, AttrKind, Loc};
 use ipu_package::{
     DataSegment, Digest, Direction, ElementType, EntryPoint, HostStream, ImageGroup, Metadata,
-    Package, PackageError, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage, TileRun,
-    TileSet, Transfer, ZeroRange,
+    Package, PackageError, Probe, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage,
+    TileRun, TileSet, Transfer, ZeroRange,
 };
 
 const I64_ATTR: AttrConstraint = AttrConstraint {
@@ -238,6 +240,24 @@ pub static HOST_STREAM: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+pub static PROBE: OpDef = OpDef {
+    name: "machine.probe",
+    summary: "Where an op's result can be read (debug information for per-op checks; a plain run ignores it): at \
+              the end of step `step`, the tile bytes of `layout` (as for machine.host_stream) hold the value of \
+              element type `element` and shape `shape` that op `op` at `source` made.",
+    attributes: &[
+        req("step", I64_ATTR),
+        req("op", constraints::STRING_ATTR),
+        req("source", constraints::STRING_ATTR),
+        req("element", constraints::STRING_ATTR),
+        req("shape", I64_ARRAY),
+        req("layout", constraints::DICT_ARRAY_ATTR),
+    ],
+    assembly_format: Some("attr-dict"),
+    verify: Some(|cx, op| decode_probe(cx, op).map(|_| ())),
+    ..OpDef::EMPTY
+};
+
 pub static IMAGE: OpDef = OpDef {
     name: "machine.image",
     summary: "An image group of the package: the tiles running it, its code address and bytes, entry points \
@@ -280,6 +300,7 @@ pub static MACHINE_DIALECT: Dialect = Dialect {
         &EXCHANGE_ROW,
         &PACKAGE,
         &HOST_STREAM,
+        &PROBE,
         &IMAGE,
         &TILE_DATA,
     ],
@@ -552,60 +573,18 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
     for s in &m.streams {
         let name = cx.string_attr(&s.name);
         let dir = cx.string_attr(&s.direction.to_string());
-        let el = cx.string_attr(s.element.name());
-        let shape = cx.i64_array_attr(s.shape.iter().map(|&d| d as i64).collect());
-        let pieces: Vec<Attr> = s
-            .layout
-            .iter()
-            .map(|p| match p {
-                StreamPiece::Single(t) => {
-                    let tile = cx.i64_attr(i64::from(t.tile));
-                    let a = cx.string_attr(&hex_address(t.tile_address));
-                    let o = u64_attr(cx, t.host_offset);
-                    let l = cx.i64_attr(i64::from(t.len));
-                    dict(
-                        cx,
-                        vec![("tile", tile), ("address", a), ("offset", o), ("len", l)],
-                    )
-                }
-                StreamPiece::Regular {
-                    tiles,
-                    tile_address,
-                    host_offset,
-                    host_stride,
-                    len,
-                } => {
-                    let t = cx.string_attr(&tiles_to_string(tiles));
-                    let a = cx.string_attr(&hex_address(*tile_address));
-                    let o = u64_attr(cx, *host_offset);
-                    let st = u64_attr(cx, *host_stride);
-                    let l = cx.i64_attr(i64::from(*len));
-                    dict(
-                        cx,
-                        vec![
-                            ("tiles", t),
-                            ("address", a),
-                            ("offset", o),
-                            ("stride", st),
-                            ("len", l),
-                        ],
-                    )
-                }
-            })
-            .collect();
-        let layout = cx.array_attr(pieces);
-        let op = build(
-            cx,
-            HOST_STREAM.name,
-            vec![
-                ("name", name),
-                ("direction", dir),
-                ("element", el),
-                ("shape", shape),
-                ("layout", layout),
-            ],
-            loc,
-        );
+        let mut attrs = vec![("name", name), ("direction", dir)];
+        attrs.extend(stream_attrs(cx, s));
+        let op = build(cx, HOST_STREAM.name, attrs, loc);
+        cx.append_op(block, op);
+    }
+    for p in &m.probes {
+        let step = cx.i64_attr(i64::from(p.step));
+        let o = cx.string_attr(&p.op);
+        let src = cx.string_attr(&p.source);
+        let mut attrs = vec![("step", step), ("op", o), ("source", src)];
+        attrs.extend(stream_attrs(cx, &p.stream));
+        let op = build(cx, PROBE.name, attrs, loc);
         cx.append_op(block, op);
     }
 
@@ -887,7 +866,55 @@ fn decode_package(cx: &Context, op: Op) -> Result<Metadata, Diagnostic> {
         streams: Vec::new(),
         steps,
         source,
+        probes: Vec::new(),
     })
+}
+
+/// `element`, `shape` and `layout` of a stream's op.
+fn stream_attrs(cx: &mut Context, s: &HostStream) -> Vec<(&'static str, Attr)> {
+    let el = cx.string_attr(s.element.name());
+    let shape = cx.i64_array_attr(s.shape.iter().map(|&d| d as i64).collect());
+    let pieces: Vec<Attr> = s
+        .layout
+        .iter()
+        .map(|p| match p {
+            StreamPiece::Single(t) => {
+                let tile = cx.i64_attr(i64::from(t.tile));
+                let a = cx.string_attr(&hex_address(t.tile_address));
+                let o = u64_attr(cx, t.host_offset);
+                let l = cx.i64_attr(i64::from(t.len));
+                dict(
+                    cx,
+                    vec![("tile", tile), ("address", a), ("offset", o), ("len", l)],
+                )
+            }
+            StreamPiece::Regular {
+                tiles,
+                tile_address,
+                host_offset,
+                host_stride,
+                len,
+            } => {
+                let t = cx.string_attr(&tiles_to_string(tiles));
+                let a = cx.string_attr(&hex_address(*tile_address));
+                let o = u64_attr(cx, *host_offset);
+                let st = u64_attr(cx, *host_stride);
+                let l = cx.i64_attr(i64::from(*len));
+                dict(
+                    cx,
+                    vec![
+                        ("tiles", t),
+                        ("address", a),
+                        ("offset", o),
+                        ("stride", st),
+                        ("len", l),
+                    ],
+                )
+            }
+        })
+        .collect();
+    let layout = cx.array_attr(pieces);
+    vec![("element", el), ("shape", shape), ("layout", layout)]
 }
 
 fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
@@ -902,6 +929,32 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
             )))
         }
     };
+    let name = f.str("name")?.to_string();
+    decode_layout(cx, op, name, direction)
+}
+
+/// A probe: where an op's result is complete ([`PROBE`]).
+fn decode_probe(cx: &Context, op: Op) -> Result<Probe, Diagnostic> {
+    let f = Fields { cx, op };
+    let step = f.int("step")?;
+    let source = f.str("source")?.to_string();
+    let stream = decode_layout(cx, op, source.clone(), Direction::Output)?;
+    Ok(Probe {
+        step,
+        op: f.str("op")?.to_string(),
+        source,
+        stream,
+    })
+}
+
+/// The element type, shape and layout of a stream's or probe's op.
+fn decode_layout(
+    cx: &Context,
+    op: Op,
+    name: String,
+    direction: Direction,
+) -> Result<HostStream, Diagnostic> {
+    let f = Fields { cx, op };
     let element: ElementType = f.with("element", f.str("element")?.parse())?;
     let shape = match cx.attr_kind(f.attr("shape")?) {
         AttrKind::I64Array(v) => v.iter().map(|&d| d as u64).collect(),
@@ -933,7 +986,7 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
         .collect::<Result<Vec<_>, String>>()
         .map_err(|m| f.err(m))?;
     Ok(HostStream {
-        name: f.str("name")?.to_string(),
+        name,
         direction,
         element,
         shape,
@@ -1016,6 +1069,7 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
         .ok_or_else(|| Diagnostic::error(cx.op_loc(module), "the module has no body"))?;
     let mut meta: Option<(Metadata, Op)> = None;
     let mut streams: Vec<(HostStream, Op)> = Vec::new();
+    let mut probes: Vec<Probe> = Vec::new();
     let mut images: Vec<(ImageGroup, Op)> = Vec::new();
     let mut tile_data: Vec<(u32, DataSegment, Op)> = Vec::new();
     for op in cx.block_ops(body) {
@@ -1029,6 +1083,7 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
                 meta = Some((decode_package(cx, op)?, op));
             }
             "machine.host_stream" => streams.push((decode_stream(cx, op)?, op)),
+            "machine.probe" => probes.push(decode_probe(cx, op)?),
             "machine.image" => images.push((decode_image(cx, op)?, op)),
             "machine.tile_data" => {
                 let (t, d) = decode_tile_data(cx, op)?;
@@ -1094,6 +1149,7 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
         images[g].0.tile_data.entry(t).or_default().push(d);
     }
     meta.streams = streams.iter().map(|(s, _)| s.clone()).collect();
+    meta.probes = probes;
     let image_ops: Vec<Op> = images.iter().map(|(_, o)| *o).collect();
     let pkg = Package {
         meta,

@@ -93,6 +93,7 @@ fn sample() -> Package {
             },
         ],
         source: Some(SOURCE.into()),
+        probes: Vec::new(),
     };
     let entries: BTreeMap<String, u32> = [
         ("main".to_string(), 0x4c000),

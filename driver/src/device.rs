@@ -366,6 +366,10 @@ pub struct DeviceRun {
     pub outputs: BTreeMap<String, Vec<u8>>,
     /// Tiles that were started (every tile of every group).
     pub started: Vec<u32>,
+    /// Per probe of the package (in order), its bytes as its step left
+    /// them; `None` for a step the run did not reach (or when probes were
+    /// not asked for: empty).
+    pub probes: Vec<Option<Vec<u8>>>,
 }
 
 impl DeviceRun {
@@ -423,6 +427,19 @@ pub fn run_on_chip(
     entry: &str,
     max_cycles: u64,
 ) -> Result<DeviceRun, String> {
+    run_on_chip_probed(pkg, target, inputs, entry, max_cycles, false)
+}
+
+/// [`run_on_chip`]; with `probes`, also reads every probe of the package
+/// at the end of its step ([`DeviceRun::probes`]).
+pub fn run_on_chip_probed(
+    pkg: &Package,
+    target: &Target,
+    inputs: &BTreeMap<String, Vec<u8>>,
+    entry: &str,
+    max_cycles: u64,
+    probes: bool,
+) -> Result<DeviceRun, String> {
     let mut chip = Chip::new(target).map_err(|e| e.to_string())?;
     // A package's tiles all run every superstep: one that misses a sync is a fault.
     chip.require_all_tiles_at_syncs();
@@ -467,10 +484,29 @@ pub fn run_on_chip(
     }
     let started: Vec<u32> = started.into_iter().map(|(t, _)| t).collect();
     tracing::info!(tile_count = started.len(), "application loaded; running");
-    let (report, faults) = match chip.run(max_cycles) {
+    let wanted: &[ipu_package::Probe] = if probes { &pkg.meta.probes } else { &[] };
+    let mut probed: Vec<Option<Vec<u8>>> = vec![None; wanted.len()];
+    let mut probe_error = None;
+    let mut at_end = |step: usize, chip: &Chip| {
+        for (i, p) in wanted.iter().enumerate() {
+            if p.step as usize != step {
+                continue;
+            }
+            match read_stream(chip, &p.stream) {
+                Ok(b) => probed[i] = Some(b),
+                Err(e) => {
+                    probe_error.get_or_insert(format!("probe of {} at {}: {e}", p.op, p.source));
+                }
+            }
+        }
+    };
+    let (report, faults) = match chip.run_observed(max_cycles, &mut at_end) {
         Ok(r) => (r, Vec::new()),
         Err(e) => (e.report, e.faults),
     };
+    if let Some(e) = probe_error {
+        return Err(e);
+    }
     tracing::info!(
         cycles = report.cycles,
         wall_ms = %format!("{:.1}", report.wall_seconds * 1e3),
@@ -483,6 +519,7 @@ pub fn run_on_chip(
         faults,
         outputs: BTreeMap::new(),
         started,
+        probes: probed,
     };
     if run.hardware_pass() {
         for s in pkg
@@ -491,19 +528,27 @@ pub fn run_on_chip(
             .iter()
             .filter(|s| s.direction == Direction::Output)
         {
-            let len = s.byte_len().ok_or("an output buffer overflows")? as usize;
-            let mut buf = vec![0u8; len];
-            for t in s.transfers() {
-                let b = chip
-                    .read(t.tile, t.tile_address, t.len as usize)
-                    .map_err(|e| format!("stream `{}`: {e}", s.name))?;
-                let at = t.host_offset as usize;
-                buf[at..at + b.len()].copy_from_slice(b);
-            }
+            let buf = read_stream(&chip, s).map_err(|e| format!("stream `{}`: {e}", s.name))?;
             run.outputs.insert(s.name.clone(), buf);
         }
     }
     Ok(run)
+}
+
+/// The host bytes of an output-stream layout, read from tile memory.
+fn read_stream(chip: &Chip, s: &HostStream) -> Result<Vec<u8>, String> {
+    let len = s.byte_len().ok_or("an output buffer overflows")? as usize;
+    let mut buf = vec![0u8; len];
+    for t in s.transfers() {
+        let b = chip
+            .read(t.tile, t.tile_address, t.len as usize)
+            .map_err(|e| e.to_string())?;
+        let at = t.host_offset as usize;
+        buf.get_mut(at..at + b.len())
+            .ok_or("a transfer beyond the buffer")?
+            .copy_from_slice(b);
+    }
+    Ok(buf)
 }
 
 fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {

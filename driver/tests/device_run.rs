@@ -115,6 +115,7 @@ fn package_with(op: &str, input: u32, tail: &str) -> Package {
             cycles: Some(60),
         }],
         source: Some(SOURCE.into()),
+        probes: Vec::new(),
     };
     let p = Package::from_tile_images(meta, (0..2).map(|t| (t, image.clone())));
     p.validate().unwrap();

@@ -624,8 +624,13 @@ fn a_truncated_image_is_refused_or_faults() {
         let e = Package::from_elf_bytes(&bytes[..cut])
             .unwrap_err()
             .to_string();
-        assert!(!e.is_empty(), "cut at {cut}");
-        println!("cut at {cut}: {e}");
+        // The section table sits at the end: any cut loses it.
+        let expected = if cut < 64 {
+            "file is too short to be a package"
+        } else {
+            "malformed ELF structure: section table"
+        };
+        assert!(e.starts_with(expected), "cut at {cut}: {e}");
     }
     // The code of tile 4 up to (not including) its first `sync 1`.
     let tile = 4;

@@ -196,6 +196,25 @@ fn token_end(text: &str, start: usize) -> usize {
     end
 }
 
+/// A location without its file names: `12:3`, `"node"(1:1)`. Keys an op
+/// across two parses of one model (the compile's, and a reference's that
+/// read the text under another name).
+pub fn loc_key(cx: &Context, loc: Loc) -> String {
+    use crate::types::LocKind;
+    match cx.loc_kind(loc) {
+        LocKind::Unknown => "?".into(),
+        LocKind::FileLineCol { line, col, .. } => format!("{line}:{col}"),
+        LocKind::Name { name, child } => format!("{:?}({})", cx.str(*name), loc_key(cx, *child)),
+        LocKind::CallSite { callee, caller } => {
+            format!("{} at {}", loc_key(cx, *callee), loc_key(cx, *caller))
+        }
+        LocKind::Fused { locs, .. } => {
+            let ks: Vec<String> = locs.iter().map(|&l| loc_key(cx, l)).collect();
+            format!("fused[{}]", ks.join(", "))
+        }
+    }
+}
+
 /// A location in MLIR's textual form, without the `loc(...)` wrapper.
 pub fn print_loc(cx: &Context, loc: Loc) -> String {
     let mut s = String::new();

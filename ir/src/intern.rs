@@ -7,7 +7,10 @@ use std::hash::{Hash, Hasher};
 
 pub(crate) struct Interner<T> {
     items: Vec<T>,
-    table: HashTable<u32>,
+    /// (hash, id): the hash is kept so growing the table never rehashes an
+    /// item (a large array or dictionary attribute costs its size to hash),
+    /// and a probe compares hashes before items.
+    table: HashTable<(u64, u32)>,
 }
 
 fn hash_of<T: Hash + ?Sized>(value: &T) -> u64 {
@@ -27,14 +30,15 @@ impl<T: Hash + Eq> Interner<T> {
     pub(crate) fn intern(&mut self, value: T) -> u32 {
         let hash = hash_of(&value);
         let items = &self.items;
-        if let Some(&id) = self.table.find(hash, |&id| items[id as usize] == value) {
+        if let Some(&(_, id)) = self
+            .table
+            .find(hash, |&(h, id)| h == hash && items[id as usize] == value)
+        {
             return id;
         }
         let id = self.items.len() as u32;
         self.items.push(value);
-        let items = &self.items;
-        self.table
-            .insert_unique(hash, id, |&id| hash_of(&items[id as usize]));
+        self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
         id
     }
 

@@ -197,15 +197,25 @@ pub fn unescape(body: &str) -> Result<Vec<u8>, String> {
 /// Escapes a string for printing inside double quotes, as MLIR does:
 /// backslashes doubled, other non-printable bytes and `"` as two hex digits.
 pub fn escape_into(s: &[u8], out: &mut String) {
-    for &c in s {
-        match c {
+    let plain = |c: u8| (0x20..=0x7e).contains(&c) && c != b'\\' && c != b'"';
+    let mut rest = s;
+    while !rest.is_empty() {
+        // Runs of printable bytes are copied whole.
+        let n = rest.iter().position(|&c| !plain(c)).unwrap_or(rest.len());
+        if n > 0 {
+            // Printable ASCII is valid UTF-8.
+            out.push_str(std::str::from_utf8(&rest[..n]).unwrap_or_default());
+            rest = &rest[n..];
+            continue;
+        }
+        match rest[0] {
             b'\\' => out.push_str("\\\\"),
             b'"' => out.push_str("\\22"),
-            0x20..=0x7e => out.push(c as char),
-            _ => {
+            c => {
                 use std::fmt::Write;
                 let _ = write!(out, "\\{c:02X}");
             }
         }
+        rest = &rest[1..];
     }
 }

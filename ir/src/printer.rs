@@ -544,6 +544,10 @@ pub fn write_type(cx: &Context, t: Type, out: &mut String) {
         TypeKind::F64 => out.push_str("f64"),
         TypeKind::F8E4M3FN => out.push_str("f8E4M3FN"),
         TypeKind::F8E5M2 => out.push_str("f8E5M2"),
+        TypeKind::Integer {
+            width: 64,
+            signedness: Signedness::Signless,
+        } => out.push_str("i64"),
         TypeKind::Integer { width, signedness } => {
             let prefix = match signedness {
                 Signedness::Signless => "i",
@@ -654,7 +658,15 @@ pub fn write_attr(cx: &Context, a: Attr, out: &mut String) {
         AttrKind::Unit => out.push_str("unit"),
         AttrKind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         AttrKind::Integer { value, ty } => {
-            let _ = write!(out, "{value} : ");
+            // i128 formatting is slow; almost every value fits an i64.
+            match i64::try_from(*value) {
+                Ok(v) => {
+                    let _ = write!(out, "{v} : ");
+                }
+                Err(_) => {
+                    let _ = write!(out, "{value} : ");
+                }
+            }
             write_type(cx, *ty, out);
         }
         AttrKind::Float { bits, ty } => {

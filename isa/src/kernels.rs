@@ -499,8 +499,13 @@ pub enum RowWalk {
     Columns { inner: usize, pitch: usize },
 }
 
-/// Bytes of the GEMM kernel's state record (A, B, C, scale, six worker records).
-pub const GEMM_STATE_BYTES: usize = 16 + 6 * 32;
+/// Worker contexts every kernel of the library divides its work over (a
+/// target must declare as many: `threads.worker_contexts`).
+pub const WORKER_CONTEXTS: u32 = 6;
+
+/// Bytes of the GEMM kernel's state record (A, B, C, scale, one record per
+/// worker).
+pub const GEMM_STATE_BYTES: usize = 16 + WORKER_CONTEXTS as usize * 32;
 
 /// One specialisation of a library kernel: its source, entry and parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -26,7 +26,7 @@
 // EXCHANGE: label = "tile.map add", sym_name = "s2"
 // EXCHANGE: label = "tile.gather", sym_name = "s3"
 // EXCHANGE: label = "tile.gather", sym_name = "s4"
-// EXCHANGE-NOT: tile.gather
+// EXCHANGE-NOT: label = "tile.gather"
 func.func @main(
     %w: tensor<11x6xf32> {ipu.name = "w"},
     %ids: tensor<2x5xi64> {ipu.name = "ids", ipu.default = dense<[[0, 10, -1, 3, -11], [7, 7, 2, -4, 5]]> : tensor<2x5xi64>},

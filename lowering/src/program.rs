@@ -163,6 +163,22 @@ pub struct HostOutput {
     pub at: Placed,
 }
 
+/// Where a tile op's result is complete: its blocks, at the end of compute
+/// step `after` (debug information for per-op checks; nothing reads it to
+/// run the program).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// Index in [`Program::steps`] of the compute set after which the
+    /// blocks hold the value.
+    pub after: usize,
+    pub at: Placed,
+    /// The location of the op that made the value, in the model compiled,
+    /// without file names ([`ipu_ir::diag::loc_key`]).
+    pub source: String,
+    /// The tile op that made it.
+    pub op: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConstantDecl {
     pub value: Attr,
@@ -272,6 +288,8 @@ pub struct Program {
     pub outputs: Vec<HostOutput>,
     /// Supersteps in order; each ends with a chip-wide sync.
     pub steps: Vec<Step>,
+    /// In the order of their steps.
+    pub probes: Vec<Probe>,
 }
 
 /// Bytes left between buffers in a phase's offset space, so that runs of
@@ -684,7 +702,8 @@ impl Program {
             let op = build_op(cx, "exchange.constant", &[], &[], attrs, 0, c.at.loc);
             cx.append_op(entry, op);
         }
-        for s in &self.steps {
+        let mut probes = self.probes.iter().peekable();
+        for (si, s) in self.steps.iter().enumerate() {
             let op = match s {
                 Step::Compute(c) => self.emit_compute(cx, c),
                 Step::Exchange(p) => self.emit_phase(cx, p),
@@ -692,6 +711,22 @@ impl Program {
             cx.append_op(entry, op);
             let sync = build_op(cx, "exchange.sync", &[], &[], vec![], 0, s.loc());
             cx.append_op(entry, sync);
+            while let Some(pr) = probes.peek().filter(|pr| pr.after == si) {
+                let Step::Compute(c) = &self.steps[pr.after] else {
+                    unreachable!("probes follow compute sets (checked by Program::check)")
+                };
+                let attrs = vec![
+                    ("buffer", buf_ref(cx, pr.at.buffer)),
+                    ("mapping", pr.at.mapping.to_attr(cx)),
+                    ("after", cx.symbol_ref_attr(&c.name)),
+                    ("type", cx.type_attr(pr.at.ty)),
+                    ("source", cx.string_attr(&pr.source)),
+                    ("op", cx.string_attr(&pr.op)),
+                ];
+                let op = build_op(cx, "exchange.probe", &[], &[], attrs, 0, pr.at.loc);
+                cx.append_op(entry, op);
+                probes.next();
+            }
         }
         let mut results = Vec::new();
         for o in &self.outputs {
@@ -1307,6 +1342,8 @@ impl Program {
         }
         let mut expect_sync = false;
         let mut last_step = None;
+        // Probes by the compute set they follow, resolved once all are read.
+        let mut probes: Vec<(Op, String, Probe)> = Vec::new();
         for &op in &ops {
             let name = cx.name_str(op);
             if expect_sync && name != "exchange.sync" {
@@ -1348,6 +1385,25 @@ impl Program {
                         name: r.str(op, "name")?,
                         at: r.placed(op, ty)?,
                     });
+                }
+                "exchange.probe" => {
+                    let Some(AttrKind::Type(ty)) = cx.get_attr(op, "type").map(|a| cx.attr_kind(a))
+                    else {
+                        return Err(r.err(op, "needs a tensor 'type'"));
+                    };
+                    let after = match cx.get_attr(op, "after").map(|a| cx.attr_kind(a)) {
+                        Some(AttrKind::SymbolRef { root, nested }) if nested.is_empty() => {
+                            cx.str(*root).to_string()
+                        }
+                        _ => return Err(r.err(op, "needs 'after', a compute set reference @name")),
+                    };
+                    let probe = Probe {
+                        after: 0,
+                        at: r.placed(op, *ty)?,
+                        source: r.str(op, "source")?,
+                        op: r.str(op, "op")?,
+                    };
+                    probes.push((op, after, probe));
                 }
                 "exchange.compute_set" => {
                     let mut vertices = Vec::new();
@@ -1411,6 +1467,28 @@ impl Program {
                 "is not followed by an exchange.sync; every superstep ends with one",
             ));
         }
+        let sets: FxHashMap<&str, usize> = p
+            .steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| match s {
+                Step::Compute(c) => Some((c.name.as_str(), i)),
+                Step::Exchange(_) => None,
+            })
+            .collect();
+        let mut resolved = Vec::with_capacity(probes.len());
+        for (op, after, mut probe) in probes {
+            probe.after = *sets.get(after.as_str()).ok_or_else(|| {
+                r.err(
+                    op,
+                    format!("probes after @{after}, which is not a compute set of the function"),
+                )
+            })?;
+            resolved.push(probe);
+        }
+        // Stable: probes after one compute set keep their order.
+        resolved.sort_by_key(|pr| pr.after);
+        p.probes = resolved;
         Ok(p)
     }
 }
@@ -1506,7 +1584,16 @@ impl Program {
             .filter_map(|i| i.at.placed())
             .chain(self.constants.iter().filter_map(|c| c.at.placed()))
             .chain(self.outputs.iter().map(|o| o.at.clone()))
+            .chain(self.probes.iter().map(|p| p.at.clone()))
             .collect();
+        for p in &self.probes {
+            if !matches!(self.steps.get(p.after), Some(Step::Compute(_))) {
+                return Err(Diagnostic::error(
+                    p.at.loc,
+                    "probes a value after a step that is not a compute set",
+                ));
+            }
+        }
         let stored = self
             .inputs
             .iter()

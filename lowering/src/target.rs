@@ -46,6 +46,18 @@ pub fn module_target(
     };
     let t = Target::load(&name)
         .map_err(|e| Diagnostic::error(cx.op_loc(module), format!("target '{name}': {e}")))?;
+    // The kernels split their work over the supervisor's workers: six in
+    // every kernel of the library (their state records hold six).
+    if t.threads.worker_contexts != ipu_isa::kernels::WORKER_CONTEXTS {
+        return Err(Diagnostic::error(
+            cx.op_loc(module),
+            format!(
+                "target '{name}': threads.worker_contexts is {}, but the kernel library runs {} workers per tile",
+                t.threads.worker_contexts,
+                ipu_isa::kernels::WORKER_CONTEXTS
+            ),
+        ));
+    }
     let a = cx.string_attr(&name);
     cx.set_attr(module, TARGET_ATTR, a);
     Ok(Arc::new(t))

@@ -414,18 +414,22 @@ fn inexact_mappings_are_refused() {
         e,
         "'tosa.mul' op has a non-zero shift, which nn.mul cannot express at \"err.mlir\":3:8"
     );
-    // nn.matmul is for floats.
-    let e = import_error(
+    // An integer matmul with zero points 0 is exact: nn.matmul takes i32
+    // (the i8 operands widened first).
+    let mut cx = context();
+    let m = import_mlir_source(
+        &mut cx,
+        "int.mlir",
         "func.func @f(%a: tensor<1x2x2xi8>) -> tensor<1x2x2xi32> {\n  \
          %z = \"tosa.const\"() {values = dense<0> : tensor<1xi8>} : () -> tensor<1xi8>\n  \
          %0 = tosa.matmul %a, %a, %z, %z : (tensor<1x2x2xi8>, tensor<1x2x2xi8>, tensor<1xi8>, tensor<1xi8>) -> tensor<1x2x2xi32>\n  \
          return %0 : tensor<1x2x2xi32>\n}\n",
-    );
-    assert!(
-        e.starts_with("'tosa.matmul' op maps to nn.matmul which rejects it: ")
-            && e.ends_with("at \"err.mlir\":3:8"),
-        "{e}"
-    );
+    )
+    .unwrap_or_else(|d| panic!("{}", render(&cx, &d)));
+    let f = func(&cx, m, "f");
+    let a = Tensor::from_i64(vec![1, 2, 2], ElementType::I8, vec![1, -2, 3, 4]).unwrap();
+    let out = interpret(&cx, f, &[a]).unwrap();
+    assert_eq!(out[0].to_i64_vec(), vec![-5, -10, 15, 10]);
     // A matmul accumulating into tensor.empty reads undefined values.
     let e = import_error(
         "func.func @f(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {\n  \

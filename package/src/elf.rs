@@ -13,8 +13,8 @@ use crate::model::{
     DataSegment, Digest, ImageGroup, Metadata, Package, TileImage, TileSet, ZeroRange,
 };
 use crate::{
-    image_section_name, tile_section_name, PackageError, EM_IPU, FORMAT_VERSION, META_SECTION,
-    MIN_FORMAT_VERSION, NOTE_SECTION,
+    image_section_name, tile_section_name, PackageError, DEBUG_SECTION, EM_IPU, FORMAT_VERSION,
+    META_SECTION, MIN_FORMAT_VERSION, NOTE_SECTION,
 };
 
 /// Owner name of the package note (NUL-terminated in the file).
@@ -92,6 +92,7 @@ impl From<MetaSectionV1> for MetaSection {
                 streams: m.streams,
                 steps: m.steps,
                 source: None,
+                probes: Vec::new(),
             },
             images: v.images,
         }
@@ -203,6 +204,11 @@ impl Package {
             contents.push((image_section_name(i), bytes));
         }
         contents.extend(tile_contents);
+        if !self.meta.probes.is_empty() && version > 1 {
+            let debug =
+                postcard::to_stdvec(&self.meta.probes).expect("postcard encodes every probe");
+            contents.push((DEBUG_SECTION.to_string(), debug));
+        }
         let meta = if version == 1 {
             let m = &self.meta;
             postcard::to_stdvec(&MetaSectionV1Ref {
@@ -512,6 +518,11 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
             tile_data,
         });
     }
+    let mut meta = ms.meta;
+    if let Some((_, debug)) = found.remove(DEBUG_SECTION) {
+        meta.probes = postcard::from_bytes(debug)
+            .map_err(|e| PackageError::MetadataParse(format!("section {DEBUG_SECTION}: {e}")))?;
+    }
     if let Some(extra) = found.keys().next() {
         return Err(PackageError::Invalid(format!(
             "section {extra} is not described by the metadata"
@@ -528,10 +539,7 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
         return Err(PackageError::FileChecksumMismatch);
     }
 
-    let package = Package {
-        meta: ms.meta,
-        images,
-    };
+    let package = Package { meta, images };
     package.validate()?;
     Ok(package)
 }
@@ -609,6 +617,7 @@ mod tests {
             streams: Vec::new(),
             steps: Vec::new(),
             source,
+            probes: Vec::new(),
         };
         let image = TileImage {
             code_address: 0x1000,

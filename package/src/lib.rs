@@ -13,7 +13,10 @@
 //!   tiles: its code followed by its shared data segments. Tiles sharing a
 //!   program share one section;
 //! * `.ipu.tile.T` — the data segments only tile `T` holds (weights,
-//!   exchange tables), for tiles that have any.
+//!   exchange tables), for tiles that have any;
+//! * `.ipu.debug` — optional: the [`Probe`]s (where each op's result can be
+//!   read, for per-op checks), postcard-encoded; covered by the file's
+//!   SHA-256, ignored by a plain run.
 //!
 //! [`Package::to_elf_bytes`] writes it deterministically;
 //! [`Package::from_elf_bytes`] checks everything and refuses a damaged file
@@ -30,8 +33,8 @@ pub use elf::{NOTE_DESC_LEN, NOTE_FILE_SHA_OFFSET, NOTE_LEN, NOTE_OWNER, NT_IPU_
 pub use error::PackageError;
 pub use model::{
     DataSegment, Digest, Direction, ElementType, EntryPoint, HostStream, ImageGroup, Metadata,
-    Package, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage, TileRun, TileSet, Transfer,
-    ZeroRange,
+    Package, Probe, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage, TileRun, TileSet,
+    Transfer, ZeroRange,
 };
 
 /// `e_machine` of IPU ELF files: an unassigned value spelling "IP", shared
@@ -47,6 +50,8 @@ pub const MIN_FORMAT_VERSION: u32 = 1;
 pub const NOTE_SECTION: &str = ".note.ipu.package";
 /// Name of the metadata section.
 pub const META_SECTION: &str = ".ipu.meta";
+/// Name of the optional debug section (the probes).
+pub const DEBUG_SECTION: &str = ".ipu.debug";
 /// Prefix of image sections: `.ipu.image.0`, `.ipu.image.1`, ...
 pub const IMAGE_SECTION_PREFIX: &str = ".ipu.image.";
 /// Largest tile count a package may declare.

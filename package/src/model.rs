@@ -480,6 +480,24 @@ pub struct Metadata {
     /// Its SHA-256 is normally `source_sha256`.
     #[serde(default)]
     pub source: Option<String>,
+    /// Where each op's result is complete (debug information for per-op
+    /// checks, `ipu-run --check-ops`); kept in its own section,
+    /// `.ipu.debug`, which a plain run ignores. Empty when there is none.
+    #[serde(skip)]
+    pub probes: Vec<Probe>,
+}
+
+/// Where an op's result can be read: at the end of step `step` (after that
+/// superstep's sync, before the next one starts), the tiles' bytes that
+/// `stream` describes hold it (an output stream's layout).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Probe {
+    pub step: u32,
+    /// The op that made the value (`tile.map`).
+    pub op: String,
+    /// Its location in the compiled model, without file names (`12:3`).
+    pub source: String,
+    pub stream: HostStream,
 }
 
 /// Initialised bytes at an address.

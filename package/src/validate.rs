@@ -85,95 +85,27 @@ impl Package {
 
         let mut stream_names = BTreeSet::new();
         for s in &self.meta.streams {
-            let err = |message: String| PackageError::Stream {
-                stream: s.name.clone(),
-                message,
-            };
             if s.name.is_empty() || !stream_names.insert(s.name.as_str()) {
-                return Err(err("stream name is empty or declared twice".into()));
+                return Err(PackageError::Stream {
+                    stream: s.name.clone(),
+                    message: "stream name is empty or declared twice".into(),
+                });
             }
-            let host_len = s
-                .byte_len()
-                .ok_or_else(|| err("the buffer size overflows 64 bits".into()))?;
-            let mut count = 0u64;
-            for p in &s.layout {
-                match p {
-                    crate::StreamPiece::Regular { tiles, .. } => {
-                        check_tiles(tiles, t.tile_count, || format!("stream `{}`", s.name))?;
-                        count += tiles.len();
-                    }
-                    crate::StreamPiece::Single(_) => count += 1,
-                }
+            check_stream(s, &s.name, t, &owner)?;
+        }
+        let steps = self.meta.steps.len();
+        for (i, p) in self.meta.probes.iter().enumerate() {
+            let what = format!("probe {i} ({} at {})", p.op, p.source);
+            if p.step as usize >= steps {
+                return Err(PackageError::Stream {
+                    stream: what,
+                    message: format!(
+                        "probes after step {}, but the program has {steps} steps",
+                        p.step
+                    ),
+                });
             }
-            if count > MAX_STREAM_TRANSFERS {
-                return Err(err(format!(
-                    "the layout has {count} transfers, more than the limit of {MAX_STREAM_TRANSFERS}"
-                )));
-            }
-            let mut host_ranges = Vec::new();
-            for tr in s.transfers() {
-                if tr.tile >= t.tile_count {
-                    return Err(PackageError::TileOutOfRange {
-                        tile: u64::from(tr.tile),
-                        tile_count: t.tile_count,
-                        context: format!("stream `{}`", s.name),
-                    });
-                }
-                if tr.len == 0 {
-                    return Err(err(format!("an empty transfer to tile {}", tr.tile)));
-                }
-                let tile_end = u64::from(tr.tile_address) + u64::from(tr.len);
-                if u64::from(tr.tile_address) < u64::from(t.memory_base)
-                    || tile_end > t.memory_end()
-                {
-                    return Err(err(format!(
-                        "tile {} range [{:#x}, {tile_end:#x}) lies outside tile memory [{:#x}, {:#x})",
-                        tr.tile,
-                        tr.tile_address,
-                        t.memory_base,
-                        t.memory_end()
-                    )));
-                }
-                let host_end = tr
-                    .host_offset
-                    .checked_add(u64::from(tr.len))
-                    .filter(|&e| e <= host_len)
-                    .ok_or_else(|| {
-                        err(format!(
-                            "tile {} host range at offset {} (+{}) exceeds the {host_len}-byte buffer",
-                            tr.tile, tr.host_offset, tr.len
-                        ))
-                    })?;
-                if owner[tr.tile as usize] == IDLE {
-                    return Err(err(format!("tile {} runs no image", tr.tile)));
-                }
-                if s.direction == Direction::Output {
-                    host_ranges.push((tr.host_offset, host_end, tr.tile));
-                }
-            }
-            if s.direction == Direction::Output {
-                host_ranges.sort_unstable();
-                let mut covered = 0u64;
-                for &(start, end, tile) in &host_ranges {
-                    if start < covered {
-                        return Err(err(format!(
-                            "host bytes [{start}, {}) are written by more than one tile (tile {tile} among them)",
-                            covered.min(end)
-                        )));
-                    }
-                    if start > covered {
-                        return Err(err(format!(
-                            "host bytes [{covered}, {start}) are written by no tile"
-                        )));
-                    }
-                    covered = end;
-                }
-                if covered != host_len {
-                    return Err(err(format!(
-                        "host bytes [{covered}, {host_len}) are written by no tile"
-                    )));
-                }
-            }
+            check_stream(&p.stream, &what, t, &owner)?;
         }
         Ok(())
     }
@@ -267,6 +199,102 @@ impl Package {
 }
 
 /// Every run well-formed and inside `0..tile_count`.
+/// Checks one stream's layout (for a host stream or a probe, named `what`):
+/// transfers inside tile memory on tiles that run an image, inside the host
+/// buffer, and an output's host bytes covered exactly once.
+fn check_stream(
+    s: &crate::model::HostStream,
+    what: &str,
+    t: &crate::model::TargetInfo,
+    owner: &[u32],
+) -> Result<(), PackageError> {
+    let err = |message: String| PackageError::Stream {
+        stream: what.to_string(),
+        message,
+    };
+    let host_len = s
+        .byte_len()
+        .ok_or_else(|| err("the buffer size overflows 64 bits".into()))?;
+    let mut count = 0u64;
+    for p in &s.layout {
+        match p {
+            crate::StreamPiece::Regular { tiles, .. } => {
+                check_tiles(tiles, t.tile_count, || format!("stream `{what}`"))?;
+                count += tiles.len();
+            }
+            crate::StreamPiece::Single(_) => count += 1,
+        }
+    }
+    if count > MAX_STREAM_TRANSFERS {
+        return Err(err(format!(
+            "the layout has {count} transfers, more than the limit of {MAX_STREAM_TRANSFERS}"
+        )));
+    }
+    let mut host_ranges = Vec::new();
+    for tr in s.transfers() {
+        if tr.tile >= t.tile_count {
+            return Err(PackageError::TileOutOfRange {
+                tile: u64::from(tr.tile),
+                tile_count: t.tile_count,
+                context: format!("stream `{what}`"),
+            });
+        }
+        if tr.len == 0 {
+            return Err(err(format!("an empty transfer to tile {}", tr.tile)));
+        }
+        let tile_end = u64::from(tr.tile_address) + u64::from(tr.len);
+        if u64::from(tr.tile_address) < u64::from(t.memory_base) || tile_end > t.memory_end() {
+            return Err(err(format!(
+                "tile {} range [{:#x}, {tile_end:#x}) lies outside tile memory [{:#x}, {:#x})",
+                tr.tile,
+                tr.tile_address,
+                t.memory_base,
+                t.memory_end()
+            )));
+        }
+        let host_end = tr
+            .host_offset
+            .checked_add(u64::from(tr.len))
+            .filter(|&e| e <= host_len)
+            .ok_or_else(|| {
+                err(format!(
+                    "tile {} host range at offset {} (+{}) exceeds the {host_len}-byte buffer",
+                    tr.tile, tr.host_offset, tr.len
+                ))
+            })?;
+        if owner[tr.tile as usize] == IDLE {
+            return Err(err(format!("tile {} runs no image", tr.tile)));
+        }
+        if s.direction == Direction::Output {
+            host_ranges.push((tr.host_offset, host_end, tr.tile));
+        }
+    }
+    if s.direction == Direction::Output {
+        host_ranges.sort_unstable();
+        let mut covered = 0u64;
+        for &(start, end, tile) in &host_ranges {
+            if start < covered {
+                return Err(err(format!(
+                    "host bytes [{start}, {}) are written by more than one tile (tile {tile} among them)",
+                    covered.min(end)
+                )));
+            }
+            if start > covered {
+                return Err(err(format!(
+                    "host bytes [{covered}, {start}) are written by no tile"
+                )));
+            }
+            covered = end;
+        }
+        if covered != host_len {
+            return Err(err(format!(
+                "host bytes [{covered}, {host_len}) are written by no tile"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn check_tiles(
     tiles: &TileSet,
     tile_count: u32,

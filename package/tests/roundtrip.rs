@@ -337,3 +337,38 @@ fn files_are_written_and_read() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn probes_round_trip_in_the_debug_section() {
+    let plain = sample();
+    let mut p = plain.clone();
+    let mut stream = p.meta.streams[0].clone();
+    stream.direction = Direction::Output;
+    stream.name = "probe".into();
+    p.meta.probes = vec![Probe {
+        step: 1,
+        op: "tile.map".into(),
+        source: "12:3".into(),
+        stream,
+    }];
+    p.validate().expect("probe is valid");
+    let bytes = p.to_elf_bytes();
+    let back = Package::from_elf_bytes(&bytes).expect("reads back");
+    assert_eq!(back.meta.probes, p.meta.probes);
+    // Only a package with probes carries the section.
+    let names = |b: &[u8]| {
+        use object::{Object as _, ObjectSection as _};
+        let f = object::File::parse(b).unwrap();
+        f.sections()
+            .filter_map(|s| s.name().ok().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    assert!(names(&bytes).iter().any(|n| n == DEBUG_SECTION));
+    assert!(!names(&plain.to_elf_bytes())
+        .iter()
+        .any(|n| n == DEBUG_SECTION));
+    // A probe past the last step is refused.
+    p.meta.probes[0].step = p.meta.steps.len() as u32;
+    let e = p.validate().unwrap_err().to_string();
+    assert!(e.contains("probe 0 (tile.map at 12:3)"), "{e}");
+}

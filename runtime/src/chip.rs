@@ -225,6 +225,12 @@ impl ChipConfig {
         let interleaved_start = t.memory.interleaved_start.map_or(Ok(end), u32::try_from);
         let interleaved_start =
             interleaved_start.map_err(|_| bad("memory does not fit 32-bit addresses".into()))?;
+        if t.threads.worker_contexts as usize != WORKERS {
+            return Err(bad(format!(
+                "threads.worker_contexts is {}, but the simulated tile has {WORKERS} worker contexts (the kernel library divides its work over that many)",
+                t.threads.worker_contexts
+            )));
+        }
         if t.exchange.route_latency_base_cycles == 0 {
             return Err(bad(
                 "exchange.route_latency_base_cycles must be at least 1 for the chip simulator"
@@ -896,6 +902,18 @@ impl Chip {
     /// pass cycle `start + max_cycles` (start: the lowest running tile's
     /// cycle). Runs on the current rayon pool.
     pub fn run(&mut self, max_cycles: u64) -> Result<ChipReport, RunError> {
+        self.run_observed(max_cycles, &mut |_, _| {})
+    }
+
+    /// [`Chip::run`], calling `at_end(s, chip)` when superstep `s` has
+    /// ended cleanly (every tile at the sync or halted, every capture
+    /// resolved), before any tile runs on: tile memory then holds what
+    /// superstep `s` left (a debugger's or a golden check's view).
+    pub fn run_observed(
+        &mut self,
+        max_cycles: u64,
+        at_end: &mut dyn FnMut(usize, &Chip),
+    ) -> Result<ChipReport, RunError> {
         let t0 = Instant::now();
         let start = self
             .slots
@@ -998,6 +1016,7 @@ impl Chip {
                     tiles_synced: 0,
                     tiles,
                 });
+                at_end(index, self);
                 return Ok(self.report(ChipOutcome::Halted, t0.elapsed().as_secs_f64()));
             };
             let release = last + self.cfg.sync_cycles;
@@ -1018,6 +1037,9 @@ impl Chip {
                 tiles,
             });
             self.fabric.prune_before(release);
+            // The tiles are released but have not run: memory is as the
+            // superstep left it.
+            at_end(index, self);
         }
     }
 

@@ -32,6 +32,10 @@
 // CHECK-NEXT: machine.host_stream "w1" {direction = "input", element = "f8E4M3FN"
 // CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80980", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 15"}], shape = array<i64: 128>}
 // CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16"
+// Probes: where each op's result can be read after a step (for --check-ops).
+// CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.matmul", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 3 : i64}
+// CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.map", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 5 : i64}
+// CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.map", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 5 : i64}
 // CHECK-NEXT: machine.image tiles "0" {code =
 // CHECK: machine.image tiles "1 to 7" {code =
 // CHECK: machine.image tiles "8 to 15" {code =

@@ -48,6 +48,9 @@
 // CHECK-NEXT: exchange.vertex {kernel = "elementwise", name = "ew_copy_f16_n128", params = {N = 128 : i64, OP = 28 : i64, TYPE = 1 : i64}, record = [@s1.partials, 0 : i64, @s1.result], tiles = "0 to 7"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
+// The reduction completes the matmul: a probe names where its result can be
+// read after that sync, for `ipu-run --check-ops`.
+// CHECK-NEXT: exchange.probe {after = @s1.reduce, buffer = @s1.result, mapping = {grid = array<i64: 1, 8>, tiles = array<i64: 0, 1>}, op = "tile.matmul", source = "{{[0-9]+}}:3", type = tensor<8x128xf16>}
 // CHECK-NEXT: exchange.phase attributes {bytes = 240 : i64, gap = 7 : i64, horizon = 15 : i64, initial_horizon = 15 : i64, kind = "compact-streams", local_bytes = 16 : i64, lower_bound = 8 : i64, moves = "operand #1 of s2 tile.map", patterns = ["tiles 1..2 -> -1, 16 B each (2 transfers)", "tiles 3..4 -> -2, 16 B each (2 transfers)", "tiles 5..6 -> -3, 16 B each (2 transfers)", "tiles 7..8 -> -4, 16 B each (2 transfers)", "tiles 9..10 -> -5, 16 B each (2 transfers)", "tiles 11..12 -> -6, 16 B each (2 transfers)", "tiles 13..14 -> -7, 16 B each (2 transfers)", "tile 15 -> tile 7, 16 B"], row_words = 11 : i64, sym_name = "x2", transfers = 15 : i64} {
 // CHECK-NEXT: exchange.move {dst = @s2.operand1, runs = [array<i64: 7, 2, 0, 1, 0, 2, 1, 1, 0, 0, 16, 1, -16, 1, 1, 0, 0, 16, 0>, array<i64: 1, 0, 0, 0, 0, 1, 15, 0, 0, 0, 16, 0, 0, 1, 1, 7, 0, 16, 0>], src = @input2}
 // CHECK-NEXT: }
@@ -58,6 +61,8 @@
 // CHECK-NEXT: exchange.vertex {kernel = "elementwise", name = "ew_gelu_f16_n128", params = {N = 128 : i64, OP = 17 : i64, TYPE = 1 : i64}, record = [@s2.result, 0 : i64, @s3.result], tiles = "0 to 7"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.probe {after = @s2, buffer = @s2.result, {{.*}} op = "tile.map", source = "{{[0-9]+}}:3", type = tensor<8x128xf16>}
+// CHECK-NEXT: exchange.probe {after = @s2, buffer = @s3.result, {{.*}} op = "tile.map", source = "{{[0-9]+}}:3", type = tensor<8x128xf16>}
 // CHECK-NEXT: %0 = exchange.host_output {buffer = @s3.result, mapping = {grid = array<i64: 1, 8>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x128xf16>
 // CHECK-NEXT: return %0 : tensor<8x128xf16>
 

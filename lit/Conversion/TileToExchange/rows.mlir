@@ -49,6 +49,7 @@
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s2.stats_in], tiles = "0"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.probe {after = @s1.combine, buffer = @s1.result, {{.*}} op = "tile.reduce", source = "{{[0-9]+}}:3", type = tensor<2xf32>}
 // CHECK-NEXT: exchange.phase attributes {bytes = 240 : i64, gap = 6 : i64, horizon = 66 : i64, initial_horizon = 67 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 60 : i64, moves = "row statistics of s2 tile.softmax", patterns = ["tiles 1..15 -> tile 0, 16 B each (15 transfers)"], row_words = 34 : i64, sym_name = "x1", transfers = 15 : i64} {
 // CHECK-NEXT: exchange.move {dst = @s2.stats_in, runs = [array<i64: 1, 0, 0, 0, 0, 15, 1, 1, 0, 0, 16, 0, 16, 1, 1, 0, 0, 16, 0>], src = @s2.stats}
 // CHECK-NEXT: }
@@ -65,6 +66,7 @@
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32", params = {C = 32 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, @s2.row_stats, 0 : i64, 0 : i64, @s2.result], tiles = "0 to 15"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.probe {after = @s2.apply, buffer = @s2.result, {{.*}} op = "tile.softmax", source = "{{[0-9]+}}:3", type = tensor<2x512xf32>}
 // CHECK-NEXT: exchange.phase attributes {bytes = 1920 : i64, gap = 7 : i64, horizon = 39 : i64, initial_horizon = 39 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 32 : i64, moves = "operand #1 of s3 tile.layer_norm", patterns = ["tile 0 -> tiles 1..15, 128 B"], row_words = 6 : i64, sym_name = "x3", transfers = 1 : i64} {
 // CHECK-NEXT: exchange.move {dst = @s3.operand1, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 0, 1, 15, 1, 1, 0, 0>], src = @input2}
 // CHECK-NEXT: }
@@ -78,6 +80,7 @@
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @input2, @input3, @s3.result], tiles = "0"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
+// CHECK-NEXT: exchange.probe {after = @s3, buffer = @s3.result, {{.*}} op = "tile.layer_norm", source = "{{[0-9]+}}:3", type = tensor<16x64xf16>}
 // CHECK-NEXT: %0 = exchange.host_output {buffer = @s1.result, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 16>}, name = "s"} : tensor<2xf32>
 // CHECK-NEXT: %1 = exchange.host_output {buffer = @s2.result, mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}, name = "p"} : tensor<2x512xf32>
 // CHECK-NEXT: %2 = exchange.host_output {buffer = @s3.result, mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}, name = "n"} : tensor<16x64xf16>

@@ -269,6 +269,10 @@ fn map_fn_of_nn(name: &str) -> Option<MapFn> {
 }
 
 impl DeviceOp for Map {
+    fn reads_operand_buffers(&self) -> bool {
+        true
+    }
+
     fn nn_ops(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = ELEMENTWISE.iter().map(|r| r.nn).collect();
         v.push("nn.cast");

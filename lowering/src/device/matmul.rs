@@ -248,6 +248,10 @@ fn reshape(cx: &mut Context, v: Value, shape: &[i64], at: Op, loc: Loc, tiles: u
 }
 
 impl DeviceOp for Matmul {
+    fn reads_operand_buffers(&self) -> bool {
+        true
+    }
+
     fn nn_ops(&self) -> Vec<&'static str> {
         vec!["nn.matmul"]
     }

@@ -60,6 +60,12 @@ pub trait DeviceOp: Sync {
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic>;
     /// tile -> exchange: the supersteps of tile op `op`.
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic>;
+    /// Whether its tile op reads operands only from operand buffers the
+    /// exchange fills, so a value only such ops read needs no blocks of
+    /// its own (a home).
+    fn reads_operand_buffers(&self) -> bool {
+        false
+    }
 }
 
 static DEVICE_OPS: &[&dyn DeviceOp] = &[

@@ -15,7 +15,7 @@
 
 use super::rows::{
     alloc_temps, at_zero, check_fits, check_recorded, row_elem, row_grids, row_walk, stage_call,
-    uniform_blocks, walk_of, Calls, Slot, SlotWords,
+    walk_of, Calls, Slot, SlotWords,
 };
 use super::{block_bytes_of, build_op, DeviceOp, TileEnv};
 use crate::geometry::{blocks, elem_bytes, mapping_of, Layout, Run};
@@ -373,12 +373,8 @@ fn reduce_plan(
 /// The producer's layout of the input, when one kernel reads its blocks.
 fn producer_cut(env: &TileEnv, cx: &Context, op: Op) -> Option<Mapping> {
     let x = cx.operand(op, 0);
-    let shape = cx.value_shape(x);
-    let m = env.mappings.get(&x)?;
-    let fits = m.grid.len() == shape.len()
-        && m.last_tile() < env.target.tiles() as i64
-        && uniform_blocks(&shape, &m.grid);
-    fits.then(|| m.clone())
+    // Any dimension may be cut: no range must stay whole.
+    super::rows::producer_cut(env, x, &cx.value_shape(x), 0, 0)
 }
 
 impl DeviceOp for Reduce {

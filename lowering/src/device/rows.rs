@@ -370,13 +370,16 @@ pub(crate) fn alloc_temps(
 
 pub struct Softmax;
 
-/// How the tiles of a softmax run it.
-enum SoftmaxPlan {
-    /// Each tile holds whole rows.
+/// How the tiles of a row op (softmax, layer norm) run it.
+enum RowPlan {
+    /// Each tile holds whole rows (a layer norm: and the whole scale and
+    /// bias).
     Whole(Calls),
-    /// The axis is cut into `groups` pieces over tiles: each tile's pieces'
-    /// statistics are gathered onto the tile of the rows' first piece,
-    /// combined there, sent back, and each piece normalised.
+    /// The axis (a layer norm: its first normalized dimension) is cut into
+    /// `groups` pieces over tiles: each piece's statistics are gathered
+    /// onto the tile of the rows' first piece, combined there, sent back,
+    /// and each piece normalised (a layer norm: with its columns of the
+    /// scale and bias).
     Cut {
         groups: usize,
         rows: usize,
@@ -386,21 +389,21 @@ enum SoftmaxPlan {
     },
 }
 
-impl SoftmaxPlan {
+impl RowPlan {
     /// The kernel the tile op records: the one every tile calls first on
     /// its input.
     fn kernel(&self) -> String {
         match self {
-            SoftmaxPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
-            SoftmaxPlan::Cut { stats, .. } => stats.name(),
+            RowPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
+            RowPlan::Cut { stats, .. } => stats.name(),
         }
     }
 
     /// Cycles of the calls of the busiest tile.
     fn cycles(&self) -> Result<u64, String> {
         match self {
-            SoftmaxPlan::Whole(c) => c.cycles(),
-            SoftmaxPlan::Cut {
+            RowPlan::Whole(c) => c.cycles(),
+            RowPlan::Cut {
                 stats,
                 combine,
                 apply,
@@ -414,10 +417,8 @@ impl SoftmaxPlan {
     fn estimate(&self, target: &Target) -> Result<u64, String> {
         let c = self.cycles()?;
         Ok(match self {
-            SoftmaxPlan::Whole(_) => c,
-            SoftmaxPlan::Cut { groups, rows, .. } => {
-                c + cut_exchange_cycles(*groups, *rows, target)
-            }
+            RowPlan::Whole(_) => c,
+            RowPlan::Cut { groups, rows, .. } => c + cut_exchange_cycles(*groups, *rows, target),
         })
     }
 }
@@ -430,7 +431,7 @@ fn softmax_calls(
     axis: usize,
     log: bool,
     m: &Mapping,
-) -> Result<SoftmaxPlan, String> {
+) -> Result<RowPlan, String> {
     let block = m.block_shape(shape);
     let (outer, len, inner) = walk_of(&block, axis, axis + 1);
     if m.grid[axis] > 1 {
@@ -453,7 +454,7 @@ fn softmax_calls(
                 "cuts its axis over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
             ));
         }
-        return Ok(SoftmaxPlan::Cut {
+        return Ok(RowPlan::Cut {
             groups: groups as usize,
             rows: outer,
             stats: KernelSpec::softmax_stats(e, outer, len),
@@ -469,7 +470,7 @@ fn softmax_calls(
             Slot::Input,
             Slot::Out,
         );
-        return Ok(SoftmaxPlan::Whole(calls));
+        return Ok(RowPlan::Whole(calls));
     }
     // f16 columns: cast to f32, softmax in place, cast back.
     let walk = row_walk(len, inner, ElemType::F32)?;
@@ -495,7 +496,7 @@ fn softmax_calls(
         t,
         Slot::Out,
     );
-    Ok(SoftmaxPlan::Whole(calls))
+    Ok(RowPlan::Whole(calls))
 }
 
 /// Axis, log flag, shape and element type of a softmax (nn or tile op).
@@ -520,10 +521,10 @@ fn softmax_plan(
     op: Op,
     target: &Target,
     producer: Option<Mapping>,
-) -> Result<(Mapping, SoftmaxPlan), String> {
+) -> Result<(Mapping, RowPlan), String> {
     let (axis, log, shape, e) = softmax_of(cx, op)?;
     let tiles = target.tiles() as i64;
-    let try_one = |m: &Mapping| -> Result<SoftmaxPlan, (bool, String)> {
+    let try_one = |m: &Mapping| -> Result<RowPlan, (bool, String)> {
         let eb = e.bytes() as i64;
         let block = block_bytes_of(m, &shape, eb);
         let f32_copy = if e == ElemType::F16
@@ -537,21 +538,35 @@ fn softmax_plan(
         check_fits(2 * block + f32_copy, &shape, m, target).map_err(whole_rows)?;
         softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
     };
+    let whole = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles);
+    cheapest_row_plan(producer, whole, axis, shape[axis], target, try_one)
+}
+
+/// The producer's layout when `try_one` takes it, else the cheapest, by
+/// the plans' estimates, of the first of the whole-row grids `whole` that
+/// works and each of them with dimension `axis` (of extent `extent`) cut
+/// over the tiles it leaves idle.
+fn cheapest_row_plan(
+    producer: Option<Mapping>,
+    whole: Vec<Vec<i64>>,
+    axis: usize,
+    extent: i64,
+    target: &Target,
+    mut try_one: impl FnMut(&Mapping) -> Result<RowPlan, (bool, String)>,
+) -> Result<(Mapping, RowPlan), String> {
     if let Some(pm) = producer {
         if let Ok(p) = try_one(&pm) {
             return Ok((pm, p));
         }
     }
-    let whole: Vec<Mapping> = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles)
-        .into_iter()
-        .map(at_zero)
-        .collect();
-    let (wm, wp) = first_plan(whole.clone(), try_one)?;
+    let tiles = target.tiles() as i64;
+    let whole: Vec<Mapping> = whole.into_iter().map(at_zero).collect();
+    let (wm, wp) = first_plan(whole.clone(), &mut try_one)?;
     let mut best = (wp.estimate(target)?, wm, wp);
     for base in whole {
         let used: i64 = base.grid.iter().product();
-        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
-            if shape[axis] % k != 0 {
+        for k in 2..=(tiles / used.max(1)).min(extent) {
+            if extent % k != 0 {
                 continue;
             }
             let mut m = base.clone();
@@ -625,8 +640,8 @@ impl DeviceOp for Softmax {
             "tile.softmax"
         };
         match plan {
-            SoftmaxPlan::Whole(calls) => run_row_op(b, op, &m, &calls, &[], label),
-            SoftmaxPlan::Cut {
+            RowPlan::Whole(calls) => run_row_op(b, op, &m, &calls, &[], label),
+            RowPlan::Cut {
                 groups,
                 rows,
                 stats,
@@ -950,52 +965,6 @@ fn flat_rect(shape: &[i64], start: i64, len: i64) -> Option<(Vec<i64>, Vec<i64>)
     None
 }
 
-/// How the tiles of a layer norm run it.
-enum LnPlan {
-    /// Each tile holds whole rows (and the whole scale and bias).
-    Whole(Calls),
-    /// The first normalized dimension is cut into `groups` pieces over
-    /// tiles: each piece's [mean, var] gathered onto the tile of the rows'
-    /// first piece, combined into [mean, rstd], sent back, and each piece
-    /// normalised with its columns of the scale and bias.
-    Cut {
-        groups: usize,
-        rows: usize,
-        stats: KernelSpec,
-        combine: KernelSpec,
-        apply: KernelSpec,
-    },
-}
-
-impl LnPlan {
-    fn kernel(&self) -> String {
-        match self {
-            LnPlan::Whole(c) => c.kernel().map(KernelSpec::name).unwrap_or_default(),
-            LnPlan::Cut { stats, .. } => stats.name(),
-        }
-    }
-
-    fn cycles(&self) -> Result<u64, String> {
-        match self {
-            LnPlan::Whole(c) => c.cycles(),
-            LnPlan::Cut {
-                stats,
-                combine,
-                apply,
-                ..
-            } => Ok(kernel_cycles(stats)? + kernel_cycles(combine)? + kernel_cycles(apply)?),
-        }
-    }
-
-    fn estimate(&self, target: &Target) -> Result<u64, String> {
-        let c = self.cycles()?;
-        Ok(match self {
-            LnPlan::Whole(_) => c,
-            LnPlan::Cut { groups, rows, .. } => c + cut_exchange_cycles(*groups, *rows, target),
-        })
-    }
-}
-
 /// Estimated cycles a cut row op adds: two phases (gathering each row's
 /// pairs, sending them back) and two supersteps.
 fn cut_exchange_cycles(groups: usize, rows: usize, target: &Target) -> u64 {
@@ -1044,7 +1013,7 @@ fn param_rects(
     Ok(out)
 }
 
-fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<LnPlan, String> {
+fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<RowPlan, String> {
     let (axis, eps, shape, e) = layer_norm_of(cx, op)?;
     let params = cx.operands(op).len() - 1;
     let block = m.block_shape(&shape);
@@ -1068,7 +1037,7 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<LnPlan, String>
             ));
         }
         param_rects(cx, op, &shape, axis, m)?;
-        return Ok(LnPlan::Cut {
+        return Ok(RowPlan::Cut {
             groups: groups as usize,
             rows: outer,
             stats: KernelSpec::ln_stats(e, outer, len),
@@ -1082,7 +1051,7 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<LnPlan, String>
         Slot::Input,
         Slot::Out,
     );
-    Ok(LnPlan::Whole(calls))
+    Ok(RowPlan::Whole(calls))
 }
 
 /// As softmax: the producer's layout when it works, else the cheapest of
@@ -1093,12 +1062,12 @@ fn layer_norm_plan(
     op: Op,
     target: &Target,
     producer: Option<Mapping>,
-) -> Result<(Mapping, LnPlan), String> {
+) -> Result<(Mapping, RowPlan), String> {
     let (axis, _, shape, e) = layer_norm_of(cx, op)?;
     let params = cx.operands(op).len() - 1;
     let rank = shape.len();
     let tiles = target.tiles() as i64;
-    let try_one = |m: &Mapping| -> Result<LnPlan, (bool, String)> {
+    let try_one = |m: &Mapping| -> Result<RowPlan, (bool, String)> {
         let eb = e.bytes() as i64;
         let bs = m.block_shape(&shape);
         let piece: i64 = bs[axis..].iter().product();
@@ -1106,34 +1075,8 @@ fn layer_norm_plan(
         check_fits(need, &shape, m, target).map_err(whole_rows)?;
         layer_norm_calls(cx, op, m).map_err(|e| (false, e))
     };
-    if let Some(pm) = producer {
-        if let Ok(p) = try_one(&pm) {
-            return Ok((pm, p));
-        }
-    }
-    let whole: Vec<Mapping> = row_grids(&shape, &outside(rank, axis, rank), tiles)
-        .into_iter()
-        .map(at_zero)
-        .collect();
-    let (wm, wp) = first_plan(whole.clone(), try_one)?;
-    let mut best = (wp.estimate(target)?, wm, wp);
-    for base in whole {
-        let used: i64 = base.grid.iter().product();
-        for k in 2..=(tiles / used.max(1)).min(shape[axis]) {
-            if shape[axis] % k != 0 {
-                continue;
-            }
-            let mut m = base.clone();
-            m.grid[axis] = k;
-            if let Ok(p) = try_one(&m) {
-                let c = p.estimate(target)?;
-                if c < best.0 {
-                    best = (c, m, p);
-                }
-            }
-        }
-    }
-    Ok((best.1, best.2))
+    let whole = row_grids(&shape, &outside(rank, axis, rank), tiles);
+    cheapest_row_plan(producer, whole, axis, shape[axis], target, try_one)
 }
 
 impl DeviceOp for LayerNorm {
@@ -1157,7 +1100,7 @@ impl DeviceOp for LayerNorm {
         for i in 1..cx.operands(op).len() {
             let prank = cx.value_shape(cx.operand(op, i)).len();
             let mut grid = vec![1; prank];
-            if let (LnPlan::Cut { groups, .. }, true) = (&plan, prank == rank - axis) {
+            if let (RowPlan::Cut { groups, .. }, true) = (&plan, prank == rank - axis) {
                 grid[0] = *groups as i64;
                 out.push((
                     i,
@@ -1218,11 +1161,11 @@ impl DeviceOp for LayerNorm {
         }
         let params = cx.operands(op).len() - 1;
         match plan {
-            LnPlan::Whole(calls) => {
+            RowPlan::Whole(calls) => {
                 let params: Vec<usize> = (1..=params).collect();
                 run_row_op(b, op, &m, &calls, &params, "tile.layer_norm")
             }
-            LnPlan::Cut {
+            RowPlan::Cut {
                 groups,
                 rows,
                 stats,

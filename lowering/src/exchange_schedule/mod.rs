@@ -48,6 +48,7 @@
 //! its partner's port only when the partner captures the same word, so only
 //! bytes both tiles need arrive at 8 B/cycle.
 
+mod bucket;
 pub mod engine;
 pub mod patterns;
 pub mod phase;

@@ -178,7 +178,7 @@ pub fn validate_phase(phase: &Phase, target: &Target) -> Result<(), PhaseError> 
             }
         }
     }
-    writes.sort_unstable();
+    super::bucket::sort_by_lead(&mut writes, tiles as usize, |w| w.0 as usize);
     for w in writes.windows(2) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && b.1 < a.2 {

@@ -17,6 +17,7 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
+use super::bucket::sort_by_lead;
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
@@ -90,18 +91,25 @@ pub struct RowStats {
     pub total_words: u64,
 }
 
-/// Every tile's row entries in cycle order (index = tile). Entries naming a
-/// tile outside the target or a missing transfer are skipped (the verifier
-/// reports those).
-pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
+/// The merged runs of a schedule, each list sorted by tile (or port).
+struct Runs {
+    /// (tile, start cycle, end cycle, first byte, end byte)
+    sends: Vec<(u32, u64, u64, u64, u64)>,
+    /// (port, start, end, sender)
+    selects: Vec<(u32, u64, u64, u32)>,
+    /// (tile, port, start, end, first byte, end byte)
+    captures: Vec<(u32, u32, u64, u64, u64, u64)>,
+}
+
+/// Sends, selects and captures of every fragment, sorted and merged into the
+/// runs that become row entries.
+fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
-    // (tile, start cycle, end cycle, first byte, end byte)
-    let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::new();
-    // (port, start, end, sender)
-    let mut selects: Vec<(u32, u64, u64, u32)> = Vec::new();
-    // (tile, port, start, end, first byte, end byte)
-    let mut captures: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::new();
+    let receives: usize = fragments.iter().map(|f| f.receives.len()).sum();
+    let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(fragments.len());
+    let mut selects: Vec<(u32, u64, u64, u32)> = Vec::with_capacity(receives);
+    let mut captures: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::with_capacity(receives);
     for f in fragments {
         let w = f.words(word);
         let src = f.src_offset as u64;
@@ -132,11 +140,10 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             ));
         }
     }
-    let mut rows: Vec<Vec<RowEntry>> = vec![Vec::new(); n];
-    sends.sort_unstable();
-    let mut runs: Vec<(u32, u64, u64, u64, u64)> = Vec::new();
+    sort_by_lead(&mut sends, n, |s| s.0 as usize);
+    let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
     for s in sends {
-        match runs.last_mut() {
+        match send_runs.last_mut() {
             // Back to back in time and bytes, and the previous run ends on a word.
             Some(p)
                 if p.0 == s.0
@@ -146,40 +153,22 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             {
                 (p.2, p.4) = (s.2, s.4);
             }
-            _ => runs.push(s),
+            _ => send_runs.push(s),
         }
     }
-    for (tile, cycle, _, offset, end) in runs {
-        if let Some(row) = rows.get_mut(tile as usize) {
-            row.push(RowEntry::Send {
-                cycle,
-                offset,
-                len: end - offset,
-            });
-        }
-    }
-    selects.sort_unstable();
+    sort_by_lead(&mut selects, n, |s| s.0 as usize);
     selects.dedup();
-    let mut runs: Vec<(u32, u64, u64, u32)> = Vec::new();
+    let mut select_runs: Vec<(u32, u64, u64, u32)> = Vec::with_capacity(selects.len());
     for s in selects {
-        match runs.last_mut() {
+        match select_runs.last_mut() {
             Some(p) if p.0 == s.0 && p.2 == s.1 && p.3 == s.3 => p.2 = s.2,
-            _ => runs.push(s),
+            _ => select_runs.push(s),
         }
     }
-    for (port, cycle, end, sender) in runs {
-        if let Some(row) = rows.get_mut(port as usize) {
-            row.push(RowEntry::Select {
-                cycle,
-                sender,
-                cycles: end - cycle,
-            });
-        }
-    }
-    captures.sort_unstable();
-    let mut runs: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::new();
+    sort_by_lead(&mut captures, n, |c| c.0 as usize);
+    let mut capture_runs: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::with_capacity(captures.len());
     for c in captures {
-        match runs.last_mut() {
+        match capture_runs.last_mut() {
             Some(p)
                 if p.0 == c.0
                     && p.1 == c.1
@@ -189,10 +178,42 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             {
                 (p.3, p.5) = (c.3, c.5);
             }
-            _ => runs.push(c),
+            _ => capture_runs.push(c),
         }
     }
-    for (tile, port, cycle, _, offset, end) in runs {
+    Runs {
+        sends: send_runs,
+        selects: select_runs,
+        captures: capture_runs,
+    }
+}
+
+/// Every tile's row entries in cycle order (index = tile). Entries naming a
+/// tile outside the target or a missing transfer are skipped (the verifier
+/// reports those).
+pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
+    let n = target.tiles() as usize;
+    let runs = merged_runs(phase, fragments, target);
+    let mut rows: Vec<Vec<RowEntry>> = vec![Vec::new(); n];
+    for (tile, cycle, _, offset, end) in runs.sends {
+        if let Some(row) = rows.get_mut(tile as usize) {
+            row.push(RowEntry::Send {
+                cycle,
+                offset,
+                len: end - offset,
+            });
+        }
+    }
+    for (port, cycle, end, sender) in runs.selects {
+        if let Some(row) = rows.get_mut(port as usize) {
+            row.push(RowEntry::Select {
+                cycle,
+                sender,
+                cycles: end - cycle,
+            });
+        }
+    }
+    for (tile, port, cycle, _, offset, end) in runs.captures {
         if let Some(row) = rows.get_mut(tile as usize) {
             row.push(RowEntry::Capture {
                 cycle,
@@ -208,20 +229,26 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
     rows
 }
 
-/// Sizes of every tile's row.
+/// Sizes of every tile's row (the sizes of [`tile_rows`]' rows, counted
+/// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
-    let rows = tile_rows(phase, fragments, target);
-    let words: Vec<u32> = rows
-        .iter()
-        .map(|r| {
-            if r.is_empty() {
-                0
-            } else {
-                r.iter()
-                    .fold(HEADER_WORDS, |acc, e| acc.saturating_add(e.words()))
-            }
-        })
-        .collect();
+    let n = target.tiles() as usize;
+    let runs = merged_runs(phase, fragments, target);
+    let mut words = vec![0u32; n];
+    let mut add = |tile: u32, w: u32| {
+        if let Some(x) = words.get_mut(tile as usize) {
+            *x = if *x == 0 { HEADER_WORDS } else { *x }.saturating_add(w);
+        }
+    };
+    for s in &runs.sends {
+        add(s.0, SEND_WORDS);
+    }
+    for s in &runs.selects {
+        add(s.0, SELECT_WORDS);
+    }
+    for c in &runs.captures {
+        add(c.0, CAPTURE_WORDS);
+    }
     let (mut max_row_words, mut max_row_tile) = (0, 0);
     for (t, &w) in words.iter().enumerate() {
         if w > max_row_words {

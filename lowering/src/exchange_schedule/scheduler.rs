@@ -17,7 +17,7 @@
 use super::engine::{self, Placement, Variant};
 use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
 use super::rows::{row_stats, RowStats};
-use super::verify::{verify, VerifyError};
+use super::verify::{verify_valid, VerifyError};
 use super::{Schedule, ScheduleKind};
 use ipu_target::Target;
 use rayon::prelude::*;
@@ -67,6 +67,11 @@ const STAGE_ONE: [usize; 3] = [0, 2, 4];
 /// Runs the variants; `exhaustive` disables the early stop after stage one.
 fn run_all(phase: &Phase, target: &Target, exhaustive: bool) -> Result<Runs, ScheduleError> {
     validate_phase(phase, target)?;
+    Ok(run_all_valid(phase, target, exhaustive))
+}
+
+/// [`run_all`] of a validated phase.
+fn run_all_valid(phase: &Phase, target: &Target, exhaustive: bool) -> Runs {
     let jobs = build_jobs(phase, target.exchange.multicast);
     let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
     let mut variants: Vec<Variant> = engine::VARIANTS
@@ -134,12 +139,12 @@ fn run_all(phase: &Phase, target: &Target, exhaustive: bool) -> Result<Runs, Sch
     }
     placements.sort_by_key(|(i, _)| *i);
     let placements = placements.into_iter().map(|(_, p)| p).collect();
-    Ok(Runs {
+    Runs {
         jobs,
         prepared,
         placements,
         bound: bound.cycles,
-    })
+    }
 }
 
 /// The bound if every receive came at the single-port rate.
@@ -181,12 +186,18 @@ pub fn evaluate_variants(
 
 /// Schedules one phase from scratch (no reuse).
 pub fn schedule(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleError> {
+    validate_phase(phase, target)?;
+    schedule_valid(phase, target)
+}
+
+/// [`schedule`] of a validated phase.
+fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleError> {
     let Runs {
         jobs,
         prepared,
         mut placements,
         bound,
-    } = run_all(phase, target, false)?;
+    } = run_all_valid(phase, target, false);
     let initial_horizon = placements.first().map_or(0, |p| p.horizon);
     // Iterated greedy on the best variant; an improvement joins the candidates.
     let mut improved: Option<(usize, usize)> = None;
@@ -251,7 +262,7 @@ pub fn schedule(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleErro
             _ => 0,
         },
     };
-    verify(phase, &s, target).map_err(ScheduleError::Invalid)?;
+    verify_valid(phase, &s, target, bound).map_err(ScheduleError::Invalid)?;
     Ok(s)
 }
 
@@ -382,7 +393,7 @@ impl ExchangeScheduler {
                 }
             }
         }
-        let s = schedule(phase, &self.target)?;
+        let s = schedule_valid(phase, &self.target)?;
         self.record_fresh(id, key, phase, &s);
         Ok(s)
     }
@@ -442,7 +453,7 @@ impl ExchangeScheduler {
         }
         let mut computed: FxHashMap<usize, Result<Schedule, ScheduleError>> = fresh
             .par_iter()
-            .map(|&i| (i, schedule(&phases[i], &target)))
+            .map(|&i| (i, schedule_valid(&phases[i], &target)))
             .collect::<Vec<_>>()
             .into_iter()
             .collect();
@@ -499,6 +510,6 @@ fn relocate(
         rows,
         improvements: s.improvements,
     };
-    verify(new, &out, target)?;
+    verify_valid(new, &out, target, bound.cycles)?;
     Ok(out)
 }

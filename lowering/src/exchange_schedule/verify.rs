@@ -19,6 +19,7 @@
 //! Errors are values naming the tile, the cycle and the transfers involved;
 //! at most [`MAX_ERRORS`] are returned, in a deterministic order.
 
+use super::bucket::sort_by_lead;
 use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
 use super::{Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -168,6 +169,22 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
     if let Err(e) = validate_phase(phase, target) {
         return Err(vec![e.into()]);
     }
+    verify_valid(
+        phase,
+        schedule,
+        target,
+        lower_bound_of_valid(phase, target).cycles,
+    )
+}
+
+/// [`verify`] of a phase the caller has validated, whose endpoint lower
+/// bound (from [`lower_bound_of_valid`]'s computation) it already holds.
+pub(crate) fn verify_valid(
+    phase: &Phase,
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+) -> Result<(), Vec<VerifyError>> {
     let mut errs: Vec<VerifyError> = Vec::new();
     let word = target.exchange_word_bytes();
     let tiles = target.tiles();
@@ -181,12 +198,15 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
     let mut selects: Vec<(u32, u64, u64, usize, u32, u32)> = Vec::new();
     // (tile, port, start, end, fragment, transfer): captures.
     let mut captures: Vec<(u32, u32, u64, u64, usize, u32)> = Vec::new();
-    // Per (transfer, dst): received transfer-relative byte ranges.
-    let mut got: Vec<Vec<Vec<(u64, u64)>>> = phase
-        .transfers
-        .iter()
-        .map(|t| vec![Vec::new(); t.dsts.len()])
-        .collect();
+    // (destination index, start, end): received transfer-relative byte
+    // ranges; destination index = first_dst[transfer] + dst.
+    let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
+    let mut dsts = 0usize;
+    for t in &phase.transfers {
+        first_dst.push(dsts);
+        dsts += t.dsts.len();
+    }
+    let mut got: Vec<(usize, u64, u64)> = Vec::new();
 
     for (fi, f) in schedule.fragments.iter().enumerate() {
         let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
@@ -301,12 +321,17 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
             }
             selects.push((r.port, rs, re, fi, f.src_tile, r.transfer));
             captures.push((d.tile, r.port, rs, re, fi, r.transfer));
-            got[r.transfer as usize][r.dst as usize].push((start - ts, end - ts));
+            got.push((
+                first_dst[r.transfer as usize] + r.dst as usize,
+                start - ts,
+                end - ts,
+            ));
         }
     }
 
+    let n = tiles as usize;
     // Sender bandwidth: one word per cycle.
-    sends.sort_unstable();
+    sort_by_lead(&mut sends, n, |s| s.0 as usize);
     for w in sends.windows(2) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && b.1 < a.2 {
@@ -321,7 +346,7 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
         }
     }
     // Port selections: one sender per cycle (one selection per fragment).
-    selects.sort_unstable();
+    sort_by_lead(&mut selects, n, |s| s.0 as usize);
     selects.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
     for w in selects.windows(2) {
         let (a, b) = (w[0], w[1]);
@@ -339,7 +364,7 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
         }
     }
     // Captures: one word per port per tile per cycle.
-    captures.sort_unstable();
+    sort_by_lead(&mut captures, n, |c| c.0 as usize);
     for w in captures.windows(2) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
@@ -355,13 +380,18 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
         }
     }
     // Coverage: every byte of every destination exactly once.
-    for (ti, per_dst) in got.iter_mut().enumerate() {
-        let t = &phase.transfers[ti];
-        for (di, ranges) in per_dst.iter_mut().enumerate() {
-            let tile = t.dsts[di].tile;
-            ranges.sort_unstable();
+    sort_by_lead(&mut got, dsts, |g| g.0);
+    let mut next = 0usize;
+    for (ti, t) in phase.transfers.iter().enumerate() {
+        for (di, d) in t.dsts.iter().enumerate() {
+            let tile = d.tile;
+            let here = first_dst[ti] + di;
+            let from = next;
+            while next < got.len() && got[next].0 == here {
+                next += 1;
+            }
             let mut covered = 0u64;
-            for &(s, e) in ranges.iter() {
+            for &(_, s, e) in &got[from..next] {
                 if s > covered {
                     errs.push(VerifyError::Uncovered {
                         transfer: ti as u32,
@@ -392,7 +422,6 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
             }
         }
     }
-    let bound = lower_bound_of_valid(phase, target).cycles;
     if schedule.lower_bound != bound {
         errs.push(VerifyError::WrongLowerBound {
             reported: schedule.lower_bound,

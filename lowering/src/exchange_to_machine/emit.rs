@@ -13,7 +13,7 @@ use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, EntryPoint, HostStream, Metadata, Package, StreamPiece, TargetInfo,
+    DataSegment, Digest, EntryPoint, HostStream, Metadata, Package, Probe, StreamPiece, TargetInfo,
     TileImage, TileSet, Transfer,
 };
 use ipu_target::Target;
@@ -309,6 +309,7 @@ pub(crate) fn build_package_from(
         init,
         steps,
         streams,
+        probes,
         facts,
     } = plan;
     let mut init_by_tile: BTreeMap<u32, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
@@ -607,8 +608,7 @@ pub(crate) fn build_package_from(
                 },
             ));
         }
-        let mut hs = Vec::new();
-        for s in &streams {
+        let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
             let (_, e) = cx.tensor_parts(s.ty).ok_or_else(|| {
                 Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
             })?;
@@ -621,14 +621,29 @@ pub(crate) fn build_package_from(
                     ),
                 )
             })?;
-            hs.push(HostStream {
+            Ok(HostStream {
                 name: s.name.clone(),
                 direction: s.direction,
                 element,
                 shape: s.shape.iter().map(|&d| d as u64).collect(),
                 layout: stream_layout(s, &addrs),
-            });
-        }
+            })
+        };
+        let hs = streams
+            .iter()
+            .map(host_stream)
+            .collect::<Result<Vec<_>, _>>()?;
+        let probes = probes
+            .iter()
+            .map(|(step, op, source, s)| {
+                Ok(Probe {
+                    step: *step,
+                    op: op.clone(),
+                    source: source.clone(),
+                    stream: host_stream(s)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Diagnostic>>()?;
         let meta = Metadata {
             target: TargetInfo {
                 name: target.name.clone(),
@@ -647,6 +662,7 @@ pub(crate) fn build_package_from(
             streams: hs,
             steps: steps.clone(),
             source: None,
+            probes,
         };
         let pkg = Package::from_tile_images(meta, out);
         pkg.validate().map_err(|e| {

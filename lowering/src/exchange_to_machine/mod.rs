@@ -231,6 +231,8 @@ pub(crate) struct Plan {
     pub init: Vec<(u32, usize, Vec<u8>)>,
     pub steps: Vec<StepSummary>,
     pub streams: Vec<StreamSpec>,
+    /// Per probe: (step, op, source, where its bytes are).
+    pub probes: Vec<(u32, String, String, StreamSpec)>,
     /// Per program buffer, what it holds (for the memory report).
     pub facts: Vec<memory::BufferFacts>,
 }
@@ -543,11 +545,28 @@ pub(crate) fn plan(
             runs,
         });
     }
+    let mut probes = Vec::with_capacity(program.probes.len());
+    for pr in &program.probes {
+        let at = crate::program::Stored {
+            home: Some((pr.at.buffer, pr.at.mapping.clone())),
+            ..crate::program::Stored::new(cx, pr.at.ty, pr.at.loc)
+        };
+        let runs = stored_runs(&mut p, &at, pr.after as u32);
+        let spec = StreamSpec {
+            name: pr.source.clone(),
+            direction: Direction::Output,
+            ty: pr.at.ty,
+            shape: pr.at.shape.clone(),
+            runs,
+        };
+        probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
+    }
     Ok(Plan {
         tiles: p.tiles,
         init,
         steps,
         streams,
+        probes,
         facts: memory::buffer_facts(cx, f, program),
     })
 }

@@ -118,12 +118,13 @@ fn lower_function(
                     ));
                 }
             }
-            // A value only matmuls and elementwise ops read can live in
-            // their operand buffers alone; any other reader needs its blocks.
+            // A value only ops reading operand buffers read (matmuls,
+            // elementwise ops) can live there alone; any other reader needs
+            // its blocks.
             let needs_home = |v| {
                 cx.uses(v)
                     .iter()
-                    .any(|u| !(cx.is(u.op, "tile.map") || cx.is(u.op, "tile.matmul")))
+                    .any(|u| !for_tile(cx, u.op).is_some_and(|d| d.reads_operand_buffers()))
             };
             match cx.name_str(op) {
                 "tile.host_input" => {
@@ -189,7 +190,15 @@ fn lower_function(
                 }
                 "func.return" => {}
                 _ => match for_tile(cx, op) {
-                    Some(d) => d.to_program(op, &mut b)?,
+                    Some(d) => {
+                        let before = b.compute_sets_closed();
+                        d.to_program(op, &mut b)?;
+                        // A value only exchanges made is complete after a
+                        // phase, which probes do not name: left out.
+                        if b.compute_sets_closed() > before {
+                            b.probe_results(op);
+                        }
+                    }
                     None => {
                         return Err(b.err(
                             op,

@@ -56,6 +56,7 @@ pub fn meta(tile_count: u32) -> Metadata {
             },
         ],
         source: Some("func.func @main() { }".into()),
+        probes: Vec::new(),
     }
 }
 

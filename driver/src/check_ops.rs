@@ -1,0 +1,403 @@
+//! Per-op golden checks (`ipu-run --check-ops`) and the FP8-anchored
+//! reference of the numerical verdict.
+//!
+//! The package's probes (`.ipu.debug`) say where each op's result sits
+//! once its step has ended; the run reads them there. The reference
+//! interpreter then walks the model in program order, and each op with a
+//! probe is evaluated on the *device's* values of its operands and compared
+//! with the device's result: an op's row measures that op's own error, not
+//! what it inherited. Ops with no probe (views, values only an exchange
+//! made) are computed by the reference and say so.
+
+use std::collections::HashMap;
+
+use ipu_ir::context::{Context, Op};
+use ipu_ir::diag::loc_key;
+use ipu_ir::types::LocKind;
+use ipu_package::{ElementType as StreamType, Package};
+use ipu_reference::{OpKind, Tensor};
+
+use crate::device;
+
+/// One op's row.
+#[derive(Clone, Debug)]
+pub struct OpCheck {
+    /// Program order, from 1.
+    pub index: usize,
+    pub op: String,
+    /// `file:line:col`, or the ONNX node name with its position.
+    pub location: String,
+    pub ty: String,
+    /// `None`: the device stores no copy of this value (a view, or a value
+    /// only an exchange made); the row is the reference's.
+    pub observed: Option<Observed>,
+}
+
+/// How an observed op's device result compares with the reference's
+/// evaluation of that op on the device's operands.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    pub max_abs_error: f64,
+    pub max_abs_reference: f64,
+    pub tolerance: f64,
+    pub failures: usize,
+    pub elements: usize,
+    /// For a cast to FP8: values beyond the largest finite FP8 value, and
+    /// non-zero values that became zero.
+    pub fp8: Option<Fp8Counts>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fp8Counts {
+    pub saturated: usize,
+    pub underflowed: usize,
+}
+
+impl Observed {
+    pub fn pass(&self) -> bool {
+        self.failures == 0
+    }
+}
+
+/// The device values the run probed, by op location key: each key's probes
+/// in package order (an op lowered to several tile ops has several; its
+/// result is the last of its type).
+pub struct Probed<'a> {
+    by_key: HashMap<&'a str, Vec<(&'a ipu_package::Probe, &'a [u8])>>,
+}
+
+impl<'a> Probed<'a> {
+    pub fn new(pkg: &'a Package, bytes: &'a [Option<Vec<u8>>]) -> Probed<'a> {
+        let mut by_key: HashMap<&str, Vec<_>> = HashMap::new();
+        for (p, b) in pkg.meta.probes.iter().zip(bytes) {
+            if let Some(b) = b {
+                by_key
+                    .entry(p.source.as_str())
+                    .or_default()
+                    .push((p, b.as_slice()));
+            }
+        }
+        Probed { by_key }
+    }
+
+    /// The device's value of the result of `op` like `reference`, if probed.
+    fn value(&self, cx: &Context, op: Op, reference: &Tensor) -> Result<Option<Tensor>, String> {
+        let key = loc_key(cx, cx.op_loc(op));
+        let Some(list) = self.by_key.get(key.as_str()) else {
+            return Ok(None);
+        };
+        let Some((p, bytes)) = list.iter().rev().find(|(p, _)| {
+            device::reference_type(p.stream.element) == reference.dtype()
+                && p.stream
+                    .shape
+                    .iter()
+                    .map(|&d| d as usize)
+                    .eq(reference.shape().iter().copied())
+        }) else {
+            return Ok(None);
+        };
+        device::bytes_to_tensor(
+            bytes,
+            reference.shape(),
+            p.stream.element,
+            reference.fp8_scale(),
+        )
+        .map(Some)
+        .map_err(|e| format!("probe of {} at {}: {e}", p.op, p.source))
+    }
+}
+
+/// Where `op` is in the source: `file:line:col` (a name location shows its
+/// name first).
+pub fn location(cx: &Context, op: Op) -> String {
+    fn go(cx: &Context, l: ipu_ir::Loc) -> String {
+        match cx.loc_kind(l) {
+            LocKind::FileLineCol { file, line, col } => {
+                format!("{}:{line}:{col}", cx.str(*file))
+            }
+            LocKind::Name { name, child } => match cx.loc_kind(*child) {
+                LocKind::Unknown => cx.str(*name).to_string(),
+                _ => format!("{} ({})", cx.str(*name), go(cx, *child)),
+            },
+            _ => loc_key(cx, l),
+        }
+    }
+    go(cx, cx.op_loc(op))
+}
+
+fn is_fp8(t: &Tensor) -> bool {
+    t.dtype().fp8_format().is_some()
+}
+
+/// Counts, for a cast of `input` to FP8 `result` (scale and saturation of
+/// the cast), the values that saturated and those that underflowed to zero.
+fn fp8_counts(input: &Tensor, result: &Tensor) -> Option<Fp8Counts> {
+    let format = result.dtype().fp8_format()?;
+    let max = f64::from(format.max_finite()) * 2f64.powi(result.fp8_scale());
+    let x = input.to_f32_vec();
+    let y = result.to_f32_vec();
+    let mut c = Fp8Counts {
+        saturated: 0,
+        underflowed: 0,
+    };
+    for (&a, &b) in x.iter().zip(&y) {
+        if a.is_finite() && f64::from(a).abs() > max {
+            c.saturated += 1;
+        } else if a != 0.0 && b == 0.0 {
+            c.underflowed += 1;
+        }
+    }
+    Some(c)
+}
+
+/// Exact comparison (casts to FP8 round the same input the same way on both
+/// sides); NaN meets NaN.
+fn compare_exact(device: &Tensor, reference: &Tensor) -> device::Comparison {
+    let d = device.to_f32_vec();
+    let r = reference.to_f32_vec();
+    let mut c = device::Comparison {
+        max_abs_error: 0.0,
+        max_abs_reference: r
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0f64, |a, &x| a.max(f64::from(x).abs())),
+        tolerance: 0.0,
+        failures: Vec::new(),
+        failure_count: 0,
+    };
+    for (i, (&x, &y)) in d.iter().zip(&r).enumerate() {
+        let same = x == y || (x.is_nan() && y.is_nan());
+        if !same {
+            let e = f64::from((x - y).abs());
+            c.max_abs_error = c
+                .max_abs_error
+                .max(if e.is_nan() { f64::INFINITY } else { e });
+            c.failure_count += 1;
+            if c.failures.len() < 8 {
+                c.failures.push((i, f64::from(x), f64::from(y)));
+            }
+        }
+    }
+    c
+}
+
+fn stream_type(t: &Tensor) -> Option<StreamType> {
+    use ipu_reference::ElementType as E;
+    Some(match t.dtype() {
+        E::F32 => StreamType::F32,
+        E::F16 => StreamType::F16,
+        E::BF16 => StreamType::BF16,
+        E::F8E4M3FN => StreamType::F8E4M3FN,
+        E::F8E5M2 => StreamType::F8E5M2,
+        E::I64 => StreamType::I64,
+        E::I32 => StreamType::I32,
+        E::I16 => StreamType::I16,
+        E::I8 => StreamType::I8,
+        E::U32 => StreamType::U32,
+        E::U16 => StreamType::U16,
+        E::U8 => StreamType::U8,
+        E::I1 => StreamType::Bool,
+        _ => return None,
+    })
+}
+
+/// The cast kind of `op`, when it is an `nn.cast`.
+fn cast_kind(cx: &Context, op: Op) -> Option<OpKind> {
+    if !cx.is(op, "nn.cast") {
+        return None;
+    }
+    ipu_dialects::nn::op_kind(cx, op).ok()
+}
+
+/// Checks every op of `f` (program order) on `inputs`: probed ops on the
+/// device's operand values against the device's result.
+pub fn check_ops(
+    cx: &Context,
+    f: Op,
+    inputs: &[Tensor],
+    probed: &Probed<'_>,
+) -> Result<Vec<OpCheck>, String> {
+    let mut rows = Vec::new();
+    let mut failure: Option<String> = None;
+    let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
+        if cx.is(op, "nn.constant") {
+            return Ok(results);
+        }
+        let mut out = Vec::with_capacity(results.len());
+        for r in results {
+            let device = match probed.value(cx, op, &r) {
+                Ok(d) => d,
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    None
+                }
+            };
+            let observed = device.as_ref().map(|d| {
+                let fp8_cast = is_fp8(&r) && cast_kind(cx, op).is_some();
+                let c = if fp8_cast || stream_type(&r).is_none() {
+                    compare_exact(d, &r)
+                } else {
+                    device::compare(d, &r, stream_type(&r).expect("checked"))
+                };
+                Observed {
+                    max_abs_error: c.max_abs_error,
+                    max_abs_reference: c.max_abs_reference,
+                    tolerance: c.tolerance,
+                    failures: c.failure_count,
+                    elements: r.numel(),
+                    fp8: if fp8_cast {
+                        operands.first().and_then(|x| fp8_counts(x, d))
+                    } else {
+                        None
+                    },
+                }
+            });
+            rows.push(OpCheck {
+                index: rows.len() + 1,
+                op: cx.name_str(op).to_string(),
+                location: location(cx, op),
+                ty: r.ty().to_string(),
+                observed,
+            });
+            // Later ops see what the device computed.
+            out.push(device.unwrap_or(r));
+        }
+        Ok(out)
+    };
+    ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
+        .map_err(|d| d.message.clone())?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(rows),
+    }
+}
+
+/// The reference with every cast to FP8 of a computed value taking the
+/// device's FP8 result, where the per-op check found that cast exact on
+/// the device's own input (`exact_casts`: their locations). A value near a
+/// rounding boundary of FP8 falls either side after tiny differences
+/// upstream, and the FP8 step (1/16 of the value for E4M3) then dwarfs
+/// every other error; anchored, each side's error is its own arithmetic.
+/// Returns the outputs and the number of casts anchored.
+pub fn anchored_reference(
+    cx: &Context,
+    f: Op,
+    inputs: &[Tensor],
+    probed: &Probed<'_>,
+    exact_casts: &std::collections::HashSet<String>,
+) -> Result<(Vec<Tensor>, usize), String> {
+    let mut anchored = 0;
+    let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
+        let computed_input = operands.first().is_some_and(|_| {
+            cx.operands(op)
+                .first()
+                .and_then(|&v| cx.defining_op(v))
+                .is_some_and(|d| !cx.is(d, "nn.constant"))
+        });
+        if results.len() == 1
+            && is_fp8(&results[0])
+            && computed_input
+            && cast_kind(cx, op).is_some()
+            && exact_casts.contains(&location(cx, op))
+        {
+            if let Ok(Some(d)) = probed.value(cx, op, &results[0]) {
+                anchored += 1;
+                return Ok(vec![d]);
+            }
+        }
+        Ok(results)
+    };
+    let out = ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
+        .map_err(|d| d.message.clone())?;
+    Ok((out, anchored))
+}
+
+/// The table, one line per op, then a summary naming the first op outside
+/// its tolerance.
+pub fn render(rows: &[OpCheck]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let loc_w = rows
+        .iter()
+        .map(|r| r.location.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let op_w = rows.iter().map(|r| r.op.len()).max().unwrap_or(2).max(2);
+    let ty_w = rows.iter().map(|r| r.ty.len()).max().unwrap_or(4).max(4);
+    let _ = writeln!(
+        s,
+        "{:>3}  {:op_w$}  {:loc_w$}  {:ty_w$}  {:>10}  {:>10}  {:>10}  verdict",
+        "#", "op", "location", "type", "max|err|", "err/max|r|", "tolerance"
+    );
+    for r in rows {
+        let _ = write!(
+            s,
+            "{:>3}  {:op_w$}  {:loc_w$}  {:ty_w$}  ",
+            r.index, r.op, r.location, r.ty
+        );
+        match &r.observed {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{:>10}  {:>10}  {:>10}  not stored on the device (a view or an exchange's result): reference value used",
+                    "-", "-", "-"
+                );
+            }
+            Some(o) => {
+                let rel = if o.max_abs_reference > 0.0 {
+                    o.max_abs_error / o.max_abs_reference
+                } else {
+                    o.max_abs_error
+                };
+                let _ = write!(
+                    s,
+                    "{:>10.3e}  {:>10.3e}  {:>10.3e}  {}",
+                    o.max_abs_error,
+                    rel,
+                    o.tolerance,
+                    if o.pass() {
+                        "ok".to_string()
+                    } else {
+                        format!("FAIL ({} of {} elements)", o.failures, o.elements)
+                    }
+                );
+                if let Some(c) = o.fp8 {
+                    let _ = write!(
+                        s,
+                        "  saturated={} underflowedToZero={}",
+                        c.saturated, c.underflowed
+                    );
+                }
+                s.push('\n');
+            }
+        }
+    }
+    let observed = rows.iter().filter(|r| r.observed.is_some()).count();
+    let _ = writeln!(
+        s,
+        "checked {observed} of {} ops on the device's values ({} not stored)",
+        rows.len(),
+        rows.len() - observed
+    );
+    match first_failure(rows) {
+        Some(r) => {
+            let o = r.observed.as_ref().expect("failures are observed");
+            let _ = writeln!(
+                s,
+                "first op outside its tolerance: {} at {} ({}): largest error {:e} > tolerance {:e}",
+                r.op, r.location, r.ty, o.max_abs_error, o.tolerance
+            );
+        }
+        None => {
+            let _ = writeln!(s, "every checked op is within its tolerance");
+        }
+    }
+    s
+}
+
+/// The first row outside its tolerance, in program order.
+pub fn first_failure(rows: &[OpCheck]) -> Option<&OpCheck> {
+    rows.iter()
+        .find(|r| r.observed.as_ref().is_some_and(|o| !o.pass()))
+}
