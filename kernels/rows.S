@@ -159,7 +159,7 @@
         .set SETUP, 15 + 2 * SCALED
         .endif
         .if (OP == 3) | (OP == 4)
-        .set ITEM, 16 + (OP == 4) + FOLD_GR + (GR > 1) * (4 + (4 + TYPE) * (GR - 1) + (GR - 1))
+        .set ITEM, 16 + (OP == 4) * (1 + GR * (TYPE == 0)) + FOLD_GR + (GR > 1) * (4 + (4 + TYPE) * (GR - 1) + (GR - 1))
         .set SETUP, 14
         .endif
         .if (OP == 5) & (TYPE == 0)
@@ -620,16 +620,19 @@ sm_scale_end:
         f32v2add $a6:7, $a6:7, $a4:5
         f32v2hadd $a6, $a6:7
         f32v2log $a6:7, $a6:7
-        { mov $m2, $m3 ; f32add $a6, $a6, $a8 }
-        f32v2dup $a10:11, $a6           # c = m + log s
+        mov $m2, $m3
+        # y = (x - m) - log s: x - m is exact near m, m + log s need not be.
+        f32v2dup $a10:11, $a6
         ld64 $a0:1, [$m2+=8]
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, lsm_sub_end
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a0:1, $a10:11 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a2:3, $a10:11 }
 lsm_sub_end:
         .endif
-        { st64 $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a0:1, $a10:11 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        { st64 $a4:5, [$m9+=8] ; f32v2sub $a4:5, $a2:3, $a10:11 }
         .endif
         add $m6, $m6, -1
         brnz $m6, row_sm

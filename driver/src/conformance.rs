@@ -320,6 +320,10 @@ struct Args {
     /// Write the list of passing cases to this file.
     #[arg(long)]
     write_baseline: Option<PathBuf>,
+    /// Write the report (per-op pass/fail/unsupported table, failures,
+    /// reasons, totals) to this file.
+    #[arg(long)]
+    write_table: Option<PathBuf>,
     /// Only run cases whose name contains this.
     #[arg(long)]
     filter: Option<String>,
@@ -466,11 +470,28 @@ fn run(args: &Args) -> Result<i32, String> {
             req.add(r);
         }
     }
+    // The report: the per-op table, failures, reasons and totals (the same
+    // bytes on every run; timing goes to stderr), printed and optionally
+    // written (`--write-table`).
+    let mut report = String::new();
+    macro_rules! out {
+        () => {
+            report.push('\n')
+        };
+        ($($t:tt)*) => {{
+            report.push_str(&format!($($t)*));
+            report.push('\n');
+        }};
+    }
     if setup.is_some() {
         // The last column: cases not run, for their element types.
-        println!(
+        out!(
             "{:<28} {:>6} {:>6} {:>6} {:>6}",
-            "op", "pass", "fail", "unsup", "types"
+            "op",
+            "pass",
+            "fail",
+            "unsup",
+            "types"
         );
         let ops: std::collections::BTreeSet<&String> =
             by_op.keys().chain(other_types.keys()).collect();
@@ -479,39 +500,42 @@ fn run(args: &Args) -> Result<i32, String> {
                 .get(op)
                 .map_or((0, 0, 0), |c| (c.pass, c.fail, c.unsup));
             let o = other_types.get(op).map_or(0, Vec::len);
-            println!(" {op:<27} {p:>6} {f:>6} {u:>6} {o:>6}");
+            out!(" {op:<27} {p:>6} {f:>6} {u:>6} {o:>6}");
         }
     } else {
-        println!("{:<28} {:>6} {:>6} {:>6}", "op", "pass", "fail", "unsup");
+        out!("{:<28} {:>6} {:>6} {:>6}", "op", "pass", "fail", "unsup");
         for (op, c) in &by_op {
             let mark = if REQUIRED.contains(&op.as_str()) {
                 "*"
             } else {
                 " "
             };
-            println!(
+            out!(
                 "{mark}{:<27} {:>6} {:>6} {:>6}",
-                op, c.pass, c.fail, c.unsup
+                op,
+                c.pass,
+                c.fail,
+                c.unsup
             );
         }
     }
-    println!();
+    out!();
     for (name, r) in &results {
         let op = op_of(name);
         match r {
             Outcome::Fail(m)
                 if args.details || setup.is_some() || REQUIRED.contains(&op.as_str()) =>
             {
-                println!("FAIL  {name} [{op}]: {m}")
+                out!("FAIL  {name} [{op}]: {m}")
             }
-            Outcome::Unsupported(m) if args.details => println!("UNSUP {name} [{op}]: {m}"),
+            Outcome::Unsupported(m) if args.details => out!("UNSUP {name} [{op}]: {m}"),
             _ => {}
         }
     }
     if args.details {
         for (op, names) in &other_types {
             for name in names {
-                println!("TYPES {name} [{op}]: element types outside the device mode");
+                out!("TYPES {name} [{op}]: element types outside the device mode");
             }
         }
     }
@@ -526,14 +550,14 @@ fn run(args: &Args) -> Result<i32, String> {
         let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
         reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         if !reasons.is_empty() {
-            println!();
-            println!("unsupported, by reason:");
+            out!();
+            out!("unsupported, by reason:");
             for (m, n) in &reasons {
-                println!("{n:>6}  {m}");
+                out!("{n:>6}  {m}");
             }
         }
-        println!();
-        println!(
+        out!();
+        out!(
             "device {}: {} passed, {} failed, {} unsupported (of {} cases of the device ops; {:.1}% pass); {} cases of other element types not run",
             s.target_name,
             total.pass,
@@ -550,18 +574,24 @@ fn run(args: &Args) -> Result<i32, String> {
             elapsed.as_secs_f64()
         );
     } else {
-        println!();
-        println!(
+        out!();
+        out!(
             "required ops (*): {} passed, {} failed, {} unsupported",
-            req.pass, req.fail, req.unsup
+            req.pass,
+            req.fail,
+            req.unsup
         );
-        println!(
+        out!(
             "all cases: {} passed, {} failed, {} unsupported (of {})",
             total.pass,
             total.fail,
             total.unsup,
             results.len()
         );
+    }
+    print!("{report}");
+    if let Some(p) = &args.write_table {
+        std::fs::write(p, &report).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     }
     if let Some(p) = &args.write_baseline {
         let mut s = match &setup {

@@ -45,23 +45,36 @@ fn write_case(
     inputs: &[(&str, Tensor)],
     outputs: &[(&str, Tensor)],
 ) -> PathBuf {
+    let node = proto::NodeProto {
+        op_type: op.0.into(),
+        domain: op.1.into(),
+        input: inputs.iter().map(|(n, _)| n.to_string()).collect(),
+        output: outputs.iter().map(|(n, _)| n.to_string()).collect(),
+        ..Default::default()
+    };
+    write_graph_case(root, name, op.1, vec![node], inputs, outputs)
+}
+
+/// Writes a case `name` of the graph of `nodes` (opset 17 of `domain`).
+fn write_graph_case(
+    root: &Path,
+    name: &str,
+    domain: &str,
+    nodes: Vec<proto::NodeProto>,
+    inputs: &[(&str, Tensor)],
+    outputs: &[(&str, Tensor)],
+) -> PathBuf {
     let dir = root.join(name);
     let set = dir.join("test_data_set_0");
     std::fs::create_dir_all(&set).unwrap();
     let model = proto::ModelProto {
         ir_version: 8,
         opset_import: vec![proto::OperatorSetIdProto {
-            domain: op.1.into(),
+            domain: domain.into(),
             version: 17,
         }],
         graph: Some(proto::GraphProto {
-            node: vec![proto::NodeProto {
-                op_type: op.0.into(),
-                domain: op.1.into(),
-                input: inputs.iter().map(|(n, _)| n.to_string()).collect(),
-                output: outputs.iter().map(|(n, _)| n.to_string()).collect(),
-                ..Default::default()
-            }],
+            node: nodes,
             input: inputs.iter().map(|(n, t)| value_info(n, t)).collect(),
             output: outputs.iter().map(|(n, t)| value_info(n, t)).collect(),
             ..Default::default()
@@ -192,6 +205,21 @@ fn the_runner_checks_its_baseline_and_writes_a_new_one() {
     let cases: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(cases, ["test_relu"]);
     assert_eq!(run(&["--baseline", written.to_str().unwrap()]), 0);
+    // The per-op table: Relu's one pass and one failure, and the totals.
+    let table = root.join("table.txt");
+    assert_eq!(run(&["--write-table", table.to_str().unwrap()]), 0);
+    let text = std::fs::read_to_string(&table).unwrap();
+    let relu: Vec<&str> = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Relu "))
+        .unwrap_or_else(|| panic!("no Relu row in {text}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(relu, ["Relu", "1", "1", "0", "0"]);
+    assert!(
+        text.contains("device test16: 1 passed, 1 failed, 0 unsupported"),
+        "{text}"
+    );
     // A baseline case that fails now is a regression.
     let stale = root.join("stale.txt");
     std::fs::write(&stale, "test_relu\ntest_relu_wrong\n").unwrap();
@@ -213,5 +241,119 @@ fn cases_of_other_element_types_are_outside_the_device_mode() {
         &[("y", u)],
     );
     assert!(!ipu_driver::conformance::in_device_types(&dir));
+    let _ = std::fs::remove_dir_all(root);
+}
+
+fn node(
+    op: &str,
+    inputs: &[&str],
+    output: &str,
+    attrs: Vec<proto::AttributeProto>,
+) -> proto::NodeProto {
+    proto::NodeProto {
+        op_type: op.into(),
+        input: inputs.iter().map(|n| n.to_string()).collect(),
+        output: vec![output.into()],
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+fn int_attr(name: &str, v: i64) -> proto::AttributeProto {
+    proto::AttributeProto {
+        name: name.into(),
+        i: v,
+        r#type: proto::attribute_proto::AttributeType::Int as i32,
+        ..Default::default()
+    }
+}
+
+/// A deterministic pattern in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        })
+        .collect()
+}
+
+/// An f32 model whose every size shares no factor with ipu21's 1472 tiles
+/// (2^6 x 23): a 45x77 by 77x51 matmul with a bias, tanh, a layer norm over
+/// 51 with scale and bias, a 51x33 matmul and a softmax over 33, compiled
+/// for ipu21 and run on the simulated chip against the reference's values.
+#[test]
+fn an_f32_model_of_sizes_coprime_with_the_tile_count_passes_on_ipu21() {
+    use ipu_reference::{evaluate, OpKind};
+    let (m, k, n, n2) = (45usize, 77usize, 51usize, 33usize);
+    for d in [m, k, n, n2] {
+        assert!(d % 2 != 0 && d % 23 != 0, "{d} shares a factor with 1472");
+    }
+    let x = f32s(&[m, k], values(m * k, 1));
+    let w1 = f32s(&[k, n], values(k * n, 2));
+    let b1 = f32s(&[n], values(n, 3));
+    let gamma = f32s(&[n], values(n, 4).iter().map(|v| 1.0 + v / 2.0).collect());
+    let beta = f32s(&[n], values(n, 5));
+    let w2 = f32s(&[n, n2], values(n * n2, 6));
+    let ev = |kind: OpKind, args: &[&Tensor]| evaluate(&kind, args).unwrap();
+    let h = ev(OpKind::MatMul, &[&x, &w1]);
+    let hb = ev(OpKind::Add, &[&h, &b1]);
+    let t = ev(OpKind::Tanh, &[&hb]);
+    let ln = ev(
+        OpKind::LayerNorm {
+            axis: 1,
+            epsilon: 1e-5,
+            has_scale: true,
+            has_bias: true,
+        },
+        &[&t, &gamma, &beta],
+    );
+    let y = ev(OpKind::MatMul, &[&ln, &w2]);
+    let s = ev(OpKind::Softmax { axis: 1 }, &[&y]);
+    let mut ln_node = node(
+        "LayerNormalization",
+        &["t", "gamma", "beta"],
+        "ln",
+        vec![int_attr("axis", -1)],
+    );
+    ln_node.attribute.push(proto::AttributeProto {
+        name: "epsilon".into(),
+        f: 1e-5,
+        r#type: proto::attribute_proto::AttributeType::Float as i32,
+        ..Default::default()
+    });
+    let nodes = vec![
+        node("MatMul", &["x", "w1"], "h", vec![]),
+        node("Add", &["h", "b1"], "hb", vec![]),
+        node("Tanh", &["hb"], "t", vec![]),
+        ln_node,
+        node("MatMul", &["ln", "w2"], "y", vec![]),
+        node("Softmax", &["y"], "s", vec![int_attr("axis", -1)]),
+    ];
+    let root = scratch("coprime");
+    let dir = write_graph_case(
+        &root,
+        "test_coprime_mlp",
+        "",
+        nodes,
+        &[
+            ("x", x),
+            ("w1", w1),
+            ("b1", b1),
+            ("gamma", gamma),
+            ("beta", beta),
+            ("w2", w2),
+        ],
+        &[("s", s)],
+    );
+    let ipu21 = DeviceSetup {
+        target_name: "ipu21".into(),
+        target: ipu_target::Target::load("ipu21").unwrap(),
+        max_cycles: 10_000_000,
+    };
+    assert_eq!(run_case_on_device(&dir, &ipu21), Outcome::Pass);
     let _ = std::fs::remove_dir_all(root);
 }

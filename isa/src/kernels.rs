@@ -102,6 +102,8 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
         2 => "bf16",
         3 => "f8e4m3fn",
         4 => "f8e5m2",
+        5 => "i32",
+        6 => "i64",
         _ => "t?",
     };
     // The two-type kernels' TYPE is 0 (f32) or 1 (f16).
@@ -144,7 +146,19 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             }
             return s;
         }
-        "cast" => return format!("cast_{}_{}_n{}", elem(p("FROM")), elem(p("TO")), p("N")),
+        "cast" => {
+            let sat = if params.get("SAT") == Some(&0) {
+                "_nosat"
+            } else {
+                ""
+            };
+            return format!(
+                "cast_{}_{}{sat}_n{}",
+                elem(p("FROM")),
+                elem(p("TO")),
+                p("N")
+            );
+        }
         "compare" => {
             return match p("OP") {
                 op @ 0..=2 => format!(

@@ -196,6 +196,80 @@ fn casts_between_all_types() {
     }
 }
 
+/// Integers near the rounding boundaries of f32 (24 significant bits) and
+/// f16, their negations, zero and the extremes of i32 and i64.
+fn integer_cast_inputs(r: &mut rand::rngs::StdRng, wide: bool) -> Vec<i64> {
+    let mut v: Vec<i64> = vec![0, 1, -1, 2, 3, 7, 255, 2048, 2049, 65504, 65520, 70000];
+    for k in [24u32, 25, 26, 30, 31] {
+        let p = 1i64 << k;
+        v.extend([p - 1, p, p + 1, p + 2, p + 3, p - 3]);
+    }
+    v.extend([i32::MAX as i64, i32::MIN as i64]);
+    if wide {
+        for k in [32u32, 33, 40, 53, 62] {
+            let p = 1i64 << k;
+            v.extend([p - 1, p, p + 1, p + (1 << (k - 24)), p + (1 << (k - 25))]);
+        }
+        v.extend([i64::MAX, i64::MIN, i64::MIN + 1]);
+    }
+    let n = v.len();
+    for i in 0..n {
+        v.push(v[i].wrapping_neg());
+    }
+    for _ in 0..40 {
+        let bits = r.gen_range(0..if wide { 64 } else { 32 });
+        let x: i64 = r.gen::<i64>() >> (63 - bits);
+        v.push(x);
+    }
+    if !wide {
+        // The i32 bit patterns of the values (2^31 is i32::MIN).
+        v.iter_mut().for_each(|x| *x = *x as i32 as i64);
+    }
+    v
+}
+
+#[test]
+fn casts_from_integers() {
+    let mut r = rng(3);
+    for (from, wide) in [(5i64, false), (6, true)] {
+        for to in [0usize, 1] {
+            let mut vals = integer_cast_inputs(&mut r, wide);
+            // An odd count: the last group of two is half used.
+            if vals.len().is_multiple_of(2) {
+                vals.push(-5);
+            }
+            let n = vals.len();
+            let input: Vec<u8> = vals
+                .iter()
+                .flat_map(|&v| {
+                    if wide {
+                        v.to_le_bytes().to_vec()
+                    } else {
+                        (v as i32).to_le_bytes().to_vec()
+                    }
+                })
+                .chain(std::iter::repeat_n(0u8, 16))
+                .collect();
+            let t = run_kernel(
+                "cast",
+                "cast",
+                &[("FROM", from), ("TO", to as i64), ("N", n as i64)],
+                &[IN0, OUT, 0, 0],
+                &[(IN0, input)],
+            );
+            let eb = if to == 0 { 4 } else { 2 };
+            let out = t.read(OUT, n * eb).unwrap();
+            for (i, &v) in vals.iter().enumerate() {
+                // Rust's `as f32` rounds to nearest even; f16 from that f32
+                // is exact where f16 does not overflow.
+                let want = encode(v as f32 as f64, to, 0);
+                let got = &out[i * eb..(i + 1) * eb];
+                assert_eq!(got, &want[..], "cast {from}->{to} [{i}] {v}");
+            }
+        }
+    }
+}
+
 #[test]
 fn fill_and_zero() {
     for (g, v) in [(100i64, 0u32), (7, 0x3f800000), (1, 0xff800000)] {
@@ -339,5 +413,59 @@ fn copy2d_cycles_match_its_formula() {
             (sim - formula).abs() <= 0.02 * sim,
             "copy2d {params:?}: simulated {sim} cycles, formula {formula}"
         );
+    }
+}
+
+/// Non-saturating casts (SAT = 0) from f32 and f16 to FP8 at several
+/// scales: values near the overflow threshold (its tie), infinities and
+/// NaN against the reference's ONNX `saturate=0` encoding.
+#[test]
+fn non_saturating_casts_overflow_to_nan_or_infinity() {
+    use ipu_reference::Fp8Format;
+    let mut r = rng(4);
+    for from in [0usize, 1] {
+        for (to, fmt) in [(3usize, Fp8Format::E4M3FN), (4, Fp8Format::E5M2)] {
+            for scale in [0i32, -2, 3] {
+                let s = 2f64.powi(scale);
+                let edge = if to == 3 { 464.0 } else { 61440.0 };
+                let mut vals: Vec<f64> = vec![
+                    edge * s,
+                    -edge * s,
+                    edge * s * (1.0 + 1e-3),
+                    edge * s * (1.0 - 1e-3),
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    f64::NAN,
+                    0.0,
+                ];
+                vals.extend((0..40).map(|_| r.gen_range(-1.5..1.5) * edge * s));
+                let n = vals.len();
+                let input: Vec<u8> = vals.iter().flat_map(|&v| encode(v, from, 0)).collect();
+                let t = run_kernel(
+                    "cast",
+                    "cast",
+                    &[
+                        ("FROM", from as i64),
+                        ("TO", to as i64),
+                        ("N", n as i64),
+                        ("SAT", 0),
+                    ],
+                    &[IN0, OUT, scale as u32, 0],
+                    &[(IN0, input.clone())],
+                );
+                let out = t.read(OUT, n).unwrap();
+                let eb = [4usize, 2][from];
+                for i in 0..n {
+                    let x = decode(&input[i * eb..], from, 0) as f32;
+                    let want = fmt.encode_scaled(x, false, scale);
+                    let nan = |c: u8| fmt.decode_scaled(c, 0).is_nan();
+                    assert!(
+                        out[i] == want || (nan(out[i]) && nan(want)),
+                        "cast {from}->{to} scale {scale} [{i}] {x}: {:#x}, want {want:#x}",
+                        out[i]
+                    );
+                }
+            }
+        }
     }
 }

@@ -19,15 +19,6 @@ func.func @bf16_select(%c: tensor<4xi1>, %a: tensor<4xbf16>, %b: tensor<4xbf16>)
 
 // -----
 
-// A run-time exponent of another type is not converted on the device.
-func.func @pow_int_exponent(%x: tensor<8xf32>, %e: tensor<8xi64>) -> tensor<8xf32> {
-  // expected-error@+1 {{'nn.pow' op has operand #1 of type tensor<8xi64>, but its kernel computes in f32 (cast it first)}}
-  %y = nn.pow %x, %e : (tensor<8xf32>, tensor<8xi64>) -> tensor<8xf32>
-  return %y : tensor<8xf32>
-}
-
-// -----
-
 // A constant exponent converts only when no value changes: 0.1 is not an f16.
 func.func @pow_inexact_exponent(%x: tensor<8xf16>) -> tensor<8xf16> {
   %e = nn.constant dense<0.1> : tensor<f32>

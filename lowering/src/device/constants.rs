@@ -84,3 +84,39 @@ pub fn converted_to(
         loc,
     )))
 }
+
+/// A `tile.constant` of constant `v` broadcast to `shape` under mapping `m`
+/// (not inserted), when `v` is a `tile.constant`: a consumer that reads an
+/// operand expanded to its own blocks then reads it in place, as loaded
+/// with the image, instead of through an exchange of a constant that has
+/// no blocks of its own.
+pub fn broadcast_to(
+    cx: &mut Context,
+    v: Value,
+    shape: &[i64],
+    m: &ipu_dialects::tile::Mapping,
+    loc: Loc,
+) -> Result<Option<Op>, String> {
+    let Some(t) = constant_tensor(cx, v) else {
+        return Ok(None);
+    };
+    let to: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    let expanded = evaluate(&OpKind::Broadcast { shape: to }, &[&t])
+        .map_err(|e| format!("cannot broadcast its constant operand: {e}"))?;
+    let value = elements_attr(cx, &expanded).ok_or("has a constant its kernel cannot hold")?;
+    let ty = cx.tensor_type(
+        shape,
+        cx.tensor_parts(cx.value_type(v))
+            .ok_or("has a constant that is no tensor")?
+            .1,
+    );
+    let mapping = m.to_attr(cx);
+    Ok(Some(build_op(
+        cx,
+        "tile.constant",
+        &[],
+        Some(ty),
+        vec![("value", value), ("mapping", mapping)],
+        loc,
+    )))
+}

@@ -84,6 +84,10 @@ fn round_up(v: usize, to: usize) -> usize {
 
 /// Chooses the kernel for `op` (an nn op or its tile.map: both have the
 /// same operands and result) computing `f` over the blocks of `m`.
+/// The unit attribute of a `tile.map` cast to FP8 that overflows to NaN or
+/// infinity (ONNX `saturate=0`) instead of saturating.
+const NONSATURATING: &str = "nonsaturating";
+
 fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, KernelSpec), String> {
     let result = cx.result(op, 0);
     let rshape = cx.value_shape(result);
@@ -99,8 +103,29 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
     }
     let n_ops = cx.operands(op).len();
     if f == MapFn::Cast {
-        let from = value_elem(cx, cx.operand(op, 0)).ok_or("casts from a type without kernels")?;
-        return Ok((Choice::Cast, KernelSpec::cast(from, out, round_up(full, 8))));
+        let input = cx.operand(op, 0);
+        if let Some(code) = int_cast_code(cx, input) {
+            if !matches!(out, ElemType::F32 | ElemType::F16) {
+                return Err(format!(
+                    "casts integers to {}, but the cast kernel takes them to f32 and f16 only",
+                    elem_name(out)
+                ));
+            }
+            return Ok((Choice::Cast, int_cast(code, out, round_up(full, 8))));
+        }
+        let from = value_elem(cx, input).ok_or("casts from a type without kernels")?;
+        let mut spec = KernelSpec::cast(from, out, round_up(full, 8));
+        // nn casts to FP8 saturate with `saturate`; tile casts unless marked.
+        let nonsaturating = crate::elem::is_f8(out)
+            && if cx.name_str(op).starts_with("nn.") {
+                cx.get_attr(op, "saturate").is_none()
+            } else {
+                cx.get_attr(op, NONSATURATING).is_some()
+            };
+        if nonsaturating {
+            spec.params.insert("SAT".into(), 0);
+        }
+        return Ok((Choice::Cast, spec));
     }
     let ew = ELEMENTWISE
         .iter()
@@ -159,6 +184,37 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
             Ok((Choice::Row(mat), KernelSpec::rows(r, out, rows, cols, 0.0)))
         }
         None => expanded(),
+    }
+}
+
+/// `FROM` of `cast.S` for a signless or signed integer `v` of 32 or 64
+/// bits (5 i32, 6 i64).
+fn int_cast_code(cx: &Context, v: ipu_ir::Value) -> Option<i64> {
+    use ipu_ir::types::{Signedness, TypeKind};
+    let (_, e) = cx.tensor_parts(cx.value_type(v))?;
+    match cx.type_kind(e) {
+        TypeKind::Integer {
+            width: 32,
+            signedness,
+        } if *signedness != Signedness::Unsigned => Some(5),
+        TypeKind::Integer {
+            width: 64,
+            signedness,
+        } if *signedness != Signedness::Unsigned => Some(6),
+        _ => None,
+    }
+}
+
+/// The cast kernel from integers (`FROM` 5 or 6) to `to`, over `n` elements.
+fn int_cast(from: i64, to: ElemType, n: usize) -> KernelSpec {
+    let params = [("FROM", from), ("TO", to as i64), ("N", n as i64)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    KernelSpec {
+        source: "cast",
+        entry: "cast",
+        params,
     }
 }
 
@@ -237,9 +293,12 @@ impl DeviceOp for Map {
         }
         let result = cx.result(op, 0);
         let to_f8 = value_elem(cx, result).is_some_and(crate::elem::is_f8);
-        if f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none() {
+        let nonsaturating = f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none();
+        let from_f32_f16 = value_elem(cx, cx.operand(op, 0))
+            .is_some_and(|e| matches!(e, ElemType::F32 | ElemType::F16));
+        if nonsaturating && !from_f32_f16 {
             return Err(err(
-                "to FP8 without saturate (overflow becomes NaN) has no kernel: the device's casts saturate; add `saturate`".into(),
+                "to FP8 without saturate (overflow becomes NaN or infinity) has a kernel from f32 and f16 only; cast through one, or add `saturate`".into(),
             ));
         }
         let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
@@ -271,6 +330,23 @@ impl DeviceOp for Map {
                 if let Some(c) = splat_at(cx, *v, &rshape, &m, loc) {
                     cx.insert_op_before(op, c);
                     *v = cx.result(c, 0);
+                    continue;
+                }
+                // Any other constant read expanded (not as a bias-like row
+                // vector) is expanded at compile time, likewise.
+                let vshape = cx.value_shape(*v);
+                let row_vector = row_vector_op(f).is_some()
+                    && vshape.last() == rshape.last()
+                    && vshape[..vshape.len().saturating_sub(1)]
+                        .iter()
+                        .all(|&d| d == 1);
+                if !row_vector {
+                    if let Some(c) =
+                        super::constants::broadcast_to(cx, *v, &rshape, &m, loc).map_err(err)?
+                    {
+                        cx.insert_op_before(op, c);
+                        *v = cx.result(c, 0);
+                    }
                 }
             }
         }
@@ -299,6 +375,9 @@ impl DeviceOp for Map {
         ];
         if let Some(s) = scale {
             attrs.push(("scale", cx.i64_attr(s)));
+        }
+        if nonsaturating {
+            attrs.push((NONSATURATING, ipu_ir::Attr::UNIT));
         }
         let ty = cx.value_type(result);
         Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))

@@ -140,7 +140,7 @@ pub fn layer_norm(
 /// `cast.S`: +0 in, +4 out, +8 scale (the FP8 side's), +12 output scale
 /// (FP8 -> FP8 only).
 pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i32) -> Call {
-    let fp8 = |t: i64| t >= 3;
+    let fp8 = |t: i64| (3..=4).contains(&t);
     assert!(
         out_scale == 0 || (fp8(param(spec, "FROM")) && fp8(param(spec, "TO"))),
         "an output scale is for FP8 -> FP8 casts"
@@ -162,7 +162,7 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
 /// `s_out`: the FP8 side's scale at +8 (the input's for FP8 -> FP8, whose
 /// output scale goes at +12).
 pub fn cast_scales(spec: &KernelSpec, s_in: i32, s_out: i32) -> (i32, i32) {
-    let fp8 = |t: i64| t >= 3;
+    let fp8 = |t: i64| (3..=4).contains(&t);
     match (fp8(param(spec, "FROM")), fp8(param(spec, "TO"))) {
         (true, true) => (s_in, s_out),
         (true, false) => (s_in, 0),

