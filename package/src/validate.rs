@@ -105,6 +105,16 @@ impl Package {
                     ),
                 });
             }
+            // A probe's layout is an output stream named after its source.
+            if p.stream.direction != Direction::Output || p.stream.name != p.source {
+                return Err(PackageError::Stream {
+                    stream: what,
+                    message: format!(
+                        "a probe's layout must be an output stream named after its source, not {} stream `{}`",
+                        p.stream.direction, p.stream.name
+                    ),
+                });
+            }
             check_stream(&p.stream, &what, t, &owner)?;
         }
         Ok(())

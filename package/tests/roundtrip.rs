@@ -344,7 +344,7 @@ fn probes_round_trip_in_the_debug_section() {
     let mut p = plain.clone();
     let mut stream = p.meta.streams[0].clone();
     stream.direction = Direction::Output;
-    stream.name = "probe".into();
+    stream.name = "12:3".into();
     p.meta.probes = vec![Probe {
         step: 1,
         op: "tile.map".into(),
@@ -367,6 +367,11 @@ fn probes_round_trip_in_the_debug_section() {
     assert!(!names(&plain.to_elf_bytes())
         .iter()
         .any(|n| n == DEBUG_SECTION));
+    // A probe's layout is an output stream named after its source.
+    let mut q = p.clone();
+    q.meta.probes[0].stream.name = "x".into();
+    let e = q.validate().unwrap_err().to_string();
+    assert!(e.contains("named after its source"), "{e}");
     // A probe past the last step is refused.
     p.meta.probes[0].step = p.meta.steps.len() as u32;
     let e = p.validate().unwrap_err().to_string();
