@@ -80,12 +80,10 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
         ));
     }
     for (i, (w, slot)) in record.iter().zip(&layout).enumerate() {
-        let ok = match (slot, w) {
-            (Slot::Addr, Word::Buf(..)) => true,
-            (Slot::Zero, Word::Val(0)) => true,
-            (Slot::Value, Word::Val(_)) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (slot, w),
+            (Slot::Addr, Word::Buf(..)) | (Slot::Zero, Word::Val(0)) | (Slot::Value, Word::Val(_))
+        );
         if !ok {
             let want = match slot {
                 Slot::Addr => "a buffer address",
