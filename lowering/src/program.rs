@@ -1198,6 +1198,9 @@ impl Reader<'_> {
                     ),
                 ));
             }
+            // The record as the kernel's declared layout has it.
+            crate::device::records::check_record(&spec, &record, scratch)
+                .map_err(|e| self.err(op, e))?;
             Kernel::Lib(spec)
         };
         Ok(Vertex {

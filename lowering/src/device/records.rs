@@ -5,6 +5,106 @@
 //! second input, a unary op has none, FP8 casts carry their scale).
 
 use crate::program::{Call, Kernel, Word};
+
+/// What one word of a state record holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// A buffer's address on the calling tile.
+    Addr,
+    /// Unused by this specialisation: 0.
+    Zero,
+    /// A value (a scale).
+    Value,
+}
+
+/// The state record of a call of `spec`, word by word, and the zero bytes
+/// after it: the layout every constructor below builds, and what a record
+/// read back from the exchange stage is checked against.
+pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
+    use Slot::{Addr as A, Value as V, Zero as Z};
+    let op = param(spec, "OP");
+    let opt = |name: &str| if param(spec, name) == 1 { A } else { Z };
+    let words = match spec.source {
+        "elementwise" => vec![A, if op < 16 { A } else { Z }, A],
+        "compare" => {
+            let binary = op != ipu_isa::kernels::CompareOp::Not as i64;
+            vec![A, if binary { A } else { Z }, A]
+        }
+        "rows" => {
+            let r = |o: RowOp| op == o as i64;
+            if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
+                vec![A, Z, A, Z, A]
+            } else if r(RowOp::SoftmaxApply) {
+                vec![A, A, Z, Z, A]
+            } else if r(RowOp::LayerNormApply) {
+                vec![A, A, opt("GAMMA"), opt("BETA"), A]
+            } else if r(RowOp::LayerNorm) {
+                vec![A, Z, opt("GAMMA"), opt("BETA"), A]
+            } else if op <= RowOp::LogSoftmax as i64
+                || r(RowOp::SoftmaxStats)
+                || r(RowOp::SoftmaxCombine)
+                || r(RowOp::LayerNormStats)
+                || r(RowOp::LayerNormCombine)
+            {
+                vec![A, Z, Z, Z, A]
+            } else {
+                return Err(format!("rows OP {op} has no record layout"));
+            }
+        }
+        "cast" => {
+            let fp8 = |t: i64| (3..=4).contains(&t);
+            let (from, to) = (fp8(param(spec, "FROM")), fp8(param(spec, "TO")));
+            let scale = if from || to { V } else { Z };
+            vec![A, A, scale, if from && to { V } else { Z }]
+        }
+        "copy2d" => vec![A, A],
+        "gemm_amp" => return Ok((vec![A, A, A, V], GEMM_STATE_BYTES - 16)),
+        "select" => vec![A, A, A, A],
+        "gather" => vec![A, A, A],
+        other => return Err(format!("kernel source {other} has no record layout")),
+    };
+    Ok((words, 0))
+}
+
+/// Checks a call's record (and its zero bytes after) against
+/// [`record_layout`]: the word count, an address where the kernel reads or
+/// writes a buffer, 0 where it reads nothing.
+pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Result<(), String> {
+    let (layout, want_scratch) = record_layout(spec)?;
+    if record.len() != layout.len() {
+        return Err(format!(
+            "has {} record words, but {} takes {}",
+            record.len(),
+            spec.name(),
+            layout.len()
+        ));
+    }
+    for (i, (w, slot)) in record.iter().zip(&layout).enumerate() {
+        let ok = matches!(
+            (slot, w),
+            (Slot::Addr, Word::Buf(..)) | (Slot::Zero, Word::Val(0)) | (Slot::Value, Word::Val(_))
+        );
+        if !ok {
+            let want = match slot {
+                Slot::Addr => "a buffer address",
+                Slot::Zero => "0 (unused)",
+                Slot::Value => "a value",
+            };
+            return Err(format!(
+                "record word {i} (+{}) must be {want} for {}",
+                4 * i,
+                spec.name()
+            ));
+        }
+    }
+    if scratch != want_scratch {
+        return Err(format!(
+            "has {scratch} scratch bytes after its record, but {} takes {want_scratch}",
+            spec.name()
+        ));
+    }
+    Ok(())
+}
 use ipu_isa::kernels::{EwOp, KernelSpec, RowOp, GEMM_STATE_BYTES};
 
 fn param(spec: &KernelSpec, name: &str) -> i64 {
@@ -17,6 +117,9 @@ fn call(spec: &KernelSpec, source: &str, record: Vec<Word>, scratch: usize) -> C
         "a {source} record for a {} kernel",
         spec.source
     );
+    if let Err(e) = check_record(spec, &record, scratch) {
+        panic!("{}: {e}", spec.name());
+    }
     Call {
         kernel: Kernel::Lib(spec.clone()),
         record,
