@@ -20,6 +20,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
+# LLVM's tools for the tests that read our ELF files with them (llvm-readelf,
+# llvm-objdump): Debian installs LLVM 22's unversioned names only here.
+export PATH="$PATH:/usr/lib/llvm-22/bin"
 # Everything the tests build or cache stays in the repository.
 export IPU_KERNEL_CACHE="$PWD/target/kernel-cache"
 cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
