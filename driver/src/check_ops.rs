@@ -210,13 +210,15 @@ fn cast_kind(cx: &Context, op: Op) -> Option<OpKind> {
 }
 
 /// Checks every op of `f` (program order) on `inputs`: probed ops on the
-/// device's operand values against the device's result.
+/// device's operand values against the device's result. Also returns the
+/// function's results as this walk computed them (the device's values where
+/// probed, the reference's on them elsewhere).
 pub fn check_ops(
     cx: &Context,
     f: Op,
     inputs: &[Tensor],
     probed: &Probed<'_>,
-) -> Result<Vec<OpCheck>, String> {
+) -> Result<(Vec<OpCheck>, Vec<Tensor>), String> {
     let mut rows = Vec::new();
     let mut failure: Option<String> = None;
     let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
@@ -264,11 +266,11 @@ pub fn check_ops(
         }
         Ok(out)
     };
-    ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
+    let outputs = ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
         .map_err(|d| d.message.clone())?;
     match failure {
         Some(e) => Err(e),
-        None => Ok(rows),
+        None => Ok((rows, outputs)),
     }
 }
 

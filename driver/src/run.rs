@@ -630,7 +630,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let probed = crate::check_ops::Probed::new(&pkg, &run.probes);
     let op_rows = if run.hardware_pass() && (check_ops || fp8_casts > 0) {
         let start = Instant::now();
-        let rows = crate::check_ops::check_ops(cx, f, &tensors, &probed)?;
+        let (rows, _) = crate::check_ops::check_ops(cx, f, &tensors, &probed)?;
         tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "per-op checks");
         Some(rows)
     } else {

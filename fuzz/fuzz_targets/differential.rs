@@ -105,7 +105,7 @@ fuzz_target!(|data: &[u8]| {
             device::tensor_to_bytes(t, s.element).expect("stream bytes"),
         );
     }
-    let run = device::run_on_chip(&pkg, &target, &host, "main", MAX_CYCLES)
+    let run = device::run_on_chip_probed(&pkg, &target, &host, "main", MAX_CYCLES, true)
         .unwrap_or_else(|e| panic!("the package does not load: {e}\n{text}"));
     assert!(
         run.hardware_pass(),
@@ -115,7 +115,25 @@ fuzz_target!(|data: &[u8]| {
     if trace {
         eprintln!("ran: {} cycles\n{text}", run.report.cycles);
     }
-    for (i, r) in ref_outputs.iter().enumerate() {
+    // Every op on the device's values of its operands (`ipu-run
+    // --check-ops`): each op's own error, not what an ill-conditioned op
+    // (a log of a small f16 sum) makes of its inputs' rounding.
+    let probed = ipu_driver::check_ops::Probed::new(&pkg, &run.probes);
+    let (rows, local_outputs) = ipu_driver::check_ops::check_ops(cx, f, &tensors, &probed)
+        .unwrap_or_else(|e| panic!("per-op checks: {e}\n{text}"));
+    if let Some(r) = ipu_driver::check_ops::first_failure(&rows) {
+        panic!(
+            "{} at {} ({}) is outside its tolerance: {:?}\ninputs: {:?}\n{text}",
+            r.op,
+            r.location,
+            r.ty,
+            r.observed,
+            tensors.iter().map(|t| t.to_f32_vec()).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(local_outputs.len(), ref_outputs.len());
+    // The outputs against the reference walked on the device's values.
+    for (i, r) in local_outputs.iter().enumerate() {
         let name = ipu_driver::load::value_name(cx, f, "res_attrs", i, "result");
         let s = streams(Direction::Output)
             .into_iter()
