@@ -182,23 +182,7 @@ fn compare_exact(device: &Tensor, reference: &Tensor) -> device::Comparison {
 }
 
 fn stream_type(t: &Tensor) -> Option<StreamType> {
-    use ipu_reference::ElementType as E;
-    Some(match t.dtype() {
-        E::F32 => StreamType::F32,
-        E::F16 => StreamType::F16,
-        E::BF16 => StreamType::BF16,
-        E::F8E4M3FN => StreamType::F8E4M3FN,
-        E::F8E5M2 => StreamType::F8E5M2,
-        E::I64 => StreamType::I64,
-        E::I32 => StreamType::I32,
-        E::I16 => StreamType::I16,
-        E::I8 => StreamType::I8,
-        E::U32 => StreamType::U32,
-        E::U16 => StreamType::U16,
-        E::U8 => StreamType::U8,
-        E::I1 => StreamType::Bool,
-        _ => return None,
-    })
+    device::stream_type(t.dtype())
 }
 
 /// The cast kind of `op`, when it is an `nn.cast`.
@@ -274,6 +258,25 @@ pub fn check_ops(
     }
 }
 
+/// Whether `op` is an `nn.cast` to FP8 of a computed value (not an
+/// argument or a constant): a cast the numerical verdict anchors.
+pub fn is_anchored_cast(cx: &Context, op: Op) -> bool {
+    cx.is(op, "nn.cast")
+        && cx.results(op).next().is_some_and(|r| {
+            let t = cx.value_type(r);
+            let e = cx.tensor_parts(t).map(|(_, e)| e).unwrap_or(t);
+            matches!(
+                cx.type_kind(e),
+                ipu_ir::TypeKind::F8E4M3FN | ipu_ir::TypeKind::F8E5M2
+            )
+        })
+        && cx
+            .operands(op)
+            .first()
+            .and_then(|&v| cx.defining_op(v))
+            .is_some_and(|d| !cx.is(d, "nn.constant"))
+}
+
 /// The reference with every cast to FP8 of a computed value taking the
 /// device's FP8 result, where the per-op check found that cast exact on
 /// the device's own input (`exact_casts`: their locations). A value near a
@@ -289,18 +292,8 @@ pub fn anchored_reference(
     exact_casts: &std::collections::HashSet<String>,
 ) -> Result<(Vec<Tensor>, usize), String> {
     let mut anchored = 0;
-    let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
-        let computed_input = operands.first().is_some_and(|_| {
-            cx.operands(op)
-                .first()
-                .and_then(|&v| cx.defining_op(v))
-                .is_some_and(|d| !cx.is(d, "nn.constant"))
-        });
-        if results.len() == 1
-            && is_fp8(&results[0])
-            && computed_input
-            && cast_kind(cx, op).is_some()
-            && exact_casts.contains(&location(cx, op))
+    let mut observe = |op: Op, _: &[&Tensor], results: Vec<Tensor>| {
+        if results.len() == 1 && is_anchored_cast(cx, op) && exact_casts.contains(&location(cx, op))
         {
             if let Ok(Some(d)) = probed.value(cx, op, &results[0]) {
                 anchored += 1;

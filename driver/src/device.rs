@@ -30,6 +30,14 @@ pub fn reference_type(e: StreamType) -> ElementType {
     }
 }
 
+/// The stream element type whose reference type is `e` (the inverse of
+/// [`reference_type`]), if a stream can carry it.
+pub fn stream_type(e: ElementType) -> Option<StreamType> {
+    StreamType::ALL
+        .into_iter()
+        .find(|&s| reference_type(s) == e)
+}
+
 /// The bytes of `t` as stream elements of type `e` (little-endian; FP8 as
 /// codes at the tensor's scale; `i1` one byte 0/1).
 pub fn tensor_to_bytes(t: &Tensor, e: StreamType) -> Result<Vec<u8>, String> {
@@ -910,6 +918,7 @@ mod tests {
     #[test]
     fn every_stream_type_converts_both_ways() {
         for e in StreamType::ALL {
+            assert_eq!(stream_type(reference_type(e)), Some(e), "{e}");
             let t = sample(e);
             let b = tensor_to_bytes(&t, e).unwrap();
             assert_eq!(b.len() as u64, 6 * e.size_bytes(), "{e}");

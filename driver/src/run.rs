@@ -855,23 +855,7 @@ fn computed_fp8_casts(cx: &ipu_ir::Context, f: ipu_ir::Op) -> usize {
         return 0;
     };
     cx.block_ops(entry)
-        .filter(|&op| cx.is(op, "nn.cast"))
-        .filter(|&op| {
-            cx.results(op).next().is_some_and(|r| {
-                let t = cx.value_type(r);
-                let e = cx.tensor_parts(t).map(|(_, e)| e).unwrap_or(t);
-                matches!(
-                    cx.type_kind(e),
-                    ipu_ir::TypeKind::F8E4M3FN | ipu_ir::TypeKind::F8E5M2
-                )
-            })
-        })
-        .filter(|&op| {
-            cx.operands(op)
-                .first()
-                .and_then(|&v| cx.defining_op(v))
-                .is_some_and(|d| !cx.is(d, "nn.constant"))
-        })
+        .filter(|&op| crate::check_ops::is_anchored_cast(cx, op))
         .count()
 }
 
