@@ -931,8 +931,17 @@ pub fn format_values(t: &Tensor) -> String {
 /// Creates the folder a file is written to, when it is missing.
 fn create_parent(file: &str) -> Result<(), String> {
     match std::path::Path::new(file).parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create '{}': {e}", dir.display())),
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir).map_err(|e| {
+            // create_dir_all says "File exists" when a component is a file: name it.
+            match dir.ancestors().find(|a| a.is_file()) {
+                Some(f) => format!(
+                    "cannot create '{}': '{}' is a file, not a directory",
+                    dir.display(),
+                    f.display()
+                ),
+                None => format!("cannot create '{}': {e}", dir.display()),
+            }
+        }),
         _ => Ok(()),
     }
 }

@@ -206,9 +206,20 @@ impl Target {
 
     /// Reads and validates a target file.
     pub fn from_file(path: &Path) -> Result<Target, TargetError> {
-        let text = std::fs::read_to_string(path).map_err(|e| TargetError::Io {
+        let bytes = std::fs::read(path).map_err(|e| TargetError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+            let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            // The column counts characters of the valid prefix of the line, as editors do.
+            let col = String::from_utf8_lossy(&good[line_start..]).chars().count() + 1;
+            TargetError::Io {
+                path: format!("{}:{line}:{col}", path.display()),
+                message: "invalid UTF-8 (a target file is TOML text)".to_string(),
+            }
         })?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
