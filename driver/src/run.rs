@@ -271,7 +271,7 @@ fn read_model(
 /// Makes `dir` (and its parents) and checks that a file can be written in
 /// it, so an unusable output directory is reported before any run.
 fn prepare_output_dir(dir: &str) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
+    create_dir(Path::new(dir))?;
     let probe = Path::new(dir).join(format!(".ipu-run-probe-{}", std::process::id()));
     std::fs::write(&probe, b"")
         .map_err(|e| format!("cannot write in the output directory '{dir}': {e}"))?;
@@ -931,17 +931,20 @@ pub fn format_values(t: &Tensor) -> String {
 /// Creates the folder a file is written to, when it is missing.
 fn create_parent(file: &str) -> Result<(), String> {
     match std::path::Path::new(file).parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir).map_err(|e| {
-            // create_dir_all says "File exists" when a component is a file: name it.
-            match dir.ancestors().find(|a| a.is_file()) {
-                Some(f) => format!(
-                    "cannot create '{}': '{}' is a file, not a directory",
-                    dir.display(),
-                    f.display()
-                ),
-                None => format!("cannot create '{}': {e}", dir.display()),
-            }
-        }),
+        Some(dir) if !dir.as_os_str().is_empty() => create_dir(dir),
         _ => Ok(()),
     }
+}
+
+/// Makes `dir` and its parents; a component that is a file is named, where
+/// `create_dir_all` would only say "File exists".
+fn create_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| match dir.ancestors().find(|a| a.is_file()) {
+        Some(f) => format!(
+            "cannot create '{}': '{}' is a file, not a directory",
+            dir.display(),
+            f.display()
+        ),
+        None => format!("cannot create '{}': {e}", dir.display()),
+    })
 }
