@@ -103,7 +103,14 @@
         .error "M must be positive"
         .endif
 
-        .cycles "60 + 6 * 21 + BLOCK / 16 + NB * NKC * (6 * (14 + 2 * (NKC > 1) + KPH * (R_LO + (REM > 0)) + DRAIN) + 50 + 40 * (NKC > 1) + (1 - OVERLAP) * BLOCK / 16)"
+        # Cycles: the records and the first block by the supervisor; per
+        # block, six barrel slots per instruction of the busiest worker
+        # (the first started, or when REM == 0 the last started too, which
+        # ends its block later) plus the run/sync overhead; the blocks after
+        # the first are loaded by the supervisor unless the workers overlap
+        # them. Fitted to the simulator (runtime/tests/kernels_gemm.rs checks
+        # it within 5%).
+        .cycles "100 + BLOCK / 16 + NB * NKC * (6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
