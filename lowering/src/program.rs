@@ -1569,6 +1569,35 @@ impl Program {
     /// tile that has the buffer and inside it, every host stream's blocks in
     /// their buffer, and every byte a compute set reads from a delivered
     /// buffer written exactly once by the phases and local copies.
+    /// A buffer a kernel reads with paired loads must be flagged
+    /// `interleaved`, or placement may put it where those loads fault.
+    fn check_wide_reads(&self, c: &ComputeSet, v: &Vertex) -> Result<(), Diagnostic> {
+        let Kernel::Lib(spec) = &v.call.kernel else {
+            return Ok(());
+        };
+        let Ok((layout, _)) = crate::device::records::record_layout(spec) else {
+            return Ok(()); // check_record refuses it where the record is read
+        };
+        for (i, (w, slot)) in v.call.record.iter().zip(&layout).enumerate() {
+            if let (Word::Buf(b, _), crate::device::records::Slot::Wide) = (*w, slot) {
+                let buf = &self.buffers[b];
+                if !buf.interleaved {
+                    return Err(Diagnostic::error(
+                        c.loc,
+                        format!(
+                            "compute set {}: {} reads @{} (record word {i}) with paired 64-bit loads, but @{} is not `interleaved`",
+                            c.name,
+                            spec.name(),
+                            buf.name,
+                            buf.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn check(&self, target: &ipu_target::Target) -> Result<(), Diagnostic> {
         let tiles = target.tiles();
         let sram = target.sram_bytes();
@@ -1703,6 +1732,9 @@ impl Program {
                                 ));
                             }
                         }
+                    }
+                    for v in &c.vertices {
+                        self.check_wide_reads(c, v)?;
                     }
                     for m in &c.copies {
                         let name = format!("compute set {}", c.name);

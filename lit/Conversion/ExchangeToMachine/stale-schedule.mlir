@@ -6,8 +6,8 @@
 
 module attributes {ipu.target = "test4"} {
   func.func @main(%arg0: tensor<8x64xf16> {ipu.name = "x"}, %arg1: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) attributes {exchange.compute_cycles = 1202 : i64, exchange.estimated_cycles = 2212 : i64, exchange.exchange_cycles = 650 : i64, exchange.steps = 4 : i64} {
-    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
-    exchange.buffer {bytes = 1024 : i64, sym_name = "input1", tiles = "0 to 3"}
+    exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "input0", tiles = "0 to 1"}
+    exchange.buffer {bytes = 1024 : i64, interleaved, sym_name = "input1", tiles = "0 to 3"}
     exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 3"}], sym_name = "s1.operand0", tiles = "1 to 3"}
     exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 3"}
     exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 1"}

@@ -15,14 +15,14 @@
 // The bias is broadcast along the rows: 16-byte slices to the tiles of each
 // column block; tile 0 copies its own slice (exchange.copy).
 // CHECK: attributes {exchange.compute_cycles = 1766 : i64, exchange.estimated_cycles = 3097 : i64, exchange.exchange_cycles = 791 : i64, exchange.steps = 6 : i64}
-// CHECK: exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 1"}
+// CHECK: exchange.buffer {bytes = 512 : i64, interleaved, sym_name = "input0", tiles = "0 to 1"}
 // CHECK-NEXT: exchange.buffer {bytes = 512 : i64, sym_name = "input1", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 16 : i64, sym_name = "input2", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 512 : i64, interleaved, reads = [{ranges = array<i64: 1, 512, 512>, tiles = "1 to 15"}], sym_name = "s1.operand0", tiles = "1 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 1088 : i64, interleaved, sym_name = "s1.rhs_f16", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, interleaved, sym_name = "s1.partials", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, interleaved, sym_name = "s1.partials_in", tiles = "0 to 7"}
-// CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s1.result", tiles = "0 to 7"}
+// CHECK-NEXT: exchange.buffer {bytes = 256 : i64, interleaved, sym_name = "s1.result", tiles = "0 to 7"}
 // CHECK-NEXT: exchange.buffer {bytes = 32 : i64, interleaved, reads = [{ranges = array<i64: 1, 32, 32>, tiles = "0 to 7"}], sym_name = "s2.operand1", tiles = "0 to 7"}
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s2.result", tiles = "0 to 7"}
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s3.result", tiles = "0 to 7"}

@@ -11,6 +11,9 @@ use crate::program::{Call, Kernel, Word};
 pub enum Slot {
     /// A buffer's address on the calling tile.
     Addr,
+    /// A buffer the kernel reads with paired 64-bit loads (`ld2x64`,
+    /// `ld2st64`, `ldxw`, `wld`): it must be in the interleaved region.
+    Wide,
     /// Unused by this specialisation: 0.
     Zero,
     /// A value (a scale).
@@ -21,19 +24,25 @@ pub enum Slot {
 /// after it: the layout every constructor below builds, and what a record
 /// read back from the exchange stage is checked against.
 pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
-    use Slot::{Addr as A, Value as V, Zero as Z};
+    use Slot::{Addr as A, Value as V, Wide as W, Zero as Z};
     let op = param(spec, "OP");
     let opt = |name: &str| if param(spec, name) == 1 { A } else { Z };
+    // Binary kernels stream both inputs with paired loads; unary ones use ld64.
     let words = match spec.source {
-        "elementwise" => vec![A, if op < 16 { A } else { Z }, A],
+        "elementwise" if op < 16 => vec![W, W, A],
+        "elementwise" => vec![A, Z, A],
         "compare" => {
             let binary = op != ipu_isa::kernels::CompareOp::Not as i64;
-            vec![A, if binary { A } else { Z }, A]
+            if binary {
+                vec![W, W, A]
+            } else {
+                vec![A, Z, A]
+            }
         }
         "rows" => {
             let r = |o: RowOp| op == o as i64;
             if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
-                vec![A, Z, A, Z, A]
+                vec![W, Z, W, Z, A]
             } else if r(RowOp::SoftmaxApply) {
                 vec![A, A, Z, Z, A]
             } else if r(RowOp::LayerNormApply) {
@@ -58,8 +67,13 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             vec![A, A, scale, if from && to { V } else { Z }]
         }
         "copy2d" => vec![A, A],
-        "gemm_amp" => return Ok((vec![A, A, A, V], GEMM_STATE_BYTES - 16)),
-        "select" => vec![A, A, A, A],
+        // A and B through ldxw/wld; C is read back (ld2x64) only to add K-chunks.
+        "gemm_amp" => {
+            let chunked = param(spec, "KC") > 0 && param(spec, "KC") < param(spec, "K");
+            let c = if chunked { W } else { A };
+            return Ok((vec![W, W, c, V], GEMM_STATE_BYTES - 16));
+        }
+        "select" => vec![A, W, W, A],
         "gather" => vec![A, A, A],
         other => return Err(format!("kernel source {other} has no record layout")),
     };
@@ -82,11 +96,13 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
     for (i, (w, slot)) in record.iter().zip(&layout).enumerate() {
         let ok = matches!(
             (slot, w),
-            (Slot::Addr, Word::Buf(..)) | (Slot::Zero, Word::Val(0)) | (Slot::Value, Word::Val(_))
+            (Slot::Addr | Slot::Wide, Word::Buf(..))
+                | (Slot::Zero, Word::Val(0))
+                | (Slot::Value, Word::Val(_))
         );
         if !ok {
             let want = match slot {
-                Slot::Addr => "a buffer address",
+                Slot::Addr | Slot::Wide => "a buffer address",
                 Slot::Zero => "0 (unused)",
                 Slot::Value => "a value",
             };

@@ -4,12 +4,12 @@
 //! here), and compute sets of per-tile kernel calls.
 
 use super::view::View;
-use crate::device::kernel_cycles;
+use crate::device::{kernel_cycles, records};
 use crate::exchange_schedule::{summarize, ExchangeScheduler, Transfer};
 use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
 use crate::program::{
     BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placed, Placement,
-    Probe, Program, Reads, Step, Vertex,
+    Probe, Program, Reads, Step, Vertex, Word,
 };
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
@@ -738,6 +738,17 @@ impl<'a> ProgramBuilder<'a> {
             });
             for i in members {
                 cursor[i].2 += 1;
+            }
+        }
+        // What a kernel reads with paired loads must be placed where they work.
+        for v in &vertices {
+            if let Kernel::Lib(spec) = &v.call.kernel {
+                let (layout, _) = records::record_layout(spec).map_err(|e| self.err(op, e))?;
+                for (w, slot) in v.call.record.iter().zip(&layout) {
+                    if let (Word::Buf(b, _), records::Slot::Wide) = (*w, slot) {
+                        self.program.buffers[b].interleaved = true;
+                    }
+                }
             }
         }
         self.totals.compute_cycles += cycles;
