@@ -252,7 +252,8 @@ impl Package {
     }
 
     /// The file in format `version` (1: without `source`; 1 and 2:
-    /// without the steps' `bound`; for tests of the reader's compatibility).
+    /// without the steps' `bound`; 1 to 3 must not hold grid pieces; for
+    /// tests of the reader's compatibility).
     pub(crate) fn to_elf_bytes_version(&self, version: u32) -> Vec<u8> {
         let mut images = Vec::with_capacity(self.images.len());
         // (section name, bytes) of every image and tile-data section.
@@ -624,6 +625,19 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
     if let Some(extra) = found.keys().next() {
         return Err(PackageError::Invalid(format!(
             "section {extra} is not described by the metadata"
+        )));
+    }
+    // Grid pieces came with format 4: an older file holding one is damaged.
+    let has_grid = |s: &crate::model::HostStream| {
+        s.layout
+            .iter()
+            .any(|p| matches!(p, crate::StreamPiece::Grid { .. }))
+    };
+    if version < 4
+        && (meta.streams.iter().any(has_grid) || meta.probes.iter().any(|p| has_grid(&p.stream)))
+    {
+        return Err(PackageError::MetadataParse(format!(
+            "a format-{version} file holds a grid layout piece (format 4 and later)"
         )));
     }
 
