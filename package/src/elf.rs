@@ -822,6 +822,14 @@ mod tests {
             ]
         );
         assert_eq!(p.meta.streams[0].layout[0].transfer_count(), 4);
+        let text = p.dump();
+        assert!(
+            text.contains("w load   tensor<2x32xf32> (256 bytes, 4 transfers)")
+                && text.contains(
+                    "tile 0 @0x1900 <-> host [0, +32) x2 (tile +1, @+0x0, host +128) x2 (tile +0, @+0x40, host +32)"
+                ),
+            "{text}"
+        );
     }
 
     #[test]
