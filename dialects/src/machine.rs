@@ -206,7 +206,7 @@ fn hex_pieces(pieces: &[&str], mut out: Option<&mut Vec<u8>>) -> Result<usize, S
         let (head, tail) = pieces.split_first()?;
         let body = head.strip_prefix("0x")?;
         let total: usize = body.len() + tail.iter().map(|p| p.len()).sum::<usize>();
-        if total % 2 != 0 {
+        if !total.is_multiple_of(2) {
             return None;
         }
         if let Some(o) = out.as_deref_mut() {
