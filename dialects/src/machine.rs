@@ -30,9 +30,9 @@ use ipu_ir::diag::Diagnostic;
 use ipu_ir::opdef::{constraints, AttrConstraint, AttrDef, Dialect, OpDef};
 use ipu_ir::types::{Attr, AttrKind, Loc};
 use ipu_package::{
-    DataSegment, Digest, Direction, ElementType, EntryPoint, HostStream, ImageGroup, Metadata,
-    Package, PackageError, Probe, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage,
-    TileRun, TileSet, Transfer, ZeroRange,
+    DataSegment, Digest, Direction, ElementType, EntryPoint, GridDim, HostStream, ImageGroup,
+    Metadata, Package, PackageError, Probe, StepKind, StepSummary, StreamPiece, TargetInfo,
+    TileImage, TileRun, TileSet, Transfer, ZeroRange,
 };
 
 const I64_ATTR: AttrConstraint = AttrConstraint {
@@ -171,6 +171,77 @@ fn long_string_attr(cx: &mut Context, s: &str) -> Attr {
     cx.array_attr(pieces)
 }
 
+/// `bytes` as [`hex_bytes`] text in a [`LONG_STRING_ATTR`]: the pieces
+/// [`long_string_attr`] would cut, made without the whole text (hex digits
+/// need no escapes).
+fn hex_attr(cx: &mut Context, bytes: &[u8]) -> Attr {
+    if 2 + 2 * bytes.len() <= MAX_STRING_PIECE {
+        return cx.string_attr(&hex_bytes(bytes));
+    }
+    // The first piece also holds the `0x`.
+    let first = (MAX_STRING_PIECE - 2) / 2;
+    let mut pieces = vec![cx.string_attr(&hex_bytes(&bytes[..first]))];
+    for chunk in bytes[first..].chunks(MAX_STRING_PIECE / 2) {
+        let mut text = hex_bytes(chunk);
+        text.drain(..2);
+        pieces.push(cx.string_attr(&text));
+    }
+    cx.array_attr(pieces)
+}
+
+/// The pieces of a [`LONG_STRING_ATTR`] attribute (one for a string).
+fn str_pieces(cx: &Context, a: Attr) -> Option<Vec<&str>> {
+    match cx.attr_kind(a) {
+        AttrKind::String(s) => Some(vec![&**s]),
+        AttrKind::Array(items) => items.iter().map(|&i| as_str(cx, i)).collect(),
+        _ => None,
+    }
+}
+
+/// The bytes of `0x...` hex text given in pieces, appended to `out` when
+/// given (else only checked); the number of bytes. Errors are
+/// [`parse_hex_bytes`]'s for the whole text.
+fn hex_pieces(pieces: &[&str], mut out: Option<&mut Vec<u8>>) -> Result<usize, String> {
+    let mut fast = || -> Option<usize> {
+        let (head, tail) = pieces.split_first()?;
+        let body = head.strip_prefix("0x")?;
+        let total: usize = body.len() + tail.iter().map(|p| p.len()).sum::<usize>();
+        if !total.is_multiple_of(2) {
+            return None;
+        }
+        if let Some(o) = out.as_deref_mut() {
+            o.reserve(total / 2);
+        }
+        let mut high: Option<u8> = None;
+        for piece in std::iter::once(body).chain(tail.iter().copied()) {
+            for &c in piece.as_bytes() {
+                let d = hex_digit(c)?;
+                match high.take() {
+                    None => high = Some(d),
+                    Some(h) => {
+                        if let Some(o) = out.as_deref_mut() {
+                            o.push(h << 4 | d);
+                        }
+                    }
+                }
+            }
+        }
+        Some(total / 2)
+    };
+    match fast() {
+        Some(n) => Ok(n),
+        // Malformed: the whole text, for the exact message.
+        None => parse_hex_bytes(&pieces.concat()).map(|b| b.len()),
+    }
+}
+
+/// The bytes of a hex [`LONG_STRING_ATTR`] attribute.
+fn hex_attr_bytes(cx: &Context, a: Attr) -> Option<Result<Vec<u8>, String>> {
+    let pieces = str_pieces(cx, a)?;
+    let mut out = Vec::new();
+    Some(hex_pieces(&pieces, Some(&mut out)).map(|_| out))
+}
+
 /// The text of a [`LONG_STRING_ATTR`] attribute.
 fn long_str(cx: &Context, a: Attr) -> Option<std::borrow::Cow<'_, str>> {
     match cx.attr_kind(a) {
@@ -286,7 +357,7 @@ pub static TILE_DATA: OpDef = OpDef {
         req("bytes", LONG_STRING_ATTR),
     ],
     assembly_format: Some("attr-dict"),
-    verify: Some(|cx, op| decode_tile_data(cx, op).map(|_| ())),
+    verify: Some(|cx, op| decode_tile_data(cx, op, false).map(|_| ())),
     ..OpDef::EMPTY
 };
 
@@ -595,7 +666,7 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
         let img = &g.image;
         let tiles = cx.string_attr(&tiles_to_string(&g.tiles));
         let ca = cx.string_attr(&hex_address(img.code_address));
-        let code = long_string_attr(cx, &hex_bytes(&img.code));
+        let code = hex_attr(cx, &img.code);
         let entries: Vec<(ipu_ir::Sym, Attr)> = img
             .entries
             .iter()
@@ -620,7 +691,7 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             .iter()
             .map(|d| {
                 let a = cx.string_attr(&hex_address(d.address));
-                let b = long_string_attr(cx, &hex_bytes(&d.bytes));
+                let b = hex_attr(cx, &d.bytes);
                 dict(cx, vec![("address", a), ("bytes", b)])
             })
             .collect();
@@ -643,7 +714,7 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             for d in segments {
                 let t = cx.i64_attr(i64::from(tile));
                 let a = cx.string_attr(&hex_address(d.address));
-                let b = long_string_attr(cx, &hex_bytes(&d.bytes));
+                let b = hex_attr(cx, &d.bytes);
                 let op = build(
                     cx,
                     TILE_DATA.name,
@@ -702,10 +773,20 @@ impl<'a> Fields<'a> {
             ))
         })
     }
+    /// The bytes of a hex string (or pieces), decoded into `out` when given.
+    fn hex(&self, name: &str, out: Option<&mut Vec<u8>>) -> Result<usize, Diagnostic> {
+        let a = self.attr(name)?;
+        let pieces = str_pieces(self.cx, a).ok_or_else(|| {
+            self.err(format!(
+                "attribute '{name}' must be a string or an array of strings"
+            ))
+        })?;
+        self.with(name, hex_pieces(&pieces, out))
+    }
     fn with<T>(&self, name: &str, r: Result<T, String>) -> Result<T, Diagnostic> {
         r.map_err(|m| self.err(format!("attribute '{name}': {m}")))
     }
-    fn dicts(&self, name: &str) -> Result<Vec<Entries<'a>>, Diagnostic> {
+    fn dicts(&self, name: &'static str) -> Result<Vec<Entries<'a>>, Diagnostic> {
         let a = self.attr(name)?;
         let AttrKind::Array(items) = self.cx.attr_kind(a) else {
             return Err(self.err(format!(
@@ -719,7 +800,8 @@ impl<'a> Fields<'a> {
                 AttrKind::Dictionary(e) => Ok(Entries {
                     cx: self.cx,
                     entries: e,
-                    what: format!("{name}[{i}]"),
+                    list: name,
+                    index: i,
                 }),
                 _ => Err(self.err(format!(
                     "attribute '{name}': element {i} is not a dictionary"
@@ -748,10 +830,16 @@ fn as_int(cx: &Context, a: Attr) -> Option<i128> {
 struct Entries<'a> {
     cx: &'a Context,
     entries: &'a [(ipu_ir::Sym, Attr)],
-    what: String,
+    /// The array attribute and the index in it (named only in errors).
+    list: &'static str,
+    index: usize,
 }
 
 impl<'a> Entries<'a> {
+    /// `layout[3]`.
+    fn what(&self) -> String {
+        format!("{}[{}]", self.list, self.index)
+    }
     fn has(&self, key: &str) -> bool {
         self.entries.iter().any(|(k, _)| self.cx.str(*k) == key)
     }
@@ -760,20 +848,11 @@ impl<'a> Entries<'a> {
             .iter()
             .find(|(k, _)| self.cx.str(*k) == key)
             .map(|(_, v)| *v)
-            .ok_or_else(|| format!("{} has no `{key}`", self.what))
-    }
-    fn long_str(&self, key: &str) -> Result<std::borrow::Cow<'a, str>, String> {
-        let a = self.get(key)?;
-        long_str(self.cx, a).ok_or_else(|| {
-            format!(
-                "{}: `{key}` must be a string or an array of strings",
-                self.what
-            )
-        })
+            .ok_or_else(|| format!("{} has no `{key}`", self.what()))
     }
     fn str(&self, key: &str) -> Result<&'a str, String> {
         let a = self.get(key)?;
-        as_str(self.cx, a).ok_or_else(|| format!("{}: `{key}` must be a string", self.what))
+        as_str(self.cx, a).ok_or_else(|| format!("{}: `{key}` must be a string", self.what()))
     }
     fn int<T: TryFrom<i128>>(&self, key: &str) -> Result<T, String> {
         let a = self.get(key)?;
@@ -782,7 +861,7 @@ impl<'a> Entries<'a> {
             .ok_or_else(|| {
                 format!(
                     "{}: `{key}` must be an integer in the range of {}, not {}",
-                    self.what,
+                    self.what(),
                     std::any::type_name::<T>(),
                     ipu_ir::printer::attr_to_string(self.cx, a)
                 )
@@ -793,7 +872,56 @@ impl<'a> Entries<'a> {
         self.int::<i64>(key).map(|v| v as u64)
     }
     fn address(&self, key: &str) -> Result<u32, String> {
-        parse_address(self.str(key)?).map_err(|m| format!("{}: `{key}`: {m}", self.what))
+        parse_address(self.str(key)?).map_err(|m| format!("{}: `{key}`: {m}", self.what()))
+    }
+    /// A grid's dimensions: an array of `array<i64: count, tile step,
+    /// address step, offset step>`, the count at least 1, the steps not
+    /// negative (the offset step is a `u64` with the same bits).
+    fn grid_dims(&self, key: &str) -> Result<Vec<GridDim>, String> {
+        let a = self.get(key)?;
+        let AttrKind::Array(items) = self.cx.attr_kind(a) else {
+            return Err(format!(
+                "{}: `{key}` must be an array of array<i64: count, tile step, address step, offset step>",
+                self.what()
+            ));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, &item)| {
+                let at = || format!("{}: `{key}`[{i}]", self.what());
+                let AttrKind::I64Array(v) = self.cx.attr_kind(item) else {
+                    return Err(format!(
+                        "{} must be array<i64: count, tile step, address step, offset step>",
+                        at()
+                    ));
+                };
+                let &[count, tile_step, address_step, host_step] = &v[..] else {
+                    return Err(format!(
+                        "{} has {} values, not 4 (count, tile step, address step, offset step)",
+                        at(),
+                        v.len()
+                    ));
+                };
+                let u32_of = |what: &str, x: i64| {
+                    u32::try_from(x)
+                        .map_err(|_| format!("{}: {what} {x} is outside 0..={}", at(), u32::MAX))
+                };
+                let count = u32_of("count", count)?;
+                if count == 0 {
+                    return Err(format!(
+                        "{}: count 0 (a dimension repeats at least once)",
+                        at()
+                    ));
+                }
+                Ok(GridDim {
+                    count,
+                    tile_step: u32_of("tile step", tile_step)?,
+                    address_step: u32_of("address step", address_step)?,
+                    host_step: host_step as u64,
+                })
+            })
+            .collect()
     }
     /// Refuses keys outside `allowed` (a typo must not pass silently).
     fn only(&self, allowed: &[&str]) -> Result<(), String> {
@@ -802,7 +930,7 @@ impl<'a> Entries<'a> {
             if !allowed.contains(&k) {
                 return Err(format!(
                     "{} has an unknown key `{k}` (expected {})",
-                    self.what,
+                    self.what(),
                     allowed.join(", ")
                 ));
             }
@@ -844,7 +972,7 @@ fn decode_package(cx: &Context, op: Op) -> Result<Metadata, Diagnostic> {
                 kind: step_kind(kind).ok_or_else(|| {
                     format!(
                         "{}: unknown step kind `{kind}` (compute, sync, exchange, host_exchange)",
-                        e.what
+                        e.what()
                     )
                 })?,
                 label: e.str("label")?.to_string(),
@@ -919,6 +1047,34 @@ fn stream_attrs(cx: &mut Context, s: &HostStream) -> Vec<(&'static str, Attr)> {
                     ],
                 )
             }
+            StreamPiece::Grid { first, dims } => {
+                let tile = cx.i64_attr(i64::from(first.tile));
+                let a = cx.string_attr(&hex_address(first.tile_address));
+                let o = u64_attr(cx, first.host_offset);
+                let l = cx.i64_attr(i64::from(first.len));
+                let dims: Vec<Attr> = dims
+                    .iter()
+                    .map(|d| {
+                        cx.i64_array_attr(vec![
+                            i64::from(d.count),
+                            i64::from(d.tile_step),
+                            i64::from(d.address_step),
+                            d.host_step as i64,
+                        ])
+                    })
+                    .collect();
+                let r = cx.array_attr(dims);
+                dict(
+                    cx,
+                    vec![
+                        ("tile", tile),
+                        ("address", a),
+                        ("offset", o),
+                        ("len", l),
+                        ("repeat", r),
+                    ],
+                )
+            }
         })
         .collect();
     let layout = cx.array_attr(pieces);
@@ -972,10 +1128,22 @@ fn decode_layout(
         .dicts("layout")?
         .iter()
         .map(|e| {
-            if e.has("tiles") {
+            if e.has("repeat") {
+                e.only(&["tile", "address", "offset", "len", "repeat"])?;
+                Ok(StreamPiece::Grid {
+                    first: Transfer {
+                        tile: e.int("tile")?,
+                        tile_address: e.address("address")?,
+                        host_offset: e.u64("offset")?,
+                        len: e.int("len")?,
+                    },
+                    dims: e.grid_dims("repeat")?,
+                })
+            } else if e.has("tiles") {
                 e.only(&["tiles", "address", "offset", "stride", "len"])?;
                 Ok(StreamPiece::Regular {
-                    tiles: parse_tiles(e.str("tiles")?).map_err(|m| format!("{}: {m}", e.what))?,
+                    tiles: parse_tiles(e.str("tiles")?)
+                        .map_err(|m| format!("{}: {m}", e.what()))?,
                     tile_address: e.address("address")?,
                     host_offset: e.u64("offset")?,
                     host_stride: e.u64("stride")?,
@@ -1006,7 +1174,8 @@ fn decode_image(cx: &Context, op: Op) -> Result<ImageGroup, Diagnostic> {
     let f = Fields { cx, op };
     let tiles = f.with("tiles", parse_tiles(f.str("tiles")?))?;
     let code_address = f.with("code_address", parse_address(f.str("code_address")?))?;
-    let code = f.with("code", parse_hex_bytes(&f.long_str("code")?))?;
+    let mut code = Vec::new();
+    f.hex("code", Some(&mut code))?;
     let AttrKind::Dictionary(es) = cx.attr_kind(f.attr("entries")?) else {
         return Err(f.err("attribute 'entries' must be a dictionary of name = \"0x address\""));
     };
@@ -1037,8 +1206,14 @@ fn decode_image(cx: &Context, op: Op) -> Result<ImageGroup, Diagnostic> {
             e.only(&["address", "bytes"])?;
             Ok(DataSegment {
                 address: e.address("address")?,
-                bytes: parse_hex_bytes(&e.long_str("bytes")?)
-                    .map_err(|m| format!("{}: `bytes`: {m}", e.what))?,
+                bytes: hex_attr_bytes(e.cx, e.get("bytes")?)
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: `bytes` must be a string or an array of strings",
+                            e.what()
+                        )
+                    })?
+                    .map_err(|m| format!("{}: `bytes`: {m}", e.what()))?,
             })
         })
         .collect::<Result<Vec<_>, String>>()
@@ -1056,11 +1231,14 @@ fn decode_image(cx: &Context, op: Op) -> Result<ImageGroup, Diagnostic> {
     })
 }
 
-fn decode_tile_data(cx: &Context, op: Op) -> Result<(u32, DataSegment), Diagnostic> {
+/// A tile-data op's segment; with `keep` false only checked (the bytes
+/// left empty: the verifier needs no copy of them).
+fn decode_tile_data(cx: &Context, op: Op, keep: bool) -> Result<(u32, DataSegment), Diagnostic> {
     let f = Fields { cx, op };
     let tile = f.int("tile")?;
     let address = f.with("address", parse_address(f.str("address")?))?;
-    let bytes = f.with("bytes", parse_hex_bytes(&f.long_str("bytes")?))?;
+    let mut bytes = Vec::new();
+    f.hex("bytes", keep.then_some(&mut bytes))?;
     Ok((tile, DataSegment { address, bytes }))
 }
 
@@ -1094,7 +1272,7 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
             "machine.probe" => probes.push(decode_probe(cx, op)?),
             "machine.image" => images.push((decode_image(cx, op)?, op)),
             "machine.tile_data" => {
-                let (t, d) = decode_tile_data(cx, op)?;
+                let (t, d) = decode_tile_data(cx, op, true)?;
                 tile_data.push((t, d, op));
             }
             _ => {}

@@ -69,10 +69,7 @@ impl fmt::Display for Package {
                 s.direction.to_string(),
                 s.type_string(),
                 bytes,
-                s.layout
-                    .iter()
-                    .map(|p| p.transfers().count())
-                    .sum::<usize>()
+                s.layout.iter().map(|p| p.transfer_count()).sum::<u64>()
             )?;
             for p in s.layout.iter().take(MAX_PIECES) {
                 match p {
@@ -101,6 +98,21 @@ impl fmt::Display for Package {
                         f,
                         "      tiles {tiles} @{tile_address:#x} <-> host [{host_offset} + i*{host_stride}, +{len})"
                     )?,
+                    StreamPiece::Grid { first: t, dims } => {
+                        write!(
+                            f,
+                            "      tile {} @{:#x} <-> host [{}, +{})",
+                            t.tile, t.tile_address, t.host_offset, t.len
+                        )?;
+                        for d in dims {
+                            write!(
+                                f,
+                                " x{} (tile +{}, @+{:#x}, host +{})",
+                                d.count, d.tile_step, d.address_step, d.host_step
+                            )?;
+                        }
+                        writeln!(f)?
+                    }
                 }
             }
             if s.layout.len() > MAX_PIECES {

@@ -252,7 +252,8 @@ impl Package {
     }
 
     /// The file in format `version` (1: without `source`; 1 and 2:
-    /// without the steps' `bound`; for tests of the reader's compatibility).
+    /// without the steps' `bound`; 1 to 3 must not hold grid pieces; for
+    /// tests of the reader's compatibility).
     pub(crate) fn to_elf_bytes_version(&self, version: u32) -> Vec<u8> {
         let mut images = Vec::with_capacity(self.images.len());
         // (section name, bytes) of every image and tile-data section.
@@ -626,6 +627,19 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
             "section {extra} is not described by the metadata"
         )));
     }
+    // Grid pieces came with format 4: an older file holding one is damaged.
+    let has_grid = |s: &crate::model::HostStream| {
+        s.layout
+            .iter()
+            .any(|p| matches!(p, crate::StreamPiece::Grid { .. }))
+    };
+    if version < 4
+        && (meta.streams.iter().any(has_grid) || meta.probes.iter().any(|p| has_grid(&p.stream)))
+    {
+        return Err(PackageError::MetadataParse(format!(
+            "a format-{version} file holds a grid layout piece (format 4 and later)"
+        )));
+    }
 
     // The whole file, with the file-hash field read as zeros.
     let at = note_offset as usize + NOTE_FILE_SHA_OFFSET;
@@ -753,6 +767,124 @@ mod tests {
         // Version 3 keeps both.
         let v3 = p.to_elf_bytes();
         assert_eq!(Package::from_elf_bytes(&v3).unwrap(), p);
+    }
+
+    /// A load stream of 2x16 f32 on tiles 0 and 1, as one grid: per tile
+    /// (host step 64) two 32-byte rows (address step 64, host step 32).
+    fn grid_stream() -> HostStream {
+        HostStream {
+            name: "w".into(),
+            direction: Direction::Load,
+            element: ElementType::F32,
+            shape: vec![2, 32],
+            layout: vec![StreamPiece::Grid {
+                first: Transfer {
+                    tile: 0,
+                    tile_address: 0x1900,
+                    host_offset: 0,
+                    len: 32,
+                },
+                dims: vec![
+                    GridDim {
+                        count: 2,
+                        tile_step: 1,
+                        address_step: 0,
+                        host_step: 128,
+                    },
+                    GridDim {
+                        count: 2,
+                        tile_step: 0,
+                        address_step: 64,
+                        host_step: 32,
+                    },
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn grid_pieces_round_trip_in_format_4_and_expand_in_index_order() {
+        let mut p = sample(None);
+        p.meta.streams.push(grid_stream());
+        let bytes = p.to_elf_bytes();
+        assert_eq!(Package::from_elf_bytes(&bytes).unwrap(), p);
+        let ts: Vec<(u32, u32, u64)> = p.meta.streams[0]
+            .transfers()
+            .map(|t| (t.tile, t.tile_address, t.host_offset))
+            .collect();
+        assert_eq!(
+            ts,
+            [
+                (0, 0x1900, 0),
+                (0, 0x1940, 32),
+                (1, 0x1900, 128),
+                (1, 0x1940, 160)
+            ]
+        );
+        assert_eq!(p.meta.streams[0].layout[0].transfer_count(), 4);
+        let text = p.dump();
+        assert!(
+            text.contains("w load   tensor<2x32xf32> (256 bytes, 4 transfers)")
+                && text.contains(
+                    "tile 0 @0x1900 <-> host [0, +32) x2 (tile +1, @+0x0, host +128) x2 (tile +0, @+0x40, host +32)"
+                ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_older_file_holding_a_grid_is_refused() {
+        let mut p = sample(None);
+        p.meta.streams.push(grid_stream());
+        let v3 = p.to_elf_bytes_version(3);
+        let err = Package::from_elf_bytes(&v3).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("a format-3 file holds a grid layout piece"),
+            "{err}"
+        );
+        // Without grids a format-3 file still reads.
+        let q = sample(None);
+        assert_eq!(
+            Package::from_elf_bytes(&q.to_elf_bytes_version(3)).unwrap(),
+            q
+        );
+    }
+
+    #[test]
+    fn malformed_grids_fail_validation() {
+        let with = |edit: &dyn Fn(&mut Vec<GridDim>)| {
+            let mut p = sample(None);
+            let mut s = grid_stream();
+            if let StreamPiece::Grid { dims, .. } = &mut s.layout[0] {
+                edit(dims);
+            }
+            p.meta.streams.push(s);
+            p.validate().unwrap_err().to_string()
+        };
+        let e = with(&|d| d[1].count = 0);
+        assert!(e.contains("dimension of count 0"), "{e}");
+        // Tile 0 + 3 steps of 1: tile 3 runs no image; 4 is past the count.
+        let e = with(&|d| d[0].count = 4);
+        assert!(
+            e.contains("host range") || e.contains("runs no image"),
+            "{e}"
+        );
+        let e = with(&|d| d[0].tile_step = 4);
+        assert!(e.contains("tile 4") && e.contains("4 tiles"), "{e}");
+        let e = with(&|d| d[1].address_step = 0x800);
+        assert!(e.contains("outside tile memory"), "{e}");
+        let e = with(&|d| {
+            for _ in 0..7 {
+                d.push(GridDim {
+                    count: 1,
+                    tile_step: 0,
+                    address_step: 0,
+                    host_step: 0,
+                });
+            }
+        });
+        assert!(e.contains("9 dimensions, more than the limit of 8"), "{e}");
     }
 
     #[test]

@@ -32,9 +32,9 @@ mod validate;
 pub use elf::{NOTE_DESC_LEN, NOTE_FILE_SHA_OFFSET, NOTE_LEN, NOTE_OWNER, NT_IPU_PACKAGE};
 pub use error::PackageError;
 pub use model::{
-    DataSegment, Digest, Direction, ElementType, EntryPoint, HostStream, ImageGroup, Metadata,
-    Package, Probe, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage, TileRun, TileSet,
-    Transfer, ZeroRange,
+    DataSegment, Digest, Direction, ElementType, EntryPoint, GridDim, HostStream, ImageGroup,
+    Metadata, Package, Probe, StepKind, StepSummary, StreamPiece, TargetInfo, TileImage, TileRun,
+    TileSet, Transfer, ZeroRange,
 };
 
 /// `e_machine` of IPU ELF files: an unassigned value spelling "IP", shared
@@ -42,8 +42,9 @@ pub use model::{
 /// `ET_EXEC`.
 pub const EM_IPU: u16 = 0x4950;
 /// The package format version this crate writes (and the newest it reads).
-/// Version 2 added `Metadata::source`, version 3 `StepSummary::bound`.
-pub const FORMAT_VERSION: u32 = 3;
+/// Version 2 added `Metadata::source`, version 3 `StepSummary::bound`,
+/// version 4 `StreamPiece::Grid`.
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest format version this crate reads (version 1: no `source`).
 pub const MIN_FORMAT_VERSION: u32 = 1;
 /// Name of the note section carrying version and checksums.
@@ -58,6 +59,8 @@ pub const IMAGE_SECTION_PREFIX: &str = ".ipu.image.";
 pub const MAX_TILES: u32 = 1 << 20;
 /// Most transfers one stream layout may expand to.
 pub const MAX_STREAM_TRANSFERS: u64 = 1 << 26;
+/// Most dimensions of one grid layout piece.
+pub const MAX_GRID_DIMS: usize = 8;
 
 /// Prefix of per-tile data sections: `.ipu.tile.17`, ...
 pub const TILE_SECTION_PREFIX: &str = ".ipu.tile.";

@@ -324,8 +324,19 @@ pub struct Transfer {
     pub len: u32,
 }
 
-/// A part of a stream's layout: either one transfer, or a regular pattern
-/// covering a tile set without one entry per tile.
+/// One dimension of a [`StreamPiece::Grid`]: `count` repetitions of
+/// everything inside it, each `tile_step` tiles, `address_step` tile-memory
+/// bytes and `host_step` host bytes after the one before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GridDim {
+    pub count: u32,
+    pub tile_step: u32,
+    pub address_step: u32,
+    pub host_step: u64,
+}
+
+/// A part of a stream's layout: one transfer, a regular pattern covering a
+/// tile set without one entry per tile, or a grid (since format 4).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum StreamPiece {
     Single(Transfer),
@@ -339,13 +350,73 @@ pub enum StreamPiece {
         host_stride: u64,
         len: u32,
     },
+    /// `first`, repeated over `dims` (outermost first): the transfer at
+    /// index `(i_0, i_1, ...)` moves `first.len` bytes at tile
+    /// `first.tile + sum(i_k * tile_step_k)`, address
+    /// `first.tile_address + sum(i_k * address_step_k)`, host offset
+    /// `first.host_offset + sum(i_k * host_step_k)`; transfers in
+    /// lexicographic index order. Steps are never negative, so `first` is
+    /// the lowest of each and [`StreamPiece::last_transfer`] the highest.
+    Grid {
+        first: Transfer,
+        dims: Vec<GridDim>,
+    },
 }
 
 impl StreamPiece {
+    /// How many transfers the piece stands for (saturating).
+    pub fn transfer_count(&self) -> u64 {
+        match self {
+            StreamPiece::Single(_) => 1,
+            StreamPiece::Regular { tiles, .. } => tiles.len(),
+            StreamPiece::Grid { dims, .. } => dims
+                .iter()
+                .fold(1u64, |n, d| n.saturating_mul(u64::from(d.count))),
+        }
+    }
+
+    /// A grid's transfer with every index at its highest, in `u64` (so it
+    /// cannot overflow): (tile, tile address, host offset); `None` for an
+    /// empty dimension.
+    pub fn grid_last(first: &Transfer, dims: &[GridDim]) -> Option<(u64, u64, u64)> {
+        let (mut t, mut a, mut h) = (
+            u64::from(first.tile),
+            u64::from(first.tile_address),
+            u128::from(first.host_offset),
+        );
+        for d in dims {
+            let n = u64::from(d.count.checked_sub(1)?);
+            t += n * u64::from(d.tile_step);
+            a += n * u64::from(d.address_step);
+            h += u128::from(n) * u128::from(d.host_step);
+        }
+        Some((t, a, u64::try_from(h).unwrap_or(u64::MAX)))
+    }
+
     /// The transfers this piece stands for. Offsets that overflow `u64`
     /// saturate (validation refuses them first).
     pub fn transfers(&self) -> Box<dyn Iterator<Item = Transfer> + '_> {
         match self {
+            StreamPiece::Grid { first, dims } => {
+                let total = self.transfer_count();
+                Box::new((0..total).map(move |mut k| {
+                    let mut t = *first;
+                    // Mixed-radix digits of k, innermost dimension first.
+                    for d in dims.iter().rev() {
+                        let n = u64::from(d.count);
+                        let i = k % n;
+                        k /= n;
+                        t.tile = t
+                            .tile
+                            .saturating_add((i as u32).saturating_mul(d.tile_step));
+                        t.tile_address = t
+                            .tile_address
+                            .saturating_add((i as u32).saturating_mul(d.address_step));
+                        t.host_offset = t.host_offset.saturating_add(i.saturating_mul(d.host_step));
+                    }
+                    t
+                }))
+            }
             StreamPiece::Single(t) => Box::new(std::iter::once(*t)),
             StreamPiece::Regular {
                 tiles,

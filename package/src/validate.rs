@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::model::{Direction, ImageGroup, Package, TileSet};
-use crate::{PackageError, MAX_STREAM_TRANSFERS, MAX_TILES};
+use crate::{PackageError, MAX_GRID_DIMS, MAX_STREAM_TRANSFERS, MAX_TILES};
 
 /// Marks a tile that runs no image.
 const IDLE: u32 = u32::MAX;
@@ -233,6 +233,28 @@ fn check_stream(
                 count += tiles.len();
             }
             crate::StreamPiece::Single(_) => count += 1,
+            crate::StreamPiece::Grid { first, dims } => {
+                if dims.len() > MAX_GRID_DIMS {
+                    return Err(err(format!(
+                        "a grid piece has {} dimensions, more than the limit of {MAX_GRID_DIMS}",
+                        dims.len()
+                    )));
+                }
+                let Some((last, _, _)) = crate::StreamPiece::grid_last(first, dims) else {
+                    return Err(err(format!(
+                        "a grid piece from tile {} has a dimension of count 0",
+                        first.tile
+                    )));
+                };
+                if last >= u64::from(t.tile_count) {
+                    return Err(PackageError::TileOutOfRange {
+                        tile: last,
+                        tile_count: t.tile_count,
+                        context: format!("stream `{what}`"),
+                    });
+                }
+                count = count.saturating_add(p.transfer_count());
+            }
         }
     }
     if count > MAX_STREAM_TRANSFERS {

@@ -30,8 +30,10 @@
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 318 : i64, cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
 // CHECK-NEXT: machine.host_stream "x" {direction = "input", element = "f16"
 // CHECK-NEXT: machine.host_stream "w1" {direction = "input", element = "f8E4M3FN"
-// CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80980", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 15"}], shape = array<i64: 128>}
-// CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16"
+// Layouts are grids: b1 is one 16-byte row on each of tiles 0..15 (tile
+// step 1, host step 16); y is 8 rows of 32 bytes on each of tiles 0..7.
+// CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80980", len = 16 : i64, offset = 0 : i64, repeat = [array<i64: 16, 1, 0, 16>], tile = 0 : i64}], shape = array<i64: 128>}
+// CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16", layout = [{address = "0x80220", len = 32 : i64, offset = 0 : i64, repeat = [array<i64: 8, 1, 0, 32>, array<i64: 8, 0, 32, 256>], tile = 0 : i64}], shape = array<i64: 8, 128>}
 // Probes: where each op's result can be read after a step (for --check-ops).
 // CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.matmul", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 3 : i64}
 // CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.map", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 5 : i64}

@@ -148,6 +148,42 @@ machine.host_stream "x" {direction = "input", element = "f32", layout = [{addres
 
 // -----
 
+// host_stream_grid_arity
+// expected-error@+1 {{'machine.host_stream' op layout[0]: `repeat`[1] has 3 values, not 4 (count, tile step, address step, offset step)}}
+machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = [array<i64: 2, 1, 0, 16>, array<i64: 4, 0, 4>], tile = 0 : i64}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_grid_count
+// expected-error@+1 {{'machine.host_stream' op layout[0]: `repeat`[0]: count 0 (a dimension repeats at least once)}}
+machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = [array<i64: 0, 1, 0, 16>], tile = 0 : i64}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_grid_step
+// expected-error@+1 {{'machine.host_stream' op layout[0]: `repeat`[0]: tile step -1 is outside 0..=4294967295}}
+machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = [array<i64: 2, -1, 0, 16>], tile = 1 : i64}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_grid_dims
+// expected-error@+1 {{'machine.host_stream' op layout[0]: `repeat`[0] must be array<i64: count, tile step, address step, offset step>}}
+machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = [[2, 1, 0, 16]], tile = 0 : i64}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_grid_key
+// expected-error@+1 {{'machine.host_stream' op layout[0] has an unknown key `tiles` (expected tile, address, offset, len, repeat)}}
+machine.host_stream "x" {direction = "input", element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = [array<i64: 2, 1, 0, 16>], tile = 0 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
+
+// -----
+
+// probe_grid
+// expected-error@+1 {{'machine.probe' op layout[0]: `repeat` must be an array of array<i64: count, tile step, address step, offset step>}}
+machine.probe {element = "f32", layout = [{address = "0x90000", len = 4 : i64, offset = 0 : i64, repeat = array<i64: 2, 1, 0, 16>, tile = 0 : i64}], op = "tile.map", shape = array<i64: 2, 8>, source = "3:3", step = 1 : i64}
+
+// -----
+
 // image_entries
 // expected-error@+1 {{'machine.image' op attribute 'entries' failed to satisfy constraint: dictionary attribute (got ["main"])}}
 machine.image tiles "0 to 1" {code = "0x14c0", code_address = "0x4c000", data = [], entries = ["main"], zero = [{address = "0xa0000", len = 16 : i64}]}

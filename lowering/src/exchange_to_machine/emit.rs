@@ -13,8 +13,8 @@ use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, EntryPoint, HostStream, Metadata, Package, Probe, StreamPiece, TargetInfo,
-    TileImage, TileSet, Transfer,
+    DataSegment, Digest, EntryPoint, GridDim, HostStream, Metadata, Package, Probe, StreamPiece,
+    TargetInfo, TileImage, Transfer,
 };
 use ipu_target::Target;
 use std::collections::BTreeMap;
@@ -153,66 +153,111 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
     s
 }
 
-/// Row-major transfers of a stream's blocks, compressed into regular
-/// pieces where consecutive transfers step evenly over tiles and host bytes.
-fn stream_layout(s: &StreamSpec, addrs: &BTreeMap<u32, Vec<u64>>) -> Vec<StreamPiece> {
-    let mut ts: Vec<Transfer> = Vec::with_capacity(s.runs.len());
-    for &(tile, buf, off, host, len) in &s.runs {
-        let t = Transfer {
+/// The transfers of a stream's blocks as layout pieces: sorted by tile and
+/// address, merged where contiguous on the tile and in the host buffer, then
+/// folded into grids (a run of pieces of the same shape at evenly stepped
+/// tiles, addresses and host offsets becomes one piece with one more
+/// dimension) as far as they fold.
+fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
+    let mut ts: Vec<Transfer> = s
+        .runs
+        .iter()
+        .map(|&(tile, buf, off, host, len)| Transfer {
             tile,
             tile_address: (addrs[&tile][buf] + off) as u32,
             host_offset: host,
             len: len as u32,
-        };
-        match ts.last_mut() {
-            Some(l)
+        })
+        .collect();
+    ts.sort_unstable_by_key(|t| (t.tile, t.tile_address, t.host_offset, t.len));
+    let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
+    for t in ts {
+        match pieces.last_mut() {
+            Some((l, _))
                 if l.tile == t.tile
-                    && l.tile_address as u64 + l.len as u64 == t.tile_address as u64
-                    && l.host_offset + l.len as u64 == t.host_offset =>
+                    && u64::from(l.tile_address) + u64::from(l.len)
+                        == u64::from(t.tile_address)
+                    && l.host_offset + u64::from(l.len) == t.host_offset
+                    && l.len.checked_add(t.len).is_some() =>
             {
                 l.len += t.len
             }
-            _ => ts.push(t),
+            _ => pieces.push((t, Vec::new())),
         }
     }
-    ts.sort_by_key(|t| (t.host_offset, t.tile));
-    let mut pieces = Vec::new();
-    let mut i = 0;
-    while i < ts.len() {
-        let first = ts[i];
-        let mut n = 1;
-        if let Some(second) = ts.get(i + 1) {
-            let tstep = second.tile as i64 - first.tile as i64;
-            let hstep = second.host_offset as i64 - first.host_offset as i64;
-            if tstep > 0 && hstep > 0 {
-                while let Some(t) = ts.get(i + n) {
-                    if t.len == first.len
-                        && t.tile_address == first.tile_address
-                        && t.tile as i64 == first.tile as i64 + n as i64 * tstep
-                        && t.host_offset as i64 == first.host_offset as i64 + n as i64 * hstep
-                    {
-                        n += 1;
-                    } else {
-                        break;
-                    }
-                }
-                if n > 1 {
-                    pieces.push(StreamPiece::Regular {
-                        tiles: TileSet::run(first.tile, n as u32, tstep as u32),
-                        tile_address: first.tile_address,
-                        host_offset: first.host_offset,
-                        host_stride: hstep as u64,
-                        len: first.len,
-                    });
-                    i += n;
-                    continue;
-                }
-            }
+    while pieces.len() > 1 {
+        let before = pieces.len();
+        pieces = fold_grids(pieces);
+        if pieces.len() == before {
+            break;
         }
-        pieces.push(StreamPiece::Single(first));
-        i += 1;
     }
     pieces
+        .into_iter()
+        .map(|(first, dims)| {
+            if dims.is_empty() {
+                StreamPiece::Single(first)
+            } else {
+                StreamPiece::Grid { first, dims }
+            }
+        })
+        .collect()
+}
+
+/// One pass of [`stream_layout`]'s folding: each maximal run of at least two
+/// consecutive pieces with the same length and dimensions whose first
+/// transfers step evenly (no step negative) becomes one piece.
+fn fold_grids(pieces: Vec<(Transfer, Vec<GridDim>)>) -> Vec<(Transfer, Vec<GridDim>)> {
+    // The step from `a` to `b`, when `b` can follow `a` in one dimension.
+    let step = |a: &(Transfer, Vec<GridDim>), b: &(Transfer, Vec<GridDim>)| -> Option<GridDim> {
+        if a.0.len != b.0.len || a.1 != b.1 || a.1.len() >= ipu_package::MAX_GRID_DIMS {
+            return None;
+        }
+        Some(GridDim {
+            count: 0,
+            tile_step: b.0.tile.checked_sub(a.0.tile)?,
+            address_step: b.0.tile_address.checked_sub(a.0.tile_address)?,
+            host_step: b.0.host_offset.checked_sub(a.0.host_offset)?,
+        })
+    };
+    let mut out = Vec::with_capacity(pieces.len());
+    let mut rest = pieces.into_iter().peekable();
+    while let Some(a) = rest.next() {
+        let Some(d) = rest.peek().and_then(|b| step(&a, b)) else {
+            out.push(a);
+            continue;
+        };
+        let mut count = 1u32;
+        let mut last = a.0;
+        while let Some(b) = rest.peek() {
+            let next = (
+                u64::from(last.tile) + u64::from(d.tile_step),
+                u64::from(last.tile_address) + u64::from(d.address_step),
+                last.host_offset.checked_add(d.host_step),
+            );
+            let fits = b.0.len == a.0.len
+                && b.1 == a.1
+                && next
+                    == (
+                        u64::from(b.0.tile),
+                        u64::from(b.0.tile_address),
+                        Some(b.0.host_offset),
+                    )
+                && count < u32::MAX;
+            if !fits {
+                break;
+            }
+            last = b.0;
+            count += 1;
+            rest.next();
+        }
+        let (first, inner) = a;
+        let mut dims = Vec::with_capacity(inner.len() + 1);
+        dims.push(GridDim { count, ..d });
+        dims.extend(inner);
+        out.push((first, dims));
+    }
+    out
 }
 
 /// Per tile, the address of each of its buffers.
