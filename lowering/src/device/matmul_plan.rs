@@ -9,7 +9,7 @@
 //! going to fewer tiles, then to the smaller (pm, pn, pk).
 
 use crate::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
-use ipu_isa::kernels::KernelSpec;
+use ipu_isa::kernels::{ElemType, EwOp, KernelSpec};
 use ipu_target::Target;
 
 /// A chosen way to run one matmul.
@@ -55,6 +55,92 @@ pub fn gemm_spec(g: &GemmBlocks) -> KernelSpec {
     }
 }
 
+/// The kernels one matmul tile runs per run for its block, in order: the
+/// re-layouts its operands need (FP8 widened to the mode's input, B cut into
+/// 16-column blocks), then the GEMM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileKernels {
+    pub widen_a: Option<KernelSpec>,
+    pub block_b: Option<KernelSpec>,
+    pub widen_b: Option<KernelSpec>,
+    pub gemm: KernelSpec,
+}
+
+/// The kernels a tile of `g` runs for operands of element types `a` and `b`.
+pub fn tile_kernels(g: &GemmBlocks, a: ElemType, b: ElemType) -> TileKernels {
+    let (bm, bk, bn) = (g.bm as usize, g.bk as usize, g.bn as usize);
+    let nb = N_BLOCK as usize;
+    let input = g.mode.input;
+    let eb = b.bytes();
+    TileKernels {
+        widen_a: (a != input).then(|| KernelSpec::cast(a, input, (bm * bk).div_ceil(8) * 8)),
+        block_b: (bn > nb).then(|| {
+            KernelSpec::copy2d(
+                bn / nb,
+                bk,
+                nb * eb / 8,
+                (bn * eb, nb * eb),
+                (nb * eb, bk * nb * eb),
+            )
+        }),
+        widen_b: (b != input).then(|| KernelSpec::cast(b, input, bk * bn)),
+        gemm: gemm_spec(g),
+    }
+}
+
+/// The kernels a k = 0 tile runs to turn its partials into its result
+/// block: `add` once per other K block, then `convert` (partials to the
+/// result type, or a copy) and `unblock` (16-column blocks to row-major).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultKernels {
+    pub add: Option<KernelSpec>,
+    pub convert: Option<KernelSpec>,
+    pub unblock: Option<KernelSpec>,
+}
+
+/// The result kernels of `g` for a result of element type `out`.
+pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
+    let (bm, bn) = (g.bm as usize, g.bn as usize);
+    let nb = N_BLOCK as usize;
+    let pt = g.mode.partials;
+    let oeb = out.bytes();
+    let convert = if pt != out {
+        Some(KernelSpec::cast(pt, out, bm * bn))
+    } else {
+        (bn == nb).then(|| KernelSpec::elementwise(EwOp::Copy, pt, bm * bn))
+    };
+    ResultKernels {
+        add: (g.pk > 1).then(|| KernelSpec::elementwise(EwOp::Add, pt, bm * bn)),
+        convert,
+        unblock: (bn > nb).then(|| {
+            KernelSpec::copy2d(
+                bn / nb,
+                bm,
+                nb * oeb / 8,
+                (nb * oeb, bm * nb * oeb),
+                (bn * oeb, nb * oeb),
+            )
+        }),
+    }
+}
+
+/// Cycles of the kernels of `g`'s tiles per run, from the kernels' own
+/// `.cycles` formulas: (before the partials move, after).
+fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Option<(u64, u64)> {
+    let c = |s: &Option<KernelSpec>| s.as_ref().map_or(Some(0), |s| super::kernel_cycles(s).ok());
+    let t = tile_kernels(g, a, b);
+    let main =
+        c(&t.widen_a)? + c(&t.block_b)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
+    let r = result_kernels(g, out);
+    let after = (g.pk - 1) * c(&r.add)? + c(&r.convert)? + c(&r.unblock)?;
+    Some((main, after))
+}
+
+/// How many of the plans ranked by the target's one-tile estimate are
+/// re-costed with the kernels' own cycle formulas (assembling a kernel per
+/// plan costs compile time).
+const EXACT_SHORTLIST: usize = 24;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanError {
     /// The target has no AMP mode or GEMM estimate for this kind.
@@ -98,6 +184,7 @@ pub fn plan_matmul(
     k: u64,
     n: u64,
     mode: GemmMode,
+    [ta, tb, tout]: [ElemType; 3],
 ) -> Result<MatmulPlan, PlanError> {
     let (input, partials) = mode.amp();
     let k_block = mode.k_block(target).ok_or_else(|| {
@@ -124,7 +211,7 @@ pub fn plan_matmul(
     let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
     let lanes = target.vector.f32_lanes.max(1) as u64;
     let (ea, ep) = (mode.input_bytes(), mode.partial_bytes());
-    let mut best: Option<MatmulPlan> = None;
+    let mut feasible: Vec<(MatmulPlan, u64)> = Vec::new();
     let mut smallest_need = u64::MAX;
     let mut laid_out = false;
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
@@ -167,7 +254,7 @@ pub fn plan_matmul(
                     0
                 };
                 let compute = kernel + reduce_compute;
-                let total = phase + operands_in + phase + compute + reduce_exchange;
+                let exchange = phase + operands_in + phase + reduce_exchange;
                 let plan = MatmulPlan {
                     pm,
                     pn,
@@ -178,20 +265,37 @@ pub fn plan_matmul(
                     mode,
                     kernel_cycles: kernel,
                     compute_cycles: compute,
-                    total_cycles: total,
+                    total_cycles: exchange + compute,
                     tile_bytes: need,
                 };
-                let better = match &best {
-                    None => true,
-                    Some(b) => {
-                        (total, plan.tiles(), pm, pn, pk)
-                            < (b.total_cycles, b.tiles(), b.pm, b.pn, b.pk)
-                    }
-                };
-                if better {
-                    best = Some(plan);
-                }
+                feasible.push((plan, exchange));
             }
+        }
+    }
+    let key = |p: &MatmulPlan| (p.total_cycles, p.tiles(), p.pm, p.pn, p.pk);
+    feasible.sort_by_key(|(p, _)| key(p));
+    // The best plans by the one-tile estimate, and the best of each N block
+    // (the estimate leaves out the re-layouts, which depend on it), are
+    // re-costed with the cycle formulas of the kernels each tile runs.
+    let mut shortlist: Vec<(MatmulPlan, u64)> = Vec::new();
+    let mut bns: Vec<u64> = Vec::new();
+    for (i, (p, x)) in feasible.iter().enumerate() {
+        let best_of_bn = !bns.contains(&p.bn);
+        if i < EXACT_SHORTLIST || best_of_bn {
+            bns.push(p.bn);
+            shortlist.push((p.clone(), *x));
+        }
+    }
+    let mut best: Option<MatmulPlan> = None;
+    for (mut plan, exchange) in shortlist {
+        let g = plan.blocks(m, k, n);
+        if let Some((main, after)) = exact_cycles(&g, ta, tb, tout) {
+            plan.kernel_cycles = super::kernel_cycles(&gemm_spec(&g)).unwrap_or(plan.kernel_cycles);
+            plan.compute_cycles = main + after;
+            plan.total_cycles = exchange + main + after;
+        }
+        if best.as_ref().is_none_or(|b| key(&plan) < key(b)) {
+            best = Some(plan);
         }
     }
     if !laid_out {
@@ -217,6 +321,9 @@ mod tests {
         GemmMode::select(ElemType::F8E4M3FN, ElemType::F8E4M3FN, ElemType::F16).unwrap()
     }
 
+    const F16S: [ElemType; 3] = [ElemType::F16, ElemType::F16, ElemType::F16];
+    const F8S: [ElemType; 3] = [ElemType::F8E4M3FN, ElemType::F8E4M3FN, ElemType::F16];
+
     fn target(name: &str) -> Target {
         Target::load(name).unwrap()
     }
@@ -224,7 +331,7 @@ mod tests {
     #[test]
     fn big_matmuls_use_most_of_the_chip() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, t.tiles() as u64, 128, 768, 3072, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 128, 768, 3072, f16(), F16S).unwrap();
         assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
         assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
@@ -234,7 +341,7 @@ mod tests {
     #[test]
     fn small_matmuls_stay_small() {
         let t = target("test4");
-        let p = plan_matmul(&t, t.tiles() as u64, 4, 16, 16, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 4, 16, 16, f16(), F16S).unwrap();
         assert!(p.tiles() <= 4);
         assert_eq!((p.bk % 16, p.bn % 16), (0, 0));
     }
@@ -242,15 +349,15 @@ mod tests {
     #[test]
     fn plans_are_deterministic() {
         let t = target("ipu21");
-        let a = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
-        let b = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
+        let a = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8(), F8S).unwrap();
+        let b = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8(), F8S).unwrap();
         assert_eq!(a, b);
     }
 
     #[test]
     fn oversized_problems_are_reported_with_their_size() {
         let t = target("test4");
-        match plan_matmul(&t, t.tiles() as u64, 4096, 4096, 4096, f16()) {
+        match plan_matmul(&t, t.tiles() as u64, 4096, 4096, 4096, f16(), F16S) {
             Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
             other => panic!("expected DoesNotFit, got {other:?}"),
         }
@@ -259,7 +366,7 @@ mod tests {
     #[test]
     fn split_k_is_chosen_when_k_dominates() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, t.tiles() as u64, 16, 65536, 16, f16()).unwrap();
+        let p = plan_matmul(&t, t.tiles() as u64, 16, 65536, 16, f16(), F16S).unwrap();
         assert!(p.pk > 1, "{p:?}");
     }
 }
