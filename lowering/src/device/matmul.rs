@@ -20,7 +20,9 @@
 //! blocks, FP8 widened to f16), then split-K partials sent to the k = 0
 //! tiles, added up, converted to the result type and laid out row-major.
 
-use super::matmul_plan::{gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan};
+use super::matmul_plan::{
+    gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
+};
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
@@ -123,6 +125,7 @@ fn form_of(a: &[i64], b: &[i64]) -> Result<Form, String> {
 }
 
 /// Plans the 2-D or per-batch product of `[m, k] x [k, n]`.
+#[allow(clippy::too_many_arguments)]
 fn plan_2d(
     target: &Target,
     tiles: u64,
@@ -131,9 +134,65 @@ fn plan_2d(
     n: i64,
     mode: GemmMode,
     elems: [ElemType; 3],
+    budget: &TileBudget,
 ) -> Result<MatmulPlan, String> {
-    plan_matmul(target, tiles, m as u64, k as u64, n as u64, mode, elems)
-        .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
+    plan_matmul(
+        target, tiles, m as u64, k as u64, n as u64, mode, elems, budget,
+    )
+    .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
+}
+
+/// The plan of matmul `op` (nn), its blocks and its batch, within the
+/// memory its tiles have left beside what else is resident there.
+fn plan_op(
+    cx: &Context,
+    op: Op,
+    env: &TileEnv,
+) -> Result<(MatmulPlan, GemmBlocks, Option<i64>), String> {
+    let (a, b) = shapes(cx, op);
+    let mode = mode_of(cx, op)?;
+    let elems = elems_of(cx, op)?;
+    let target = env.target;
+    let tiles = target.tiles() as u64;
+    let resident = env.resident_at(op);
+    let flag = |i: usize| resident.operands.get(i).copied().unwrap_or(false);
+    let mut budget = TileBudget {
+        during: &resident.during,
+        at_load: &resident.at_load,
+        resident: [flag(0), flag(1)],
+        groups: 1,
+    };
+    let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+    Ok(match form_of(&a, &b)? {
+        Form::Plain => {
+            let p = plan_2d(target, tiles, m, k, n, mode, elems, &budget)?;
+            let g = p.blocks(m as u64, k as u64, n as u64);
+            (p, g, None)
+        }
+        Form::Rows { rows } => {
+            let p = plan_2d(target, tiles, rows, k, n, mode, elems, &budget)?;
+            let g = p.blocks(rows as u64, k as u64, n as u64);
+            (p, g, None)
+        }
+        Form::Batch {
+            batch,
+            a: ab,
+            b: bb,
+        } => {
+            if batch as u64 > tiles {
+                return Err(format!(
+                    "has a batch of {batch} products, more than the {tiles} tiles of {}, which is not lowered yet",
+                    target.name
+                ));
+            }
+            budget.groups = batch as u64;
+            let p = plan_2d(target, tiles / batch as u64, m, k, n, mode, elems, &budget)?;
+            let g = p
+                .blocks(m as u64, k as u64, n as u64)
+                .batched(batch as u64, ab, bb);
+            (p, g, Some(batch))
+        }
+    })
 }
 
 /// The blocks of a `tile.matmul` from its `plan`.
@@ -259,6 +318,35 @@ impl DeviceOp for Matmul {
         true
     }
 
+    fn plans_within_memory(&self) -> bool {
+        true
+    }
+
+    /// Its resident operands' blocks on its tiles, in the operand buffers
+    /// the code generator sizes for them.
+    fn resident_operand_bytes(
+        &self,
+        cx: &Context,
+        op: Op,
+        env: &TileEnv,
+        resident: &dyn Fn(usize) -> bool,
+    ) -> Vec<(u32, u64)> {
+        let Ok((_, g, _)) = plan_op(cx, op, env) else {
+            return Vec::new();
+        };
+        let eb = |i: usize| value_elem(cx, cx.operand(op, i)).map_or(4, |e| e.bytes() as u64);
+        let mut out = Vec::new();
+        for i in (0..2).filter(|&i| resident(i)) {
+            let bytes = if i == 0 {
+                g.bm * g.bk * eb(0)
+            } else {
+                g.bk * g.bn * eb(1) + 8 * g.bm
+            };
+            out.extend(needs(&g, [0, 1], i).iter().map(|b| (b.tile, bytes)));
+        }
+        out
+    }
+
     fn nn_ops(&self) -> Vec<&'static str> {
         vec!["nn.matmul"]
     }
@@ -288,17 +376,15 @@ impl DeviceOp for Matmul {
         (out * k).div_ceil(rate)
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         let (a, b) = shapes(cx, op);
-        let (Ok(Form::Plain), Ok(mode), Ok(elems)) =
-            (form_of(&a, &b), mode_of(cx, op), elems_of(cx, op))
-        else {
+        let Ok(Form::Plain) = form_of(&a, &b) else {
             return Vec::new();
         };
-        let Ok(p) = plan_2d(target, target.tiles() as u64, a[0], a[1], b[1], mode, elems) else {
+        let Ok((p, g, _)) = plan_op(cx, op, env) else {
             return Vec::new();
         };
-        let g = p.blocks(a[0] as u64, a[1] as u64, b[1] as u64);
         // When the GEMM reads A in K-chunks, A's blocks are best kept on
         // tiles outside the matmul, so that every matmul tile receives its
         // block already chunked instead of re-laying it out (the slowest
@@ -328,8 +414,6 @@ impl DeviceOp for Matmul {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'nn.matmul' op {m}"));
         let (a, b) = shapes(cx, op);
-        let mode = mode_of(cx, op).map_err(err)?;
-        let elems = elems_of(cx, op).map_err(err)?;
         let target = env.target;
         let tiles = target.tiles();
         let (mut av, mut bv) = (cx.operand(op, 0), cx.operand(op, 1));
@@ -338,39 +422,19 @@ impl DeviceOp for Matmul {
         let form = form_of(&a, &b).map_err(err)?;
         let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
         // The product planned: 2-D, or per batch over its share of the tiles.
-        let (plan, g, batch) = match form {
-            Form::Plain => {
-                let p = plan_2d(target, tiles as u64, m, k, n, mode, elems).map_err(err)?;
-                let g = p.blocks(m as u64, k as u64, n as u64);
-                (p, g, None)
-            }
-            Form::Rows { rows } => {
-                av = reshape(cx, av, &[rows, k], op, loc, tiles);
-                let p = plan_2d(target, tiles as u64, rows, k, n, mode, elems).map_err(err)?;
-                let g = p.blocks(rows as u64, k as u64, n as u64);
-                (p, g, None)
-            }
+        let (plan, g, batch) = plan_op(cx, op, env).map_err(err)?;
+        match form {
+            Form::Plain => {}
+            Form::Rows { rows } => av = reshape(cx, av, &[rows, k], op, loc, tiles),
             Form::Batch {
                 batch,
                 a: ab,
                 b: bb,
             } => {
-                if batch as u64 > tiles as u64 {
-                    return Err(err(format!(
-                        "has a batch of {batch} products, more than the {tiles} tiles of {}, which is not lowered yet",
-                        target.name
-                    )));
-                }
-                let per = tiles as u64 / batch as u64;
                 av = reshape(cx, av, &[if ab { batch } else { 1 }, m, k], op, loc, tiles);
                 bv = reshape(cx, bv, &[if bb { batch } else { 1 }, k, n], op, loc, tiles);
-                let p = plan_2d(target, per, m, k, n, mode, elems).map_err(err)?;
-                let g = p
-                    .blocks(m as u64, k as u64, n as u64)
-                    .batched(batch as u64, ab, bb);
-                (p, g, Some(batch))
             }
-        };
+        }
         check_blocks(&g, target).map_err(err)?;
         let spec = gemm_spec(&g);
         let cycles = kernel_cycles(&spec).map_err(err)?;

@@ -17,7 +17,7 @@
 //! Padding is a concat with a constant and slicing a view: both are
 //! exchange moves into the reader's layout, never on-tile copies.
 
-use crate::device::matmul_plan::{plan_matmul, PlanError};
+use crate::device::matmul_plan::{plan_matmul, PlanError, TileBudget};
 use crate::elem::value_elem;
 use crate::gemm::{k_chunk, GemmMode, N_BLOCK};
 use ipu_dialects::nn::{build_op, element_type, op_kind};
@@ -413,6 +413,7 @@ impl Rewriter<'_> {
             n as u64,
             mode,
             [ea, eb, er],
+            &TileBudget::ALONE,
         ) {
             Err(PlanError::Unsupported(_)) => {}
             _ => return Ok(None),
@@ -472,7 +473,7 @@ impl Rewriter<'_> {
         // chunks; the first the planner can lay out.
         let mut kp = k.div_ceil(k_block) * k_block;
         if matches!(
-            plan_matmul(target, tiles, m, kp, np, mode, elems),
+            plan_matmul(target, tiles, m, kp, np, mode, elems, &TileBudget::ALONE),
             Err(PlanError::Unsupported(_))
         ) {
             if let Some(kc) = k_chunk(kp, mode.input_bytes()) {
