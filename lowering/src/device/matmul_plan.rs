@@ -219,6 +219,7 @@ fn candidates(extent: u64, limit: u64) -> Vec<u64> {
 }
 
 /// Plans `[m, k] x [k, n]` in `mode` on `target`, over at most `tiles` tiles.
+#[allow(clippy::too_many_arguments)]
 pub fn plan_matmul(
     target: &Target,
     tiles: u64,
