@@ -22,7 +22,6 @@ use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Diagnostic, Op, TypeKind, Value};
 use ipu_isa::kernels::KernelSpec;
-use ipu_target::Target;
 
 pub struct Gather;
 
@@ -139,6 +138,12 @@ fn is_nn_constant(cx: &Context, v: Value) -> bool {
 }
 
 impl DeviceOp for Gather {
+    /// Its data and indices come only through operand buffers, so a
+    /// constant table sits once, in them, with no home of its own.
+    fn reads_operand_buffers(&self) -> bool {
+        true
+    }
+
     fn nn_ops(&self) -> Vec<&'static str> {
         vec!["nn.gather"]
     }
@@ -147,7 +152,8 @@ impl DeviceOp for Gather {
         "tile.gather"
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         let (Some(axis), false) = (axis_of(cx, op), is_nn_constant(cx, cx.operand(op, 1))) else {
             return Vec::new();
         };

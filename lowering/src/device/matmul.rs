@@ -20,7 +20,9 @@
 //! blocks, FP8 widened to f16), then split-K partials sent to the k = 0
 //! tiles, added up, converted to the result type and laid out row-major.
 
-use super::matmul_plan::{gemm_spec, plan_matmul, MatmulPlan};
+use super::matmul_plan::{
+    gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
+};
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
@@ -29,7 +31,7 @@ use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
-use ipu_isa::kernels::{EwOp, KernelSpec};
+use ipu_isa::kernels::{ElemType, KernelSpec};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 
@@ -42,14 +44,20 @@ fn shapes(cx: &Context, op: Op) -> (Vec<i64>, Vec<i64>) {
     )
 }
 
-/// The AMP mode of a matmul (nn or tile op: same operands and result).
-fn mode_of(cx: &Context, op: Op) -> Result<GemmMode, String> {
+/// The element types of a matmul's operands and result.
+fn elems_of(cx: &Context, op: Op) -> Result<[ElemType; 3], String> {
     let e = |v| value_elem(cx, v).ok_or("has an element type without kernels");
-    GemmMode::select(
+    Ok([
         e(cx.operand(op, 0))?,
         e(cx.operand(op, 1))?,
         e(cx.result(op, 0))?,
-    )
+    ])
+}
+
+/// The AMP mode of a matmul (nn or tile op: same operands and result).
+fn mode_of(cx: &Context, op: Op) -> Result<GemmMode, String> {
+    let [a, b, r] = elems_of(cx, op)?;
+    GemmMode::select(a, b, r)
 }
 
 /// How a matmul's operands are arranged.
@@ -117,6 +125,7 @@ fn form_of(a: &[i64], b: &[i64]) -> Result<Form, String> {
 }
 
 /// Plans the 2-D or per-batch product of `[m, k] x [k, n]`.
+#[allow(clippy::too_many_arguments)]
 fn plan_2d(
     target: &Target,
     tiles: u64,
@@ -124,9 +133,66 @@ fn plan_2d(
     k: i64,
     n: i64,
     mode: GemmMode,
+    elems: [ElemType; 3],
+    budget: &TileBudget,
 ) -> Result<MatmulPlan, String> {
-    plan_matmul(target, tiles, m as u64, k as u64, n as u64, mode)
-        .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
+    plan_matmul(
+        target, tiles, m as u64, k as u64, n as u64, mode, elems, budget,
+    )
+    .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
+}
+
+/// The plan of matmul `op` (nn), its blocks and its batch, within the
+/// memory its tiles have left beside what else is resident there.
+fn plan_op(
+    cx: &Context,
+    op: Op,
+    env: &TileEnv,
+) -> Result<(MatmulPlan, GemmBlocks, Option<i64>), String> {
+    let (a, b) = shapes(cx, op);
+    let mode = mode_of(cx, op)?;
+    let elems = elems_of(cx, op)?;
+    let target = env.target;
+    let tiles = target.tiles() as u64;
+    let resident = env.resident_at(op);
+    let flag = |i: usize| resident.operands.get(i).copied().unwrap_or(false);
+    let mut budget = TileBudget {
+        during: &resident.during,
+        at_load: &resident.at_load,
+        resident: [flag(0), flag(1)],
+        groups: 1,
+    };
+    let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+    Ok(match form_of(&a, &b)? {
+        Form::Plain => {
+            let p = plan_2d(target, tiles, m, k, n, mode, elems, &budget)?;
+            let g = p.blocks(m as u64, k as u64, n as u64);
+            (p, g, None)
+        }
+        Form::Rows { rows } => {
+            let p = plan_2d(target, tiles, rows, k, n, mode, elems, &budget)?;
+            let g = p.blocks(rows as u64, k as u64, n as u64);
+            (p, g, None)
+        }
+        Form::Batch {
+            batch,
+            a: ab,
+            b: bb,
+        } => {
+            if batch as u64 > tiles {
+                return Err(format!(
+                    "has a batch of {batch} products, more than the {tiles} tiles of {}, which is not lowered yet",
+                    target.name
+                ));
+            }
+            budget.groups = batch as u64;
+            let p = plan_2d(target, tiles / batch as u64, m, k, n, mode, elems, &budget)?;
+            let g = p
+                .blocks(m as u64, k as u64, n as u64)
+                .batched(batch as u64, ab, bb);
+            (p, g, Some(batch))
+        }
+    })
 }
 
 /// The blocks of a `tile.matmul` from its `plan`.
@@ -252,6 +318,35 @@ impl DeviceOp for Matmul {
         true
     }
 
+    fn plans_within_memory(&self) -> bool {
+        true
+    }
+
+    /// Its resident operands' blocks on its tiles, in the operand buffers
+    /// the code generator sizes for them.
+    fn resident_operand_bytes(
+        &self,
+        cx: &Context,
+        op: Op,
+        env: &TileEnv,
+        resident: &dyn Fn(usize) -> bool,
+    ) -> Vec<(u32, u64)> {
+        let Ok((_, g, _)) = plan_op(cx, op, env) else {
+            return Vec::new();
+        };
+        let eb = |i: usize| value_elem(cx, cx.operand(op, i)).map_or(4, |e| e.bytes() as u64);
+        let mut out = Vec::new();
+        for i in (0..2).filter(|&i| resident(i)) {
+            let bytes = if i == 0 {
+                g.bm * g.bk * eb(0)
+            } else {
+                g.bk * g.bn * eb(1) + 8 * g.bm
+            };
+            out.extend(needs(&g, [0, 1], i).iter().map(|b| (b.tile, bytes)));
+        }
+        out
+    }
+
     fn nn_ops(&self) -> Vec<&'static str> {
         vec!["nn.matmul"]
     }
@@ -281,15 +376,15 @@ impl DeviceOp for Matmul {
         (out * k).div_ceil(rate)
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         let (a, b) = shapes(cx, op);
-        let (Ok(Form::Plain), Ok(mode)) = (form_of(&a, &b), mode_of(cx, op)) else {
+        let Ok(Form::Plain) = form_of(&a, &b) else {
             return Vec::new();
         };
-        let Ok(p) = plan_2d(target, target.tiles() as u64, a[0], a[1], b[1], mode) else {
+        let Ok((p, g, _)) = plan_op(cx, op, env) else {
             return Vec::new();
         };
-        let g = p.blocks(a[0] as u64, a[1] as u64, b[1] as u64);
         // When the GEMM reads A in K-chunks, A's blocks are best kept on
         // tiles outside the matmul, so that every matmul tile receives its
         // block already chunked instead of re-laying it out (the slowest
@@ -319,7 +414,6 @@ impl DeviceOp for Matmul {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'nn.matmul' op {m}"));
         let (a, b) = shapes(cx, op);
-        let mode = mode_of(cx, op).map_err(err)?;
         let target = env.target;
         let tiles = target.tiles();
         let (mut av, mut bv) = (cx.operand(op, 0), cx.operand(op, 1));
@@ -328,39 +422,19 @@ impl DeviceOp for Matmul {
         let form = form_of(&a, &b).map_err(err)?;
         let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
         // The product planned: 2-D, or per batch over its share of the tiles.
-        let (plan, g, batch) = match form {
-            Form::Plain => {
-                let p = plan_2d(target, tiles as u64, m, k, n, mode).map_err(err)?;
-                let g = p.blocks(m as u64, k as u64, n as u64);
-                (p, g, None)
-            }
-            Form::Rows { rows } => {
-                av = reshape(cx, av, &[rows, k], op, loc, tiles);
-                let p = plan_2d(target, tiles as u64, rows, k, n, mode).map_err(err)?;
-                let g = p.blocks(rows as u64, k as u64, n as u64);
-                (p, g, None)
-            }
+        let (plan, g, batch) = plan_op(cx, op, env).map_err(err)?;
+        match form {
+            Form::Plain => {}
+            Form::Rows { rows } => av = reshape(cx, av, &[rows, k], op, loc, tiles),
             Form::Batch {
                 batch,
                 a: ab,
                 b: bb,
             } => {
-                if batch as u64 > tiles as u64 {
-                    return Err(err(format!(
-                        "has a batch of {batch} products, more than the {tiles} tiles of {}, which is not lowered yet",
-                        target.name
-                    )));
-                }
-                let per = tiles as u64 / batch as u64;
                 av = reshape(cx, av, &[if ab { batch } else { 1 }, m, k], op, loc, tiles);
                 bv = reshape(cx, bv, &[if bb { batch } else { 1 }, k, n], op, loc, tiles);
-                let p = plan_2d(target, per, m, k, n, mode).map_err(err)?;
-                let g = p
-                    .blocks(m as u64, k as u64, n as u64)
-                    .batched(batch as u64, ab, bb);
-                (p, g, Some(batch))
             }
-        };
+        }
         check_blocks(&g, target).map_err(err)?;
         let spec = gemm_spec(&g);
         let cycles = kernel_cycles(&spec).map_err(err)?;
@@ -430,9 +504,9 @@ impl DeviceOp for Matmul {
         let in_e = g.mode.input;
         let pt = g.mode.partials;
         let ib = in_e.bytes();
-        let nb = N_BLOCK as usize;
         check_blocks(&g, b.target).map_err(|e| b.err(op, e))?;
-        let spec = gemm_spec(&g);
+        let kernels = tile_kernels(&g, ae, be);
+        let spec = kernels.gemm.clone();
         let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
         if recorded != spec.name() {
             return Err(b.err(
@@ -510,8 +584,7 @@ impl DeviceOp for Matmul {
                             Ok(dst)
                         };
                         let mut a_cur = a0;
-                        if ae != in_e {
-                            let spec = KernelSpec::cast(ae, in_e, (bm * bk).div_ceil(8) * 8);
+                        if let Some(spec) = kernels.widen_a.clone() {
                             a_cur = widen(b, spec, a_cur, "lhs_f16", (bm * bk * 2) as u64, sa)?;
                         }
                         // A received from other tiles arrives in K-chunks; a
@@ -528,19 +601,10 @@ impl DeviceOp for Matmul {
                         }
                         let mut b_cur = b0;
                         let b_bytes = |eb: usize| (bk * bn * eb) as u64 + 8 * bm as u64;
-                        if bn > nb {
-                            let eb = be.bytes();
-                            let spec = KernelSpec::copy2d(
-                                bn / nb,
-                                bk,
-                                nb * eb / 8,
-                                (bn * eb, nb * eb),
-                                (nb * eb, bk * nb * eb),
-                            );
-                            b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(eb))?;
+                        if let Some(spec) = kernels.block_b.clone() {
+                            b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(be.bytes()))?;
                         }
-                        if be != in_e {
-                            let spec = KernelSpec::cast(be, in_e, bk * bn);
+                        if let Some(spec) = kernels.widen_b.clone() {
                             b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
                         }
                         let c = b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?;
@@ -616,17 +680,17 @@ impl DeviceOp for Matmul {
             .home_of(result)
             .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
             .unwrap_or_default();
+        let finish = result_kernels(&g, out);
         for tl in home_tiles {
             let Some(&c) = partials.get(&tl) else {
                 continue;
             };
-            if let Some(&inc) = incoming.get(&tl) {
-                let add = KernelSpec::elementwise(EwOp::Add, pt, bm * bn);
+            if let (Some(&inc), Some(add)) = (incoming.get(&tl), &finish.add) {
                 for kk in 0..pk - 1 {
                     b.call(
                         tl,
                         records::add(
-                            &add,
+                            add,
                             Word::Buf(c, 0),
                             Word::Buf(inc, (kk as u64 * psize) as u32),
                             Word::Buf(c, 0),
@@ -635,44 +699,35 @@ impl DeviceOp for Matmul {
                 }
             }
             let oeb = out.bytes();
-            if bn == nb {
-                let spec = if pt == out {
-                    KernelSpec::elementwise(EwOp::Copy, pt, bm * bn)
-                } else {
-                    KernelSpec::cast(pt, out, bm * bn)
-                };
-                b.call(
+            match (&finish.convert, &finish.unblock) {
+                (Some(convert), None) => b.call(
                     tl,
-                    records::unary(&spec, Word::Buf(c, 0), Word::Buf(res, 0)),
-                );
-            } else {
-                let mut src = c;
-                if pt != out {
-                    let spec = KernelSpec::cast(pt, out, bm * bn);
-                    let dst = b.alloc(
-                        op,
-                        tl,
-                        &format!("s{set}.result_blocked"),
-                        (bm * bn * oeb) as u64,
-                        true,
-                    )?;
+                    records::unary(convert, Word::Buf(c, 0), Word::Buf(res, 0)),
+                ),
+                (convert, Some(unblock)) => {
+                    let mut src = c;
+                    if let Some(convert) = convert {
+                        let dst = b.alloc(
+                            op,
+                            tl,
+                            &format!("s{set}.result_blocked"),
+                            (bm * bn * oeb) as u64,
+                            true,
+                        )?;
+                        b.call(
+                            tl,
+                            records::unary(convert, Word::Buf(src, 0), Word::Buf(dst, 0)),
+                        );
+                        src = dst;
+                    }
                     b.call(
                         tl,
-                        records::unary(&spec, Word::Buf(src, 0), Word::Buf(dst, 0)),
+                        records::unary(unblock, Word::Buf(src, 0), Word::Buf(res, 0)),
                     );
-                    src = dst;
                 }
-                let spec = KernelSpec::copy2d(
-                    bn / nb,
-                    bm,
-                    nb * oeb / 8,
-                    (nb * oeb, bm * nb * oeb),
-                    (bn * oeb, nb * oeb),
-                );
-                b.call(
-                    tl,
-                    records::unary(&spec, Word::Buf(src, 0), Word::Buf(res, 0)),
-                );
+                (None, None) => {
+                    return Err(b.err(op, "has no kernel to lay its result out"));
+                }
             }
         }
         b.end_compute(op)?;

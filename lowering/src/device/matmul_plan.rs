@@ -5,11 +5,13 @@
 //! block (the one-tile GEMM estimate), the bytes each tile must receive over
 //! the receive bandwidth, the partial-sum reduction when K is split, and the
 //! fixed cost of every sync and exchange phase. Plans whose per-tile buffers
-//! do not fit in a tile's memory are rejected; the cheapest plan wins, ties
-//! going to fewer tiles, then to the smaller (pm, pn, pk).
+//! do not fit in a tile's memory beside what else is resident on those tiles
+//! ([`TileBudget`]: constants and parameters there from load) are rejected;
+//! the cheapest plan wins, ties going to fewer tiles, then to the smaller
+//! (pm, pn, pk).
 
 use crate::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
-use ipu_isa::kernels::KernelSpec;
+use ipu_isa::kernels::{ElemType, EwOp, KernelSpec};
 use ipu_target::Target;
 
 /// A chosen way to run one matmul.
@@ -55,6 +57,132 @@ pub fn gemm_spec(g: &GemmBlocks) -> KernelSpec {
     }
 }
 
+/// The kernels one matmul tile runs per run for its block, in order: the
+/// re-layouts its operands need (FP8 widened to the mode's input, B cut into
+/// 16-column blocks), then the GEMM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileKernels {
+    pub widen_a: Option<KernelSpec>,
+    pub block_b: Option<KernelSpec>,
+    pub widen_b: Option<KernelSpec>,
+    pub gemm: KernelSpec,
+}
+
+/// The kernels a tile of `g` runs for operands of element types `a` and `b`.
+pub fn tile_kernels(g: &GemmBlocks, a: ElemType, b: ElemType) -> TileKernels {
+    let (bm, bk, bn) = (g.bm as usize, g.bk as usize, g.bn as usize);
+    let nb = N_BLOCK as usize;
+    let input = g.mode.input;
+    let eb = b.bytes();
+    TileKernels {
+        widen_a: (a != input).then(|| KernelSpec::cast(a, input, (bm * bk).div_ceil(8) * 8)),
+        block_b: (bn > nb).then(|| {
+            KernelSpec::copy2d(
+                bn / nb,
+                bk,
+                nb * eb / 8,
+                (bn * eb, nb * eb),
+                (nb * eb, bk * nb * eb),
+            )
+        }),
+        widen_b: (b != input).then(|| KernelSpec::cast(b, input, bk * bn)),
+        gemm: gemm_spec(g),
+    }
+}
+
+/// The kernels a k = 0 tile runs to turn its partials into its result
+/// block: `add` once per other K block, then `convert` (partials to the
+/// result type, or a copy) and `unblock` (16-column blocks to row-major).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultKernels {
+    pub add: Option<KernelSpec>,
+    pub convert: Option<KernelSpec>,
+    pub unblock: Option<KernelSpec>,
+}
+
+/// The result kernels of `g` for a result of element type `out`.
+pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
+    let (bm, bn) = (g.bm as usize, g.bn as usize);
+    let nb = N_BLOCK as usize;
+    let pt = g.mode.partials;
+    let oeb = out.bytes();
+    let convert = if pt != out {
+        Some(KernelSpec::cast(pt, out, bm * bn))
+    } else {
+        (bn == nb).then(|| KernelSpec::elementwise(EwOp::Copy, pt, bm * bn))
+    };
+    ResultKernels {
+        add: (g.pk > 1).then(|| KernelSpec::elementwise(EwOp::Add, pt, bm * bn)),
+        convert,
+        unblock: (bn > nb).then(|| {
+            KernelSpec::copy2d(
+                bn / nb,
+                bm,
+                nb * oeb / 8,
+                (nb * oeb, bm * nb * oeb),
+                (bn * oeb, nb * oeb),
+            )
+        }),
+    }
+}
+
+/// Cycles of the kernels of `g`'s tiles per run, from the kernels' own
+/// `.cycles` formulas: (before the partials move, after).
+fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Option<(u64, u64)> {
+    let c = |s: &Option<KernelSpec>| s.as_ref().map_or(Some(0), |s| super::kernel_cycles(s).ok());
+    let t = tile_kernels(g, a, b);
+    let main =
+        c(&t.widen_a)? + c(&t.block_b)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
+    let r = result_kernels(g, out);
+    let after = (g.pk - 1) * c(&r.add)? + c(&r.convert)? + c(&r.unblock)?;
+    Some((main, after))
+}
+
+/// How many of the plans ranked by the target's one-tile estimate are
+/// re-costed with the kernels' own cycle formulas (assembling a kernel per
+/// plan costs compile time).
+const EXACT_SHORTLIST: usize = 24;
+
+/// What else a matmul's tiles hold, which its plan must leave room for:
+/// bytes per tile (from tile 0; tiles past the end hold none) of the data
+/// resident from load (constants and parameters, each in the buffers of
+/// the ops that read it until they run).
+#[derive(Clone, Copy, Debug)]
+pub struct TileBudget<'a> {
+    /// Held while the matmul runs: what the ops after it read.
+    pub during: &'a [u64],
+    /// Held at load, besides the matmul's own resident operands.
+    pub at_load: &'a [u64],
+    /// Whether the lhs / rhs is resident from load (then its blocks are
+    /// held on the matmul's tiles from load on).
+    pub resident: [bool; 2],
+    /// Products planned side by side (batches): a plan over `t` tiles
+    /// takes tiles `0..groups * t`.
+    pub groups: u64,
+}
+
+impl TileBudget<'_> {
+    /// Nothing else resident: the matmul alone on its tiles.
+    pub const ALONE: TileBudget<'static> = TileBudget {
+        during: &[],
+        at_load: &[],
+        resident: [false, false],
+        groups: 1,
+    };
+}
+
+/// `out[t]` = the most any of tiles `0..t` holds, for `t` in `0..=tiles`.
+fn prefix_max(held: &[u64], tiles: u64) -> Vec<u64> {
+    let mut out = Vec::with_capacity(tiles as usize + 1);
+    let mut m = 0;
+    out.push(0);
+    for t in 0..tiles as usize {
+        m = m.max(held.get(t).copied().unwrap_or(0));
+        out.push(m);
+    }
+    out
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanError {
     /// The target has no AMP mode or GEMM estimate for this kind.
@@ -69,7 +197,7 @@ impl std::fmt::Display for PlanError {
             PlanError::Unsupported(m) => f.write_str(m),
             PlanError::DoesNotFit { needed, available } => write!(
                 f,
-                "does not fit: the smallest plan needs {needed} bytes on a tile, which has {available} bytes for data"
+                "does not fit: the smallest plan needs {needed} bytes on a tile (with the data resident there from load), which has {available} bytes for data"
             ),
         }
     }
@@ -91,6 +219,7 @@ fn candidates(extent: u64, limit: u64) -> Vec<u64> {
 }
 
 /// Plans `[m, k] x [k, n]` in `mode` on `target`, over at most `tiles` tiles.
+#[allow(clippy::too_many_arguments)]
 pub fn plan_matmul(
     target: &Target,
     tiles: u64,
@@ -98,6 +227,8 @@ pub fn plan_matmul(
     k: u64,
     n: u64,
     mode: GemmMode,
+    [ta, tb, tout]: [ElemType; 3],
+    budget: &TileBudget,
 ) -> Result<MatmulPlan, PlanError> {
     let (input, partials) = mode.amp();
     let k_block = mode.k_block(target).ok_or_else(|| {
@@ -124,7 +255,13 @@ pub fn plan_matmul(
     let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
     let lanes = target.vector.f32_lanes.max(1) as u64;
     let (ea, ep) = (mode.input_bytes(), mode.partial_bytes());
-    let mut best: Option<MatmulPlan> = None;
+    let groups = budget.groups.max(1);
+    let span = (tiles * groups).min(target.tiles() as u64);
+    let (during, at_load) = (
+        prefix_max(budget.during, span),
+        prefix_max(budget.at_load, span),
+    );
+    let mut feasible: Vec<(MatmulPlan, u64)> = Vec::new();
     let mut smallest_need = u64::MAX;
     let mut laid_out = false;
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
@@ -154,8 +291,23 @@ pub fn plan_matmul(
                 let relayout = if chunked { bm * bk * ea } else { 0 }
                     + bk * bn * ea * if bn > N_BLOCK { 2 } else { 1 };
                 let need = bm * bk * ea + bk * bn * ea + c_bytes * pk + relayout;
-                smallest_need = smallest_need.min(need);
-                if need > available {
+                // On its busiest tile: its buffers beside what later ops
+                // read while it runs; and at load, its resident operand
+                // blocks (as the code generator sizes them) beside every
+                // other resident byte.
+                let t = ((pm * pn * pk * groups) as usize).min(span as usize);
+                let own = if budget.resident[0] {
+                    bm * bk * ta.bytes() as u64
+                } else {
+                    0
+                } + if budget.resident[1] {
+                    bk * bn * tb.bytes() as u64 + 8 * bm
+                } else {
+                    0
+                };
+                let held = (need + during[t]).max(own + at_load[t]);
+                smallest_need = smallest_need.min(held);
+                if held > available {
                     continue;
                 }
                 let kernel = estimate(bm, bk, bn).unwrap_or(u64::MAX / 4);
@@ -167,7 +319,7 @@ pub fn plan_matmul(
                     0
                 };
                 let compute = kernel + reduce_compute;
-                let total = phase + operands_in + phase + compute + reduce_exchange;
+                let exchange = phase + operands_in + phase + reduce_exchange;
                 let plan = MatmulPlan {
                     pm,
                     pn,
@@ -178,20 +330,37 @@ pub fn plan_matmul(
                     mode,
                     kernel_cycles: kernel,
                     compute_cycles: compute,
-                    total_cycles: total,
+                    total_cycles: exchange + compute,
                     tile_bytes: need,
                 };
-                let better = match &best {
-                    None => true,
-                    Some(b) => {
-                        (total, plan.tiles(), pm, pn, pk)
-                            < (b.total_cycles, b.tiles(), b.pm, b.pn, b.pk)
-                    }
-                };
-                if better {
-                    best = Some(plan);
-                }
+                feasible.push((plan, exchange));
             }
+        }
+    }
+    let key = |p: &MatmulPlan| (p.total_cycles, p.tiles(), p.pm, p.pn, p.pk);
+    feasible.sort_by_key(|(p, _)| key(p));
+    // The best plans by the one-tile estimate, and the best of each N block
+    // (the estimate leaves out the re-layouts, which depend on it), are
+    // re-costed with the cycle formulas of the kernels each tile runs.
+    let mut shortlist: Vec<(MatmulPlan, u64)> = Vec::new();
+    let mut bns: Vec<u64> = Vec::new();
+    for (i, (p, x)) in feasible.iter().enumerate() {
+        let best_of_bn = !bns.contains(&p.bn);
+        if i < EXACT_SHORTLIST || best_of_bn {
+            bns.push(p.bn);
+            shortlist.push((p.clone(), *x));
+        }
+    }
+    let mut best: Option<MatmulPlan> = None;
+    for (mut plan, exchange) in shortlist {
+        let g = plan.blocks(m, k, n);
+        if let Some((main, after)) = exact_cycles(&g, ta, tb, tout) {
+            plan.kernel_cycles = super::kernel_cycles(&gemm_spec(&g)).unwrap_or(plan.kernel_cycles);
+            plan.compute_cycles = main + after;
+            plan.total_cycles = exchange + main + after;
+        }
+        if best.as_ref().is_none_or(|b| key(&plan) < key(b)) {
+            best = Some(plan);
         }
     }
     if !laid_out {
@@ -217,6 +386,9 @@ mod tests {
         GemmMode::select(ElemType::F8E4M3FN, ElemType::F8E4M3FN, ElemType::F16).unwrap()
     }
 
+    const F16S: [ElemType; 3] = [ElemType::F16, ElemType::F16, ElemType::F16];
+    const F8S: [ElemType; 3] = [ElemType::F8E4M3FN, ElemType::F8E4M3FN, ElemType::F16];
+
     fn target(name: &str) -> Target {
         Target::load(name).unwrap()
     }
@@ -224,7 +396,17 @@ mod tests {
     #[test]
     fn big_matmuls_use_most_of_the_chip() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, t.tiles() as u64, 128, 768, 3072, f16()).unwrap();
+        let p = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            128,
+            768,
+            3072,
+            f16(),
+            F16S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
         assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
         assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
@@ -234,7 +416,17 @@ mod tests {
     #[test]
     fn small_matmuls_stay_small() {
         let t = target("test4");
-        let p = plan_matmul(&t, t.tiles() as u64, 4, 16, 16, f16()).unwrap();
+        let p = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            4,
+            16,
+            16,
+            f16(),
+            F16S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
         assert!(p.tiles() <= 4);
         assert_eq!((p.bk % 16, p.bn % 16), (0, 0));
     }
@@ -242,15 +434,44 @@ mod tests {
     #[test]
     fn plans_are_deterministic() {
         let t = target("ipu21");
-        let a = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
-        let b = plan_matmul(&t, t.tiles() as u64, 384, 1024, 1024, f8()).unwrap();
+        let a = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            384,
+            1024,
+            1024,
+            f8(),
+            F8S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
+        let b = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            384,
+            1024,
+            1024,
+            f8(),
+            F8S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
         assert_eq!(a, b);
     }
 
     #[test]
     fn oversized_problems_are_reported_with_their_size() {
         let t = target("test4");
-        match plan_matmul(&t, t.tiles() as u64, 4096, 4096, 4096, f16()) {
+        match plan_matmul(
+            &t,
+            t.tiles() as u64,
+            4096,
+            4096,
+            4096,
+            f16(),
+            F16S,
+            &TileBudget::ALONE,
+        ) {
             Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
             other => panic!("expected DoesNotFit, got {other:?}"),
         }
@@ -259,7 +480,76 @@ mod tests {
     #[test]
     fn split_k_is_chosen_when_k_dominates() {
         let t = target("ipu21");
-        let p = plan_matmul(&t, t.tiles() as u64, 16, 65536, 16, f16()).unwrap();
+        let p = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            16,
+            65536,
+            16,
+            f16(),
+            F16S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
         assert!(p.pk > 1, "{p:?}");
+    }
+
+    #[test]
+    fn plans_leave_room_for_what_is_resident_on_their_tiles() {
+        let t = target("ipu21");
+        let alone = plan_matmul(
+            &t,
+            t.tiles() as u64,
+            256,
+            384,
+            1536,
+            f16(),
+            F16S,
+            &TileBudget::ALONE,
+        )
+        .unwrap();
+        let available = t
+            .interleaved_range()
+            .map_or(crate::device::data_bytes(&t), |r| r.end - r.start);
+        // The last tile of that plan is full while the matmul runs: the
+        // plan must give way to one on the tiles before it.
+        let last = alone.tiles() as usize - 1;
+        let mut during = vec![0; t.tiles() as usize];
+        during[last] = available;
+        let budget = TileBudget {
+            during: &during,
+            ..TileBudget::ALONE
+        };
+        let p = plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget).unwrap();
+        assert!(p.tiles() as usize <= last, "{p:?} beside {alone:?}");
+        // Tile 0 holds a little more than the plan leaves free: some other
+        // plan that fits beside it, or none.
+        let mut during = vec![0; t.tiles() as usize];
+        during[0] = available - alone.tile_bytes + 1;
+        let budget = TileBudget {
+            during: &during,
+            ..TileBudget::ALONE
+        };
+        match plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget) {
+            Ok(p) => assert!(p.tile_bytes + during[0] <= available && p != alone, "{p:?}"),
+            Err(PlanError::DoesNotFit { needed, .. }) => assert!(needed > available),
+            Err(e) => panic!("{e}"),
+        }
+        // At load, a resident rhs counts beside everything else resident.
+        let at_load = vec![available - 1000; t.tiles() as usize];
+        let budget = TileBudget {
+            at_load: &at_load,
+            resident: [false, true],
+            ..TileBudget::ALONE
+        };
+        match plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget) {
+            Err(PlanError::DoesNotFit {
+                needed,
+                available: a,
+            }) => {
+                assert!(needed > a && a == available)
+            }
+            other => panic!("expected DoesNotFit, got {other:?}"),
+        }
     }
 }

@@ -35,13 +35,37 @@ use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_isa::kernels::{KernelCache, KernelSpec};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// What `to_tile` knows about the program lowered so far.
 pub struct TileEnv<'a> {
     pub target: &'a Target,
     /// The mapping of every value lowered so far.
     pub mappings: &'a FxHashMap<Value, Mapping>,
+    /// What else is resident on the tiles of the ops that plan within
+    /// memory ([`DeviceOp::plans_within_memory`]).
+    pub resident: &'a FxHashMap<Op, Resident>,
+}
+
+impl TileEnv<'_> {
+    /// What else is resident on the tiles while `op` runs (nothing, for an
+    /// op the function's resident ledger does not list).
+    pub fn resident_at(&self, op: Op) -> Resident {
+        self.resident.get(&op).cloned().unwrap_or_default()
+    }
+}
+
+/// Bytes per tile (from tile 0) of the data resident from load, constants
+/// and parameters, which sit in the buffers of the ops that read them from
+/// load until those run, besides an op's own.
+#[derive(Clone, Debug, Default)]
+pub struct Resident {
+    /// Held while the op runs: what the ops after it read.
+    pub during: Arc<Vec<u64>>,
+    /// Held at load: what every other op reads.
+    pub at_load: Arc<Vec<u64>>,
+    /// Per operand, whether it is resident from load.
+    pub operands: Vec<bool>,
 }
 
 /// The lowering of one family of ops to the device.
@@ -52,8 +76,47 @@ pub trait DeviceOp: Sync {
     fn tile_op(&self) -> &'static str;
     /// Layouts it wants operands in (operand index, mapping); the first
     /// consumer of a value decides its producer's layout.
-    fn operand_mappings(&self, _cx: &Context, _op: Op, _target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, _cx: &Context, _op: Op, _env: &TileEnv) -> Vec<(usize, Mapping)> {
         Vec::new()
+    }
+    /// Whether its mapping depends on the memory left on its tiles, so it
+    /// needs to know what else is resident there ([`TileEnv::resident_at`]).
+    fn plans_within_memory(&self) -> bool {
+        false
+    }
+    /// The bytes per tile `(tile, bytes)` its operands resident from load
+    /// (`resident(i)` for operand `i`) take in its operand buffers: by
+    /// default each block of the layout it wants the operand in, or of the
+    /// operand spread over the tiles.
+    fn resident_operand_bytes(
+        &self,
+        cx: &Context,
+        op: Op,
+        env: &TileEnv,
+        resident: &dyn Fn(usize) -> bool,
+    ) -> Vec<(u32, u64)> {
+        let wants = self.operand_mappings(cx, op, env);
+        let mut out = Vec::new();
+        for (i, &v) in cx.operands(op).iter().enumerate() {
+            if !resident(i) {
+                continue;
+            }
+            let shape = cx.value_shape(v);
+            let m = wants
+                .iter()
+                .find(|(j, _)| *j == i)
+                .map(|(_, m)| m.clone())
+                .unwrap_or_else(|| crate::geometry::spread(&shape, env.target.tiles()));
+            let eb = cx
+                .tensor_parts(cx.value_type(v))
+                .and_then(|(_, e)| ipu_ir::numeric::storage_bytes(cx.type_kind(e)))
+                .unwrap_or(4) as i64;
+            for b in crate::geometry::blocks(&m, &shape) {
+                let n: i64 = b.lo.iter().zip(&b.hi).map(|(l, h)| h - l).product();
+                out.push((b.tile, (n * eb).max(0) as u64));
+            }
+        }
+        out
     }
     /// nn -> tile: builds the tile op that replaces `op` (not yet inserted);
     /// its result's mapping is its `mapping` attribute.

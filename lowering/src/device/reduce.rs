@@ -391,7 +391,8 @@ impl DeviceOp for Reduce {
         "tile.reduce"
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         reduce_plan(cx, op, target, None)
             .map(|(m, _)| vec![(0, m)])
             .unwrap_or_default()

@@ -591,7 +591,8 @@ impl DeviceOp for Softmax {
         "tile.softmax"
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         softmax_plan(cx, op, target, None)
             .map(|(m, _)| vec![(0, m)])
             .unwrap_or_default()
@@ -1088,7 +1089,8 @@ impl DeviceOp for LayerNorm {
         "tile.layer_norm"
     }
 
-    fn operand_mappings(&self, cx: &Context, op: Op, target: &Target) -> Vec<(usize, Mapping)> {
+    fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
+        let target = env.target;
         let Ok((m, plan)) = layer_norm_plan(cx, op, target, None) else {
             return Vec::new();
         };

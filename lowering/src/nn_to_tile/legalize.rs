@@ -17,11 +17,12 @@
 //! Padding is a concat with a constant and slicing a view: both are
 //! exchange moves into the reader's layout, never on-tile copies.
 
-use crate::device::matmul_plan::{plan_matmul, PlanError};
+use crate::device::matmul_plan::{plan_matmul, PlanError, TileBudget};
 use crate::elem::value_elem;
 use crate::gemm::{k_chunk, GemmMode, N_BLOCK};
 use ipu_dialects::nn::{build_op, element_type, op_kind};
 use ipu_ir::{Context, Loc, Op, Value};
+use ipu_isa::kernels::ElemType;
 use ipu_reference::ops::ReduceKind;
 use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
@@ -382,7 +383,7 @@ impl Rewriter<'_> {
                 b
             };
             let out = self.shape(self.cx.result(self.at, 0));
-            let y = self.padded_matmul(a2, b2, target, mode, k_block)?;
+            let y = self.padded_matmul(a2, b2, target, mode, k_block, [ea, eb, er])?;
             return self.emit(OpKind::Reshape { shape: out }, &[y]).map(Some);
         }
         if let Some((a2, b2)) = self.full_batches(a, b)? {
@@ -411,11 +412,14 @@ impl Rewriter<'_> {
             k as u64,
             n as u64,
             mode,
+            [ea, eb, er],
+            &TileBudget::ALONE,
         ) {
             Err(PlanError::Unsupported(_)) => {}
             _ => return Ok(None),
         }
-        self.padded_matmul(a, b, target, mode, k_block).map(Some)
+        self.padded_matmul(a, b, target, mode, k_block, [ea, eb, er])
+            .map(Some)
     }
 
     /// Operands whose batch dimensions broadcast against each other only
@@ -457,6 +461,7 @@ impl Rewriter<'_> {
         target: &Target,
         mode: GemmMode,
         k_block: u64,
+        elems: [ElemType; 3],
     ) -> Result<Value, String> {
         let (sa, sb) = (self.shape(a), self.shape(b));
         let (ra, rb) = (sa.len(), sb.len());
@@ -468,7 +473,7 @@ impl Rewriter<'_> {
         // chunks; the first the planner can lay out.
         let mut kp = k.div_ceil(k_block) * k_block;
         if matches!(
-            plan_matmul(target, tiles, m, kp, np, mode),
+            plan_matmul(target, tiles, m, kp, np, mode, elems, &TileBudget::ALONE),
             Err(PlanError::Unsupported(_))
         ) {
             if let Some(kc) = k_chunk(kp, mode.input_bytes()) {

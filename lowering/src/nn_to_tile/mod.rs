@@ -16,6 +16,7 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptions};
 use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 pub const INFO: PassInfo = PassInfo {
     argument: "convert-nn-to-tile",
@@ -50,11 +51,11 @@ impl Pass for NnToTile {
 }
 
 /// What the consumers of a value want its layout to be (the first one wins).
-fn operand_preferences(cx: &Context, ops: &[Op], target: &Target) -> FxHashMap<Value, Mapping> {
+fn operand_preferences(cx: &Context, ops: &[Op], env: &TileEnv) -> FxHashMap<Value, Mapping> {
     let mut want: FxHashMap<Value, Mapping> = FxHashMap::default();
     for &op in ops {
         if let Some(d) = for_nn(cx, op) {
-            for (i, m) in d.operand_mappings(cx, op, target) {
+            for (i, m) in d.operand_mappings(cx, op, env) {
                 want.entry(cx.operand(op, i)).or_insert(m);
             }
         }
@@ -72,11 +73,124 @@ fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
     matches!(items.get(i).map(|&a| cx.attr_kind(a)), Some(AttrKind::Dictionary(es)) if es.iter().any(|(k, _)| cx.str(*k) == "ipu.weight"))
 }
 
+/// Whether `v` is in tile memory from load: a constant, or a parameter.
+fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
+    match cx.defining_op(v) {
+        Some(d) => cx.is(d, "nn.constant"),
+        None => {
+            let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+            cx.block_args(entry)
+                .iter()
+                .position(|&a| a == v)
+                .is_some_and(|i| is_weight(cx, f, i))
+        }
+    }
+}
+
+/// For each op that plans within memory, what else is resident on the
+/// tiles: constants and parameters sit in the operand buffers of each op
+/// reading them from load until it runs, so while an op runs its tiles hold
+/// what the later ops read, and at load what every op reads. Walked
+/// backwards, so each such op is planned beside the later ones' choices.
+fn resident_ledger(
+    cx: &Context,
+    f: Op,
+    ops: &[Op],
+    target: &Target,
+) -> FxHashMap<Op, crate::device::Resident> {
+    let tiles = target.tiles() as usize;
+    let empty = FxHashMap::default();
+    let mut ledger: FxHashMap<Op, crate::device::Resident> = FxHashMap::default();
+    let flags = |op: Op| -> Vec<bool> {
+        cx.operands(op)
+            .iter()
+            .map(|&v| is_resident(cx, f, v))
+            .collect()
+    };
+    let add = |held: &mut Vec<u64>, bytes: &[(u32, u64)]| {
+        for &(t, b) in bytes {
+            if let Some(h) = held.get_mut(t as usize) {
+                *h += b;
+            }
+        }
+    };
+    // An op reading resident operands holds them in its operand buffers (a
+    // view has none: it reads through the exchange); one that reads other
+    // than operand buffers also keeps the value's own blocks, its home.
+    let held_for = |d: &dyn crate::device::DeviceOp, op: Op, env: &TileEnv, fl: &[bool]| {
+        let bytes = d.resident_operand_bytes(cx, op, env, &|i| fl[i]);
+        let placed = d.tile_op() != "tile.view";
+        let home = !d.reads_operand_buffers();
+        let times = u64::from(placed) + u64::from(home);
+        bytes
+            .into_iter()
+            .map(|(t, b)| (t, b * times))
+            .collect::<Vec<_>>()
+    };
+    // What the ops whose layout does not depend on memory hold, before each
+    // op that plans within memory.
+    let mut fixed = vec![0u64; tiles];
+    let mut fixed_before: FxHashMap<Op, Vec<u64>> = FxHashMap::default();
+    for &op in ops {
+        let Some(d) = for_nn(cx, op) else { continue };
+        let fl = flags(op);
+        if d.plans_within_memory() {
+            fixed_before.insert(op, fixed.clone());
+        } else if fl.iter().any(|&r| r) {
+            let env = TileEnv {
+                target,
+                mappings: &empty,
+                resident: &ledger,
+            };
+            add(&mut fixed, &held_for(d, op, &env, &fl));
+        }
+    }
+    let mut after = vec![0u64; tiles];
+    for &op in ops.iter().rev() {
+        let Some(d) = for_nn(cx, op) else { continue };
+        let fl = flags(op);
+        if d.plans_within_memory() {
+            let mut at_load = after.clone();
+            if let Some(before) = fixed_before.get(&op) {
+                for (a, b) in at_load.iter_mut().zip(before) {
+                    *a += b;
+                }
+            }
+            ledger.insert(
+                op,
+                crate::device::Resident {
+                    during: Arc::new(after.clone()),
+                    at_load: Arc::new(at_load),
+                    operands: fl.clone(),
+                },
+            );
+        }
+        if fl.iter().any(|&r| r) {
+            let env = TileEnv {
+                target,
+                mappings: &empty,
+                resident: &ledger,
+            };
+            add(&mut after, &held_for(d, op, &env, &fl));
+        }
+    }
+    ledger
+}
+
 fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
-    let want = operand_preferences(cx, &ops, target);
+    let resident = resident_ledger(cx, f, &ops, target);
+    let want = operand_preferences(
+        cx,
+        &ops,
+        &TileEnv {
+            target,
+            mappings: &FxHashMap::default(),
+            resident: &resident,
+        },
+    );
     let mut mappings: FxHashMap<Value, Mapping> = FxHashMap::default();
     let tiles = target.tiles();
     let first = cx.first_op(entry);
@@ -162,6 +276,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             let env = TileEnv {
                 target,
                 mappings: &mappings,
+                resident: &resident,
             };
             d.to_tile(cx, op, &env)?
         };
