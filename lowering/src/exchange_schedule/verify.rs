@@ -19,7 +19,7 @@
 //! Errors are values naming the tile, the cycle and the transfers involved;
 //! at most [`MAX_ERRORS`] are returned, in a deterministic order.
 
-use super::bucket::sort_by_lead;
+use super::bucket::{sort_by_lead, Groups};
 use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
 use super::{Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -177,6 +177,51 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
     )
 }
 
+/// The checks of [`verify`] that byte offsets decide, for `schedule`
+/// relocated from a schedule proven for a phase with the same canonical key
+/// (same transfers, tiles, lengths and multicast structure): every fragment
+/// keeps its offset relative to its transfers, so its timing, ports and
+/// coverage are proven already. What is left: the phase is valid (the caller
+/// validates it), each fragment's source bytes lie in SRAM, and the horizon
+/// is not below `bound`, the phase's lower bound, which the schedule reports.
+pub(crate) fn verify_moved(
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+) -> Result<(), Vec<VerifyError>> {
+    let (tiles, size) = (target.tiles(), target.sram_bytes());
+    let mut errs: Vec<VerifyError> = Vec::new();
+    for (fi, f) in schedule.fragments.iter().enumerate() {
+        let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
+        if f.src_tile >= tiles || end > size {
+            errs.push(VerifyError::SourceOutOfRange {
+                fragment: fi,
+                tile: f.src_tile,
+                start,
+                end,
+            });
+        }
+    }
+    if schedule.lower_bound != bound {
+        errs.push(VerifyError::WrongLowerBound {
+            reported: schedule.lower_bound,
+            actual: bound,
+        });
+    }
+    if schedule.horizon < bound {
+        errs.push(VerifyError::HorizonBelowBound {
+            reported: schedule.horizon,
+            bound,
+        });
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        errs.truncate(MAX_ERRORS);
+        Err(errs)
+    }
+}
+
 /// [`verify`] of a phase the caller has validated, whose endpoint lower
 /// bound (from [`lower_bound_of_valid`]'s computation) it already holds.
 pub(crate) fn verify_valid(
@@ -194,10 +239,14 @@ pub(crate) fn verify_valid(
 
     // (tile, start, end, fragment, transfer): sender occupancy.
     let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
-    // (port, start, end, fragment, sender, transfer): port selections.
-    let mut selects: Vec<(u32, u64, u64, usize, u32, u32)> = Vec::new();
-    // (tile, port, start, end, fragment, transfer): captures.
-    let mut captures: Vec<(u32, u32, u64, u64, usize, u32)> = Vec::new();
+    let n = tiles as usize;
+    // (port, start, end, fragment, sender, transfer): port selections,
+    // grouped by port as they are made.
+    let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::new(n);
+    // (tile, port, start, end, fragment, transfer): captures, by tile.
+    let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::new(n);
+    // Ports on which some receive of the current fragment is its own tile's.
+    let mut own_ports: Vec<u32> = Vec::new();
     // (destination index, start, end): received transfer-relative byte
     // ranges; destination index = first_dst[transfer] + dst.
     let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
@@ -229,6 +278,8 @@ pub(crate) fn verify_valid(
         }
         let words = f.words(word);
         let first_transfer = f.receives[0].transfer;
+        own_ports.clear();
+        let mut own_ports_known = false;
         sends.push((
             f.src_tile,
             f.send_cycle,
@@ -278,14 +329,19 @@ pub(crate) fn verify_valid(
             let (rs, re) = (r.select_cycle, r.select_cycle.saturating_add(words));
             if r.port != d.tile {
                 // The partner must capture the same words from its own port.
-                let partner_captures = f.receives.iter().any(|o| {
-                    o.port == r.port
-                        && phase
+                if !own_ports_known {
+                    own_ports.extend(f.receives.iter().filter_map(|o| {
+                        phase
                             .transfers
                             .get(o.transfer as usize)
                             .and_then(|t| t.dsts.get(o.dst as usize))
-                            .is_some_and(|od| od.tile == r.port)
-                });
+                            .filter(|od| od.tile == o.port)
+                            .map(|_| o.port)
+                    }));
+                    own_ports.sort_unstable();
+                    own_ports_known = true;
+                }
+                let partner_captures = own_ports.binary_search(&r.port).is_ok();
                 if !partner_captures {
                     errs.push(VerifyError::PartnerNotCapturing {
                         fragment: fi,
@@ -319,8 +375,11 @@ pub(crate) fn verify_valid(
                     horizon: schedule.horizon,
                 });
             }
-            selects.push((r.port, rs, re, fi, f.src_tile, r.transfer));
-            captures.push((d.tile, r.port, rs, re, fi, r.transfer));
+            selects.push(
+                r.port as usize,
+                (r.port, rs, re, fi, f.src_tile, r.transfer),
+            );
+            captures.push(d.tile as usize, (d.tile, r.port, rs, re, fi, r.transfer));
             got.push((
                 first_dst[r.transfer as usize] + r.dst as usize,
                 start - ts,
@@ -329,7 +388,6 @@ pub(crate) fn verify_valid(
         }
     }
 
-    let n = tiles as usize;
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     for w in sends.windows(2) {
@@ -346,9 +404,10 @@ pub(crate) fn verify_valid(
         }
     }
     // Port selections: one sender per cycle (one selection per fragment).
-    sort_by_lead(&mut selects, n, |s| s.0 as usize);
-    selects.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
-    for w in selects.windows(2) {
+    // Groups hold distinct ports (but the last), so no pair across two
+    // groups could conflict or be a duplicate.
+    let selects = selects.finish(|g| g.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1));
+    for w in selects.iter().flat_map(|g| g.windows(2)) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && b.1 < a.2 {
             errs.push(VerifyError::ReceiverConflict {
@@ -364,8 +423,8 @@ pub(crate) fn verify_valid(
         }
     }
     // Captures: one word per port per tile per cycle.
-    sort_by_lead(&mut captures, n, |c| c.0 as usize);
-    for w in captures.windows(2) {
+    let captures = captures.finish(|_| ());
+    for w in captures.iter().flat_map(|g| g.windows(2)) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
             errs.push(VerifyError::DoubleCapture {
