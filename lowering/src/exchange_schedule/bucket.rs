@@ -67,6 +67,14 @@ impl<T: Ord + Send> Groups<T> {
         self.items += 1;
     }
 
+    /// Moves `other`'s items to the end of this one's groups.
+    pub(crate) fn append(&mut self, other: Groups<T>) {
+        for (g, mut o) in self.groups.iter_mut().zip(other.groups) {
+            g.append(&mut o);
+        }
+        self.items += other.items;
+    }
+
     /// Sorts every group, then applies `then` to it; the groups in order
     /// are sorted as a whole. Returns the groups (the overflow group last).
     pub(crate) fn finish(mut self, then: impl Fn(&mut Vec<T>) + Sync) -> Vec<Vec<T>> {

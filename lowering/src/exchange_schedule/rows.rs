@@ -21,6 +21,7 @@ use super::bucket::{sort_by_lead, Groups};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
+use rayon::prelude::*;
 
 /// Words per entry kind and per row header (the hardware format of
 /// `ipu_isa::exchange_row`; a test checks they agree).
@@ -91,6 +92,12 @@ pub struct RowStats {
     pub total_words: u64,
 }
 
+/// Fragments per slice gathered on one thread.
+const SLICE: usize = 4096;
+
+/// A capture run: (port, start, end, first byte, end byte).
+type CaptureRun = (u32, u64, u64, u64, u64);
+
 /// The merged runs of a schedule. Runs of tiles outside the target are
 /// left out (no row holds them).
 struct Runs {
@@ -99,7 +106,7 @@ struct Runs {
     /// Per port (index): (start, end, sender), sorted.
     selects: Vec<Vec<(u64, u64, u32)>>,
     /// Per tile (index): (port, start, end, first byte, end byte), sorted.
-    captures: Vec<Vec<(u32, u64, u64, u64, u64)>>,
+    captures: Vec<Vec<CaptureRun>>,
 }
 
 impl Runs {
@@ -114,46 +121,61 @@ impl Runs {
 fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
-    let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(fragments.len());
     // Grouped by port and by tile as they are made: one list of every
-    // receive would be the largest allocation of a big phase.
-    let mut selects: Groups<(u64, u64, u32)> = Groups::new(n);
-    let mut captures: Groups<(u32, u64, u64, u64, u64)> = Groups::new(n);
-    for f in fragments {
-        let w = f.words(word);
-        let src = f.src_offset as u64;
-        sends.push((
-            f.src_tile,
-            f.send_cycle,
-            f.send_cycle.saturating_add(w),
-            src,
-            src + f.len as u64,
-        ));
-        for r in &f.receives {
-            let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                continue;
-            };
-            let Some(d) = t.dsts.get(r.dst as usize) else {
-                continue;
-            };
-            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-            let end = r.select_cycle.saturating_add(w);
-            if (r.port as usize) < n {
-                selects.push(r.port as usize, (r.select_cycle, end, f.src_tile));
-            }
-            if (d.tile as usize) < n {
-                captures.push(
-                    d.tile as usize,
-                    (
-                        r.port,
-                        r.select_cycle,
-                        end,
-                        at,
-                        at.saturating_add(f.len as u64),
-                    ),
-                );
+    // receive would be the largest allocation of a big phase. Slices of
+    // fragments in parallel, joined in order.
+    let events = |frags: &[Fragment]| {
+        let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(frags.len());
+        let mut selects: Groups<(u64, u64, u32)> = Groups::new(n);
+        let mut captures: Groups<CaptureRun> = Groups::new(n);
+        for f in frags {
+            let w = f.words(word);
+            let src = f.src_offset as u64;
+            sends.push((
+                f.src_tile,
+                f.send_cycle,
+                f.send_cycle.saturating_add(w),
+                src,
+                src + f.len as u64,
+            ));
+            for r in &f.receives {
+                let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                    continue;
+                };
+                let Some(d) = t.dsts.get(r.dst as usize) else {
+                    continue;
+                };
+                let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
+                let end = r.select_cycle.saturating_add(w);
+                if (r.port as usize) < n {
+                    selects.push(r.port as usize, (r.select_cycle, end, f.src_tile));
+                }
+                if (d.tile as usize) < n {
+                    captures.push(
+                        d.tile as usize,
+                        (
+                            r.port,
+                            r.select_cycle,
+                            end,
+                            at,
+                            at.saturating_add(f.len as u64),
+                        ),
+                    );
+                }
             }
         }
+        (sends, selects, captures)
+    };
+    let mut parts: Vec<_> = if fragments.len() > SLICE {
+        fragments.par_chunks(SLICE).map(events).collect()
+    } else {
+        vec![events(fragments)]
+    };
+    let (mut sends, mut selects, mut captures) = parts.remove(0);
+    for (s, sel, cap) in parts {
+        sends.extend(s);
+        selects.append(sel);
+        captures.append(cap);
     }
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
