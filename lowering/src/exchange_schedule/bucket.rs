@@ -54,25 +54,40 @@ pub(crate) struct Groups<T> {
 const PARALLEL_ITEMS: usize = 1 << 15;
 
 impl<T: Ord + Send> Groups<T> {
-    pub(crate) fn new(n: usize) -> Self {
+    /// Empty groups with room for `counts[b]` items in group `b` (the
+    /// last count for the overflow group): growing 1473 lists item by item
+    /// costs more than counting first.
+    pub(crate) fn with_counts(counts: &[usize]) -> Self {
         Groups {
-            groups: (0..=n).map(|_| Vec::new()).collect(),
+            groups: counts.iter().map(|&c| Vec::with_capacity(c)).collect(),
             items: 0,
         }
+    }
+
+    /// The groups of `parts` joined group by group, in order of the parts.
+    pub(crate) fn concat(mut parts: Vec<Groups<T>>) -> Self {
+        if parts.len() == 1 {
+            return parts.remove(0);
+        }
+        let n = parts.first().map_or(1, |p| p.groups.len());
+        let items = parts.iter().map(|p| p.items).sum();
+        let groups = (0..n)
+            .map(|b| {
+                let len = parts.iter().map(|p| p.groups[b].len()).sum();
+                let mut g = Vec::with_capacity(len);
+                for p in &mut parts {
+                    g.append(&mut p.groups[b]);
+                }
+                g
+            })
+            .collect();
+        Groups { groups, items }
     }
 
     pub(crate) fn push(&mut self, lead: usize, x: T) {
         let last = self.groups.len() - 1;
         self.groups[lead.min(last)].push(x);
         self.items += 1;
-    }
-
-    /// Moves `other`'s items to the end of this one's groups.
-    pub(crate) fn append(&mut self, other: Groups<T>) {
-        for (g, mut o) in self.groups.iter_mut().zip(other.groups) {
-            g.append(&mut o);
-        }
-        self.items += other.items;
     }
 
     /// Sorts every group, then applies `then` to it; the groups in order
@@ -114,7 +129,8 @@ mod tests {
         let mut sorted = expected.clone();
         sort_by_lead(&mut sorted, 32, |e| e.0 as usize);
         assert_eq!(sorted, expected);
-        let mut groups = Groups::new(32);
+        // No room reserved: the groups grow as items come.
+        let mut groups = Groups::with_counts(&[0; 33]);
         for &e in v.iter().rev() {
             groups.push(e.0 as usize, e);
         }

@@ -132,7 +132,14 @@ pub fn validate_phase(phase: &Phase, target: &Target) -> Result<(), PhaseError> 
         });
     }
     // (tile, start, end, transfer) of every destination write, by tile.
-    let mut writes: Groups<(u32, u64, u64, usize)> = Groups::new(tiles as usize);
+    let n = tiles as usize;
+    let mut per_tile = vec![0usize; n + 1];
+    for t in phase.transfers.iter().filter(|t| t.len > 0) {
+        for d in &t.dsts {
+            per_tile[(d.tile as usize).min(n)] += 1;
+        }
+    }
+    let mut writes: Groups<(u32, u64, u64, usize)> = Groups::with_counts(&per_tile);
     for (i, t) in phase.transfers.iter().enumerate() {
         if t.src_tile >= tiles {
             return Err(PhaseError::SourceTileOutOfRange {

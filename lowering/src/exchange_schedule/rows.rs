@@ -126,8 +126,18 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     // fragments in parallel, joined in order.
     let events = |frags: &[Fragment]| {
         let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(frags.len());
-        let mut selects: Groups<(u64, u64, u32)> = Groups::new(n);
-        let mut captures: Groups<CaptureRun> = Groups::new(n);
+        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+        for f in frags {
+            for r in &f.receives {
+                let dst = phase.transfers.get(r.transfer as usize);
+                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
+                    per_port[(r.port as usize).min(n)] += 1;
+                    per_tile[(d.tile as usize).min(n)] += 1;
+                }
+            }
+        }
+        let mut selects: Groups<(u64, u64, u32)> = Groups::with_counts(&per_port);
+        let mut captures: Groups<CaptureRun> = Groups::with_counts(&per_tile);
         for f in frags {
             let w = f.words(word);
             let src = f.src_offset as u64;
@@ -171,12 +181,14 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     } else {
         vec![events(fragments)]
     };
-    let (mut sends, mut selects, mut captures) = parts.remove(0);
-    for (s, sel, cap) in parts {
+    let mut sends = Vec::with_capacity(fragments.len());
+    let (mut selects, mut captures) = (Vec::new(), Vec::new());
+    for (s, sel, cap) in parts.drain(..) {
         sends.extend(s);
-        selects.append(sel);
-        captures.append(cap);
+        selects.push(sel);
+        captures.push(cap);
     }
+    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
     for s in sends {

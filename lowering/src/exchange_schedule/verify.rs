@@ -265,9 +265,20 @@ pub(crate) fn verify_valid(
         let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
         // (port, start, end, fragment, sender, transfer): port selections,
         // grouped by port as they are made.
-        let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::new(n);
+        // Sized by a first count of the receives that name a destination.
+        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+        for f in frags {
+            for r in &f.receives {
+                let dst = phase.transfers.get(r.transfer as usize);
+                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
+                    per_port[(r.port as usize).min(n)] += 1;
+                    per_tile[(d.tile as usize).min(n)] += 1;
+                }
+            }
+        }
+        let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::with_counts(&per_port);
         // (tile, port, start, end, fragment, transfer): captures, by tile.
-        let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::new(n);
+        let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::with_counts(&per_tile);
         // (destination index, start, end): received transfer-relative byte ranges.
         let mut got: Vec<(usize, u64, u64)> = Vec::new();
         // Ports on which some receive of the current fragment is its own tile's.
@@ -421,21 +432,18 @@ pub(crate) fn verify_valid(
     } else {
         vec![check(0, fragments)]
     };
-    let mut all = parts.remove(0);
-    for p in parts {
-        all.errs.extend(p.errs);
-        all.sends.extend(p.sends);
-        all.selects.append(p.selects);
-        all.captures.append(p.captures);
-        all.got.extend(p.got);
+    let mut errs: Vec<VerifyError> = Vec::new();
+    let mut sends = Vec::with_capacity(fragments.len());
+    let mut got = Vec::with_capacity(parts.iter().map(|p| p.got.len()).sum());
+    let (mut selects, mut captures) = (Vec::new(), Vec::new());
+    for p in parts.drain(..) {
+        errs.extend(p.errs);
+        sends.extend(p.sends);
+        selects.push(p.selects);
+        captures.push(p.captures);
+        got.extend(p.got);
     }
-    let Events {
-        mut errs,
-        mut sends,
-        selects,
-        captures,
-        mut got,
-    } = all;
+    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
 
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
