@@ -3,6 +3,8 @@
 //! order on plain tuples, where equal elements cannot be told apart), but a
 //! phase's million events sort as 1472 cache-sized lists instead of one.
 
+use rayon::prelude::*;
+
 /// Sorts `v` ascending, as `v.sort_unstable()` would. `lead(x)` must be the
 /// first component of `x`'s order (a tile or port); values from `n` up share
 /// one last bucket, sorted in full.
@@ -36,6 +38,74 @@ pub(crate) fn sort_by_lead<T: Ord + Copy>(v: &mut Vec<T>, n: usize, lead: impl F
     *v = out;
 }
 
+/// Items grouped by their leading tile key, each group sorted: group `b` is
+/// the items with `lead == b` for `b < n`, and group `n` those with a lead
+/// of `n` or more. Concatenated, the groups are `sort_by_lead`'s result, but
+/// no list of all items is built (large phases would fault in fresh pages
+/// for it on every call).
+#[derive(Debug)]
+pub(crate) struct Groups<T> {
+    groups: Vec<Vec<T>>,
+    items: usize,
+}
+
+/// Items from which sorting the groups is spread over the rayon pool (each
+/// group on one thread, so the result does not depend on the thread count).
+const PARALLEL_ITEMS: usize = 1 << 15;
+
+impl<T: Ord + Send> Groups<T> {
+    /// Empty groups with room for `counts[b]` items in group `b` (the
+    /// last count for the overflow group): growing 1473 lists item by item
+    /// costs more than counting first.
+    pub(crate) fn with_counts(counts: &[usize]) -> Self {
+        Groups {
+            groups: counts.iter().map(|&c| Vec::with_capacity(c)).collect(),
+            items: 0,
+        }
+    }
+
+    /// The groups of `parts` joined group by group, in order of the parts.
+    pub(crate) fn concat(mut parts: Vec<Groups<T>>) -> Self {
+        if parts.len() == 1 {
+            return parts.remove(0);
+        }
+        let n = parts.first().map_or(1, |p| p.groups.len());
+        let items = parts.iter().map(|p| p.items).sum();
+        let groups = (0..n)
+            .map(|b| {
+                let len = parts.iter().map(|p| p.groups[b].len()).sum();
+                let mut g = Vec::with_capacity(len);
+                for p in &mut parts {
+                    g.append(&mut p.groups[b]);
+                }
+                g
+            })
+            .collect();
+        Groups { groups, items }
+    }
+
+    pub(crate) fn push(&mut self, lead: usize, x: T) {
+        let last = self.groups.len() - 1;
+        self.groups[lead.min(last)].push(x);
+        self.items += 1;
+    }
+
+    /// Sorts every group, then applies `then` to it; the groups in order
+    /// are sorted as a whole. Returns the groups (the overflow group last).
+    pub(crate) fn finish(mut self, then: impl Fn(&mut Vec<T>) + Sync) -> Vec<Vec<T>> {
+        let each = |g: &mut Vec<T>| {
+            g.sort_unstable();
+            then(g);
+        };
+        if self.items >= PARALLEL_ITEMS {
+            self.groups.par_iter_mut().for_each(each);
+        } else {
+            self.groups.iter_mut().for_each(each);
+        }
+        self.groups
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +129,12 @@ mod tests {
         let mut sorted = expected.clone();
         sort_by_lead(&mut sorted, 32, |e| e.0 as usize);
         assert_eq!(sorted, expected);
+        // No room reserved: the groups grow as items come.
+        let mut groups = Groups::with_counts(&[0; 33]);
+        for &e in v.iter().rev() {
+            groups.push(e.0 as usize, e);
+        }
+        let flat: Vec<_> = groups.finish(|_| ()).into_iter().flatten().collect();
+        assert_eq!(flat, expected);
     }
 }

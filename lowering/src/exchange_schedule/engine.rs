@@ -82,6 +82,10 @@ struct Stream {
     demands: Vec<Demand>,
     /// Route latency to each demand's port(s) (pairs share a column).
     lat: Vec<u64>,
+    /// Route latency to the odd port of each pair demand (= `lat` for a port demand).
+    lat_odd: Vec<u64>,
+    /// Demand index of each receiver tile (index = position in `tiles`).
+    demand_of: Vec<u32>,
 }
 
 /// The order in which streams are placed.
@@ -122,12 +126,13 @@ pub const VARIANTS: &[(Order, u64)] = &[
 /// A minimum chunk larger than any stream: streams are never split.
 pub const WHOLE: u64 = u64::MAX;
 
-/// Result of one variant.
+/// Result of one variant: its chunks, turned into fragments by
+/// [`fragments`] only for the placements that are candidates.
 #[derive(Debug, Clone)]
 pub struct Placement {
     pub variant: Variant,
     pub horizon: u64,
-    pub fragments: Vec<Fragment>,
+    pub chunks: Vec<Chunk>,
     /// The placement order used (stream indices).
     pub order: Vec<usize>,
     /// Cycle after each stream's last word is sent (index = stream).
@@ -152,16 +157,20 @@ fn build_streams(jobs: &[Job], target: &Target, paired: bool) -> Vec<Stream> {
                 let tiles = e.key().1.clone();
                 e.insert(streams.len());
                 let mut demands = Vec::with_capacity(tiles.len());
+                let mut demand_of = Vec::with_capacity(tiles.len());
                 let mut k = 0;
                 while k < tiles.len() {
                     let t = tiles[k];
                     let pair_next =
                         paired && t.is_multiple_of(2) && tiles.get(k + 1) == Some(&(t + 1));
+                    let d = demands.len() as u32;
                     if pair_next {
                         demands.push(Demand::Pair(t));
+                        demand_of.extend([d, d]);
                         k += 2;
                     } else {
                         demands.push(Demand::Port(t));
+                        demand_of.push(d);
                         k += 1;
                     }
                 }
@@ -173,6 +182,14 @@ fn build_streams(jobs: &[Job], target: &Target, paired: bool) -> Vec<Stream> {
                         }
                     })
                     .collect();
+                let lat_odd = demands
+                    .iter()
+                    .zip(&lat)
+                    .map(|(d, &l)| match *d {
+                        Demand::Port(_) => l,
+                        Demand::Pair(p) => target.route_latency(j.src_tile, p + 1) as u64,
+                    })
+                    .collect();
                 streams.push(Stream {
                     src: j.src_tile,
                     jobs: vec![ji as u32],
@@ -180,6 +197,8 @@ fn build_streams(jobs: &[Job], target: &Target, paired: bool) -> Vec<Stream> {
                     tiles,
                     demands,
                     lat,
+                    lat_odd,
+                    demand_of,
                 });
             }
         }
@@ -282,7 +301,8 @@ fn order_streams(streams: &[Stream], order: Order, tiles: u32) -> Vec<usize> {
 
 /// A placed piece of a stream: words [w0, w0 + words) at send cycle `t`,
 /// with the port chosen for each demand.
-struct Chunk {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunk {
     stream: u32,
     w0: u64,
     words: u64,
@@ -403,7 +423,6 @@ pub(crate) fn plan_order(prepared: &Prepared, order: Order, target: &Target) -> 
 
 /// Places the streams in `order` and returns the variant's fragments.
 pub(crate) fn run_variant(
-    jobs: &[Job],
     prepared: &Prepared,
     order: &[usize],
     target: &Target,
@@ -439,14 +458,23 @@ pub(crate) fn run_variant(
         // The receiver farthest away sees the last word last.
         horizon = horizon.max(c.t + c.words + lat);
     }
-    let fragments = to_fragments(&chunks, streams, jobs, target);
     Placement {
         variant,
         horizon,
-        fragments,
+        chunks,
         order: order.to_vec(),
         stream_end,
     }
+}
+
+/// The fragments of a placement made from `prepared` (its receive mode).
+pub(crate) fn fragments(
+    placement: &Placement,
+    jobs: &[Job],
+    prepared: &Prepared,
+    target: &Target,
+) -> Vec<Fragment> {
+    to_fragments(&placement.chunks, &prepared.streams, jobs, target)
 }
 
 /// Iterated greedy: streams still sending after `bound` are moved to the front
@@ -454,7 +482,6 @@ pub(crate) fn run_variant(
 /// again, for up to `rounds` rounds while the horizon shrinks. Returns the
 /// best placement and the number of improving rounds.
 pub(crate) fn improve(
-    jobs: &[Job],
     prepared: &Prepared,
     target: &Target,
     start: Placement,
@@ -476,7 +503,7 @@ pub(crate) fn improve(
             break;
         }
         let order: Vec<usize> = late.into_iter().chain(rest).collect();
-        let next = run_variant(jobs, prepared, &order, target, best.variant);
+        let next = run_variant(prepared, &order, target, best.variant);
         if next.horizon >= best.horizon {
             break;
         }
@@ -484,6 +511,18 @@ pub(crate) fn improve(
         improvements += 1;
     }
     (best, improvements)
+}
+
+/// A piece of a chunk inside one job, before it becomes a fragment.
+#[derive(Clone, Copy)]
+struct Piece {
+    src_tile: u32,
+    send_cycle: u64,
+    job: u32,
+    chunk: u32,
+    /// Byte range inside the job.
+    byte0: u64,
+    byte1: u64,
 }
 
 /// Splits chunks at job boundaries into fragments, sorted by (sender, cycle),
@@ -495,85 +534,85 @@ fn to_fragments(
     target: &Target,
 ) -> Vec<Fragment> {
     let word = target.exchange_word_bytes() as u64;
-    // Word offset of each job inside its stream.
-    let mut frags: Vec<(u32, Fragment)> = Vec::new();
-    for c in chunks {
+    let mut pieces: Vec<Piece> = Vec::with_capacity(chunks.len());
+    for (ci, c) in chunks.iter().enumerate() {
         let s = &streams[c.stream as usize];
+        // Word offset of each job inside its stream.
         let mut job_start = 0u64;
         for &ji in &s.jobs {
+            if job_start >= c.w0 + c.words {
+                break;
+            }
             let j = &jobs[ji as usize];
             let jw = (j.len as u64).div_ceil(word);
             let (lo, hi) = (c.w0.max(job_start), (c.w0 + c.words).min(job_start + jw));
             if lo < hi {
                 let byte0 = (lo - job_start) * word;
-                let len = ((hi - job_start) * word).min(j.len as u64) - byte0;
-                let send_cycle = c.t + (lo - c.w0);
-                let mut receives: SmallVec<[Receive; 2]> =
-                    SmallVec::with_capacity(j.receivers.len());
-                for &(transfer, dst, tile) in &j.receivers {
-                    let port = port_for(s, &c.ports, tile);
-                    let lat = target.route_latency(j.src_tile, port) as u64;
-                    receives.push(Receive {
-                        transfer,
-                        dst,
-                        port,
-                        select_cycle: send_cycle + lat,
-                    });
-                }
-                frags.push((
-                    ji,
-                    Fragment {
-                        src_tile: j.src_tile,
-                        src_offset: j.src_offset + byte0 as u32,
-                        len: len as u32,
-                        send_cycle,
-                        receives,
-                    },
-                ));
+                pieces.push(Piece {
+                    src_tile: j.src_tile,
+                    send_cycle: c.t + (lo - c.w0),
+                    job: ji,
+                    chunk: ci as u32,
+                    byte0,
+                    byte1: ((hi - job_start) * word).min(j.len as u64),
+                });
             }
             job_start += jw;
         }
     }
     // (sender, cycle) is unique: a sender sends one word per cycle.
-    frags.sort_unstable_by_key(|(ji, f)| (f.src_tile, f.send_cycle, *ji));
-    let mut out: Vec<Fragment> = Vec::with_capacity(frags.len());
-    let mut last_job = u32::MAX;
-    for (ji, f) in frags {
-        if let Some(prev) = out.last_mut() {
-            let words = (prev.len as u64).div_ceil(word);
-            let contiguous = last_job == ji
-                && prev.src_tile == f.src_tile
-                && prev.send_cycle + words == f.send_cycle
-                && prev.src_offset as u64 + prev.len as u64 == f.src_offset as u64
-                && (prev.len as u64).is_multiple_of(word)
-                && prev.receives.len() == f.receives.len()
-                && prev.receives.iter().zip(&f.receives).all(|(a, b)| {
-                    a.transfer == b.transfer
-                        && a.dst == b.dst
-                        && a.port == b.port
-                        && a.select_cycle + words == b.select_cycle
-                });
-            if contiguous {
-                prev.len += f.len;
-                continue;
+    pieces.sort_unstable_by_key(|p| (p.src_tile, p.send_cycle, p.job));
+    let mut out: Vec<Fragment> = Vec::with_capacity(pieces.len());
+    let mut i = 0;
+    while i < pieces.len() {
+        let first = pieces[i];
+        let mut last = first;
+        let mut k = i + 1;
+        // Pieces of one job back to back in time and bytes, on the same
+        // ports (so their selects are back to back too), make one fragment.
+        while let Some(&next) = pieces.get(k) {
+            let words = (last.byte1 - last.byte0).div_ceil(word);
+            let contiguous = next.job == last.job
+                && next.src_tile == last.src_tile
+                && last.send_cycle + words == next.send_cycle
+                && last.byte1 == next.byte0
+                && (last.byte1 - first.byte0).is_multiple_of(word)
+                && chunks[next.chunk as usize].ports == chunks[first.chunk as usize].ports;
+            if !contiguous {
+                break;
             }
+            last = next;
+            k += 1;
         }
-        last_job = ji;
-        out.push(f);
+        let j = &jobs[first.job as usize];
+        let c = &chunks[first.chunk as usize];
+        let s = &streams[c.stream as usize];
+        // Receiver k of every job of a stream is the stream's tile k.
+        let mut receives: SmallVec<[Receive; 2]> = SmallVec::with_capacity(j.receivers.len());
+        for (pos, &(transfer, dst, _)) in j.receivers.iter().enumerate() {
+            let d = s.demand_of[pos] as usize;
+            let port = c.ports[d];
+            let lat = match s.demands[d] {
+                Demand::Pair(p) if port != p => s.lat_odd[d],
+                _ => s.lat[d],
+            };
+            receives.push(Receive {
+                transfer,
+                dst,
+                port,
+                select_cycle: first.send_cycle + lat,
+            });
+        }
+        out.push(Fragment {
+            src_tile: j.src_tile,
+            src_offset: j.src_offset + first.byte0 as u32,
+            len: (last.byte1 - first.byte0) as u32,
+            send_cycle: first.send_cycle,
+            receives,
+        });
+        i = k;
     }
     out
-}
-
-/// The port a receiver tile listens on for this chunk.
-fn port_for(s: &Stream, ports: &[u32], tile: u32) -> u32 {
-    for (d, &p) in s.demands.iter().zip(ports) {
-        match *d {
-            Demand::Port(t) if t == tile => return p,
-            Demand::Pair(e) if e == tile || e + 1 == tile => return p,
-            _ => {}
-        }
-    }
-    tile
 }
 
 /// True if some job is received by both tiles of a supertile pair, i.e. the

@@ -4,8 +4,9 @@
 //! Offsets are byte offsets from the start of a tile's SRAM (not addresses),
 //! so a phase can be checked against any target's memory size.
 
+use super::bucket::Groups;
 use ipu_target::Target;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use thiserror::Error;
 
@@ -130,8 +131,15 @@ pub fn validate_phase(phase: &Phase, target: &Target) -> Result<(), PhaseError> 
             max: MAX_TRANSFERS,
         });
     }
-    // (tile, start, end, transfer) of every destination write.
-    let mut writes: Vec<(u32, u64, u64, usize)> = Vec::new();
+    // (tile, start, end, transfer) of every destination write, by tile.
+    let n = tiles as usize;
+    let mut per_tile = vec![0usize; n + 1];
+    for t in phase.transfers.iter().filter(|t| t.len > 0) {
+        for d in &t.dsts {
+            per_tile[(d.tile as usize).min(n)] += 1;
+        }
+    }
+    let mut writes: Groups<(u32, u64, u64, usize)> = Groups::with_counts(&per_tile);
     for (i, t) in phase.transfers.iter().enumerate() {
         if t.src_tile >= tiles {
             return Err(PhaseError::SourceTileOutOfRange {
@@ -174,12 +182,13 @@ pub fn validate_phase(phase: &Phase, target: &Target) -> Result<(), PhaseError> 
                 });
             }
             if t.len > 0 {
-                writes.push((d.tile, start, end, i));
+                writes.push(d.tile as usize, (d.tile, start, end, i));
             }
         }
     }
-    super::bucket::sort_by_lead(&mut writes, tiles as usize, |w| w.0 as usize);
-    for w in writes.windows(2) {
+    // Groups hold distinct tiles: no two groups' writes can overlap.
+    let writes = writes.finish(|_| ());
+    for w in writes.iter().flat_map(|g| g.windows(2)) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && b.1 < a.2 {
             let (first, second) = if a.3 <= b.3 { (a.3, b.3) } else { (b.3, a.3) };
@@ -212,32 +221,56 @@ pub(crate) struct Job {
 /// Jobs come out in order of their first transfer, so the result is deterministic.
 pub(crate) fn build_jobs(phase: &Phase, multicast: bool) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
-    // (src_tile, src_offset, len) -> indices of jobs with that source.
-    let mut by_source: FxHashMap<(u32, u32, u32), SmallVec<[u32; 1]>> = FxHashMap::default();
-    // (job, tile) pairs already present, so a wide multicast stays linear.
-    let mut taken: FxHashSet<(u32, u32)> = FxHashSet::default();
+    // Source (src_tile, src_offset, len) of each transfer, as an index.
+    let mut index: FxHashMap<(u32, u32, u32), u32> = FxHashMap::default();
+    let mut source_of: Vec<u32> = Vec::with_capacity(phase.transfers.len());
+    // Per source: jobs with it, in creation order, and transfers using it.
+    let mut slots: Vec<SmallVec<[u32; 1]>> = Vec::new();
+    let mut users: Vec<u32> = Vec::new();
+    let mut max_tile = 0u32;
+    for t in &phase.transfers {
+        let key = (t.src_tile, t.src_offset, t.len);
+        let k = *index.entry(key).or_insert_with(|| {
+            slots.push(SmallVec::new());
+            users.push(0);
+            slots.len() as u32 - 1
+        });
+        users[k as usize] += 1;
+        source_of.push(k);
+        max_tile = t.dsts.iter().fold(max_tile, |m, d| m.max(d.tile));
+    }
+    // The k-th time a tile takes a source (counting from 0) it joins that
+    // source's k-th job, a new one when there are k: the first job not yet
+    // holding the tile, as each tile's jobs are always the first ones.
+    // Counts per tile for a source of one transfer; a map for the rest.
+    let mut seen_by: Vec<usize> = vec![usize::MAX; max_tile as usize + 1];
+    let mut seen: Vec<u32> = vec![0; max_tile as usize + 1];
+    let mut shared: FxHashMap<(u32, u32), u32> = FxHashMap::default();
     for (ti, t) in phase.transfers.iter().enumerate() {
         if t.len == 0 {
             continue;
         }
+        let k = source_of[ti] as usize;
         for (di, d) in t.dsts.iter().enumerate() {
             let rec = (ti as u32, di as u32, d.tile);
-            let key = (t.src_tile, t.src_offset, t.len);
-            let slot = by_source.entry(key).or_default();
-            let existing = if multicast {
-                slot.iter()
-                    .copied()
-                    .find(|&j| !taken.contains(&(j, d.tile)))
-            } else {
-                None
-            };
-            match existing {
-                Some(j) => {
-                    jobs[j as usize].receivers.push(rec);
-                    taken.insert((j, d.tile));
+            let tile = d.tile as usize;
+            let taken = if !multicast {
+                u32::MAX
+            } else if users[k] == 1 {
+                if seen_by[tile] != ti {
+                    (seen_by[tile], seen[tile]) = (ti, 0);
                 }
+                seen[tile] += 1;
+                seen[tile] - 1
+            } else {
+                let c = shared.entry((k as u32, d.tile)).or_insert(0);
+                *c += 1;
+                *c - 1
+            };
+            let slot = &mut slots[k];
+            match slot.get(taken as usize) {
+                Some(&j) => jobs[j as usize].receivers.push(rec),
                 None => {
-                    taken.insert((jobs.len() as u32, d.tile));
                     slot.push(jobs.len() as u32);
                     jobs.push(Job {
                         src_tile: t.src_tile,

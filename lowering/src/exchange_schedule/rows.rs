@@ -17,10 +17,11 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
-use super::bucket::sort_by_lead;
+use super::bucket::{sort_by_lead, Groups};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
+use rayon::prelude::*;
 
 /// Words per entry kind and per row header (the hardware format of
 /// `ipu_isa::exchange_row`; a test checks they agree).
@@ -91,14 +92,28 @@ pub struct RowStats {
     pub total_words: u64,
 }
 
-/// The merged runs of a schedule, each list sorted by tile (or port).
+/// Fragments per slice gathered on one thread.
+const SLICE: usize = 4096;
+
+/// A capture run: (port, start, end, first byte, end byte).
+type CaptureRun = (u32, u64, u64, u64, u64);
+
+/// The merged runs of a schedule. Runs of tiles outside the target are
+/// left out (no row holds them).
 struct Runs {
-    /// (tile, start cycle, end cycle, first byte, end byte)
+    /// (tile, start cycle, end cycle, first byte, end byte), sorted.
     sends: Vec<(u32, u64, u64, u64, u64)>,
-    /// (port, start, end, sender)
-    selects: Vec<(u32, u64, u64, u32)>,
-    /// (tile, port, start, end, first byte, end byte)
-    captures: Vec<(u32, u32, u64, u64, u64, u64)>,
+    /// Per port (index): (start, end, sender), sorted.
+    selects: Vec<Vec<(u64, u64, u32)>>,
+    /// Per tile (index): (port, start, end, first byte, end byte), sorted.
+    captures: Vec<Vec<CaptureRun>>,
+}
+
+impl Runs {
+    /// Select and capture runs of a tile (a bound on its entries, sends aside).
+    fn entries(&self, tile: usize) -> usize {
+        self.selects.get(tile).map_or(0, Vec::len) + self.captures.get(tile).map_or(0, Vec::len)
+    }
 }
 
 /// Sends, selects and captures of every fragment, sorted and merged into the
@@ -106,40 +121,74 @@ struct Runs {
 fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
-    let receives: usize = fragments.iter().map(|f| f.receives.len()).sum();
-    let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(fragments.len());
-    let mut selects: Vec<(u32, u64, u64, u32)> = Vec::with_capacity(receives);
-    let mut captures: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::with_capacity(receives);
-    for f in fragments {
-        let w = f.words(word);
-        let src = f.src_offset as u64;
-        sends.push((
-            f.src_tile,
-            f.send_cycle,
-            f.send_cycle.saturating_add(w),
-            src,
-            src + f.len as u64,
-        ));
-        for r in &f.receives {
-            let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                continue;
-            };
-            let Some(d) = t.dsts.get(r.dst as usize) else {
-                continue;
-            };
-            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-            let end = r.select_cycle.saturating_add(w);
-            selects.push((r.port, r.select_cycle, end, f.src_tile));
-            captures.push((
-                d.tile,
-                r.port,
-                r.select_cycle,
-                end,
-                at,
-                at.saturating_add(f.len as u64),
-            ));
+    // Grouped by port and by tile as they are made: one list of every
+    // receive would be the largest allocation of a big phase. Slices of
+    // fragments in parallel, joined in order.
+    let events = |frags: &[Fragment]| {
+        let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(frags.len());
+        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+        for f in frags {
+            for r in &f.receives {
+                let dst = phase.transfers.get(r.transfer as usize);
+                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
+                    per_port[(r.port as usize).min(n)] += 1;
+                    per_tile[(d.tile as usize).min(n)] += 1;
+                }
+            }
         }
+        let mut selects: Groups<(u64, u64, u32)> = Groups::with_counts(&per_port);
+        let mut captures: Groups<CaptureRun> = Groups::with_counts(&per_tile);
+        for f in frags {
+            let w = f.words(word);
+            let src = f.src_offset as u64;
+            sends.push((
+                f.src_tile,
+                f.send_cycle,
+                f.send_cycle.saturating_add(w),
+                src,
+                src + f.len as u64,
+            ));
+            for r in &f.receives {
+                let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                    continue;
+                };
+                let Some(d) = t.dsts.get(r.dst as usize) else {
+                    continue;
+                };
+                let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
+                let end = r.select_cycle.saturating_add(w);
+                if (r.port as usize) < n {
+                    selects.push(r.port as usize, (r.select_cycle, end, f.src_tile));
+                }
+                if (d.tile as usize) < n {
+                    captures.push(
+                        d.tile as usize,
+                        (
+                            r.port,
+                            r.select_cycle,
+                            end,
+                            at,
+                            at.saturating_add(f.len as u64),
+                        ),
+                    );
+                }
+            }
+        }
+        (sends, selects, captures)
+    };
+    let mut parts: Vec<_> = if fragments.len() > SLICE {
+        fragments.par_chunks(SLICE).map(events).collect()
+    } else {
+        vec![events(fragments)]
+    };
+    let mut sends = Vec::with_capacity(fragments.len());
+    let (mut selects, mut captures) = (Vec::new(), Vec::new());
+    for (s, sel, cap) in parts.drain(..) {
+        sends.extend(s);
+        selects.push(sel);
+        captures.push(cap);
     }
+    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
     for s in sends {
@@ -156,31 +205,29 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             _ => send_runs.push(s),
         }
     }
-    sort_by_lead(&mut selects, n, |s| s.0 as usize);
-    selects.dedup();
-    let mut select_runs: Vec<(u32, u64, u64, u32)> = Vec::with_capacity(selects.len());
-    for s in selects {
-        match select_runs.last_mut() {
-            Some(p) if p.0 == s.0 && p.2 == s.1 && p.3 == s.3 => p.2 = s.2,
-            _ => select_runs.push(s),
-        }
-    }
-    sort_by_lead(&mut captures, n, |c| c.0 as usize);
-    let mut capture_runs: Vec<(u32, u32, u64, u64, u64, u64)> = Vec::with_capacity(captures.len());
-    for c in captures {
-        match capture_runs.last_mut() {
-            Some(p)
-                if p.0 == c.0
-                    && p.1 == c.1
-                    && p.3 == c.2
-                    && p.5 == c.4
-                    && (p.5 - p.4).is_multiple_of(word as u64) =>
-            {
-                (p.3, p.5) = (c.3, c.5);
+    // Merged in place; the overflow group (tiles outside the target) is empty.
+    let mut select_runs = selects.finish(|g| {
+        g.dedup();
+        g.dedup_by(|s, p| {
+            let joins = p.1 == s.0 && p.2 == s.2;
+            if joins {
+                p.1 = s.1;
             }
-            _ => capture_runs.push(c),
-        }
-    }
+            joins
+        });
+    });
+    select_runs.truncate(n);
+    let mut capture_runs = captures.finish(|g| {
+        g.dedup_by(|c, p| {
+            let joins =
+                p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word as u64);
+            if joins {
+                (p.2, p.4) = (c.2, c.4);
+            }
+            joins
+        });
+    });
+    capture_runs.truncate(n);
     Runs {
         sends: send_runs,
         selects: select_runs,
@@ -194,8 +241,10 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
     let n = target.tiles() as usize;
     let runs = merged_runs(phase, fragments, target);
-    let mut rows: Vec<Vec<RowEntry>> = vec![Vec::new(); n];
-    for (tile, cycle, _, offset, end) in runs.sends {
+    let mut rows: Vec<Vec<RowEntry>> = (0..n)
+        .map(|t| Vec::with_capacity(runs.entries(t)))
+        .collect();
+    for &(tile, cycle, _, offset, end) in &runs.sends {
         if let Some(row) = rows.get_mut(tile as usize) {
             row.push(RowEntry::Send {
                 cycle,
@@ -204,24 +253,28 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             });
         }
     }
-    for (port, cycle, end, sender) in runs.selects {
-        if let Some(row) = rows.get_mut(port as usize) {
-            row.push(RowEntry::Select {
-                cycle,
-                sender,
-                cycles: end - cycle,
-            });
-        }
+    for (row, selects) in rows.iter_mut().zip(&runs.selects) {
+        row.extend(
+            selects
+                .iter()
+                .map(|&(cycle, end, sender)| RowEntry::Select {
+                    cycle,
+                    sender,
+                    cycles: end - cycle,
+                }),
+        );
     }
-    for (tile, port, cycle, _, offset, end) in runs.captures {
-        if let Some(row) = rows.get_mut(tile as usize) {
-            row.push(RowEntry::Capture {
-                cycle,
-                port,
-                offset,
-                len: end - offset,
-            });
-        }
+    for (row, captures) in rows.iter_mut().zip(&runs.captures) {
+        row.extend(
+            captures
+                .iter()
+                .map(|&(port, cycle, _, offset, end)| RowEntry::Capture {
+                    cycle,
+                    port,
+                    offset,
+                    len: end - offset,
+                }),
+        );
     }
     for row in &mut rows {
         row.sort_by_key(|e| e.order_key());
@@ -243,11 +296,13 @@ pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowS
     for s in &runs.sends {
         add(s.0, SEND_WORDS);
     }
-    for s in &runs.selects {
-        add(s.0, SELECT_WORDS);
-    }
-    for c in &runs.captures {
-        add(c.0, CAPTURE_WORDS);
+    for (t, (s, c)) in runs.selects.iter().zip(&runs.captures).enumerate() {
+        for _ in 0..s.len() {
+            add(t as u32, SELECT_WORDS);
+        }
+        for _ in 0..c.len() {
+            add(t as u32, CAPTURE_WORDS);
+        }
     }
     let (mut max_row_words, mut max_row_tile) = (0, 0);
     for (t, &w) in words.iter().enumerate() {

@@ -12,13 +12,15 @@
 //! [`ExchangeScheduler`] adds a cache: a phase that equals an earlier one up to
 //! relocation (same transfers, tiles, lengths and multicast structure, other
 //! byte offsets) reuses the earlier schedule with its fragments relocated,
-//! kind `reused`, after the relocated schedule verifies.
+//! kind `reused`. The relocated schedule is checked only for what the move
+//! can change (byte ranges and the lower bound, [`verify_moved`]): its
+//! timing, ports and coverage are those already proven for the earlier phase.
 
 use super::engine::{self, Placement, Variant};
 use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
 use super::rows::{row_stats, RowStats};
-use super::verify::{verify_valid, VerifyError};
-use super::{Schedule, ScheduleKind};
+use super::verify::{verify_moved, verify_valid, VerifyError};
+use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -118,8 +120,7 @@ fn run_all_valid(phase: &Phase, target: &Target, exhaustive: bool) -> Runs {
         set.par_iter()
             .map(|&i| {
                 let v = variants[i];
-                let p =
-                    engine::run_variant(&jobs, &prepared[v.paired as usize], &orders[i], target, v);
+                let p = engine::run_variant(&prepared[v.paired as usize], &orders[i], target, v);
                 (i, p)
             })
             .collect()
@@ -175,11 +176,15 @@ pub fn evaluate_variants(
     Ok(runs
         .placements
         .par_iter()
-        .map(|p| VariantReport {
-            variant: p.variant,
-            horizon: p.horizon,
-            max_row_words: row_stats(phase, &p.fragments, target).max_row_words,
-            fragments: p.fragments.len(),
+        .map(|p| {
+            let prepared = &runs.prepared[p.variant.paired as usize];
+            let fragments = engine::fragments(p, &runs.jobs, prepared, target);
+            VariantReport {
+                variant: p.variant,
+                horizon: p.horizon,
+                max_row_words: row_stats(phase, &fragments, target).max_row_words,
+                fragments: fragments.len(),
+            }
         })
         .collect())
 }
@@ -204,14 +209,8 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
     if let Some(first_best) = placements.iter().min_by_key(|p| p.horizon) {
         let start = first_best.clone();
         let paired = start.variant.paired as usize;
-        let (better, rounds) = engine::improve(
-            &jobs,
-            &prepared[paired],
-            target,
-            start,
-            bound,
-            IMPROVE_ROUNDS,
-        );
+        let (better, rounds) =
+            engine::improve(&prepared[paired], target, start, bound, IMPROVE_ROUNDS);
         if rounds > 0 {
             tracing::debug!(
                 rounds,
@@ -224,23 +223,46 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
     }
     let best_horizon = placements.iter().map(|p| p.horizon).min().unwrap_or(0);
     let limit = best_horizon + best_horizon * HORIZON_SLACK_PERMILLE / 1000;
-    // Rows only for the candidates within the slack.
-    let candidates: Vec<(usize, Placement, RowStats)> = placements
+    // Fragments and rows only for the candidates within the slack, and once
+    // for candidates that placed every chunk alike (same mode, same chunks).
+    let within: Vec<(usize, Placement)> = placements
         .into_iter()
         .enumerate()
         .filter(|(_, p)| p.horizon <= limit)
-        .collect::<Vec<_>>()
-        .into_par_iter()
-        .map(|(i, p)| {
-            let rows = row_stats(phase, &p.fragments, target);
-            (i, p, rows)
+        .collect();
+    let same_as: Vec<Option<usize>> = (0..within.len())
+        .map(|c| {
+            (0..c).find(|&e| {
+                within[e].1.variant.paired == within[c].1.variant.paired
+                    && within[e].1.chunks == within[c].1.chunks
+            })
         })
         .collect();
+    let computed: Vec<Option<(Vec<Fragment>, RowStats)>> = within
+        .par_iter()
+        .zip(&same_as)
+        .map(|((_, p), same)| {
+            same.is_none().then(|| {
+                let f = engine::fragments(p, &jobs, &prepared[p.variant.paired as usize], target);
+                let rows = row_stats(phase, &f, target);
+                (f, rows)
+            })
+        })
+        .collect();
+    let candidates: Vec<(usize, Placement, usize)> = within
+        .into_iter()
+        .zip(&same_as)
+        .enumerate()
+        .map(|(c, ((i, p), same))| (i, p, same.unwrap_or(c)))
+        .collect();
     // Deterministic whatever the thread count: ties go to the earlier variant.
+    let rows_of = |c: usize| computed[c].as_ref().map_or(u32::MAX, |x| x.1.max_row_words);
     let chosen = candidates
         .into_iter()
-        .min_by_key(|(i, p, r)| (r.max_row_words, p.horizon, *i));
-    let Some((chosen_index, best, rows)) = chosen else {
+        .min_by_key(|(i, p, c)| (rows_of(*c), p.horizon, *i));
+    let Some((chosen_index, best, (fragments, rows))) =
+        chosen.and_then(|(i, p, c)| Some((i, p, computed.into_iter().nth(c)??)))
+    else {
         // run_all always yields at least one variant.
         return Err(ScheduleError::Invalid(Vec::new()));
     };
@@ -255,7 +277,7 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         initial_horizon,
         lower_bound: bound,
         transfers: phase.transfers.len(),
-        fragments: best.fragments,
+        fragments,
         rows,
         improvements: match improved {
             Some((index, rounds)) if index == chosen_index => rounds,
@@ -476,7 +498,10 @@ impl ExchangeScheduler {
 }
 
 /// Moves a schedule of `old` onto `new` (equal canonical keys): cycles and
-/// receivers stay, source offsets follow their transfers. Verified.
+/// receivers stay, source offsets follow their transfers. `s` was proven for
+/// `old`, so only what byte offsets decide is checked again
+/// ([`verify_moved`]); when an offset cannot move exactly (it would leave
+/// the u32 range), the relocated schedule is verified in full instead.
 fn relocate(
     old: &Phase,
     s: &Schedule,
@@ -484,18 +509,28 @@ fn relocate(
     target: &Target,
 ) -> Result<Schedule, Vec<VerifyError>> {
     let mut fragments = s.fragments.clone();
+    let mut exact = true;
     for f in &mut fragments {
         let Some(r) = f.receives.first() else {
+            exact = false;
             continue;
         };
         let (Some(o), Some(n)) = (
             old.transfers.get(r.transfer as usize),
             new.transfers.get(r.transfer as usize),
         ) else {
+            exact = false;
             continue;
         };
-        let delta = f.src_offset.saturating_sub(o.src_offset);
-        f.src_offset = n.src_offset.saturating_add(delta);
+        let delta = f.src_offset.checked_sub(o.src_offset);
+        match delta.and_then(|d| n.src_offset.checked_add(d)) {
+            Some(moved) => f.src_offset = moved,
+            None => {
+                exact = false;
+                let delta = f.src_offset.saturating_sub(o.src_offset);
+                f.src_offset = n.src_offset.saturating_add(delta);
+            }
+        }
     }
     let jobs = build_jobs(new, target.exchange.multicast);
     let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
@@ -510,6 +545,10 @@ fn relocate(
         rows,
         improvements: s.improvements,
     };
-    verify_valid(new, &out, target, bound.cycles)?;
+    if exact {
+        verify_moved(&out, target, bound.cycles)?;
+    } else {
+        verify_valid(new, &out, target, bound.cycles)?;
+    }
     Ok(out)
 }

@@ -977,3 +977,205 @@ fn summary_folds_periodic_tile_sets() {
     );
     assert_eq!(summary::fmt_tiles(&[0, 1, 4, 5]), "tiles {0..1, 4..5}");
 }
+
+// ---- fast paths against plain references ----------------------------------
+
+/// A phase with repeated sources: some transfers share source bytes, some
+/// destinations take the same bytes twice at two offsets.
+fn repeated_sources(tiles: u32, seed: u64) -> Phase {
+    let mut rng = Rng::new(seed);
+    let mut v = Vec::new();
+    for i in 0..200u32 {
+        let src = rng.below(tiles as u64) as u32;
+        // Few distinct offsets and lengths, so sources repeat across transfers.
+        let (off, len) = (rng.below(4) as u32 * 64, 16 + rng.below(3) as u32 * 16);
+        let dsts: Vec<(u32, u32)> = (0..1 + rng.below(6))
+            .map(|k| {
+                (
+                    rng.below(tiles as u64) as u32,
+                    4096 + (i * 8 + k as u32) * 64,
+                )
+            })
+            .collect();
+        v.push(multi(src, off, len, &dsts));
+    }
+    Phase::new(v)
+}
+
+/// (source tile, source offset, length, receivers) of a job.
+type RefJob = (u32, u32, u32, Vec<(u32, u32, u32)>);
+
+/// `build_jobs` as first written: a set of (job, tile) pairs taken, and each
+/// receiver joins the first job of its source that lacks its tile.
+fn reference_jobs(phase: &Phase, multicast: bool) -> Vec<RefJob> {
+    use std::collections::{HashMap, HashSet};
+    let mut jobs: Vec<RefJob> = Vec::new();
+    let mut by_source: HashMap<(u32, u32, u32), Vec<usize>> = HashMap::new();
+    let mut taken: HashSet<(usize, u32)> = HashSet::new();
+    for (ti, t) in phase.transfers.iter().enumerate() {
+        if t.len == 0 {
+            continue;
+        }
+        for (di, d) in t.dsts.iter().enumerate() {
+            let rec = (ti as u32, di as u32, d.tile);
+            let slot = by_source
+                .entry((t.src_tile, t.src_offset, t.len))
+                .or_default();
+            let existing = slot
+                .iter()
+                .copied()
+                .find(|&j| multicast && !taken.contains(&(j, d.tile)));
+            let j = existing.unwrap_or_else(|| {
+                slot.push(jobs.len());
+                jobs.push((t.src_tile, t.src_offset, t.len, Vec::new()));
+                jobs.len() - 1
+            });
+            jobs[j].3.push(rec);
+            taken.insert((j, d.tile));
+        }
+    }
+    for j in &mut jobs {
+        j.3.sort_unstable_by_key(|r| (r.2, r.0, r.1));
+    }
+    jobs
+}
+
+#[test]
+fn jobs_match_the_first_free_job_rule() {
+    for seed in 0..8 {
+        let p = repeated_sources(16, seed);
+        for multicast in [true, false] {
+            let got: Vec<_> = phase::build_jobs(&p, multicast)
+                .into_iter()
+                .map(|j| (j.src_tile, j.src_offset, j.len, j.receivers))
+                .collect();
+            assert_eq!(got, reference_jobs(&p, multicast), "seed {seed}");
+        }
+    }
+}
+
+/// Row sizes counted the plain way: every event in one list per kind,
+/// sorted as a whole, merged.
+fn reference_row_words(phase: &Phase, fragments: &[Fragment], word: u64, n: usize) -> Vec<u32> {
+    let (mut sends, mut selects, mut captures) = (Vec::new(), Vec::new(), Vec::new());
+    for f in fragments {
+        let w = (f.len as u64).div_ceil(word);
+        let src = f.src_offset as u64;
+        sends.push((
+            f.src_tile,
+            f.send_cycle,
+            f.send_cycle + w,
+            src,
+            src + f.len as u64,
+        ));
+        for r in &f.receives {
+            let t = &phase.transfers[r.transfer as usize];
+            let d = t.dsts[r.dst as usize];
+            let at = d.offset as u64 + (src - t.src_offset as u64);
+            let end = r.select_cycle + w;
+            selects.push((r.port, r.select_cycle, end, f.src_tile));
+            captures.push((d.tile, r.port, r.select_cycle, end, at, at + f.len as u64));
+        }
+    }
+    sends.sort_unstable();
+    selects.sort_unstable();
+    selects.dedup();
+    captures.sort_unstable();
+    let mut words = vec![0u32; n];
+    let mut add = |t: u32, w: u32| {
+        let x = &mut words[t as usize];
+        *x = if *x == 0 { rows::HEADER_WORDS } else { *x } + w;
+    };
+    let mut last: Option<(u32, u64, u64, u64, u64)> = None;
+    for s in sends {
+        match &mut last {
+            Some(p) if p.0 == s.0 && p.2 == s.1 && p.4 == s.3 && (p.4 - p.3) % word == 0 => {
+                (p.2, p.4) = (s.2, s.4)
+            }
+            _ => {
+                add(s.0, rows::SEND_WORDS);
+                last = Some(s);
+            }
+        }
+    }
+    let mut last: Option<(u32, u64, u64, u32)> = None;
+    for s in selects {
+        match &mut last {
+            Some(p) if p.0 == s.0 && p.2 == s.1 && p.3 == s.3 => p.2 = s.2,
+            _ => {
+                add(s.0, rows::SELECT_WORDS);
+                last = Some(s);
+            }
+        }
+    }
+    let mut last: Option<(u32, u32, u64, u64, u64, u64)> = None;
+    for c in captures {
+        match &mut last {
+            Some(p)
+                if p.0 == c.0
+                    && p.1 == c.1
+                    && p.3 == c.2
+                    && p.5 == c.4
+                    && (p.5 - p.4) % word == 0 =>
+            {
+                (p.3, p.5) = (c.3, c.5)
+            }
+            _ => {
+                add(c.0, rows::CAPTURE_WORDS);
+                last = Some(c);
+            }
+        }
+    }
+    words
+}
+
+#[test]
+fn rows_match_a_plain_sort_of_every_event() {
+    let t = target64();
+    let phases = [
+        patterns::random(64, 6, 200, 3, 21),
+        patterns::grid_allgather(8, 8, 64, 96),
+        patterns::group_broadcast(64, 8, 3, 128),
+        repeated_sources(64, 3),
+    ];
+    for p in &phases {
+        let s = schedule(p, &t).unwrap();
+        let words = reference_row_words(p, &s.fragments, 4, 64);
+        assert_eq!(s.rows.words, words);
+        // The rows themselves have those sizes, header included.
+        let rows = tile_rows(p, &s.fragments, &t);
+        for (tile, row) in rows.iter().enumerate() {
+            let w: u32 = row.iter().map(|e| e.words()).sum();
+            let header = if row.is_empty() {
+                0
+            } else {
+                rows::HEADER_WORDS
+            };
+            assert_eq!(w + header, words[tile], "tile {tile}");
+            assert!(row.windows(2).all(|e| e[0].cycle() <= e[1].cycle()));
+        }
+    }
+}
+
+#[test]
+fn relocated_schedules_pass_the_full_verifier() {
+    let t = Arc::new(target64());
+    let phases = [
+        patterns::random(64, 5, 120, 4, 8),
+        patterns::grid_allgather(8, 8, 64, 96),
+        repeated_sources(64, 5),
+    ];
+    for p in &phases {
+        let mut sched = ExchangeScheduler::new(t.clone());
+        let first = sched.schedule(p).unwrap();
+        for delta in [4, 1000, 40_000] {
+            let moved = patterns::relocated(p, delta);
+            let again = sched.schedule(&moved).unwrap();
+            assert_eq!(again.kind, ScheduleKind::Reused);
+            assert_eq!(again.horizon, first.horizon);
+            assert_eq!(verify(&moved, &again, &t), Ok(()));
+            assert_eq!(again.rows, rows::row_stats(&moved, &again.fragments, &t));
+        }
+        assert_eq!(sched.stats().rejected, 0);
+    }
+}

@@ -19,10 +19,11 @@
 //! Errors are values naming the tile, the cycle and the transfers involved;
 //! at most [`MAX_ERRORS`] are returned, in a deterministic order.
 
-use super::bucket::sort_by_lead;
+use super::bucket::{sort_by_lead, Groups};
 use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
-use super::{Schedule, ScheduleKind};
+use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
+use rayon::prelude::*;
 use thiserror::Error;
 
 /// Most errors one call reports.
@@ -163,6 +164,18 @@ pub enum VerifyError {
     HorizonBelowBound { reported: u64, bound: u64 },
 }
 
+/// Fragments per slice checked on one thread.
+const SLICE: usize = 4096;
+
+/// What checking a slice of fragments found (see [`verify_valid`]).
+struct Events {
+    errs: Vec<VerifyError>,
+    sends: Vec<(u32, u64, u64, usize, u32)>,
+    selects: Groups<(u32, u64, u64, usize, u32, u32)>,
+    captures: Groups<(u32, u32, u64, u64, usize, u32)>,
+    got: Vec<(usize, u64, u64)>,
+}
+
 /// Checks `schedule` against `phase` on `target`; all violations found (up to
 /// [`MAX_ERRORS`]) are returned.
 pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(), Vec<VerifyError>> {
@@ -177,6 +190,51 @@ pub fn verify(phase: &Phase, schedule: &Schedule, target: &Target) -> Result<(),
     )
 }
 
+/// The checks of [`verify`] that byte offsets decide, for `schedule`
+/// relocated from a schedule proven for a phase with the same canonical key
+/// (same transfers, tiles, lengths and multicast structure): every fragment
+/// keeps its offset relative to its transfers, so its timing, ports and
+/// coverage are proven already. What is left: the phase is valid (the caller
+/// validates it), each fragment's source bytes lie in SRAM, and the horizon
+/// is not below `bound`, the phase's lower bound, which the schedule reports.
+pub(crate) fn verify_moved(
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+) -> Result<(), Vec<VerifyError>> {
+    let (tiles, size) = (target.tiles(), target.sram_bytes());
+    let mut errs: Vec<VerifyError> = Vec::new();
+    for (fi, f) in schedule.fragments.iter().enumerate() {
+        let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
+        if f.src_tile >= tiles || end > size {
+            errs.push(VerifyError::SourceOutOfRange {
+                fragment: fi,
+                tile: f.src_tile,
+                start,
+                end,
+            });
+        }
+    }
+    if schedule.lower_bound != bound {
+        errs.push(VerifyError::WrongLowerBound {
+            reported: schedule.lower_bound,
+            actual: bound,
+        });
+    }
+    if schedule.horizon < bound {
+        errs.push(VerifyError::HorizonBelowBound {
+            reported: schedule.horizon,
+            bound,
+        });
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        errs.truncate(MAX_ERRORS);
+        Err(errs)
+    }
+}
+
 /// [`verify`] of a phase the caller has validated, whose endpoint lower
 /// bound (from [`lower_bound_of_valid`]'s computation) it already holds.
 pub(crate) fn verify_valid(
@@ -185,151 +243,208 @@ pub(crate) fn verify_valid(
     target: &Target,
     bound: u64,
 ) -> Result<(), Vec<VerifyError>> {
-    let mut errs: Vec<VerifyError> = Vec::new();
     let word = target.exchange_word_bytes();
     let tiles = target.tiles();
     let size = target.sram_bytes();
     let paired_allowed =
         target.exchange.supertile_tiles == 2 && schedule.kind != ScheduleKind::CompactStreams;
 
-    // (tile, start, end, fragment, transfer): sender occupancy.
-    let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
-    // (port, start, end, fragment, sender, transfer): port selections.
-    let mut selects: Vec<(u32, u64, u64, usize, u32, u32)> = Vec::new();
-    // (tile, port, start, end, fragment, transfer): captures.
-    let mut captures: Vec<(u32, u32, u64, u64, usize, u32)> = Vec::new();
-    // (destination index, start, end): received transfer-relative byte
-    // ranges; destination index = first_dst[transfer] + dst.
+    let n = tiles as usize;
+    // Destination index of (transfer, dst) = first_dst[transfer] + dst.
     let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
     let mut dsts = 0usize;
     for t in &phase.transfers {
         first_dst.push(dsts);
         dsts += t.dsts.len();
     }
-    let mut got: Vec<(usize, u64, u64)> = Vec::new();
-
-    for (fi, f) in schedule.fragments.iter().enumerate() {
-        let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
-        if f.len == 0 {
-            errs.push(VerifyError::EmptyFragment { fragment: fi });
-            continue;
+    // Slices of fragments are checked in parallel; their findings are
+    // joined in fragment order, so errors and events are one pass's.
+    let check = |base: usize, frags: &[Fragment]| -> Events {
+        let mut errs: Vec<VerifyError> = Vec::new();
+        // (tile, start, end, fragment, transfer): sender occupancy.
+        let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
+        // (port, start, end, fragment, sender, transfer): port selections,
+        // grouped by port as they are made.
+        // Sized by a first count of the receives that name a destination.
+        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+        for f in frags {
+            for r in &f.receives {
+                let dst = phase.transfers.get(r.transfer as usize);
+                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
+                    per_port[(r.port as usize).min(n)] += 1;
+                    per_tile[(d.tile as usize).min(n)] += 1;
+                }
+            }
         }
-        if f.receives.is_empty() {
-            errs.push(VerifyError::NoReceivers { fragment: fi });
-            continue;
-        }
-        if f.src_tile >= tiles || end > size {
-            errs.push(VerifyError::SourceOutOfRange {
-                fragment: fi,
-                tile: f.src_tile,
-                start,
-                end,
-            });
-            continue;
-        }
-        let words = f.words(word);
-        let first_transfer = f.receives[0].transfer;
-        sends.push((
-            f.src_tile,
-            f.send_cycle,
-            f.send_cycle.saturating_add(words),
-            fi,
-            first_transfer,
-        ));
-        for r in &f.receives {
-            let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                errs.push(VerifyError::BadReference {
-                    fragment: fi,
-                    transfer: r.transfer,
-                    dst: r.dst,
-                });
+        let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::with_counts(&per_port);
+        // (tile, port, start, end, fragment, transfer): captures, by tile.
+        let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::with_counts(&per_tile);
+        // (destination index, start, end): received transfer-relative byte ranges.
+        let mut got: Vec<(usize, u64, u64)> = Vec::new();
+        // Ports on which some receive of the current fragment is its own tile's.
+        let mut own_ports: Vec<u32> = Vec::new();
+        for (k, f) in frags.iter().enumerate() {
+            let fi = base + k;
+            let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
+            if f.len == 0 {
+                errs.push(VerifyError::EmptyFragment { fragment: fi });
                 continue;
-            };
-            let Some(d) = t.dsts.get(r.dst as usize) else {
-                errs.push(VerifyError::BadReference {
-                    fragment: fi,
-                    transfer: r.transfer,
-                    dst: r.dst,
-                });
+            }
+            if f.receives.is_empty() {
+                errs.push(VerifyError::NoReceivers { fragment: fi });
                 continue;
-            };
-            let (ts, te) = (t.src_offset as u64, t.src_offset as u64 + t.len as u64);
-            if t.src_tile != f.src_tile || start < ts || end > te {
-                errs.push(VerifyError::NotTransferBytes {
+            }
+            if f.src_tile >= tiles || end > size {
+                errs.push(VerifyError::SourceOutOfRange {
                     fragment: fi,
-                    transfer: r.transfer,
                     tile: f.src_tile,
                     start,
                     end,
                 });
                 continue;
             }
-            let partner_ok = paired_allowed && target.supertile_partner(d.tile) == Some(r.port);
-            if r.port != d.tile && !partner_ok {
-                errs.push(VerifyError::BadPort {
-                    fragment: fi,
-                    transfer: r.transfer,
-                    tile: d.tile,
-                    port: r.port,
-                    paired_allowed,
-                });
-                continue;
-            }
-            let (rs, re) = (r.select_cycle, r.select_cycle.saturating_add(words));
-            if r.port != d.tile {
-                // The partner must capture the same words from its own port.
-                let partner_captures = f.receives.iter().any(|o| {
-                    o.port == r.port
-                        && phase
-                            .transfers
-                            .get(o.transfer as usize)
-                            .and_then(|t| t.dsts.get(o.dst as usize))
-                            .is_some_and(|od| od.tile == r.port)
-                });
-                if !partner_captures {
-                    errs.push(VerifyError::PartnerNotCapturing {
+            let words = f.words(word);
+            let first_transfer = f.receives[0].transfer;
+            own_ports.clear();
+            let mut own_ports_known = false;
+            sends.push((
+                f.src_tile,
+                f.send_cycle,
+                f.send_cycle.saturating_add(words),
+                fi,
+                first_transfer,
+            ));
+            for r in &f.receives {
+                let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                    errs.push(VerifyError::BadReference {
                         fragment: fi,
+                        transfer: r.transfer,
+                        dst: r.dst,
+                    });
+                    continue;
+                };
+                let Some(d) = t.dsts.get(r.dst as usize) else {
+                    errs.push(VerifyError::BadReference {
+                        fragment: fi,
+                        transfer: r.transfer,
+                        dst: r.dst,
+                    });
+                    continue;
+                };
+                let (ts, te) = (t.src_offset as u64, t.src_offset as u64 + t.len as u64);
+                if t.src_tile != f.src_tile || start < ts || end > te {
+                    errs.push(VerifyError::NotTransferBytes {
+                        fragment: fi,
+                        transfer: r.transfer,
+                        tile: f.src_tile,
+                        start,
+                        end,
+                    });
+                    continue;
+                }
+                let partner_ok = paired_allowed && target.supertile_partner(d.tile) == Some(r.port);
+                if r.port != d.tile && !partner_ok {
+                    errs.push(VerifyError::BadPort {
+                        fragment: fi,
+                        transfer: r.transfer,
                         tile: d.tile,
                         port: r.port,
-                        start: rs,
-                        end: re,
+                        paired_allowed,
+                    });
+                    continue;
+                }
+                let (rs, re) = (r.select_cycle, r.select_cycle.saturating_add(words));
+                if r.port != d.tile {
+                    // The partner must capture the same words from its own port.
+                    if !own_ports_known {
+                        own_ports.extend(f.receives.iter().filter_map(|o| {
+                            phase
+                                .transfers
+                                .get(o.transfer as usize)
+                                .and_then(|t| t.dsts.get(o.dst as usize))
+                                .filter(|od| od.tile == o.port)
+                                .map(|_| o.port)
+                        }));
+                        own_ports.sort_unstable();
+                        own_ports_known = true;
+                    }
+                    let partner_captures = own_ports.binary_search(&r.port).is_ok();
+                    if !partner_captures {
+                        errs.push(VerifyError::PartnerNotCapturing {
+                            fragment: fi,
+                            tile: d.tile,
+                            port: r.port,
+                            start: rs,
+                            end: re,
+                        });
+                    }
+                }
+                let arrival = f
+                    .send_cycle
+                    .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
+                if r.select_cycle != arrival {
+                    errs.push(VerifyError::WrongSelectCycle {
+                        fragment: fi,
+                        transfer: r.transfer,
+                        port: r.port,
+                        sender: f.src_tile,
+                        send_cycle: f.send_cycle,
+                        select_cycle: r.select_cycle,
+                        arrival,
                     });
                 }
+                if re > schedule.horizon {
+                    errs.push(VerifyError::Late {
+                        fragment: fi,
+                        transfer: r.transfer,
+                        tile: d.tile,
+                        end: re,
+                        horizon: schedule.horizon,
+                    });
+                }
+                selects.push(
+                    r.port as usize,
+                    (r.port, rs, re, fi, f.src_tile, r.transfer),
+                );
+                captures.push(d.tile as usize, (d.tile, r.port, rs, re, fi, r.transfer));
+                got.push((
+                    first_dst[r.transfer as usize] + r.dst as usize,
+                    start - ts,
+                    end - ts,
+                ));
             }
-            let arrival = f
-                .send_cycle
-                .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
-            if r.select_cycle != arrival {
-                errs.push(VerifyError::WrongSelectCycle {
-                    fragment: fi,
-                    transfer: r.transfer,
-                    port: r.port,
-                    sender: f.src_tile,
-                    send_cycle: f.send_cycle,
-                    select_cycle: r.select_cycle,
-                    arrival,
-                });
-            }
-            if re > schedule.horizon {
-                errs.push(VerifyError::Late {
-                    fragment: fi,
-                    transfer: r.transfer,
-                    tile: d.tile,
-                    end: re,
-                    horizon: schedule.horizon,
-                });
-            }
-            selects.push((r.port, rs, re, fi, f.src_tile, r.transfer));
-            captures.push((d.tile, r.port, rs, re, fi, r.transfer));
-            got.push((
-                first_dst[r.transfer as usize] + r.dst as usize,
-                start - ts,
-                end - ts,
-            ));
         }
+        Events {
+            errs,
+            sends,
+            selects,
+            captures,
+            got,
+        }
+    };
+    let fragments = &schedule.fragments;
+    let mut parts: Vec<Events> = if fragments.len() > SLICE {
+        fragments
+            .par_chunks(SLICE)
+            .enumerate()
+            .map(|(c, fs)| check(c * SLICE, fs))
+            .collect()
+    } else {
+        vec![check(0, fragments)]
+    };
+    let mut errs: Vec<VerifyError> = Vec::new();
+    let mut sends = Vec::with_capacity(fragments.len());
+    let mut got = Vec::with_capacity(parts.iter().map(|p| p.got.len()).sum());
+    let (mut selects, mut captures) = (Vec::new(), Vec::new());
+    for p in parts.drain(..) {
+        errs.extend(p.errs);
+        sends.extend(p.sends);
+        selects.push(p.selects);
+        captures.push(p.captures);
+        got.extend(p.got);
     }
+    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
 
-    let n = tiles as usize;
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     for w in sends.windows(2) {
@@ -346,9 +461,10 @@ pub(crate) fn verify_valid(
         }
     }
     // Port selections: one sender per cycle (one selection per fragment).
-    sort_by_lead(&mut selects, n, |s| s.0 as usize);
-    selects.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
-    for w in selects.windows(2) {
+    // Groups hold distinct ports (but the last), so no pair across two
+    // groups could conflict or be a duplicate.
+    let selects = selects.finish(|g| g.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1));
+    for w in selects.iter().flat_map(|g| g.windows(2)) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && b.1 < a.2 {
             errs.push(VerifyError::ReceiverConflict {
@@ -364,8 +480,8 @@ pub(crate) fn verify_valid(
         }
     }
     // Captures: one word per port per tile per cycle.
-    sort_by_lead(&mut captures, n, |c| c.0 as usize);
-    for w in captures.windows(2) {
+    let captures = captures.finish(|_| ());
+    for w in captures.iter().flat_map(|g| g.windows(2)) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
             errs.push(VerifyError::DoubleCapture {
