@@ -2,6 +2,9 @@
 // RUN: ipu-opt --split-input-file --verify-diagnostics --target test4 --convert-nn-to-tile %s
 // RUN: not ipu-opt --convert-nn-to-tile %s 2>&1 | FileCheck %s --check-prefix=NOTARGET
 // RUN: not ipu-opt --target nosuch --convert-nn-to-tile %s 2>&1 | FileCheck %s --check-prefix=BADTARGET
+// RUN: not ipu-opt --target test16 --ipu-lower-to-machine %S/Inputs/huge-relu.mlir 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: 'nn.relu' op does not fit: [99999999999, 32] over a [16, 1] grid needs 800000000000 bytes per tile for its blocks, but a tile of test16 has 540672 for data
+// HUGE-NEXT: huge-relu.mlir:4:3
 
 // NOTARGET: error: no target: give --target NAME|FILE, or the pass option target=NAME
 // BADTARGET: error: target 'nosuch':
