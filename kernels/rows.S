@@ -28,13 +28,14 @@
 # Softmax of rows cut over tiles, in three steps (rows, I = 1):
 # OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs)
 # OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
-#                      R * 8 bytes apart; f32): out[r] = [M, 1 / S], or [M + log S, -] with LOG,
-#                      M = max m, S = sum s * exp(m - M)
+#                      GP * 8 bytes apart, GP = R unless given; f32): out[r] = [M, 1 / S],
+#                      or [M + log S, -] with LOG, M = max m, S = sum s * exp(m - M)
 # OP 10 softmax_apply: y[r][c] = exp(x[r][c] - M) / S, or x[r][c] - (M + log S) with LOG,
 #                      the row's pair from OP 9 at +4
 # Layer norm of rows cut over tiles, likewise:
 # OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
-# OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces: out[r] =
+# OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces (GP * 8
+#                      bytes apart, as for OP 9): out[r] =
 #                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
 # OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
 #                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
@@ -57,6 +58,7 @@
         .param GAMMA, 0
         .param BETA, 0
         .param LOG, 0
+        .param GP, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -79,8 +81,12 @@
         .if PAIRS_IN & (TYPE != 0)
         .error "the combining ops read f32 pairs"
         .endif
-        .if PAIRS_IN & (R * 8 >= 16384)
-        .error "the combining ops' groups must be under 16384 bytes apart (R < 2048)"
+        .set GPV, GP + (GP == 0) * R      # pairs from one group to the next
+        .if (GP != 0) & ((PAIRS_IN == 0) | (GP < R))
+        .error "GP (the group pitch, at least R) is for the combining ops"
+        .endif
+        .if PAIRS_IN & (GPV * 8 >= 16384)
+        .error "the combining ops' groups must be under 16384 bytes apart (GP, or R, < 2048)"
         .endif
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
@@ -739,7 +745,7 @@ row_lst:
         .endif
 
         .if OP == 12
-        .set GSTEP, R * 8
+        .set GSTEP, GPV * 8
 row_lcb:
         mov $m3, $m2
         FOLD f32v2add, C, GSTEP        # [sum of means, sum of variances]
@@ -833,7 +839,7 @@ sth_exp_end:
         .endif
 
         .if OP == 9
-        .set GSTEP, R * 8
+        .set GSTEP, GPV * 8
 row_cb:
         mov $m3, $m2
         FOLD f32v2max, C, GSTEP        # M (lane 0)

@@ -275,9 +275,9 @@ pub static REDUCE: OpDef = OpDef {
 pub static SOFTMAX: OpDef = OpDef {
     name: "tile.softmax",
     summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
-              each tile holds whole rows; where the grid cuts the axis (evenly), each tile's pieces' statistics are \
-              gathered onto the tile of the rows' first piece, combined, and sent back before each piece is \
-              normalised. `kernel` is the row kernel each tile first calls, `cycles` the cycle formulas of all \
+              each tile holds whole rows; where the grid cuts the axis (evenly), the pieces' statistics are \
+              shared out, each piece's tile combining its share of the rows and sending it to the rows' other \
+              tiles, before each piece is normalised. `kernel` is the row kernel each tile first calls, `cycles` the cycle formulas of all \
               its calls.",
     operands: &[TENSOR],
     results: RESULT,
@@ -299,9 +299,9 @@ pub static LAYER_NORM: OpDef = OpDef {
     summary: "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
               operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
               from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
-              first normalized dimension (evenly), each tile's pieces' mean and variance are gathered onto the \
-              tile of the rows' first piece, combined, and sent back before each piece is normalised with its \
-              columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
+              first normalized dimension (evenly), the pieces' means and variances are shared out, each piece's \
+              tile combining its share of the rows and sending it to the rows' other tiles, before each piece \
+              is normalised with its columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
               cycle formulas of all its calls.",
     operands: &[
         ValueDef { name: "input", ..TENSOR },

@@ -129,6 +129,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if params.contains_key("IP") && p("IP") != p("I") {
                 s.push_str(&format!("_p{}", p("IP")));
             }
+            if params.contains_key("GP") && p("GP") != p("R") {
+                s.push_str(&format!("_gp{}", p("GP")));
+            }
             if params.contains_key("SCALE") {
                 s.push_str(&format!("_x{:x}", p("SCALE")));
             }
@@ -680,6 +683,14 @@ impl KernelSpec {
             RowWalk::Rows,
         );
         s.params.insert("LOG".into(), log as i64);
+        s
+    }
+    /// A combining kernel (softmax or layer norm) over `r` of the rows of
+    /// groups `pitch` rows apart: a share of the rows of a longer combine.
+    pub fn combine_share(&self, r: usize, pitch: usize) -> KernelSpec {
+        let mut s = self.clone();
+        s.params.insert("R".into(), r as i64);
+        s.params.insert("GP".into(), pitch as i64);
         s
     }
     /// Step 3: each piece of the rows normalised by its row's pair.

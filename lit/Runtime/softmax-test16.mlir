@@ -3,7 +3,9 @@
 // another axis (walked down the columns of each tile's block; f16 blocks
 // are cast to f32 on the tile around the kernel), f32 and f16, on inputs
 // scaled to [-8, 8); and rows cut over tiles (2 x 4096 f32, 4 x 2048 f16:
-// each piece's statistics, combined per row and sent back). The run is the
+// each piece's statistics, combined per row and sent back; 20 x 4096 f32:
+// 5 rows on each of 4 tiles, whose combining the 4 share 2, 2, 1 and 0;
+// its input as given). The run is the
 // same, cycle for cycle and bit for bit, with one thread or two.
 // RUN: rm -rf %t && mkdir -p %t/1 %t/2
 // RUN: env RAYON_NUM_THREADS=1 ipu-run %s --target test16 --device-lock %t/device.lock --output-dir %t/1 --profile %t/1/profile.json 2>%t/err > %t/1/verdict
@@ -26,7 +28,8 @@
 // ERR-DAG: compared with the reference output=h_log
 // ERR-DAG: compared with the reference output=cut
 // ERR-DAG: compared with the reference output=h_log_cut
-func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}, %w0: tensor<2x4096xf32> {ipu.name = "w"}, %v: tensor<4x2048xf16> {ipu.name = "v"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}, tensor<2x4096xf32> {ipu.name = "cut"}, tensor<4x2048xf16> {ipu.name = "h_log_cut"}) {
+// ERR-DAG: compared with the reference output=shared
+func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}, %w0: tensor<2x4096xf32> {ipu.name = "w"}, %v: tensor<4x2048xf16> {ipu.name = "v"}, %u0: tensor<20x4096xf32> {ipu.name = "u"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}, tensor<2x4096xf32> {ipu.name = "cut"}, tensor<4x2048xf16> {ipu.name = "h_log_cut"}, tensor<20x4096xf32> {ipu.name = "shared"}) {
   %k = nn.constant dense<8.0> : tensor<12x64xf32>
   %x = nn.mul %x0, %k : (tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32>
   %kh = nn.constant dense<8.0> : tensor<8x4x32xf16>
@@ -42,5 +45,6 @@ func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16>
   %w = nn.mul %w0, %kw : (tensor<2x4096xf32>, tensor<2x4096xf32>) -> tensor<2x4096xf32>
   %i = nn.softmax %w {axis = 1 : i64} : tensor<2x4096xf32>
   %j = nn.log_softmax %v {axis = 1 : i64} : tensor<4x2048xf16>
-  return %a, %b, %c, %d, %e, %f, %g, %i, %j : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<2x4096xf32>, tensor<4x2048xf16>
+  %l = nn.softmax %u0 {axis = 1 : i64} : tensor<20x4096xf32>
+  return %a, %b, %c, %d, %e, %f, %g, %i, %j, %l : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<2x4096xf32>, tensor<4x2048xf16>, tensor<20x4096xf32>
 }

@@ -9,10 +9,11 @@
 //! layer norm its first normalized dimension, too (when the producer did,
 //! or when whole rows would leave tiles or workers idle and the kernels'
 //! cycle formulas and the exchange costs say it pays): each tile's pieces'
-//! statistics ([max, sum exp] or [mean, var]) are gathered onto the tile of
-//! the rows' first piece, combined, sent back, and each piece finished
-//! ([`run_cut_rows`]); a cut layer norm's tiles read only their columns of
-//! the scale and bias. Kernel: `rows.S` walks each
+//! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
+//! tile combining its share of the rows, the combined shares sent to all
+//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut layer
+//! norm's tiles read only their columns of the scale and bias. Kernel:
+//! `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
 //! (`inner` = 1), else down its columns two at a time (f32; an f16 block is
@@ -376,10 +377,11 @@ enum RowPlan {
     /// bias).
     Whole(Calls),
     /// The axis (a layer norm: its first normalized dimension) is cut into
-    /// `groups` pieces over tiles: each piece's statistics are gathered
-    /// onto the tile of the rows' first piece, combined there, sent back,
-    /// and each piece normalised (a layer norm: with its columns of the
-    /// scale and bias).
+    /// `groups` pieces over tiles: each piece's tile gathers every piece's
+    /// statistics of its share of the rows and combines them (`combine`:
+    /// the busiest tile's share), the combined shares are sent to all the
+    /// pieces' tiles, and each piece normalised (a layer norm: with its
+    /// columns of the scale and bias).
     Cut {
         groups: usize,
         rows: usize,
@@ -458,7 +460,11 @@ fn softmax_calls(
             groups: groups as usize,
             rows: outer,
             stats: KernelSpec::softmax_stats(e, outer, len),
-            combine: KernelSpec::softmax_combine(log, outer, groups as usize),
+            combine: busiest_share(
+                KernelSpec::softmax_combine(log, outer, groups as usize),
+                outer,
+                groups as usize,
+            ),
             apply: KernelSpec::softmax_apply(log, e, outer, len),
         });
     }
@@ -649,11 +655,7 @@ impl DeviceOp for Softmax {
                 combine,
                 apply,
             } => {
-                let cut = CutRows {
-                    axis,
-                    groups,
-                    pair_bytes: rows as u64 * 8,
-                };
+                let cut = CutRows { axis, groups, rows };
                 let call = |x: Word, pairs: Word, _: &[Word], out: Word| {
                     records::softmax_apply(&apply, x, pairs, out)
                 };
@@ -663,12 +665,27 @@ impl DeviceOp for Softmax {
     }
 }
 
-/// Rows cut along `axis` into `groups` pieces, each tile's rows' pairs of
-/// statistics taking `pair_bytes`.
+/// Rows cut along `axis` into `groups` pieces, `rows` rows on each tile.
 struct CutRows {
     axis: usize,
     groups: usize,
-    pair_bytes: u64,
+    rows: usize,
+}
+
+/// The rows `[start, end)` of `rows` whose statistics piece `piece` of
+/// `groups` combines: the rows shared out in runs of `ceil(rows / groups)`
+/// (the last pieces' shares may be short or empty).
+fn row_share(rows: usize, groups: usize, piece: usize) -> (usize, usize) {
+    let chunk = rows.div_ceil(groups.max(1));
+    let start = (piece * chunk).min(rows);
+    (start, (start + chunk).min(rows))
+}
+
+/// The combining kernel `full` (over `rows` rows) on the busiest tile's
+/// share of the rows when `groups` tiles share them.
+fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> KernelSpec {
+    let (start, end) = row_share(rows, groups, 0);
+    full.combine_share(end - start, rows)
 }
 
 /// The last call of a cut row op on a tile: its input piece, its rows'
@@ -676,10 +693,11 @@ struct CutRows {
 type ApplyCall<'a> = &'a dyn Fn(Word, Word, &[Word], Word) -> crate::program::Call;
 
 /// The supersteps of a row op whose rows are cut over tiles: each tile's
-/// pieces' statistics (`stats`); a phase gathering them onto the tile of
-/// the rows' first piece (which writes its own in place); their
-/// combination there (`combine`); a phase sending each row's pair back to
-/// the tiles of its other pieces (one multicast per row group); each piece
+/// pieces' statistics (`stats`, written in place in the tile's group of
+/// the gathered pairs); a phase sending each piece's tile the other
+/// pieces' pairs of its share of the rows ([`row_share`]); each share's
+/// combination on its tile (`combine`, re-specialised per share); a phase
+/// multicasting each combined share to the rows' other tiles; each piece
 /// finished by `apply`, which also reads each tile's rectangles `params`
 /// of the op's other operands (operand index, rectangles, bytes).
 #[allow(clippy::too_many_arguments)]
@@ -709,96 +727,116 @@ fn run_cut_rows(
     }
     let set = b.next_set();
     let bs = m.block_shape(&shape);
-    // The tile of the first piece of a block's rows, and the block's piece.
-    let first_piece = |blk: &Block| -> (u32, u64) {
-        let mut lin = 0i64;
-        let mut piece = 0;
-        for (d, (&lo, &extent)) in blk.lo.iter().zip(&bs).enumerate() {
-            let i = lo / extent.max(1);
-            if d == cut.axis {
-                piece = i as u64;
-                lin *= m.grid[d];
-            } else {
-                lin = lin * m.grid[d] + i;
+    // Each block's piece along the axis and the tiles of its rows' pieces,
+    // in piece order.
+    let piece_of = |blk: &Block| (blk.lo[cut.axis] / bs[cut.axis].max(1)) as usize;
+    let rows_key = |blk: &Block| {
+        let mut k = blk.lo.clone();
+        k[cut.axis] = 0;
+        k
+    };
+    let mut pieces: FxHashMap<Vec<i64>, Vec<Option<u32>>> = FxHashMap::default();
+    for blk in &need {
+        let tiles = pieces
+            .entry(rows_key(blk))
+            .or_insert_with(|| vec![None; cut.groups]);
+        match tiles.get_mut(piece_of(blk)) {
+            Some(t) => *t = Some(blk.tile),
+            None => {
+                return Err(b.err(
+                    op,
+                    format!("has a piece beyond its {} on tile {}", cut.groups, blk.tile),
+                ))
             }
         }
-        ((m.first_tile + lin * m.stride) as u32, piece)
-    };
-    let pb = cut.pair_bytes;
-    let mut gathered: FxHashMap<u32, usize> = FxHashMap::default();
-    let mut combined: FxHashMap<u32, usize> = FxHashMap::default();
-    for blk in &need {
-        let (home, _) = first_piece(blk);
-        if home == blk.tile {
-            let g = b.alloc(
-                op,
-                home,
-                &format!("s{set}.stats_in"),
-                pb * cut.groups as u64,
-                false,
-            )?;
-            gathered.insert(home, g);
-        }
-        let c = b.alloc(op, blk.tile, &format!("s{set}.row_stats"), pb, false)?;
-        combined.insert(blk.tile, c);
     }
+    let pb = cut.rows as u64 * 8;
+    let share = |piece: usize| row_share(cut.rows, cut.groups, piece);
+    let (mut gbuf, mut cbuf) = (None, None);
+    for blk in &need {
+        gbuf = Some(b.alloc(
+            op,
+            blk.tile,
+            &format!("s{set}.stats_in"),
+            pb * cut.groups as u64,
+            false,
+        )?);
+        cbuf = Some(b.alloc(op, blk.tile, &format!("s{set}.row_stats"), pb, false)?);
+    }
+    let (Some(gbuf), Some(cbuf)) = (gbuf, cbuf) else {
+        return Err(b.err(op, "has no pieces to gather"));
+    };
+    // Every piece's tile writes its rows' pairs into its own group of the
+    // gathered pairs, sends each other piece's tile that tile's share of
+    // them, combines its own share, and sends the combined share to every
+    // other piece's tile: the combining is spread over all the tiles.
     b.begin_compute(op, "", &format!("{label} statistics"));
     let (mut gather, mut back) = (Vec::new(), Vec::new());
-    let mut sent = None;
     for blk in &need {
         let tl = blk.tile;
-        let (home, piece) = first_piece(blk);
+        let piece = piece_of(blk);
         let Some(&input) = at.get(&tl) else {
             return Err(b.err(op, format!("has no input buffer on tile {tl}")));
         };
-        let Some(&dst) = gathered.get(&home) else {
-            return Err(b.err(
-                op,
-                format!("has no first piece on tile {home} for tile {tl}"),
-            ));
-        };
-        let out = if home == tl {
-            Word::Buf(dst, 0)
-        } else {
-            let buf = b.alloc(op, tl, &format!("s{set}.stats"), pb, false)?;
-            sent = Some(buf);
-            gather.push(Run {
-                src_tile: tl,
-                src_off: 0,
-                dst_tile: home,
-                dst_off: piece * pb,
-                len: pb,
-            });
-            back.push(Run {
-                src_tile: home,
-                src_off: 0,
-                dst_tile: tl,
-                dst_off: 0,
-                len: pb,
-            });
-            Word::Buf(buf, 0)
-        };
-        b.call(tl, records::rows_along(stats, Word::Buf(input, 0), out));
+        let tiles = &pieces[&rows_key(blk)];
+        for (j, other) in tiles.iter().enumerate() {
+            let Some(other) = *other else {
+                return Err(b.err(op, format!("misses piece {j} of the rows of tile {tl}")));
+            };
+            if j == piece {
+                continue;
+            }
+            let (start, end) = share(j);
+            if start < end {
+                let off = piece as u64 * pb + start as u64 * 8;
+                gather.push(Run {
+                    src_tile: tl,
+                    src_off: off,
+                    dst_tile: other,
+                    dst_off: off,
+                    len: (end - start) as u64 * 8,
+                });
+            }
+            let (start, end) = share(piece);
+            if start < end {
+                back.push(Run {
+                    src_tile: tl,
+                    src_off: start as u64 * 8,
+                    dst_tile: other,
+                    dst_off: start as u64 * 8,
+                    len: (end - start) as u64 * 8,
+                });
+            }
+        }
+        b.call(
+            tl,
+            records::rows_along(
+                stats,
+                Word::Buf(input, 0),
+                Word::Buf(gbuf, (piece as u64 * pb) as u32),
+            ),
+        );
     }
     b.end_compute(op)?;
-    let (Some(sent), Some(&gbuf), Some(&cbuf)) =
-        (sent, gathered.values().next(), combined.values().next())
-    else {
-        return Err(b.err(op, "has no pieces to gather"));
-    };
     let name = cx.name_str(op);
     b.exchange(
         op,
         &format!("row statistics of s{set} {name}"),
-        vec![(sent, gbuf, gather)],
+        vec![(gbuf, gbuf, gather)],
     )?;
     b.begin_compute(op, ".combine", &format!("{label} combine"));
-    let mut homes: Vec<u32> = gathered.keys().copied().collect();
-    homes.sort_unstable();
-    for tl in homes {
+    let mut order: Vec<(u32, usize)> = need.iter().map(|blk| (blk.tile, piece_of(blk))).collect();
+    order.sort_unstable();
+    for (tl, piece) in order {
+        let (start, end) = share(piece);
+        if start == end {
+            continue;
+        }
+        let spec = combine.combine_share(end - start, cut.rows);
+        let off = start as u32 * 8;
         b.call(
             tl,
-            records::rows_along(combine, Word::Buf(gbuf, 0), Word::Buf(cbuf, 0)),
+            records::rows_along(&spec, Word::Buf(gbuf, off), Word::Buf(cbuf, off)),
         );
     }
     b.end_compute(op)?;
@@ -966,13 +1004,24 @@ fn flat_rect(shape: &[i64], start: i64, len: i64) -> Option<(Vec<i64>, Vec<i64>)
     None
 }
 
-/// Estimated cycles a cut row op adds: two phases (gathering each row's
-/// pairs, sending them back) and two supersteps.
+/// Estimated cycles a cut row op adds: two phases (each piece's tile
+/// receiving the other pieces' pairs of its share of the rows, then every
+/// other share combined) and two supersteps; a phase lasts as long as its
+/// busiest tile sends or receives.
 fn cut_exchange_cycles(groups: usize, rows: usize, target: &Target) -> u64 {
     let x = &target.exchange;
-    let bytes = (rows * 8) as u64;
-    let gather = (groups as u64 - 1) * bytes / x.receive_bytes_per_cycle.max(1) as u64;
-    let broadcast = bytes / x.send_bytes_per_cycle.max(1) as u64;
+    let (send, recv) = (
+        x.send_bytes_per_cycle.max(1) as u64,
+        x.receive_bytes_per_cycle.max(1) as u64,
+    );
+    let (mut gather, mut broadcast) = (0u64, 0u64);
+    for piece in 0..groups {
+        let (start, end) = row_share(rows, groups, piece);
+        let own = (end - start) as u64 * 8;
+        let others = rows as u64 * 8 - own;
+        gather = gather.max((others / send).max((groups as u64 - 1) * own / recv));
+        broadcast = broadcast.max((own / send).max(others / recv));
+    }
     4 * x.sync_cycles as u64
         + target.exchange_phase_cycles(gather)
         + target.exchange_phase_cycles(broadcast)
@@ -1042,7 +1091,11 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<RowPlan, String
             groups: groups as usize,
             rows: outer,
             stats: KernelSpec::ln_stats(e, outer, len),
-            combine: KernelSpec::ln_combine(outer, groups as usize, eps),
+            combine: busiest_share(
+                KernelSpec::ln_combine(outer, groups as usize, eps),
+                outer,
+                groups as usize,
+            ),
             apply: KernelSpec::ln_apply(e, outer, len, gamma, beta),
         });
     }
@@ -1175,11 +1228,7 @@ impl DeviceOp for LayerNorm {
                 apply,
             } => {
                 let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
-                let cut = CutRows {
-                    axis,
-                    groups,
-                    pair_bytes: rows as u64 * 8,
-                };
+                let cut = CutRows { axis, groups, rows };
                 let call = |x: Word, pairs: Word, p: &[Word], out: Word| {
                     records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
                 };
