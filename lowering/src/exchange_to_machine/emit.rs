@@ -159,17 +159,29 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    let mut ts: Vec<Transfer> = s
-        .runs
-        .iter()
-        .map(|&(tile, buf, off, host, len)| Transfer {
+    // Runs come a tile's block at a time: look a tile's addresses up once per block.
+    let mut at: Option<(u32, &Vec<u64>)> = None;
+    let mut ts: Vec<Transfer> = Vec::with_capacity(s.runs.len());
+    for &(tile, buf, off, host, len) in &s.runs {
+        let a = match at {
+            Some((t, a)) if t == tile => a,
+            _ => {
+                let a = &addrs[&tile];
+                at = Some((tile, a));
+                a
+            }
+        };
+        ts.push(Transfer {
             tile,
-            tile_address: (addrs[&tile][buf] + off) as u32,
+            tile_address: (a[buf] + off) as u32,
             host_offset: host,
             len: len as u32,
-        })
-        .collect();
-    ts.sort_unstable_by_key(|t| (t.tile, t.tile_address, t.host_offset, t.len));
+        });
+    }
+    // The key orders transfers totally (equal keys are equal transfers); the
+    // stable sort finds the ascending stretches (each block's rows) and
+    // merges them rather than sorting from scratch.
+    ts.sort_by_key(|t| (t.tile, t.tile_address, t.host_offset, t.len));
     let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
     for t in ts {
         match pieces.last_mut() {
