@@ -1510,7 +1510,8 @@ impl Program {
 // ---------------------------------------------------------------- checks
 
 /// Byte ranges written per (buffer, tile), with who wrote them.
-type Writes = FxHashMap<(BufId, u32), Vec<(u64, u64, Loc)>>;
+/// Byte ranges written by phases and local copies: (buffer, tile, start, end, where).
+type Writes = Vec<(BufId, u32, u64, u64, Loc)>;
 
 impl Program {
     fn on(&self, b: BufId, tile: u32) -> bool {
@@ -1554,10 +1555,7 @@ impl Program {
                     ));
                 }
                 if delivered[m.dst] {
-                    writes
-                        .entry((m.dst, d.tile))
-                        .or_default()
-                        .push((d.offset as u64, end, loc));
+                    writes.push((m.dst, d.tile, d.offset as u64, end, loc));
                 }
             }
         }
@@ -1703,8 +1701,7 @@ impl Program {
                 }
             }
         }
-        // (buffer, tile) -> byte ranges written by phases and local copies.
-        let mut writes: Writes = FxHashMap::default();
+        let mut writes: Writes = Vec::new();
         let delivered: Vec<bool> = self.buffers.iter().map(|b| !b.reads.is_empty()).collect();
         for s in &self.steps {
             match s {
@@ -1776,19 +1773,29 @@ impl Program {
                 "no exchange phase".to_string(),
             )
         };
+        // One sorted list, stable so that equal ranges keep the order they were
+        // written in; (buffer, tile) -> its stretch of the list, taken once.
+        writes.sort_by_key(|x| (x.0, x.1, x.2, x.3));
+        let mut stretches: FxHashMap<(BufId, u32), std::ops::Range<usize>> = FxHashMap::default();
+        let mut from = 0;
+        for (i, x) in writes.iter().enumerate() {
+            if i + 1 == writes.len() || (writes[i + 1].0, writes[i + 1].1) != (x.0, x.1) {
+                stretches.insert((x.0, x.1), from..i + 1);
+                from = i + 1;
+            }
+        }
         for (b, buf) in self.buffers.iter().enumerate() {
             for r in &buf.reads {
                 for &t in &r.tiles {
-                    let mut w = writes.remove(&(b, t)).unwrap_or_default();
-                    w.sort_by_key(|x| (x.0, x.1));
+                    let w = stretches.remove(&(b, t)).map_or(&[][..], |s| &writes[s]);
                     for pair in w.windows(2) {
-                        if pair[1].0 < pair[0].1 {
+                        if pair[1].2 < pair[0].3 {
                             return Err(Diagnostic::error(
-                                pair[1].2,
+                                pair[1].4,
                                 format!(
                                     "writes bytes [{}, {}) of @{} on tile {t} a second time",
-                                    pair[1].0,
-                                    pair[0].1.min(pair[1].1),
+                                    pair[1].2,
+                                    pair[0].3.min(pair[1].3),
                                     buf.name
                                 ),
                             ));
@@ -1798,7 +1805,7 @@ impl Program {
                         let (lo, hi) = (k * r.stride, k * r.stride + r.len);
                         // The part of [lo, hi) the writes leave uncovered, if any.
                         let mut at = lo;
-                        for &(s, e, _) in &w {
+                        for &(_, _, s, e, _) in w {
                             if e <= at || s >= hi {
                                 continue;
                             }
@@ -1811,7 +1818,7 @@ impl Program {
                             let (loc, who) = blame(b);
                             let gap_end = w
                                 .iter()
-                                .map(|x| x.0)
+                                .map(|x| x.2)
                                 .filter(|&s| s > at)
                                 .min()
                                 .unwrap_or(hi)
