@@ -1510,8 +1510,15 @@ impl Program {
 // ---------------------------------------------------------------- checks
 
 /// Byte ranges written per (buffer, tile), with who wrote them.
-/// Byte ranges written by phases and local copies: (buffer, tile, start, end, where).
-type Writes = Vec<(BufId, u32, u64, u64, Loc)>;
+/// Byte ranges written by phases and local copies into delivered buffers.
+struct Writes {
+    /// Per buffer, the number of its first (buffer, tile) group (one group
+    /// per tile of the buffer, in the buffer's tile order), if delivered.
+    first_group: Vec<Option<u32>>,
+    groups: usize,
+    /// (group, start, end, where), in the order written.
+    list: Vec<(u32, u64, u64, Loc)>,
+}
 
 impl Program {
     fn on(&self, b: BufId, tile: u32) -> bool {
@@ -1525,7 +1532,6 @@ impl Program {
         m: &Move,
         loc: Loc,
         who: &str,
-        delivered: &[bool],
         writes: &mut Writes,
     ) -> Result<(), Diagnostic> {
         let (sb, db) = (&self.buffers[m.src], &self.buffers[m.dst]);
@@ -1545,7 +1551,8 @@ impl Program {
             }
             for d in &t.dsts {
                 let end = d.offset as u64 + len;
-                if !self.on(m.dst, d.tile) || end > db.bytes {
+                let at = db.tiles.binary_search(&d.tile);
+                if at.is_err() || end > db.bytes {
                     return Err(Diagnostic::error(
                         loc,
                         format!(
@@ -1554,8 +1561,8 @@ impl Program {
                         ),
                     ));
                 }
-                if delivered[m.dst] {
-                    writes.push((m.dst, d.tile, d.offset as u64, end, loc));
+                if let (Some(g), Ok(i)) = (writes.first_group[m.dst], at) {
+                    writes.list.push((g + i as u32, d.offset as u64, end, loc));
                 }
             }
         }
@@ -1701,8 +1708,32 @@ impl Program {
                 }
             }
         }
-        let mut writes: Writes = Vec::new();
-        let delivered: Vec<bool> = self.buffers.iter().map(|b| !b.reads.is_empty()).collect();
+        let mut writes = {
+            let mut groups = 0usize;
+            let first_group = self
+                .buffers
+                .iter()
+                .map(|b| {
+                    let delivered = !b.reads.is_empty();
+                    let g = groups;
+                    if delivered {
+                        groups += b.tiles.len();
+                    }
+                    (delivered && g <= u32::MAX as usize).then_some(g as u32)
+                })
+                .collect();
+            Writes {
+                first_group,
+                groups,
+                list: Vec::new(),
+            }
+        };
+        if writes.groups > u32::MAX as usize {
+            return Err(Diagnostic::error(
+                self.buffers.last().map_or(Loc::UNKNOWN, |b| b.loc),
+                "the delivered buffers are on more than 2^32 tiles in all",
+            ));
+        }
         for s in &self.steps {
             match s {
                 Step::Compute(c) => {
@@ -1735,13 +1766,13 @@ impl Program {
                     }
                     for m in &c.copies {
                         let name = format!("compute set {}", c.name);
-                        self.check_move(m, c.loc, &name, &delivered, &mut writes)?;
+                        self.check_move(m, c.loc, &name, &mut writes)?;
                     }
                 }
                 Step::Exchange(p) => {
                     for m in &p.moves {
                         let name = format!("exchange.phase @{}", p.name);
-                        self.check_move(m, p.loc, &name, &delivered, &mut writes)?;
+                        self.check_move(m, p.loc, &name, &mut writes)?;
                     }
                 }
             }
@@ -1773,29 +1804,49 @@ impl Program {
                 "no exchange phase".to_string(),
             )
         };
-        // One sorted list, stable so that equal ranges keep the order they were
-        // written in; (buffer, tile) -> its stretch of the list, taken once.
-        writes.sort_by_key(|x| (x.0, x.1, x.2, x.3));
-        let mut stretches: FxHashMap<(BufId, u32), std::ops::Range<usize>> = FxHashMap::default();
-        let mut from = 0;
-        for (i, x) in writes.iter().enumerate() {
-            if i + 1 == writes.len() || (writes[i + 1].0, writes[i + 1].1) != (x.0, x.1) {
-                stretches.insert((x.0, x.1), from..i + 1);
-                from = i + 1;
-            }
+        // The writes grouped by (buffer, tile), each group in the order written
+        // (a counting sort); a group is looked at once, sorted when it is.
+        let mut start = vec![0usize; writes.groups + 1];
+        for w in &writes.list {
+            start[w.0 as usize + 1] += 1;
         }
+        for g in 0..writes.groups {
+            start[g + 1] += start[g];
+        }
+        let mut grouped: Vec<(u64, u64, Loc)> = match writes.list.first() {
+            Some(w) => vec![(0, 0, w.3); writes.list.len()],
+            None => Vec::new(),
+        };
+        let mut next = start.clone();
+        for &(g, lo, hi, loc) in &writes.list {
+            grouped[next[g as usize]] = (lo, hi, loc);
+            next[g as usize] += 1;
+        }
+        drop(writes.list);
+        let mut seen = vec![false; writes.groups];
         for (b, buf) in self.buffers.iter().enumerate() {
             for r in &buf.reads {
                 for &t in &r.tiles {
-                    let w = stretches.remove(&(b, t)).map_or(&[][..], |s| &writes[s]);
+                    let group = writes.first_group[b]
+                        .zip(buf.tiles.binary_search(&t).ok())
+                        .map(|(g, i)| g as usize + i)
+                        .filter(|&g| !std::mem::replace(&mut seen[g], true));
+                    let w: &[(u64, u64, Loc)] = match group {
+                        Some(g) => {
+                            let w = &mut grouped[start[g]..start[g + 1]];
+                            w.sort_by_key(|x| (x.0, x.1));
+                            w
+                        }
+                        None => &[],
+                    };
                     for pair in w.windows(2) {
-                        if pair[1].2 < pair[0].3 {
+                        if pair[1].0 < pair[0].1 {
                             return Err(Diagnostic::error(
-                                pair[1].4,
+                                pair[1].2,
                                 format!(
                                     "writes bytes [{}, {}) of @{} on tile {t} a second time",
-                                    pair[1].2,
-                                    pair[0].3.min(pair[1].3),
+                                    pair[1].0,
+                                    pair[0].1.min(pair[1].1),
                                     buf.name
                                 ),
                             ));
@@ -1805,7 +1856,7 @@ impl Program {
                         let (lo, hi) = (k * r.stride, k * r.stride + r.len);
                         // The part of [lo, hi) the writes leave uncovered, if any.
                         let mut at = lo;
-                        for &(_, _, s, e, _) in w {
+                        for &(s, e, _) in w {
                             if e <= at || s >= hi {
                                 continue;
                             }
@@ -1818,7 +1869,7 @@ impl Program {
                             let (loc, who) = blame(b);
                             let gap_end = w
                                 .iter()
-                                .map(|x| x.2)
+                                .map(|x| x.0)
                                 .filter(|&s| s > at)
                                 .min()
                                 .unwrap_or(hi)
