@@ -1510,19 +1510,18 @@ impl Program {
 // ---------------------------------------------------------------- checks
 
 /// Byte ranges written per (buffer, tile), with who wrote them.
-/// Byte ranges written by phases and local copies into delivered buffers.
-struct Writes {
-    /// Per buffer, the number of its first (buffer, tile) group (one group
-    /// per tile of the buffer, in the buffer's tile order), if delivered.
-    first_group: Vec<Option<u32>>,
-    groups: usize,
-    /// (group, start, end, where), in the order written.
-    list: Vec<(u32, u64, u64, Loc)>,
-}
+type Writes = FxHashMap<(BufId, u32), Vec<(u64, u64, Loc)>>;
 
 impl Program {
     fn on(&self, b: BufId, tile: u32) -> bool {
-        self.buffers[b].tiles.binary_search(&tile).is_ok()
+        let ts = &self.buffers[b].tiles;
+        // Most buffers are on a run of consecutive tiles: try the slot tile
+        // would have in one before searching.
+        let guess = ts
+            .first()
+            .and_then(|&f| tile.checked_sub(f))
+            .and_then(|i| ts.get(i as usize));
+        guess == Some(&tile) || ts.binary_search(&tile).is_ok()
     }
 
     /// Checks a move's transfers against its buffers, noting what it writes
@@ -1532,6 +1531,7 @@ impl Program {
         m: &Move,
         loc: Loc,
         who: &str,
+        delivered: &[bool],
         writes: &mut Writes,
     ) -> Result<(), Diagnostic> {
         let (sb, db) = (&self.buffers[m.src], &self.buffers[m.dst]);
@@ -1551,8 +1551,7 @@ impl Program {
             }
             for d in &t.dsts {
                 let end = d.offset as u64 + len;
-                let at = db.tiles.binary_search(&d.tile);
-                if at.is_err() || end > db.bytes {
+                if !self.on(m.dst, d.tile) || end > db.bytes {
                     return Err(Diagnostic::error(
                         loc,
                         format!(
@@ -1561,8 +1560,11 @@ impl Program {
                         ),
                     ));
                 }
-                if let (Some(g), Ok(i)) = (writes.first_group[m.dst], at) {
-                    writes.list.push((g + i as u32, d.offset as u64, end, loc));
+                if delivered[m.dst] {
+                    writes
+                        .entry((m.dst, d.tile))
+                        .or_default()
+                        .push((d.offset as u64, end, loc));
                 }
             }
         }
@@ -1708,32 +1710,9 @@ impl Program {
                 }
             }
         }
-        let mut writes = {
-            let mut groups = 0usize;
-            let first_group = self
-                .buffers
-                .iter()
-                .map(|b| {
-                    let delivered = !b.reads.is_empty();
-                    let g = groups;
-                    if delivered {
-                        groups += b.tiles.len();
-                    }
-                    (delivered && g <= u32::MAX as usize).then_some(g as u32)
-                })
-                .collect();
-            Writes {
-                first_group,
-                groups,
-                list: Vec::new(),
-            }
-        };
-        if writes.groups > u32::MAX as usize {
-            return Err(Diagnostic::error(
-                self.buffers.last().map_or(Loc::UNKNOWN, |b| b.loc),
-                "the delivered buffers are on more than 2^32 tiles in all",
-            ));
-        }
+        // (buffer, tile) -> byte ranges written by phases and local copies.
+        let mut writes: Writes = FxHashMap::default();
+        let delivered: Vec<bool> = self.buffers.iter().map(|b| !b.reads.is_empty()).collect();
         for s in &self.steps {
             match s {
                 Step::Compute(c) => {
@@ -1766,13 +1745,13 @@ impl Program {
                     }
                     for m in &c.copies {
                         let name = format!("compute set {}", c.name);
-                        self.check_move(m, c.loc, &name, &mut writes)?;
+                        self.check_move(m, c.loc, &name, &delivered, &mut writes)?;
                     }
                 }
                 Step::Exchange(p) => {
                     for m in &p.moves {
                         let name = format!("exchange.phase @{}", p.name);
-                        self.check_move(m, p.loc, &name, &mut writes)?;
+                        self.check_move(m, p.loc, &name, &delivered, &mut writes)?;
                     }
                 }
             }
@@ -1804,41 +1783,11 @@ impl Program {
                 "no exchange phase".to_string(),
             )
         };
-        // The writes grouped by (buffer, tile), each group in the order written
-        // (a counting sort); a group is looked at once, sorted when it is.
-        let mut start = vec![0usize; writes.groups + 1];
-        for w in &writes.list {
-            start[w.0 as usize + 1] += 1;
-        }
-        for g in 0..writes.groups {
-            start[g + 1] += start[g];
-        }
-        let mut grouped: Vec<(u64, u64, Loc)> = match writes.list.first() {
-            Some(w) => vec![(0, 0, w.3); writes.list.len()],
-            None => Vec::new(),
-        };
-        let mut next = start.clone();
-        for &(g, lo, hi, loc) in &writes.list {
-            grouped[next[g as usize]] = (lo, hi, loc);
-            next[g as usize] += 1;
-        }
-        drop(writes.list);
-        let mut seen = vec![false; writes.groups];
         for (b, buf) in self.buffers.iter().enumerate() {
             for r in &buf.reads {
                 for &t in &r.tiles {
-                    let group = writes.first_group[b]
-                        .zip(buf.tiles.binary_search(&t).ok())
-                        .map(|(g, i)| g as usize + i)
-                        .filter(|&g| !std::mem::replace(&mut seen[g], true));
-                    let w: &[(u64, u64, Loc)] = match group {
-                        Some(g) => {
-                            let w = &mut grouped[start[g]..start[g + 1]];
-                            w.sort_by_key(|x| (x.0, x.1));
-                            w
-                        }
-                        None => &[],
-                    };
+                    let mut w = writes.remove(&(b, t)).unwrap_or_default();
+                    w.sort_by_key(|x| (x.0, x.1));
                     for pair in w.windows(2) {
                         if pair[1].0 < pair[0].1 {
                             return Err(Diagnostic::error(
@@ -1856,7 +1805,7 @@ impl Program {
                         let (lo, hi) = (k * r.stride, k * r.stride + r.len);
                         // The part of [lo, hi) the writes leave uncovered, if any.
                         let mut at = lo;
-                        for &(s, e, _) in w {
+                        for &(s, e, _) in &w {
                             if e <= at || s >= hi {
                                 continue;
                             }
