@@ -159,9 +159,29 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
+    // Bucketed by tile (a counting sort), then each tile's transfers sorted
+    // by address: the order of (tile, address, host offset, length), which
+    // is total (equal keys are equal transfers).
+    let tiles = s.runs.iter().map(|r| r.0 as usize + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; tiles + 1];
+    for r in &s.runs {
+        start[r.0 as usize + 1] += 1;
+    }
+    for t in 0..tiles {
+        start[t + 1] += start[t];
+    }
+    let mut next = start.clone();
+    let mut ts = vec![
+        Transfer {
+            tile: 0,
+            tile_address: 0,
+            host_offset: 0,
+            len: 0
+        };
+        s.runs.len()
+    ];
     // Runs come a tile's block at a time: look a tile's addresses up once per block.
     let mut at: Option<(u32, &Vec<u64>)> = None;
-    let mut ts: Vec<Transfer> = Vec::with_capacity(s.runs.len());
     for &(tile, buf, off, host, len) in &s.runs {
         let a = match at {
             Some((t, a)) if t == tile => a,
@@ -171,17 +191,18 @@ fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
                 a
             }
         };
-        ts.push(Transfer {
+        ts[next[tile as usize]] = Transfer {
             tile,
             tile_address: (a[buf] + off) as u32,
             host_offset: host,
             len: len as u32,
-        });
+        };
+        next[tile as usize] += 1;
     }
-    // The key orders transfers totally (equal keys are equal transfers); the
-    // stable sort finds the ascending stretches (each block's rows) and
-    // merges them rather than sorting from scratch.
-    ts.sort_by_key(|t| (t.tile, t.tile_address, t.host_offset, t.len));
+    for t in 0..tiles {
+        // Mostly ascending stretches (a block's rows): the stable sort merges them.
+        ts[start[t]..start[t + 1]].sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
+    }
     let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
     for t in ts {
         match pieces.last_mut() {
