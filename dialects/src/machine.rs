@@ -212,16 +212,35 @@ fn hex_pieces(pieces: &[&str], mut out: Option<&mut Vec<u8>>) -> Result<usize, S
         if let Some(o) = out.as_deref_mut() {
             o.reserve(total / 2);
         }
+        // A digit left over from a piece of odd length, waiting for its pair.
         let mut high: Option<u8> = None;
         for piece in std::iter::once(body).chain(tail.iter().copied()) {
-            for &c in piece.as_bytes() {
+            let mut b = piece.as_bytes();
+            if let (Some(h), Some((&c, rest))) = (high, b.split_first()) {
                 let d = hex_digit(c)?;
-                match high.take() {
-                    None => high = Some(d),
-                    Some(h) => {
-                        if let Some(o) = out.as_deref_mut() {
-                            o.push(h << 4 | d);
+                if let Some(o) = out.as_deref_mut() {
+                    o.push(h << 4 | d);
+                }
+                high = None;
+                b = rest;
+            }
+            let pairs = b.chunks_exact(2);
+            if let [c] = pairs.remainder() {
+                high = Some(hex_digit(*c)?);
+            }
+            match out.as_deref_mut() {
+                Some(o) => {
+                    for p in pairs {
+                        let (h, l) = (HEX_VALUES[p[0] as usize], HEX_VALUES[p[1] as usize]);
+                        if (h | l) == NOT_HEX {
+                            return None;
                         }
+                        o.push(h << 4 | l);
+                    }
+                }
+                None => {
+                    if pairs.flatten().any(|&c| HEX_VALUES[c as usize] == NOT_HEX) {
+                        return None;
                     }
                 }
             }
@@ -383,22 +402,47 @@ pub static MACHINE_DIALECT: Dialect = Dialect {
 
 /// `0x` and lower-case hex digits, two per byte.
 pub fn hex_bytes(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(2 + 2 * bytes.len());
-    s.push_str("0x");
+    // Each byte's two digits, looked up whole.
+    const PAIRS: [[u8; 2]; 256] = {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut t = [[0u8; 2]; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = [DIGITS[i >> 4], DIGITS[i & 15]];
+            i += 1;
+        }
+        t
+    };
+    let mut s = Vec::with_capacity(2 + 2 * bytes.len());
+    s.extend_from_slice(b"0x");
     for &b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
+        s.extend_from_slice(&PAIRS[b as usize]);
     }
-    s
+    String::from_utf8(s).expect("hex digits are ASCII")
 }
 
+/// Each character's hex value, or [`NOT_HEX`].
+const HEX_VALUES: [u8; 256] = {
+    let mut t = [NOT_HEX; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
+const NOT_HEX: u8 = 0xff;
+
 fn hex_digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+    match HEX_VALUES[c as usize] {
+        NOT_HEX => None,
+        d => Some(d),
     }
 }
 

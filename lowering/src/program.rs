@@ -1514,7 +1514,14 @@ type Writes = FxHashMap<(BufId, u32), Vec<(u64, u64, Loc)>>;
 
 impl Program {
     fn on(&self, b: BufId, tile: u32) -> bool {
-        self.buffers[b].tiles.binary_search(&tile).is_ok()
+        let ts = &self.buffers[b].tiles;
+        // Most buffers are on a run of consecutive tiles: try the slot tile
+        // would have in one before searching.
+        let guess = ts
+            .first()
+            .and_then(|&f| tile.checked_sub(f))
+            .and_then(|i| ts.get(i as usize));
+        guess == Some(&tile) || ts.binary_search(&tile).is_ok()
     }
 
     /// Checks a move's transfers against its buffers, noting what it writes

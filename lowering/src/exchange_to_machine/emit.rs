@@ -159,17 +159,50 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    let mut ts: Vec<Transfer> = s
-        .runs
-        .iter()
-        .map(|&(tile, buf, off, host, len)| Transfer {
+    // Bucketed by tile (a counting sort), then each tile's transfers sorted
+    // by address: the order of (tile, address, host offset, length), which
+    // is total (equal keys are equal transfers).
+    let tiles = s.runs.iter().map(|r| r.0 as usize + 1).max().unwrap_or(0);
+    let mut start = vec![0usize; tiles + 1];
+    for r in &s.runs {
+        start[r.0 as usize + 1] += 1;
+    }
+    for t in 0..tiles {
+        start[t + 1] += start[t];
+    }
+    let mut next = start.clone();
+    let mut ts = vec![
+        Transfer {
+            tile: 0,
+            tile_address: 0,
+            host_offset: 0,
+            len: 0
+        };
+        s.runs.len()
+    ];
+    // Runs come a tile's block at a time: look a tile's addresses up once per block.
+    let mut at: Option<(u32, &Vec<u64>)> = None;
+    for &(tile, buf, off, host, len) in &s.runs {
+        let a = match at {
+            Some((t, a)) if t == tile => a,
+            _ => {
+                let a = &addrs[&tile];
+                at = Some((tile, a));
+                a
+            }
+        };
+        ts[next[tile as usize]] = Transfer {
             tile,
-            tile_address: (addrs[&tile][buf] + off) as u32,
+            tile_address: (a[buf] + off) as u32,
             host_offset: host,
             len: len as u32,
-        })
-        .collect();
-    ts.sort_unstable_by_key(|t| (t.tile, t.tile_address, t.host_offset, t.len));
+        };
+        next[tile as usize] += 1;
+    }
+    for t in 0..tiles {
+        // Mostly ascending stretches (a block's rows): the stable sort merges them.
+        ts[start[t]..start[t + 1]].sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
+    }
     let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
     for t in ts {
         match pieces.last_mut() {

@@ -214,6 +214,33 @@ pub(crate) struct TileWork {
     pub ids: Vec<BufId>,
 }
 
+impl TileWork {
+    /// This tile's local index of `program`'s buffer `b`, used at `step`.
+    fn touch(&mut self, program: &Program, b: BufId, step: u32) -> usize {
+        let i = match self.local.get(&b) {
+            Some(&i) => i,
+            None => {
+                let decl = &program.buffers[b];
+                self.bufs.push(Buffer {
+                    name: decl.name.clone(),
+                    size: pad(decl.bytes),
+                    first: step,
+                    last: step,
+                });
+                self.interleaved.push(decl.interleaved);
+                self.ids.push(b);
+                let i = self.bufs.len() - 1;
+                self.local.insert(b, i);
+                i
+            }
+        };
+        let buf = &mut self.bufs[i];
+        buf.first = buf.first.min(step);
+        buf.last = buf.last.max(step);
+        i
+    }
+}
+
 /// A host stream: its name, direction, element type, shape, and its
 /// runs: (tile, local buffer, offset in the buffer, host offset, bytes).
 pub(crate) struct StreamSpec {
@@ -251,23 +278,10 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// The tile's local index of program buffer `b`, used at `step`.
     fn touch(&mut self, tile: u32, b: BufId, step: u32) -> usize {
-        let decl = &self.program.buffers[b];
-        let w = self.tiles.entry(tile).or_default();
-        let i = *w.local.entry(b).or_insert_with(|| {
-            w.bufs.push(Buffer {
-                name: decl.name.clone(),
-                size: pad(decl.bytes),
-                first: step,
-                last: step,
-            });
-            w.interleaved.push(decl.interleaved);
-            w.ids.push(b);
-            w.bufs.len() - 1
-        });
-        let buf = &mut w.bufs[i];
-        buf.first = buf.first.min(step);
-        buf.last = buf.last.max(step);
-        i
+        self.tiles
+            .entry(tile)
+            .or_default()
+            .touch(self.program, b, step)
     }
 
     fn local_word(&mut self, tile: u32, w: Word, step: u32) -> Word {
@@ -494,6 +508,7 @@ pub(crate) fn plan(
                         continue;
                     }
                     let tile = tile as u32;
+                    let w = p.tiles.entry(tile).or_default();
                     let mut row = Vec::with_capacity(entries.len());
                     for e in entries {
                         let (space, off) = match e {
@@ -513,7 +528,7 @@ pub(crate) fn plan(
                                 "tile {tile} has a row entry outside its buffers"
                             )));
                         };
-                        let local = p.touch(tile, b, si);
+                        let local = w.touch(program, b, si);
                         let e = match e {
                             RowEntry::Send { cycle, len, .. } => RowEntry::Send {
                                 cycle,
@@ -532,7 +547,7 @@ pub(crate) fn plan(
                         };
                         row.push((e, Some(local)));
                     }
-                    p.tiles.entry(tile).or_default().rows.insert(s, row);
+                    w.rows.insert(s, row);
                 }
             }
         }
@@ -628,13 +643,16 @@ fn stored_runs(
     };
     let eb = at.elem_bytes as i64;
     let mut out = Vec::new();
+    // One scratch list for every rectangle's runs.
+    let mut runs = Vec::new();
     let mut put = |p: &mut Planner<'_>, rect: &Block, buf: BufId, layout: Layout| {
         let local = p.touch(rect.tile, buf, step);
-        let mut runs = Vec::new();
+        runs.clear();
         runs_for_layout(rect, std::slice::from_ref(&whole), eb, layout, &mut runs);
-        for r in runs {
-            out.push((rect.tile, local, r.dst_off, r.src_off, r.len));
-        }
+        out.extend(
+            runs.iter()
+                .map(|r| (rect.tile, local, r.dst_off, r.src_off, r.len)),
+        );
     };
     if let Some((buf, m)) = &at.home {
         for b in blocks(m, &at.shape) {
