@@ -356,10 +356,11 @@ impl ExchangeScheduler {
     /// scheduled in the same process). The answer is the one the scheduler
     /// gave then, so it is what the scheduler gives for the same sequence
     /// of phases: output does not depend on the memo.
-    /// The flag says whether the memo answered.
-    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Schedule, bool), ScheduleError> {
+    /// The flag says whether the memo answered. The schedule is shared with
+    /// the memo (a large phase's fragments are not copied per answer).
+    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Arc<Schedule>, bool), ScheduleError> {
         use std::hash::{Hash, Hasher};
-        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Schedule)>>>;
+        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Arc<Schedule>)>>>;
         static MEMO: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
         let memo = MEMO.get_or_init(Default::default);
         let mut h = rustc_hash::FxHasher::default();
@@ -374,7 +375,7 @@ impl ExchangeScheduler {
                 return Ok((hit.2.clone(), true));
             }
         }
-        let s = self.schedule(phase)?;
+        let s = Arc::new(self.schedule(phase)?);
         if let Ok(mut m) = memo.lock() {
             m.entry(key).or_default().push(Arc::new((
                 self.target.clone(),
