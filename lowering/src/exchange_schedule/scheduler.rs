@@ -327,7 +327,7 @@ pub struct ExchangeScheduler {
     target: Arc<Target>,
     /// Hash of the canonical key -> phases with that hash and their schedules
     /// (the key itself is recomputed on a hit, not stored: it is large).
-    cache: FxHashMap<u64, Vec<Arc<(Phase, Schedule)>>>,
+    cache: FxHashMap<u64, Vec<Arc<(Phase, Arc<Schedule>)>>>,
     stats: CacheStats,
     next_id: u64,
 }
@@ -375,7 +375,7 @@ impl ExchangeScheduler {
                 return Ok((hit.2.clone(), true));
             }
         }
-        let s = Arc::new(self.schedule(phase)?);
+        let s = self.schedule_shared(phase)?;
         if let Ok(mut m) = memo.lock() {
             m.entry(key).or_default().push(Arc::new((
                 self.target.clone(),
@@ -389,6 +389,11 @@ impl ExchangeScheduler {
     /// Schedules a phase, reusing a cached schedule when the phase is
     /// identical up to relocation to one scheduled before.
     pub fn schedule(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {
+        self.schedule_shared(phase).map(Arc::unwrap_or_clone)
+    }
+
+    /// [`Self::schedule`], sharing a fresh schedule with the cache.
+    fn schedule_shared(&mut self, phase: &Phase) -> Result<Arc<Schedule>, ScheduleError> {
         let id = self.next_id;
         self.next_id += 1;
         validate_phase(phase, &self.target)?;
@@ -408,7 +413,7 @@ impl ExchangeScheduler {
                         row_words = s.rows.max_row_words,
                         "reused exchange schedule after validating relocated rows"
                     );
-                    return Ok(s);
+                    return Ok(Arc::new(s));
                 }
                 Err(errs) => {
                     self.stats.rejected += 1;
@@ -416,13 +421,13 @@ impl ExchangeScheduler {
                 }
             }
         }
-        let s = schedule_valid(phase, &self.target)?;
+        let s = Arc::new(schedule_valid(phase, &self.target)?);
         self.record_fresh(id, key, phase, &s);
         Ok(s)
     }
 
     /// The cached phase and schedule with this canonical key, if any.
-    fn lookup(&self, key: &[u32]) -> Option<Arc<(Phase, Schedule)>> {
+    fn lookup(&self, key: &[u32]) -> Option<Arc<(Phase, Arc<Schedule>)>> {
         self.cache
             .get(&key_hash(key))?
             .iter()
@@ -431,7 +436,7 @@ impl ExchangeScheduler {
     }
 
     /// Counts, logs and caches a freshly scheduled phase.
-    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Schedule) {
+    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Arc<Schedule>) {
         self.stats.scheduled += 1;
         tracing::debug!(
             phase = id,
@@ -487,7 +492,7 @@ impl ExchangeScheduler {
                     let id = self.next_id;
                     self.next_id += 1;
                     if let Ok(s) = &result {
-                        self.record_fresh(id, key.clone(), phase, s);
+                        self.record_fresh(id, key.clone(), phase, &Arc::new(s.clone()));
                     }
                     out.push(result);
                 }
