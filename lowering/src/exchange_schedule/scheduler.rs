@@ -321,13 +321,16 @@ pub struct CacheStats {
     pub rejected: u64,
 }
 
+/// A cached phase and its schedule (shared with the memo).
+type CacheEntry = Arc<(Phase, Arc<Schedule>)>;
+
 /// A scheduler for one target that reuses schedules of repeated phases.
 #[derive(Debug)]
 pub struct ExchangeScheduler {
     target: Arc<Target>,
     /// Hash of the canonical key -> phases with that hash and their schedules
     /// (the key itself is recomputed on a hit, not stored: it is large).
-    cache: FxHashMap<u64, Vec<Arc<(Phase, Arc<Schedule>)>>>,
+    cache: FxHashMap<u64, Vec<CacheEntry>>,
     stats: CacheStats,
     next_id: u64,
 }
@@ -427,7 +430,7 @@ impl ExchangeScheduler {
     }
 
     /// The cached phase and schedule with this canonical key, if any.
-    fn lookup(&self, key: &[u32]) -> Option<Arc<(Phase, Arc<Schedule>)>> {
+    fn lookup(&self, key: &[u32]) -> Option<CacheEntry> {
         self.cache
             .get(&key_hash(key))?
             .iter()
