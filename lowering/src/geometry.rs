@@ -212,29 +212,38 @@ pub fn runs_row_major(need: &Block, sources: &[Block], elem_bytes: i64, out: &mu
     let rank = need.lo.len();
     let dext = need.extent();
     let dstr = strides(&dext);
+    // Index buffers made once per call: a consumer's rectangle is checked
+    // against every source block, most of which it does not overlap.
+    let (mut lo, mut hi) = (vec![0i64; rank], vec![0i64; rank]);
+    let (mut pos, mut sstr) = (vec![0i64; rank], vec![1i64; rank]);
     for src in sources {
-        let lo: Vec<i64> = (0..rank).map(|d| need.lo[d].max(src.lo[d])).collect();
-        let hi: Vec<i64> = (0..rank).map(|d| need.hi[d].min(src.hi[d])).collect();
-        if (0..rank).any(|d| hi[d] <= lo[d]) {
+        if (0..rank).any(|d| need.hi[d].min(src.hi[d]) <= need.lo[d].max(src.lo[d])) {
             continue;
         }
-        let sext = src.extent();
-        let sstr = strides(&sext);
+        for d in 0..rank {
+            lo[d] = need.lo[d].max(src.lo[d]);
+            hi[d] = need.hi[d].min(src.hi[d]);
+        }
+        // Row-major strides of the source block's extent (as `strides`).
+        for d in (0..rank.saturating_sub(1)).rev() {
+            sstr[d] = sstr[d + 1] * (src.hi[d + 1] - src.lo[d + 1]).max(0);
+        }
         let row = if rank == 0 {
             1
         } else {
             hi[rank - 1] - lo[rank - 1]
         };
         // Every index of the overlap except the last dimension.
-        let outer: Vec<i64> = (0..rank.saturating_sub(1)).map(|d| hi[d] - lo[d]).collect();
-        let count: i64 = outer.iter().product();
+        let outer = rank.saturating_sub(1);
+        let count: i64 = (0..outer).map(|d| hi[d] - lo[d]).product();
         let mut last: Option<Run> = None;
         for c in 0..count.max(1) {
             let mut rem = c;
-            let mut pos = lo.clone();
-            for d in (0..outer.len()).rev() {
-                pos[d] = lo[d] + rem % outer[d];
-                rem /= outer[d];
+            pos.copy_from_slice(&lo);
+            for d in (0..outer).rev() {
+                let ext = hi[d] - lo[d];
+                pos[d] = lo[d] + rem % ext;
+                rem /= ext;
             }
             let soff: i64 = (0..rank).map(|d| (pos[d] - src.lo[d]) * sstr[d]).sum();
             let doff: i64 = (0..rank).map(|d| (pos[d] - need.lo[d]) * dstr[d]).sum();

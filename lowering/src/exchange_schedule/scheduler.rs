@@ -321,13 +321,16 @@ pub struct CacheStats {
     pub rejected: u64,
 }
 
+/// A cached phase and its schedule (shared with the memo).
+type CacheEntry = Arc<(Phase, Arc<Schedule>)>;
+
 /// A scheduler for one target that reuses schedules of repeated phases.
 #[derive(Debug)]
 pub struct ExchangeScheduler {
     target: Arc<Target>,
     /// Hash of the canonical key -> phases with that hash and their schedules
     /// (the key itself is recomputed on a hit, not stored: it is large).
-    cache: FxHashMap<u64, Vec<Arc<(Phase, Schedule)>>>,
+    cache: FxHashMap<u64, Vec<CacheEntry>>,
     stats: CacheStats,
     next_id: u64,
 }
@@ -356,10 +359,11 @@ impl ExchangeScheduler {
     /// scheduled in the same process). The answer is the one the scheduler
     /// gave then, so it is what the scheduler gives for the same sequence
     /// of phases: output does not depend on the memo.
-    /// The flag says whether the memo answered.
-    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Schedule, bool), ScheduleError> {
+    /// The flag says whether the memo answered. The schedule is shared with
+    /// the memo (a large phase's fragments are not copied per answer).
+    pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Arc<Schedule>, bool), ScheduleError> {
         use std::hash::{Hash, Hasher};
-        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Schedule)>>>;
+        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Arc<Schedule>)>>>;
         static MEMO: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
         let memo = MEMO.get_or_init(Default::default);
         let mut h = rustc_hash::FxHasher::default();
@@ -374,7 +378,7 @@ impl ExchangeScheduler {
                 return Ok((hit.2.clone(), true));
             }
         }
-        let s = self.schedule(phase)?;
+        let s = self.schedule_shared(phase)?;
         if let Ok(mut m) = memo.lock() {
             m.entry(key).or_default().push(Arc::new((
                 self.target.clone(),
@@ -388,6 +392,11 @@ impl ExchangeScheduler {
     /// Schedules a phase, reusing a cached schedule when the phase is
     /// identical up to relocation to one scheduled before.
     pub fn schedule(&mut self, phase: &Phase) -> Result<Schedule, ScheduleError> {
+        self.schedule_shared(phase).map(Arc::unwrap_or_clone)
+    }
+
+    /// [`Self::schedule`], sharing a fresh schedule with the cache.
+    fn schedule_shared(&mut self, phase: &Phase) -> Result<Arc<Schedule>, ScheduleError> {
         let id = self.next_id;
         self.next_id += 1;
         validate_phase(phase, &self.target)?;
@@ -407,7 +416,7 @@ impl ExchangeScheduler {
                         row_words = s.rows.max_row_words,
                         "reused exchange schedule after validating relocated rows"
                     );
-                    return Ok(s);
+                    return Ok(Arc::new(s));
                 }
                 Err(errs) => {
                     self.stats.rejected += 1;
@@ -415,13 +424,13 @@ impl ExchangeScheduler {
                 }
             }
         }
-        let s = schedule_valid(phase, &self.target)?;
+        let s = Arc::new(schedule_valid(phase, &self.target)?);
         self.record_fresh(id, key, phase, &s);
         Ok(s)
     }
 
     /// The cached phase and schedule with this canonical key, if any.
-    fn lookup(&self, key: &[u32]) -> Option<Arc<(Phase, Schedule)>> {
+    fn lookup(&self, key: &[u32]) -> Option<CacheEntry> {
         self.cache
             .get(&key_hash(key))?
             .iter()
@@ -430,7 +439,7 @@ impl ExchangeScheduler {
     }
 
     /// Counts, logs and caches a freshly scheduled phase.
-    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Schedule) {
+    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Arc<Schedule>) {
         self.stats.scheduled += 1;
         tracing::debug!(
             phase = id,
@@ -486,7 +495,7 @@ impl ExchangeScheduler {
                     let id = self.next_id;
                     self.next_id += 1;
                     if let Ok(s) = &result {
-                        self.record_fresh(id, key.clone(), phase, s);
+                        self.record_fresh(id, key.clone(), phase, &Arc::new(s.clone()));
                     }
                     out.push(result);
                 }
