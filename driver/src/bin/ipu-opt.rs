@@ -1,4 +1,5 @@
 //! `ipu-opt`: parse, verify, transform and print IR, like `mlir-opt`.
 fn main() {
+    ipu_driver::tune_allocator();
     std::process::exit(ipu_driver::opt::main(std::env::args_os()));
 }
