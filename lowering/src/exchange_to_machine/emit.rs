@@ -630,12 +630,22 @@ pub(crate) fn build_package_from(
             let used = code_bytes + data.len() as u64;
             stats.max_code_bytes = stats.max_code_bytes.max(image.code_size as u64);
             stats.max_table_bytes = stats.max_table_bytes.max(data.len() as u64);
+            // The reserve is what the planner kept; the real limit is this
+            // tile's lowest data byte (the interleaved start when all its
+            // data went above it), so a long program may use more.
             let reserved = target.memory.code_reserve_bytes;
-            if used > reserved {
+            let room = a
+                .iter()
+                .copied()
+                .min()
+                .unwrap_or_else(|| target.memory_end())
+                .max(base + reserved)
+                - base;
+            if used > room {
                 return Err(Diagnostic::error(
                     loc,
                     format!(
-                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {reserved} are kept for them",
+                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
                         data.len()
                     ),
                 ));

@@ -613,7 +613,15 @@ fn tile_memory(
     nsteps: usize,
 ) -> TileMemory {
     let base = target.memory.base_address;
-    let reserve_end = base + target.memory.code_reserve_bytes;
+    // Code and tables may run past the planner's reserve, up to the data.
+    let table_end = work.map_or(0, |(_, _, t)| {
+        t.spans
+            .iter()
+            .map(|&(a, len, _)| a + len)
+            .max()
+            .unwrap_or(t.table)
+    });
+    let reserve_end = (base + target.memory.code_reserve_bytes).max(table_end);
     let end = target.memory_end();
     let mut regions: Vec<Region> = Vec::new();
     let push = |regions: &mut Vec<Region>, start: u64, len: u64, c: Category, b: Option<usize>| {
