@@ -126,16 +126,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
     // fragments in parallel, joined in order.
     let events = |frags: &[Fragment]| {
         let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(frags.len());
-        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
-        for f in frags {
-            for r in &f.receives {
-                let dst = phase.transfers.get(r.transfer as usize);
-                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
-                    per_port[(r.port as usize).min(n)] += 1;
-                    per_tile[(d.tile as usize).min(n)] += 1;
-                }
-            }
-        }
+        let (per_port, per_tile) = super::verify::receive_counts(phase, frags, n);
         let mut selects: Groups<(u64, u64, u32)> = Groups::with_counts(&per_port);
         let mut captures: Groups<CaptureRun> = Groups::with_counts(&per_tile);
         for f in frags {

@@ -215,24 +215,7 @@ pub(crate) fn verify_moved(
             });
         }
     }
-    if schedule.lower_bound != bound {
-        errs.push(VerifyError::WrongLowerBound {
-            reported: schedule.lower_bound,
-            actual: bound,
-        });
-    }
-    if schedule.horizon < bound {
-        errs.push(VerifyError::HorizonBelowBound {
-            reported: schedule.horizon,
-            bound,
-        });
-    }
-    if errs.is_empty() {
-        Ok(())
-    } else {
-        errs.truncate(MAX_ERRORS);
-        Err(errs)
-    }
+    bound_checks(schedule, bound, errs)
 }
 
 /// [`verify`] of a phase the caller has validated, whose endpoint lower
@@ -266,16 +249,7 @@ pub(crate) fn verify_valid(
         // (port, start, end, fragment, sender, transfer): port selections,
         // grouped by port as they are made.
         // Sized by a first count of the receives that name a destination.
-        let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
-        for f in frags {
-            for r in &f.receives {
-                let dst = phase.transfers.get(r.transfer as usize);
-                if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
-                    per_port[(r.port as usize).min(n)] += 1;
-                    per_tile[(d.tile as usize).min(n)] += 1;
-                }
-            }
-        }
+        let (per_port, per_tile) = receive_counts(phase, frags, n);
         let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::with_counts(&per_port);
         // (tile, port, start, end, fragment, transfer): captures, by tile.
         let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::with_counts(&per_tile);
@@ -538,6 +512,16 @@ pub(crate) fn verify_valid(
             }
         }
     }
+    bound_checks(schedule, bound, errs)
+}
+
+/// The checks of the schedule's recorded bound and horizon against the
+/// bound its fragments give, after the per-fragment errors `errs`.
+fn bound_checks(
+    schedule: &Schedule,
+    bound: u64,
+    mut errs: Vec<VerifyError>,
+) -> Result<(), Vec<VerifyError>> {
     if schedule.lower_bound != bound {
         errs.push(VerifyError::WrongLowerBound {
             reported: schedule.lower_bound,
@@ -556,4 +540,25 @@ pub(crate) fn verify_valid(
         errs.truncate(MAX_ERRORS);
         Err(errs)
     }
+}
+
+/// Per port and per destination tile (`n` and above counted at `n`), the
+/// receives of `frags` that name a destination: the sizes of the groups
+/// the verifier and the row counter make.
+pub(super) fn receive_counts(
+    phase: &Phase,
+    frags: &[Fragment],
+    n: usize,
+) -> (Vec<usize>, Vec<usize>) {
+    let (mut per_port, mut per_tile) = (vec![0usize; n + 1], vec![0usize; n + 1]);
+    for f in frags {
+        for r in &f.receives {
+            let dst = phase.transfers.get(r.transfer as usize);
+            if let Some(d) = dst.and_then(|t| t.dsts.get(r.dst as usize)) {
+                per_port[(r.port as usize).min(n)] += 1;
+                per_tile[(d.tile as usize).min(n)] += 1;
+            }
+        }
+    }
+    (per_port, per_tile)
 }
