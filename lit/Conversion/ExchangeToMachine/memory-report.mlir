@@ -23,14 +23,14 @@
 // CHECK-NEXT: total{{ +}}10223616 100.00%
 // CHECK: superstep{{ +}}max tile B{{ +}}tile{{ +}}all tiles B{{ +}}label
 // CHECK-NEXT: x0{{ +}}
-// CHECK-NEXT: s1{{ +}}4272{{ +}}1
+// CHECK-NEXT: s1{{ +}}4120{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tile 1: 4272 B used, 538128 B free; most live data in s1: 2544 B
+// CHECK: tile 1: 4120 B used, 538128 B free; most live data in s1: 2544 B
 // CHECK-NEXT: 0x80000 1104 B s1.rhs_f16 re-layout scratch s1..s1 tile.matmul at {{.*}}memory-report.mlir:[[#@LINE+11]]:3
 // The parameters are placed in the matmul's and the add's operand buffers.
 // CHECK: 0x80450 592 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+9]]:3
 // The add and gelu joined the matmul's reduction superstep.
-// CHECK: 0x80330 272 B s3.result activations s1.reduce..end tile.matmul reduction, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+9]]:3
+// CHECK: 0x80220 272 B s3.result activations s1.reduce..end tile.matmul reduction, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+9]]:3
 
 // Without a machine stage there is no report to write.
 // RUN: not ipu-opt --target test16 --ipu-lower-to-exchange %s -o /dev/null --memory-report=%t/none.json 2>&1 | FileCheck %s --check-prefix=NONE

@@ -15,16 +15,16 @@
 // The k = 0 tiles also receive partials and hold the results; the add's
 // result reuses the memory of buffers dead by then. The add and the gelu
 // share one superstep: the gelu reads the add's result in place.
-// CHECK-NEXT: machine.memory_map {buffers = ["0x80000 272 B s1.partials_in", "0x80000 272 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80110 272 B s1.result", "0x80220 272 B s3.result", "0x80330 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.partials", "0x80980 48 B input2"], free = 538192 : i64, tiles = "2 to 7", used = 2480 : i64}
+// CHECK-NEXT: machine.memory_map {buffers = ["0x80000 272 B s1.partials_in", "0x80000 272 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80110 272 B s3.result", "0x80220 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.result", "0x80980 48 B input2"], free = 538192 : i64, tiles = "2 to 7", used = 2480 : i64}
 // CHECK-NEXT: machine.memory_map {{.*}} tiles = "0", used = 2480 : i64}
 // CHECK-NEXT: machine.memory_map {{.*}} tiles = "1", used = 2480 : i64}
 // The supervisor program (main) and the kernel specialisations each group
 // links, and what the supervisor does in each superstep: run its exchange
 // row (exch), call kernels, or only sync (-).
 // CHECK-NEXT: machine.code {code_bytes = 788 : i64, exec = "0x4c000 to 0x4c31c", kernels = ["main", "cast_f8e4m3fn_f16_n512", "gemm_f16_interleaved_k32_c16_r1_r2_m8"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: -", "x2: exch", "s2: -"], tiles = "8 to 15"}
-// CHECK-NEXT: machine.code {code_bytes = 1360 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_add_f16_n128", "ew_copy_f16_n128", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: ew_add_f16_n128.elementwise, ew_copy_f16_n128.elementwise", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
+// CHECK-NEXT: machine.code {code_bytes = 1220 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_add_f16_n128", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: ew_add_f16_n128.elementwise", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
 // Tile 0 also copies the part of the bias it holds itself.
-// CHECK-NEXT: machine.code {code_bytes = 1372 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
+// CHECK-NEXT: machine.code {code_bytes = 1232 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 318 : i64, cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
@@ -33,7 +33,7 @@
 // Layouts are grids: b1 is one 16-byte row on each of tiles 0..15 (tile
 // step 1, host step 16); y is 8 rows of 32 bytes on each of tiles 0..7.
 // CHECK-NEXT: machine.host_stream "b1" {direction = "input", element = "f16", layout = [{address = "0x80980", len = 16 : i64, offset = 0 : i64, repeat = [array<i64: 16, 1, 0, 16>], tile = 0 : i64}], shape = array<i64: 128>}
-// CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16", layout = [{address = "0x80220", len = 32 : i64, offset = 0 : i64, repeat = [array<i64: 8, 1, 0, 32>, array<i64: 8, 0, 32, 256>], tile = 0 : i64}], shape = array<i64: 8, 128>}
+// CHECK-NEXT: machine.host_stream "y" {direction = "output", element = "f16", layout = [{address = "0x80110", len = 32 : i64, offset = 0 : i64, repeat = [array<i64: 8, 1, 0, 32>, array<i64: 8, 0, 32, 256>], tile = 0 : i64}], shape = array<i64: 8, 128>}
 // Probes: where each op's result can be read after a step (for --check-ops).
 // CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.matmul", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 3 : i64}
 // CHECK-NEXT: machine.probe {element = "f16", layout = [{{.*}}], op = "tile.map", shape = array<i64: 8, 128>, source = "{{[0-9]+}}:3", step = 5 : i64}
@@ -59,8 +59,8 @@
 // STATS-NEXT: (S) 16 tiles - Tiles started
 // STATS-NEXT: (S) 3 program-groups - Distinct tile programs
 // STATS-NEXT: (S) 6 supersteps - Supersteps (compute sets and exchange phases)
-// STATS-NEXT: (S) 1372 max-code-bytes - Largest tile code image
-// STATS-NEXT: (S) 424 max-table-bytes - Largest tile pointer table, records and exchange rows
+// STATS-NEXT: (S) 1232 max-code-bytes - Largest tile code image
+// STATS-NEXT: (S) 408 max-table-bytes - Largest tile pointer table, records and exchange rows
 // STATS-NEXT: (S) 2480 max-data-bytes - Most data bytes used on one tile
 func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
   %h = nn.matmul %x, %w1 : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>

@@ -542,6 +542,24 @@ impl DeviceOp for Matmul {
             .at;
         b.begin_compute(op, "", "tile.matmul");
         let psize = (bm * bn * pt.bytes()) as u64;
+        let result = cx.result(op, 0);
+        let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
+        let finish = result_kernels(&g, out);
+        // A result block the GEMM writes as it is: the k = 0 tiles' GEMMs
+        // write the result buffer itself (allocated here, in the GEMM's set).
+        let in_place = finish.in_place
+            && rmap
+                .block_shape(&cx.value_shape(result))
+                .iter()
+                .product::<i64>()
+                == (bm * bn) as i64;
+        let direct = if in_place {
+            Some(b.home(op, result, &rmap, &format!("s{set}.result"), false)?)
+        } else {
+            None
+        };
+        // The buffer the k > 0 tiles send their partial sums from.
+        let mut sent = None;
         let tile = |bi: usize, kk: usize, i: usize, j: usize| {
             g.tile(tiles[0], tiles[1], bi as u64, kk as u64, i as u64, j as u64)
         };
@@ -607,7 +625,13 @@ impl DeviceOp for Matmul {
                         if let Some(spec) = kernels.widen_b.clone() {
                             b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
                         }
-                        let c = b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?;
+                        let c = match direct {
+                            Some(res) if kk == 0 => res,
+                            _ => b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?,
+                        };
+                        if kk > 0 {
+                            sent = Some(c);
+                        }
                         partials.insert(tl, c);
                         b.call(
                             tl,
@@ -623,8 +647,6 @@ impl DeviceOp for Matmul {
                 }
             }
         }
-        let result = cx.result(op, 0);
-        let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         // The k = 0 tiles receive the other partials, add them up and
         // convert the sum into the result block.
         let mut incoming: FxHashMap<u32, usize> = FxHashMap::default();
@@ -663,7 +685,7 @@ impl DeviceOp for Matmul {
                     }
                 }
             }
-            let (Some(&src), Some(dst)) = (partials.values().next(), inc) else {
+            let (Some(src), Some(dst)) = (sent, inc) else {
                 return Err(b.err(op, "has no partial sums to reduce"));
             };
             b.end_compute(op)?;
@@ -675,12 +697,14 @@ impl DeviceOp for Matmul {
             b.begin_compute(op, ".reduce", "tile.matmul reduction");
         }
         // Without split K the result is laid out in the GEMM's superstep.
-        let res = b.home(op, result, &rmap, &format!("s{set}.result"), false)?;
+        let res = match direct {
+            Some(res) => res,
+            None => b.home(op, result, &rmap, &format!("s{set}.result"), false)?,
+        };
         let home_tiles: Vec<u32> = b
             .home_of(result)
             .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
             .unwrap_or_default();
-        let finish = result_kernels(&g, out);
         for tl in home_tiles {
             let Some(&c) = partials.get(&tl) else {
                 continue;
@@ -725,6 +749,17 @@ impl DeviceOp for Matmul {
                         records::unary(unblock, Word::Buf(src, 0), Word::Buf(res, 0)),
                     );
                 }
+                (None, None) if in_place => {}
+                // Partials of the result type, but a result block of another
+                // shape than the GEMM's: copied.
+                (None, None) if finish.in_place => b.call(
+                    tl,
+                    records::unary(
+                        &KernelSpec::elementwise(ipu_isa::kernels::EwOp::Copy, pt, bm * bn),
+                        Word::Buf(c, 0),
+                        Word::Buf(res, 0),
+                    ),
+                ),
                 (None, None) => {
                     return Err(b.err(op, "has no kernel to lay its result out"));
                 }

@@ -98,6 +98,10 @@ pub struct ResultKernels {
     pub add: Option<KernelSpec>,
     pub convert: Option<KernelSpec>,
     pub unblock: Option<KernelSpec>,
+    /// The GEMM's output block is the result block (partials of the result
+    /// type, one 16-column block: row-major): the k = 0 tiles' GEMMs write
+    /// the result buffer and the split-K sums add into it, no copy.
+    pub in_place: bool,
 }
 
 /// The result kernels of `g` for a result of element type `out`.
@@ -106,12 +110,10 @@ pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
     let nb = N_BLOCK as usize;
     let pt = g.mode.partials;
     let oeb = out.bytes();
-    let convert = if pt != out {
-        Some(KernelSpec::cast(pt, out, bm * bn))
-    } else {
-        (bn == nb).then(|| KernelSpec::elementwise(EwOp::Copy, pt, bm * bn))
-    };
+    let in_place = pt == out && bn == nb;
+    let convert = (pt != out).then(|| KernelSpec::cast(pt, out, bm * bn));
     ResultKernels {
+        in_place,
         add: (g.pk > 1).then(|| KernelSpec::elementwise(EwOp::Add, pt, bm * bn)),
         convert,
         unblock: (bn > nb).then(|| {
