@@ -52,6 +52,7 @@ sources![
     "compare",
     "select",
     "gather",
+    "lcopy",
 ];
 
 /// The source of a kernel by name.
@@ -782,6 +783,15 @@ impl KernelSpec {
             ]),
         }
     }
+    /// `lcopy.S` for words of `align` bytes: the code is the same whatever
+    /// the copy's shape, which its record carries ([`LocalCopy`]).
+    pub fn lcopy(align: u32) -> KernelSpec {
+        KernelSpec {
+            source: "lcopy",
+            entry: "lcopy",
+            params: params_of(&[("A", align as i64)]),
+        }
+    }
     /// The specialised kernel name.
     pub fn name(&self) -> String {
         specialised_name(self.source, &self.params)
@@ -796,5 +806,155 @@ impl KernelCache {
     /// [`KernelCache::get`] for a [`KernelSpec`].
     pub fn get_spec(&self, spec: &KernelSpec) -> Result<CachedKernel, KernelError> {
         self.get(spec.source, &spec.params)
+    }
+}
+
+/// One stepped group of local transfers as `lcopy.S` copies it: `repeat`
+/// rows of `count` transfers of `words` words of `align` bytes, transfer
+/// (r, c) at source `r * rsrc_step + c * src_step` and destination
+/// `r * rdst_step + c * dst_step` from the group's first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LocalCopy {
+    pub align: u32,
+    pub count: u32,
+    pub words: u32,
+    pub repeat: u32,
+    pub src_step: i64,
+    pub dst_step: i64,
+    pub rsrc_step: i64,
+    pub rdst_step: i64,
+}
+
+/// The largest of 8, 4, 2, 1 that divides every value.
+pub fn copy_alignment(values: &[i64]) -> u32 {
+    let mut a = 8u32;
+    for &v in values {
+        while v.rem_euclid(i64::from(a)) != 0 {
+            a /= 2;
+        }
+    }
+    a
+}
+
+impl LocalCopy {
+    /// The group of `count` transfers of `len` bytes (source and destination
+    /// stepping by `src_step`, `dst_step`), `repeat` times (stepping by
+    /// `rsrc_step`, `rdst_step`), from buffer offsets `src_off`, `dst_off`
+    /// of 8-aligned buffers; `None` when a figure does not fit the record.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        count: i64,
+        len: i64,
+        src_step: i64,
+        dst_step: i64,
+        repeat: i64,
+        rsrc_step: i64,
+        rdst_step: i64,
+        offsets: (i64, i64),
+    ) -> Option<LocalCopy> {
+        let align = copy_alignment(&[
+            offsets.0, offsets.1, len, src_step, dst_step, rsrc_step, rdst_step,
+        ]);
+        let fits = |v: i64| v.unsigned_abs() < 1 << 30;
+        let positive = |v: i64| v > 0 && fits(v);
+        let ok = positive(count)
+            && positive(len)
+            && positive(repeat)
+            && fits(count.checked_mul(repeat)?)
+            && [src_step, dst_step, rsrc_step, rdst_step]
+                .iter()
+                .all(|&s| fits(s));
+        ok.then(|| LocalCopy {
+            align,
+            count: count as u32,
+            words: (len / i64::from(align)) as u32,
+            repeat: repeat as u32,
+            src_step,
+            dst_step,
+            rsrc_step,
+            rdst_step,
+        })
+    }
+
+    /// Worker issues per transfer of `w` words (as `lcopy.S` counts them).
+    fn per_transfer(&self, w: u64) -> u64 {
+        match (w, self.align) {
+            (1, _) => 4,
+            (w, 8) => 6 + w,
+            (w, _) => 5 + 2 * w,
+        }
+    }
+
+    /// The split over the workers: (TQ, TR, TB, WQ, WR, WB) of the record.
+    /// The words of each transfer are split when that keeps the busiest
+    /// worker shorter than splitting the transfers.
+    pub fn split(&self) -> [u32; 6] {
+        let n = u64::from(WORKER_CONTEXTS);
+        let t = u64::from(self.count) * u64::from(self.repeat);
+        let w = u64::from(self.words);
+        let by_transfers = t.div_ceil(n) * self.per_transfer(w);
+        let by_words = t * self.per_transfer(w.div_ceil(n));
+        if w >= n && by_words < by_transfers {
+            [0, 0, t as u32, (w / n) as u32, (w % n) as u32, 0]
+        } else {
+            [(t / n) as u32, (t % n) as u32, 0, 0, 0, self.words]
+        }
+    }
+
+    /// The busiest worker's transfers, words per transfer and rows touched
+    /// (the cycle formula's TN, WN, SEGS): the worker with the most issues,
+    /// counted as `lcopy.S` does (a row 15 issues with the step between).
+    pub fn busiest(&self) -> (u64, u64, u64) {
+        let [tq, tr, tb, wq, wr, wb] = self.split().map(u64::from);
+        let count = u64::from(self.count);
+        let wn = wq + u64::from(wr > 0) + wb;
+        let per = self.per_transfer(wn);
+        let mut best = (0, 0, 0);
+        for k in 0..u64::from(WORKER_CONTEXTS) {
+            let tlo = k * tq + k.min(tr);
+            let tn = tq + u64::from(k < tr) + tb;
+            if tn > 0 {
+                let segs = (tlo % count + tn - 1) / count + 1;
+                if tn * per + 15 * segs > best.0 * per + 15 * best.2 {
+                    best = (tn, wn, segs);
+                }
+            }
+        }
+        (best.0, wn, best.2)
+    }
+
+    /// The specialisation to link: the code depends on the alignment only.
+    pub fn spec(&self) -> KernelSpec {
+        KernelSpec::lcopy(self.align)
+    }
+
+    /// The specialisation whose cycle formula is this copy's cost (the same
+    /// code; TN, WN and SEGS enter only the formula).
+    pub fn cost_spec(&self) -> KernelSpec {
+        let (tn, wn, segs) = self.busiest();
+        let mut s = self.spec();
+        s.params.insert("TN".into(), tn as i64);
+        s.params.insert("WN".into(), wn.max(1) as i64);
+        s.params.insert("SEGS".into(), segs as i64);
+        s
+    }
+
+    /// The record after the two addresses (+8 .. +48): COUNT, the four
+    /// steps (two's complement), the split.
+    pub fn record_values(&self) -> [u32; 11] {
+        let [tq, tr, tb, wq, wr, wb] = self.split();
+        [
+            self.count,
+            self.src_step as u32,
+            self.dst_step as u32,
+            self.rsrc_step as u32,
+            self.rdst_step as u32,
+            tq,
+            tr,
+            tb,
+            wq,
+            wr,
+            wb,
+        ]
     }
 }

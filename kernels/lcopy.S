@@ -1,0 +1,160 @@
+# Local copy of a stepped group of byte runs within the tile (the exchange
+# stage's `exchange.copy` runs): REPEAT rows of COUNT transfers of W words of
+# A bytes; transfer (r, c) copies [src + r * RSRC + c * SRC, + W * A) to
+# [dst + r * RDST + c * DST, ...). A (8, 4, 2, 1) divides every address,
+# step and length; steps are signed. Each worker takes the transfers
+# [tlo, tlo + tn) (linear index r * COUNT + c), and of each the words
+# [wlo, wlo + wn), with tlo = w * TQ + min(w, TR), tn = TQ + (w < TR) + TB,
+# wlo = w * WQ + min(w, WR), wn = WQ + (w < WR) + WB: the caller splits
+# either the transfers (WQ = WR = 0, WB = W) or, when there are few, the
+# words of each (TQ = TR = 0, TB = all transfers).
+# State ($m0): +0 src, +4 dst, +8 COUNT, +12 SRC, +16 DST, +20 RSRC,
+# +24 RDST, +28 TQ, +32 TR, +36 TB, +40 WQ, +44 WR, +48 WB.
+# Call: `call $m15, lcopy`; returns with `jmp $m15`.
+#
+# The code depends on A alone. TN, WN and SEGS enter only the `.cycles`
+# formula: the busiest worker's transfers, words per transfer and rows
+# touched (a caller that estimates passes them; the linked kernel leaves
+# them at 1).
+
+        .param A, 8
+        .param TN, 1
+        .param WN, 1
+        .param SEGS, 1
+        .if (A != 1) & (A != 2) & (A != 4) & (A != 8)
+        .error "A must be 1, 2, 4 or 8"
+        .endif
+        .if (TN < 0) | (WN < 1) | (SEGS < 0)
+        .error "TN, SEGS must be >= 0 and WN >= 1"
+        .endif
+        # The load and store of one A-byte word (A < 8: through $m8).
+        .if A == 4
+        .define LDW ld32
+        .define STW st32
+        .else
+        .if A == 2
+        .define LDW ld16
+        .define STW st16
+        .else
+        .define LDW ld8
+        .define STW st8
+        .endif
+        .endif
+        .set LOG2A, (A == 2) + 2 * (A == 4) + 3 * (A == 8)
+        # Worker issues: 47 to set up and exit (divu, remu 4 turns each); per
+        # row 11 (one-word transfers) or 9, and 6 more between rows; per
+        # transfer 4 (one word: the repeat body), else 6 + W (A = 8) or
+        # 5 + 2 W.
+        .set PER, (WN == 1) * 4 + (WN > 1) * ((A == 8) * (6 + WN) + (A != 8) * (5 + 2 * WN))
+        .set SEG, 9 + 2 * (WN == 1)
+        .cycles "6 + 6 * (TN > 0) * (47 + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 10"
+
+        .text
+        .globl lcopy
+        .type lcopy, @function
+        .align 8
+lcopy:
+        setzi $m1, lcopy_worker
+        .rept 6
+        run $m1, $m0
+        .endr
+        sync 0
+        jmp $m15
+        .size lcopy, . - lcopy
+
+        .type lcopy_worker, @function
+        .align 8
+lcopy_worker:
+        ld32 $m2, [$m0+28]             # TQ
+        mul $m3, $m1, $m2
+        ld32 $m4, [$m0+32]             # TR
+        min $m5, $m1, $m4
+        add $m3, $m3, $m5              # tlo
+        cmplt $m5, $m1, $m4
+        add $m2, $m2, $m5
+        ld32 $m4, [$m0+36]             # TB
+        add $m2, $m2, $m4              # tn
+        brz $m2, lcopy_done
+        ld32 $m4, [$m0+40]             # WQ
+        mul $m5, $m1, $m4
+        ld32 $m6, [$m0+44]             # WR
+        min $m7, $m1, $m6
+        add $m5, $m5, $m7              # wlo
+        cmplt $m7, $m1, $m6
+        add $m4, $m4, $m7
+        ld32 $m6, [$m0+48]             # WB
+        add $m4, $m4, $m6              # wn
+        brz $m4, lcopy_done
+        ld32 $m6, [$m0+8]              # COUNT
+        divu $m7, $m3, $m6             # first row
+        remu $m8, $m3, $m6             # first transfer in it
+        ld32 $m9, [$m0+20]
+        mul $m9, $m7, $m9
+        ld32 $m10, [$m0+0]
+        add $m9, $m9, $m10             # source row start
+        ld32 $m10, [$m0+24]
+        mul $m10, $m7, $m10
+        ld32 $m11, [$m0+4]
+        add $m10, $m10, $m11           # destination row start
+        shl $m5, $m5, LOG2A
+        add $m9, $m9, $m5              # this worker's words of each transfer
+        add $m10, $m10, $m5
+        ld32 $m12, [$m0+12]            # SRC
+        ld32 $m13, [$m0+16]            # DST
+        # A multi-word transfer leaves its pointers wn * A on: step by the rest.
+        shl $m5, $m4, LOG2A
+        sub $m14, $m12, $m5            # SRC - wn * A
+        sub $m5, $m13, $m5             # DST - wn * A
+        add $m1, $m4, -1               # wn - 1
+lcopy_row:
+        mul $m3, $m8, $m12
+        add $m3, $m3, $m9              # source of transfer (r, c)
+        mul $m11, $m8, $m13
+        add $m11, $m11, $m10           # its destination
+        sub $m7, $m6, $m8
+        min $m7, $m7, $m2              # transfers in this row
+        sub $m2, $m2, $m7
+        brnz $m1, lcopy_runs
+        rpt $m7, lcopy_elem_end
+        .if A == 8
+        ld64 $a0:1, [$m3+0]
+        .else
+        LDW $m8, [$m3+0]
+        .endif
+        add $m3, $m3, $m12
+        .if A == 8
+        st64 $a0:1, [$m11+0]
+        .else
+        STW $m8, [$m11+0]
+        .endif
+        add $m11, $m11, $m13
+lcopy_elem_end:
+        br lcopy_next
+lcopy_runs:
+        .if A == 8
+        ld64 $a0:1, [$m3+=8]
+        rpt $m1, lcopy_words_end
+        { ldst64 $a0:1, [$m3+=8], $a4:5, [$m11+=8] ; mov64 $a4:5, $a0:1 }
+lcopy_words_end:
+        { st64 $a4:5, [$m11+=8] ; mov64 $a4:5, $a0:1 }
+        .else
+        rpt $m4, lcopy_words_end
+        LDW $m8, [$m3+=A]
+        STW $m8, [$m11+=A]
+lcopy_words_end:
+        .endif
+        add $m3, $m3, $m14
+        add $m11, $m11, $m5
+        add $m7, $m7, -1
+        brnz $m7, lcopy_runs
+lcopy_next:
+        brz $m2, lcopy_done
+        ld32 $m7, [$m0+20]
+        add $m9, $m9, $m7
+        ld32 $m7, [$m0+24]
+        add $m10, $m10, $m7
+        setzi $m8, 0
+        br lcopy_row
+lcopy_done:
+        exit
+        .size lcopy_worker, . - lcopy_worker
