@@ -2,25 +2,25 @@
 # stage's `exchange.copy` runs): REPEAT rows of COUNT transfers of W words of
 # A bytes; transfer (r, c) copies [src + r * RSRC + c * SRC, + W * A) to
 # [dst + r * RDST + c * DST, ...). A (8, 4, 2, 1) divides every address,
-# step and length; steps are signed. Each worker takes the transfers
-# [tlo, tlo + tn) (linear index r * COUNT + c), and of each the words
-# [wlo, wlo + wn), with tlo = w * TQ + min(w, TR), tn = TQ + (w < TR) + TB,
-# wlo = w * WQ + min(w, WR), wn = WQ + (w < WR) + WB: the caller splits
-# either the transfers (WQ = WR = 0, WB = W) or, when there are few, the
-# words of each (TQ = TR = 0, TB = all transfers).
+# step and length; steps are signed. Worker k copies its part: from
+# transfer (ROW_k, FIRST_k) on (linear index r * COUNT + c), TN_k transfers,
+# of each the WN_k words from byte OFF_k (the caller splits either the
+# transfers or, when there are few, the words of each: `LocalCopy::parts`).
 # State ($m0): +0 src, +4 dst, +8 COUNT, +12 SRC, +16 DST, +20 RSRC,
-# +24 RDST, +28 TQ, +32 TR, +36 TB, +40 WQ, +44 WR, +48 WB.
-# Call: `call $m15, lcopy`; returns with `jmp $m15`.
+# +24 RDST, then at +28 + 12 k: ROW_k | FIRST_k << 16, TN_k | WN_k << 16,
+# OFF_k (TN_k = 0: nothing). Call: `call $m15, lcopy`; returns with
+# `jmp $m15`.
 #
-# The code depends on A alone. TN, WN and SEGS enter only the `.cycles`
-# formula: the busiest worker's transfers, words per transfer and rows
-# touched (a caller that estimates passes them; the linked kernel leaves
-# them at 1).
+# The code depends on A alone. TN, WN, SEGS and WALK enter only the
+# `.cycles` formula: the busiest worker's transfers, words per transfer,
+# rows touched, and how one-word transfers walk (1: DST = A, 2: SRC = A, 0:
+# neither); a caller that estimates passes them.
 
         .param A, 8
         .param TN, 1
         .param WN, 1
         .param SEGS, 1
+        .param WALK, 0
         .if (A != 1) & (A != 2) & (A != 4) & (A != 8)
         .error "A must be 1, 2, 4 or 8"
         .endif
@@ -41,13 +41,14 @@
         .endif
         .endif
         .set LOG2A, (A == 2) + 2 * (A == 4) + 3 * (A == 8)
-        # Worker issues: 47 to set up and exit (divu, remu 4 turns each); per
-        # row 11 (one-word transfers) or 9, and 6 more between rows; per
-        # transfer 4 (one word: the repeat body), else 6 + W (A = 8) or
-        # 5 + 2 W.
-        .set PER, (WN == 1) * 4 + (WN > 1) * ((A == 8) * (6 + WN) + (A != 8) * (5 + 2 * WN))
-        .set SEG, 9 + 2 * (WN == 1)
-        .cycles "6 + 6 * (TN > 0) * (47 + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 10"
+        # Worker issues: 26 to set up and exit; per row 9 (multi-word
+        # transfers), 15 or 13 (one word; WALK 1: 13), and 6 more
+        # between rows; per transfer 4 (one word, WALK 0), 3 (WALK 1, 2),
+        # else 6 + W (A = 8) or 5 + 2 * W.
+        .set ONE, WN == 1
+        .set PER, ONE * (4 - (WALK > 0)) + (1 - ONE) * ((A == 8) * (6 + WN) + (A != 8) * (5 + 2 * WN))
+        .set SEG, (1 - ONE) * 9 + ONE * (15 - 2 * (WALK == 1))
+        .cycles "6 + 6 * (TN > 0) * (26 + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 9"
 
         .text
         .globl lcopy
@@ -65,40 +66,25 @@ lcopy:
         .type lcopy_worker, @function
         .align 8
 lcopy_worker:
-        ld32 $m2, [$m0+28]             # TQ
-        mul $m3, $m1, $m2
-        ld32 $m4, [$m0+32]             # TR
-        min $m5, $m1, $m4
-        add $m3, $m3, $m5              # tlo
-        cmplt $m5, $m1, $m4
-        add $m2, $m2, $m5
-        ld32 $m4, [$m0+36]             # TB
-        add $m2, $m2, $m4              # tn
+        mul $m2, $m1, 12
+        add $m2, $m2, $m0              # this worker's part, at +28
+        ld16 $m7, [$m2+28]             # first row
+        ld16 $m8, [$m2+30]             # first transfer in it
+        ld16 $m4, [$m2+34]             # words per transfer
+        ld32 $m5, [$m2+36]             # their byte offset
+        ld16 $m2, [$m2+32]             # transfers
         brz $m2, lcopy_done
-        ld32 $m4, [$m0+40]             # WQ
-        mul $m5, $m1, $m4
-        ld32 $m6, [$m0+44]             # WR
-        min $m7, $m1, $m6
-        add $m5, $m5, $m7              # wlo
-        cmplt $m7, $m1, $m6
-        add $m4, $m4, $m7
-        ld32 $m6, [$m0+48]             # WB
-        add $m4, $m4, $m6              # wn
-        brz $m4, lcopy_done
-        ld32 $m6, [$m0+8]              # COUNT
-        divu $m7, $m3, $m6             # first row
-        remu $m8, $m3, $m6             # first transfer in it
         ld32 $m9, [$m0+20]
         mul $m9, $m7, $m9
         ld32 $m10, [$m0+0]
-        add $m9, $m9, $m10             # source row start
+        add $m9, $m9, $m10
+        add $m9, $m9, $m5              # source row start
         ld32 $m10, [$m0+24]
         mul $m10, $m7, $m10
         ld32 $m11, [$m0+4]
-        add $m10, $m10, $m11           # destination row start
-        shl $m5, $m5, LOG2A
-        add $m9, $m9, $m5              # this worker's words of each transfer
-        add $m10, $m10, $m5
+        add $m10, $m10, $m11
+        add $m10, $m10, $m5            # destination row start
+        ld32 $m6, [$m0+8]              # COUNT
         ld32 $m12, [$m0+12]            # SRC
         ld32 $m13, [$m0+16]            # DST
         # A multi-word transfer leaves its pointers wn * A on: step by the rest.
@@ -115,6 +101,11 @@ lcopy_row:
         min $m7, $m7, $m2              # transfers in this row
         sub $m2, $m2, $m7
         brnz $m1, lcopy_runs
+        # One word per transfer: the side that steps by one word post-increments.
+        cmpeq $m8, $m13, A
+        brnz $m8, lcopy_dst_walk
+        cmpeq $m8, $m12, A
+        brnz $m8, lcopy_src_walk
         rpt $m7, lcopy_elem_end
         .if A == 8
         ld64 $a0:1, [$m3+0]
@@ -129,6 +120,36 @@ lcopy_row:
         .endif
         add $m11, $m11, $m13
 lcopy_elem_end:
+        br lcopy_next
+lcopy_dst_walk:
+        rpt $m7, lcopy_dst_end
+        .if A == 8
+        ld64 $a0:1, [$m3+0]
+        .else
+        LDW $m8, [$m3+0]
+        .endif
+        add $m3, $m3, $m12
+        .if A == 8
+        st64 $a0:1, [$m11+=8]
+        .else
+        STW $m8, [$m11+=A]
+        .endif
+lcopy_dst_end:
+        br lcopy_next
+lcopy_src_walk:
+        rpt $m7, lcopy_src_end
+        .if A == 8
+        ld64 $a0:1, [$m3+=8]
+        .else
+        LDW $m8, [$m3+=A]
+        .endif
+        .if A == 8
+        st64 $a0:1, [$m11+0]
+        .else
+        STW $m8, [$m11+0]
+        .endif
+        add $m11, $m11, $m13
+lcopy_src_end:
         br lcopy_next
 lcopy_runs:
         .if A == 8

@@ -840,7 +840,8 @@ impl LocalCopy {
     /// The group of `count` transfers of `len` bytes (source and destination
     /// stepping by `src_step`, `dst_step`), `repeat` times (stepping by
     /// `rsrc_step`, `rdst_step`), from buffer offsets `src_off`, `dst_off`
-    /// of 8-aligned buffers; `None` when a figure does not fit the record.
+    /// of 8-aligned buffers; `None` when a figure does not fit the record
+    /// (each worker's part is kept in 16-bit fields).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         count: i64,
@@ -864,7 +865,7 @@ impl LocalCopy {
             && [src_step, dst_step, rsrc_step, rdst_step]
                 .iter()
                 .all(|&s| fits(s));
-        ok.then(|| LocalCopy {
+        let copy = ok.then(|| LocalCopy {
             align,
             count: count as u32,
             words: (len / i64::from(align)) as u32,
@@ -873,54 +874,78 @@ impl LocalCopy {
             dst_step,
             rsrc_step,
             rdst_step,
-        })
+        })?;
+        let half = |v: u64| v < 1 << 16;
+        copy.parts()
+            .iter()
+            .all(|p| half(p.row) && half(p.first) && half(p.transfers) && half(p.words))
+            .then_some(copy)
+    }
+
+    /// How a one-word transfer walks (the cycle formula's WALK): 1 when the
+    /// destination steps by one word, 2 when the source does, else 0.
+    pub fn walk(&self) -> u64 {
+        let a = i64::from(self.align);
+        match self.words {
+            1 if self.dst_step == a => 1,
+            1 if self.src_step == a => 2,
+            _ => 0,
+        }
     }
 
     /// Worker issues per transfer of `w` words (as `lcopy.S` counts them).
     fn per_transfer(&self, w: u64) -> u64 {
         match (w, self.align) {
+            (1, _) if self.walk() > 0 => 3,
             (1, _) => 4,
             (w, 8) => 6 + w,
             (w, _) => 5 + 2 * w,
         }
     }
 
-    /// The split over the workers: (TQ, TR, TB, WQ, WR, WB) of the record.
-    /// The words of each transfer are split when that keeps the busiest
-    /// worker shorter than splitting the transfers.
-    pub fn split(&self) -> [u32; 6] {
+    /// Each worker's part. The words of each transfer are split when that
+    /// keeps the busiest worker shorter than splitting the transfers.
+    pub fn parts(&self) -> Vec<CopyPart> {
         let n = u64::from(WORKER_CONTEXTS);
         let t = u64::from(self.count) * u64::from(self.repeat);
         let w = u64::from(self.words);
         let by_transfers = t.div_ceil(n) * self.per_transfer(w);
         let by_words = t * self.per_transfer(w.div_ceil(n));
-        if w >= n && by_words < by_transfers {
-            [0, 0, t as u32, (w / n) as u32, (w % n) as u32, 0]
-        } else {
-            [(t / n) as u32, (t % n) as u32, 0, 0, 0, self.words]
-        }
+        let count = u64::from(self.count);
+        (0..n)
+            .map(|k| {
+                let (tlo, tn, wlo, wn) = if w >= n && by_words < by_transfers {
+                    (0, t, k * (w / n) + k.min(w % n), w / n + u64::from(k < w % n))
+                } else {
+                    (k * (t / n) + k.min(t % n), t / n + u64::from(k < t % n), 0, w)
+                };
+                let tn = if wn == 0 { 0 } else { tn };
+                CopyPart {
+                    row: tlo / count,
+                    first: tlo % count,
+                    transfers: tn,
+                    words: wn,
+                    offset: wlo * u64::from(self.align),
+                }
+            })
+            .collect()
     }
 
     /// The busiest worker's transfers, words per transfer and rows touched
     /// (the cycle formula's TN, WN, SEGS): the worker with the most issues,
-    /// counted as `lcopy.S` does (a row 15 issues with the step between).
+    /// counted as `lcopy.S` does (a row some 15 issues).
     pub fn busiest(&self) -> (u64, u64, u64) {
-        let [tq, tr, tb, wq, wr, wb] = self.split().map(u64::from);
-        let count = u64::from(self.count);
-        let wn = wq + u64::from(wr > 0) + wb;
-        let per = self.per_transfer(wn);
-        let mut best = (0, 0, 0);
-        for k in 0..u64::from(WORKER_CONTEXTS) {
-            let tlo = k * tq + k.min(tr);
-            let tn = tq + u64::from(k < tr) + tb;
-            if tn > 0 {
-                let segs = (tlo % count + tn - 1) / count + 1;
-                if tn * per + 15 * segs > best.0 * per + 15 * best.2 {
-                    best = (tn, wn, segs);
+        let mut best = (0, 1, 0, 0);
+        for p in self.parts() {
+            if p.transfers > 0 {
+                let segs = (p.first + p.transfers - 1) / u64::from(self.count) + 1;
+                let issues = p.transfers * self.per_transfer(p.words) + 15 * segs;
+                if issues > best.3 {
+                    best = (p.transfers, p.words, segs, issues);
                 }
             }
         }
-        (best.0, wn, best.2)
+        (best.0, best.1, best.2)
     }
 
     /// The specialisation to link: the code depends on the alignment only.
@@ -929,32 +954,44 @@ impl LocalCopy {
     }
 
     /// The specialisation whose cycle formula is this copy's cost (the same
-    /// code; TN, WN and SEGS enter only the formula).
+    /// code; TN, WN, SEGS and WALK enter only the formula).
     pub fn cost_spec(&self) -> KernelSpec {
         let (tn, wn, segs) = self.busiest();
         let mut s = self.spec();
         s.params.insert("TN".into(), tn as i64);
         s.params.insert("WN".into(), wn.max(1) as i64);
         s.params.insert("SEGS".into(), segs as i64);
+        s.params.insert("WALK".into(), self.walk() as i64);
         s
     }
 
-    /// The record after the two addresses (+8 .. +48): COUNT, the four
-    /// steps (two's complement), the split.
-    pub fn record_values(&self) -> [u32; 11] {
-        let [tq, tr, tb, wq, wr, wb] = self.split();
-        [
+    /// The record after the two addresses (+8 .. +96): COUNT, the four
+    /// steps (two's complement), then per worker its first row and transfer,
+    /// its transfers and words (16 bits each), and its words' byte offset.
+    pub fn record_values(&self) -> Vec<u32> {
+        let mut v = vec![
             self.count,
             self.src_step as u32,
             self.dst_step as u32,
             self.rsrc_step as u32,
             self.rdst_step as u32,
-            tq,
-            tr,
-            tb,
-            wq,
-            wr,
-            wb,
-        ]
+        ];
+        for p in self.parts() {
+            v.push((p.row | p.first << 16) as u32);
+            v.push((p.transfers | p.words << 16) as u32);
+            v.push(p.offset as u32);
+        }
+        v
     }
+}
+
+/// One worker's part of a [`LocalCopy`]: `transfers` transfers from
+/// (`row`, `first`) on, of each the `words` words from byte `offset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyPart {
+    pub row: u64,
+    pub first: u64,
+    pub transfers: u64,
+    pub words: u64,
+    pub offset: u64,
 }

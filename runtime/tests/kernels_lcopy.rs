@@ -84,9 +84,9 @@ fn check_copy(g: Group, seed: u64) -> CopyRun {
     let got = t.read(dst_base, AREA as usize).unwrap().to_vec();
     if let Some(i) = (0..AREA as usize).find(|&i| got[i] != want[i]) {
         panic!(
-            "{g:?} (align {}, split {:?}): destination byte {} is {:#x}, want {:#x}",
+            "{g:?} (align {}, parts {:?}): destination byte {} is {:#x}, want {:#x}",
             lc.align,
-            lc.split(),
+            lc.parts(),
             i as i64 - dst0,
             got[i],
             want[i]
@@ -121,6 +121,10 @@ fn groups() -> Vec<Group> {
         (5, 6, 10, 6, 3, 2, 30, 0, 0),
         (100, 1, 3, 1, 1, 0, 0, 0, 0),
         (16, 16, -32, 16, 1, 0, 0, 0, -256),
+        // One word per transfer, neither side stepping by one word.
+        (20, 2, 6, 10, 7, 2, 200, -1024, -1024),
+        (12, 8, -16, 24, 9, 8, 288, 0, -2048),
+        (40, 1, 3, 5, 1, 0, 0, 1, 3),
     ];
     // 2-byte elements: a 32 x 24 block transposed (count along a source
     // column, repeated over the columns), and the reverse walk.

@@ -75,8 +75,8 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         }
         "select" => vec![A, W, W, A],
         "gather" => vec![A, A, A],
-        // Addresses, COUNT, four steps, the workers' split.
-        "lcopy" => [vec![A, A], vec![V; 11]].concat(),
+        // Addresses, COUNT, four steps, three words per worker.
+        "lcopy" => [vec![A, A], vec![V; 5 + 3 * 6]].concat(),
         other => return Err(format!("kernel source {other} has no record layout")),
     };
     Ok((words, 0))
@@ -353,10 +353,10 @@ pub fn gather(spec: &KernelSpec, data: Word, indices: Word, out: Word) -> Call {
 }
 
 /// `lcopy.S`: +0 src, +4 dst, +8 COUNT, +12 SRC, +16 DST, +20 RSRC,
-/// +24 RDST (steps), +28 .. +48 the workers' split.
+/// +24 RDST (steps), +28 .. +96 each worker's part (`LocalCopy::parts`).
 pub fn lcopy(copy: &LocalCopy, src: Word, dst: Word) -> Call {
     let mut record = vec![src, dst];
-    record.extend(copy.record_values().map(Word::Val));
+    record.extend(copy.record_values().into_iter().map(Word::Val));
     call(&copy.spec(), "lcopy", record, 0)
 }
 
