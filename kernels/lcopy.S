@@ -21,8 +21,12 @@
         .param WN, 1
         .param SEGS, 1
         .param WALK, 0
+        .param T, 0
         .if (A != 1) & (A != 2) & (A != 4) & (A != 8)
         .error "A must be 1, 2, 4 or 8"
+        .endif
+        .if (T != 0) & ((T != 1) | (A != 2))
+        .error "T (2 x 2 transposition) is 0, or 1 with A = 2"
         .endif
         .if (TN < 0) | (WN < 1) | (SEGS < 0)
         .error "TN, SEGS must be >= 0 and WN >= 1"
@@ -48,7 +52,16 @@
         .set ONE, WN == 1
         .set PER, ONE * (4 - (WALK > 0)) + (1 - ONE) * ((A == 8) * (6 + WN) + (A != 8) * (5 + 2 * WN))
         .set SEG, (1 - ONE) * 9 + ONE * (15 - 2 * (WALK == 1))
-        .cycles "6 + 6 * (TN > 0) * (26 + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 9"
+        # T = 1: each transfer is a 2 x 2 block, 6 issues; 22 to set up and
+        # exit, 11 per row (a pair of rows), 6 between rows.
+        .if T == 1
+        .set PER, 6
+        .set SEG, 11
+        .set SETUP, 22
+        .else
+        .set SETUP, 26
+        .endif
+        .cycles "6 + 6 * (TN > 0) * (SETUP + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 9"
 
         .text
         .globl lcopy
@@ -87,6 +100,28 @@ lcopy_worker:
         ld32 $m6, [$m0+8]              # COUNT
         ld32 $m12, [$m0+12]            # SRC
         ld32 $m13, [$m0+16]            # DST
+        .if T == 1
+        # Transfer (r, c) is the block of rows 2r, 2r + 1 and columns 2c,
+        # 2c + 1: SRC steps one column, DST is the odd row's offset.
+lcopy_row:
+        mul $m3, $m8, $m12
+        shl $m3, $m3, 1
+        add $m3, $m3, $m9              # source of block (r, c)
+        shl $m11, $m8, 2
+        add $m11, $m11, $m10           # its even row's destination
+        add $m5, $m11, $m13            # its odd row's
+        sub $m7, $m6, $m8
+        min $m7, $m7, $m2              # blocks in this row pair
+        sub $m2, $m2, $m7
+        rpt $m7, lcopy_pair_end
+        ld32 $a0, [$m3+0]
+        add $m3, $m3, $m12
+        { ld32 $a1, [$m3+0] ; hi16 $a2, $a0 }
+        { add $m3, $m3, $m12 ; pack16 $a4, $a0, $a1 }
+        { st32 $a4, [$m11+=4] ; hi16 $a3, $a1 }
+        { st32 $a5, [$m5+=4] ; pack16 $a5, $a2, $a3 }
+lcopy_pair_end:
+        .else
         # A multi-word transfer leaves its pointers wn * A on: step by the rest.
         shl $m5, $m4, LOG2A
         sub $m14, $m12, $m5            # SRC - wn * A
@@ -168,6 +203,7 @@ lcopy_words_end:
         add $m11, $m11, $m5
         add $m7, $m7, -1
         brnz $m7, lcopy_runs
+        .endif
 lcopy_next:
         brz $m2, lcopy_done
         ld32 $m7, [$m0+20]

@@ -792,6 +792,12 @@ impl KernelSpec {
             params: params_of(&[("A", align as i64)]),
         }
     }
+    /// `lcopy.S` transposing 2 x 2 blocks of 2-byte elements (T = 1).
+    pub fn lcopy_pairs() -> KernelSpec {
+        let mut s = KernelSpec::lcopy(2);
+        s.params.insert("T".into(), 1);
+        s
+    }
     /// The specialised kernel name.
     pub fn name(&self) -> String {
         specialised_name(self.source, &self.params)
@@ -812,9 +818,14 @@ impl KernelCache {
 /// One stepped group of local transfers as `lcopy.S` copies it: `repeat`
 /// rows of `count` transfers of `words` words of `align` bytes, transfer
 /// (r, c) at source `r * rsrc_step + c * src_step` and destination
-/// `r * rdst_step + c * dst_step` from the group's first.
+/// `r * rdst_step + c * dst_step` from the group's first. With `pairs`,
+/// a transposition of 2-byte elements: transfer (r, c) is the 2 x 2 block
+/// of rows 2r, 2r + 1 (adjacent in the source) and columns 2c, 2c + 1
+/// (adjacent in the destination); `src_step` steps one column and
+/// `dst_step` is the odd row's destination offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LocalCopy {
+    pub pairs: bool,
     pub align: u32,
     pub count: u32,
     pub words: u32,
@@ -865,15 +876,50 @@ impl LocalCopy {
             && [src_step, dst_step, rsrc_step, rdst_step]
                 .iter()
                 .all(|&s| fits(s));
-        let copy = ok.then(|| LocalCopy {
-            align,
-            count: count as u32,
-            words: (len / i64::from(align)) as u32,
-            repeat: repeat as u32,
-            src_step,
-            dst_step,
-            rsrc_step,
-            rdst_step,
+        // A transposition of 2-byte elements, the destination contiguous
+        // along a row (as given or with the two loops swapped): 2 x 2 blocks.
+        let pair_form = |count: i64, ss: i64, ds: i64, repeat: i64, rs: i64, rd: i64| {
+            let four = |v: i64| v % 4 == 0;
+            (align == 2
+                && len == 2
+                && ds == 2
+                && rs == 2
+                && count % 2 == 0
+                && repeat % 2 == 0
+                && four(offsets.0)
+                && four(offsets.1)
+                && four(ss)
+                && four(rd))
+            .then_some(LocalCopy {
+                pairs: true,
+                align,
+                count: (count / 2) as u32,
+                words: 1,
+                repeat: (repeat / 2) as u32,
+                src_step: ss,
+                dst_step: rd,
+                rsrc_step: 2 * rs,
+                rdst_step: 2 * rd,
+            })
+        };
+        let pairs = ok
+            .then(|| {
+                pair_form(count, src_step, dst_step, repeat, rsrc_step, rdst_step)
+                    .or_else(|| pair_form(repeat, rsrc_step, rdst_step, count, src_step, dst_step))
+            })
+            .flatten();
+        let copy = pairs.or_else(|| {
+            ok.then(|| LocalCopy {
+                pairs: false,
+                align,
+                count: count as u32,
+                words: (len / i64::from(align)) as u32,
+                repeat: repeat as u32,
+                src_step,
+                dst_step,
+                rsrc_step,
+                rdst_step,
+            })
         })?;
         let half = |v: u64| v < 1 << 16;
         copy.parts()
@@ -886,6 +932,9 @@ impl LocalCopy {
     /// destination steps by one word, 2 when the source does, else 0.
     pub fn walk(&self) -> u64 {
         let a = i64::from(self.align);
+        if self.pairs {
+            return 0;
+        }
         match self.words {
             1 if self.dst_step == a => 1,
             1 if self.src_step == a => 2,
@@ -896,6 +945,7 @@ impl LocalCopy {
     /// Worker issues per transfer of `w` words (as `lcopy.S` counts them).
     fn per_transfer(&self, w: u64) -> u64 {
         match (w, self.align) {
+            _ if self.pairs => 6,
             (1, _) if self.walk() > 0 => 3,
             (1, _) => 4,
             (w, 8) => 6 + w,
@@ -915,9 +965,19 @@ impl LocalCopy {
         (0..n)
             .map(|k| {
                 let (tlo, tn, wlo, wn) = if w >= n && by_words < by_transfers {
-                    (0, t, k * (w / n) + k.min(w % n), w / n + u64::from(k < w % n))
+                    (
+                        0,
+                        t,
+                        k * (w / n) + k.min(w % n),
+                        w / n + u64::from(k < w % n),
+                    )
                 } else {
-                    (k * (t / n) + k.min(t % n), t / n + u64::from(k < t % n), 0, w)
+                    (
+                        k * (t / n) + k.min(t % n),
+                        t / n + u64::from(k < t % n),
+                        0,
+                        w,
+                    )
                 };
                 let tn = if wn == 0 { 0 } else { tn };
                 CopyPart {
@@ -950,7 +1010,11 @@ impl LocalCopy {
 
     /// The specialisation to link: the code depends on the alignment only.
     pub fn spec(&self) -> KernelSpec {
-        KernelSpec::lcopy(self.align)
+        if self.pairs {
+            KernelSpec::lcopy_pairs()
+        } else {
+            KernelSpec::lcopy(self.align)
+        }
     }
 
     /// The specialisation whose cycle formula is this copy's cost (the same

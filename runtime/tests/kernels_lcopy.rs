@@ -132,6 +132,9 @@ fn groups() -> Vec<Group> {
         g.push((rows, 2, 2 * cols, 2, cols, 2, 2 * rows, -1024, -1024));
         g.push((cols, 2, 2, 2 * rows, rows, 2 * cols, 2, -1024, -1024));
     }
+    // Transpositions whose 2 x 2 blocks are not 4-aligned: one element at a time.
+    g.push((8, 2, 16, 2, 8, 2, 16, -1022, -1024));
+    g.push((8, 2, 16, 2, 8, 2, 18, -1024, -1024));
     // 4- and 8-byte elements and rows.
     for e in [4i64, 8] {
         g.push((24, e, 24 * e, e, 16, e, 24 * e, -2048, -2048));
@@ -174,5 +177,10 @@ fn lcopy_refuses_groups_that_do_not_fit() {
     assert!(LocalCopy::new(1, 8, 8, 8, 1, 1 << 31, 0, (0, 0)).is_none());
     assert!(LocalCopy::new(1 << 20, 8, 8, 8, 1 << 20, 0, 0, (0, 0)).is_none());
     let lc = LocalCopy::new(4, 6, 6, 6, 1, 0, 0, (2, 0)).unwrap();
-    assert_eq!((lc.align, lc.words), (2, 3));
+    assert_eq!((lc.align, lc.words, lc.pairs), (2, 3, false));
+    // A 2-byte transposition goes by 2 x 2 blocks, either way round.
+    let t = LocalCopy::new(16, 2, 32, 2, 16, 2, 32, (0, 0)).unwrap();
+    assert_eq!((t.pairs, t.count, t.repeat), (true, 8, 8));
+    let t = LocalCopy::new(16, 2, 2, 32, 16, 32, 2, (0, 0)).unwrap();
+    assert_eq!((t.pairs, t.count, t.repeat), (true, 8, 8));
 }
