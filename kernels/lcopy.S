@@ -1,17 +1,19 @@
 # Local copy of a stepped group of byte runs within the tile (the exchange
 # stage's `exchange.copy` runs): REPEAT rows of COUNT transfers of W words of
 # A bytes; transfer (r, c) copies [src + r * RSRC + c * SRC, + W * A) to
-# [dst + r * RDST + c * DST, ...). A (8, 4, 2, 1) divides every address,
+# [dst + r * RDST + c * DST, ...), src and dst the first transfer's
+# addresses. A (8, 4, 2, 1) divides every address,
 # step and length; steps are signed. Worker k copies its part: from
 # transfer (ROW_k, FIRST_k) on (linear index r * COUNT + c), TN_k transfers,
 # of each the WN_k words from byte OFF_k (the caller splits either the
 # transfers or, when there are few, the words of each: `LocalCopy::parts`).
-# State ($m0): +0 src, +4 dst, +8 COUNT, +12 SRC, +16 DST, +20 RSRC,
-# +24 RDST, then at +28 + 12 k: ROW_k | FIRST_k << 16, TN_k | WN_k << 16,
-# OFF_k (TN_k = 0: nothing). Call: `call $m15, lcopy`; returns with
-# `jmp $m15`.
+# State ($m0): +0 COUNT, +4 SRC, +8 DST, +12 RSRC, +16 RDST, then at
+# +20 + 16 k: the source and destination of worker k's first row (its
+# words' byte offset OFF_k included), FIRST_k | TN_k << 16, WN_k (TN_k = 0:
+# nothing). Call: `call $m15, lcopy`; returns with `jmp $m15`.
 #
-# The code depends on A alone. TN, WN, SEGS and WALK enter only the
+# T = 1 (A = 2) transposes 2-byte elements by 2 x 2 blocks: see below.
+# The code depends on A and T alone. TN, WN, SEGS and WALK enter only the
 # `.cycles` formula: the busiest worker's transfers, words per transfer,
 # rows touched, and how one-word transfers walk (1: DST = A, 2: SRC = A, 0:
 # neither); a caller that estimates passes them.
@@ -45,21 +47,21 @@
         .endif
         .endif
         .set LOG2A, (A == 2) + 2 * (A == 4) + 3 * (A == 8)
-        # Worker issues: 26 to set up and exit; per row 9 (multi-word
+        # Worker issues: 16 to set up and exit; per row 9 (multi-word
         # transfers), 15 or 13 (one word; WALK 1: 13), and 6 more
         # between rows; per transfer 4 (one word, WALK 0), 3 (WALK 1, 2),
         # else 6 + W (A = 8) or 5 + 2 * W.
         .set ONE, WN == 1
         .set PER, ONE * (4 - (WALK > 0)) + (1 - ONE) * ((A == 8) * (6 + WN) + (A != 8) * (5 + 2 * WN))
         .set SEG, (1 - ONE) * 9 + ONE * (15 - 2 * (WALK == 1))
-        # T = 1: each transfer is a 2 x 2 block, 6 issues; 22 to set up and
+        # T = 1: each transfer is a 2 x 2 block, 6 issues; 12 to set up and
         # exit, 11 per row (a pair of rows), 6 between rows.
         .if T == 1
         .set PER, 6
         .set SEG, 11
-        .set SETUP, 22
+        .set SETUP, 12
         .else
-        .set SETUP, 26
+        .set SETUP, 16
         .endif
         .cycles "6 + 6 * (TN > 0) * (SETUP + SEGS * SEG + (SEGS - 1) * 6 + TN * PER) + 6 * (TN == 0) * 9"
 
@@ -79,27 +81,17 @@ lcopy:
         .type lcopy_worker, @function
         .align 8
 lcopy_worker:
-        mul $m2, $m1, 12
-        add $m2, $m2, $m0              # this worker's part, at +28
-        ld16 $m7, [$m2+28]             # first row
-        ld16 $m8, [$m2+30]             # first transfer in it
-        ld16 $m4, [$m2+34]             # words per transfer
-        ld32 $m5, [$m2+36]             # their byte offset
-        ld16 $m2, [$m2+32]             # transfers
+        shl $m2, $m1, 4
+        add $m2, $m2, $m0              # this worker's part, at +20
+        ld32 $m9, [$m2+20]             # source row start
+        ld32 $m10, [$m2+24]            # destination row start
+        ld16 $m8, [$m2+28]             # first transfer in the row
+        ld32 $m4, [$m2+32]             # words per transfer
+        ld16 $m2, [$m2+30]             # transfers
         brz $m2, lcopy_done
-        ld32 $m9, [$m0+20]
-        mul $m9, $m7, $m9
-        ld32 $m10, [$m0+0]
-        add $m9, $m9, $m10
-        add $m9, $m9, $m5              # source row start
-        ld32 $m10, [$m0+24]
-        mul $m10, $m7, $m10
-        ld32 $m11, [$m0+4]
-        add $m10, $m10, $m11
-        add $m10, $m10, $m5            # destination row start
-        ld32 $m6, [$m0+8]              # COUNT
-        ld32 $m12, [$m0+12]            # SRC
-        ld32 $m13, [$m0+16]            # DST
+        ld32 $m6, [$m0+0]              # COUNT
+        ld32 $m12, [$m0+4]             # SRC
+        ld32 $m13, [$m0+8]             # DST
         .if T == 1
         # Transfer (r, c) is the block of rows 2r, 2r + 1 and columns 2c,
         # 2c + 1: SRC steps one column, DST is the odd row's offset.
@@ -206,9 +198,9 @@ lcopy_words_end:
         .endif
 lcopy_next:
         brz $m2, lcopy_done
-        ld32 $m7, [$m0+20]
+        ld32 $m7, [$m0+12]
         add $m9, $m9, $m7
-        ld32 $m7, [$m0+24]
+        ld32 $m7, [$m0+16]
         add $m10, $m10, $m7
         setzi $m8, 0
         br lcopy_row

@@ -1029,24 +1029,37 @@ impl LocalCopy {
         s
     }
 
-    /// The record after the two addresses (+8 .. +96): COUNT, the four
-    /// steps (two's complement), then per worker its first row and transfer,
-    /// its transfers and words (16 bits each), and its words' byte offset.
-    pub fn record_values(&self) -> Vec<u32> {
+    /// The record, word by word (`lcopy.S`'s header): COUNT, the four
+    /// steps (two's complement), then per worker the source and destination
+    /// of its first row (with its words' byte offset), its first transfer
+    /// in that row and its transfers (16 bits each), and its words.
+    pub fn record(&self) -> Vec<RecordWord> {
         let mut v = vec![
-            self.count,
-            self.src_step as u32,
-            self.dst_step as u32,
-            self.rsrc_step as u32,
-            self.rdst_step as u32,
+            RecordWord::Val(self.count),
+            RecordWord::Val(self.src_step as u32),
+            RecordWord::Val(self.dst_step as u32),
+            RecordWord::Val(self.rsrc_step as u32),
+            RecordWord::Val(self.rdst_step as u32),
         ];
         for p in self.parts() {
-            v.push((p.row | p.first << 16) as u32);
-            v.push((p.transfers | p.words << 16) as u32);
-            v.push(p.offset as u32);
+            let (row, off) = (p.row as i64, p.offset as i64);
+            v.push(RecordWord::Src(row * self.rsrc_step + off));
+            v.push(RecordWord::Dst(row * self.rdst_step + off));
+            v.push(RecordWord::Val((p.first | p.transfers << 16) as u32));
+            v.push(RecordWord::Val(p.words as u32));
         }
         v
     }
+}
+
+/// One word of a [`LocalCopy`]'s record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordWord {
+    /// The address this many bytes from the group's first source.
+    Src(i64),
+    /// The address this many bytes from the group's first destination.
+    Dst(i64),
+    Val(u32),
 }
 
 /// One worker's part of a [`LocalCopy`]: `transfers` transfers from

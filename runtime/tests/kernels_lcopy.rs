@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use common::{config, CODE, DATA, STATE};
 use ipu_isa::asm::assemble;
-use ipu_isa::kernels::{assemble_kernel, LocalCopy};
+use ipu_isa::kernels::{assemble_kernel, LocalCopy, RecordWord};
 use ipu_isa::link::{link, LinkLayout};
 use ipu_runtime::{NoExchange, Outcome, Tile};
 use rand::{Rng, SeedableRng};
@@ -67,12 +67,13 @@ fn check_copy(g: Group, seed: u64) -> CopyRun {
         }
     }
     let mut state = Vec::new();
-    let words = [
-        [src_base + src0 as u32, dst_base + dst0 as u32].as_slice(),
-        lc.record_values().as_slice(),
-    ]
-    .concat();
-    for v in words {
+    let (src_addr, dst_addr) = (i64::from(src_base) + src0, i64::from(dst_base) + dst0);
+    for w in lc.record() {
+        let v = match w {
+            RecordWord::Src(rel) => (src_addr + rel) as u32,
+            RecordWord::Dst(rel) => (dst_addr + rel) as u32,
+            RecordWord::Val(v) => v,
+        };
         state.extend(v.to_le_bytes());
     }
     t.write(STATE, &state).unwrap();

@@ -75,8 +75,8 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         }
         "select" => vec![A, W, W, A],
         "gather" => vec![A, A, A],
-        // Addresses, COUNT, four steps, three words per worker.
-        "lcopy" => [vec![A, A], vec![V; 5 + 3 * 6]].concat(),
+        // COUNT, four steps; per worker two addresses and two words.
+        "lcopy" => [vec![V; 5], [A, A, V, V].repeat(6)].concat(),
         other => return Err(format!("kernel source {other} has no record layout")),
     };
     Ok((words, 0))
@@ -123,7 +123,7 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
     }
     Ok(())
 }
-use ipu_isa::kernels::{EwOp, KernelSpec, LocalCopy, RowOp, GEMM_STATE_BYTES};
+use ipu_isa::kernels::{EwOp, KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
 
 fn param(spec: &KernelSpec, name: &str) -> i64 {
     spec.params.get(name).copied().unwrap_or(0)
@@ -352,11 +352,21 @@ pub fn gather(spec: &KernelSpec, data: Word, indices: Word, out: Word) -> Call {
     call(spec, "gather", vec![data, indices, out], 0)
 }
 
-/// `lcopy.S`: +0 src, +4 dst, +8 COUNT, +12 SRC, +16 DST, +20 RSRC,
-/// +24 RDST (steps), +28 .. +96 each worker's part (`LocalCopy::parts`).
-pub fn lcopy(copy: &LocalCopy, src: Word, dst: Word) -> Call {
-    let mut record = vec![src, dst];
-    record.extend(copy.record_values().into_iter().map(Word::Val));
+/// `lcopy.S`: +0 COUNT, +4 SRC, +8 DST, +12 RSRC, +16 RDST (steps), then
+/// per worker k at +20 + 16 k its first row's source and destination, its
+/// first transfer | transfers << 16, its words (`LocalCopy::record`); `src`
+/// and `dst` are the group's first transfer's.
+pub fn lcopy(copy: &LocalCopy, src: (usize, u32), dst: (usize, u32)) -> Call {
+    let at = |(buf, off): (usize, u32), rel: i64| Word::Buf(buf, (i64::from(off) + rel) as u32);
+    let record = copy
+        .record()
+        .into_iter()
+        .map(|w| match w {
+            RecordWord::Src(rel) => at(src, rel),
+            RecordWord::Dst(rel) => at(dst, rel),
+            RecordWord::Val(v) => Word::Val(v),
+        })
+        .collect();
     call(&copy.spec(), "lcopy", record, 0)
 }
 

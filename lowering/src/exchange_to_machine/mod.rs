@@ -428,8 +428,8 @@ pub(crate) fn plan(
                                     copy,
                                 } => calls.push(records::lcopy(
                                     &copy,
-                                    Word::Buf(m.src, src_offset),
-                                    Word::Buf(m.dst, dst_offset),
+                                    (m.src, src_offset),
+                                    (m.dst, dst_offset),
                                 )),
                                 LocalCopyCall::Supervisor(each) => {
                                     calls.extend(each.into_iter().map(|(so, d, len)| Call {
