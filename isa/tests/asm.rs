@@ -121,6 +121,11 @@ fn library_kernels_round_trip_through_the_disassembler() {
             "gather",
             params(&[("RB", 6), ("D", 5), ("NI", 3), ("P", 2), ("IB", 4)]),
         ),
+        ("lcopy", params(&[("A", 8)])),
+        ("lcopy", params(&[("A", 4)])),
+        ("lcopy", params(&[("A", 2)])),
+        ("lcopy", params(&[("A", 1)])),
+        ("lcopy", params(&[("A", 2), ("T", 1)])),
     ];
     for (name, p) in specs {
         let a = assemble_kernel(name, &p).unwrap();
@@ -130,7 +135,7 @@ fn library_kernels_round_trip_through_the_disassembler() {
         assert!(a.meta.code_size as usize == bytes.len());
         assert!(a.meta.cycles.is_some(), "{name} has a cycle formula");
     }
-    assert_eq!(SOURCES.len(), 9);
+    assert_eq!(SOURCES.len(), 10);
 }
 
 #[test]

@@ -75,6 +75,8 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         }
         "select" => vec![A, W, W, A],
         "gather" => vec![A, A, A],
+        // COUNT, four steps; per worker two addresses and two words.
+        "lcopy" => [vec![V; 5], [A, A, V, V].repeat(6)].concat(),
         other => return Err(format!("kernel source {other} has no record layout")),
     };
     Ok((words, 0))
@@ -121,7 +123,7 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
     }
     Ok(())
 }
-use ipu_isa::kernels::{EwOp, KernelSpec, RowOp, GEMM_STATE_BYTES};
+use ipu_isa::kernels::{EwOp, KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
 
 fn param(spec: &KernelSpec, name: &str) -> i64 {
     spec.params.get(name).copied().unwrap_or(0)
@@ -348,4 +350,99 @@ pub fn select(spec: &KernelSpec, cond: Word, a: Word, b: Word, out: Word) -> Cal
 /// `gather.S`: +0 data, +4 indices, +8 out.
 pub fn gather(spec: &KernelSpec, data: Word, indices: Word, out: Word) -> Call {
     call(spec, "gather", vec![data, indices, out], 0)
+}
+
+/// `lcopy.S`: +0 COUNT, +4 SRC, +8 DST, +12 RSRC, +16 RDST (steps), then
+/// per worker k at +20 + 16 k its first row's source and destination, its
+/// first transfer | transfers << 16, its words (`LocalCopy::record`); `src`
+/// and `dst` are the group's first transfer's.
+pub fn lcopy(copy: &LocalCopy, src: (usize, u32), dst: (usize, u32)) -> Call {
+    let at = |(buf, off): (usize, u32), rel: i64| Word::Buf(buf, (i64::from(off) + rel) as u32);
+    let record = copy
+        .record()
+        .into_iter()
+        .map(|w| match w {
+            RecordWord::Src(rel) => at(src, rel),
+            RecordWord::Dst(rel) => at(dst, rel),
+            RecordWord::Val(v) => Word::Val(v),
+        })
+        .collect();
+    call(&copy.spec(), "lcopy", record, 0)
+}
+
+/// Estimated cycles of the supervisor's byte copy (`memcpy`, emitted by
+/// `exchange_to_machine::emit`) of `len` bytes: two issues per byte, and 8
+/// per copy (record pointer, `call`, three record loads, `rpt`, `jmp`).
+pub fn memcpy_cycles(len: u64) -> u64 {
+    8 + 2 * len
+}
+
+/// How a tile makes one group of its local transfers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LocalCopyCall {
+    /// On the workers: the group's first transfer's source and destination
+    /// offsets, and its shape.
+    Workers {
+        src_offset: u32,
+        dst_offset: u32,
+        copy: LocalCopy,
+    },
+    /// On the supervisor, one `memcpy` per transfer (source offset,
+    /// destination offset, length).
+    Supervisor(Vec<(u32, u32, u32)>),
+}
+
+/// One tile's local transfers of one buffer pair (source offset,
+/// destination offset, length; in order) as calls with their estimated
+/// cycles: each stepped group (`program::compress`) on the workers where
+/// `lcopy`'s cycle formula beats the supervisor's byte copy of its
+/// transfers. The exchange stage's estimate and the machine stage's calls
+/// both come from here.
+pub fn local_copy_calls(
+    transfers: &[(u32, u32, u32)],
+) -> Result<Vec<(LocalCopyCall, u64)>, String> {
+    use crate::exchange_schedule::Transfer;
+    let ts: Vec<Transfer> = transfers
+        .iter()
+        .map(|&(s, d, len)| Transfer::unicast(0, s, len, 0, d))
+        .collect();
+    let mut out = Vec::new();
+    for run in crate::program::compress(&ts) {
+        let (so, d0) = (run.src_offset, run.dsts[0].offset);
+        let group = LocalCopy::new(
+            run.count,
+            run.len,
+            run.src_offset_step,
+            run.dst_offset_step,
+            run.repeat,
+            run.repeat_src_offset_step,
+            run.repeat_dst_offset_step,
+            (so, d0),
+        );
+        let singles = (run.count * run.repeat) as u64 * memcpy_cycles(run.len as u64);
+        if let Some(copy) = group {
+            let cycles = crate::device::kernel_cycles(&copy.cost_spec())?;
+            if cycles < singles {
+                out.push((
+                    LocalCopyCall::Workers {
+                        src_offset: so as u32,
+                        dst_offset: d0 as u32,
+                        copy,
+                    },
+                    cycles,
+                ));
+                continue;
+            }
+        }
+        let mut each = Vec::new();
+        for r in 0..run.repeat {
+            for c in 0..run.count {
+                let s = so + r * run.repeat_src_offset_step + c * run.src_offset_step;
+                let d = d0 + r * run.repeat_dst_offset_step + c * run.dst_offset_step;
+                each.push((s as u32, d as u32, run.len as u32));
+            }
+        }
+        out.push((LocalCopyCall::Supervisor(each), singles));
+    }
+    Ok(out)
 }

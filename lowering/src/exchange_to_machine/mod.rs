@@ -7,7 +7,8 @@
 //!   every superstep, so all tiles leave each sync at one cycle.
 //! * **Compute.** A tile's part of a compute set is its vertices: library
 //!   kernel calls (`call $m15, <specialisation>.<entry>`), each with a state
-//!   record of buffer addresses and words, or the supervisor's byte copy.
+//!   record of buffer addresses and words; local copies on the workers
+//!   (`lcopy`) or by the supervisor's byte copy.
 //! * **Exchange.** Each phase's transfers are scheduled again (the
 //!   scheduler is deterministic, so the schedule is the one the exchange
 //!   stage recorded: the horizon is checked against it, and a schedule not
@@ -30,6 +31,7 @@ mod emit;
 pub mod memory;
 pub mod storage;
 
+use crate::device::records::{self, LocalCopyCall};
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
 use crate::geometry::{blocks, runs_for_layout, Block, Layout};
 use crate::program::{BufId, Program, Step, VirtualSpace};
@@ -403,26 +405,57 @@ pub(crate) fn plan(
         let si = s as u32;
         match step {
             Step::Compute(c) => {
-                // Local copies first: the supervisor's byte copy on each tile.
+                // Local copies first: each tile's stepped groups on its
+                // workers (lcopy), or the supervisor's byte copy where cheaper.
                 for m in &c.copies {
+                    let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
                     for t in &m.transfers {
-                        let tile = t.src_tile;
-                        let record = vec![
-                            p.local_word(tile, Word::Buf(m.src, t.src_offset), si),
-                            p.local_word(tile, Word::Buf(m.dst, t.dsts[0].offset), si),
-                            Word::Val(t.len),
-                        ];
-                        p.tiles
-                            .entry(tile)
-                            .or_default()
-                            .calls
-                            .entry(s)
-                            .or_default()
-                            .push(Call {
-                                kernel: Kernel::Memcpy,
-                                record,
-                                scratch: 0,
-                            });
+                        by_tile.entry(t.src_tile).or_default().push((
+                            t.src_offset,
+                            t.dsts[0].offset,
+                            t.len,
+                        ));
+                    }
+                    for (tile, ts) in by_tile {
+                        let groups = records::local_copy_calls(&ts)
+                            .map_err(|e| Diagnostic::error(c.loc, e))?;
+                        let mut calls = Vec::new();
+                        for (group, _) in groups {
+                            match group {
+                                LocalCopyCall::Workers {
+                                    src_offset,
+                                    dst_offset,
+                                    copy,
+                                } => calls.push(records::lcopy(
+                                    &copy,
+                                    (m.src, src_offset),
+                                    (m.dst, dst_offset),
+                                )),
+                                LocalCopyCall::Supervisor(each) => {
+                                    calls.extend(each.into_iter().map(|(so, d, len)| Call {
+                                        kernel: Kernel::Memcpy,
+                                        record: vec![
+                                            Word::Buf(m.src, so),
+                                            Word::Buf(m.dst, d),
+                                            Word::Val(len),
+                                        ],
+                                        scratch: 0,
+                                    }))
+                                }
+                            }
+                        }
+                        for mut call in calls {
+                            for w in &mut call.record {
+                                *w = p.local_word(tile, *w, si);
+                            }
+                            p.tiles
+                                .entry(tile)
+                                .or_default()
+                                .calls
+                                .entry(s)
+                                .or_default()
+                                .push(call);
+                        }
                     }
                 }
                 for v in &c.vertices {

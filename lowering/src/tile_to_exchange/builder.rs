@@ -696,8 +696,8 @@ impl<'a> ProgramBuilder<'a> {
         let open = self.open.take().expect("a compute set is open");
         let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
         for m in &open.copies {
-            for t in &m.transfers {
-                *per_tile.entry(t.src_tile).or_default() += copy_cycles(t.len as u64);
+            for (tile, c) in copy_cycles(&m.transfers).map_err(|e| self.err(op, e))? {
+                *per_tile.entry(tile).or_default() += c;
             }
         }
         let mut memo: FxHashMap<&Call, u64> = FxHashMap::default();
@@ -864,10 +864,22 @@ pub fn call_cycles(c: &Call) -> Result<u64, String> {
     }
 }
 
-/// Estimated cycles of a tile copying `len` bytes within its memory: the
-/// supervisor's byte loop, two issues per byte, and 8 per copy (the call:
-/// record pointer, `call`, three record loads, `rpt`, `jmp`; see
-/// `exchange_to_machine::emit`'s `memcpy`).
-pub fn copy_cycles(len: u64) -> u64 {
-    8 + 2 * len
+/// Estimated cycles of the local transfers of one move, per tile: as the
+/// machine stage makes them (`records::local_copy_calls`: each stepped group
+/// on the workers or, where that is cheaper, the supervisor's byte copy).
+pub fn copy_cycles(transfers: &[Transfer]) -> Result<BTreeMap<u32, u64>, String> {
+    let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
+    for t in transfers {
+        by_tile
+            .entry(t.src_tile)
+            .or_default()
+            .push((t.src_offset, t.dsts[0].offset, t.len));
+    }
+    by_tile
+        .into_iter()
+        .map(|(tile, ts)| {
+            let calls = records::local_copy_calls(&ts)?;
+            Ok((tile, calls.iter().map(|c| c.1).sum()))
+        })
+        .collect()
 }

@@ -1,0 +1,27 @@
+// Local operand copies run on the workers: the matmul's rhs is a transpose
+// view, and the part of it each diagonal tile already holds is a stepped
+// group of 2-byte transfers (exchange.copy). The machine stage gives that
+// group to the workers' lcopy kernel, 2 x 2 blocks at a time (T = 1), not
+// one supervisor memcpy per element, and the exchange stage's estimate of
+// the compute set uses lcopy's cycle formula.
+// RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCH
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: ipu-run %s --target test16 --device-lock %t/device.lock --output-dir %t 2>/dev/null | FileCheck %s --check-prefix=VERDICT
+
+// EXCH: exchange.compute_set attributes {bound = 256 : i64, cycles = 1926 : i64, label = "tile.matmul", sym_name = "s1"}
+// EXCH-NEXT: exchange.copy {dst = @s1.operand1, runs = [array<i64: 64, 0, 2, 0, 32, 4, 0, 0, 0, 128, 2, 0, 2, 1, 1, 0, 0, 0, 0>
+
+// CHECK: machine.code {{.*}} kernels = ["main", "ew_copy_f16_n256", "gemm_f16_interleaved_k64_c16_r2_r3_m16"], program = ["x0: exch", "x1: exch", "s1: gemm_f16_interleaved_k64_c16_r2_r3_m16.gemm_amp, ew_copy_f16_n256.elementwise"], tiles = "1 to 4, 6 to 9, 11 to 14"}
+// CHECK: machine.code {{.*}} kernels = ["main", "ew_copy_f16_n256", "gemm_f16_interleaved_k64_c16_r2_r3_m16", "lcopy_a2_t1"], program = ["x0: exch", "x1: exch", "s1: lcopy_a2_t1.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16.gemm_amp, ew_copy_f16_n256.elementwise"], tiles = "0 to 15 step 5"}
+// CHECK-NOT: memcpy
+
+// VERDICT: tiles=16 cycles=3955
+// VERDICT: numericalTest=PASS
+// VERDICT: hardwareTest=PASS
+
+func.func @main(%a: tensor<64x64xf16>, %b: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  %bt = nn.transpose %b {permutation = array<i64: 1, 0>} : tensor<64x64xf16> -> tensor<64x64xf16>
+  %c = nn.matmul %a, %bt : (tensor<64x64xf16>, tensor<64x64xf16>) -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
