@@ -445,11 +445,12 @@ pub fn roofline_cycles(pkg: &Package) -> Option<u64> {
 pub fn host_io_cycles(pkg: &Package, target: &Target) -> u64 {
     let (mut input, mut output) = (0u64, 0u64);
     for s in &pkg.meta.streams {
-        let b = s.byte_len().unwrap_or(u64::MAX);
+        let b = s.host_byte_len().unwrap_or(u64::MAX);
         match s.direction {
             Direction::Input => input = input.saturating_add(b),
             Direction::Output => output = output.saturating_add(b),
-            // Parameters are loaded once with the program, not per run.
+            // Parameters are loaded once with the program (converted there
+            // when the package says so), not per run.
             Direction::Load => {}
         }
     }
@@ -600,10 +601,42 @@ fn read_stream(chip: &Chip, s: &HostStream) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
-    if Some(bytes.len() as u64) != s.byte_len() {
+/// The host's bytes of `s` as the layout places them: a load stream with
+/// a conversion has its host elements widened exactly to the tiles' type
+/// (FP8 codes read at scale 0, as the tiles' own casts read them).
+pub fn loaded_bytes<'b>(
+    s: &HostStream,
+    bytes: &'b [u8],
+) -> Result<std::borrow::Cow<'b, [u8]>, String> {
+    if Some(bytes.len() as u64) != s.host_byte_len() {
         return Err(format!(
             "input stream `{}` takes {} bytes, got {}",
+            s.name,
+            s.host_byte_len().unwrap_or(0),
+            bytes.len()
+        ));
+    }
+    let Some(host) = s.host_element else {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    };
+    if s.direction != Direction::Load || !host.widens_exactly_to(s.element) {
+        return Err(format!(
+            "stream `{}`: cannot convert host {host} elements to {} (only a load stream widens, exactly)",
+            s.name, s.element
+        ));
+    }
+    let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
+    let x = bytes_to_tensor(bytes, &shape, host, 0)?;
+    let widened = Tensor::from_f32(shape, reference_type(s.element), x.to_f32_vec())
+        .map_err(|e| format!("stream `{}`: {e}", s.name))?;
+    tensor_to_bytes(&widened, s.element).map(std::borrow::Cow::Owned)
+}
+
+fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
+    let bytes = loaded_bytes(s, bytes)?;
+    if Some(bytes.len() as u64) != s.byte_len() {
+        return Err(format!(
+            "input stream `{}` places {} bytes, got {}",
             s.name,
             s.byte_len().unwrap_or(0),
             bytes.len()

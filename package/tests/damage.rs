@@ -484,6 +484,7 @@ fn huge_stream_layouts_are_refused_before_expansion() {
         direction: Direction::Input,
         element: ElementType::U8,
         shape: vec![1 << 20],
+        host_element: None,
         layout: vec![
             StreamPiece::Regular {
                 tiles: TileSet::run(0, MAX_TILES, 1),

@@ -106,6 +106,7 @@ fn full_chip_with_few_programs_stays_small() {
         direction: Direction::Output,
         element: ElementType::BF16,
         shape: vec![1472, 64],
+        host_element: None,
         layout: vec![StreamPiece::Regular {
             tiles: TileSet::range_inclusive(0, 1471),
             tile_address: BASE + 0x3000,

@@ -40,6 +40,7 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
         };
         let mut r = Rewriter {
             cx,
+            f,
             at: op,
             loc,
             new_ops: Vec::new(),
@@ -65,6 +66,8 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
 
 struct Rewriter<'a> {
     cx: &'a mut Context,
+    /// The function rewritten.
+    f: Op,
     /// New ops go before this one.
     at: Op,
     loc: Loc,
@@ -344,7 +347,61 @@ impl Rewriter<'_> {
         Ok(Some(y))
     }
 
+    /// Points the matmul at its operands as its mode reads them where that
+    /// costs no work per run: an FP8 parameter the mode reads as f16 is
+    /// cast exactly (a cast the host does at load: `is_load_cast`), an FP8
+    /// constant is converted now. Anything else is widened on the tiles.
+    fn widen_resident_operands(&mut self) -> Result<(), String> {
+        let e = |r: &Self, v| value_elem(r.cx, v);
+        let (a, b, y) = (self.operand(0), self.operand(1), self.cx.result(self.at, 0));
+        let (Some(ea), Some(eb), Some(er)) = (e(self, a), e(self, b), e(self, y)) else {
+            return Ok(());
+        };
+        let Ok(mode) = GemmMode::select(ea, eb, er) else {
+            return Ok(());
+        };
+        let to = match mode.input {
+            ElemType::F16 => ElementType::F16,
+            ElemType::F32 => ElementType::F32,
+            _ => return Ok(()),
+        };
+        for (i, v, ev) in [(0, a, ea), (1, b, eb)] {
+            if ev == mode.input || !crate::elem::is_f8(ev) || self.cx.uses(v).len() != 1 {
+                continue;
+            }
+            let cast = OpKind::Cast {
+                to,
+                saturate: false,
+                scale: 0,
+            };
+            let widened = match self.cx.defining_op(v) {
+                None if super::is_parameter(self.cx, self.f, v) => {
+                    build_op(self.cx, &cast, &[v], self.loc)?
+                }
+                Some(d) if self.cx.is(d, "nn.constant") => {
+                    let c = ipu_dialects::nn::constant_tensor(self.cx, d)?;
+                    let w = ipu_reference::evaluate(&cast, &[&c]).map_err(|e| e.to_string())?;
+                    build_op(self.cx, &OpKind::Constant(w), &[], self.cx.op_loc(d))?
+                }
+                _ => continue,
+            };
+            // Kept whatever the rest of the rewrite does: the matmul reads it.
+            self.cx.insert_op_before(self.at, widened);
+            let w = self.cx.result(widened, 0);
+            self.cx.set_operand(self.at, i, w);
+            if let Some(d) = self
+                .cx
+                .defining_op(v)
+                .filter(|&d| !self.cx.has_uses(self.cx.result(d, 0)))
+            {
+                self.cx.erase_op(d);
+            }
+        }
+        Ok(())
+    }
+
     fn matmul(&mut self, target: &Target) -> Result<Option<Value>, String> {
+        self.widen_resident_operands()?;
         let (a, b) = (self.operand(0), self.operand(1));
         let (sa, sb) = (self.shape(a), self.shape(b));
         if sa.is_empty() || sb.is_empty() {
