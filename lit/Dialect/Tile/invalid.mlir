@@ -115,7 +115,7 @@ func.func @dynamic_dimension(%x: tensor<?xf16>) {
 // -----
 
 func.func @host_input_type(%x: tensor<8xf16>) {
-  // expected-error@+1 {{'tile.host_input' op requires the same type for all operands and results}}
+  // expected-error@+1 {{'tile.host_input' op widens its input (tensor<8xf16> to tensor<8xf32>) but is not `resident`: only a parameter is converted, once at load}}
   %0 = "tile.host_input"(%x) {mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}} : (tensor<8xf16>) -> tensor<8xf32>
   return
 }
