@@ -785,7 +785,9 @@ fn parse_note(note: &[u8]) -> Result<(u32, u32, Digest, Digest), PackageError> {
 
 #[cfg(test)]
 mod tests {
+    use super::{ConversionRecord, MetaSectionV5};
     use crate::model::*;
+    use crate::META_SECTION;
 
     fn sample(source: Option<String>) -> Package {
         let meta = Metadata {
