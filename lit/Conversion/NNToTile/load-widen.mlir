@@ -33,14 +33,28 @@ func.func @activation(%x: tensor<8x64xf16>, %w: tensor<64x128xf8E4M3FN>) -> tens
 
 // -----
 
-// A parameter with two readers is loaded as it is (each matmul widens it).
+// A parameter whose every reader reads it widened is widened once, at load,
+// for all of them.
 // CHECK-LABEL: func.func @two_readers
-// CHECK: %1 = tile.host_input %arg1 {{{.*}}resident} : tensor<64x128xf8E4M3FN>{{$}}
-// CHECK-COUNT-2: tile.matmul %0, %1 {{.*}} : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
+// CHECK: %1 = tile.host_input %arg1 {{{.*}}resident} : tensor<64x128xf8E4M3FN> -> tensor<64x128xf16>
+// CHECK-COUNT-2: tile.matmul %0, %1 {{.*}} : (tensor<8x64xf16>, tensor<64x128xf16>) -> tensor<8x128xf16>
 func.func @two_readers(%x: tensor<8x64xf16>, %w: tensor<64x128xf8E4M3FN> {ipu.weight}) -> (tensor<8x128xf16>, tensor<8x128xf16>) {
   %h = nn.matmul %x, %w : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
   %g = nn.matmul %x, %w : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
   return %h, %g : tensor<8x128xf16>, tensor<8x128xf16>
+}
+
+// -----
+
+// A parameter another op reads as it is is loaded as it is: the matmul
+// widens it on the tiles.
+// CHECK-LABEL: func.func @other_reader
+// CHECK: %1 = tile.host_input %arg1 {{{.*}}resident} : tensor<64x128xf8E4M3FN>{{$}}
+// CHECK: tile.matmul %0, %1 {{.*}} : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
+func.func @other_reader(%x: tensor<8x64xf16>, %w: tensor<64x128xf8E4M3FN> {ipu.weight}) -> (tensor<8x128xf16>, tensor<64x128xf32>) {
+  %h = nn.matmul %x, %w : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>
+  %c = nn.cast %w : tensor<64x128xf8E4M3FN> -> tensor<64x128xf32>
+  return %h, %c : tensor<8x128xf16>, tensor<64x128xf32>
 }
 
 // -----

@@ -348,25 +348,23 @@ impl Rewriter<'_> {
     }
 
     /// Points the matmul at its operands as its mode reads them where that
-    /// costs no work per run: an FP8 parameter the mode reads as f16 is
-    /// cast exactly (a cast the host does at load: `is_load_cast`), an FP8
-    /// constant is converted now. Anything else is widened on the tiles.
+    /// costs no work per run: an FP8 parameter the mode reads as f16 (or
+    /// f32) is cast exactly, a cast the host does at load
+    /// (`is_load_cast`), and an FP8 constant is converted now. The matmuls
+    /// reading such an operand share it when every reader of it reads it so;
+    /// otherwise each widens it on the tiles.
     fn widen_resident_operands(&mut self) -> Result<(), String> {
-        let e = |r: &Self, v| value_elem(r.cx, v);
-        let (a, b, y) = (self.operand(0), self.operand(1), self.cx.result(self.at, 0));
-        let (Some(ea), Some(eb), Some(er)) = (e(self, a), e(self, b), e(self, y)) else {
-            return Ok(());
-        };
-        let Ok(mode) = GemmMode::select(ea, eb, er) else {
-            return Ok(());
-        };
-        let to = match mode.input {
-            ElemType::F16 => ElementType::F16,
-            ElemType::F32 => ElementType::F32,
-            _ => return Ok(()),
-        };
-        for (i, v, ev) in [(0, a, ea), (1, b, eb)] {
-            if ev == mode.input || !crate::elem::is_f8(ev) || self.cx.uses(v).len() != 1 {
+        for i in 0..2 {
+            let v = self.operand(i);
+            let Some(to) = widening_of(self.cx, self.at, i) else {
+                continue;
+            };
+            let everyone = self
+                .cx
+                .uses(v)
+                .iter()
+                .all(|u| widening_of(self.cx, u.op, u.index as usize) == Some(to));
+            if !everyone {
                 continue;
             }
             let cast = OpKind::Cast {
@@ -385,10 +383,15 @@ impl Rewriter<'_> {
                 }
                 _ => continue,
             };
-            // Kept whatever the rest of the rewrite does: the matmul reads it.
+            // Kept whatever the rest of the rewrite does: the matmuls read
+            // it. Before this matmul, the first reader: the others follow.
             self.cx.insert_op_before(self.at, widened);
             let w = self.cx.result(widened, 0);
-            self.cx.set_operand(self.at, i, w);
+            for u in self.cx.uses(v).to_vec() {
+                if u.op != widened {
+                    self.cx.set_operand(u.op, u.index as usize, w);
+                }
+            }
             if let Some(d) = self
                 .cx
                 .defining_op(v)
@@ -543,6 +546,30 @@ impl Rewriter<'_> {
         let y = self.emit(OpKind::MatMul, &[a2, b2])?;
         let r = self.shape(y).len();
         self.unpad(y, r - 1, n as usize)
+    }
+}
+
+/// The element type `op`, an `nn.matmul`, reads its FP8 operand `i` as,
+/// when its AMP mode reads another (f16, or f32): an exact widening.
+fn widening_of(cx: &Context, op: Op, i: usize) -> Option<ElementType> {
+    if !cx.is(op, "nn.matmul") || i > 1 {
+        return None;
+    }
+    let e = |v| value_elem(cx, v);
+    let (ea, eb, er) = (
+        e(cx.operand(op, 0))?,
+        e(cx.operand(op, 1))?,
+        e(cx.result(op, 0))?,
+    );
+    let mode = GemmMode::select(ea, eb, er).ok()?;
+    let ev = if i == 0 { ea } else { eb };
+    if ev == mode.input || !crate::elem::is_f8(ev) {
+        return None;
+    }
+    match mode.input {
+        ElemType::F16 => Some(ElementType::F16),
+        ElemType::F32 => Some(ElementType::F32),
+        _ => None,
     }
 }
 
