@@ -643,8 +643,17 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
     } else if version <= 4 {
         postcard::take_from_bytes(meta_bytes).map_err(parse)?
     } else {
-        let (m, r) = postcard::take_from_bytes::<MetaSectionV5>(meta_bytes).map_err(parse)?;
-        (m.into_section()?, r)
+        match postcard::take_from_bytes::<MetaSectionV5>(meta_bytes) {
+            Ok((m, r)) => (m.into_section()?, r),
+            // Name the conversions when all before them reads.
+            Err(e) if postcard::take_from_bytes::<MetaSection>(meta_bytes).is_ok() => {
+                return Err(PackageError::MetadataParse(format!(
+                    "the streams' conversions do not parse (an element type this reader does not know, \
+                     or cut short): {e}"
+                )))
+            }
+            Err(e) => return Err(parse(e)),
+        }
     };
     if !rest.is_empty() {
         return Err(PackageError::MetadataParse(format!(
