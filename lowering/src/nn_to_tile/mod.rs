@@ -83,10 +83,12 @@ pub fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
 
 /// Whether `v` is an argument of `f` that is a parameter.
 pub fn is_parameter(cx: &Context, f: Op, v: Value) -> bool {
-    if cx.defining_op(v).is_some() {
+    if cx.defining_op(v).is_some() || cx.num_regions(f) == 0 {
         return false;
     }
-    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+        return false;
+    };
     cx.block_args(entry)
         .iter()
         .position(|&a| a == v)
