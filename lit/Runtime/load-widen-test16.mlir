@@ -11,6 +11,14 @@
 // RUN: FileCheck %s < %t/1/verdict
 // RUN: cmp %t/1/verdict %t/2/verdict
 // RUN: cmp %t/1/y.npy %t/2/y.npy
+// The package written carries the conversions; run from it, the same.
+// RUN: ipu-run %s --target test16 --device-lock %t/device.lock --write-package %t/p.ipuexe 2>/dev/null > /dev/null
+// RUN: ipu-run %t/p.ipuexe --check-ops --device-lock %t/device.lock 2>/dev/null > %t/from-package
+// RUN: head -3 %t/from-package | sed 's/package=[^ ]*//' > %t/from-package.verdict
+// RUN: head -3 %t/1/verdict | sed 's/package=[^ ]*//' | cmp - %t/from-package.verdict
+// RUN: FileCheck %s --check-prefix=TABLE < %t/from-package
+// TABLE: nn.cast {{.*}} widened exactly by the host when the program is loaded: reference value used
+// TABLE: every checked op is within its tolerance
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s --check-prefix=MACHINE
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCHANGE
 
