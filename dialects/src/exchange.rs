@@ -108,7 +108,9 @@ pub static HOST_INPUT: OpDef = OpDef {
     summary: "A function argument streamed from the host: into `buffer`, its blocks laid out by `mapping`, and into \
               the operand buffers of its readers (`placements`: [{buffer, rects = [{tiles, lo, hi}], chunks?}], each \
               rectangle in the layout its reader wants). With `load`, it is a parameter written once when the program \
-              is loaded; otherwise before every run.",
+              is loaded; otherwise before every run. A loaded one with `tile_type` holds on the tiles that type, its \
+              input's elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32) by the host \
+              when it loads the program.",
     operands: &[ValueDef {
         name: "input",
         arity: Arity::Single,
@@ -119,9 +121,10 @@ pub static HOST_INPUT: OpDef = OpDef {
         opt("mapping", MAPPING_ATTR),
         PLACEMENTS,
         opt("load", constraints::ANY_ATTR),
+        opt("tile_type", TENSOR_TYPE_ATTR),
     ],
     assembly_format: Some("$input attr-dict `:` type($input)"),
-    verify: Some(verify_mapping_rank),
+    verify: Some(verify_host_input),
     ..OpDef::EMPTY
 };
 
@@ -628,6 +631,59 @@ fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         }
     }
     Ok(())
+}
+
+/// The type a host input has on the tiles: its `tile_type`, or its input's.
+pub fn host_input_tile_type(cx: &Context, op: Op) -> ipu_ir::Type {
+    match cx.get_attr(op, "tile_type").map(|a| cx.attr_kind(a)) {
+        Some(AttrKind::Type(t)) => *t,
+        _ => cx.value_type(cx.operand(op, 0)),
+    }
+}
+
+fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let host = cx.value_type(cx.operand(op, 0));
+    let tile = host_input_tile_type(cx, op);
+    if tile != host {
+        let what = format!(
+            "{} to {}",
+            ipu_ir::printer::type_to_string(cx, host),
+            ipu_ir::printer::type_to_string(cx, tile)
+        );
+        let (Some((hs, he)), Some((ts, te))) = (cx.tensor_parts(host), cx.tensor_parts(tile))
+        else {
+            return Err(op_error(
+                cx,
+                op,
+                format!("has a tile_type that is not a tensor ({what})"),
+            ));
+        };
+        if hs != ts {
+            return Err(op_error(
+                cx,
+                op,
+                format!("has a tile_type of another shape than its input ({what}): a load converts elements only"),
+            ));
+        }
+        if cx.get_attr(op, "load").is_none() {
+            return Err(op_error(
+                cx,
+                op,
+                format!("converts its input ({what}) but is not a `load`: only parameters are converted, once at load"),
+            ));
+        }
+        if !crate::tile::load_widens_exactly(cx, he, te) {
+            return Err(op_error(
+                cx,
+                op,
+                format!(
+                    "converts {what}, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or \
+                     bf16 to f32)"
+                ),
+            ));
+        }
+    }
+    verify_mapping_rank(cx, op)
 }
 
 fn verify_mapping_rank(cx: &Context, op: Op) -> Result<(), Diagnostic> {

@@ -316,6 +316,8 @@ pub static HOST_STREAM: OpDef = OpDef {
     name: "machine.host_stream",
     summary: "A host stream of the package: its name, direction (input, output, or load: written once when the \
               program is loaded), element type, shape and layout \
+              (a load stream with `host_element` takes the host's elements of that type, widened exactly to \
+              `element` when loaded; the layout's offsets are of the widened buffer) \
               (pieces {tile, address, offset, len} or {tiles, address, offset, stride, len}: the i-th tile of \
               `tiles` moves `len` bytes at `address` to/from host bytes offset + i * stride).",
     attributes: &[
@@ -324,6 +326,11 @@ pub static HOST_STREAM: OpDef = OpDef {
         req("element", constraints::STRING_ATTR),
         req("shape", I64_ARRAY),
         req("layout", constraints::DICT_ARRAY_ATTR),
+        AttrDef {
+            name: "host_element",
+            optional: true,
+            constraint: constraints::STRING_ATTR,
+        },
     ],
     assembly_format: Some("$name attr-dict"),
     verify: Some(|cx, op| decode_stream(cx, op).map(|_| ())),
@@ -693,6 +700,9 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
         let dir = cx.string_attr(&s.direction.to_string());
         let mut attrs = vec![("name", name), ("direction", dir)];
         attrs.extend(stream_attrs(cx, s));
+        if let Some(h) = s.host_element {
+            attrs.push(("host_element", cx.string_attr(h.name())));
+        }
         let op = build(cx, HOST_STREAM.name, attrs, loc);
         cx.append_op(block, op);
     }
@@ -1138,7 +1148,19 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
         }
     };
     let name = f.str("name")?.to_string();
-    decode_layout(cx, op, name, direction)
+    let mut s = decode_layout(cx, op, name, direction)?;
+    if cx.get_attr(op, "host_element").is_some() {
+        let h: ElementType = f.with("host_element", f.str("host_element")?.parse())?;
+        if direction != Direction::Load || !h.widens_exactly_to(s.element) {
+            return Err(f.err(format!(
+                "attribute 'host_element': host {h} elements to {} in a stream of direction `{direction}`: \
+                 only a load stream converts, and only by an exact widening",
+                s.element
+            )));
+        }
+        s.host_element = Some(h);
+    }
+    Ok(s)
 }
 
 /// A probe: where an op's result is complete ([`PROBE`]).
@@ -1211,6 +1233,7 @@ fn decode_layout(
         element,
         shape,
         layout,
+        host_element: None,
     })
 }
 

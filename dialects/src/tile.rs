@@ -11,8 +11,12 @@
 
 use ipu_ir::context::{Context, Op};
 use ipu_ir::diag::Diagnostic;
-use ipu_ir::opdef::{constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, Trait, ValueDef};
-use ipu_ir::printer::type_to_string;
+use ipu_ir::lexer::Tok;
+use ipu_ir::opdef::{
+    constraints, Arity, AttrConstraint, AttrDef, CustomAssembly, Dialect, OpDef, Trait, ValueDef,
+};
+use ipu_ir::parser::OpParser;
+use ipu_ir::printer::{type_to_string, Printer};
 use ipu_ir::types::{Attr, AttrKind};
 use ipu_ir::verify::op_error;
 
@@ -58,15 +62,112 @@ const CYCLES: AttrDef = AttrDef {
 pub static HOST_INPUT: OpDef = OpDef {
     name: "tile.host_input",
     summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
-              (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it.",
+              (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it. A \
+              resident one may hold its elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to \
+              f32): the host converts them once, when the program is loaded (`%w : tensor<..xf8E4M3FN> -> \
+              tensor<..xf16>`).",
     operands: &[TENSOR],
     results: RESULT,
     attributes: &[MAPPING, AttrDef { name: "resident", optional: true, constraint: constraints::ANY_ATTR }],
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    assembly_format: Some("$input attr-dict `:` type($result)"),
-    verify: Some(verify_mapped),
+    traits: &[Trait::Pure],
+    custom_assembly: Some(CustomAssembly {
+        parse: parse_host_input,
+        print: print_host_input,
+    }),
+    verify: Some(verify_host_input),
     ..OpDef::EMPTY
 };
+
+/// `%x {attrs} : type`, or `: host type -> tile type` for a load that widens.
+fn parse_host_input(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
+    let r = p.p.parse_operand_ref()?;
+    p.parse_optional_attr_dict()?;
+    p.p.expect(Tok::Colon)?;
+    let host = p.p.parse_type()?;
+    let tile = if p.p.consume_if(Tok::Arrow) {
+        p.p.parse_type()?
+    } else {
+        host
+    };
+    p.add_operand(r, host)?;
+    p.add_result_type(tile);
+    Ok(())
+}
+
+fn print_host_input(p: &mut Printer<'_>, op: Op) -> std::fmt::Result {
+    let (input, result) = (p.cx.operand(op, 0), p.cx.result(op, 0));
+    p.write(" ");
+    p.print_value(input);
+    p.print_attr_dict(op, &[]);
+    p.write(" : ");
+    let (host, tile) = (p.cx.value_type(input), p.cx.value_type(result));
+    p.print_type(host);
+    if tile != host {
+        p.write(" -> ");
+        p.print_type(tile);
+    }
+    Ok(())
+}
+
+/// Whether every value of element type `from` is exactly one of `to`, as a
+/// loaded parameter's elements may be widened (the package's rule,
+/// [`ipu_package::ElementType::widens_exactly_to`]).
+pub fn load_widens_exactly(cx: &Context, from: ipu_ir::Type, to: ipu_ir::Type) -> bool {
+    use ipu_ir::TypeKind::*;
+    matches!(
+        (cx.type_kind(from), cx.type_kind(to)),
+        (F8E4M3FN | F8E5M2, F16 | F32) | (F16 | BF16, F32)
+    )
+}
+
+/// The element type of tensor type `t`.
+fn element_of(cx: &Context, t: ipu_ir::Type) -> Option<(Vec<i64>, ipu_ir::Type)> {
+    cx.tensor_parts(t).map(|(s, e)| (s.to_vec(), e))
+}
+
+fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let (host, tile) = (
+        cx.value_type(cx.operand(op, 0)),
+        cx.value_type(cx.result(op, 0)),
+    );
+    if host != tile {
+        let (Some((hs, he)), Some((ts, te))) = (element_of(cx, host), element_of(cx, tile)) else {
+            return Err(op_error(cx, op, "streams tensors only"));
+        };
+        let what = format!(
+            "{} to {}",
+            type_to_string(cx, host),
+            type_to_string(cx, tile)
+        );
+        if hs != ts {
+            return Err(op_error(
+                cx,
+                op,
+                format!("may change only the element type of its input, not the shape ({what})"),
+            ));
+        }
+        if cx.get_attr(op, "resident").is_none() {
+            return Err(op_error(
+                cx,
+                op,
+                format!(
+                    "widens its input ({what}) but is not `resident`: only a parameter is converted, once at load"
+                ),
+            ));
+        }
+        if !load_widens_exactly(cx, he, te) {
+            return Err(op_error(
+                cx,
+                op,
+                format!(
+                    "converts {what}, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or \
+                     bf16 to f32)"
+                ),
+            ));
+        }
+    }
+    verify_mapped(cx, op)
+}
 
 pub static CONSTANT: OpDef = OpDef {
     name: "tile.constant",

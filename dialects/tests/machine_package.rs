@@ -46,6 +46,7 @@ fn sample() -> Package {
                 direction: Direction::Input,
                 element: ElementType::F32,
                 shape: vec![2, 4],
+                host_element: None,
                 layout: vec![StreamPiece::Regular {
                     tiles: TileSet::run(0, 2, 1),
                     tile_address: 0x90000,
@@ -59,6 +60,7 @@ fn sample() -> Package {
                 direction: Direction::Output,
                 element: ElementType::F8E4M3FN,
                 shape: vec![8],
+                host_element: None,
                 layout: vec![
                     StreamPiece::Single(Transfer {
                         tile: 1,

@@ -29,8 +29,13 @@ pub struct OpCheck {
     pub location: String,
     pub ty: String,
     /// `None`: the device stores no copy of this value (a view, or a value
-    /// only an exchange made); the row is the reference's.
+    /// only an exchange made, or a parameter's cast the host made at load);
+    /// the row is the reference's.
     pub observed: Option<Observed>,
+    /// The op is an exact widening of a parameter that the host does when
+    /// it loads the program (`ipu_lowering::nn_to_tile::is_load_cast`): no
+    /// device op computes it.
+    pub at_load: bool,
 }
 
 /// How an observed op's device result compares with the reference's
@@ -243,6 +248,7 @@ pub fn check_ops(
                 op: cx.name_str(op).to_string(),
                 location: location(cx, op),
                 ty: r.ty().to_string(),
+                at_load: observed.is_none() && ipu_lowering::nn_to_tile::is_load_cast(cx, f, op),
                 observed,
             });
             // Later ops see what the device computed.
@@ -332,6 +338,13 @@ pub fn render(rows: &[OpCheck]) -> String {
             r.index, r.op, r.location, r.ty
         );
         match &r.observed {
+            None if r.at_load => {
+                let _ = writeln!(
+                    s,
+                    "{:>10}  {:>10}  {:>10}  widened exactly by the host when the program is loaded: reference value used",
+                    "-", "-", "-"
+                );
+            }
             None => {
                 let _ = writeln!(
                     s,
@@ -369,9 +382,15 @@ pub fn render(rows: &[OpCheck]) -> String {
         }
     }
     let observed = rows.iter().filter(|r| r.observed.is_some()).count();
+    let at_load = rows.iter().filter(|r| r.at_load).count();
+    let loaded = if at_load > 0 {
+        format!(", {at_load} of them converted at load")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "checked {observed} of {} ops on the device's values ({} not stored)",
+        "checked {observed} of {} ops on the device's values ({} not stored{loaded})",
         rows.len(),
         rows.len() - observed
     );

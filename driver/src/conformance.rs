@@ -231,7 +231,7 @@ fn try_run_set(set: &ImportedSet, setup: &DeviceSetup) -> Result<(), Outcome> {
             .iter()
             .position(|n| *n == s.name)
             .ok_or_else(|| fail(format!("input stream `{}` is no input of the case", s.name)))?;
-        let bytes = device::tensor_to_bytes(&set.inputs[k], s.element)
+        let bytes = device::tensor_to_bytes(&set.inputs[k], s.host_type())
             .map_err(|e| fail(format!("input '{}': {e}", s.name)))?;
         host.insert(s.name.clone(), bytes);
     }

@@ -445,11 +445,12 @@ pub fn roofline_cycles(pkg: &Package) -> Option<u64> {
 pub fn host_io_cycles(pkg: &Package, target: &Target) -> u64 {
     let (mut input, mut output) = (0u64, 0u64);
     for s in &pkg.meta.streams {
-        let b = s.byte_len().unwrap_or(u64::MAX);
+        let b = s.host_byte_len().unwrap_or(u64::MAX);
         match s.direction {
             Direction::Input => input = input.saturating_add(b),
             Direction::Output => output = output.saturating_add(b),
-            // Parameters are loaded once with the program, not per run.
+            // Parameters are loaded once with the program (converted there
+            // when the package says so), not per run.
             Direction::Load => {}
         }
     }
@@ -600,10 +601,42 @@ fn read_stream(chip: &Chip, s: &HostStream) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
-fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
-    if Some(bytes.len() as u64) != s.byte_len() {
+/// The host's bytes of `s` as the layout places them: a load stream with
+/// a conversion has its host elements widened exactly to the tiles' type
+/// (FP8 codes read at scale 0, as the tiles' own casts read them).
+pub fn loaded_bytes<'b>(
+    s: &HostStream,
+    bytes: &'b [u8],
+) -> Result<std::borrow::Cow<'b, [u8]>, String> {
+    if Some(bytes.len() as u64) != s.host_byte_len() {
         return Err(format!(
             "input stream `{}` takes {} bytes, got {}",
+            s.name,
+            s.host_byte_len().unwrap_or(0),
+            bytes.len()
+        ));
+    }
+    let Some(host) = s.host_element else {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    };
+    if s.direction != Direction::Load || !host.widens_exactly_to(s.element) {
+        return Err(format!(
+            "stream `{}`: cannot convert host {host} elements to {} (only a load stream widens, exactly)",
+            s.name, s.element
+        ));
+    }
+    let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
+    let x = bytes_to_tensor(bytes, &shape, host, 0)?;
+    let widened = Tensor::from_f32(shape, reference_type(s.element), x.to_f32_vec())
+        .map_err(|e| format!("stream `{}`: {e}", s.name))?;
+    tensor_to_bytes(&widened, s.element).map(std::borrow::Cow::Owned)
+}
+
+fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
+    let bytes = loaded_bytes(s, bytes)?;
+    if Some(bytes.len() as u64) != s.byte_len() {
+        return Err(format!(
+            "input stream `{}` places {} bytes, got {}",
             s.name,
             s.byte_len().unwrap_or(0),
             bytes.len()
@@ -913,6 +946,59 @@ mod tests {
             };
             Tensor::from_i64(shape, ty, v).unwrap()
         }
+    }
+
+    fn load_stream(element: StreamType, host: StreamType, n: u64) -> HostStream {
+        HostStream {
+            name: "w".into(),
+            direction: Direction::Load,
+            element,
+            shape: vec![n],
+            host_element: Some(host),
+            layout: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_load_stream_widens_the_hosts_elements_exactly() {
+        // f8E4M3FN codes: 1.0, -0.5, the largest finite (448), the smallest
+        // subnormal (2^-9), NaN.
+        let s = load_stream(StreamType::F16, StreamType::F8E4M3FN, 5);
+        let got = loaded_bytes(&s, &[0x38, 0xb0, 0x7e, 0x01, 0x7f]).unwrap();
+        let halves: Vec<u16> = got
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(&halves[..4], &[0x3c00, 0xb800, 0x5f00, 0x1800]);
+        assert!(half::f16::from_bits(halves[4]).is_nan());
+        // f8E5M2 is f16 with its low mantissa byte dropped: widening puts it back as zeros.
+        let s = load_stream(StreamType::F16, StreamType::F8E5M2, 3);
+        let got = loaded_bytes(&s, &[0x3c, 0x7b, 0x83]).unwrap();
+        assert_eq!(&got[..], &[0x00, 0x3c, 0x00, 0x7b, 0x00, 0x83]);
+        // bf16 to f32: the upper half of the f32.
+        let s = load_stream(StreamType::F32, StreamType::BF16, 1);
+        let got = loaded_bytes(&s, &[0xc0, 0x3f]).unwrap();
+        assert_eq!(f32::from_le_bytes([got[0], got[1], got[2], got[3]]), 1.5);
+        // The host's buffer is sized at its own type.
+        let err = loaded_bytes(&s, &[0; 4]).unwrap_err();
+        assert_eq!(err, "input stream `w` takes 2 bytes, got 4");
+        // Only a load stream converts, and only exactly.
+        let mut s = load_stream(StreamType::F16, StreamType::F8E4M3FN, 1);
+        s.direction = Direction::Input;
+        assert!(loaded_bytes(&s, &[0x38])
+            .unwrap_err()
+            .contains("cannot convert"));
+        let s = load_stream(StreamType::F16, StreamType::F32, 1);
+        assert!(loaded_bytes(&s, &[0; 4])
+            .unwrap_err()
+            .contains("cannot convert"));
+        // Without a conversion the bytes are the host's own.
+        let mut s = load_stream(StreamType::F16, StreamType::F16, 1);
+        s.host_element = None;
+        assert!(matches!(
+            loaded_bytes(&s, &[1, 2]).unwrap(),
+            std::borrow::Cow::Borrowed(&[1, 2])
+        ));
     }
 
     #[test]

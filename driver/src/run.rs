@@ -420,7 +420,7 @@ fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
         .iter()
         .map(|&d| d as usize)
         .eq(t.shape.iter().copied())
-        && device::reference_type(s.element) == t.dtype
+        && device::reference_type(s.host_type()) == t.dtype
 }
 
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
@@ -565,7 +565,10 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                 s.type_string()
             ));
         }
-        host_inputs.insert(s.name.clone(), device::tensor_to_bytes(tensor, s.element)?);
+        host_inputs.insert(
+            s.name.clone(),
+            device::tensor_to_bytes(tensor, s.host_type())?,
+        );
     }
     for s in pkg.meta.streams.iter().filter(|s| s.direction.to_device()) {
         if !host_inputs.contains_key(&s.name) {

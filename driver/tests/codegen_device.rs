@@ -169,7 +169,7 @@ fn device_vs_reference(src: &str, target: &str) -> (f32, f32, u64) {
         let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
         let n = shape.iter().product();
         let v: Vec<f32> = pattern(n, i as u32 + 1);
-        let (ty, enc): (RefType, fn(f32) -> Vec<u8>) = match s.element {
+        let (ty, enc): (RefType, fn(f32) -> Vec<u8>) = match s.host_type() {
             ElementType::F16 => (RefType::F16, |x| {
                 ipu_isa::float::f16_bits(x).to_le_bytes().to_vec()
             }),

@@ -99,6 +99,7 @@ fn package_with(op: &str, input: u32, tail: &str) -> Package {
                 direction: Direction::Input,
                 element: ElementType::F32,
                 shape: vec![2, 4],
+                host_element: None,
                 layout: vec![regular(0x90000)],
             },
             HostStream {
@@ -106,6 +107,7 @@ fn package_with(op: &str, input: u32, tail: &str) -> Package {
                 direction: Direction::Output,
                 element: ElementType::F32,
                 shape: vec![2, 4],
+                host_element: None,
                 layout: vec![regular(0xa0000)],
             },
         ],

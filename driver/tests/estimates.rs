@@ -47,7 +47,7 @@ fn check(path: &str, target: &str) {
         .streams
         .iter()
         .filter(|s| s.direction.to_device())
-        .map(|s| (s.name.clone(), vec![0; s.byte_len().unwrap() as usize]))
+        .map(|s| (s.name.clone(), vec![0; s.host_byte_len().unwrap() as usize]))
         .collect();
     let run = ipu_driver::device::run_on_chip(&pkg, &t, &inputs, "main", u64::MAX).unwrap();
     assert!(run.hardware_pass(), "{path}: {:?}", run.faults);

@@ -62,8 +62,8 @@ fn inputs(pkg: &Package) -> BTreeMap<String, Vec<u8>> {
         .iter()
         .filter(|s| s.direction.to_device())
         .map(|s| {
-            let n = s.byte_len().unwrap() as usize;
-            let bytes = match s.element {
+            let n = s.host_byte_len().unwrap() as usize;
+            let bytes = match s.host_type() {
                 // 0.25 .. 1.0 in f16; in f8E4M3FN 0.25 .. 0.4375.
                 ElementType::F16 => (0..n / 2)
                     .flat_map(|i| (0x3400u16 + (i as u16 % 7) * 0x100).to_le_bytes())

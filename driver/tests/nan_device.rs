@@ -66,10 +66,10 @@ fn device_agrees_with_reference(src: &str, every: usize) -> usize {
     {
         let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
         let n = shape.iter().product();
-        let ty = ipu_driver::device::reference_type(s.element);
+        let ty = ipu_driver::device::reference_type(s.host_type());
         let v = input(n, k, (k == 0).then_some(every));
         let t = Tensor::from_f32(shape, ty, v).unwrap();
-        bytes.insert(s.name.clone(), tensor_to_bytes(&t, s.element).unwrap());
+        bytes.insert(s.name.clone(), tensor_to_bytes(&t, s.host_type()).unwrap());
         tensors.push(t);
     }
     let t = Target::load(TARGET).unwrap();

@@ -102,7 +102,7 @@ fuzz_target!(|data: &[u8]| {
         };
         host.insert(
             s.name.clone(),
-            device::tensor_to_bytes(t, s.element).expect("stream bytes"),
+            device::tensor_to_bytes(t, s.host_type()).expect("stream bytes"),
         );
     }
     let run = device::run_on_chip_probed(&pkg, &target, &host, "main", MAX_CYCLES, true)

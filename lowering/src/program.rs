@@ -150,7 +150,9 @@ impl Stored {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostInput {
-    /// The function argument streamed in.
+    /// The function argument streamed in (the host's type; `at.ty`, the
+    /// tiles' type, widens its elements exactly when the host converts a
+    /// parameter at load).
     pub arg: usize,
     /// Streamed once when the program is loaded (a parameter), not per run.
     pub load: bool,
@@ -687,6 +689,10 @@ impl Program {
             let mut attrs = self.stored_attrs(cx, &i.at);
             if i.load {
                 attrs.push(("load", Attr::UNIT));
+            }
+            // A parameter the host widens when it loads it.
+            if cx.value_type(args[i.arg]) != i.at.ty {
+                attrs.push(("tile_type", cx.type_attr(i.at.ty)));
             }
             let op = build_op(
                 cx,
@@ -1372,7 +1378,7 @@ impl Program {
                     p.inputs.push(HostInput {
                         arg,
                         load: cx.get_attr(op, "load").is_some(),
-                        at: r.stored(op, cx.value_type(a))?,
+                        at: r.stored(op, ipu_dialects::exchange::host_input_tile_type(cx, op))?,
                     });
                 }
                 "exchange.constant" => {

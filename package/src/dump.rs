@@ -62,9 +62,13 @@ impl fmt::Display for Package {
             let bytes = s
                 .byte_len()
                 .map_or_else(|| "overflowing".to_string(), |b| b.to_string());
+            let widened = s
+                .host_element
+                .map(|_| format!(", widened to {} at load", s.element))
+                .unwrap_or_default();
             writeln!(
                 f,
-                "    {} {:<6} {} ({} bytes, {} transfers)",
+                "    {} {:<6} {}{widened} ({} bytes, {} transfers)",
                 s.name,
                 s.direction.to_string(),
                 s.type_string(),

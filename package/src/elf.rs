@@ -201,11 +201,63 @@ struct MetaSectionV2Ref<'a> {
     images: Vec<ImageRecord>,
 }
 
-/// The same, borrowing the metadata for writing (identical encoding).
+/// The same, borrowing the metadata for writing (identical encoding;
+/// formats 3 and 4).
 #[derive(Serialize)]
 struct MetaSectionRef<'a> {
     meta: &'a Metadata,
     images: Vec<ImageRecord>,
+}
+
+/// One load stream's host-side conversion (format 5): the index of the
+/// stream in `Metadata::streams` and the element type the host supplies.
+#[derive(Serialize, Deserialize)]
+struct ConversionRecord {
+    stream: u32,
+    host_element: crate::model::ElementType,
+}
+
+/// Format 5's `.ipu.meta`: format 4's, then the streams' conversions.
+#[derive(Deserialize)]
+struct MetaSectionV5 {
+    meta: Metadata,
+    images: Vec<ImageRecord>,
+    conversions: Vec<ConversionRecord>,
+}
+
+/// Format 5's `.ipu.meta` for writing.
+#[derive(Serialize)]
+struct MetaSectionV5Ref<'a> {
+    meta: &'a Metadata,
+    images: Vec<ImageRecord>,
+    conversions: Vec<ConversionRecord>,
+}
+
+impl MetaSectionV5 {
+    /// The metadata with each conversion on its stream; a conversion of no
+    /// stream, or a second one of a stream, is damage.
+    fn into_section(self) -> Result<MetaSection, PackageError> {
+        let mut meta = self.meta;
+        for c in self.conversions {
+            let n = meta.streams.len();
+            let s = meta.streams.get_mut(c.stream as usize).ok_or_else(|| {
+                PackageError::MetadataParse(format!(
+                    "a conversion names stream {}, but the package has {n} streams",
+                    c.stream
+                ))
+            })?;
+            if s.host_element.replace(c.host_element).is_some() {
+                return Err(PackageError::MetadataParse(format!(
+                    "stream `{}` has two conversions",
+                    s.name
+                )));
+            }
+        }
+        Ok(MetaSection {
+            meta,
+            images: self.images,
+        })
+    }
 }
 
 fn segment_records(segments: &[DataSegment]) -> Vec<(u32, u32)> {
@@ -252,8 +304,9 @@ impl Package {
     }
 
     /// The file in format `version` (1: without `source`; 1 and 2:
-    /// without the steps' `bound`; 1 to 3 must not hold grid pieces; for
-    /// tests of the reader's compatibility).
+    /// without the steps' `bound`; 1 to 3 must not hold grid pieces; 1 to 4
+    /// drop the streams' conversions; for tests of the reader's
+    /// compatibility).
     pub(crate) fn to_elf_bytes_version(&self, version: u32) -> Vec<u8> {
         let mut images = Vec::with_capacity(self.images.len());
         // (section name, bytes) of every image and tile-data section.
@@ -322,8 +375,25 @@ impl Package {
                 ),
                 images,
             })
-        } else {
+        } else if version <= 4 {
             postcard::to_stdvec(&MetaSectionRef { meta: m, images })
+        } else {
+            let conversions = m
+                .streams
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    s.host_element.map(|host_element| ConversionRecord {
+                        stream: i as u32,
+                        host_element,
+                    })
+                })
+                .collect();
+            postcard::to_stdvec(&MetaSectionV5Ref {
+                meta: m,
+                images,
+                conversions,
+            })
         }
         .expect("postcard encodes every metadata value");
 
@@ -561,14 +631,30 @@ fn read_checked(data: &[u8]) -> Result<Package, PackageError> {
     if Digest::of(meta_bytes) != meta_sha {
         return Err(PackageError::ChecksumMismatch(META_SECTION.to_string()));
     }
+    let parse = |e: postcard::Error| PackageError::MetadataParse(e.to_string());
     let (ms, rest): (MetaSection, &[u8]) = if version == 1 {
-        postcard::take_from_bytes::<MetaSectionV1>(meta_bytes).map(|(m, r)| (m.into(), r))
+        postcard::take_from_bytes::<MetaSectionV1>(meta_bytes)
+            .map(|(m, r)| (m.into(), r))
+            .map_err(parse)?
     } else if version == 2 {
-        postcard::take_from_bytes::<MetaSectionV2>(meta_bytes).map(|(m, r)| (m.into(), r))
+        postcard::take_from_bytes::<MetaSectionV2>(meta_bytes)
+            .map(|(m, r)| (m.into(), r))
+            .map_err(parse)?
+    } else if version <= 4 {
+        postcard::take_from_bytes(meta_bytes).map_err(parse)?
     } else {
-        postcard::take_from_bytes(meta_bytes)
-    }
-    .map_err(|e| PackageError::MetadataParse(e.to_string()))?;
+        match postcard::take_from_bytes::<MetaSectionV5>(meta_bytes) {
+            Ok((m, r)) => (m.into_section()?, r),
+            // Name the conversions when all before them reads.
+            Err(e) if postcard::take_from_bytes::<MetaSection>(meta_bytes).is_ok() => {
+                return Err(PackageError::MetadataParse(format!(
+                    "the streams' conversions do not parse (an element type this reader does not know, \
+                     or cut short): {e}"
+                )))
+            }
+            Err(e) => return Err(parse(e)),
+        }
+    };
     if !rest.is_empty() {
         return Err(PackageError::MetadataParse(format!(
             "{} trailing bytes after the metadata",
@@ -708,7 +794,9 @@ fn parse_note(note: &[u8]) -> Result<(u32, u32, Digest, Digest), PackageError> {
 
 #[cfg(test)]
 mod tests {
+    use super::{ConversionRecord, MetaSectionV5};
     use crate::model::*;
+    use crate::META_SECTION;
 
     fn sample(source: Option<String>) -> Package {
         let meta = Metadata {
@@ -777,6 +865,7 @@ mod tests {
             direction: Direction::Load,
             element: ElementType::F32,
             shape: vec![2, 32],
+            host_element: None,
             layout: vec![StreamPiece::Grid {
                 first: Transfer {
                     tile: 0,
@@ -848,6 +937,51 @@ mod tests {
         assert_eq!(
             Package::from_elf_bytes(&q.to_elf_bytes_version(3)).unwrap(),
             q
+        );
+    }
+
+    #[test]
+    fn conversions_are_format_5_and_older_formats_read_unchanged() {
+        let q = sample(None);
+        let meta_len = |b: &[u8]| {
+            let f = object::File::parse(b).unwrap();
+            use object::{Object as _, ObjectSection as _};
+            f.section_by_name(META_SECTION).unwrap().size()
+        };
+        // Format 5's metadata is format 4's and then the conversions: none
+        // is one byte (the count).
+        let (v5, v4) = (q.to_elf_bytes(), q.to_elf_bytes_version(4));
+        assert_eq!(meta_len(&v5), meta_len(&v4) + 1);
+        assert_eq!(Package::from_elf_bytes(&v4).unwrap(), q);
+        // A stream's conversion, twice: the second is refused.
+        let mut p = sample(None);
+        let mut w = grid_stream();
+        w.element = ElementType::F32;
+        w.host_element = Some(ElementType::F16);
+        p.meta.streams.push(w);
+        let section = MetaSectionV5 {
+            meta: p.meta.clone(),
+            images: Vec::new(),
+            conversions: vec![
+                ConversionRecord {
+                    stream: 0,
+                    host_element: ElementType::F16,
+                },
+                ConversionRecord {
+                    stream: 0,
+                    host_element: ElementType::F16,
+                },
+            ],
+        };
+        let mut meta = section.meta.clone();
+        meta.streams[0].host_element = None;
+        let err = MetaSectionV5 { meta, ..section }
+            .into_section()
+            .err()
+            .expect("refused");
+        assert!(
+            err.to_string().contains("stream `w` has two conversions"),
+            "{err}"
         );
     }
 

@@ -43,8 +43,9 @@ pub use model::{
 pub const EM_IPU: u16 = 0x4950;
 /// The package format version this crate writes (and the newest it reads).
 /// Version 2 added `Metadata::source`, version 3 `StepSummary::bound`,
-/// version 4 `StreamPiece::Grid`.
-pub const FORMAT_VERSION: u32 = 4;
+/// version 4 `StreamPiece::Grid`, version 5 `HostStream::host_element`
+/// (a load stream's host-side conversion).
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest format version this crate reads (version 1: no `source`).
 pub const MIN_FORMAT_VERSION: u32 = 1;
 /// Name of the note section carrying version and checksums.

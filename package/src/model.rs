@@ -249,6 +249,17 @@ impl ElementType {
         }
     }
 
+    /// Whether a load stream may carry host elements of this type to the
+    /// tiles as `device` elements: exact widenings only (every value of one
+    /// is a value of the other), so the loader's conversion loses nothing.
+    pub fn widens_exactly_to(self, device: ElementType) -> bool {
+        use ElementType::*;
+        matches!(
+            (self, device),
+            (F8E4M3FN | F8E5M2, F16 | F32) | (F16 | BF16, F32)
+        )
+    }
+
     /// All element types.
     pub const ALL: [ElementType; 13] = [
         ElementType::F32,
@@ -443,13 +454,34 @@ impl StreamPiece {
 pub struct HostStream {
     pub name: String,
     pub direction: Direction,
+    /// The element type in tile memory (and of the layout's host offsets).
     pub element: ElementType,
     pub shape: Vec<u64>,
     pub layout: Vec<StreamPiece>,
+    /// For a load stream, the element type the host supplies when it is not
+    /// `element`: the loader widens the host's elements exactly to `element`
+    /// before the layout places them (format 5; encoded beside the
+    /// metadata, not in it, so older formats read unchanged).
+    #[serde(skip)]
+    pub host_element: Option<ElementType>,
 }
 
 impl HostStream {
-    /// Bytes of the host buffer (`None` on overflow).
+    /// The element type of the host's buffer.
+    pub fn host_type(&self) -> ElementType {
+        self.host_element.unwrap_or(self.element)
+    }
+
+    /// Bytes of the buffer the host supplies or receives (`None` on
+    /// overflow): [`HostStream::byte_len`] at the host's element type.
+    pub fn host_byte_len(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(self.host_type().size_bytes(), |acc, &d| acc.checked_mul(d))
+    }
+
+    /// Bytes of the buffer the layout places (the host's buffer, converted
+    /// when `host_element` is set; `None` on overflow).
     pub fn byte_len(&self) -> Option<u64> {
         self.shape
             .iter()
@@ -461,14 +493,14 @@ impl HostStream {
         self.layout.iter().flat_map(|p| p.transfers())
     }
 
-    /// `tensor<128x768xf16>`.
+    /// `tensor<128x768xf16>` (the host's element type).
     pub fn type_string(&self) -> String {
         let mut s = String::from("tensor<");
         for d in &self.shape {
             s.push_str(&d.to_string());
             s.push('x');
         }
-        s.push_str(self.element.name());
+        s.push_str(self.host_type().name());
         s.push('>');
         s
     }

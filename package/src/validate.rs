@@ -225,6 +225,21 @@ fn check_stream(
     let host_len = s
         .byte_len()
         .ok_or_else(|| err("the buffer size overflows 64 bits".into()))?;
+    if let Some(h) = s.host_element {
+        if s.direction != crate::Direction::Load {
+            return Err(err(format!(
+                "a stream of direction `{}` converts host {h} elements to {}; only load streams convert",
+                s.direction, s.element
+            )));
+        }
+        if !h.widens_exactly_to(s.element) {
+            return Err(err(format!(
+                "the load conversion of host {h} elements to {} is not an exact widening \
+                 (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32)",
+                s.element
+            )));
+        }
+    }
     let mut count = 0u64;
     for p in &s.layout {
         match p {

@@ -125,12 +125,12 @@ fn flips_inside_the_note_are_named() {
 fn wrong_version_is_refused() {
     let mut b = sample().to_elf_bytes();
     let (off, _) = section_range(&b, NOTE_SECTION);
-    b[off + 16..off + 20].copy_from_slice(&5u32.to_le_bytes());
+    b[off + 16..off + 20].copy_from_slice(&6u32.to_le_bytes());
     let err = read(&b).unwrap_err();
-    assert_eq!(err, PackageError::UnsupportedVersion(5));
+    assert_eq!(err, PackageError::UnsupportedVersion(6));
     assert_eq!(
         err.to_string(),
-        "unsupported package format version 5 (this reader supports versions 1 to 4)"
+        "unsupported package format version 6 (this reader supports versions 1 to 5)"
     );
     b[off + 16..off + 20].copy_from_slice(&0u32.to_le_bytes());
     assert_eq!(read(&b).unwrap_err(), PackageError::UnsupportedVersion(0));
@@ -484,6 +484,7 @@ fn huge_stream_layouts_are_refused_before_expansion() {
         direction: Direction::Input,
         element: ElementType::U8,
         shape: vec![1 << 20],
+        host_element: None,
         layout: vec![
             StreamPiece::Regular {
                 tiles: TileSet::run(0, MAX_TILES, 1),

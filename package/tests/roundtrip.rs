@@ -106,6 +106,7 @@ fn full_chip_with_few_programs_stays_small() {
         direction: Direction::Output,
         element: ElementType::BF16,
         shape: vec![1472, 64],
+        host_element: None,
         layout: vec![StreamPiece::Regular {
             tiles: TileSet::range_inclusive(0, 1471),
             tile_address: BASE + 0x3000,
@@ -176,7 +177,7 @@ fn element_types_parse_and_size() {
 fn dump_summarises_metadata_streams_and_images() {
     let text = sample().dump();
     for needle in [
-        "ipu package (format 4)",
+        "ipu package (format 5)",
         "target test16",
         "16 tiles, tile memory [0x40000, 0x50000) = 65536 bytes",
         "compiler 0.1.0",
@@ -271,7 +272,7 @@ fn llvm_tools_read_the_package() {
     if let Some(s) = run_tool(READELF, &["-n"], &path) {
         assert!(s.contains("IPU"), "llvm-readelf -n lacks the owner:\n{s}");
         // The descriptor starts with the format version, little-endian.
-        assert!(s.contains("description data: 04 00 00 00"), "{s}");
+        assert!(s.contains("description data: 05 00 00 00"), "{s}");
     }
     if let Some(s) = run_tool(OBJDUMP, &["-h"], &path) {
         assert!(s.contains(".ipu.image.1"), "llvm-objdump -h:\n{s}");

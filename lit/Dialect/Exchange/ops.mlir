@@ -56,4 +56,13 @@ module attributes {ipu.target = "test4"} {
     %0 = exchange.host_output {buffer = @s2.result, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
     return %0 : tensor<8x32xf16>
   }
+  // A parameter the host widens when it loads the program: the tiles' type
+  // beside the host's.
+  func.func @loaded(%arg0: tensor<8x32xf8E5M2> {ipu.name = "w", ipu.weight}) {
+    exchange.buffer {bytes = 512 : i64, sym_name = "input0", tiles = "0 to 3"}
+    exchange.host_input %arg0 {buffer = @input0, load, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}, tile_type = tensor<8x32xf32>} : tensor<8x32xf8E5M2>
+    return
+  }
 }
+// CHECK-LABEL: func.func @loaded
+// CHECK: exchange.host_input %arg0 {buffer = @input0, load, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}, tile_type = tensor<8x32xf32>} : tensor<8x32xf8E5M2>

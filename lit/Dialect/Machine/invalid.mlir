@@ -229,3 +229,21 @@ machine.tile_data {address = "0x4c168", bytes = "00", tile = 1 : i64}
 // tile_data_tile_type
 // expected-error@+1 {{'machine.tile_data' op attribute 'tile' failed to satisfy constraint: 64-bit integer attribute (got 1 : i32)}}
 machine.tile_data {address = "0x4c168", bytes = "0x00", tile = 1 : i32}
+
+// -----
+
+// host_stream_input_converts
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f8E4M3FN elements to f16 in a stream of direction `input`: only a load stream converts, and only by an exact widening}}
+machine.host_stream "w" {direction = "input", element = "f16", host_element = "f8E4M3FN", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_load_narrows
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f32 elements to f16 in a stream of direction `load`: only a load stream converts, and only by an exact widening}}
+machine.host_stream "w" {direction = "load", element = "f16", host_element = "f32", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_unknown_host_element
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': unknown element type `f12`}}
+machine.host_stream "w" {direction = "load", element = "f16", host_element = "f12", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}

@@ -115,7 +115,7 @@ func.func @dynamic_dimension(%x: tensor<?xf16>) {
 // -----
 
 func.func @host_input_type(%x: tensor<8xf16>) {
-  // expected-error@+1 {{'tile.host_input' op requires the same type for all operands and results}}
+  // expected-error@+1 {{'tile.host_input' op widens its input (tensor<8xf16> to tensor<8xf32>) but is not `resident`: only a parameter is converted, once at load}}
   %0 = "tile.host_input"(%x) {mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}} : (tensor<8xf16>) -> tensor<8xf32>
   return
 }
@@ -309,5 +309,37 @@ func.func @host_output_name(%x: tensor<8xf16>) {
 func.func @host_output_results(%x: tensor<8xf16>) {
   // expected-error@+1 {{'tile.host_output' op expected 0 results, but found 1}}
   %0 = "tile.host_output"(%x) {name = "y"} : (tensor<8xf16>) -> tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @widened_input_not_resident(%w: tensor<8xf8E4M3FN>) {
+  // expected-error@+1 {{'tile.host_input' op widens its input (tensor<8xf8E4M3FN> to tensor<8xf16>) but is not `resident`: only a parameter is converted, once at load}}
+  %0 = tile.host_input %w {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<8xf8E4M3FN> -> tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @narrowed_input(%w: tensor<8xf16>) {
+  // expected-error@+1 {{'tile.host_input' op converts tensor<8xf16> to tensor<8xf8E4M3FN>, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32)}}
+  %0 = tile.host_input %w {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}, resident} : tensor<8xf16> -> tensor<8xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @bf16_to_f16_input(%w: tensor<8xbf16>) {
+  // expected-error@+1 {{'tile.host_input' op converts tensor<8xbf16> to tensor<8xf16>, which is not an exact widening}}
+  %0 = tile.host_input %w {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}, resident} : tensor<8xbf16> -> tensor<8xf16>
+  return
+}
+
+// -----
+
+func.func @reshaped_input(%w: tensor<8xf8E4M3FN>) {
+  // expected-error@+1 {{'tile.host_input' op may change only the element type of its input, not the shape (tensor<8xf8E4M3FN> to tensor<2x4xf16>)}}
+  %0 = tile.host_input %w {mapping = {grid = array<i64: 1, 1>, tiles = array<i64: 0, 1>}, resident} : tensor<8xf8E4M3FN> -> tensor<2x4xf16>
   return
 }

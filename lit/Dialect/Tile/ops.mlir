@@ -24,6 +24,17 @@ func.func @stage(%x: tensor<8x32xf16> {ipu.name = "x"}, %w: tensor<32x32xf8E4M3F
   return %s : tensor<8x32xf16>
 }
 
+// A parameter loaded widened: the host's type, then the tiles' one.
+// CHECK-LABEL: func.func @loaded
+// CHECK: %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}, resident} : tensor<32x32xf8E4M3FN> -> tensor<32x32xf16>
+// CHECK: %1 = tile.host_input %arg1 {mapping = {grid = array<i64: 2>, tiles = array<i64: 0, 1>}, resident} : tensor<32xbf16> -> tensor<32xf32>
+// GENERIC: "tile.host_input"(%arg0) <{mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}, resident}> : (tensor<32x32xf8E4M3FN>) -> tensor<32x32xf16>
+func.func @loaded(%w: tensor<32x32xf8E4M3FN> {ipu.weight}, %b: tensor<32xbf16> {ipu.weight}) -> (tensor<32x32xf16>, tensor<32xf32>) {
+  %a = tile.host_input %w {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}, resident} : tensor<32x32xf8E4M3FN> -> tensor<32x32xf16>
+  %c = tile.host_input %b {mapping = {grid = array<i64: 2>, tiles = array<i64: 0, 1>}, resident} : tensor<32xbf16> -> tensor<32xf32>
+  return %a, %c : tensor<32x32xf16>, tensor<32xf32>
+}
+
 // Every function of tile.map (MapFn): the unary ones, the binary ones (same
 // shapes), and cast.
 // CHECK-LABEL: func.func @functions

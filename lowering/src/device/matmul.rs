@@ -17,8 +17,10 @@
 //! receives its block already chunked. Kernel: `gemm_amp` specialised for
 //! the block (chunked when K x 16 weights exceed an AMP bank), with the
 //! re-layouts it needs (A in K-chunks when read in place, B in 16-column
-//! blocks, FP8 widened to f16), then split-K partials sent to the k = 0
-//! tiles, added up, converted to the result type and laid out row-major.
+//! blocks, FP8 widened to f16 unless it arrived so: an FP8 parameter or
+//! constant only the matmul reads is widened at load or at compile time,
+//! `nn_to_tile::legalize`), then split-K partials sent to the k = 0 tiles,
+//! added up, converted to the result type and laid out row-major.
 
 use super::matmul_plan::{
     gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,

@@ -59,7 +59,9 @@ pub fn gemm_spec(g: &GemmBlocks) -> KernelSpec {
 
 /// The kernels one matmul tile runs per run for its block, in order: the
 /// re-layouts its operands need (FP8 widened to the mode's input, B cut into
-/// 16-column blocks), then the GEMM.
+/// 16-column blocks), then the GEMM. An FP8 parameter or constant that only
+/// this matmul reads arrives widened (at load, or at compile time:
+/// `nn_to_tile::legalize`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TileKernels {
     pub widen_a: Option<KernelSpec>,

@@ -697,23 +697,29 @@ pub(crate) fn build_package_from(
             ));
         }
         let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
-            let (_, e) = cx.tensor_parts(s.ty).ok_or_else(|| {
-                Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
-            })?;
-            let element = crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
-                Diagnostic::error(
-                    loc,
-                    format!(
-                        "stream {} has an element type without a host format",
-                        s.name
-                    ),
-                )
-            })?;
+            let element_of = |t: ipu_ir::Type| {
+                let (_, e) = cx.tensor_parts(t).ok_or_else(|| {
+                    Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
+                })?;
+                crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
+                    Diagnostic::error(
+                        loc,
+                        format!(
+                            "stream {} has an element type without a host format",
+                            s.name
+                        ),
+                    )
+                })
+            };
+            let element = element_of(s.ty)?;
+            // A parameter the host widens at load: its host format beside.
+            let host_element = s.host_ty.map(element_of).transpose()?;
             Ok(HostStream {
                 name: s.name.clone(),
                 direction: s.direction,
                 element,
                 shape: s.shape.iter().map(|&d| d as u64).collect(),
+                host_element,
                 layout: stream_layout(s, &addrs),
             })
         };

@@ -249,6 +249,9 @@ pub(crate) struct StreamSpec {
     pub name: String,
     pub direction: Direction,
     pub ty: Type,
+    /// The host's type when it differs from `ty` (a parameter the host
+    /// widens at load).
+    pub host_ty: Option<Type>,
     pub shape: Vec<i64>,
     pub runs: Vec<(u32, usize, u64, u64, u64)>,
 }
@@ -377,10 +380,13 @@ pub(crate) fn plan(
             Direction::Input
         };
         let runs = stored_runs(&mut p, &i.at, 0);
+        let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
+        let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
         streams.push(StreamSpec {
             name,
             direction,
             ty: i.at.ty,
+            host_ty: host.filter(|&h| h != i.at.ty),
             shape: i.at.shape.clone(),
             runs,
         });
@@ -595,6 +601,7 @@ pub(crate) fn plan(
             name: o.name.clone(),
             direction: Direction::Output,
             ty: o.at.ty,
+            host_ty: None,
             shape: o.at.shape.clone(),
             runs,
         });
@@ -610,6 +617,7 @@ pub(crate) fn plan(
             name: pr.source.clone(),
             direction: Direction::Output,
             ty: pr.at.ty,
+            host_ty: None,
             shape: pr.at.shape.clone(),
             runs,
         };

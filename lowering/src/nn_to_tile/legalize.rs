@@ -40,6 +40,7 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
         };
         let mut r = Rewriter {
             cx,
+            f,
             at: op,
             loc,
             new_ops: Vec::new(),
@@ -65,6 +66,8 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
 
 struct Rewriter<'a> {
     cx: &'a mut Context,
+    /// The function rewritten.
+    f: Op,
     /// New ops go before this one.
     at: Op,
     loc: Loc,
@@ -344,7 +347,64 @@ impl Rewriter<'_> {
         Ok(Some(y))
     }
 
+    /// Points the matmul at its operands as its mode reads them where that
+    /// costs no work per run: an FP8 parameter the mode reads as f16 (or
+    /// f32) is cast exactly, a cast the host does at load
+    /// (`is_load_cast`), and an FP8 constant is converted now. The matmuls
+    /// reading such an operand share it when every reader of it reads it so;
+    /// otherwise each widens it on the tiles.
+    fn widen_resident_operands(&mut self) -> Result<(), String> {
+        for i in 0..2 {
+            let v = self.operand(i);
+            let Some(to) = widening_of(self.cx, self.at, i) else {
+                continue;
+            };
+            let everyone = self
+                .cx
+                .uses(v)
+                .iter()
+                .all(|u| widening_of(self.cx, u.op, u.index as usize) == Some(to));
+            if !everyone {
+                continue;
+            }
+            let cast = OpKind::Cast {
+                to,
+                saturate: false,
+                scale: 0,
+            };
+            let widened = match self.cx.defining_op(v) {
+                None if super::is_parameter(self.cx, self.f, v) => {
+                    build_op(self.cx, &cast, &[v], self.loc)?
+                }
+                Some(d) if self.cx.is(d, "nn.constant") => {
+                    let c = ipu_dialects::nn::constant_tensor(self.cx, d)?;
+                    let w = ipu_reference::evaluate(&cast, &[&c]).map_err(|e| e.to_string())?;
+                    build_op(self.cx, &OpKind::Constant(w), &[], self.cx.op_loc(d))?
+                }
+                _ => continue,
+            };
+            // Kept whatever the rest of the rewrite does: the matmuls read
+            // it. Before this matmul, the first reader: the others follow.
+            self.cx.insert_op_before(self.at, widened);
+            let w = self.cx.result(widened, 0);
+            for u in self.cx.uses(v).to_vec() {
+                if u.op != widened {
+                    self.cx.set_operand(u.op, u.index as usize, w);
+                }
+            }
+            if let Some(d) = self
+                .cx
+                .defining_op(v)
+                .filter(|&d| !self.cx.has_uses(self.cx.result(d, 0)))
+            {
+                self.cx.erase_op(d);
+            }
+        }
+        Ok(())
+    }
+
     fn matmul(&mut self, target: &Target) -> Result<Option<Value>, String> {
+        self.widen_resident_operands()?;
         let (a, b) = (self.operand(0), self.operand(1));
         let (sa, sb) = (self.shape(a), self.shape(b));
         if sa.is_empty() || sb.is_empty() {
@@ -486,6 +546,30 @@ impl Rewriter<'_> {
         let y = self.emit(OpKind::MatMul, &[a2, b2])?;
         let r = self.shape(y).len();
         self.unpad(y, r - 1, n as usize)
+    }
+}
+
+/// The element type `op`, an `nn.matmul`, reads its FP8 operand `i` as,
+/// when its AMP mode reads another (f16, or f32): an exact widening.
+fn widening_of(cx: &Context, op: Op, i: usize) -> Option<ElementType> {
+    if !cx.is(op, "nn.matmul") || i > 1 {
+        return None;
+    }
+    let e = |v| value_elem(cx, v);
+    let (ea, eb, er) = (
+        e(cx.operand(op, 0))?,
+        e(cx.operand(op, 1))?,
+        e(cx.result(op, 0))?,
+    );
+    let mode = GemmMode::select(ea, eb, er).ok()?;
+    let ev = if i == 0 { ea } else { eb };
+    if ev == mode.input || !crate::elem::is_f8(ev) {
+        return None;
+    }
+    match mode.input {
+        ElemType::F16 => Some(ElementType::F16),
+        ElemType::F32 => Some(ElementType::F32),
+        _ => None,
     }
 }
 

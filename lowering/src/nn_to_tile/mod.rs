@@ -51,9 +51,17 @@ impl Pass for NnToTile {
 }
 
 /// What the consumers of a value want its layout to be (the first one wins).
-fn operand_preferences(cx: &Context, ops: &[Op], env: &TileEnv) -> FxHashMap<Value, Mapping> {
+fn operand_preferences(
+    cx: &Context,
+    f: Op,
+    ops: &[Op],
+    env: &TileEnv,
+) -> FxHashMap<Value, Mapping> {
     let mut want: FxHashMap<Value, Mapping> = FxHashMap::default();
     for &op in ops {
+        if is_load_cast(cx, f, op) {
+            continue;
+        }
         if let Some(d) = for_nn(cx, op) {
             for (i, m) in d.operand_mappings(cx, op, env) {
                 want.entry(cx.operand(op, i)).or_insert(m);
@@ -65,7 +73,7 @@ fn operand_preferences(cx: &Context, ops: &[Op], env: &TileEnv) -> FxHashMap<Val
 
 /// Whether argument `i` of `f` is a parameter (`ipu.weight`): loaded once
 /// with the program, not streamed every run.
-fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
+pub fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
     use ipu_ir::types::AttrKind;
     let Some(AttrKind::Array(items)) = cx.get_attr(f, "arg_attrs").map(|a| cx.attr_kind(a)) else {
         return false;
@@ -73,17 +81,45 @@ fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
     matches!(items.get(i).map(|&a| cx.attr_kind(a)), Some(AttrKind::Dictionary(es)) if es.iter().any(|(k, _)| cx.str(*k) == "ipu.weight"))
 }
 
-/// Whether `v` is in tile memory from load: a constant, or a parameter.
+/// Whether `v` is an argument of `f` that is a parameter.
+pub fn is_parameter(cx: &Context, f: Op, v: Value) -> bool {
+    if cx.defining_op(v).is_some() || cx.num_regions(f) == 0 {
+        return false;
+    }
+    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+        return false;
+    };
+    cx.block_args(entry)
+        .iter()
+        .position(|&a| a == v)
+        .is_some_and(|i| is_weight(cx, f, i))
+}
+
+/// Whether `op` is a cast the host does when it loads the program: an
+/// `nn.cast` without a scale that widens a parameter exactly, the
+/// parameter's only reader. It folds into the parameter's
+/// `tile.host_input`, which then holds the widened elements.
+pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
+    if !cx.is(op, "nn.cast") || cx.get_int_attr(op, "scale").is_some_and(|s| s != 0) {
+        return false;
+    }
+    let x = cx.operand(op, 0);
+    let (tx, ty) = (cx.value_type(x), cx.value_type(cx.result(op, 0)));
+    let (Some((sx, ex)), Some((sy, ey))) = (cx.tensor_parts(tx), cx.tensor_parts(ty)) else {
+        return false;
+    };
+    is_parameter(cx, f, x)
+        && cx.uses(x).len() == 1
+        && sx == sy
+        && ipu_dialects::tile::load_widens_exactly(cx, ex, ey)
+}
+
+/// Whether `v` is in tile memory from load: a constant, a parameter, or a
+/// parameter widened at load.
 fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
     match cx.defining_op(v) {
-        Some(d) => cx.is(d, "nn.constant"),
-        None => {
-            let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
-            cx.block_args(entry)
-                .iter()
-                .position(|&a| a == v)
-                .is_some_and(|i| is_weight(cx, f, i))
-        }
+        Some(d) => cx.is(d, "nn.constant") || is_load_cast(cx, f, d),
+        None => is_parameter(cx, f, v),
     }
 }
 
@@ -131,8 +167,9 @@ fn resident_ledger(
     // op that plans within memory.
     let mut fixed = vec![0u64; tiles];
     let mut fixed_before: FxHashMap<Op, Vec<u64>> = FxHashMap::default();
+    let device_op = |op: Op| for_nn(cx, op).filter(|_| !is_load_cast(cx, f, op));
     for &op in ops {
-        let Some(d) = for_nn(cx, op) else { continue };
+        let Some(d) = device_op(op) else { continue };
         let fl = flags(op);
         if d.plans_within_memory() {
             fixed_before.insert(op, fixed.clone());
@@ -147,7 +184,7 @@ fn resident_ledger(
     }
     let mut after = vec![0u64; tiles];
     for &op in ops.iter().rev() {
-        let Some(d) = for_nn(cx, op) else { continue };
+        let Some(d) = device_op(op) else { continue };
         let fl = flags(op);
         if d.plans_within_memory() {
             let mut at_load = after.clone();
@@ -184,6 +221,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     let resident = resident_ledger(cx, f, &ops, target);
     let want = operand_preferences(
         cx,
+        f,
         &ops,
         &TileEnv {
             target,
@@ -194,17 +232,24 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     let mut mappings: FxHashMap<Value, Mapping> = FxHashMap::default();
     let tiles = target.tiles();
     let first = cx.first_op(entry);
-    // Arguments: streamed in.
+    // Arguments: streamed in; a parameter's load cast folded into its load.
+    let mut folded: Vec<Op> = Vec::new();
     for arg in cx.block_args(entry).to_vec() {
         if !cx.has_uses(arg) {
             continue;
         }
+        let load_cast = match cx.uses(arg) {
+            [u] if is_load_cast(cx, f, u.op) => Some(u.op),
+            _ => None,
+        };
+        // What the host's value becomes on the tiles: the widened one.
+        let tile_value = load_cast.map_or(arg, |c| cx.result(c, 0));
         let m = want
-            .get(&arg)
+            .get(&tile_value)
             .cloned()
             .unwrap_or_else(|| spread(&cx.value_shape(arg), tiles));
         let loc = cx.block_arg_loc(arg);
-        let (ty, mapping) = (cx.value_type(arg), m.to_attr(cx));
+        let (ty, mapping) = (cx.value_type(tile_value), m.to_attr(cx));
         let mut attrs = vec![("mapping", mapping)];
         let index = cx
             .block_args(entry)
@@ -220,14 +265,25 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             None => cx.append_op(entry, op),
         }
         let v = cx.result(op, 0);
+        if let Some(c) = load_cast {
+            cx.replace_all_uses(tile_value, v);
+            folded.push(c);
+        }
         for u in cx.uses(arg).to_vec() {
-            if u.op != op {
+            if u.op != op && Some(u.op) != load_cast {
                 cx.set_operand(u.op, u.index as usize, v);
             }
         }
         mappings.insert(v, m);
     }
+    // After the inputs are in: the first op may be a folded cast.
+    for &c in &folded {
+        cx.erase_op(c);
+    }
     for op in ops {
+        if folded.contains(&op) {
+            continue;
+        }
         let loc = cx.op_loc(op);
         if cx.is(op, "func.return") {
             for (i, v) in cx.operands(op).to_vec().into_iter().enumerate() {

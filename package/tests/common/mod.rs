@@ -104,6 +104,7 @@ pub fn sample() -> Package {
             direction: Direction::Input,
             element: ElementType::F16,
             shape: vec![16, 8],
+            host_element: None,
             layout: vec![StreamPiece::Regular {
                 tiles: TileSet::range_inclusive(0, 15),
                 tile_address: BASE + 0x2000,
@@ -117,6 +118,7 @@ pub fn sample() -> Package {
             direction: Direction::Input,
             element: ElementType::F8E4M3FN,
             shape: vec![64],
+            host_element: None,
             layout: vec![StreamPiece::Regular {
                 tiles: TileSet::run(0, 8, 2),
                 tile_address: BASE + 0x2100,
@@ -130,6 +132,7 @@ pub fn sample() -> Package {
             direction: Direction::Output,
             element: ElementType::F32,
             shape: vec![4],
+            host_element: None,
             layout: (0..4)
                 .map(|t| {
                     StreamPiece::Single(Transfer {
