@@ -68,7 +68,8 @@ pub use phase::{
 };
 pub use rows::{row_stats, tile_rows, RowEntry, RowStats};
 pub use scheduler::{
-    evaluate_variants, schedule, CacheStats, ExchangeScheduler, ScheduleError, VariantReport,
+    evaluate_variants, schedule, CacheStats, ExchangeScheduler, PhaseQueue, ScheduleError,
+    VariantReport,
 };
 pub use summary::{summarize, PatternGroup, PhaseSummary};
 pub use verify::{verify, VerifyError};
