@@ -17,7 +17,8 @@
 //!   (supertile pairs take shared bytes on either tile's port, 8 B/cycle).
 //! * [`scheduler`]: [`ExchangeScheduler`], which picks the best variant and
 //!   reuses a previous schedule for a phase identical up to relocation
-//!   (kind `reused`).
+//!   (kind `reused`); [`PhaseQueue`] schedules many phases on the rayon pool
+//!   with the answers of scheduling them one by one.
 //! * [`mod@verify`]: an independent checker of every schedule property.
 //! * [`rows`]: per-tile exchange-table row sizes (words).
 //! * [`summary`]: transfers grouped by pattern, for printing in IR.

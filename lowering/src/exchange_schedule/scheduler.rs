@@ -509,12 +509,15 @@ impl<'m> PhaseQueue<'m> {
     }
 }
 
+/// A schedule relocated from the cached schedule named first.
+type Moved = (Arc<Schedule>, Result<Schedule, Vec<VerifyError>>);
+
 /// Work done ahead for one phase of a batch: its fresh schedule, or its
 /// schedule relocated from a cached one (named by its schedule).
 #[derive(Default)]
 struct Ahead {
     fresh: Option<Result<Arc<Schedule>, ScheduleError>>,
-    moved: Option<(Arc<Schedule>, Result<Schedule, Vec<VerifyError>>)>,
+    moved: Option<Moved>,
 }
 
 /// A scheduler for one target that reuses schedules of repeated phases.
@@ -626,15 +629,15 @@ impl ExchangeScheduler {
                 moves.extend(g.moved.iter().map(|&i| (i, old, s.clone())));
             }
         }
-        let moved: Vec<(usize, Arc<Schedule>, Result<Schedule, Vec<VerifyError>>)> = moves
+        let moved: Vec<(usize, Moved)> = moves
             .into_par_iter()
             .map(|(i, old, s)| {
                 let r = relocate(old, &s, &q.phases[i], &target);
-                (i, s, r)
+                (i, (s, r))
             })
             .collect();
-        for (i, s, r) in moved {
-            ahead[i].moved = Some((s, r));
+        for (i, m) in moved {
+            ahead[i].moved = Some(m);
         }
         let mut checked = q.checked;
         let mut out = Vec::with_capacity(n);

@@ -1227,6 +1227,16 @@ fn schedule_memo_all_matches_schedule_memo_one_by_one() {
             })
             .collect::<Vec<_>>()
     };
+    // Outside any pool (the fresh schedules start on the global pool as
+    // the phases are queued), and on pools of 1, 2 and 4 threads (made
+    // when the queue is answered).
+    {
+        let memo = Memo::default();
+        let mut s = ExchangeScheduler::new(t.clone());
+        let outside = s.schedule_memo_all_in(&memo, &phases);
+        assert_eq!(plain(&outside), plain(&sequential), "global pool");
+        assert_eq!(s.stats(), seq.stats(), "global pool");
+    }
     for threads in [1, 2, 4] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

@@ -5,7 +5,9 @@
 //! blocks; each compute op's device lowering ([`crate::device`]) derives
 //! the transfers that move its operands from their producers' blocks into
 //! the layout it reads (each phase scheduled with the exchange scheduler
-//! and proven by the verifier) and its compute sets of per-tile kernel
+//! and proven by the verifier: on the rayon pool while the ops after it
+//! are lowered, its figures filled in when the function is finished) and
+//! its compute sets of per-tile kernel
 //! calls; results streamed out keep their buffers. The function body is
 //! then replaced by the [`Program`](crate::program::Program) written in
 //! the `exchange` dialect.
