@@ -322,10 +322,10 @@ pub struct CacheStats {
 }
 
 /// A cached phase and its schedule (shared with the memo).
-type CacheEntry = Arc<(Phase, Arc<Schedule>)>;
+type CacheEntry = Arc<(Arc<Phase>, Arc<Schedule>)>;
 
 /// Schedules by (target, phase), under the hash of [`memo_key`].
-type MemoTable = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Arc<Schedule>)>>>;
+type MemoTable = FxHashMap<u64, Vec<Arc<(Arc<Target>, Arc<Phase>, Arc<Schedule>)>>>;
 
 /// A memo of [`ExchangeScheduler::schedule_memo`].
 pub(crate) type Memo = std::sync::Mutex<MemoTable>;
@@ -349,11 +349,11 @@ fn memo_get(memo: &Memo, key: u64, target: &Target, phase: &Phase) -> Option<Arc
     let m = memo.lock().ok()?;
     m.get(&key)?
         .iter()
-        .find(|e| *e.0 == *target && e.1 == *phase)
+        .find(|e| *e.0 == *target && *e.1 == *phase)
         .map(|e| e.2.clone())
 }
 
-fn memo_put(memo: &Memo, key: u64, target: &Arc<Target>, phase: &Phase, s: &Arc<Schedule>) {
+fn memo_put(memo: &Memo, key: u64, target: &Arc<Target>, phase: &Arc<Phase>, s: &Arc<Schedule>) {
     if let Ok(mut m) = memo.lock() {
         m.entry(key)
             .or_default()
@@ -571,8 +571,10 @@ impl ExchangeScheduler {
         if let Some(hit) = memo_get(memo, key, &self.target, phase) {
             return Ok((hit, true));
         }
-        let s = self.schedule_shared(phase)?;
-        memo_put(memo, key, &self.target, phase, &s);
+        let shared = Arc::new(phase.clone());
+        let valid = validate_phase(phase, &self.target);
+        let s = self.schedule_shared_ahead(phase, Some(&shared), valid, None, Ahead::default())?;
+        memo_put(memo, key, &self.target, &shared, &s);
         Ok((s, false))
     }
 
@@ -618,7 +620,7 @@ impl ExchangeScheduler {
         let mut moves: Vec<(usize, &Phase, Arc<Schedule>)> = Vec::new();
         for g in &q.groups {
             let from = match (&g.cached, g.fresh) {
-                (Some(e), _) => Some((&e.0, e.1.clone())),
+                (Some(e), _) => Some((&*e.0, e.1.clone())),
                 (None, Some(j)) => match &ahead[j].fresh {
                     Some(Ok(s)) => Some((&*q.phases[j], s.clone())),
                     _ => None,
@@ -649,6 +651,7 @@ impl ExchangeScheduler {
             }
             let r = self.schedule_shared_ahead(
                 phase,
+                Some(phase),
                 valid.clone(),
                 canonical.take(),
                 std::mem::take(&mut ahead[i]),
@@ -670,7 +673,7 @@ impl ExchangeScheduler {
     /// [`Self::schedule`], sharing a fresh schedule with the cache.
     fn schedule_shared(&mut self, phase: &Phase) -> Result<Arc<Schedule>, ScheduleError> {
         let valid = validate_phase(phase, &self.target);
-        self.schedule_shared_ahead(phase, valid, None, Ahead::default())
+        self.schedule_shared_ahead(phase, None, valid, None, Ahead::default())
     }
 
     /// [`Self::schedule_shared`] of a phase whose validation (`valid`), canonical
@@ -678,6 +681,7 @@ impl ExchangeScheduler {
     fn schedule_shared_ahead(
         &mut self,
         phase: &Phase,
+        shared: Option<&Arc<Phase>>,
         valid: Result<(), PhaseError>,
         key: Option<Vec<u32>>,
         ahead: Ahead,
@@ -718,7 +722,7 @@ impl ExchangeScheduler {
             Some(r) => r?,
             None => Arc::new(schedule_valid(phase, &self.target)?),
         };
-        self.record_fresh(id, key, phase, &s);
+        self.record_fresh(id, key, phase, shared, &s);
         Ok(s)
     }
 
@@ -732,7 +736,15 @@ impl ExchangeScheduler {
     }
 
     /// Counts, logs and caches a freshly scheduled phase.
-    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Arc<Schedule>) {
+    /// `shared`, when given, is `phase` shared (the cache keeps it, no copy).
+    fn record_fresh(
+        &mut self,
+        id: u64,
+        key: Vec<u32>,
+        phase: &Phase,
+        shared: Option<&Arc<Phase>>,
+        s: &Arc<Schedule>,
+    ) {
         self.stats.scheduled += 1;
         tracing::debug!(
             phase = id,
@@ -747,7 +759,8 @@ impl ExchangeScheduler {
             neighborhood_improvements = s.improvements,
             "optimized exchange schedule"
         );
-        let entry = Arc::new((phase.clone(), s.clone()));
+        let phase = shared.cloned().unwrap_or_else(|| Arc::new(phase.clone()));
+        let entry = Arc::new((phase, s.clone()));
         let slot = self.cache.entry(key_hash(&key)).or_default();
         match slot.iter().position(|e| canonical_key(&e.0) == key) {
             Some(i) => slot[i] = entry,
@@ -788,7 +801,7 @@ impl ExchangeScheduler {
                     let id = self.next_id;
                     self.next_id += 1;
                     if let Ok(s) = &result {
-                        self.record_fresh(id, key.clone(), phase, &Arc::new(s.clone()));
+                        self.record_fresh(id, key.clone(), phase, None, &Arc::new(s.clone()));
                     }
                     out.push(result);
                 }
