@@ -17,7 +17,8 @@
 //!   (supertile pairs take shared bytes on either tile's port, 8 B/cycle).
 //! * [`scheduler`]: [`ExchangeScheduler`], which picks the best variant and
 //!   reuses a previous schedule for a phase identical up to relocation
-//!   (kind `reused`).
+//!   (kind `reused`); [`PhaseQueue`] schedules many phases on the rayon pool
+//!   with the answers of scheduling them one by one.
 //! * [`mod@verify`]: an independent checker of every schedule property.
 //! * [`rows`]: per-tile exchange-table row sizes (words).
 //! * [`summary`]: transfers grouped by pattern, for printing in IR.
@@ -68,7 +69,8 @@ pub use phase::{
 };
 pub use rows::{row_stats, tile_rows, RowEntry, RowStats};
 pub use scheduler::{
-    evaluate_variants, schedule, CacheStats, ExchangeScheduler, ScheduleError, VariantReport,
+    evaluate_variants, schedule, CacheStats, ExchangeScheduler, PhaseQueue, ScheduleError,
+    VariantReport,
 };
 pub use summary::{summarize, PatternGroup, PhaseSummary};
 pub use verify::{verify, VerifyError};

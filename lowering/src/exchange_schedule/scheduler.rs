@@ -322,7 +322,203 @@ pub struct CacheStats {
 }
 
 /// A cached phase and its schedule (shared with the memo).
-type CacheEntry = Arc<(Phase, Arc<Schedule>)>;
+type CacheEntry = Arc<(Arc<Phase>, Arc<Schedule>)>;
+
+/// Schedules by (target, phase), under the hash of [`memo_key`].
+type MemoTable = FxHashMap<u64, Vec<Arc<(Arc<Target>, Arc<Phase>, Arc<Schedule>)>>>;
+
+/// A memo of [`ExchangeScheduler::schedule_memo`].
+pub(crate) type Memo = std::sync::Mutex<MemoTable>;
+
+/// The process-wide memo.
+fn process_memo() -> &'static Memo {
+    static MEMO: std::sync::OnceLock<Memo> = std::sync::OnceLock::new();
+    MEMO.get_or_init(Default::default)
+}
+
+fn memo_key(target: &Target, phase: &Phase) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    target.name.hash(&mut h);
+    phase.hash(&mut h);
+    h.finish()
+}
+
+/// The memo's schedule of `phase` for `target`, if any.
+fn memo_get(memo: &Memo, key: u64, target: &Target, phase: &Phase) -> Option<Arc<Schedule>> {
+    let m = memo.lock().ok()?;
+    m.get(&key)?
+        .iter()
+        .find(|e| *e.0 == *target && *e.1 == *phase)
+        .map(|e| e.2.clone())
+}
+
+fn memo_put(memo: &Memo, key: u64, target: &Arc<Target>, phase: &Arc<Phase>, s: &Arc<Schedule>) {
+    if let Ok(mut m) = memo.lock() {
+        m.entry(key)
+            .or_default()
+            .push(Arc::new((target.clone(), phase.clone(), s.clone())));
+    }
+}
+
+/// A phase's memo hash, its validation, and its canonical key (when valid).
+type Checked = (u64, Result<(), PhaseError>, Option<Vec<u32>>);
+
+/// A fresh schedule made on the pool, or the panic that ended its making.
+type Made = (
+    usize,
+    std::thread::Result<Result<Arc<Schedule>, ScheduleError>>,
+);
+
+/// A canonical form's phases in a queue: relocated from the cached entry,
+/// or from the queue's first phase of that form, scheduled afresh.
+struct Group {
+    cached: Option<CacheEntry>,
+    fresh: Option<usize>,
+    moved: Vec<usize>,
+}
+
+/// Phases to be answered as [`ExchangeScheduler::schedule_memo`] of each in
+/// turn would, by [`ExchangeScheduler::answer`]. Each phase pushed that the
+/// pass in order is expected to schedule afresh (the first of its canonical
+/// form, not in the memo, the cache or the queue already) starts at once on
+/// the rayon pool, so the caller goes on building while it is scheduled;
+/// the later phases of its form are relocated from it when answered.
+pub struct PhaseQueue<'m> {
+    memo: &'m Memo,
+    phases: Vec<Arc<Phase>>,
+    checked: Vec<Checked>,
+    /// Queued phases by memo hash (repeats the memo will answer).
+    same: FxHashMap<u64, Vec<usize>>,
+    group_of: FxHashMap<Vec<u32>, usize>,
+    groups: Vec<Group>,
+    /// Fresh schedules started on the pool, and those left to the answer.
+    spawned: usize,
+    deferred: Vec<usize>,
+    sender: std::sync::mpsc::Sender<Made>,
+    receiver: std::sync::mpsc::Receiver<Made>,
+}
+
+impl Default for PhaseQueue<'static> {
+    fn default() -> Self {
+        PhaseQueue::new()
+    }
+}
+
+impl PhaseQueue<'static> {
+    /// A queue answered from and into the process-wide memo.
+    pub fn new() -> Self {
+        PhaseQueue::with_memo(process_memo())
+    }
+}
+
+impl<'m> PhaseQueue<'m> {
+    pub(crate) fn with_memo(memo: &'m Memo) -> Self {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        PhaseQueue {
+            memo,
+            phases: Vec::new(),
+            checked: Vec::new(),
+            same: FxHashMap::default(),
+            group_of: FxHashMap::default(),
+            groups: Vec::new(),
+            spawned: 0,
+            deferred: Vec::new(),
+            sender,
+            receiver,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.phases.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.phases.is_empty()
+    }
+
+    /// Queues `phase` for `scheduler` (the one that will answer the queue).
+    pub fn push(&mut self, scheduler: &ExchangeScheduler, phase: Arc<Phase>) {
+        let target = &scheduler.target;
+        let i = self.phases.len();
+        let key = memo_key(target, &phase);
+        let valid = validate_phase(&phase, target);
+        let canonical = valid.is_ok().then(|| canonical_key(&phase));
+        let known = memo_get(self.memo, key, target, &phase).is_some();
+        let same = self.same.entry(key).or_default();
+        let repeat = same.iter().any(|&j| *self.phases[j] == *phase);
+        if !known && !repeat {
+            same.push(i);
+            if let Some(c) = &canonical {
+                match self.group_of.get(c) {
+                    Some(&g) => self.groups[g].moved.push(i),
+                    None => {
+                        let cached = scheduler.lookup(c);
+                        // On a thread of the pool the queue could end up
+                        // waiting, in the pool, for a job nested under it:
+                        // those fresh schedules are made when answered.
+                        if cached.is_none() && rayon::current_thread_index().is_some() {
+                            self.deferred.push(i);
+                        } else if cached.is_none() {
+                            let (p, t, tx) = (phase.clone(), target.clone(), self.sender.clone());
+                            rayon::spawn(move || {
+                                let made =
+                                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                        schedule_valid(&p, &t).map(Arc::new)
+                                    }));
+                                // The queue may be gone (its caller failed): nobody waits.
+                                let _ = tx.send((i, made));
+                            });
+                            self.spawned += 1;
+                        }
+                        self.group_of.insert(c.clone(), self.groups.len());
+                        self.groups.push(Group {
+                            fresh: cached.is_none().then_some(i),
+                            moved: if cached.is_some() {
+                                vec![i]
+                            } else {
+                                Vec::new()
+                            },
+                            cached,
+                        });
+                    }
+                }
+            }
+        }
+        self.phases.push(phase);
+        self.checked.push((key, valid, canonical));
+    }
+
+    /// The fresh schedules: those started on the pool when all are made (a
+    /// panic in one goes on here), and the deferred ones, made now.
+    fn wait(&self, target: &Target) -> Vec<(usize, Result<Arc<Schedule>, ScheduleError>)> {
+        let phases = &self.phases;
+        let mut out: Vec<_> = self
+            .deferred
+            .par_iter()
+            .map(|&i| (i, schedule_valid(&phases[i], target).map(Arc::new)))
+            .collect();
+        for _ in 0..self.spawned {
+            match self.receiver.recv() {
+                Ok((i, Ok(r))) => out.push((i, r)),
+                Ok((_, Err(panic))) => std::panic::resume_unwind(panic),
+                Err(_) => unreachable!("the queue holds a sender"),
+            }
+        }
+        out
+    }
+}
+
+/// A schedule relocated from the cached schedule named first.
+type Moved = (Arc<Schedule>, Result<Schedule, Vec<VerifyError>>);
+
+/// Work done ahead for one phase of a batch: its fresh schedule, or its
+/// schedule relocated from a cached one (named by its schedule).
+#[derive(Default)]
+struct Ahead {
+    fresh: Option<Result<Arc<Schedule>, ScheduleError>>,
+    moved: Option<Moved>,
+}
 
 /// A scheduler for one target that reuses schedules of repeated phases.
 #[derive(Debug)]
@@ -362,31 +558,110 @@ impl ExchangeScheduler {
     /// The flag says whether the memo answered. The schedule is shared with
     /// the memo (a large phase's fragments are not copied per answer).
     pub fn schedule_memo(&mut self, phase: &Phase) -> Result<(Arc<Schedule>, bool), ScheduleError> {
-        use std::hash::{Hash, Hasher};
-        type Memo = FxHashMap<u64, Vec<Arc<(Arc<Target>, Phase, Arc<Schedule>)>>>;
-        static MEMO: std::sync::OnceLock<std::sync::Mutex<Memo>> = std::sync::OnceLock::new();
-        let memo = MEMO.get_or_init(Default::default);
-        let mut h = rustc_hash::FxHasher::default();
-        self.target.name.hash(&mut h);
-        phase.hash(&mut h);
-        let key = h.finish();
-        if let Ok(m) = memo.lock() {
-            if let Some(hit) = m
-                .get(&key)
-                .and_then(|v| v.iter().find(|e| *e.0 == *self.target && e.1 == *phase))
-            {
-                return Ok((hit.2.clone(), true));
+        self.schedule_memo_in(process_memo(), phase)
+    }
+
+    /// [`Self::schedule_memo`] with memo `memo`.
+    pub(crate) fn schedule_memo_in(
+        &mut self,
+        memo: &Memo,
+        phase: &Phase,
+    ) -> Result<(Arc<Schedule>, bool), ScheduleError> {
+        let key = memo_key(&self.target, phase);
+        if let Some(hit) = memo_get(memo, key, &self.target, phase) {
+            return Ok((hit, true));
+        }
+        let shared = Arc::new(phase.clone());
+        let valid = validate_phase(phase, &self.target);
+        let s = self.schedule_shared_ahead(phase, Some(&shared), valid, None, Ahead::default())?;
+        memo_put(memo, key, &self.target, &shared, &s);
+        Ok((s, false))
+    }
+
+    /// [`Self::schedule_memo`] of each phase in turn, the work done in
+    /// parallel (see [`PhaseQueue`]). The results, the scheduler's state
+    /// and the memo do not depend on the thread count.
+    pub fn schedule_memo_all(
+        &mut self,
+        phases: &[Phase],
+    ) -> Vec<Result<(Arc<Schedule>, bool), ScheduleError>> {
+        self.schedule_memo_all_in(process_memo(), phases)
+    }
+
+    /// [`Self::schedule_memo_all`] with memo `memo`.
+    pub(crate) fn schedule_memo_all_in(
+        &mut self,
+        memo: &Memo,
+        phases: &[Phase],
+    ) -> Vec<Result<(Arc<Schedule>, bool), ScheduleError>> {
+        let mut q = PhaseQueue::with_memo(memo);
+        for p in phases {
+            q.push(self, Arc::new(p.clone()));
+        }
+        self.answer(q)
+    }
+
+    /// The answers to a queue's phases: what [`Self::schedule_memo`] of each
+    /// in turn gives, and the state it leaves (counts, logs, cache, memo).
+    /// Work done ahead against a cache entry this pass in order does not
+    /// see again is redone here. Call it on the thread that filled the
+    /// queue: a thread outside the pool waits here for the pool's jobs.
+    pub fn answer(
+        &mut self,
+        q: PhaseQueue<'_>,
+    ) -> Vec<Result<(Arc<Schedule>, bool), ScheduleError>> {
+        let target = self.target.clone();
+        let n = q.phases.len();
+        let mut ahead: Vec<Ahead> = (0..n).map(|_| Ahead::default()).collect();
+        for (i, r) in q.wait(&target) {
+            ahead[i].fresh = Some(r);
+        }
+        // Relocations from each canonical form's source, in parallel.
+        let mut moves: Vec<(usize, &Phase, Arc<Schedule>)> = Vec::new();
+        for g in &q.groups {
+            let from = match (&g.cached, g.fresh) {
+                (Some(e), _) => Some((&*e.0, e.1.clone())),
+                (None, Some(j)) => match &ahead[j].fresh {
+                    Some(Ok(s)) => Some((&*q.phases[j], s.clone())),
+                    _ => None,
+                },
+                (None, None) => None,
+            };
+            if let Some((old, s)) = from {
+                moves.extend(g.moved.iter().map(|&i| (i, old, s.clone())));
             }
         }
-        let s = self.schedule_shared(phase)?;
-        if let Ok(mut m) = memo.lock() {
-            m.entry(key).or_default().push(Arc::new((
-                self.target.clone(),
-                phase.clone(),
-                s.clone(),
-            )));
+        let moved: Vec<(usize, Moved)> = moves
+            .into_par_iter()
+            .map(|(i, old, s)| {
+                let r = relocate(old, &s, &q.phases[i], &target);
+                (i, (s, r))
+            })
+            .collect();
+        for (i, m) in moved {
+            ahead[i].moved = Some(m);
         }
-        Ok((s, false))
+        let mut checked = q.checked;
+        let mut out = Vec::with_capacity(n);
+        for (i, phase) in q.phases.iter().enumerate() {
+            let (key, valid, canonical) = &mut checked[i];
+            if let Some(hit) = memo_get(q.memo, *key, &target, phase) {
+                out.push(Ok((hit, true)));
+                continue;
+            }
+            let r = self.schedule_shared_ahead(
+                phase,
+                Some(phase),
+                valid.clone(),
+                canonical.take(),
+                std::mem::take(&mut ahead[i]),
+            );
+            if let Ok(s) = &r {
+                memo_put(q.memo, *key, &target, phase, s);
+            }
+            out.push(r.map(|s| (s, false)));
+        }
+        out
     }
 
     /// Schedules a phase, reusing a cached schedule when the phase is
@@ -397,12 +672,31 @@ impl ExchangeScheduler {
 
     /// [`Self::schedule`], sharing a fresh schedule with the cache.
     fn schedule_shared(&mut self, phase: &Phase) -> Result<Arc<Schedule>, ScheduleError> {
+        let valid = validate_phase(phase, &self.target);
+        self.schedule_shared_ahead(phase, None, valid, None, Ahead::default())
+    }
+
+    /// [`Self::schedule_shared`] of a phase whose validation (`valid`), canonical
+    /// key (when given) and possibly schedule (`ahead`) were found beforehand.
+    fn schedule_shared_ahead(
+        &mut self,
+        phase: &Phase,
+        shared: Option<&Arc<Phase>>,
+        valid: Result<(), PhaseError>,
+        key: Option<Vec<u32>>,
+        ahead: Ahead,
+    ) -> Result<Arc<Schedule>, ScheduleError> {
         let id = self.next_id;
         self.next_id += 1;
-        validate_phase(phase, &self.target)?;
-        let key = canonical_key(phase);
+        valid?;
+        let key = key.unwrap_or_else(|| canonical_key(phase));
         if let Some(entry) = self.lookup(&key) {
-            match relocate(&entry.0, &entry.1, phase, &self.target) {
+            let moved = match ahead.moved {
+                // Relocated ahead from this very entry.
+                Some((from, r)) if Arc::ptr_eq(&from, &entry.1) => r,
+                _ => relocate(&entry.0, &entry.1, phase, &self.target),
+            };
+            match moved {
                 Ok(s) => {
                     self.stats.reused += 1;
                     tracing::debug!(
@@ -424,8 +718,11 @@ impl ExchangeScheduler {
                 }
             }
         }
-        let s = Arc::new(schedule_valid(phase, &self.target)?);
-        self.record_fresh(id, key, phase, &s);
+        let s = match ahead.fresh {
+            Some(r) => r?,
+            None => Arc::new(schedule_valid(phase, &self.target)?),
+        };
+        self.record_fresh(id, key, phase, shared, &s);
         Ok(s)
     }
 
@@ -439,7 +736,15 @@ impl ExchangeScheduler {
     }
 
     /// Counts, logs and caches a freshly scheduled phase.
-    fn record_fresh(&mut self, id: u64, key: Vec<u32>, phase: &Phase, s: &Arc<Schedule>) {
+    /// `shared`, when given, is `phase` shared (the cache keeps it, no copy).
+    fn record_fresh(
+        &mut self,
+        id: u64,
+        key: Vec<u32>,
+        phase: &Phase,
+        shared: Option<&Arc<Phase>>,
+        s: &Arc<Schedule>,
+    ) {
         self.stats.scheduled += 1;
         tracing::debug!(
             phase = id,
@@ -454,7 +759,8 @@ impl ExchangeScheduler {
             neighborhood_improvements = s.improvements,
             "optimized exchange schedule"
         );
-        let entry = Arc::new((phase.clone(), s.clone()));
+        let phase = shared.cloned().unwrap_or_else(|| Arc::new(phase.clone()));
+        let entry = Arc::new((phase, s.clone()));
         let slot = self.cache.entry(key_hash(&key)).or_default();
         match slot.iter().position(|e| canonical_key(&e.0) == key) {
             Some(i) => slot[i] = entry,
@@ -495,7 +801,7 @@ impl ExchangeScheduler {
                     let id = self.next_id;
                     self.next_id += 1;
                     if let Ok(s) = &result {
-                        self.record_fresh(id, key.clone(), phase, &Arc::new(s.clone()));
+                        self.record_fresh(id, key.clone(), phase, None, &Arc::new(s.clone()));
                     }
                     out.push(result);
                 }

@@ -1179,3 +1179,88 @@ fn relocated_schedules_pass_the_full_verifier() {
         assert_eq!(sched.stats().rejected, 0);
     }
 }
+
+#[test]
+fn schedule_memo_all_matches_schedule_memo_one_by_one() {
+    use super::scheduler::Memo;
+    let t = Arc::new(target64());
+    let a = patterns::random(64, 3, 90, 4, 21);
+    let b = patterns::all_to_all(64, 8, 64);
+    let c = patterns::grid_allgather(8, 8, 64, 96);
+    let phases = vec![
+        a.clone(),
+        b.clone(),
+        patterns::relocated(&a, 512),
+        a.clone(),                             // exact repeat: the memo answers
+        Phase::new(vec![uni(0, 0, 8, 99, 0)]), // invalid: tile 99
+        c.clone(),
+        patterns::relocated(&b, 4),
+        patterns::relocated(&a, 512), // repeat of a relocation
+        patterns::relocated(&c, 40),
+        Phase::new(vec![uni(0, 0, 8, 99, 0)]), // invalid again
+        b.clone(),
+    ];
+    let one_by_one = |memo: &Memo, list: &[Phase], s: &mut ExchangeScheduler| {
+        list.iter()
+            .map(|p| s.schedule_memo_in(memo, p))
+            .collect::<Vec<_>>()
+    };
+    let seq_memo = Memo::default();
+    let mut seq = ExchangeScheduler::new(t.clone());
+    let sequential = one_by_one(&seq_memo, &phases, &mut seq);
+    let flags: Vec<_> = sequential
+        .iter()
+        .map(|r| r.as_ref().map(|(s, known)| (s.kind, *known)).ok())
+        .collect();
+    assert_eq!(flags[3], Some((flags[0].unwrap().0, true)));
+    assert_eq!(flags[2], Some((ScheduleKind::Reused, false)));
+    assert_eq!(flags[4], None);
+    assert_eq!(flags[7], Some((ScheduleKind::Reused, true)));
+    assert_eq!(flags[8], Some((ScheduleKind::Reused, false)));
+    assert_eq!(flags[10], Some((flags[1].unwrap().0, true)));
+    let plain = |r: &[Result<(Arc<Schedule>, bool), ScheduleError>]| {
+        r.iter()
+            .map(|x| {
+                x.as_ref()
+                    .map(|(s, k)| ((**s).clone(), *k))
+                    .map_err(Clone::clone)
+            })
+            .collect::<Vec<_>>()
+    };
+    // Outside any pool (the fresh schedules start on the global pool as
+    // the phases are queued), and on pools of 1, 2 and 4 threads (made
+    // when the queue is answered).
+    {
+        let memo = Memo::default();
+        let mut s = ExchangeScheduler::new(t.clone());
+        let outside = s.schedule_memo_all_in(&memo, &phases);
+        assert_eq!(plain(&outside), plain(&sequential), "global pool");
+        assert_eq!(s.stats(), seq.stats(), "global pool");
+    }
+    for threads in [1, 2, 4] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        // One batch, and the same phases in two batches (a repeat and a
+        // relocation in the second answered from the first's work).
+        for split in [phases.len(), 5] {
+            let memo = Memo::default();
+            let mut s = ExchangeScheduler::new(t.clone());
+            let mut batched = pool.install(|| s.schedule_memo_all_in(&memo, &phases[..split]));
+            batched.extend(pool.install(|| s.schedule_memo_all_in(&memo, &phases[split..])));
+            assert_eq!(
+                plain(&batched),
+                plain(&sequential),
+                "{threads} threads, split {split}"
+            );
+            assert_eq!(s.stats(), seq.stats(), "{threads} threads, split {split}");
+            // A later stage asking again is answered by the memo, alike.
+            let again = pool.install(|| s.schedule_memo_all_in(&memo, &phases));
+            let mut seq_again = ExchangeScheduler::new(t.clone());
+            let expect = one_by_one(&seq_memo, &phases, &mut seq_again);
+            assert_eq!(plain(&again), plain(&expect));
+            assert_eq!(s.stats(), seq.stats());
+        }
+    }
+}

@@ -1,11 +1,12 @@
 //! [`ProgramBuilder`]: what device ops use to turn a tile op into
 //! supersteps of the [`Program`]: buffers, exchange phases that move
 //! operands into the layout a compute set reads (scheduled and verified
-//! here), and compute sets of per-tile kernel calls.
+//! together, in parallel, by [`ProgramBuilder::schedule_pending`]), and
+//! compute sets of per-tile kernel calls.
 
 use super::view::View;
 use crate::device::{kernel_cycles, records};
-use crate::exchange_schedule::{summarize, ExchangeScheduler, Transfer};
+use crate::exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
 use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
 use crate::program::{
     BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placed, Placement,
@@ -94,6 +95,18 @@ struct OpenSet {
     peak_tile_cycles: u64,
 }
 
+/// An exchange phase built but not yet scheduled.
+struct Pending {
+    /// Its step in the program (exchange steps are never removed).
+    step: usize,
+    /// Its number (`x<number>`).
+    number: usize,
+    local_bytes: u64,
+    loc: Loc,
+    /// What a scheduling error is prefixed with: the op and the phase's label.
+    what: String,
+}
+
 pub struct ProgramBuilder<'a> {
     pub cx: &'a Context,
     pub target: &'a Arc<Target>,
@@ -122,6 +135,11 @@ pub struct ProgramBuilder<'a> {
     /// Tile ops whose peak work is counted in a compute set's bound (the
     /// first set each opens).
     bounded: FxHashSet<Op>,
+    /// Phases waiting for [`Self::schedule_pending`], in program order, the
+    /// scheduler's view of each, and the queue scheduling them meanwhile.
+    pending: Vec<Pending>,
+    pending_phases: Vec<Arc<Phase>>,
+    queue: PhaseQueue<'static>,
     pub totals: &'a mut Totals,
 }
 
@@ -149,6 +167,9 @@ impl<'a> ProgramBuilder<'a> {
             closed: None,
             ends: 0,
             bounded: FxHashSet::default(),
+            pending: Vec::new(),
+            pending_phases: Vec::new(),
+            queue: PhaseQueue::new(),
             totals,
         }
     }
@@ -392,7 +413,7 @@ impl<'a> ProgramBuilder<'a> {
 
     /// Where operand `i` of `op` is read on each tile of `need`: the
     /// producer's block itself when it is exactly the rectangle, or buffer
-    /// `s<set>.operand<i>` filled by an exchange phase (scheduled here) and
+    /// `s<set>.operand<i>` filled by an exchange phase and
     /// by local copies at the start of the next compute set.
     pub fn operand(
         &mut self,
@@ -530,9 +551,10 @@ impl<'a> ProgramBuilder<'a> {
         Ok(buf)
     }
 
-    /// Schedules one exchange phase of `moves` (source buffer, destination
-    /// buffer, runs); runs that stay on their tile are copied there at the
-    /// start of the next compute set instead.
+    /// Adds one exchange phase of `moves` (source buffer, destination
+    /// buffer, runs), scheduled by [`Self::schedule_pending`]; runs that stay
+    /// on their tile are copied there at the start of the next compute set
+    /// instead.
     pub fn exchange(
         &mut self,
         op: Op,
@@ -572,54 +594,83 @@ impl<'a> ProgramBuilder<'a> {
         if decl.moves.is_empty() {
             return Ok(());
         }
-        let (phase, _) = self.program.virtual_phase(&decl);
-        let err = |m: String| {
-            Diagnostic::error(
-                decl.loc,
-                format!("'{}' op, exchange of {label}: {m}", self.cx.name_str(op)),
-            )
-        };
-        // The scheduler proves every schedule it returns by the verifier
-        // (a memo answer was proven when it was made).
-        let (schedule, _) = self
-            .scheduler
-            .schedule_memo(&phase)
-            .map_err(|e| err(e.to_string()))?;
-        let summary = summarize(&phase);
-        tracing::info!(
-            phase = self.phases,
-            transfers = phase.transfers.len(),
-            initial_horizon = schedule.initial_horizon,
-            selected_horizon = schedule.horizon,
-            endpoint_lower_bound = schedule.lower_bound,
-            lower_bound_gap = schedule.gap(),
-            selected_kind = schedule.kind.as_str(),
-            row_words = schedule.rows.max_row_words,
-            "optimized physical exchange schedule"
-        );
-        decl.figures = PhaseFigures {
-            transfers: phase.transfers.len() as u64,
-            bytes: summary.bytes,
+        // The phase as the scheduler sees it now: later allocations may grow
+        // the buffers its virtual spaces are laid out from.
+        let phase = Arc::new(self.program.virtual_phase(&decl).0);
+        self.queue.push(self.scheduler, phase.clone());
+        self.pending.push(Pending {
+            step: self.program.steps.len(),
+            number: self.phases,
             local_bytes,
-            horizon: schedule.horizon,
-            initial_horizon: schedule.initial_horizon,
-            lower_bound: schedule.lower_bound,
-            gap: schedule.gap(),
-            kind: schedule.kind.as_str().to_string(),
-            row_words: schedule.rows.max_row_words as u64,
-            patterns: summary.lines(8),
-        };
+            loc: decl.loc,
+            what: format!("'{}' op, exchange of {label}", self.cx.name_str(op)),
+        });
+        self.pending_phases.push(phase);
         let t = &mut *self.totals;
         t.phases += 1;
-        t.transfers += phase.transfers.len() as u64;
-        t.horizon += schedule.horizon;
-        t.lower_bound += schedule.lower_bound;
-        t.exchange_cycles += self.target.exchange.sync_cycles as u64
-            + self.target.exchange_phase_cycles(schedule.horizon);
         t.steps += 1;
         self.phases += 1;
         self.closed = None;
         self.program.steps.push(Step::Exchange(decl));
+        Ok(())
+    }
+
+    /// Answers the phases built since the last call (their fresh schedules
+    /// were started on the rayon pool as they were built; what each gets is
+    /// what scheduling them one by one gives, see [`PhaseQueue`]), and fills
+    /// in their figures. The first phase in program order that cannot be
+    /// scheduled is the error.
+    pub fn schedule_pending(&mut self) -> Result<(), Diagnostic> {
+        let pending = std::mem::take(&mut self.pending);
+        let phases = std::mem::take(&mut self.pending_phases);
+        let queue = std::mem::take(&mut self.queue);
+        if phases.is_empty() {
+            return Ok(());
+        }
+        tracing::debug!(phases = phases.len(), "scheduling exchange phases");
+        // The scheduler proves every schedule it returns by the verifier
+        // (a memo answer was proven when it was made).
+        // Summaries first, here, while the pool makes the schedules.
+        let summaries: Vec<_> = phases.iter().map(|p| summarize(p)).collect();
+        let results = self.scheduler.answer(queue);
+        for (((p, phase), result), summary) in
+            pending.iter().zip(&phases).zip(results).zip(summaries)
+        {
+            let (schedule, _) =
+                result.map_err(|e| Diagnostic::error(p.loc, format!("{}: {e}", p.what)))?;
+            tracing::info!(
+                phase = p.number,
+                transfers = phase.transfers.len(),
+                initial_horizon = schedule.initial_horizon,
+                selected_horizon = schedule.horizon,
+                endpoint_lower_bound = schedule.lower_bound,
+                lower_bound_gap = schedule.gap(),
+                selected_kind = schedule.kind.as_str(),
+                row_words = schedule.rows.max_row_words,
+                "optimized physical exchange schedule"
+            );
+            let Some(Step::Exchange(decl)) = self.program.steps.get_mut(p.step) else {
+                unreachable!("exchange steps stay where they were pushed");
+            };
+            decl.figures = PhaseFigures {
+                transfers: phase.transfers.len() as u64,
+                bytes: summary.bytes,
+                local_bytes: p.local_bytes,
+                horizon: schedule.horizon,
+                initial_horizon: schedule.initial_horizon,
+                lower_bound: schedule.lower_bound,
+                gap: schedule.gap(),
+                kind: schedule.kind.as_str().to_string(),
+                row_words: schedule.rows.max_row_words as u64,
+                patterns: summary.lines(8),
+            };
+            let t = &mut *self.totals;
+            t.transfers += phase.transfers.len() as u64;
+            t.horizon += schedule.horizon;
+            t.lower_bound += schedule.lower_bound;
+            t.exchange_cycles += self.target.exchange.sync_cycles as u64
+                + self.target.exchange_phase_cycles(schedule.horizon);
+        }
         Ok(())
     }
 
@@ -830,8 +881,12 @@ impl<'a> ProgramBuilder<'a> {
         &mut self.program
     }
 
+    /// The program, every phase scheduled.
     pub fn finish(mut self, last: Op) -> Result<Program, Diagnostic> {
-        self.flush_copies(last)?;
+        // The phases come before the copies in program order: theirs is the first error.
+        let flushed = self.flush_copies(last);
+        self.schedule_pending()?;
+        flushed?;
         for b in &mut self.program.buffers {
             b.tiles.sort_unstable();
             b.tiles.dedup();

@@ -5,7 +5,9 @@
 //! blocks; each compute op's device lowering ([`crate::device`]) derives
 //! the transfers that move its operands from their producers' blocks into
 //! the layout it reads (each phase scheduled with the exchange scheduler
-//! and proven by the verifier) and its compute sets of per-tile kernel
+//! and proven by the verifier: on the rayon pool while the ops after it
+//! are lowered, its figures filled in when the function is finished) and
+//! its compute sets of per-tile kernel
 //! calls; results streamed out keep their buffers. The function body is
 //! then replaced by the [`Program`](crate::program::Program) written in
 //! the `exchange` dialect.
@@ -102,13 +104,14 @@ fn lower_function(
         let cx: &Context = cx;
         let mut b = ProgramBuilder::new(cx, target, scheduler, &mut fn_totals);
         let (mut inputs, mut consts) = (0, 0);
-        for &op in &ops {
-            let loc = cx.op_loc(op);
-            // Before any block is listed: a grid can have billions of them.
-            if let Some(m) = mapping_of(cx, op) {
-                let tiles = i64::from(target.tiles());
-                if m.last_tile() >= tiles {
-                    return Err(b.err(
+        let mut build = |b: &mut ProgramBuilder| -> Result<(), Diagnostic> {
+            for &op in &ops {
+                let loc = cx.op_loc(op);
+                // Before any block is listed: a grid can have billions of them.
+                if let Some(m) = mapping_of(cx, op) {
+                    let tiles = i64::from(target.tiles());
+                    if m.last_tile() >= tiles {
+                        return Err(b.err(
                         op,
                         format!(
                             "has a mapping whose blocks reach tile {}, but target {} has {tiles} tiles",
@@ -116,17 +119,17 @@ fn lower_function(
                             target.name
                         ),
                     ));
+                    }
                 }
-            }
-            // A value only ops reading operand buffers read (matmuls,
-            // elementwise ops) can live there alone; any other reader needs
-            // its blocks.
-            let needs_home = |v| {
-                cx.uses(v)
-                    .iter()
-                    .any(|u| !for_tile(cx, u.op).is_some_and(|d| d.reads_operand_buffers()))
-            };
-            match cx.name_str(op) {
+                // A value only ops reading operand buffers read (matmuls,
+                // elementwise ops) can live there alone; any other reader needs
+                // its blocks.
+                let needs_home = |v| {
+                    cx.uses(v)
+                        .iter()
+                        .any(|u| !for_tile(cx, u.op).is_some_and(|d| d.reads_operand_buffers()))
+                };
+                match cx.name_str(op) {
                 "tile.host_input" => {
                     let v = cx.result(op, 0);
                     let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
@@ -192,7 +195,7 @@ fn lower_function(
                 _ => match for_tile(cx, op) {
                     Some(d) => {
                         let before = b.compute_sets_closed();
-                        d.to_program(op, &mut b)?;
+                        d.to_program(op, b)?;
                         // A value only exchanges made is complete after a
                         // phase, which probes do not name: left out.
                         if b.compute_sets_closed() > before {
@@ -207,6 +210,13 @@ fn lower_function(
                     }
                 },
             }
+            }
+            Ok(())
+        };
+        if let Err(e) = build(&mut b) {
+            // A phase built before the error that cannot be scheduled came first.
+            b.schedule_pending()?;
+            return Err(e);
         }
         let last = ops.last().copied().unwrap_or(f);
         b.finish(last)?
