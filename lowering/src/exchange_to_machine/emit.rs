@@ -17,6 +17,7 @@ use ipu_package::{
     TargetInfo, TileImage, Transfer,
 };
 use ipu_target::Target;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -457,13 +458,20 @@ pub(crate) fn build_package_from(
             })
             .collect()
     };
+    // Each tile's program shape, once (tiles in order).
+    let shapes: Vec<Vec<Option<Vec<String>>>> = tiles
+        .values()
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|w| shape_of(w))
+        .collect();
     let images = timed_phase("link", || {
         let summary = &mut summary;
         let cache = KernelCache::from_env();
         let mut objects: BTreeMap<String, ipu_isa::elf::ObjectFile> = BTreeMap::new();
         let mut by_shape: BTreeMap<Vec<Option<Vec<String>>>, Vec<u32>> = BTreeMap::new();
-        for (&t, w) in &tiles {
-            by_shape.entry(shape_of(w)).or_default().push(t);
+        for (&t, shape) in tiles.keys().zip(&shapes) {
+            by_shape.entry(shape.clone()).or_default().push(t);
         }
         // shape -> (linked image, table address)
         let mut linked = BTreeMap::new();
@@ -552,186 +560,87 @@ pub(crate) fn build_package_from(
     let mut readable: BTreeMap<(usize, Vec<String>), Vec<u32>> = BTreeMap::new();
     // Per tile, where its table, records and rows went (the memory report).
     let mut tables: BTreeMap<u32, TableLayout> = BTreeMap::new();
+    let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
+        let (_, e) = cx
+            .tensor_parts(s.ty)
+            .ok_or_else(|| Diagnostic::error(loc, format!("stream {} is not a tensor", s.name)))?;
+        let element = crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
+            Diagnostic::error(
+                loc,
+                format!(
+                    "stream {} has an element type without a host format",
+                    s.name
+                ),
+            )
+        })?;
+        Ok(HostStream {
+            name: s.name.clone(),
+            direction: s.direction,
+            element,
+            shape: s.shape.iter().map(|&d| d as u64).collect(),
+            layout: stream_layout(s, &addrs),
+        })
+    };
     let package = timed_phase("encode", || {
-        let mut out: Vec<(u32, TileImage)> = Vec::new();
-        for (&t, w) in &tiles {
-            let (image, table) = &images[&shape_of(w)];
-            let a = &addrs[&t];
-            let buf = |b: usize| a[b];
-            // Slots in program order; records and rows after the table.
-            let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
-            for (s, step) in steps.iter().enumerate() {
-                match step.kind {
-                    ipu_package::StepKind::Exchange => slots.push((s, None)),
-                    _ => {
-                        for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
-                            slots.push((s, Some(c)));
-                        }
-                    }
-                }
-            }
-            let mut tail: Vec<u8> = Vec::new();
-            let after_table = table + 4 * slots.len() as u64;
-            let mut ptrs = Vec::with_capacity(slots.len());
-            let empty_row_at = after_table;
-            tail.extend(0u32.to_le_bytes());
-            let mut layout = TableLayout {
-                table: *table,
-                spans: vec![
-                    (*table, 4 * slots.len() as u64, Category::KernelRecords),
-                    (empty_row_at, 4, Category::ExchangeRows),
-                ],
-            };
-            for (s, call) in &slots {
-                let at = after_table + tail.len() as u64;
-                match call {
-                    Some(c) => {
-                        for word in &c.record {
-                            let v = match *word {
-                                Word::Val(v) => v,
-                                Word::Buf(b, off) => (buf(b) + off as u64) as u32,
-                            };
-                            tail.extend(v.to_le_bytes());
-                        }
-                        tail.resize(tail.len() + c.scratch, 0);
-                        let len = after_table + tail.len() as u64 - at;
-                        layout.spans.push((at, len, Category::KernelRecords));
-                        ptrs.push(at as u32);
-                    }
-                    None => match w.rows.get(s) {
-                        Some(entries) => {
-                            let base = |b: Option<usize>| b.map_or(0, buf);
-                            if readable_rows {
-                                let text = describe_row(t, entries, &base);
-                                readable.entry((*s, text)).or_default().push(t);
-                            }
-                            let words = encode_row(t, entries, &base).map_err(|m| {
-                                Diagnostic::error(
-                                    loc,
-                                    format!("tile {t}, {}: {m}", steps[*s].label),
-                                )
-                            })?;
-                            layout
-                                .spans
-                                .push((at, 4 * words.len() as u64, Category::ExchangeRows));
-                            for v in words {
-                                tail.extend(v.to_le_bytes());
-                            }
-                            ptrs.push(at as u32);
-                        }
-                        None => ptrs.push(empty_row_at as u32),
-                    },
-                }
-            }
-            let mut data: Vec<u8> = ptrs.iter().flat_map(|p| p.to_le_bytes()).collect();
-            data.extend(tail);
-            tables.insert(t, layout);
-            let code_bytes = table - base;
-            let used = code_bytes + data.len() as u64;
-            stats.max_code_bytes = stats.max_code_bytes.max(image.code_size as u64);
-            stats.max_table_bytes = stats.max_table_bytes.max(data.len() as u64);
-            // The reserve is what the planner kept; the real limit is this
-            // tile's lowest data byte (the interleaved start when all its
-            // data went above it), so a long program may use more.
-            let reserved = target.memory.code_reserve_bytes;
-            let room = a
-                .iter()
-                .copied()
-                .min()
-                .unwrap_or_else(|| target.memory_end())
-                .max(base + reserved)
-                - base;
-            if used > room {
-                return Err(Diagnostic::error(
-                    loc,
-                    format!(
-                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
-                        data.len()
-                    ),
-                ));
-            }
-            // Code: the executable segments from the base; the rest is data.
-            let mut code: Vec<u8> = Vec::new();
-            let mut segs: Vec<DataSegment> = Vec::new();
-            for s in &image.segments {
-                if s.exec {
-                    let off = (s.address as u64 - base) as usize;
-                    if code.len() < off {
-                        code.resize(off, 0);
-                    }
-                    code.truncate(off);
-                    code.extend(&s.bytes);
-                } else if !s.bytes.is_empty() {
-                    segs.push(DataSegment {
-                        address: s.address,
-                        bytes: s.bytes.clone(),
-                    });
-                }
-            }
-            segs.push(DataSegment {
-                address: *table as u32,
-                bytes: data,
-            });
-            for (b, bytes) in init_by_tile.remove(&t).unwrap_or_default() {
-                segs.push(DataSegment {
-                    address: buf(b) as u32,
-                    bytes,
-                });
-            }
-            let mut entries = BTreeMap::new();
-            entries.insert(
-                "main".to_string(),
-                image
-                    .symbol("main.main")
-                    .ok_or_else(|| Diagnostic::error(loc, "the supervisor program has no main"))?,
-            );
-            out.push((
+        // Tiles are encoded in parallel (each on its own), then collected in
+        // tile order: the first tile that fails is the one reported.
+        let work: Vec<_> = tiles
+            .iter()
+            .zip(&shapes)
+            .map(|((&t, w), shape)| (t, w, shape, init_by_tile.remove(&t).unwrap_or_default()))
+            .collect();
+        let encode = |(t, w, shape, init): (
+            u32,
+            &TileWork,
+            &Vec<Option<Vec<String>>>,
+            Vec<(usize, Vec<u8>)>,
+        )| {
+            let (image, table) = &images[shape];
+            encode_tile(EncodeTile {
+                target,
+                loc,
+                steps: &steps,
+                readable_rows,
                 t,
-                TileImage {
-                    code_address: base as u32,
-                    code,
-                    data: segs,
-                    zero: Vec::new(),
-                    entries,
-                },
-            ));
-        }
-        let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
-            let (_, e) = cx.tensor_parts(s.ty).ok_or_else(|| {
-                Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
-            })?;
-            let element = crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
-                Diagnostic::error(
-                    loc,
-                    format!(
-                        "stream {} has an element type without a host format",
-                        s.name
-                    ),
-                )
-            })?;
-            Ok(HostStream {
-                name: s.name.clone(),
-                direction: s.direction,
-                element,
-                shape: s.shape.iter().map(|&d| d as u64).collect(),
-                layout: stream_layout(s, &addrs),
+                w,
+                image,
+                table: *table,
+                addrs: &addrs[&t],
+                init,
             })
         };
-        let hs = streams
-            .iter()
-            .map(host_stream)
-            .collect::<Result<Vec<_>, _>>()?;
-        let probes = probes
-            .iter()
-            .map(|(step, op, source, s)| {
-                Ok(Probe {
-                    step: *step,
-                    op: op.clone(),
-                    source: source.clone(),
-                    stream: host_stream(s)?,
-                })
-            })
-            .collect::<Result<Vec<_>, Diagnostic>>()?;
+        let (encoded, streams) = rayon::join(
+            || work.into_par_iter().map(encode).collect::<Vec<_>>(),
+            || {
+                let hs = streams.par_iter().map(host_stream).collect::<Vec<_>>();
+                let ps = probes
+                    .par_iter()
+                    .map(|(step, op, source, s)| {
+                        Ok(Probe {
+                            step: *step,
+                            op: op.clone(),
+                            source: source.clone(),
+                            stream: host_stream(s)?,
+                        })
+                    })
+                    .collect::<Vec<Result<Probe, Diagnostic>>>();
+                (hs, ps)
+            },
+        );
+        let mut out: Vec<(u32, TileImage)> = Vec::with_capacity(encoded.len());
+        for e in encoded {
+            let e = e?;
+            for (s, text) in e.readable {
+                readable.entry((s, text)).or_default().push(e.tile);
+            }
+            tables.insert(e.tile, e.layout);
+            stats.max_code_bytes = stats.max_code_bytes.max(e.code_bytes);
+            stats.max_table_bytes = stats.max_table_bytes.max(e.table_bytes);
+            out.push((e.tile, e.image));
+        }
+        let (hs, probes) = streams;
+        let hs = hs.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let probes = probes.into_iter().collect::<Result<Vec<_>, _>>()?;
         let meta = Metadata {
             target: TargetInfo {
                 name: target.name.clone(),
@@ -784,4 +693,189 @@ fn source_text(cx: &Context, f: Op) -> String {
     let mut p = ipu_ir::printer::Printer::new(cx, Default::default());
     let _ = p.print_top(f);
     p.finish()
+}
+
+/// What [`encode_tile`] needs of one tile and of the program.
+struct EncodeTile<'a> {
+    target: &'a Target,
+    loc: ipu_ir::Loc,
+    steps: &'a [ipu_package::StepSummary],
+    readable_rows: bool,
+    t: u32,
+    w: &'a TileWork,
+    image: &'a ipu_isa::link::TileImage,
+    /// Where the tile's pointer table starts (after its code).
+    table: u64,
+    /// The address of each of the tile's buffers.
+    addrs: &'a [u64],
+    /// Constant blocks loaded with the image: (buffer, bytes).
+    init: Vec<(usize, Vec<u8>)>,
+}
+
+/// One tile's image, with what the summaries and the memory report need.
+struct EncodedTile {
+    tile: u32,
+    image: TileImage,
+    layout: TableLayout,
+    /// (step, readable entries) of each of its rows, when asked for.
+    readable: Vec<(usize, Vec<String>)>,
+    code_bytes: u64,
+    table_bytes: u64,
+}
+
+/// Encodes one tile: its pointer table, kernel records and exchange rows
+/// after its code, its code and data segments.
+fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
+    let EncodeTile {
+        target,
+        loc,
+        steps,
+        readable_rows,
+        t,
+        w,
+        image,
+        table,
+        addrs: a,
+        init,
+    } = e;
+    let base = target.memory.base_address;
+    let buf = |b: usize| a[b];
+    // Slots in program order; records and rows after the table.
+    let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
+    for (s, step) in steps.iter().enumerate() {
+        match step.kind {
+            ipu_package::StepKind::Exchange => slots.push((s, None)),
+            _ => {
+                for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
+                    slots.push((s, Some(c)));
+                }
+            }
+        }
+    }
+    let mut tail: Vec<u8> = Vec::new();
+    let after_table = table + 4 * slots.len() as u64;
+    let mut ptrs = Vec::with_capacity(slots.len());
+    let empty_row_at = after_table;
+    tail.extend(0u32.to_le_bytes());
+    let mut layout = TableLayout {
+        table,
+        spans: vec![
+            (table, 4 * slots.len() as u64, Category::KernelRecords),
+            (empty_row_at, 4, Category::ExchangeRows),
+        ],
+    };
+    let mut readable = Vec::new();
+    for (s, call) in &slots {
+        let at = after_table + tail.len() as u64;
+        match call {
+            Some(c) => {
+                for word in &c.record {
+                    let v = match *word {
+                        Word::Val(v) => v,
+                        Word::Buf(b, off) => (buf(b) + off as u64) as u32,
+                    };
+                    tail.extend(v.to_le_bytes());
+                }
+                tail.resize(tail.len() + c.scratch, 0);
+                let len = after_table + tail.len() as u64 - at;
+                layout.spans.push((at, len, Category::KernelRecords));
+                ptrs.push(at as u32);
+            }
+            None => match w.rows.get(s) {
+                Some(entries) => {
+                    let base = |b: Option<usize>| b.map_or(0, buf);
+                    if readable_rows {
+                        readable.push((*s, describe_row(t, entries, &base)));
+                    }
+                    let words = encode_row(t, entries, &base).map_err(|m| {
+                        Diagnostic::error(loc, format!("tile {t}, {}: {m}", steps[*s].label))
+                    })?;
+                    layout
+                        .spans
+                        .push((at, 4 * words.len() as u64, Category::ExchangeRows));
+                    tail.reserve(4 * words.len());
+                    for v in words {
+                        tail.extend(v.to_le_bytes());
+                    }
+                    ptrs.push(at as u32);
+                }
+                None => ptrs.push(empty_row_at as u32),
+            },
+        }
+    }
+    let mut data: Vec<u8> = Vec::with_capacity(4 * ptrs.len() + tail.len());
+    data.extend(ptrs.iter().flat_map(|p| p.to_le_bytes()));
+    data.extend(tail);
+    let code_bytes = table - base;
+    let used = code_bytes + data.len() as u64;
+    // The reserve is what the planner kept; the real limit is this tile's
+    // lowest data byte (the interleaved start when all its data went above
+    // it), so a long program may use more.
+    let reserved = target.memory.code_reserve_bytes;
+    let room = a
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or_else(|| target.memory_end())
+        .max(base + reserved)
+        - base;
+    if used > room {
+        return Err(Diagnostic::error(
+            loc,
+            format!(
+                "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
+                data.len()
+            ),
+        ));
+    }
+    // Code: the executable segments from the base; the rest is data.
+    let mut code: Vec<u8> = Vec::new();
+    let mut segs: Vec<DataSegment> = Vec::new();
+    for s in &image.segments {
+        if s.exec {
+            let off = (s.address as u64 - base) as usize;
+            if code.len() < off {
+                code.resize(off, 0);
+            }
+            code.truncate(off);
+            code.extend(&s.bytes);
+        } else if !s.bytes.is_empty() {
+            segs.push(DataSegment {
+                address: s.address,
+                bytes: s.bytes.clone(),
+            });
+        }
+    }
+    let table_bytes = data.len() as u64;
+    segs.push(DataSegment {
+        address: table as u32,
+        bytes: data,
+    });
+    for (b, bytes) in init {
+        segs.push(DataSegment {
+            address: buf(b) as u32,
+            bytes,
+        });
+    }
+    let mut entries = BTreeMap::new();
+    entries.insert(
+        "main".to_string(),
+        image
+            .symbol("main.main")
+            .ok_or_else(|| Diagnostic::error(loc, "the supervisor program has no main"))?,
+    );
+    Ok(EncodedTile {
+        tile: t,
+        image: TileImage {
+            code_address: base as u32,
+            code,
+            data: segs,
+            zero: Vec::new(),
+            entries,
+        },
+        layout,
+        readable,
+        code_bytes: image.code_size as u64,
+        table_bytes,
+    })
 }

@@ -31,7 +31,6 @@ pub mod memory;
 pub mod storage;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
-use rayon::prelude::*;
 use crate::geometry::{blocks, runs_for_layout, Block, Layout};
 use crate::program::{BufId, Program, Step, VirtualSpace};
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
@@ -39,6 +38,7 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
 use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_target::Target;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
