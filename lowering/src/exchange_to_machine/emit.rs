@@ -294,6 +294,15 @@ fn fold_grids(pieces: Vec<(Transfer, Vec<GridDim>)>) -> Vec<(Transfer, Vec<GridD
     out
 }
 
+/// A tile program's shape: per superstep, its kernel calls or an exchange (`None`).
+type Shape = Vec<Option<Vec<String>>>;
+/// A shape to link: its tiles and kernels.
+type Linking<'a> = (
+    &'a Shape,
+    &'a Vec<u32>,
+    BTreeMap<String, ipu_isa::kernels::KernelSpec>,
+);
+
 /// Per tile, the address of each of its buffers.
 type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
@@ -459,26 +468,26 @@ pub(crate) fn build_package_from(
             .collect()
     };
     // Each tile's program shape, once (tiles in order).
-    let shapes: Vec<Vec<Option<Vec<String>>>> = tiles
+    let shapes: Vec<Shape> = tiles
         .values()
         .collect::<Vec<_>>()
         .par_iter()
         .map(|w| shape_of(w))
         .collect();
     let images = timed_phase("link", || {
-        let summary = &mut summary;
         let cache = KernelCache::from_env();
         let mut objects: BTreeMap<String, ipu_isa::elf::ObjectFile> = BTreeMap::new();
-        let mut by_shape: BTreeMap<Vec<Option<Vec<String>>>, Vec<u32>> = BTreeMap::new();
+        let mut by_shape: BTreeMap<&Shape, Vec<u32>> = BTreeMap::new();
         for (&t, shape) in tiles.keys().zip(&shapes) {
-            by_shape.entry(shape.clone()).or_default().push(t);
+            by_shape.entry(shape).or_default().push(t);
         }
-        // shape -> (linked image, table address)
-        let mut linked = BTreeMap::new();
-        for shape in by_shape.keys() {
+        // Per shape, its kernels; their objects are fetched in shape order
+        // (the cache may build them), then each shape is linked on its own.
+        let mut linking = Vec::with_capacity(by_shape.len());
+        for (&shape, members) in &by_shape {
             // Tiles of one shape call the same kernels: the first one's suffice.
             let mut specs = BTreeMap::new();
-            for cs in tiles[&by_shape[shape][0]].calls.values() {
+            for cs in tiles[&members[0]].calls.values() {
                 for c in cs {
                     if let Kernel::Lib(spec) = &c.kernel {
                         specs.entry(spec.name()).or_insert_with(|| spec.clone());
@@ -493,6 +502,9 @@ pub(crate) fn build_package_from(
                     objects.insert(name.clone(), k.object);
                 }
             }
+            linking.push((shape, members, specs));
+        }
+        let link_shape = |(shape, members, specs): Linking<'_>| {
             let layout = LinkLayout::new(base as u32, target.memory_end() as u32);
             let link_with = |table: u64| {
                 let text = main_text(shape, table);
@@ -508,7 +520,7 @@ pub(crate) fn build_package_from(
                     objs.push((name.as_str(), &objects[name]));
                 }
                 link(&objs, &layout).map_err(|e| {
-                    Diagnostic::error(loc, format!("linking tile {}: {e}", by_shape[shape][0]))
+                    Diagnostic::error(loc, format!("linking tile {}: {e}", members[0]))
                 })
             };
             let first = link_with(0)?;
@@ -520,7 +532,7 @@ pub(crate) fn build_package_from(
                 .unwrap_or(base);
             let table = end.div_ceil(8) * 8;
             let image = link_with(table)?;
-            let mut kernels: Vec<String> = specs.keys().cloned().collect();
+            let mut kernels: Vec<String> = specs.into_keys().collect();
             kernels.insert(0, "main".into());
             let program = shape
                 .iter()
@@ -534,8 +546,8 @@ pub(crate) fn build_package_from(
                     }
                 })
                 .collect();
-            summary.code.push(CodeSummary {
-                tiles: by_shape[shape].clone(),
+            let code = CodeSummary {
+                tiles: members.clone(),
                 kernels,
                 program,
                 code_bytes: image.code_size as u64,
@@ -545,8 +557,16 @@ pub(crate) fn build_package_from(
                     .map(|r| format!("{:#x} to {:#x}", r.start, r.end))
                     .collect::<Vec<_>>()
                     .join(", "),
-            });
-            linked.insert(shape.clone(), (image, table));
+            };
+            Ok::<_, Diagnostic>((image, table, code))
+        };
+        let done: Vec<_> = linking.into_par_iter().map(link_shape).collect();
+        // shape -> (linked image, table address); the first shape that fails is reported.
+        let mut linked = BTreeMap::new();
+        for (&shape, r) in by_shape.keys().zip(done) {
+            let (image, table, code) = r?;
+            summary.code.push(code);
+            linked.insert(shape, (image, table));
         }
         Ok(linked)
     })?;
@@ -595,7 +615,7 @@ pub(crate) fn build_package_from(
             &Vec<Option<Vec<String>>>,
             Vec<(usize, Vec<u8>)>,
         )| {
-            let (image, table) = &images[shape];
+            let (image, table) = &images[&shape];
             encode_tile(EncodeTile {
                 target,
                 loc,
