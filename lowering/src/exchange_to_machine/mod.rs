@@ -29,6 +29,8 @@
 mod emit;
 pub mod memory;
 pub mod storage;
+#[cfg(test)]
+mod tests;
 
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
 use crate::geometry::{blocks, runs_for_layout, Block, Layout};
@@ -76,7 +78,7 @@ fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     }))
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, Debug)]
 pub struct Stats {
     pub tiles: u64,
     pub groups: u64,
