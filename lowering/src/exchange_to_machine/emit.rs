@@ -160,65 +160,67 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    // Bucketed by tile (a counting sort), then each tile's transfers sorted
-    // by address: the order of (tile, address, host offset, length), which
-    // is total (equal keys are equal transfers).
-    let tiles = s.runs.iter().map(|r| r.0 as usize + 1).max().unwrap_or(0);
-    let mut start = vec![0usize; tiles + 1];
-    for r in &s.runs {
-        start[r.0 as usize + 1] += 1;
-    }
-    for t in 0..tiles {
-        start[t + 1] += start[t];
-    }
-    let mut next = start.clone();
-    let mut ts = vec![
-        Transfer {
-            tile: 0,
-            tile_address: 0,
-            host_offset: 0,
-            len: 0
-        };
-        s.runs.len()
-    ];
-    // Runs come a tile's block at a time: look a tile's addresses up once per block.
-    let mut at: Option<(u32, &Vec<u64>)> = None;
-    for &(tile, buf, off, host, len) in &s.runs {
-        let a = match at {
-            Some((t, a)) if t == tile => a,
-            _ => {
-                let a = &addrs[&tile];
-                at = Some((tile, a));
-                a
-            }
-        };
-        ts[next[tile as usize]] = Transfer {
-            tile,
-            tile_address: (a[buf] + off) as u32,
-            host_offset: host,
-            len: len as u32,
-        };
-        next[tile as usize] += 1;
-    }
-    for t in 0..tiles {
-        // Mostly ascending stretches (a block's rows): the stable sort merges them.
-        ts[start[t]..start[t + 1]].sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
-    }
-    let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
-    for t in ts {
-        match pieces.last_mut() {
-            Some((l, _))
-                if l.tile == t.tile
-                    && u64::from(l.tile_address) + u64::from(l.len)
-                        == u64::from(t.tile_address)
-                    && l.host_offset + u64::from(l.len) == t.host_offset
-                    && l.len.checked_add(t.len).is_some() =>
-            {
-                l.len += t.len
-            }
-            _ => pieces.push((t, Vec::new())),
+    // The runs come a tile's block at a time: stretches of one tile, put in
+    // tile order (stably, so each tile's in the order of the runs); then each
+    // tile's transfers are made and sorted by address on their own. That is
+    // the order of (tile, address, host offset, length), which is total
+    // (equal keys are equal transfers).
+    let runs = &s.runs;
+    let mut stretches: Vec<(u32, usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        let t = runs[i].0;
+        let mut j = i + 1;
+        while j < runs.len() && runs[j].0 == t {
+            j += 1;
         }
+        stretches.push((t, i, j));
+        i = j;
     }
+    stretches.sort_by_key(|x| x.0);
+    let by_tile: Vec<&[(u32, usize, usize)]> = stretches.chunk_by(|a, b| a.0 == b.0).collect();
+    let per_tile: Vec<Vec<Transfer>> = by_tile
+        .par_iter()
+        .map(|group| {
+            let tile = group[0].0;
+            let a = &addrs[&tile];
+            let mut ts: Vec<Transfer> =
+                Vec::with_capacity(group.iter().map(|&(_, lo, hi)| hi - lo).sum());
+            for &(_, lo, hi) in group.iter() {
+                ts.extend(
+                    runs[lo..hi]
+                        .iter()
+                        .map(|&(_, buf, off, host, len)| Transfer {
+                            tile,
+                            tile_address: (a[buf] + off) as u32,
+                            host_offset: host,
+                            len: len as u32,
+                        }),
+                );
+            }
+            // Mostly ascending stretches (a block's rows): the stable sort merges them.
+            ts.sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
+            // Merged where contiguous on the tile and in the host buffer.
+            let mut merged: Vec<Transfer> = Vec::with_capacity(ts.len());
+            for t in ts {
+                match merged.last_mut() {
+                    Some(l)
+                        if u64::from(l.tile_address) + u64::from(l.len)
+                            == u64::from(t.tile_address)
+                            && l.host_offset + u64::from(l.len) == t.host_offset
+                            && l.len.checked_add(t.len).is_some() =>
+                    {
+                        l.len += t.len
+                    }
+                    _ => merged.push(t),
+                }
+            }
+            merged
+        })
+        .collect();
+    let mut pieces: Vec<(Transfer, Vec<GridDim>)> =
+        Vec::with_capacity(per_tile.iter().map(Vec::len).sum());
+    pieces.extend(per_tile.into_iter().flatten().map(|t| (t, Vec::new())));
     while pieces.len() > 1 {
         let before = pieces.len();
         pieces = fold_grids(pieces);
@@ -326,9 +328,8 @@ fn place_tiles(
         .interleaved_start
         .unwrap_or(data_base)
         .clamp(data_base, end);
-    let mut out = BTreeMap::new();
-    let mut used_by = BTreeMap::new();
-    for (&t, w) in tiles {
+    // Each tile placed on its own; the first tile that does not fit is reported.
+    let place_tile = |(&t, w): (&u32, &TileWork)| -> Result<(Vec<u64>, u64), Diagnostic> {
         let (offs, used) = place(&w.bufs);
         let addrs: Vec<u64> = if il + used <= end {
             offs.iter().map(|o| il + o).collect()
@@ -378,6 +379,18 @@ fn place_tiles(
             }
             a
         };
+        Ok((addrs, used))
+    };
+    let placed: Vec<_> = tiles
+        .iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(place_tile)
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut used_by = BTreeMap::new();
+    for (&t, r) in tiles.keys().zip(placed) {
+        let (addrs, used) = r?;
         used_by.insert(t, used);
         out.insert(t, addrs);
     }
