@@ -702,6 +702,8 @@ pub(crate) fn build_package_from(
     })?;
     stats.groups = package.images.len() as u64;
     summary.memory = memory::report(target, &tiles, &addrs, &tables, &facts, &steps);
+    // The tiles' work is large and no longer needed: freed off this thread.
+    rayon::spawn(move || drop(tiles));
     for ((s, text), tiles) in readable {
         let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
         match summary.rows.last_mut() {
