@@ -305,6 +305,9 @@ type Linking<'a> = (
     BTreeMap<String, ipu_isa::kernels::KernelSpec>,
 );
 
+/// A tile to encode: its number, work, shape and constant blocks.
+type TileToEncode<'a> = (u32, &'a TileWork, &'a Shape, Vec<(usize, Vec<u8>)>);
+
 /// Per tile, the address of each of its buffers.
 type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
@@ -622,12 +625,7 @@ pub(crate) fn build_package_from(
             .zip(&shapes)
             .map(|((&t, w), shape)| (t, w, shape, init_by_tile.remove(&t).unwrap_or_default()))
             .collect();
-        let encode = |(t, w, shape, init): (
-            u32,
-            &TileWork,
-            &Vec<Option<Vec<String>>>,
-            Vec<(usize, Vec<u8>)>,
-        )| {
+        let encode = |(t, w, shape, init): TileToEncode<'_>| {
             let (image, table) = &images[&shape];
             encode_tile(EncodeTile {
                 target,

@@ -359,8 +359,12 @@ fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
 pub(crate) struct PhaseRows {
     pub step: usize,
     pub summary: StepSummary,
-    pub rows: Vec<(u32, Vec<(RowEntry, Option<BufId>)>)>,
+    pub rows: Vec<(u32, ProgramRow)>,
 }
+
+/// A tile's row before it is merged: each entry with the program buffer its
+/// offset is relative to (none for selects).
+pub(crate) type ProgramRow = Vec<(RowEntry, Option<BufId>)>;
 
 /// An exchange phase scheduled, before its rows are built.
 struct Scheduled<'a> {
