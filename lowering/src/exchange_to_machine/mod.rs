@@ -242,6 +242,14 @@ impl TileWork {
         buf.last = buf.last.max(step);
         i
     }
+
+    /// Record word `w` with its buffer (if any) as this tile's local index.
+    fn local_word(&mut self, program: &Program, w: Word, step: u32) -> Word {
+        match w {
+            Word::Val(v) => Word::Val(v),
+            Word::Buf(b, off) => Word::Buf(self.touch(program, b, step), off),
+        }
+    }
 }
 
 /// A host stream: its name, direction, element type, shape, and its
@@ -285,13 +293,6 @@ impl Planner<'_> {
             .entry(tile)
             .or_default()
             .touch(self.program, b, step)
-    }
-
-    fn local_word(&mut self, tile: u32, w: Word, step: u32) -> Word {
-        match w {
-            Word::Val(v) => Word::Val(v),
-            Word::Buf(b, off) => Word::Buf(self.touch(tile, b, step), off),
-        }
     }
 }
 
@@ -599,44 +600,33 @@ pub(crate) fn plan(
                 // Local copies first: the supervisor's byte copy on each tile.
                 for m in &c.copies {
                     for t in &m.transfers {
-                        let tile = t.src_tile;
+                        let w = p.tiles.entry(t.src_tile).or_default();
                         let record = vec![
-                            p.local_word(tile, Word::Buf(m.src, t.src_offset), si),
-                            p.local_word(tile, Word::Buf(m.dst, t.dsts[0].offset), si),
+                            w.local_word(program, Word::Buf(m.src, t.src_offset), si),
+                            w.local_word(program, Word::Buf(m.dst, t.dsts[0].offset), si),
                             Word::Val(t.len),
                         ];
-                        p.tiles
-                            .entry(tile)
-                            .or_default()
-                            .calls
-                            .entry(s)
-                            .or_default()
-                            .push(Call {
-                                kernel: Kernel::Memcpy,
-                                record,
-                                scratch: 0,
-                            });
+                        w.calls.entry(s).or_default().push(Call {
+                            kernel: Kernel::Memcpy,
+                            record,
+                            scratch: 0,
+                        });
                     }
                 }
                 for v in &c.vertices {
                     for &t in &v.tiles {
+                        let w = p.tiles.entry(t).or_default();
                         let record = v
                             .call
                             .record
                             .iter()
-                            .map(|&w| p.local_word(t, w, si))
+                            .map(|&x| w.local_word(program, x, si))
                             .collect();
-                        p.tiles
-                            .entry(t)
-                            .or_default()
-                            .calls
-                            .entry(s)
-                            .or_default()
-                            .push(Call {
-                                kernel: v.call.kernel.clone(),
-                                record,
-                                scratch: v.call.scratch,
-                            });
+                        w.calls.entry(s).or_default().push(Call {
+                            kernel: v.call.kernel.clone(),
+                            record,
+                            scratch: v.call.scratch,
+                        });
                     }
                 }
                 steps.push(StepSummary {
