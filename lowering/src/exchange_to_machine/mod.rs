@@ -40,7 +40,6 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
 use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_target::Target;
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -380,33 +379,38 @@ struct Scheduled<'a> {
 /// The rows of every exchange phase, in program order. Schedules are looked
 /// up (or made and verified) one phase after another, as the scheduler's
 /// cache needs; the rows, a pure function of a phase and its schedule, are
-/// then built for all phases in parallel and collected in order. The list
-/// ends at the first phase that fails, with its error; an error in a
-/// phase's rows stays at that phase, so the first error in program order is
-/// the one reported, as when each phase is done in turn.
+/// built in parallel, each as soon as its phase is scheduled, and collected
+/// in order. The list ends at the first phase that fails, with its error;
+/// an error in a phase's rows stays at that phase, so the first error in
+/// program order is the one reported, as when each phase is done in turn.
 pub(crate) fn exchange_rows(
     program: &Program,
     target: &Arc<Target>,
 ) -> Vec<Result<PhaseRows, Diagnostic>> {
     let mut scheduler = ExchangeScheduler::new(target.clone());
-    let mut scheduled = Vec::new();
-    let mut failed = None;
-    for (s, step) in program.steps.iter().enumerate() {
-        let Step::Exchange(ph) = step else { continue };
-        match schedule_phase(&mut scheduler, program, target, s, ph) {
-            Ok(x) => scheduled.push(x),
-            Err(e) => {
-                failed = Some(e);
-                break;
+    let phases = program
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Exchange(_)))
+        .count();
+    // One slot per phase; a phase's rows are built as soon as it is scheduled.
+    let mut slots: Vec<Option<Result<PhaseRows, Diagnostic>>> = (0..phases).map(|_| None).collect();
+    rayon::scope(|scope| {
+        let mut free = slots.iter_mut();
+        for (s, step) in program.steps.iter().enumerate() {
+            let Step::Exchange(ph) = step else { continue };
+            let Some(slot) = free.next() else { break };
+            match schedule_phase(&mut scheduler, program, target, s, ph) {
+                Ok(x) => scope.spawn(move |_| *slot = Some(phase_rows(x, target))),
+                Err(e) => {
+                    *slot = Some(Err(e));
+                    break;
+                }
             }
         }
-    }
-    let mut out: Vec<Result<PhaseRows, Diagnostic>> = scheduled
-        .into_par_iter()
-        .map(|x| phase_rows(x, target))
-        .collect();
-    out.extend(failed.map(Err));
-    out
+    });
+    // Phases after the first that failed were not scheduled: their slots are empty.
+    slots.into_iter().map_while(|r| r).collect()
 }
 
 /// `'exchange.phase' op @name: message`, at the phase.
