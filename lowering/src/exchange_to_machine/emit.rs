@@ -700,8 +700,13 @@ pub(crate) fn build_package_from(
     })?;
     stats.groups = package.images.len() as u64;
     summary.memory = memory::report(target, &tiles, &addrs, &tables, &facts, &steps);
-    // The tiles' work is large and no longer needed: freed off this thread.
-    rayon::spawn(move || drop(tiles));
+    // The tiles' work is large and no longer needed: freed in parallel, and
+    // before the package's IR is made (so that can reuse the memory).
+    tiles
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .for_each(drop);
     for ((s, text), tiles) in readable {
         let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
         match summary.rows.last_mut() {

@@ -486,8 +486,17 @@ fn schedule_phase<'a>(
 /// A scheduled phase's rows, every entry's virtual offset resolved to a
 /// buffer of its tile and the offset in it.
 fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic> {
-    let vs = &x.space;
-    let rows = tile_rows(&x.phase, &x.schedule.fragments, target);
+    let Scheduled {
+        step,
+        decl,
+        phase,
+        space: vs,
+        schedule,
+        summary,
+    } = x;
+    let rows = tile_rows(&phase, &schedule.fragments, target);
+    // Only the rows are needed from here: the phase is freed now.
+    drop((phase, schedule));
     let mut out = Vec::new();
     for (tile, entries) in rows.into_iter().enumerate() {
         if entries.is_empty() {
@@ -507,7 +516,7 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
             };
             let Some((b, rel)) = VirtualSpace::resolve(space, tile, off) else {
                 return Err(phase_error(
-                    x.decl,
+                    decl,
                     format!("tile {tile} has a row entry outside its buffers"),
                 ));
             };
@@ -532,8 +541,8 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
         out.push((tile, row));
     }
     Ok(PhaseRows {
-        step: x.step,
-        summary: x.summary,
+        step,
+        summary,
         rows: out,
     })
 }
