@@ -175,18 +175,84 @@ fn long_string_attr(cx: &mut Context, s: &str) -> Attr {
 /// [`long_string_attr`] would cut, made without the whole text (hex digits
 /// need no escapes).
 fn hex_attr(cx: &mut Context, bytes: &[u8]) -> Attr {
+    intern_hex(cx, hex_text(bytes))
+}
+
+/// `bytes` as hex text: one string (`0x...`), or for text longer than
+/// [`MAX_STRING_PIECE`] bytes its pieces, the first with the `0x`.
+enum HexText {
+    One(String),
+    Pieces(Vec<String>),
+}
+
+fn hex_text(bytes: &[u8]) -> HexText {
     if 2 + 2 * bytes.len() <= MAX_STRING_PIECE {
-        return cx.string_attr(&hex_bytes(bytes));
+        return HexText::One(hex_bytes(bytes));
     }
-    // The first piece also holds the `0x`.
     let first = (MAX_STRING_PIECE - 2) / 2;
-    let mut pieces = vec![cx.string_attr(&hex_bytes(&bytes[..first]))];
+    let mut pieces = vec![hex_bytes(&bytes[..first])];
     for chunk in bytes[first..].chunks(MAX_STRING_PIECE / 2) {
-        let mut text = hex_bytes(chunk);
-        text.drain(..2);
-        pieces.push(cx.string_attr(&text));
+        let mut text = Vec::with_capacity(2 * chunk.len());
+        hex_digits_into(chunk, &mut text);
+        pieces.push(String::from_utf8(text).expect("hex digits are ASCII"));
     }
-    cx.array_attr(pieces)
+    HexText::Pieces(pieces)
+}
+
+fn intern_hex(cx: &mut Context, text: HexText) -> Attr {
+    match text {
+        HexText::One(s) => cx.string_attr(&s),
+        HexText::Pieces(ps) => {
+            let pieces = ps.iter().map(|p| cx.string_attr(p)).collect();
+            cx.array_attr(pieces)
+        }
+    }
+}
+
+/// The hex attributes of byte blobs taken in order, their text made a batch
+/// at a time in parallel (the attributes are still made in order).
+struct HexQueue<'a> {
+    blobs: std::vec::IntoIter<&'a [u8]>,
+    ready: std::collections::VecDeque<HexText>,
+}
+
+impl<'a> HexQueue<'a> {
+    /// About this many bytes' text is made at once (bounds the memory it holds).
+    const BATCH_BYTES: usize = 4 << 20;
+
+    fn new(blobs: Vec<&'a [u8]>) -> Self {
+        HexQueue {
+            blobs: blobs.into_iter(),
+            ready: Default::default(),
+        }
+    }
+
+    /// The next blob's attribute; `bytes` is that blob, its text made here
+    /// should the queue have run out.
+    fn next(&mut self, cx: &mut Context, bytes: &[u8]) -> Attr {
+        use rayon::prelude::*;
+        if self.ready.is_empty() {
+            let mut batch = Vec::new();
+            let mut size = 0;
+            for b in self.blobs.by_ref() {
+                size += b.len();
+                batch.push(b);
+                if size >= Self::BATCH_BYTES {
+                    break;
+                }
+            }
+            self.ready = batch
+                .par_iter()
+                .map(|b| hex_text(b))
+                .collect::<Vec<_>>()
+                .into();
+        }
+        match self.ready.pop_front() {
+            Some(text) => intern_hex(cx, text),
+            // More blobs asked for than listed: made here, in turn.
+            None => hex_attr(cx, bytes),
+        }
+    }
 }
 
 /// The pieces of a [`LONG_STRING_ATTR`] attribute (one for a string).
@@ -409,6 +475,14 @@ pub static MACHINE_DIALECT: Dialect = Dialect {
 
 /// `0x` and lower-case hex digits, two per byte.
 pub fn hex_bytes(bytes: &[u8]) -> String {
+    let mut s = Vec::with_capacity(2 + 2 * bytes.len());
+    s.extend_from_slice(b"0x");
+    hex_digits_into(bytes, &mut s);
+    String::from_utf8(s).expect("hex digits are ASCII")
+}
+
+/// Appends each byte's two lower-case hex digits to `out`.
+fn hex_digits_into(bytes: &[u8], out: &mut Vec<u8>) {
     // Each byte's two digits, looked up whole.
     const PAIRS: [[u8; 2]; 256] = {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -420,12 +494,10 @@ pub fn hex_bytes(bytes: &[u8]) -> String {
         }
         t
     };
-    let mut s = Vec::with_capacity(2 + 2 * bytes.len());
-    s.extend_from_slice(b"0x");
+    out.reserve(2 * bytes.len());
     for &b in bytes {
-        s.extend_from_slice(&PAIRS[b as usize]);
+        out.extend_from_slice(&PAIRS[b as usize]);
     }
-    String::from_utf8(s).expect("hex digits are ASCII")
 }
 
 /// Each character's hex value, or [`NOT_HEX`].
@@ -716,11 +788,21 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
         cx.append_op(block, op);
     }
 
+    // Every blob's hex text, in the order the ops below take them.
+    let mut blobs: Vec<&[u8]> = Vec::new();
+    for g in &pkg.images {
+        blobs.push(&g.image.code);
+        blobs.extend(g.image.data.iter().map(|d| &d.bytes[..]));
+        for segments in g.tile_data.values() {
+            blobs.extend(segments.iter().map(|d| &d.bytes[..]));
+        }
+    }
+    let mut hex = HexQueue::new(blobs);
     for g in &pkg.images {
         let img = &g.image;
         let tiles = cx.string_attr(&tiles_to_string(&g.tiles));
         let ca = cx.string_attr(&hex_address(img.code_address));
-        let code = hex_attr(cx, &img.code);
+        let code = hex.next(cx, &img.code);
         let entries: Vec<(ipu_ir::Sym, Attr)> = img
             .entries
             .iter()
@@ -745,7 +827,7 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             .iter()
             .map(|d| {
                 let a = cx.string_attr(&hex_address(d.address));
-                let b = hex_attr(cx, &d.bytes);
+                let b = hex.next(cx, &d.bytes);
                 dict(cx, vec![("address", a), ("bytes", b)])
             })
             .collect();
@@ -768,7 +850,7 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             for d in segments {
                 let t = cx.i64_attr(i64::from(tile));
                 let a = cx.string_attr(&hex_address(d.address));
-                let b = hex_attr(cx, &d.bytes);
+                let b = hex.next(cx, &d.bytes);
                 let op = build(
                     cx,
                     TILE_DATA.name,

@@ -1789,6 +1789,14 @@ impl Program {
                 "no exchange phase".to_string(),
             )
         };
+        // Sorted in parallel here (stable, so as in turn below, where sorted input is one pass).
+        {
+            use rayon::prelude::*;
+            let mut lists: Vec<_> = writes.values_mut().collect();
+            lists
+                .par_iter_mut()
+                .for_each(|w| w.sort_by_key(|x| (x.0, x.1)));
+        }
         for (b, buf) in self.buffers.iter().enumerate() {
             for r in &buf.reads {
                 for &t in &r.tiles {

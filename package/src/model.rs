@@ -1,7 +1,7 @@
 //! The plain data model of a package: what the compiler's machine stage
 //! fills in and what the runtime loads.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -693,55 +693,73 @@ impl Package {
         tiles: impl IntoIterator<Item = (u32, TileImage)>,
     ) -> Package {
         let by_tile: BTreeMap<u32, TileImage> = tiles.into_iter().collect();
-        let mut index: HashMap<ProgramKey<'_>, usize> = HashMap::new();
-        let mut groups: Vec<Vec<(u32, &TileImage)>> = Vec::new();
-        for (tile, image) in &by_tile {
-            let key = (
-                image.code_address,
-                &image.code[..],
-                &image.zero[..],
-                &image.entries,
-            );
-            let i = *index.entry(key).or_insert_with(|| {
-                groups.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[i].push((*tile, image));
+        // Each tile's group, in tile order (groups by their lowest tile).
+        let mut count = 0;
+        let group_of: Vec<usize> = {
+            let mut index: HashMap<ProgramKey<'_>, usize> = HashMap::new();
+            by_tile
+                .values()
+                .map(|image| {
+                    let key = (
+                        image.code_address,
+                        &image.code[..],
+                        &image.zero[..],
+                        &image.entries,
+                    );
+                    *index.entry(key).or_insert_with(|| {
+                        count += 1;
+                        count - 1
+                    })
+                })
+                .collect()
+        };
+        let mut groups: Vec<Vec<(u32, TileImage)>> = (0..count).map(|_| Vec::new()).collect();
+        for ((tile, image), g) in by_tile.into_iter().zip(group_of) {
+            groups[g].push((tile, image));
         }
+        // Segments are compared whole (address first): a tile holds few.
+        let holds = |img: &TileImage, d: &DataSegment| img.data.iter().any(|x| x == d);
         let images = groups
             .into_iter()
-            .map(|members| {
-                let first = members[0].1;
-                let sets: Vec<HashSet<&DataSegment>> = members
-                    .iter()
-                    .map(|(_, img)| img.data.iter().collect())
-                    .collect();
+            .map(|mut members| {
+                let tiles = TileSet::from_tiles(members.iter().map(|(t, _)| *t));
+                let (first_tile, first) = members.remove(0);
+                // The first tile's segments every other member holds too are
+                // shared (once each); the rest of every tile's are its own.
                 let mut shared: Vec<DataSegment> = Vec::new();
-                for d in &first.data {
-                    if sets.iter().all(|s| s.contains(d)) && !shared.contains(d) {
-                        shared.push(d.clone());
+                let mut first_own: Vec<DataSegment> = Vec::new();
+                for d in first.data {
+                    if shared.contains(&d) {
+                        continue;
+                    }
+                    if members.iter().all(|(_, img)| holds(img, &d)) {
+                        shared.push(d);
+                    } else {
+                        first_own.push(d);
                     }
                 }
                 let mut tile_data = BTreeMap::new();
-                for (tile, img) in &members {
+                if !first_own.is_empty() {
+                    tile_data.insert(first_tile, first_own);
+                }
+                for (tile, img) in members {
                     let own: Vec<DataSegment> = img
                         .data
-                        .iter()
+                        .into_iter()
                         .filter(|d| !shared.contains(d))
-                        .cloned()
                         .collect();
                     if !own.is_empty() {
-                        tile_data.insert(*tile, own);
+                        tile_data.insert(tile, own);
                     }
                 }
                 ImageGroup {
-                    tiles: TileSet::from_tiles(members.iter().map(|(t, _)| *t)),
+                    tiles,
                     image: TileImage {
                         code_address: first.code_address,
-                        code: first.code.clone(),
+                        code: first.code,
                         data: shared,
-                        zero: first.zero.clone(),
-                        entries: first.entries.clone(),
+                        zero: first.zero,
+                        entries: first.entries,
                     },
                     tile_data,
                 }

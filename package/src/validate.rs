@@ -83,19 +83,41 @@ impl Package {
             self.check_image(i, g)?;
         }
 
+        // Every stream's and probe's layout checked in parallel; the errors
+        // are taken in declaration order below, after each one's own checks.
+        use rayon::prelude::*;
+        let probe_what =
+            |i: usize, p: &crate::model::Probe| format!("probe {i} ({} at {})", p.op, p.source);
+        let (stream_checks, probe_checks) = rayon::join(
+            || {
+                self.meta
+                    .streams
+                    .par_iter()
+                    .map(|s| check_stream(s, &s.name, t, &owner))
+                    .collect::<Vec<_>>()
+            },
+            || {
+                self.meta
+                    .probes
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, p)| check_stream(&p.stream, &probe_what(i, p), t, &owner))
+                    .collect::<Vec<_>>()
+            },
+        );
         let mut stream_names = BTreeSet::new();
-        for s in &self.meta.streams {
+        for (s, checked) in self.meta.streams.iter().zip(stream_checks) {
             if s.name.is_empty() || !stream_names.insert(s.name.as_str()) {
                 return Err(PackageError::Stream {
                     stream: s.name.clone(),
                     message: "stream name is empty or declared twice".into(),
                 });
             }
-            check_stream(s, &s.name, t, &owner)?;
+            checked?;
         }
         let steps = self.meta.steps.len();
-        for (i, p) in self.meta.probes.iter().enumerate() {
-            let what = format!("probe {i} ({} at {})", p.op, p.source);
+        for ((i, p), checked) in self.meta.probes.iter().enumerate().zip(probe_checks) {
+            let what = probe_what(i, p);
             if p.step as usize >= steps {
                 return Err(PackageError::Stream {
                     stream: what,
@@ -115,7 +137,7 @@ impl Package {
                     ),
                 });
             }
-            check_stream(&p.stream, &what, t, &owner)?;
+            checked?;
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ use ipu_package::{
     TargetInfo, TileImage, Transfer,
 };
 use ipu_target::Target;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -159,65 +160,67 @@ fn main_text(steps: &[Option<Vec<String>>], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    // Bucketed by tile (a counting sort), then each tile's transfers sorted
-    // by address: the order of (tile, address, host offset, length), which
-    // is total (equal keys are equal transfers).
-    let tiles = s.runs.iter().map(|r| r.0 as usize + 1).max().unwrap_or(0);
-    let mut start = vec![0usize; tiles + 1];
-    for r in &s.runs {
-        start[r.0 as usize + 1] += 1;
-    }
-    for t in 0..tiles {
-        start[t + 1] += start[t];
-    }
-    let mut next = start.clone();
-    let mut ts = vec![
-        Transfer {
-            tile: 0,
-            tile_address: 0,
-            host_offset: 0,
-            len: 0
-        };
-        s.runs.len()
-    ];
-    // Runs come a tile's block at a time: look a tile's addresses up once per block.
-    let mut at: Option<(u32, &Vec<u64>)> = None;
-    for &(tile, buf, off, host, len) in &s.runs {
-        let a = match at {
-            Some((t, a)) if t == tile => a,
-            _ => {
-                let a = &addrs[&tile];
-                at = Some((tile, a));
-                a
-            }
-        };
-        ts[next[tile as usize]] = Transfer {
-            tile,
-            tile_address: (a[buf] + off) as u32,
-            host_offset: host,
-            len: len as u32,
-        };
-        next[tile as usize] += 1;
-    }
-    for t in 0..tiles {
-        // Mostly ascending stretches (a block's rows): the stable sort merges them.
-        ts[start[t]..start[t + 1]].sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
-    }
-    let mut pieces: Vec<(Transfer, Vec<GridDim>)> = Vec::with_capacity(ts.len());
-    for t in ts {
-        match pieces.last_mut() {
-            Some((l, _))
-                if l.tile == t.tile
-                    && u64::from(l.tile_address) + u64::from(l.len)
-                        == u64::from(t.tile_address)
-                    && l.host_offset + u64::from(l.len) == t.host_offset
-                    && l.len.checked_add(t.len).is_some() =>
-            {
-                l.len += t.len
-            }
-            _ => pieces.push((t, Vec::new())),
+    // The runs come a tile's block at a time: stretches of one tile, put in
+    // tile order (stably, so each tile's in the order of the runs); then each
+    // tile's transfers are made and sorted by address on their own. That is
+    // the order of (tile, address, host offset, length), which is total
+    // (equal keys are equal transfers).
+    let runs = &s.runs;
+    let mut stretches: Vec<(u32, usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < runs.len() {
+        let t = runs[i].0;
+        let mut j = i + 1;
+        while j < runs.len() && runs[j].0 == t {
+            j += 1;
         }
+        stretches.push((t, i, j));
+        i = j;
     }
+    stretches.sort_by_key(|x| x.0);
+    let by_tile: Vec<&[(u32, usize, usize)]> = stretches.chunk_by(|a, b| a.0 == b.0).collect();
+    let per_tile: Vec<Vec<Transfer>> = by_tile
+        .par_iter()
+        .map(|group| {
+            let tile = group[0].0;
+            let a = &addrs[&tile];
+            let mut ts: Vec<Transfer> =
+                Vec::with_capacity(group.iter().map(|&(_, lo, hi)| hi - lo).sum());
+            for &(_, lo, hi) in group.iter() {
+                ts.extend(
+                    runs[lo..hi]
+                        .iter()
+                        .map(|&(_, buf, off, host, len)| Transfer {
+                            tile,
+                            tile_address: (a[buf] + off) as u32,
+                            host_offset: host,
+                            len: len as u32,
+                        }),
+                );
+            }
+            // Mostly ascending stretches (a block's rows): the stable sort merges them.
+            ts.sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
+            // Merged where contiguous on the tile and in the host buffer.
+            let mut merged: Vec<Transfer> = Vec::with_capacity(ts.len());
+            for t in ts {
+                match merged.last_mut() {
+                    Some(l)
+                        if u64::from(l.tile_address) + u64::from(l.len)
+                            == u64::from(t.tile_address)
+                            && l.host_offset + u64::from(l.len) == t.host_offset
+                            && l.len.checked_add(t.len).is_some() =>
+                    {
+                        l.len += t.len
+                    }
+                    _ => merged.push(t),
+                }
+            }
+            merged
+        })
+        .collect();
+    let mut pieces: Vec<(Transfer, Vec<GridDim>)> =
+        Vec::with_capacity(per_tile.iter().map(Vec::len).sum());
+    pieces.extend(per_tile.into_iter().flatten().map(|t| (t, Vec::new())));
     while pieces.len() > 1 {
         let before = pieces.len();
         pieces = fold_grids(pieces);
@@ -293,6 +296,18 @@ fn fold_grids(pieces: Vec<(Transfer, Vec<GridDim>)>) -> Vec<(Transfer, Vec<GridD
     out
 }
 
+/// A tile program's shape: per superstep, its kernel calls or an exchange (`None`).
+type Shape = Vec<Option<Vec<String>>>;
+/// A shape to link: its tiles and kernels.
+type Linking<'a> = (
+    &'a Shape,
+    &'a Vec<u32>,
+    BTreeMap<String, ipu_isa::kernels::KernelSpec>,
+);
+
+/// A tile to encode: its number, work, shape and constant blocks.
+type TileToEncode<'a> = (u32, &'a TileWork, &'a Shape, Vec<(usize, Vec<u8>)>);
+
 /// Per tile, the address of each of its buffers.
 type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
@@ -316,9 +331,8 @@ fn place_tiles(
         .interleaved_start
         .unwrap_or(data_base)
         .clamp(data_base, end);
-    let mut out = BTreeMap::new();
-    let mut used_by = BTreeMap::new();
-    for (&t, w) in tiles {
+    // Each tile placed on its own; the first tile that does not fit is reported.
+    let place_tile = |(&t, w): (&u32, &TileWork)| -> Result<(Vec<u64>, u64), Diagnostic> {
         let (offs, used) = place(&w.bufs);
         let addrs: Vec<u64> = if il + used <= end {
             offs.iter().map(|o| il + o).collect()
@@ -368,6 +382,18 @@ fn place_tiles(
             }
             a
         };
+        Ok((addrs, used))
+    };
+    let placed: Vec<_> = tiles
+        .iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(place_tile)
+        .collect();
+    let mut out = BTreeMap::new();
+    let mut used_by = BTreeMap::new();
+    for (&t, r) in tiles.keys().zip(placed) {
+        let (addrs, used) = r?;
         used_by.insert(t, used);
         out.insert(t, addrs);
     }
@@ -457,20 +483,27 @@ pub(crate) fn build_package_from(
             })
             .collect()
     };
+    // Each tile's program shape, once (tiles in order).
+    let shapes: Vec<Shape> = tiles
+        .values()
+        .collect::<Vec<_>>()
+        .par_iter()
+        .map(|w| shape_of(w))
+        .collect();
     let images = timed_phase("link", || {
-        let summary = &mut summary;
         let cache = KernelCache::from_env();
         let mut objects: BTreeMap<String, ipu_isa::elf::ObjectFile> = BTreeMap::new();
-        let mut by_shape: BTreeMap<Vec<Option<Vec<String>>>, Vec<u32>> = BTreeMap::new();
-        for (&t, w) in &tiles {
-            by_shape.entry(shape_of(w)).or_default().push(t);
+        let mut by_shape: BTreeMap<&Shape, Vec<u32>> = BTreeMap::new();
+        for (&t, shape) in tiles.keys().zip(&shapes) {
+            by_shape.entry(shape).or_default().push(t);
         }
-        // shape -> (linked image, table address)
-        let mut linked = BTreeMap::new();
-        for shape in by_shape.keys() {
+        // Per shape, its kernels; their objects are fetched in shape order
+        // (the cache may build them), then each shape is linked on its own.
+        let mut linking = Vec::with_capacity(by_shape.len());
+        for (&shape, members) in &by_shape {
             // Tiles of one shape call the same kernels: the first one's suffice.
             let mut specs = BTreeMap::new();
-            for cs in tiles[&by_shape[shape][0]].calls.values() {
+            for cs in tiles[&members[0]].calls.values() {
                 for c in cs {
                     if let Kernel::Lib(spec) = &c.kernel {
                         specs.entry(spec.name()).or_insert_with(|| spec.clone());
@@ -485,6 +518,9 @@ pub(crate) fn build_package_from(
                     objects.insert(name.clone(), k.object);
                 }
             }
+            linking.push((shape, members, specs));
+        }
+        let link_shape = |(shape, members, specs): Linking<'_>| {
             let layout = LinkLayout::new(base as u32, target.memory_end() as u32);
             let link_with = |table: u64| {
                 let text = main_text(shape, table);
@@ -500,7 +536,7 @@ pub(crate) fn build_package_from(
                     objs.push((name.as_str(), &objects[name]));
                 }
                 link(&objs, &layout).map_err(|e| {
-                    Diagnostic::error(loc, format!("linking tile {}: {e}", by_shape[shape][0]))
+                    Diagnostic::error(loc, format!("linking tile {}: {e}", members[0]))
                 })
             };
             let first = link_with(0)?;
@@ -512,7 +548,7 @@ pub(crate) fn build_package_from(
                 .unwrap_or(base);
             let table = end.div_ceil(8) * 8;
             let image = link_with(table)?;
-            let mut kernels: Vec<String> = specs.keys().cloned().collect();
+            let mut kernels: Vec<String> = specs.into_keys().collect();
             kernels.insert(0, "main".into());
             let program = shape
                 .iter()
@@ -526,8 +562,8 @@ pub(crate) fn build_package_from(
                     }
                 })
                 .collect();
-            summary.code.push(CodeSummary {
-                tiles: by_shape[shape].clone(),
+            let code = CodeSummary {
+                tiles: members.clone(),
                 kernels,
                 program,
                 code_bytes: image.code_size as u64,
@@ -537,8 +573,16 @@ pub(crate) fn build_package_from(
                     .map(|r| format!("{:#x} to {:#x}", r.start, r.end))
                     .collect::<Vec<_>>()
                     .join(", "),
-            });
-            linked.insert(shape.clone(), (image, table));
+            };
+            Ok::<_, Diagnostic>((image, table, code))
+        };
+        let done: Vec<_> = linking.into_par_iter().map(link_shape).collect();
+        // shape -> (linked image, table address); the first shape that fails is reported.
+        let mut linked = BTreeMap::new();
+        for (&shape, r) in by_shape.keys().zip(done) {
+            let (image, table, code) = r?;
+            summary.code.push(code);
+            linked.insert(shape, (image, table));
         }
         Ok(linked)
     })?;
@@ -552,192 +596,88 @@ pub(crate) fn build_package_from(
     let mut readable: BTreeMap<(usize, Vec<String>), Vec<u32>> = BTreeMap::new();
     // Per tile, where its table, records and rows went (the memory report).
     let mut tables: BTreeMap<u32, TableLayout> = BTreeMap::new();
-    let package = timed_phase("encode", || {
-        let mut out: Vec<(u32, TileImage)> = Vec::new();
-        for (&t, w) in &tiles {
-            let (image, table) = &images[&shape_of(w)];
-            let a = &addrs[&t];
-            let buf = |b: usize| a[b];
-            // Slots in program order; records and rows after the table.
-            let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
-            for (s, step) in steps.iter().enumerate() {
-                match step.kind {
-                    ipu_package::StepKind::Exchange => slots.push((s, None)),
-                    _ => {
-                        for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
-                            slots.push((s, Some(c)));
-                        }
-                    }
-                }
-            }
-            let mut tail: Vec<u8> = Vec::new();
-            let after_table = table + 4 * slots.len() as u64;
-            let mut ptrs = Vec::with_capacity(slots.len());
-            let empty_row_at = after_table;
-            tail.extend(0u32.to_le_bytes());
-            let mut layout = TableLayout {
-                table: *table,
-                spans: vec![
-                    (*table, 4 * slots.len() as u64, Category::KernelRecords),
-                    (empty_row_at, 4, Category::ExchangeRows),
-                ],
-            };
-            for (s, call) in &slots {
-                let at = after_table + tail.len() as u64;
-                match call {
-                    Some(c) => {
-                        for word in &c.record {
-                            let v = match *word {
-                                Word::Val(v) => v,
-                                Word::Buf(b, off) => (buf(b) + off as u64) as u32,
-                            };
-                            tail.extend(v.to_le_bytes());
-                        }
-                        tail.resize(tail.len() + c.scratch, 0);
-                        let len = after_table + tail.len() as u64 - at;
-                        layout.spans.push((at, len, Category::KernelRecords));
-                        ptrs.push(at as u32);
-                    }
-                    None => match w.rows.get(s) {
-                        Some(entries) => {
-                            let base = |b: Option<usize>| b.map_or(0, buf);
-                            if readable_rows {
-                                let text = describe_row(t, entries, &base);
-                                readable.entry((*s, text)).or_default().push(t);
-                            }
-                            let words = encode_row(t, entries, &base).map_err(|m| {
-                                Diagnostic::error(
-                                    loc,
-                                    format!("tile {t}, {}: {m}", steps[*s].label),
-                                )
-                            })?;
-                            layout
-                                .spans
-                                .push((at, 4 * words.len() as u64, Category::ExchangeRows));
-                            for v in words {
-                                tail.extend(v.to_le_bytes());
-                            }
-                            ptrs.push(at as u32);
-                        }
-                        None => ptrs.push(empty_row_at as u32),
-                    },
-                }
-            }
-            let mut data: Vec<u8> = ptrs.iter().flat_map(|p| p.to_le_bytes()).collect();
-            data.extend(tail);
-            tables.insert(t, layout);
-            let code_bytes = table - base;
-            let used = code_bytes + data.len() as u64;
-            stats.max_code_bytes = stats.max_code_bytes.max(image.code_size as u64);
-            stats.max_table_bytes = stats.max_table_bytes.max(data.len() as u64);
-            // The reserve is what the planner kept; the real limit is this
-            // tile's lowest data byte (the interleaved start when all its
-            // data went above it), so a long program may use more.
-            let reserved = target.memory.code_reserve_bytes;
-            let room = a
-                .iter()
-                .copied()
-                .min()
-                .unwrap_or_else(|| target.memory_end())
-                .max(base + reserved)
-                - base;
-            if used > room {
-                return Err(Diagnostic::error(
+    let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
+        let element_of = |t: ipu_ir::Type| {
+            let (_, e) = cx.tensor_parts(t).ok_or_else(|| {
+                Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
+            })?;
+            crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
+                Diagnostic::error(
                     loc,
                     format!(
-                        "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
-                        data.len()
+                        "stream {} has an element type without a host format",
+                        s.name
                     ),
-                ));
-            }
-            // Code: the executable segments from the base; the rest is data.
-            let mut code: Vec<u8> = Vec::new();
-            let mut segs: Vec<DataSegment> = Vec::new();
-            for s in &image.segments {
-                if s.exec {
-                    let off = (s.address as u64 - base) as usize;
-                    if code.len() < off {
-                        code.resize(off, 0);
-                    }
-                    code.truncate(off);
-                    code.extend(&s.bytes);
-                } else if !s.bytes.is_empty() {
-                    segs.push(DataSegment {
-                        address: s.address,
-                        bytes: s.bytes.clone(),
-                    });
-                }
-            }
-            segs.push(DataSegment {
-                address: *table as u32,
-                bytes: data,
-            });
-            for (b, bytes) in init_by_tile.remove(&t).unwrap_or_default() {
-                segs.push(DataSegment {
-                    address: buf(b) as u32,
-                    bytes,
-                });
-            }
-            let mut entries = BTreeMap::new();
-            entries.insert(
-                "main".to_string(),
-                image
-                    .symbol("main.main")
-                    .ok_or_else(|| Diagnostic::error(loc, "the supervisor program has no main"))?,
-            );
-            out.push((
-                t,
-                TileImage {
-                    code_address: base as u32,
-                    code,
-                    data: segs,
-                    zero: Vec::new(),
-                    entries,
-                },
-            ));
-        }
-        let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
-            let element_of = |t: ipu_ir::Type| {
-                let (_, e) = cx.tensor_parts(t).ok_or_else(|| {
-                    Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
-                })?;
-                crate::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
-                    Diagnostic::error(
-                        loc,
-                        format!(
-                            "stream {} has an element type without a host format",
-                            s.name
-                        ),
-                    )
-                })
-            };
-            let element = element_of(s.ty)?;
-            // A parameter the host widens at load: its host format beside.
-            let host_element = s.host_ty.map(element_of).transpose()?;
-            Ok(HostStream {
-                name: s.name.clone(),
-                direction: s.direction,
-                element,
-                shape: s.shape.iter().map(|&d| d as u64).collect(),
-                host_element,
-                layout: stream_layout(s, &addrs),
+                )
             })
         };
-        let hs = streams
+        let element = element_of(s.ty)?;
+        // A parameter the host widens at load: its host format beside.
+        let host_element = s.host_ty.map(element_of).transpose()?;
+        Ok(HostStream {
+            name: s.name.clone(),
+            direction: s.direction,
+            element,
+            shape: s.shape.iter().map(|&d| d as u64).collect(),
+            host_element,
+            layout: stream_layout(s, &addrs),
+        })
+    };
+    let package = timed_phase("encode", || {
+        // Tiles are encoded in parallel (each on its own), then collected in
+        // tile order: the first tile that fails is the one reported.
+        let work: Vec<_> = tiles
             .iter()
-            .map(host_stream)
-            .collect::<Result<Vec<_>, _>>()?;
-        let probes = probes
-            .iter()
-            .map(|(step, op, source, s)| {
-                Ok(Probe {
-                    step: *step,
-                    op: op.clone(),
-                    source: source.clone(),
-                    stream: host_stream(s)?,
-                })
+            .zip(&shapes)
+            .map(|((&t, w), shape)| (t, w, shape, init_by_tile.remove(&t).unwrap_or_default()))
+            .collect();
+        let encode = |(t, w, shape, init): TileToEncode<'_>| {
+            let (image, table) = &images[&shape];
+            encode_tile(EncodeTile {
+                target,
+                loc,
+                steps: &steps,
+                readable_rows,
+                t,
+                w,
+                image,
+                table: *table,
+                addrs: &addrs[&t],
+                init,
             })
-            .collect::<Result<Vec<_>, Diagnostic>>()?;
+        };
+        let (encoded, streams) = rayon::join(
+            || work.into_par_iter().map(encode).collect::<Vec<_>>(),
+            || {
+                let hs = streams.par_iter().map(host_stream).collect::<Vec<_>>();
+                let ps = probes
+                    .par_iter()
+                    .map(|(step, op, source, s)| {
+                        Ok(Probe {
+                            step: *step,
+                            op: op.clone(),
+                            source: source.clone(),
+                            stream: host_stream(s)?,
+                        })
+                    })
+                    .collect::<Vec<Result<Probe, Diagnostic>>>();
+                (hs, ps)
+            },
+        );
+        let mut out: Vec<(u32, TileImage)> = Vec::with_capacity(encoded.len());
+        for e in encoded {
+            let e = e?;
+            for (s, text) in e.readable {
+                readable.entry((s, text)).or_default().push(e.tile);
+            }
+            tables.insert(e.tile, e.layout);
+            stats.max_code_bytes = stats.max_code_bytes.max(e.code_bytes);
+            stats.max_table_bytes = stats.max_table_bytes.max(e.table_bytes);
+            out.push((e.tile, e.image));
+        }
+        let (hs, probes) = streams;
+        let hs = hs.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let probes = probes.into_iter().collect::<Result<Vec<_>, _>>()?;
         let meta = Metadata {
             target: TargetInfo {
                 name: target.name.clone(),
@@ -766,6 +706,13 @@ pub(crate) fn build_package_from(
     })?;
     stats.groups = package.images.len() as u64;
     summary.memory = memory::report(target, &tiles, &addrs, &tables, &facts, &steps);
+    // The tiles' work is large and no longer needed: freed in parallel, and
+    // before the package's IR is made (so that can reuse the memory).
+    tiles
+        .into_values()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .for_each(drop);
     for ((s, text), tiles) in readable {
         let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
         match summary.rows.last_mut() {
@@ -790,4 +737,189 @@ fn source_text(cx: &Context, f: Op) -> String {
     let mut p = ipu_ir::printer::Printer::new(cx, Default::default());
     let _ = p.print_top(f);
     p.finish()
+}
+
+/// What [`encode_tile`] needs of one tile and of the program.
+struct EncodeTile<'a> {
+    target: &'a Target,
+    loc: ipu_ir::Loc,
+    steps: &'a [ipu_package::StepSummary],
+    readable_rows: bool,
+    t: u32,
+    w: &'a TileWork,
+    image: &'a ipu_isa::link::TileImage,
+    /// Where the tile's pointer table starts (after its code).
+    table: u64,
+    /// The address of each of the tile's buffers.
+    addrs: &'a [u64],
+    /// Constant blocks loaded with the image: (buffer, bytes).
+    init: Vec<(usize, Vec<u8>)>,
+}
+
+/// One tile's image, with what the summaries and the memory report need.
+struct EncodedTile {
+    tile: u32,
+    image: TileImage,
+    layout: TableLayout,
+    /// (step, readable entries) of each of its rows, when asked for.
+    readable: Vec<(usize, Vec<String>)>,
+    code_bytes: u64,
+    table_bytes: u64,
+}
+
+/// Encodes one tile: its pointer table, kernel records and exchange rows
+/// after its code, its code and data segments.
+fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
+    let EncodeTile {
+        target,
+        loc,
+        steps,
+        readable_rows,
+        t,
+        w,
+        image,
+        table,
+        addrs: a,
+        init,
+    } = e;
+    let base = target.memory.base_address;
+    let buf = |b: usize| a[b];
+    // Slots in program order; records and rows after the table.
+    let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
+    for (s, step) in steps.iter().enumerate() {
+        match step.kind {
+            ipu_package::StepKind::Exchange => slots.push((s, None)),
+            _ => {
+                for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
+                    slots.push((s, Some(c)));
+                }
+            }
+        }
+    }
+    let mut tail: Vec<u8> = Vec::new();
+    let after_table = table + 4 * slots.len() as u64;
+    let mut ptrs = Vec::with_capacity(slots.len());
+    let empty_row_at = after_table;
+    tail.extend(0u32.to_le_bytes());
+    let mut layout = TableLayout {
+        table,
+        spans: vec![
+            (table, 4 * slots.len() as u64, Category::KernelRecords),
+            (empty_row_at, 4, Category::ExchangeRows),
+        ],
+    };
+    let mut readable = Vec::new();
+    for (s, call) in &slots {
+        let at = after_table + tail.len() as u64;
+        match call {
+            Some(c) => {
+                for word in &c.record {
+                    let v = match *word {
+                        Word::Val(v) => v,
+                        Word::Buf(b, off) => (buf(b) + off as u64) as u32,
+                    };
+                    tail.extend(v.to_le_bytes());
+                }
+                tail.resize(tail.len() + c.scratch, 0);
+                let len = after_table + tail.len() as u64 - at;
+                layout.spans.push((at, len, Category::KernelRecords));
+                ptrs.push(at as u32);
+            }
+            None => match w.rows.get(s) {
+                Some(entries) => {
+                    let base = |b: Option<usize>| b.map_or(0, buf);
+                    if readable_rows {
+                        readable.push((*s, describe_row(t, entries, &base)));
+                    }
+                    let words = encode_row(t, entries, &base).map_err(|m| {
+                        Diagnostic::error(loc, format!("tile {t}, {}: {m}", steps[*s].label))
+                    })?;
+                    layout
+                        .spans
+                        .push((at, 4 * words.len() as u64, Category::ExchangeRows));
+                    tail.reserve(4 * words.len());
+                    for v in words {
+                        tail.extend(v.to_le_bytes());
+                    }
+                    ptrs.push(at as u32);
+                }
+                None => ptrs.push(empty_row_at as u32),
+            },
+        }
+    }
+    let mut data: Vec<u8> = Vec::with_capacity(4 * ptrs.len() + tail.len());
+    data.extend(ptrs.iter().flat_map(|p| p.to_le_bytes()));
+    data.extend(tail);
+    let code_bytes = table - base;
+    let used = code_bytes + data.len() as u64;
+    // The reserve is what the planner kept; the real limit is this tile's
+    // lowest data byte (the interleaved start when all its data went above
+    // it), so a long program may use more.
+    let reserved = target.memory.code_reserve_bytes;
+    let room = a
+        .iter()
+        .copied()
+        .min()
+        .unwrap_or_else(|| target.memory_end())
+        .max(base + reserved)
+        - base;
+    if used > room {
+        return Err(Diagnostic::error(
+            loc,
+            format!(
+                "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
+                data.len()
+            ),
+        ));
+    }
+    // Code: the executable segments from the base; the rest is data.
+    let mut code: Vec<u8> = Vec::new();
+    let mut segs: Vec<DataSegment> = Vec::new();
+    for s in &image.segments {
+        if s.exec {
+            let off = (s.address as u64 - base) as usize;
+            if code.len() < off {
+                code.resize(off, 0);
+            }
+            code.truncate(off);
+            code.extend(&s.bytes);
+        } else if !s.bytes.is_empty() {
+            segs.push(DataSegment {
+                address: s.address,
+                bytes: s.bytes.clone(),
+            });
+        }
+    }
+    let table_bytes = data.len() as u64;
+    segs.push(DataSegment {
+        address: table as u32,
+        bytes: data,
+    });
+    for (b, bytes) in init {
+        segs.push(DataSegment {
+            address: buf(b) as u32,
+            bytes,
+        });
+    }
+    let mut entries = BTreeMap::new();
+    entries.insert(
+        "main".to_string(),
+        image
+            .symbol("main.main")
+            .ok_or_else(|| Diagnostic::error(loc, "the supervisor program has no main"))?,
+    );
+    Ok(EncodedTile {
+        tile: t,
+        image: TileImage {
+            code_address: base as u32,
+            code,
+            data: segs,
+            zero: Vec::new(),
+            entries,
+        },
+        layout,
+        readable,
+        code_bytes: image.code_size as u64,
+        table_bytes,
+    })
 }

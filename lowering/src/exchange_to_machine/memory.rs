@@ -746,14 +746,18 @@ pub(crate) fn report(
 ) -> MemoryReport {
     let buffers: Vec<BufferInfo> = facts.iter().map(|f| f.info.clone()).collect();
     let nsteps = steps.len();
-    let mut out = Vec::with_capacity(target.tiles() as usize);
-    for t in 0..target.tiles() {
-        let work = match (tiles.get(&t), addrs.get(&t), tables.get(&t)) {
-            (Some(w), Some(a), Some(tb)) => Some((w, a.as_slice(), tb)),
-            _ => None,
-        };
-        out.push(tile_memory(target, t, work, &buffers, nsteps));
-    }
+    // Each tile on its own, collected in tile order.
+    use rayon::prelude::*;
+    let out: Vec<_> = (0..target.tiles())
+        .into_par_iter()
+        .map(|t| {
+            let work = match (tiles.get(&t), addrs.get(&t), tables.get(&t)) {
+                (Some(w), Some(a), Some(tb)) => Some((w, a.as_slice(), tb)),
+                _ => None,
+            };
+            tile_memory(target, t, work, &buffers, nsteps)
+        })
+        .collect();
     MemoryReport {
         target: target.name.clone(),
         memory_base: target.memory.base_address,

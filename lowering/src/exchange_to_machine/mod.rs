@@ -30,6 +30,8 @@
 mod emit;
 pub mod memory;
 pub mod storage;
+#[cfg(test)]
+mod tests;
 
 use crate::device::records::{self, LocalCopyCall};
 use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
@@ -77,7 +79,7 @@ fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
     }))
 }
 
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone, Copy, Debug)]
 pub struct Stats {
     pub tiles: u64,
     pub groups: u64,
@@ -241,6 +243,14 @@ impl TileWork {
         buf.last = buf.last.max(step);
         i
     }
+
+    /// Record word `w` with its buffer (if any) as this tile's local index.
+    fn local_word(&mut self, program: &Program, w: Word, step: u32) -> Word {
+        match w {
+            Word::Val(v) => Word::Val(v),
+            Word::Buf(b, off) => Word::Buf(self.touch(program, b, step), off),
+        }
+    }
 }
 
 /// A host stream: its name, direction, element type, shape, and its
@@ -287,13 +297,6 @@ impl Planner<'_> {
             .entry(tile)
             .or_default()
             .touch(self.program, b, step)
-    }
-
-    fn local_word(&mut self, tile: u32, w: Word, step: u32) -> Word {
-        match w {
-            Word::Val(v) => Word::Val(v),
-            Word::Buf(b, off) => Word::Buf(self.touch(tile, b, step), off),
-        }
     }
 }
 
@@ -355,6 +358,200 @@ fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
     }
 }
 
+/// One exchange phase ready to merge into the tiles' work: its step, its
+/// summary, and per tile with entries (in tile order) its row, each entry
+/// with the program buffer its offset is relative to (none for selects).
+pub(crate) struct PhaseRows {
+    pub step: usize,
+    pub summary: StepSummary,
+    pub rows: Vec<(u32, ProgramRow)>,
+}
+
+/// A tile's row before it is merged: each entry with the program buffer its
+/// offset is relative to (none for selects).
+pub(crate) type ProgramRow = Vec<(RowEntry, Option<BufId>)>;
+
+/// An exchange phase scheduled, before its rows are built.
+struct Scheduled<'a> {
+    step: usize,
+    decl: &'a crate::program::PhaseDecl,
+    phase: crate::exchange_schedule::Phase,
+    space: VirtualSpace,
+    schedule: Arc<crate::exchange_schedule::Schedule>,
+    summary: StepSummary,
+}
+
+/// The rows of every exchange phase, in program order. Schedules are looked
+/// up (or made and verified) one phase after another, as the scheduler's
+/// cache needs; the rows, a pure function of a phase and its schedule, are
+/// built in parallel, each as soon as its phase is scheduled, and collected
+/// in order. The list ends at the first phase that fails, with its error;
+/// an error in a phase's rows stays at that phase, so the first error in
+/// program order is the one reported, as when each phase is done in turn.
+pub(crate) fn exchange_rows(
+    program: &Program,
+    target: &Arc<Target>,
+) -> Vec<Result<PhaseRows, Diagnostic>> {
+    let mut scheduler = ExchangeScheduler::new(target.clone());
+    let phases = program
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Exchange(_)))
+        .count();
+    // One slot per phase; a phase's rows are built as soon as it is scheduled.
+    let mut slots: Vec<Option<Result<PhaseRows, Diagnostic>>> = (0..phases).map(|_| None).collect();
+    rayon::scope(|scope| {
+        let mut free = slots.iter_mut();
+        for (s, step) in program.steps.iter().enumerate() {
+            let Step::Exchange(ph) = step else { continue };
+            let Some(slot) = free.next() else { break };
+            match schedule_phase(&mut scheduler, program, target, s, ph) {
+                Ok(x) => scope.spawn(move |_| *slot = Some(phase_rows(x, target))),
+                Err(e) => {
+                    *slot = Some(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    // Phases after the first that failed were not scheduled: their slots are empty.
+    slots.into_iter().map_while(|r| r).collect()
+}
+
+/// `'exchange.phase' op @name: message`, at the phase.
+fn phase_error(ph: &crate::program::PhaseDecl, m: String) -> Diagnostic {
+    Diagnostic::error(ph.loc, format!("'exchange.phase' op @{}: {m}", ph.name))
+}
+
+/// Schedules phase `ph` (step `s`), checks the schedule against what the
+/// exchange stage recorded, and summarises the step.
+fn schedule_phase<'a>(
+    scheduler: &mut ExchangeScheduler,
+    program: &Program,
+    target: &Target,
+    s: usize,
+    ph: &'a crate::program::PhaseDecl,
+) -> Result<Scheduled<'a>, Diagnostic> {
+    let err = |m: String| phase_error(ph, m);
+    let (phase, space) = program.virtual_phase(ph);
+    let (schedule, known) = scheduler
+        .schedule_memo(&phase)
+        .map_err(|e| err(e.to_string()))?;
+    // A schedule made in this process was verified when it was made; one
+    // made here is verified now.
+    if !known {
+        if let Err(errors) = verify(&phase, &schedule, target) {
+            return Err(err(format!(
+                "the schedule fails verification, first: {}",
+                errors.first().map(|e| e.to_string()).unwrap_or_default()
+            )));
+        }
+    }
+    if schedule.horizon != ph.figures.horizon {
+        return Err(err(format!(
+            "records horizon {}, but the schedule of its transfers has horizon {}; run convert-tile-to-exchange again after changing the program",
+            ph.figures.horizon, schedule.horizon
+        )));
+    }
+    tracing::info!(
+        phase = s,
+        tile = schedule.rows.max_row_tile,
+        row_words = schedule.rows.max_row_words,
+        horizon = schedule.horizon,
+        transfers = phase.transfers.len(),
+        "finished physical exchange phase"
+    );
+    let summary = StepSummary {
+        kind: StepKind::Exchange,
+        label: format!(
+            "{} {} (horizon {}, lower bound {}, {})",
+            ph.name,
+            ph.label,
+            schedule.horizon,
+            schedule.lower_bound,
+            schedule.kind.as_str()
+        ),
+        cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
+        // The endpoint bound: the busiest tile's bytes at the link rate.
+        bound: Some(
+            target.exchange_phase_cycles(schedule.lower_bound)
+                + u64::from(target.exchange.sync_cycles),
+        ),
+    };
+    Ok(Scheduled {
+        step: s,
+        decl: ph,
+        phase,
+        space,
+        schedule,
+        summary,
+    })
+}
+
+/// A scheduled phase's rows, every entry's virtual offset resolved to a
+/// buffer of its tile and the offset in it.
+fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic> {
+    let Scheduled {
+        step,
+        decl,
+        phase,
+        space: vs,
+        schedule,
+        summary,
+    } = x;
+    let rows = tile_rows(&phase, &schedule.fragments, target);
+    // Only the rows are needed from here: the phase is freed now.
+    drop((phase, schedule));
+    let mut out = Vec::new();
+    for (tile, entries) in rows.into_iter().enumerate() {
+        if entries.is_empty() {
+            continue;
+        }
+        let tile = tile as u32;
+        let mut row = Vec::with_capacity(entries.len());
+        for e in entries {
+            let (space, off) = match e {
+                RowEntry::Send { offset, .. } => (&vs.src, offset),
+                // A capture from the partner's port writes this tile's memory.
+                RowEntry::Capture { offset, .. } => (&vs.dst, offset),
+                RowEntry::Select { .. } => {
+                    row.push((e, None));
+                    continue;
+                }
+            };
+            let Some((b, rel)) = VirtualSpace::resolve(space, tile, off) else {
+                return Err(phase_error(
+                    decl,
+                    format!("tile {tile} has a row entry outside its buffers"),
+                ));
+            };
+            let e = match e {
+                RowEntry::Send { cycle, len, .. } => RowEntry::Send {
+                    cycle,
+                    offset: rel,
+                    len,
+                },
+                RowEntry::Capture {
+                    cycle, port, len, ..
+                } => RowEntry::Capture {
+                    cycle,
+                    port,
+                    offset: rel,
+                    len,
+                },
+                other => other,
+            };
+            row.push((e, Some(b)));
+        }
+        out.push((tile, row));
+    }
+    Ok(PhaseRows {
+        step,
+        summary,
+        rows: out,
+    })
+}
+
 /// Plans every tile's work from the exchange-stage program.
 pub(crate) fn plan(
     cx: &Context,
@@ -366,47 +563,57 @@ pub(crate) fn plan(
         program,
         tiles: BTreeMap::new(),
     };
-    let mut scheduler = ExchangeScheduler::new(target.clone());
-    let mut steps = Vec::with_capacity(program.steps.len());
-    let mut init = Vec::new();
-    let mut streams = Vec::new();
-    // Inputs and constants are there from the start; outputs stay to the end.
-    for i in &program.inputs {
-        let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
-            .unwrap_or_else(|| format!("arg{}", i.arg));
-        let direction = if i.load {
-            Direction::Load
-        } else {
-            Direction::Input
-        };
-        let runs = stored_runs(&mut p, &i.at, 0);
-        let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
-        let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
-        streams.push(StreamSpec {
-            name,
-            direction,
-            ty: i.at.ty,
-            host_ty: host.filter(|&h| h != i.at.ty),
-            shape: i.at.shape.clone(),
-            runs,
-        });
-    }
-    for c in &program.constants {
-        let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
-        // Each buffer's image: the constant's bytes where the runs put them.
-        let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
-        for (tile, buf, dst, src, len) in stored_runs(&mut p, &c.at, 0) {
-            let img = images.entry((tile, buf)).or_default();
-            let (dst, src, len) = (dst as usize, src as usize, len as usize);
-            if img.len() < dst + len {
-                img.resize(dst + len, 0);
+    // The exchange rows are built while the host streams and constants are
+    // laid out: the rows touch no tile until they are merged, in order, below.
+    let (io, phases) = rayon::join(
+        || -> Result<_, Diagnostic> {
+            let mut init = Vec::new();
+            let mut streams = Vec::new();
+            // Inputs and constants are there from the start; outputs stay to the end.
+            for i in &program.inputs {
+                let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
+                    .unwrap_or_else(|| format!("arg{}", i.arg));
+                let direction = if i.load {
+                    Direction::Load
+                } else {
+                    Direction::Input
+                };
+                let runs = stored_runs(&mut p, &i.at, 0);
+                let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
+                let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
+                streams.push(StreamSpec {
+                    name,
+                    direction,
+                    ty: i.at.ty,
+                    host_ty: host.filter(|&h| h != i.at.ty),
+                    shape: i.at.shape.clone(),
+                    runs,
+                });
             }
-            img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
-        }
-        for ((tile, buf), img) in images {
-            init.push((tile, buf, img));
-        }
-    }
+            for c in &program.constants {
+                let bytes =
+                    constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
+                // Each buffer's image: the constant's bytes where the runs put them.
+                let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
+                for (tile, buf, dst, src, len) in stored_runs(&mut p, &c.at, 0) {
+                    let img = images.entry((tile, buf)).or_default();
+                    let (dst, src, len) = (dst as usize, src as usize, len as usize);
+                    if img.len() < dst + len {
+                        img.resize(dst + len, 0);
+                    }
+                    img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
+                }
+                for ((tile, buf), img) in images {
+                    init.push((tile, buf, img));
+                }
+            }
+            Ok((init, streams))
+        },
+        || exchange_rows(program, target),
+    );
+    let (init, mut streams) = io?;
+    let mut phases = phases.into_iter();
+    let mut steps = Vec::with_capacity(program.steps.len());
     for (s, step) in program.steps.iter().enumerate() {
         let si = s as u32;
         match step {
@@ -450,39 +657,29 @@ pub(crate) fn plan(
                                 }
                             }
                         }
+                        let w = p.tiles.entry(tile).or_default();
                         for mut call in calls {
-                            for w in &mut call.record {
-                                *w = p.local_word(tile, *w, si);
+                            for x in &mut call.record {
+                                *x = w.local_word(program, *x, si);
                             }
-                            p.tiles
-                                .entry(tile)
-                                .or_default()
-                                .calls
-                                .entry(s)
-                                .or_default()
-                                .push(call);
+                            w.calls.entry(s).or_default().push(call);
                         }
                     }
                 }
                 for v in &c.vertices {
                     for &t in &v.tiles {
+                        let w = p.tiles.entry(t).or_default();
                         let record = v
                             .call
                             .record
                             .iter()
-                            .map(|&w| p.local_word(t, w, si))
+                            .map(|&x| w.local_word(program, x, si))
                             .collect();
-                        p.tiles
-                            .entry(t)
-                            .or_default()
-                            .calls
-                            .entry(s)
-                            .or_default()
-                            .push(Call {
-                                kernel: v.call.kernel.clone(),
-                                record,
-                                scratch: v.call.scratch,
-                            });
+                        w.calls.entry(s).or_default().push(Call {
+                            kernel: v.call.kernel.clone(),
+                            record,
+                            scratch: v.call.scratch,
+                        });
                     }
                 }
                 steps.push(StepSummary {
@@ -492,99 +689,20 @@ pub(crate) fn plan(
                     bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
                 });
             }
-            Step::Exchange(ph) => {
-                let err = |m: String| {
-                    Diagnostic::error(ph.loc, format!("'exchange.phase' op @{}: {m}", ph.name))
-                };
-                let (phase, vs) = program.virtual_phase(ph);
-                let (schedule, known) = scheduler
-                    .schedule_memo(&phase)
-                    .map_err(|e| err(e.to_string()))?;
-                // A schedule made in this process was verified when it was
-                // made; one made here is verified now.
-                if !known {
-                    if let Err(errors) = verify(&phase, &schedule, target) {
-                        return Err(err(format!(
-                            "the schedule fails verification, first: {}",
-                            errors.first().map(|e| e.to_string()).unwrap_or_default()
-                        )));
-                    }
-                }
-                if schedule.horizon != ph.figures.horizon {
-                    return Err(err(format!(
-                        "records horizon {}, but the schedule of its transfers has horizon {}; run convert-tile-to-exchange again after changing the program",
-                        ph.figures.horizon, schedule.horizon
-                    )));
-                }
-                tracing::info!(
-                    phase = s,
-                    tile = schedule.rows.max_row_tile,
-                    row_words = schedule.rows.max_row_words,
-                    horizon = schedule.horizon,
-                    transfers = phase.transfers.len(),
-                    "finished physical exchange phase"
-                );
-                steps.push(StepSummary {
-                    kind: StepKind::Exchange,
-                    label: format!(
-                        "{} {} (horizon {}, lower bound {}, {})",
-                        ph.name,
-                        ph.label,
-                        schedule.horizon,
-                        schedule.lower_bound,
-                        schedule.kind.as_str()
-                    ),
-                    cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
-                    // The endpoint bound: the busiest tile's bytes at the link rate.
-                    bound: Some(
-                        target.exchange_phase_cycles(schedule.lower_bound)
-                            + u64::from(target.exchange.sync_cycles),
-                    ),
-                });
-                let rows = tile_rows(&phase, &schedule.fragments, target);
-                for (tile, entries) in rows.into_iter().enumerate() {
-                    if entries.is_empty() {
-                        continue;
-                    }
-                    let tile = tile as u32;
+            Step::Exchange(_) => {
+                // One entry per phase up to the first that failed, which returns here.
+                let ready = phases
+                    .next()
+                    .expect("exchange_rows lists every phase up to the first failure")?;
+                debug_assert_eq!(ready.step, s);
+                steps.push(ready.summary);
+                for (tile, mut row) in ready.rows {
                     let w = p.tiles.entry(tile).or_default();
-                    let mut row = Vec::with_capacity(entries.len());
-                    for e in entries {
-                        let (space, off) = match e {
-                            RowEntry::Send { offset, .. } => (&vs.src, offset),
-                            RowEntry::Capture { offset, port, .. } => {
-                                // A capture from the partner's port writes this tile's memory.
-                                let _ = port;
-                                (&vs.dst, offset)
-                            }
-                            RowEntry::Select { .. } => {
-                                row.push((e, None));
-                                continue;
-                            }
-                        };
-                        let Some((b, rel)) = VirtualSpace::resolve(space, tile, off) else {
-                            return Err(err(format!(
-                                "tile {tile} has a row entry outside its buffers"
-                            )));
-                        };
-                        let local = w.touch(program, b, si);
-                        let e = match e {
-                            RowEntry::Send { cycle, len, .. } => RowEntry::Send {
-                                cycle,
-                                offset: rel,
-                                len,
-                            },
-                            RowEntry::Capture {
-                                cycle, port, len, ..
-                            } => RowEntry::Capture {
-                                cycle,
-                                port,
-                                offset: rel,
-                                len,
-                            },
-                            other => other,
-                        };
-                        row.push((e, Some(local)));
+                    // The buffers are touched in the row's order, as its entries were resolved.
+                    for (_, buf) in &mut row {
+                        if let Some(b) = buf {
+                            *b = w.touch(program, *b, si);
+                        }
                     }
                     w.rows.insert(s, row);
                 }
