@@ -645,43 +645,7 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let host = cx.value_type(cx.operand(op, 0));
     let tile = host_input_tile_type(cx, op);
     if tile != host {
-        let what = format!(
-            "{} to {}",
-            ipu_ir::printer::type_to_string(cx, host),
-            ipu_ir::printer::type_to_string(cx, tile)
-        );
-        let (Some((hs, he)), Some((ts, te))) = (cx.tensor_parts(host), cx.tensor_parts(tile))
-        else {
-            return Err(op_error(
-                cx,
-                op,
-                format!("has a tile_type that is not a tensor ({what})"),
-            ));
-        };
-        if hs != ts {
-            return Err(op_error(
-                cx,
-                op,
-                format!("has a tile_type of another shape than its input ({what}): a load converts elements only"),
-            ));
-        }
-        if cx.get_attr(op, "load").is_none() {
-            return Err(op_error(
-                cx,
-                op,
-                format!("converts its input ({what}) but is not a `load`: only parameters are converted, once at load"),
-            ));
-        }
-        if !crate::tile::load_widens_exactly(cx, he, te) {
-            return Err(op_error(
-                cx,
-                op,
-                format!(
-                    "converts {what}, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or \
-                     bf16 to f32)"
-                ),
-            ));
-        }
+        crate::tile::verify_load_conversion(cx, op, host, tile, "load")?;
     }
     verify_mapping_rank(cx, op)
 }

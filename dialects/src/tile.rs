@@ -125,46 +125,65 @@ fn element_of(cx: &Context, t: ipu_ir::Type) -> Option<(Vec<i64>, ipu_ir::Type)>
     cx.tensor_parts(t).map(|(s, e)| (s.to_vec(), e))
 }
 
+/// Checks a host input that converts `host` into `tile` on load: tensors of
+/// one shape, an op flagged `flag` (a parameter, loaded once), and an exact
+/// widening of the elements. Shared by `tile.host_input` (`resident`) and
+/// `exchange.host_input` (`load`).
+pub fn verify_load_conversion(
+    cx: &Context,
+    op: Op,
+    host: ipu_ir::Type,
+    tile: ipu_ir::Type,
+    flag: &str,
+) -> Result<(), Diagnostic> {
+    let what = format!(
+        "{} to {}",
+        type_to_string(cx, host),
+        type_to_string(cx, tile)
+    );
+    let (Some((hs, he)), Some((ts, te))) = (element_of(cx, host), element_of(cx, tile)) else {
+        return Err(op_error(
+            cx,
+            op,
+            format!("converts between types that are not both tensors ({what})"),
+        ));
+    };
+    if hs != ts {
+        return Err(op_error(
+            cx,
+            op,
+            format!("may change only the element type of its input, not the shape ({what})"),
+        ));
+    }
+    if cx.get_attr(op, flag).is_none() {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "widens its input ({what}) but is not `{flag}`: only a parameter is converted, once at load"
+            ),
+        ));
+    }
+    if !load_widens_exactly(cx, he, te) {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "converts {what}, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or \
+                 bf16 to f32)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let (host, tile) = (
         cx.value_type(cx.operand(op, 0)),
         cx.value_type(cx.result(op, 0)),
     );
     if host != tile {
-        let (Some((hs, he)), Some((ts, te))) = (element_of(cx, host), element_of(cx, tile)) else {
-            return Err(op_error(cx, op, "streams tensors only"));
-        };
-        let what = format!(
-            "{} to {}",
-            type_to_string(cx, host),
-            type_to_string(cx, tile)
-        );
-        if hs != ts {
-            return Err(op_error(
-                cx,
-                op,
-                format!("may change only the element type of its input, not the shape ({what})"),
-            ));
-        }
-        if cx.get_attr(op, "resident").is_none() {
-            return Err(op_error(
-                cx,
-                op,
-                format!(
-                    "widens its input ({what}) but is not `resident`: only a parameter is converted, once at load"
-                ),
-            ));
-        }
-        if !load_widens_exactly(cx, he, te) {
-            return Err(op_error(
-                cx,
-                op,
-                format!(
-                    "converts {what}, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or \
-                     bf16 to f32)"
-                ),
-            ));
-        }
+        verify_load_conversion(cx, op, host, tile, "resident")?;
     }
     verify_mapped(cx, op)
 }

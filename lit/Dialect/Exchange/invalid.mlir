@@ -529,7 +529,7 @@ func.func @host_output_operands(%x: tensor<8xf16>) {
 // -----
 
 func.func @host_input_widened_each_run(%w: tensor<8xf8E4M3FN>) {
-  // expected-error@+1 {{'exchange.host_input' op converts its input (tensor<8xf8E4M3FN> to tensor<8xf16>) but is not a `load`: only parameters are converted, once at load}}
+  // expected-error@+1 {{'exchange.host_input' op widens its input (tensor<8xf8E4M3FN> to tensor<8xf16>) but is not `load`: only a parameter is converted, once at load}}
   exchange.host_input %w {buffer = @b, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, tile_type = tensor<8xf16>} : tensor<8xf8E4M3FN>
   return
 }
@@ -545,7 +545,7 @@ func.func @host_input_narrowed(%w: tensor<8xf32>) {
 // -----
 
 func.func @host_input_tile_shape(%w: tensor<8xf8E5M2>) {
-  // expected-error@+1 {{'exchange.host_input' op has a tile_type of another shape than its input (tensor<8xf8E5M2> to tensor<16xf16>): a load converts elements only}}
+  // expected-error@+1 {{'exchange.host_input' op may change only the element type of its input, not the shape (tensor<8xf8E5M2> to tensor<16xf16>)}}
   exchange.host_input %w {buffer = @b, load, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, tile_type = tensor<16xf16>} : tensor<8xf8E5M2>
   return
 }
