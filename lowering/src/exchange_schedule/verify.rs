@@ -289,15 +289,11 @@ pub(crate) fn verify_valid(
                 first_transfer,
             ));
             for r in &f.receives {
-                let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                    errs.push(VerifyError::BadReference {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        dst: r.dst,
-                    });
-                    continue;
-                };
-                let Some(d) = t.dsts.get(r.dst as usize) else {
+                let found = phase
+                    .transfers
+                    .get(r.transfer as usize)
+                    .and_then(|t| Some((t, t.dsts.get(r.dst as usize)?)));
+                let Some((t, d)) = found else {
                     errs.push(VerifyError::BadReference {
                         fragment: fi,
                         transfer: r.transfer,
