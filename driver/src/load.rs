@@ -100,31 +100,52 @@ pub fn load_text(
         sources,
         module,
     };
-    if let Some(file) = loaded
-        .cx
-        .get_str_attr(module, WEIGHTS_ATTR)
-        .map(str::to_string)
-    {
-        let full = base.join(&file);
-        let bytes = std::fs::read(&full).map_err(|e| {
-            LoadError::Io(format!(
-                "cannot read weights file '{}': {e}",
-                full.display()
-            ))
-        })?;
-        if let Err(e) = ipu_ir::resources::side_file::read(&bytes, &mut loaded.cx.resources) {
-            let loc = loaded.cx.op_loc(module);
-            return Err(LoadError::Diag(
-                Box::new(loaded),
-                Diagnostic::error(loc, format!("{}: {e}", full.display())),
-            ));
-        }
-        loaded.cx.resources.side_file = Some(file);
+    match read_weights(&mut loaded.cx, module, base) {
+        Ok(_) => {}
+        Err(WeightsError::Missing(e)) => return Err(LoadError::Io(e)),
+        Err(WeightsError::Damaged(d)) => return Err(LoadError::Diag(Box::new(loaded), d)),
     }
     if let Err(d) = ipu_ir::verify::verify(&loaded.cx, module) {
         return Err(LoadError::Diag(Box::new(loaded), d));
     }
     Ok(loaded)
+}
+
+/// Why the weights side file a module names was not read.
+pub enum WeightsError {
+    /// It cannot be read (missing, unreadable).
+    Missing(String),
+    /// It is not a weights file, or is damaged: a diagnostic at the module.
+    Damaged(Diagnostic),
+}
+
+/// Reads the weights side file `module` names (`ipu.weights`, relative to
+/// `base`) into the context's resources, which then print as references to
+/// it, not inline. `Ok(false)` when the module names none.
+pub fn read_weights(
+    cx: &mut Context,
+    module: Op,
+    base: &std::path::Path,
+) -> Result<bool, WeightsError> {
+    let Some(file) = cx.get_str_attr(module, WEIGHTS_ATTR).map(str::to_string) else {
+        return Ok(false);
+    };
+    let full = base.join(&file);
+    let bytes = std::fs::read(&full).map_err(|e| {
+        WeightsError::Missing(format!(
+            "cannot read weights file '{}': {e}",
+            full.display()
+        ))
+    })?;
+    if let Err(e) = ipu_ir::resources::side_file::read(&bytes, &mut cx.resources) {
+        let loc = cx.op_loc(module);
+        return Err(WeightsError::Damaged(Diagnostic::error(
+            loc,
+            format!("{}: {e}", full.display()),
+        )));
+    }
+    cx.resources.side_file = Some(file);
+    Ok(true)
 }
 
 /// The function to run: `name` if given, else `@main`, else the only public function.

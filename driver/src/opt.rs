@@ -396,10 +396,22 @@ fn process_chunk(
     match parsed {
         Err(d) => diags.push(d),
         Ok(m) => {
+            // The weights side file a module names is read beside the input,
+            // as `ipu-run` does, so lowering has its constants' bytes. A
+            // missing one is left alone: only passes that need the bytes
+            // refuse, at the constant (text-only transforms work without).
+            let base = std::path::Path::new(&o.input)
+                .parent()
+                .filter(|_| o.input != "-")
+                .unwrap_or(std::path::Path::new("."));
+            let weights = crate::load::read_weights(&mut cx, m, base);
             let t = Instant::now();
-            let v = {
-                let _s = tracing::info_span!("verify").entered();
-                ipu_ir::verify::verify(&cx, m)
+            let v = match weights {
+                Err(crate::load::WeightsError::Damaged(d)) => Err(d),
+                _ => {
+                    let _s = tracing::info_span!("verify").entered();
+                    ipu_ir::verify::verify(&cx, m)
+                }
             };
             timing.push((0, "Verifier".into(), t.elapsed()));
             match v {

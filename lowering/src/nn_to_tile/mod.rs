@@ -13,6 +13,7 @@ use crate::geometry::spread;
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
 use ipu_dialects::tile::Mapping;
 use ipu_ir::pass::{Pass, PassInfo, PassOptions};
+use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
@@ -214,7 +215,34 @@ fn resident_ledger(
     ledger
 }
 
+/// Refuses, at the constant, a `dense_resource` whose blob was never loaded:
+/// its bytes go into the image, so lowering without them cannot succeed.
+fn check_resources(cx: &Context, f: Op) -> Result<(), Diagnostic> {
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    for op in cx.block_ops_vec(entry) {
+        let Some(a) = cx.get_attr(op, "value") else {
+            continue;
+        };
+        if let AttrKind::DenseResource { handle, .. } = cx.attr_kind(a) {
+            let name = cx.str(*handle);
+            if cx.resources.get(name).is_none() {
+                return Err(Diagnostic::error(
+                    cx.op_loc(op),
+                    format!(
+                        "'{}' op has no data for resource blob '{name}': neither the file's \
+                         dialect_resources section nor a loaded weights file (ipu.weights, read \
+                         beside the input) holds it",
+                        cx.name_str(op)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+    check_resources(cx, f)?;
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
