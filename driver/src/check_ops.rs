@@ -80,6 +80,12 @@ impl<'a> Probed<'a> {
                     .entry(p.source.as_str())
                     .or_default()
                     .push((p, b.as_slice()));
+                // An op that replaced a chain (nn-fuse-gelu, composed
+                // transposes) fuses the chain's locations in program order:
+                // its result is the last op's, so it answers for that op too.
+                if let Some(last) = fused_last_key(&p.source) {
+                    by_key.entry(last).or_default().push((p, b.as_slice()));
+                }
             }
         }
         Probed { by_key }
@@ -110,6 +116,13 @@ impl<'a> Probed<'a> {
         .map(Some)
         .map_err(|e| format!("probe of {} at {}: {e}", p.op, p.source))
     }
+}
+
+/// The last location of a fused location key (`fused[a, b]` gives `b`).
+fn fused_last_key(key: &str) -> Option<&str> {
+    let inner = key.strip_prefix("fused[")?.strip_suffix(']')?;
+    let last = inner.rsplit(", ").next()?;
+    (!last.is_empty() && !last.contains('[')).then_some(last)
 }
 
 /// Where `op` is in the source: `file:line:col` (a name location shows its
