@@ -31,7 +31,8 @@ pub const INFO: PassInfo = PassInfo {
                   scalar or splat constants within an ulp of the exact values, only where the intermediates \
                   have no other users. Numerics: nn.gelu evaluates the whole function in f64 and rounds once \
                   to the element type, where the written-out ops round after every step, so f16/bf16 results \
-                  can differ from the unfused program's by a few ulps (the fused result is the closer one).",
+                  can differ from the unfused program's by a few ulps. The lowering pipelines run it before \
+                  convert-nn-to-tile; to keep the written-out ops, run the stages without it.",
     anchor: None,
     options: &[],
     create,
