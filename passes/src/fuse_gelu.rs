@@ -442,3 +442,32 @@ fn rewrite(cx: &mut Context, root: Op, m: &Match) -> Result<(), Diagnostic> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::within_ulp;
+    use ipu_reference::{round_to_type, ElementType};
+
+    #[test]
+    fn a_constant_matches_within_an_ulp_of_its_type() {
+        let s = (2.0 / std::f64::consts::PI).sqrt();
+        for t in [ElementType::F16, ElementType::BF16, ElementType::F32] {
+            // The exact value rounded to the type.
+            let r = round_to_type(s as f32, t) as f64;
+            assert!(within_ulp(r, s, t), "{t:?}");
+        }
+        // Fewer digits than f32 holds, still within an f32 ulp.
+        assert!(within_ulp(0.797_884_6, s, ElementType::F32));
+        // Another constant: beyond an ulp in each type.
+        assert!(!within_ulp(0.7978, s, ElementType::F32));
+        assert!(!within_ulp(
+            0.7,
+            std::f64::consts::FRAC_1_SQRT_2,
+            ElementType::F16
+        ));
+        assert!(!within_ulp(0.045, 0.044715, ElementType::F16));
+        // FP8 and integer types are never matched by rounding.
+        assert!(!within_ulp(0.5, 0.5, ElementType::F8E4M3FN));
+        assert!(!within_ulp(1.0, 1.0, ElementType::I32));
+    }
+}
