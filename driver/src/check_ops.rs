@@ -425,9 +425,15 @@ pub fn render(rows: &[OpCheck]) -> String {
     } else {
         String::new()
     };
+    let fused = rows.iter().filter(|r| r.fused).count();
+    let fused = if fused > 0 {
+        format!(", {fused} of them fused into a later op")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "checked {observed} of {} ops on the device's values ({} not stored{loaded})",
+        "checked {observed} of {} ops on the device's values ({} not stored{loaded}{fused})",
         rows.len(),
         rows.len() - observed
     );
