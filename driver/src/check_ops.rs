@@ -36,6 +36,10 @@ pub struct OpCheck {
     /// it loads the program (`ipu_lowering::nn_to_tile::is_load_cast`): no
     /// device op computes it.
     pub at_load: bool,
+    /// The op is part of a chain the compiler replaced by one op (its
+    /// location is in that op's fused location, not its last): the device
+    /// never computes it alone.
+    pub fused: bool,
 }
 
 /// How an observed op's device result compares with the reference's
@@ -69,20 +73,37 @@ impl Observed {
 /// result is the last of its type).
 pub struct Probed<'a> {
     by_key: HashMap<&'a str, Vec<(&'a ipu_package::Probe, &'a [u8])>>,
+    /// Keys of ops folded into a fused op, other than its last.
+    fused: std::collections::HashSet<&'a str>,
 }
 
 impl<'a> Probed<'a> {
     pub fn new(pkg: &'a Package, bytes: &'a [Option<Vec<u8>>]) -> Probed<'a> {
         let mut by_key: HashMap<&str, Vec<_>> = HashMap::new();
+        let mut fused = std::collections::HashSet::new();
         for (p, b) in pkg.meta.probes.iter().zip(bytes) {
+            if let Some(keys) = fused_keys(&p.source) {
+                fused.extend(keys.iter().take(keys.len() - 1).copied());
+            }
             if let Some(b) = b {
                 by_key
                     .entry(p.source.as_str())
                     .or_default()
                     .push((p, b.as_slice()));
+                // An op that replaced a chain (nn-fuse-gelu, composed
+                // transposes) fuses the chain's locations in program order:
+                // its result is the last op's, so it answers for that op too.
+                if let Some(&last) = fused_keys(&p.source).as_ref().and_then(|k| k.last()) {
+                    by_key.entry(last).or_default().push((p, b.as_slice()));
+                }
             }
         }
-        Probed { by_key }
+        Probed { by_key, fused }
+    }
+
+    /// Whether `op` was folded into a fused op before its chain's last.
+    fn is_fused(&self, cx: &Context, op: Op) -> bool {
+        self.fused.contains(loc_key(cx, cx.op_loc(op)).as_str())
     }
 
     /// The device's value of the result of `op` like `reference`, if probed.
@@ -110,6 +131,14 @@ impl<'a> Probed<'a> {
         .map(Some)
         .map_err(|e| format!("probe of {} at {}: {e}", p.op, p.source))
     }
+}
+
+/// The locations of a fused location key (`fused[a, b]` gives `a`, `b`),
+/// when none is itself fused.
+fn fused_keys(key: &str) -> Option<Vec<&str>> {
+    let inner = key.strip_prefix("fused[")?.strip_suffix(']')?;
+    let keys: Vec<&str> = inner.split(", ").collect();
+    (!keys.iter().any(|k| k.is_empty() || k.contains('['))).then_some(keys)
 }
 
 /// Where `op` is in the source: `file:line:col` (a name location shows its
@@ -249,6 +278,7 @@ pub fn check_ops(
                 location: location(cx, op),
                 ty: r.ty().to_string(),
                 at_load: observed.is_none() && ipu_lowering::nn_to_tile::is_load_cast(cx, f, op),
+                fused: observed.is_none() && probed.is_fused(cx, op),
                 observed,
             });
             // Later ops see what the device computed.
@@ -345,6 +375,13 @@ pub fn render(rows: &[OpCheck]) -> String {
                     "-", "-", "-"
                 );
             }
+            None if r.fused => {
+                let _ = writeln!(
+                    s,
+                    "{:>10}  {:>10}  {:>10}  fused into a later op (one device op computes the chain): reference value used",
+                    "-", "-", "-"
+                );
+            }
             None => {
                 let _ = writeln!(
                     s,
@@ -388,9 +425,15 @@ pub fn render(rows: &[OpCheck]) -> String {
     } else {
         String::new()
     };
+    let fused = rows.iter().filter(|r| r.fused).count();
+    let fused = if fused > 0 {
+        format!(", {fused} of them fused into a later op")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "checked {observed} of {} ops on the device's values ({} not stored{loaded})",
+        "checked {observed} of {} ops on the device's values ({} not stored{loaded}{fused})",
         rows.len(),
         rows.len() - observed
     );

@@ -3,7 +3,7 @@
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCHANGE
 // RUN: ipu-opt --target test16 --ipu-lower-to-tile %s | FileCheck %s --check-prefix=TILE
 
-// MACHINE: Pass Manager with builtin.module(canonicalize,convert-nn-to-tile,convert-tile-to-exchange,convert-exchange-to-machine)
+// MACHINE: Pass Manager with builtin.module(canonicalize,nn-fuse-gelu,convert-nn-to-tile,convert-tile-to-exchange,convert-exchange-to-machine)
 // EXCHANGE: exchange.phase
 // EXCHANGE: tile.matmul
 // TILE-NOT: exchange.phase

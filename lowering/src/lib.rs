@@ -32,8 +32,10 @@ pub fn register_lowering_passes(registry: &mut Registry) {
     use ipu_ir::pass::PipelineInfo;
     registry.register_pipeline(PipelineInfo {
         argument: "ipu-lower-to-tile",
-        description: "Lower nn to the tile dialect (canonicalize first).",
-        pipeline: "builtin.module(canonicalize,convert-nn-to-tile)",
+        description: "Lower nn to the tile dialect (canonicalize and fuse written-out GELU into nn.gelu first; \
+                      to keep written-out GELU ops as they round, run \
+                      builtin.module(canonicalize,convert-nn-to-tile) instead).",
+        pipeline: "builtin.module(canonicalize,nn-fuse-gelu,convert-nn-to-tile)",
     });
     registry.register_pipeline(PipelineInfo {
         argument: "ipu-lower-to-exchange",
