@@ -4,11 +4,12 @@
 //!
 //! Mapping: the dimensions a row runs along stay whole on a tile (grid 1
 //! there) and the others are cut over the tiles, outer dimensions first
-//! ([`cut`]), so each tile holds whole rows; an input already laid out so
-//! (by its producer) is used where it lies. Softmax may cut its axis, and
-//! layer norm its first normalized dimension, too (when the producer did,
-//! or when whole rows would leave tiles or workers idle and the kernels'
-//! cycle formulas and the exchange costs say it pays): each tile's pieces'
+//! ([`cut`]), so each tile holds whole rows. Softmax may cut its axis, and
+//! layer norm its first normalized dimension, too (when whole rows would
+//! leave tiles or workers idle and the kernels' cycle formulas and the
+//! exchange costs say it pays). The producer's layout is used where it lies
+//! unless another, charged the re-layout ([`relayout_cycles`]), is
+//! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
 //! tile combining its share of the rows, the combined shares sent to all
 //! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut layer
