@@ -147,3 +147,40 @@ func.func @mean_all_f16(%x: tensor<64x32xf16>) -> tensor<f16> {
   %y = nn.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<64x32xf16> -> tensor<f16>
   return %y : tensor<f16>
 }
+
+// A softmax whose producer cuts its rows finely (the matmul's 16-column
+// blocks, 64 rows each: one row piece per worker turn, 16 pieces to
+// combine per row) is re-laid out to whole rows: the kernels' saving
+// outweighs the re-layout the plan charges it.
+// CHECK-LABEL: func.func @softmax_relaid_out
+// CHECK: %{{[0-9]+}} = tile.matmul %0, %1 {{{.*}}mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}
+// CHECK: %{{[0-9]+}} = tile.softmax %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_f32_r4_c256", mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}}
+func.func @softmax_relaid_out(%a: tensor<64x32xf32>, %b: tensor<32x256xf32>) -> tensor<64x256xf32> {
+  %s = nn.matmul %a, %b : (tensor<64x32xf32>, tensor<32x256xf32>) -> tensor<64x256xf32>
+  %y = nn.softmax %s {axis = 1 : i64} : tensor<64x256xf32>
+  return %y : tensor<64x256xf32>
+}
+
+// From the matmul's 2 x 8 blocks (33 rows of 48) to whole rows on 14
+// tiles, placed to end at the last tile (tiles 2..15): there fewer of its
+// rows stay on their producer's tile, to be copied before the kernel, than
+// at tile 0.
+// CHECK-LABEL: func.func @softmax_relaid_out_at_end
+// CHECK: %{{[0-9]+}} = tile.matmul %0, %1 {{{.*}}mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}
+// CHECK: %{{[0-9]+}} = tile.softmax %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_f32_r5_c384", mapping = {grid = array<i64: 14, 1>, tiles = array<i64: 2, 1>}}
+func.func @softmax_relaid_out_at_end(%a: tensor<66x32xf32>, %b: tensor<32x384xf32>) -> tensor<66x384xf32> {
+  %s = nn.matmul %a, %b : (tensor<66x32xf32>, tensor<32x384xf32>) -> tensor<66x384xf32>
+  %y = nn.softmax %s {axis = 1 : i64} : tensor<66x384xf32>
+  return %y : tensor<66x384xf32>
+}
+
+// A producer that gives whole rows (the exp follows its input's 16 x 1
+// blocks): the softmax takes its layout, nothing moves.
+// CHECK-LABEL: func.func @softmax_keeps_producer_rows
+// CHECK: %{{[0-9]+}} = tile.map %0 {{{.*}}mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.softmax %1 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_f32_r3_c64", mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}}
+func.func @softmax_keeps_producer_rows(%x: tensor<48x64xf32>) -> tensor<48x64xf32> {
+  %e = nn.exp %x : tensor<48x64xf32>
+  %y = nn.softmax %e {axis = 1 : i64} : tensor<48x64xf32>
+  return %y : tensor<48x64xf32>
+}

@@ -4,11 +4,12 @@
 //!
 //! Mapping: the dimensions a row runs along stay whole on a tile (grid 1
 //! there) and the others are cut over the tiles, outer dimensions first
-//! ([`cut`]), so each tile holds whole rows; an input already laid out so
-//! (by its producer) is used where it lies. Softmax may cut its axis, and
-//! layer norm its first normalized dimension, too (when the producer did,
-//! or when whole rows would leave tiles or workers idle and the kernels'
-//! cycle formulas and the exchange costs say it pays): each tile's pieces'
+//! ([`cut`]), so each tile holds whole rows. Softmax may cut its axis, and
+//! layer norm its first normalized dimension, too (when whole rows would
+//! leave tiles or workers idle and the kernels' cycle formulas and the
+//! exchange costs say it pays). The producer's layout is used where it lies
+//! unless another, charged the re-layout ([`relayout_cycles`]), is
+//! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
 //! tile combining its share of the rows, the combined shares sent to all
 //! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut layer
@@ -518,10 +519,10 @@ fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType),
     Ok((axis, log, shape, row_elem(cx, x)?))
 }
 
-/// The producer's layout when it works (nothing moves), else the cheapest
-/// of the first whole-row layout that works and the axis cut over the
-/// tiles that layout leaves idle, by the kernels' cycle formulas and the
-/// target's exchange costs.
+/// The cheapest of the producer's layout (nothing moves), the first
+/// whole-row layout that works and the axis cut over the tiles that layout
+/// leaves idle (each charged its re-layout), by the kernels' cycle formulas
+/// and the target's exchange costs.
 fn softmax_plan(
     cx: &Context,
     op: Op,
@@ -545,30 +546,82 @@ fn softmax_plan(
         softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
     };
     let whole = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles);
-    cheapest_row_plan(producer, whole, axis, shape[axis], target, try_one)
+    cheapest_row_plan(
+        producer,
+        whole,
+        axis,
+        &shape,
+        e.bytes() as u64,
+        target,
+        try_one,
+    )
 }
 
-/// The producer's layout when `try_one` takes it, else the cheapest, by
-/// the plans' estimates, of the first of the whole-row grids `whole` that
-/// works and each of them with dimension `axis` (of extent `extent`) cut
-/// over the tiles it leaves idle.
+/// The cheapest plan, by the plans' estimates, of the producer's layout
+/// (nothing moves) when `try_one` takes it, the first of the whole-row
+/// grids `whole` that works, and each of them with dimension `axis` of
+/// `shape` cut over the tiles it leaves idle; a layout other than
+/// the producer's is charged the re-layout exchange ([`relayout_cycles`]
+/// of a value of `shape`, `elem_bytes`-byte elements).
+#[allow(clippy::too_many_arguments)]
 fn cheapest_row_plan(
     producer: Option<Mapping>,
     whole: Vec<Vec<i64>>,
     axis: usize,
-    extent: i64,
+    shape: &[i64],
+    elem_bytes: u64,
     target: &Target,
     mut try_one: impl FnMut(&Mapping) -> Result<RowPlan, (bool, String)>,
 ) -> Result<(Mapping, RowPlan), String> {
-    if let Some(pm) = producer {
-        if let Ok(p) = try_one(&pm) {
-            return Ok((pm, p));
+    let extent = shape[axis];
+    let mut best: Option<(u64, Mapping, RowPlan)> = None;
+    if let Some(pm) = &producer {
+        if let Ok(p) = try_one(pm) {
+            best = Some((p.estimate(target)?, pm.clone(), p));
         }
     }
+    let moved = |m: &Mapping| {
+        producer.as_ref().map_or(Ok(0), |pm| {
+            relayout_cycles(shape, elem_bytes, pm, m, target)
+        })
+    };
     let tiles = target.tiles() as i64;
     let whole: Vec<Mapping> = whole.into_iter().map(at_zero).collect();
-    let (wm, wp) = first_plan(whole.clone(), &mut try_one)?;
-    let mut best = (wp.estimate(target)?, wm, wp);
+    // Keeps `(m, p)` when cheaper; the move is costed only for a plan its
+    // kernels alone make cheaper.
+    // Keeps `(m, p)` when cheaper; the move is costed only for a plan its
+    // kernels alone make cheaper, at tile 0 or ending at the last tile,
+    // whichever moves more cheaply (what stays on a tile is copied there,
+    // before the kernels, while the exchange moves every tile's data at once).
+    let consider = |best: &mut Option<(u64, Mapping, RowPlan)>, m: Mapping, p: RowPlan| {
+        let c = p.estimate(target)?;
+        if best.as_ref().is_some_and(|b| c >= b.0) {
+            return Ok::<(), String>(());
+        }
+        let mut placed = (moved(&m)?, m.clone());
+        let last = tiles - m.blocks();
+        if producer.is_some() && last > 0 {
+            let at_end = Mapping {
+                first_tile: last,
+                ..m
+            };
+            let mv = moved(&at_end)?;
+            if mv < placed.0 {
+                placed = (mv, at_end);
+            }
+        }
+        let (mv, m) = placed;
+        let c = c + mv;
+        if best.as_ref().is_none_or(|b| c < b.0) {
+            *best = Some((c, m, p));
+        }
+        Ok(())
+    };
+    match first_plan(whole.clone(), &mut try_one) {
+        Ok((wm, wp)) => consider(&mut best, wm, wp)?,
+        Err(e) if best.is_none() => return Err(e),
+        Err(_) => {}
+    }
     for base in whole {
         let used: i64 = base.grid.iter().product();
         for k in 2..=(tiles / used.max(1)).min(extent) {
@@ -578,14 +631,117 @@ fn cheapest_row_plan(
             let mut m = base.clone();
             m.grid[axis] = k;
             if let Ok(p) = try_one(&m) {
-                let c = p.estimate(target)?;
-                if c < best.0 {
-                    best = (c, m, p);
-                }
+                consider(&mut best, m, p)?;
             }
         }
     }
-    Ok((best.1, best.2))
+    let (_, m, p) = best.ok_or("has no mapping to try")?;
+    Ok((m, p))
+}
+
+/// Estimated cycles of moving a value of `shape` (`elem_bytes`-byte
+/// elements) from the blocks of `from` to those of `to`, as the exchange
+/// stage makes the move: an exchange phase as long as its busiest tile
+/// sends or receives (and the longest route), the local copies of what
+/// stays on a tile (on the busiest tile, as `records::local_copy_calls`
+/// makes them), and the two supersteps more (the exchange's, and the
+/// compute set the move splits off its producer's); nothing when nothing
+/// moves.
+fn relayout_cycles(
+    shape: &[i64],
+    elem_bytes: u64,
+    from: &Mapping,
+    to: &Mapping,
+    target: &Target,
+) -> Result<u64, String> {
+    if from == to {
+        return Ok(0);
+    }
+    let fb = from.block_shape(shape);
+    let rank = shape.len();
+    let tiles = target.tiles() as usize;
+    let (mut sent, mut received) = (vec![0u64; tiles], vec![0u64; tiles]);
+    let mut copies = 0u64;
+    let mut any = false;
+    let (mut srcs, mut local) = (Vec::new(), Vec::new());
+    for blk in blocks(to, shape) {
+        // The producer's blocks this block overlaps, dimension by dimension.
+        let span: Vec<(i64, i64)> = (0..rank)
+            .map(|d| {
+                let b = fb[d].max(1);
+                (blk.lo[d] / b, (blk.hi[d] - 1) / b)
+            })
+            .collect();
+        let mut idx: Vec<i64> = span.iter().map(|s| s.0).collect();
+        srcs.clear();
+        'walk: loop {
+            let (mut flat, mut elems) = (0i64, 1i64);
+            let (mut lo, mut hi) = (vec![0i64; rank], vec![0i64; rank]);
+            for d in 0..rank {
+                flat = flat * from.grid[d] + idx[d];
+                lo[d] = (idx[d] * fb[d]).min(shape[d]);
+                hi[d] = ((idx[d] + 1) * fb[d]).min(shape[d]);
+                elems *= (blk.hi[d].min(hi[d]) - blk.lo[d].max(lo[d])).max(0);
+            }
+            let src = (from.first_tile + flat * from.stride) as u32;
+            if elems > 0 && src == blk.tile {
+                srcs.push(Block { tile: src, lo, hi });
+            } else if elems > 0 {
+                let bytes = elems as u64 * elem_bytes;
+                if let Some(s) = sent.get_mut(src as usize) {
+                    *s += bytes;
+                }
+                if let Some(r) = received.get_mut(blk.tile as usize) {
+                    *r += bytes;
+                }
+                any = true;
+            }
+            // The next overlapped producer block, the last dimension fastest.
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    break 'walk;
+                }
+                d -= 1;
+                if idx[d] < span[d].1 {
+                    idx[d] += 1;
+                    continue 'walk;
+                }
+                idx[d] = span[d].0;
+            }
+        }
+        if !srcs.is_empty() {
+            local.clear();
+            crate::geometry::runs_row_major(&blk, &srcs, elem_bytes as i64, &mut local);
+            let ts: Vec<(u32, u32, u32)> = local
+                .iter()
+                .map(|r| (r.src_off as u32, r.dst_off as u32, r.len as u32))
+                .collect();
+            let c: u64 = records::local_copy_calls(&ts)?.iter().map(|c| c.1).sum();
+            copies = copies.max(c);
+        }
+    }
+    if !any && copies == 0 {
+        return Ok(0);
+    }
+    let x = &target.exchange;
+    let (send, recv) = (
+        x.send_bytes_per_cycle.max(1) as u64,
+        x.receive_bytes_per_cycle.max(1) as u64,
+    );
+    let horizon = sent
+        .iter()
+        .map(|b| b.div_ceil(send))
+        .chain(received.iter().map(|b| b.div_ceil(recv)))
+        .max()
+        .unwrap_or(0);
+    let exchange = if any {
+        2 * x.sync_cycles as u64
+            + target.exchange_phase_cycles(horizon + target.max_route_latency() as u64)
+    } else {
+        0
+    };
+    Ok(exchange + copies)
 }
 
 impl DeviceOp for Softmax {
@@ -1108,9 +1264,9 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<RowPlan, String
     Ok(RowPlan::Whole(calls))
 }
 
-/// As softmax: the producer's layout when it works, else the cheapest of
-/// the first whole-row layout that works and its first normalized
-/// dimension cut over the tiles that layout leaves idle.
+/// As softmax: the cheapest of the producer's layout, the first whole-row
+/// layout that works and its first normalized dimension cut over the tiles
+/// that layout leaves idle (each charged its re-layout).
 fn layer_norm_plan(
     cx: &Context,
     op: Op,
@@ -1130,7 +1286,15 @@ fn layer_norm_plan(
         layer_norm_calls(cx, op, m).map_err(|e| (false, e))
     };
     let whole = row_grids(&shape, &outside(rank, axis, rank), tiles);
-    cheapest_row_plan(producer, whole, axis, shape[axis], target, try_one)
+    cheapest_row_plan(
+        producer,
+        whole,
+        axis,
+        &shape,
+        e.bytes() as u64,
+        target,
+        try_one,
+    )
 }
 
 impl DeviceOp for LayerNorm {
