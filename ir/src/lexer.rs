@@ -197,11 +197,10 @@ pub fn unescape(body: &str) -> Result<Vec<u8>, String> {
 /// Escapes a string for printing inside double quotes, as MLIR does:
 /// backslashes doubled, other non-printable bytes and `"` as two hex digits.
 pub fn escape_into(s: &[u8], out: &mut String) {
-    let plain = |c: u8| (0x20..=0x7e).contains(&c) && c != b'\\' && c != b'"';
     let mut rest = s;
     while !rest.is_empty() {
         // Runs of printable bytes are copied whole.
-        let n = rest.iter().position(|&c| !plain(c)).unwrap_or(rest.len());
+        let n = plain_prefix(rest);
         if n > 0 {
             // Printable ASCII is valid UTF-8.
             out.push_str(std::str::from_utf8(&rest[..n]).unwrap_or_default());
@@ -218,4 +217,20 @@ pub fn escape_into(s: &[u8], out: &mut String) {
         }
         rest = &rest[1..];
     }
+}
+
+/// The length of `s`'s leading run of bytes printed as themselves
+/// (printable ASCII but the backslash and `"`), found a chunk at a time: long hex
+/// text is nothing but such bytes.
+fn plain_prefix(s: &[u8]) -> usize {
+    let plain = |c: u8| (c.wrapping_sub(0x20) < 0x5f) & (c != b'\\') & (c != b'"');
+    let mut n = 0;
+    for chunk in s.chunks(32) {
+        if chunk.iter().fold(true, |ok, &c| ok & plain(c)) {
+            n += chunk.len();
+        } else {
+            return n + chunk.iter().position(|&c| !plain(c)).unwrap_or(chunk.len());
+        }
+    }
+    n
 }
