@@ -234,3 +234,40 @@ fn plain_prefix(s: &[u8]) -> usize {
     }
     n
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte by byte, as the printer escaped before runs were found in chunks.
+    fn escaped_one_by_one(s: &[u8]) -> String {
+        let mut out = String::new();
+        for &c in s {
+            match c {
+                b'\\' => out.push_str("\\\\"),
+                b'"' => out.push_str("\\22"),
+                0x20..=0x7e => out.push(c as char),
+                _ => out.push_str(&format!("\\{c:02X}")),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn escapes_at_every_chunk_position() {
+        for special in [b'\\', b'"', b'\n', 0x1f, 0x7f, 0x80, 0xff] {
+            for at in [0, 1, 30, 31, 32, 33, 63, 64, 65, 99] {
+                let mut s: Vec<u8> = (0..100u8).map(|i| b'a' + i % 26).collect();
+                s[at] = special;
+                s[(at + 37) % 100] = special;
+                let mut out = String::new();
+                escape_into(&s, &mut out);
+                assert_eq!(out, escaped_one_by_one(&s), "{special:#x} at {at}");
+                assert_eq!(unescape(&out).unwrap(), s, "{special:#x} at {at}");
+            }
+        }
+        let mut out = String::new();
+        escape_into(b"", &mut out);
+        assert_eq!(out, "");
+    }
+}
