@@ -270,7 +270,7 @@ pub(crate) struct StreamSpec {
 pub(crate) struct Plan {
     pub tiles: BTreeMap<u32, TileWork>,
     /// Constant blocks loaded with the images: (tile, buffer, bytes).
-    pub init: Vec<(u32, usize, Vec<u8>)>,
+    pub init: Vec<InitImage>,
     pub steps: Vec<StepSummary>,
     pub streams: Vec<StreamSpec>,
     /// Per probe: (step, op, source, where its bytes are).
@@ -398,14 +398,15 @@ pub(crate) fn exchange_rows(
     receivers.into_iter().map_while(|r| r.recv().ok()).collect()
 }
 
-/// One channel per exchange phase of `program`, in program order: each
-/// carries that phase's rows (or its error) once.
-#[allow(clippy::type_complexity)]
+/// What one exchange phase's channel carries, once.
+type PhaseResult = Result<PhaseRows, Diagnostic>;
+
+/// One channel per exchange phase of `program`, in program order.
 fn row_channels(
     program: &Program,
 ) -> (
-    Vec<mpsc::Sender<Result<PhaseRows, Diagnostic>>>,
-    Vec<mpsc::Receiver<Result<PhaseRows, Diagnostic>>>,
+    Vec<mpsc::Sender<PhaseResult>>,
+    Vec<mpsc::Receiver<PhaseResult>>,
 ) {
     let phases = program
         .steps
@@ -422,7 +423,7 @@ fn row_channels(
 fn send_exchange_rows(
     program: &Program,
     target: &Arc<Target>,
-    senders: Vec<mpsc::Sender<Result<PhaseRows, Diagnostic>>>,
+    senders: Vec<mpsc::Sender<PhaseResult>>,
 ) {
     let mut scheduler = ExchangeScheduler::new(target.clone());
     rayon::scope(|scope| {
@@ -578,6 +579,9 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
     })
 }
 
+/// A buffer's image loaded with the program: (tile, local buffer, bytes).
+type InitImage = (u32, usize, Vec<u8>);
+
 /// Plans every tile's work from the exchange-stage program.
 pub(crate) fn plan(
     cx: &Context,
@@ -634,8 +638,8 @@ pub(crate) fn plan(
     };
     // The steps in program order, each exchange phase's rows merged as they arrive.
     let merge = |p: &mut Planner<'_>,
-                 (init, mut streams): (Vec<(u32, usize, Vec<u8>)>, Vec<StreamSpec>),
-                 phases: &mut dyn Iterator<Item = Result<PhaseRows, Diagnostic>>|
+                 (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
+                 phases: &mut dyn Iterator<Item = PhaseResult>|
      -> Result<Plan, Diagnostic> {
         let mut steps = Vec::with_capacity(program.steps.len());
         for (s, step) in program.steps.iter().enumerate() {
