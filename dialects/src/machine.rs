@@ -122,7 +122,8 @@ const I64_ARRAY: AttrConstraint = AttrConstraint {
 /// of strings whose concatenation is the text.
 const LONG_STRING_ATTR: AttrConstraint = AttrConstraint {
     description: "string attribute, or array of string attributes (a long string in pieces)",
-    check: |cx, a| long_str(cx, a).is_some(),
+    // Checked piece by piece: the pieces are not joined (a blob's text is large).
+    check: |cx, a| is_long_str(cx, a),
 };
 
 /// The longest string literal the package ops print: longer strings (code,
@@ -199,11 +200,14 @@ fn hex_text(bytes: &[u8]) -> HexText {
     HexText::Pieces(pieces)
 }
 
+/// The text's attribute; the strings move into the context (hex text is
+/// large: not copied again).
 fn intern_hex(cx: &mut Context, text: HexText) -> Attr {
+    let owned = |cx: &mut Context, s: String| cx.attr(AttrKind::String(s.into_boxed_str()));
     match text {
-        HexText::One(s) => cx.string_attr(&s),
+        HexText::One(s) => owned(cx, s),
         HexText::Pieces(ps) => {
-            let pieces = ps.iter().map(|p| cx.string_attr(p)).collect();
+            let pieces = ps.into_iter().map(|p| owned(cx, p)).collect();
             cx.array_attr(pieces)
         }
     }
@@ -305,7 +309,7 @@ fn hex_pieces(pieces: &[&str], mut out: Option<&mut Vec<u8>>) -> Result<usize, S
                     }
                 }
                 None => {
-                    if pairs.flatten().any(|&c| HEX_VALUES[c as usize] == NOT_HEX) {
+                    if !all_hex_digits(&b[..b.len() & !1]) {
                         return None;
                     }
                 }
@@ -325,6 +329,15 @@ fn hex_attr_bytes(cx: &Context, a: Attr) -> Option<Result<Vec<u8>, String>> {
     let pieces = str_pieces(cx, a)?;
     let mut out = Vec::new();
     Some(hex_pieces(&pieces, Some(&mut out)).map(|_| out))
+}
+
+/// Whether `a` is a [`LONG_STRING_ATTR`]: a string, or an array of strings.
+fn is_long_str(cx: &Context, a: Attr) -> bool {
+    match cx.attr_kind(a) {
+        AttrKind::String(_) => true,
+        AttrKind::Array(items) => items.iter().all(|&i| as_str(cx, i).is_some()),
+        _ => false,
+    }
 }
 
 /// The text of a [`LONG_STRING_ATTR`] attribute.
@@ -517,6 +530,14 @@ const HEX_VALUES: [u8; 256] = {
     t
 };
 const NOT_HEX: u8 = 0xff;
+
+/// Whether every byte of `b` is a hex digit (the set [`HEX_VALUES`]
+/// takes), checked a chunk at a time without a branch per byte.
+fn all_hex_digits(b: &[u8]) -> bool {
+    let is_hex = |c: u8| (c.wrapping_sub(b'0') < 10) | ((c | 0x20).wrapping_sub(b'a') < 6);
+    b.chunks(64)
+        .all(|chunk| chunk.iter().fold(true, |ok, &c| ok & is_hex(c)))
+}
 
 fn hex_digit(c: u8) -> Option<u8> {
     match HEX_VALUES[c as usize] {

@@ -426,3 +426,42 @@ fn long_strings_are_printed_in_pieces() {
         .all(|piece| piece.len() <= 4 * ipu_dialects::machine::MAX_STRING_PIECE)));
     assert_eq!(from_text(&text).unwrap(), p);
 }
+
+/// The hex of a long tile-data segment is checked in chunks: a bad
+/// character at any position (chunk edges, a later piece) is refused at the
+/// op with its position in the whole text, and upper-case digits pass.
+#[test]
+fn a_bad_digit_anywhere_in_long_tile_data_is_refused() {
+    let mut p = sample();
+    let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 13 + 7) as u8).collect();
+    p.images[0].tile_data.get_mut(&1).unwrap()[0].bytes = bytes.clone();
+    p.validate().unwrap();
+    let text = to_text(&p);
+    assert_eq!(from_text(&text).unwrap(), p);
+    let head = ipu_dialects::machine::hex_bytes(&bytes[..4]);
+    let first = text.find(&format!("\"{head}")).expect("the segment's text") + 3;
+    let line = format!("{}:", text[..first].lines().count());
+    // The first piece holds this many digits after its `0x`.
+    let first_len = ipu_dialects::machine::MAX_STRING_PIECE - 2;
+    let second = first + first_len + "\", \"".len();
+    assert_eq!(&text[second - 4..second], "\", \"");
+    let cases = [0, 1, 31, 32, 33, 63, 64, 65, 1000, first_len - 1]
+        .map(|k| (first + k, k))
+        .into_iter()
+        .chain([0, 1, 32, 64, 99].map(|k| (second + k, first_len + k)));
+    for (at, k) in cases {
+        for bad in [b'g', b'G', b'/', b':', b'@', b'`', b' ', b'~'] {
+            let mut t = text.clone().into_bytes();
+            t[at] = bad;
+            let err = from_text(&String::from_utf8(t).unwrap()).expect_err("a bad digit");
+            let want = format!("invalid hex digit `{}` at position {k}", bad as char);
+            assert!(err.contains(&want), "{err} (wanted {want})");
+            assert!(err.starts_with(&line), "{err} (expected at {line})");
+        }
+        let mut t = text.clone().into_bytes();
+        t[at] = b'F';
+        let got = from_text(&String::from_utf8(t).unwrap()).expect("upper-case hex");
+        let seg = &got.images[0].tile_data[&1][0].bytes;
+        assert_eq!(seg[k / 2] >> (4 * (1 - k % 2)) & 15, 15, "digit {k}");
+    }
+}

@@ -197,11 +197,10 @@ pub fn unescape(body: &str) -> Result<Vec<u8>, String> {
 /// Escapes a string for printing inside double quotes, as MLIR does:
 /// backslashes doubled, other non-printable bytes and `"` as two hex digits.
 pub fn escape_into(s: &[u8], out: &mut String) {
-    let plain = |c: u8| (0x20..=0x7e).contains(&c) && c != b'\\' && c != b'"';
     let mut rest = s;
     while !rest.is_empty() {
         // Runs of printable bytes are copied whole.
-        let n = rest.iter().position(|&c| !plain(c)).unwrap_or(rest.len());
+        let n = plain_prefix(rest);
         if n > 0 {
             // Printable ASCII is valid UTF-8.
             out.push_str(std::str::from_utf8(&rest[..n]).unwrap_or_default());
@@ -217,5 +216,58 @@ pub fn escape_into(s: &[u8], out: &mut String) {
             }
         }
         rest = &rest[1..];
+    }
+}
+
+/// The length of `s`'s leading run of bytes printed as themselves
+/// (printable ASCII but the backslash and `"`), found a chunk at a time: long hex
+/// text is nothing but such bytes.
+fn plain_prefix(s: &[u8]) -> usize {
+    let plain = |c: u8| (c.wrapping_sub(0x20) < 0x5f) & (c != b'\\') & (c != b'"');
+    let mut n = 0;
+    for chunk in s.chunks(32) {
+        if chunk.iter().fold(true, |ok, &c| ok & plain(c)) {
+            n += chunk.len();
+        } else {
+            return n + chunk.iter().position(|&c| !plain(c)).unwrap_or(chunk.len());
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte by byte, as the printer escaped before runs were found in chunks.
+    fn escaped_one_by_one(s: &[u8]) -> String {
+        let mut out = String::new();
+        for &c in s {
+            match c {
+                b'\\' => out.push_str("\\\\"),
+                b'"' => out.push_str("\\22"),
+                0x20..=0x7e => out.push(c as char),
+                _ => out.push_str(&format!("\\{c:02X}")),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn escapes_at_every_chunk_position() {
+        for special in [b'\\', b'"', b'\n', 0x1f, 0x7f, 0x80, 0xff] {
+            for at in [0, 1, 30, 31, 32, 33, 63, 64, 65, 99] {
+                let mut s: Vec<u8> = (0..100u8).map(|i| b'a' + i % 26).collect();
+                s[at] = special;
+                s[(at + 37) % 100] = special;
+                let mut out = String::new();
+                escape_into(&s, &mut out);
+                assert_eq!(out, escaped_one_by_one(&s), "{special:#x} at {at}");
+                assert_eq!(unescape(&out).unwrap(), s, "{special:#x} at {at}");
+            }
+        }
+        let mut out = String::new();
+        escape_into(b"", &mut out);
+        assert_eq!(out, "");
     }
 }

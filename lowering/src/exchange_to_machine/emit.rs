@@ -661,7 +661,9 @@ pub(crate) fn build_package_from(
                         })
                     })
                     .collect::<Vec<Result<Probe, Diagnostic>>>();
-                (hs, ps)
+                // The source's hash (its text printed) alongside the tiles, too.
+                let source = Digest::of(source_text(cx, f).as_bytes());
+                (hs, ps, source)
             },
         );
         let mut out: Vec<(u32, TileImage)> = Vec::with_capacity(encoded.len());
@@ -675,7 +677,7 @@ pub(crate) fn build_package_from(
             stats.max_table_bytes = stats.max_table_bytes.max(e.table_bytes);
             out.push((e.tile, e.image));
         }
-        let (hs, probes) = streams;
+        let (hs, probes, source_sha256) = streams;
         let hs = hs.into_iter().collect::<Result<Vec<_>, _>>()?;
         let probes = probes.into_iter().collect::<Result<Vec<_>, _>>()?;
         let meta = Metadata {
@@ -687,7 +689,7 @@ pub(crate) fn build_package_from(
                 memory_bytes: target.sram_bytes() as u32,
             },
             compiler_version: env!("CARGO_PKG_VERSION").to_string(),
-            source_sha256: Digest::of(source_text(cx, f).as_bytes()),
+            source_sha256,
             entry_points: vec![EntryPoint {
                 name: "main".into(),
                 command: 0,

@@ -44,7 +44,7 @@ use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Instant;
 use storage::Buffer;
 
@@ -270,7 +270,7 @@ pub(crate) struct StreamSpec {
 pub(crate) struct Plan {
     pub tiles: BTreeMap<u32, TileWork>,
     /// Constant blocks loaded with the images: (tile, buffer, bytes).
-    pub init: Vec<(u32, usize, Vec<u8>)>,
+    pub init: Vec<InitImage>,
     pub steps: Vec<StepSummary>,
     pub streams: Vec<StreamSpec>,
     /// Per probe: (step, op, source, where its bytes are).
@@ -388,34 +388,61 @@ struct Scheduled<'a> {
 /// in order. The list ends at the first phase that fails, with its error;
 /// an error in a phase's rows stays at that phase, so the first error in
 /// program order is the one reported, as when each phase is done in turn.
+#[cfg(test)]
 pub(crate) fn exchange_rows(
     program: &Program,
     target: &Arc<Target>,
 ) -> Vec<Result<PhaseRows, Diagnostic>> {
-    let mut scheduler = ExchangeScheduler::new(target.clone());
+    let (senders, receivers) = row_channels(program);
+    send_exchange_rows(program, target, senders);
+    receivers.into_iter().map_while(|r| r.recv().ok()).collect()
+}
+
+/// What one exchange phase's channel carries, once.
+type PhaseResult = Result<PhaseRows, Diagnostic>;
+
+/// One channel per exchange phase of `program`, in program order.
+fn row_channels(
+    program: &Program,
+) -> (
+    Vec<mpsc::Sender<PhaseResult>>,
+    Vec<mpsc::Receiver<PhaseResult>>,
+) {
     let phases = program
         .steps
         .iter()
         .filter(|s| matches!(s, Step::Exchange(_)))
         .count();
-    // One slot per phase; a phase's rows are built as soon as it is scheduled.
-    let mut slots: Vec<Option<Result<PhaseRows, Diagnostic>>> = (0..phases).map(|_| None).collect();
+    (0..phases).map(|_| mpsc::channel()).unzip()
+}
+
+/// [`exchange_rows`], each phase's result sent on its channel as soon as it
+/// is made (a reader can take them in order while later phases are built).
+/// Phases after the first that fails to schedule are not scheduled: their
+/// channels close empty. Returns when every phase's rows are sent.
+fn send_exchange_rows(
+    program: &Program,
+    target: &Arc<Target>,
+    senders: Vec<mpsc::Sender<PhaseResult>>,
+) {
+    let mut scheduler = ExchangeScheduler::new(target.clone());
     rayon::scope(|scope| {
-        let mut free = slots.iter_mut();
+        let mut free = senders.into_iter();
         for (s, step) in program.steps.iter().enumerate() {
             let Step::Exchange(ph) = step else { continue };
-            let Some(slot) = free.next() else { break };
+            let Some(tx) = free.next() else { break };
+            // A send fails only once the reader has stopped (at an earlier error).
             match schedule_phase(&mut scheduler, program, target, s, ph) {
-                Ok(x) => scope.spawn(move |_| *slot = Some(phase_rows(x, target))),
+                Ok(x) => scope.spawn(move |_| {
+                    let _ = tx.send(phase_rows(x, target));
+                }),
                 Err(e) => {
-                    *slot = Some(Err(e));
+                    let _ = tx.send(Err(e));
                     break;
                 }
             }
         }
     });
-    // Phases after the first that failed were not scheduled: their slots are empty.
-    slots.into_iter().map_while(|r| r).collect()
 }
 
 /// `'exchange.phase' op @name: message`, at the phase.
@@ -552,6 +579,9 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
     })
 }
 
+/// A buffer's image loaded with the program: (tile, local buffer, bytes).
+type InitImage = (u32, usize, Vec<u8>);
+
 /// Plans every tile's work from the exchange-stage program.
 pub(crate) fn plan(
     cx: &Context,
@@ -563,192 +593,209 @@ pub(crate) fn plan(
         program,
         tiles: BTreeMap::new(),
     };
-    // The exchange rows are built while the host streams and constants are
-    // laid out: the rows touch no tile until they are merged, in order, below.
-    let (io, phases) = rayon::join(
-        || -> Result<_, Diagnostic> {
-            let mut init = Vec::new();
-            let mut streams = Vec::new();
-            // Inputs and constants are there from the start; outputs stay to the end.
-            for i in &program.inputs {
-                let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
-                    .unwrap_or_else(|| format!("arg{}", i.arg));
-                let direction = if i.load {
-                    Direction::Load
-                } else {
-                    Direction::Input
-                };
-                let runs = stored_runs(&mut p, &i.at, 0);
-                let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
-                let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
-                streams.push(StreamSpec {
-                    name,
-                    direction,
-                    ty: i.at.ty,
-                    host_ty: host.filter(|&h| h != i.at.ty),
-                    shape: i.at.shape.clone(),
-                    runs,
-                });
-            }
-            for c in &program.constants {
-                let bytes =
-                    constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
-                // Each buffer's image: the constant's bytes where the runs put them.
-                let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
-                for (tile, buf, dst, src, len) in stored_runs(&mut p, &c.at, 0) {
-                    let img = images.entry((tile, buf)).or_default();
-                    let (dst, src, len) = (dst as usize, src as usize, len as usize);
-                    if img.len() < dst + len {
-                        img.resize(dst + len, 0);
-                    }
-                    img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
+    // Inputs and constants: their stream layouts and initial images.
+    let layout_io = |p: &mut Planner<'_>| -> Result<_, Diagnostic> {
+        let mut init = Vec::new();
+        let mut streams = Vec::new();
+        // Inputs and constants are there from the start; outputs stay to the end.
+        for i in &program.inputs {
+            let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
+                .unwrap_or_else(|| format!("arg{}", i.arg));
+            let direction = if i.load {
+                Direction::Load
+            } else {
+                Direction::Input
+            };
+            let runs = stored_runs(p, &i.at, 0);
+            let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
+            let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
+            streams.push(StreamSpec {
+                name,
+                direction,
+                ty: i.at.ty,
+                host_ty: host.filter(|&h| h != i.at.ty),
+                shape: i.at.shape.clone(),
+                runs,
+            });
+        }
+        for c in &program.constants {
+            let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
+            // Each buffer's image: the constant's bytes where the runs put them.
+            let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
+            for (tile, buf, dst, src, len) in stored_runs(p, &c.at, 0) {
+                let img = images.entry((tile, buf)).or_default();
+                let (dst, src, len) = (dst as usize, src as usize, len as usize);
+                if img.len() < dst + len {
+                    img.resize(dst + len, 0);
                 }
-                for ((tile, buf), img) in images {
-                    init.push((tile, buf, img));
-                }
+                img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
             }
-            Ok((init, streams))
-        },
-        || exchange_rows(program, target),
-    );
-    let (init, mut streams) = io?;
-    let mut phases = phases.into_iter();
-    let mut steps = Vec::with_capacity(program.steps.len());
-    for (s, step) in program.steps.iter().enumerate() {
-        let si = s as u32;
-        match step {
-            Step::Compute(c) => {
-                // Local copies first: each tile's stepped groups on its
-                // workers (lcopy), or the supervisor's byte copy where cheaper.
-                for m in &c.copies {
-                    let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
-                    for t in &m.transfers {
-                        by_tile.entry(t.src_tile).or_default().push((
-                            t.src_offset,
-                            t.dsts[0].offset,
-                            t.len,
-                        ));
-                    }
-                    for (tile, ts) in by_tile {
-                        let groups = records::local_copy_calls(&ts)
-                            .map_err(|e| Diagnostic::error(c.loc, e))?;
-                        let mut calls = Vec::new();
-                        for (group, _) in groups {
-                            match group {
-                                LocalCopyCall::Workers {
-                                    src_offset,
-                                    dst_offset,
-                                    copy,
-                                } => calls.push(records::lcopy(
-                                    &copy,
-                                    (m.src, src_offset),
-                                    (m.dst, dst_offset),
-                                )),
-                                LocalCopyCall::Supervisor(each) => {
-                                    calls.extend(each.into_iter().map(|(so, d, len)| Call {
-                                        kernel: Kernel::Memcpy,
-                                        record: vec![
-                                            Word::Buf(m.src, so),
-                                            Word::Buf(m.dst, d),
-                                            Word::Val(len),
-                                        ],
-                                        scratch: 0,
-                                    }))
+            for ((tile, buf), img) in images {
+                init.push((tile, buf, img));
+            }
+        }
+        Ok((init, streams))
+    };
+    // The steps in program order, each exchange phase's rows merged as they arrive.
+    let merge = |p: &mut Planner<'_>,
+                 (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
+                 phases: &mut dyn Iterator<Item = PhaseResult>|
+     -> Result<Plan, Diagnostic> {
+        let mut steps = Vec::with_capacity(program.steps.len());
+        for (s, step) in program.steps.iter().enumerate() {
+            let si = s as u32;
+            match step {
+                Step::Compute(c) => {
+                    // Local copies first: each tile's stepped groups on its
+                    // workers (lcopy), or the supervisor's byte copy where cheaper.
+                    for m in &c.copies {
+                        let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
+                        for t in &m.transfers {
+                            by_tile.entry(t.src_tile).or_default().push((
+                                t.src_offset,
+                                t.dsts[0].offset,
+                                t.len,
+                            ));
+                        }
+                        for (tile, ts) in by_tile {
+                            let groups = records::local_copy_calls(&ts)
+                                .map_err(|e| Diagnostic::error(c.loc, e))?;
+                            let mut calls = Vec::new();
+                            for (group, _) in groups {
+                                match group {
+                                    LocalCopyCall::Workers {
+                                        src_offset,
+                                        dst_offset,
+                                        copy,
+                                    } => calls.push(records::lcopy(
+                                        &copy,
+                                        (m.src, src_offset),
+                                        (m.dst, dst_offset),
+                                    )),
+                                    LocalCopyCall::Supervisor(each) => {
+                                        calls.extend(each.into_iter().map(|(so, d, len)| Call {
+                                            kernel: Kernel::Memcpy,
+                                            record: vec![
+                                                Word::Buf(m.src, so),
+                                                Word::Buf(m.dst, d),
+                                                Word::Val(len),
+                                            ],
+                                            scratch: 0,
+                                        }))
+                                    }
                                 }
                             }
-                        }
-                        let w = p.tiles.entry(tile).or_default();
-                        for mut call in calls {
-                            for x in &mut call.record {
-                                *x = w.local_word(program, *x, si);
+                            let w = p.tiles.entry(tile).or_default();
+                            for mut call in calls {
+                                for x in &mut call.record {
+                                    *x = w.local_word(program, *x, si);
+                                }
+                                w.calls.entry(s).or_default().push(call);
                             }
-                            w.calls.entry(s).or_default().push(call);
                         }
                     }
-                }
-                for v in &c.vertices {
-                    for &t in &v.tiles {
-                        let w = p.tiles.entry(t).or_default();
-                        let record = v
-                            .call
-                            .record
-                            .iter()
-                            .map(|&x| w.local_word(program, x, si))
-                            .collect();
-                        w.calls.entry(s).or_default().push(Call {
-                            kernel: v.call.kernel.clone(),
-                            record,
-                            scratch: v.call.scratch,
-                        });
-                    }
-                }
-                steps.push(StepSummary {
-                    kind: StepKind::Compute,
-                    label: format!("{} {}", c.name, c.label),
-                    cycles: c.cycles,
-                    bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
-                });
-            }
-            Step::Exchange(_) => {
-                // One entry per phase up to the first that failed, which returns here.
-                let ready = phases
-                    .next()
-                    .expect("exchange_rows lists every phase up to the first failure")?;
-                debug_assert_eq!(ready.step, s);
-                steps.push(ready.summary);
-                for (tile, mut row) in ready.rows {
-                    let w = p.tiles.entry(tile).or_default();
-                    // The buffers are touched in the row's order, as its entries were resolved.
-                    for (_, buf) in &mut row {
-                        if let Some(b) = buf {
-                            *b = w.touch(program, *b, si);
+                    for v in &c.vertices {
+                        for &t in &v.tiles {
+                            let w = p.tiles.entry(t).or_default();
+                            let record = v
+                                .call
+                                .record
+                                .iter()
+                                .map(|&x| w.local_word(program, x, si))
+                                .collect();
+                            w.calls.entry(s).or_default().push(Call {
+                                kernel: v.call.kernel.clone(),
+                                record,
+                                scratch: v.call.scratch,
+                            });
                         }
                     }
-                    w.rows.insert(s, row);
+                    steps.push(StepSummary {
+                        kind: StepKind::Compute,
+                        label: format!("{} {}", c.name, c.label),
+                        cycles: c.cycles,
+                        bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
+                    });
+                }
+                Step::Exchange(_) => {
+                    // One entry per phase up to the first that failed, which returns here.
+                    let ready = phases
+                        .next()
+                        .expect("every phase up to the first failure sends its rows")?;
+                    debug_assert_eq!(ready.step, s);
+                    steps.push(ready.summary);
+                    for (tile, mut row) in ready.rows {
+                        let w = p.tiles.entry(tile).or_default();
+                        // The buffers are touched in the row's order, as its entries were resolved.
+                        for (_, buf) in &mut row {
+                            if let Some(b) = buf {
+                                *b = w.touch(program, *b, si);
+                            }
+                        }
+                        w.rows.insert(s, row);
+                    }
                 }
             }
         }
+        for o in &program.outputs {
+            let at = crate::program::Stored {
+                home: Some((o.at.buffer, o.at.mapping.clone())),
+                ..crate::program::Stored::new(cx, o.at.ty, o.at.loc)
+            };
+            let runs = stored_runs(p, &at, u32::MAX);
+            streams.push(StreamSpec {
+                name: o.name.clone(),
+                direction: Direction::Output,
+                ty: o.at.ty,
+                host_ty: None,
+                shape: o.at.shape.clone(),
+                runs,
+            });
+        }
+        let mut probes = Vec::with_capacity(program.probes.len());
+        for pr in &program.probes {
+            let at = crate::program::Stored {
+                home: Some((pr.at.buffer, pr.at.mapping.clone())),
+                ..crate::program::Stored::new(cx, pr.at.ty, pr.at.loc)
+            };
+            let runs = stored_runs(p, &at, pr.after as u32);
+            let spec = StreamSpec {
+                name: pr.source.clone(),
+                direction: Direction::Output,
+                ty: pr.at.ty,
+                host_ty: None,
+                shape: pr.at.shape.clone(),
+                runs,
+            };
+            probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
+        }
+        Ok(Plan {
+            tiles: std::mem::take(&mut p.tiles),
+            init,
+            steps,
+            streams,
+            probes,
+            facts: memory::buffer_facts(cx, f, program),
+        })
+    };
+    // The exchange rows are built while the host streams and constants are
+    // laid out and while the rows made so far are merged: the rows touch no
+    // tile until they are merged, in program order.
+    let (senders, receivers) = row_channels(program);
+    let rows = move |senders| send_exchange_rows(program, target, senders);
+    let mut arrived = receivers.into_iter().map_while(|r| r.recv().ok());
+    if rayon::current_thread_index().is_some() {
+        // On a pool's thread, which must not wait for its own pool's work:
+        // every row is made before the merge.
+        let (io, ()) = rayon::join(|| layout_io(&mut p), || rows(senders));
+        merge(&mut p, io?, &mut arrived)
+    } else {
+        std::thread::scope(|threads| {
+            threads.spawn(move || rows(senders));
+            let io = layout_io(&mut p)?;
+            merge(&mut p, io, &mut arrived)
+        })
     }
-    for o in &program.outputs {
-        let at = crate::program::Stored {
-            home: Some((o.at.buffer, o.at.mapping.clone())),
-            ..crate::program::Stored::new(cx, o.at.ty, o.at.loc)
-        };
-        let runs = stored_runs(&mut p, &at, u32::MAX);
-        streams.push(StreamSpec {
-            name: o.name.clone(),
-            direction: Direction::Output,
-            ty: o.at.ty,
-            host_ty: None,
-            shape: o.at.shape.clone(),
-            runs,
-        });
-    }
-    let mut probes = Vec::with_capacity(program.probes.len());
-    for pr in &program.probes {
-        let at = crate::program::Stored {
-            home: Some((pr.at.buffer, pr.at.mapping.clone())),
-            ..crate::program::Stored::new(cx, pr.at.ty, pr.at.loc)
-        };
-        let runs = stored_runs(&mut p, &at, pr.after as u32);
-        let spec = StreamSpec {
-            name: pr.source.clone(),
-            direction: Direction::Output,
-            ty: pr.at.ty,
-            host_ty: None,
-            shape: pr.at.shape.clone(),
-            runs,
-        };
-        probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
-    }
-    Ok(Plan {
-        tiles: p.tiles,
-        init,
-        steps,
-        streams,
-        probes,
-        facts: memory::buffer_facts(cx, f, program),
-    })
 }
 
 /// The little-endian element bytes of a constant's value (splats expanded).
