@@ -23,7 +23,7 @@
 //! added up, converted to the result type and laid out row-major.
 
 use super::matmul_plan::{
-    gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
+    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
@@ -711,14 +711,16 @@ impl DeviceOp for Matmul {
             let Some(&c) = partials.get(&tl) else {
                 continue;
             };
-            if let (Some(&inc), Some(add)) = (incoming.get(&tl), &finish.add) {
-                for kk in 0..pk - 1 {
+            // The incoming partials added into c in K order, one pass per
+            // run of them (`partials.S`).
+            if let Some(&inc) = incoming.get(&tl) {
+                for ((first, _), spec) in partial_runs(pk as u64 - 1).zip(&finish.reduce) {
                     b.call(
                         tl,
-                        records::add(
-                            add,
+                        records::partials(
+                            spec,
                             Word::Buf(c, 0),
-                            Word::Buf(inc, (kk as u64 * psize) as u32),
+                            Word::Buf(inc, (first as u64 * psize) as u32),
                             Word::Buf(c, 0),
                         ),
                     );
