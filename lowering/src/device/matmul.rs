@@ -20,7 +20,8 @@
 //! blocks, FP8 widened to f16 unless it arrived so: an FP8 parameter or
 //! constant only the matmul reads is widened at load or at compile time,
 //! `nn_to_tile::legalize`), then split-K partials sent to the k = 0 tiles,
-//! added up, converted to the result type and laid out row-major.
+//! added up (one `partials` pass per six of them, in K order), converted to
+//! the result type and laid out row-major.
 
 use super::matmul_plan::{
     gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,

@@ -3,7 +3,7 @@
 //! A plan is a pm x pn x pk grid of blocks, one per tile. Each plan is
 //! costed with the target's figures: the kernel's cycles for the per-tile
 //! block (the one-tile GEMM estimate), the bytes each tile must receive over
-//! the receive bandwidth, the partial-sum reduction when K is split, and the
+//! the receive bandwidth (none for an operand resident from load), the partial-sum reduction when K is split, and the
 //! fixed cost of every sync and exchange phase. Plans whose per-tile buffers
 //! do not fit in a tile's memory beside what else is resident on those tiles
 //! ([`TileBudget`]: constants and parameters there from load) are rejected;
@@ -436,6 +436,46 @@ mod tests {
         assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
         assert!(p.bm * p.pm >= 128 && p.bk * p.pk >= 768 && p.bn * p.pn >= 3072);
+    }
+
+    #[test]
+    fn split_k_partials_are_added_six_per_call() {
+        let runs = |pk: u64| {
+            let g = GemmBlocks::new(8, 32 * pk, 16, [1, 1, pk], f16());
+            let r = result_kernels(&g, ElemType::F16);
+            r.reduce
+                .iter()
+                .map(|s| (s.source, s.params["P"], s.params["N"]))
+                .collect::<Vec<_>>()
+        };
+        assert!(runs(1).is_empty());
+        assert_eq!(runs(3), vec![("partials", 2, 128)]);
+        assert_eq!(runs(7), vec![("partials", 6, 128)]);
+        assert_eq!(runs(9), vec![("partials", 6, 128), ("partials", 2, 128)]);
+        assert_eq!(partial_runs(8).collect::<Vec<_>>(), vec![(0, 6), (6, 2)]);
+    }
+
+    #[test]
+    fn a_resident_operand_costs_no_receive() {
+        let t = target("ipu21");
+        let plan = |resident: [bool; 2]| {
+            let budget = TileBudget {
+                resident,
+                ..TileBudget::ALONE
+            };
+            plan_matmul(&t, t.tiles() as u64, 128, 3072, 768, f16(), F16S, &budget).unwrap()
+        };
+        let (sent, resident) = (plan([false, false]), plan([false, true]));
+        // Its blocks are in place from load: the plan chosen when it is sent
+        // costs, resident, what it did less its rhs block's receive (up to
+        // the rounding of the operands' receive), and the best resident plan
+        // costs no more than that.
+        let recv = t.exchange.receive_bytes_per_cycle as u64;
+        let b_in = (sent.bk * sent.bn * 2).div_ceil(recv);
+        assert!(
+            resident.total_cycles + b_in <= sent.total_cycles + 1,
+            "{resident:?} vs {sent:?}"
+        );
     }
 
     #[test]
