@@ -53,6 +53,7 @@ sources![
     "select",
     "gather",
     "lcopy",
+    "partials",
 ];
 
 /// The source of a kernel by name.
@@ -176,6 +177,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             };
         }
         "select" => return format!("select_{}_n{}", ty(p("TYPE")), p("N")),
+        "partials" => {
+            return format!("partials_add_{}_p{}_n{}", ty(p("TYPE")), p("P"), p("N"));
+        }
         "gather" => {
             return format!(
                 "gather_rb{}_d{}_ni{}_p{}_i{}",
@@ -528,6 +532,9 @@ fn params_of(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
     p.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// The most partial sums one `partials` call adds (its P).
+pub const PARTIALS_MAX: usize = 6;
+
 impl KernelSpec {
     /// C[N/16][M][16] = A[M][K] x B[N/16][K][16] on the AMP (K x 16 weights
     /// must fit one 4 KiB bank; see [`KernelSpec::gemm_chunked`] otherwise).
@@ -558,6 +565,16 @@ impl KernelSpec {
             source: "elementwise",
             entry: "elementwise",
             params: params_of(&[("OP", op as i64), ("TYPE", t), ("N", n as i64)]),
+        }
+    }
+    /// out = c + p1 + ... + pP over n elements of f32 or f16: `partials`
+    /// split-K partial sums (1 to 6) added into c in one pass.
+    pub fn partials(ty: ElemType, n: usize, partials: usize) -> KernelSpec {
+        let t = if ty == ElemType::F16 { 1 } else { 0 };
+        KernelSpec {
+            source: "partials",
+            entry: "partials",
+            params: params_of(&[("TYPE", t), ("N", n as i64), ("P", partials as i64)]),
         }
     }
     /// out = op(in0[, in1]) over n elements: a comparison of f32 or f16

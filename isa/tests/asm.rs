@@ -126,6 +126,9 @@ fn library_kernels_round_trip_through_the_disassembler() {
         ("lcopy", params(&[("A", 2)])),
         ("lcopy", params(&[("A", 1)])),
         ("lcopy", params(&[("A", 2), ("T", 1)])),
+        ("partials", params(&[("TYPE", 1), ("N", 416), ("P", 2)])),
+        ("partials", params(&[("TYPE", 0), ("N", 13), ("P", 6)])),
+        ("partials", params(&[("TYPE", 1), ("N", 4), ("P", 1)])),
     ];
     for (name, p) in specs {
         let a = assemble_kernel(name, &p).unwrap();
@@ -135,7 +138,7 @@ fn library_kernels_round_trip_through_the_disassembler() {
         assert!(a.meta.code_size as usize == bytes.len());
         assert!(a.meta.cycles.is_some(), "{name} has a cycle formula");
     }
-    assert_eq!(SOURCES.len(), 10);
+    assert_eq!(SOURCES.len(), 11);
 }
 
 #[test]

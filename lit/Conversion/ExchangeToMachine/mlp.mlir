@@ -22,7 +22,7 @@
 // links, and what the supervisor does in each superstep: run its exchange
 // row (exch), call kernels, or only sync (-).
 // CHECK-NEXT: machine.code {code_bytes = 788 : i64, exec = "0x4c000 to 0x4c31c", kernels = ["main", "cast_f8e4m3fn_f16_n512", "gemm_f16_interleaved_k32_c16_r1_r2_m8"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: -", "x2: exch", "s2: -"], tiles = "8 to 15"}
-// CHECK-NEXT: machine.code {code_bytes = 1220 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_add_f16_n128", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: ew_add_f16_n128.elementwise", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
+// CHECK-NEXT: machine.code {code_bytes = 1220 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8", "partials_add_f16_p1_n128", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n128.partials", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
 // Tile 0 also copies the part of the bias it holds itself.
 // CHECK-NEXT: machine.code {code_bytes = 1232 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
 // The package: metadata with one step summary per superstep, the host

@@ -20,10 +20,11 @@
 //! blocks, FP8 widened to f16 unless it arrived so: an FP8 parameter or
 //! constant only the matmul reads is widened at load or at compile time,
 //! `nn_to_tile::legalize`), then split-K partials sent to the k = 0 tiles,
-//! added up, converted to the result type and laid out row-major.
+//! added up (one `partials` pass per six of them, in K order), converted to
+//! the result type and laid out row-major.
 
 use super::matmul_plan::{
-    gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
+    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
@@ -711,14 +712,16 @@ impl DeviceOp for Matmul {
             let Some(&c) = partials.get(&tl) else {
                 continue;
             };
-            if let (Some(&inc), Some(add)) = (incoming.get(&tl), &finish.add) {
-                for kk in 0..pk - 1 {
+            // The incoming partials added into c in K order, one pass per
+            // run of them (`partials.S`).
+            if let Some(&inc) = incoming.get(&tl) {
+                for ((first, _), spec) in partial_runs(pk as u64 - 1).zip(&finish.reduce) {
                     b.call(
                         tl,
-                        records::add(
-                            add,
+                        records::partials(
+                            spec,
                             Word::Buf(c, 0),
-                            Word::Buf(inc, (kk as u64 * psize) as u32),
+                            Word::Buf(inc, (first as u64 * psize) as u32),
                             Word::Buf(c, 0),
                         ),
                     );

@@ -3,7 +3,7 @@
 //! A plan is a pm x pn x pk grid of blocks, one per tile. Each plan is
 //! costed with the target's figures: the kernel's cycles for the per-tile
 //! block (the one-tile GEMM estimate), the bytes each tile must receive over
-//! the receive bandwidth, the partial-sum reduction when K is split, and the
+//! the receive bandwidth (none for an operand resident from load), the partial-sum reduction when K is split, and the
 //! fixed cost of every sync and exchange phase. Plans whose per-tile buffers
 //! do not fit in a tile's memory beside what else is resident on those tiles
 //! ([`TileBudget`]: constants and parameters there from load) are rejected;
@@ -11,7 +11,7 @@
 //! (pm, pn, pk).
 
 use crate::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
-use ipu_isa::kernels::{ElemType, EwOp, KernelSpec};
+use ipu_isa::kernels::{ElemType, KernelSpec, PARTIALS_MAX};
 use ipu_target::Target;
 
 /// A chosen way to run one matmul.
@@ -93,11 +93,15 @@ pub fn tile_kernels(g: &GemmBlocks, a: ElemType, b: ElemType) -> TileKernels {
 }
 
 /// The kernels a k = 0 tile runs to turn its partials into its result
-/// block: `add` once per other K block, then `convert` (partials to the
-/// result type, or a copy) and `unblock` (16-column blocks to row-major).
+/// block: `reduce` (the other K blocks' partials added into its own, up to
+/// [`PARTIALS_MAX`] of them per call, in K order), then `convert` (partials
+/// to the result type, or a copy) and `unblock` (16-column blocks to
+/// row-major).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultKernels {
-    pub add: Option<KernelSpec>,
+    /// One `partials` call per run of up to [`PARTIALS_MAX`] incoming
+    /// partials (none without split K).
+    pub reduce: Vec<KernelSpec>,
     pub convert: Option<KernelSpec>,
     pub unblock: Option<KernelSpec>,
     /// The GEMM's output block is the result block (partials of the result
@@ -116,7 +120,9 @@ pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
     let convert = (pt != out).then(|| KernelSpec::cast(pt, out, bm * bn));
     ResultKernels {
         in_place,
-        add: (g.pk > 1).then(|| KernelSpec::elementwise(EwOp::Add, pt, bm * bn)),
+        reduce: partial_runs(g.pk - 1)
+            .map(|(_, n)| KernelSpec::partials(pt, bm * bn, n))
+            .collect(),
         convert,
         unblock: (bn > nb).then(|| {
             KernelSpec::copy2d(
@@ -130,6 +136,15 @@ pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
     }
 }
 
+/// The incoming partials (`count` of them, K blocks 1..) as the runs one
+/// `partials` call each adds: (first partial's index from 0, how many).
+pub fn partial_runs(count: u64) -> impl Iterator<Item = (usize, usize)> {
+    let count = count as usize;
+    (0..count)
+        .step_by(PARTIALS_MAX)
+        .map(move |first| (first, PARTIALS_MAX.min(count - first)))
+}
+
 /// Cycles of the kernels of `g`'s tiles per run, from the kernels' own
 /// `.cycles` formulas: (before the partials move, after).
 fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Option<(u64, u64)> {
@@ -138,7 +153,10 @@ fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Opti
     let main =
         c(&t.widen_a)? + c(&t.block_b)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
     let r = result_kernels(g, out);
-    let after = (g.pk - 1) * c(&r.add)? + c(&r.convert)? + c(&r.unblock)?;
+    let mut after = c(&r.convert)? + c(&r.unblock)?;
+    for spec in &r.reduce {
+        after += super::kernel_cycles(spec).ok()?;
+    }
     Some((main, after))
 }
 
@@ -315,7 +333,10 @@ pub fn plan_matmul(
                     continue;
                 }
                 let kernel = estimate(bm, bk, bn).unwrap_or(u64::MAX / 4);
-                let operands_in = (bm * bk * ea + bk * bn * ea).div_ceil(recv);
+                // A resident operand is in its buffers from load: no exchange.
+                let received = |i: usize, bytes: u64| if budget.resident[i] { 0 } else { bytes };
+                let operands_in =
+                    (received(0, bm * bk * ea) + received(1, bk * bn * ea)).div_ceil(recv);
                 let reduce_compute = (pk - 1) * (bm * bn).div_ceil(lanes);
                 let reduce_exchange = if pk > 1 {
                     phase + ((pk - 1) * c_bytes).div_ceil(recv)
@@ -415,6 +436,46 @@ mod tests {
         assert!(p.tile_bytes <= crate::device::data_bytes(&t));
         // Blocks cover the problem.
         assert!(p.bm * p.pm >= 128 && p.bk * p.pk >= 768 && p.bn * p.pn >= 3072);
+    }
+
+    #[test]
+    fn split_k_partials_are_added_six_per_call() {
+        let runs = |pk: u64| {
+            let g = GemmBlocks::new(8, 32 * pk, 16, [1, 1, pk], f16());
+            let r = result_kernels(&g, ElemType::F16);
+            r.reduce
+                .iter()
+                .map(|s| (s.source, s.params["P"], s.params["N"]))
+                .collect::<Vec<_>>()
+        };
+        assert!(runs(1).is_empty());
+        assert_eq!(runs(3), vec![("partials", 2, 128)]);
+        assert_eq!(runs(7), vec![("partials", 6, 128)]);
+        assert_eq!(runs(9), vec![("partials", 6, 128), ("partials", 2, 128)]);
+        assert_eq!(partial_runs(8).collect::<Vec<_>>(), vec![(0, 6), (6, 2)]);
+    }
+
+    #[test]
+    fn a_resident_operand_costs_no_receive() {
+        let t = target("ipu21");
+        let plan = |resident: [bool; 2]| {
+            let budget = TileBudget {
+                resident,
+                ..TileBudget::ALONE
+            };
+            plan_matmul(&t, t.tiles() as u64, 128, 3072, 768, f16(), F16S, &budget).unwrap()
+        };
+        let (sent, resident) = (plan([false, false]), plan([false, true]));
+        // Its blocks are in place from load: the plan chosen when it is sent
+        // costs, resident, what it did less its rhs block's receive (up to
+        // the rounding of the operands' receive), and the best resident plan
+        // costs no more than that.
+        let recv = t.exchange.receive_bytes_per_cycle as u64;
+        let b_in = (sent.bk * sent.bn * 2).div_ceil(recv);
+        assert!(
+            resident.total_cycles + b_in <= sent.total_cycles + 1,
+            "{resident:?} vs {sent:?}"
+        );
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             return Ok((vec![W, W, c, V], GEMM_STATE_BYTES - 16));
         }
         "select" => vec![A, W, W, A],
+        // c and the partials with paired loads; out may be c.
+        "partials" => vec![W, W, A],
         "gather" => vec![A, A, A],
         // COUNT, four steps; per worker two addresses and two words.
         "lcopy" => [vec![V; 5], [A, A, V, V].repeat(6)].concat(),
@@ -323,6 +325,12 @@ pub fn unary(spec: &KernelSpec, src: Word, dst: Word) -> Call {
 pub fn add(spec: &KernelSpec, in0: Word, in1: Word, out: Word) -> Call {
     assert_eq!(param(spec, "OP"), EwOp::Add as i64);
     elementwise(spec, in0, Some(in1), out)
+}
+
+/// `partials.S`: +0 c, +4 the first of the partials it adds (the others
+/// follow it, one block apart), +8 out (`c + p1 + ... + pP`).
+pub fn partials(spec: &KernelSpec, c: Word, partials: Word, out: Word) -> Call {
+    call(spec, "partials", vec![c, partials, out], 0)
 }
 
 /// `compare.S`: +0 in0, +4 in1 (binary ops), +8 out.
