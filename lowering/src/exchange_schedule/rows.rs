@@ -17,7 +17,7 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
-use super::bucket::{sort_by_lead, Groups};
+use super::bucket::{each_group, sort_by_lead, Groups};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
@@ -179,7 +179,6 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
         selects.push(sel);
         captures.push(cap);
     }
-    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
     for s in sends {
@@ -196,8 +195,9 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             _ => send_runs.push(s),
         }
     }
-    // Merged in place; the overflow group (tiles outside the target) is empty.
-    let mut select_runs = selects.finish(|g| {
+    // Merged in the gathering buffer, then kept; the overflow group (tiles
+    // outside the target) is empty.
+    let mut select_runs = each_group(&selects, |_, g| {
         g.dedup();
         g.dedup_by(|s, p| {
             let joins = p.1 == s.0 && p.2 == s.2;
@@ -206,9 +206,10 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
+        g.clone()
     });
     select_runs.truncate(n);
-    let mut capture_runs = captures.finish(|g| {
+    let mut capture_runs = each_group(&captures, |_, g| {
         g.dedup_by(|c, p| {
             let joins =
                 p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word as u64);
@@ -217,6 +218,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
+        g.clone()
     });
     capture_runs.truncate(n);
     Runs {
