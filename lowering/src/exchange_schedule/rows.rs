@@ -103,22 +103,25 @@ type CaptureRun = (u32, u64, u64, u64, u64);
 struct Runs {
     /// (tile, start cycle, end cycle, first byte, end byte), sorted.
     sends: Vec<(u32, u64, u64, u64, u64)>,
-    /// Per port (index): (start, end, sender), sorted.
-    selects: Vec<Vec<(u64, u64, u32)>>,
-    /// Per tile (index): (port, start, end, first byte, end byte), sorted.
-    captures: Vec<Vec<CaptureRun>>,
+    /// Per port (index): how many select runs, and (when kept) the runs
+    /// (start, end, sender), sorted.
+    selects: Vec<(usize, Vec<(u64, u64, u32)>)>,
+    /// Per tile (index): how many capture runs, and (when kept) the runs
+    /// (port, start, end, first byte, end byte), sorted.
+    captures: Vec<(usize, Vec<CaptureRun>)>,
 }
 
 impl Runs {
     /// Select and capture runs of a tile (a bound on its entries, sends aside).
     fn entries(&self, tile: usize) -> usize {
-        self.selects.get(tile).map_or(0, Vec::len) + self.captures.get(tile).map_or(0, Vec::len)
+        self.selects.get(tile).map_or(0, |s| s.0) + self.captures.get(tile).map_or(0, |c| c.0)
     }
 }
 
 /// Sends, selects and captures of every fragment, sorted and merged into the
-/// runs that become row entries.
-fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
+/// runs that become row entries; the select and capture runs themselves
+/// only when `keep` (else only counted: row sizes need no more).
+fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: bool) -> Runs {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
     // Grouped by port and by tile as they are made: one list of every
@@ -206,7 +209,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
-        g.clone()
+        (g.len(), if keep { g.clone() } else { Vec::new() })
     });
     select_runs.truncate(n);
     let mut capture_runs = each_group(&captures, |_, g| {
@@ -218,7 +221,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
-        g.clone()
+        (g.len(), if keep { g.clone() } else { Vec::new() })
     });
     capture_runs.truncate(n);
     Runs {
@@ -233,7 +236,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
 /// reports those).
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
     let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target);
+    let runs = merged_runs(phase, fragments, target, true);
     let mut rows: Vec<Vec<RowEntry>> = (0..n)
         .map(|t| Vec::with_capacity(runs.entries(t)))
         .collect();
@@ -246,7 +249,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             });
         }
     }
-    for (row, selects) in rows.iter_mut().zip(&runs.selects) {
+    for (row, (_, selects)) in rows.iter_mut().zip(&runs.selects) {
         row.extend(
             selects
                 .iter()
@@ -257,7 +260,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
                 }),
         );
     }
-    for (row, captures) in rows.iter_mut().zip(&runs.captures) {
+    for (row, (_, captures)) in rows.iter_mut().zip(&runs.captures) {
         row.extend(
             captures
                 .iter()
@@ -279,7 +282,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
 /// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
     let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target);
+    let runs = merged_runs(phase, fragments, target, false);
     let mut words = vec![0u32; n];
     let mut add = |tile: u32, w: u32| {
         if let Some(x) = words.get_mut(tile as usize) {
@@ -290,10 +293,10 @@ pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowS
         add(s.0, SEND_WORDS);
     }
     for (t, (s, c)) in runs.selects.iter().zip(&runs.captures).enumerate() {
-        for _ in 0..s.len() {
+        for _ in 0..s.0 {
             add(t as u32, SELECT_WORDS);
         }
-        for _ in 0..c.len() {
+        for _ in 0..c.0 {
             add(t as u32, CAPTURE_WORDS);
         }
     }
