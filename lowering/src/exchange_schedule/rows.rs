@@ -98,6 +98,9 @@ const SLICE: usize = 4096;
 /// A capture run: (port, start, end, first byte, end byte).
 type CaptureRun = (u32, u64, u64, u64, u64);
 
+/// A select run: (start, end, sender).
+type SelectRun = (u64, u64, u32);
+
 /// The merged runs of a schedule. Runs of tiles outside the target are
 /// left out (no row holds them).
 struct Runs {
@@ -105,7 +108,7 @@ struct Runs {
     sends: Vec<(u32, u64, u64, u64, u64)>,
     /// Per port (index): how many select runs, and (when kept) the runs
     /// (start, end, sender), sorted.
-    selects: Vec<(usize, Vec<(u64, u64, u32)>)>,
+    selects: Vec<(usize, Vec<SelectRun>)>,
     /// Per tile (index): how many capture runs, and (when kept) the runs
     /// (port, start, end, first byte, end byte), sorted.
     captures: Vec<(usize, Vec<CaptureRun>)>,
