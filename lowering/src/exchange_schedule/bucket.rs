@@ -64,26 +64,6 @@ impl<T: Ord + Send> Groups<T> {
         }
     }
 
-    /// The groups of `parts` joined group by group, in order of the parts.
-    pub(crate) fn concat(mut parts: Vec<Groups<T>>) -> Self {
-        if parts.len() == 1 {
-            return parts.remove(0);
-        }
-        let n = parts.first().map_or(1, |p| p.groups.len());
-        let items = parts.iter().map(|p| p.items).sum();
-        let groups = (0..n)
-            .map(|b| {
-                let len = parts.iter().map(|p| p.groups[b].len()).sum();
-                let mut g = Vec::with_capacity(len);
-                for p in &mut parts {
-                    g.append(&mut p.groups[b]);
-                }
-                g
-            })
-            .collect();
-        Groups { groups, items }
-    }
-
     pub(crate) fn push(&mut self, lead: usize, x: T) {
         let last = self.groups.len() - 1;
         self.groups[lead.min(last)].push(x);
@@ -103,6 +83,42 @@ impl<T: Ord + Send> Groups<T> {
             self.groups.iter_mut().for_each(each);
         }
         self.groups
+    }
+}
+
+/// For each group `b` of the parts (made alike: same number of groups,
+/// the same lead), its items from every part, sorted, handed to
+/// `each(b, items)`; the results in group order. The items are what
+/// `sort_unstable` of the parts' groups `b` joined gives, but no joined copy
+/// of the parts is made (in a large multicast phase it would be hundreds of
+/// MB of fresh pages): each group is gathered into a buffer its thread reuses.
+/// Groups are spread over the rayon pool from [`PARALLEL_ITEMS`] items, each
+/// on one thread, so the result does not depend on the thread count.
+pub(crate) fn each_group<T, R>(
+    parts: &[Groups<T>],
+    each: impl Fn(usize, &mut Vec<T>) -> R + Sync,
+) -> Vec<R>
+where
+    T: Ord + Copy + Send + Sync,
+    R: Send,
+{
+    let groups = parts.first().map_or(0, |p| p.groups.len());
+    let gather = |buf: &mut Vec<T>, b: usize| {
+        buf.clear();
+        for p in parts {
+            buf.extend_from_slice(&p.groups[b]);
+        }
+        buf.sort_unstable();
+        each(b, buf)
+    };
+    if parts.iter().map(|p| p.items).sum::<usize>() >= PARALLEL_ITEMS {
+        (0..groups)
+            .into_par_iter()
+            .map_init(Vec::new, gather)
+            .collect()
+    } else {
+        let mut buf = Vec::new();
+        (0..groups).map(|b| gather(&mut buf, b)).collect()
     }
 }
 
@@ -136,5 +152,39 @@ mod tests {
         }
         let flat: Vec<_> = groups.finish(|_| ()).into_iter().flatten().collect();
         assert_eq!(flat, expected);
+        // In parts, with or without the pool: each group is the sorted
+        // union of the parts' groups, handed over in group order.
+        for size in [700, 40_000] {
+            let items: Vec<(u32, u64)> = (0..size)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    ((x % 40) as u32, (x >> 8) % 1000)
+                })
+                .collect();
+            let parts: Vec<Groups<(u32, u64)>> = items
+                .chunks(size / 3)
+                .map(|c| {
+                    let mut g = Groups::with_counts(&[0; 33]);
+                    for &e in c {
+                        g.push(e.0 as usize, e);
+                    }
+                    g
+                })
+                .collect();
+            let got = each_group(&parts, |b, g| (b, g.clone()));
+            let mut expected = items.clone();
+            expected.sort_unstable();
+            assert_eq!(
+                got.iter().map(|(b, _)| *b).collect::<Vec<_>>(),
+                (0..33).collect::<Vec<_>>()
+            );
+            assert!(got
+                .iter()
+                .all(|(b, g)| g.iter().all(|e| (e.0 as usize).min(32) == *b)));
+            let flat: Vec<_> = got.into_iter().flat_map(|(_, g)| g).collect();
+            assert_eq!(flat, expected);
+        }
     }
 }

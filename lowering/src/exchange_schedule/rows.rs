@@ -17,7 +17,7 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
-use super::bucket::{sort_by_lead, Groups};
+use super::bucket::{each_group, sort_by_lead, Groups};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
@@ -98,27 +98,33 @@ const SLICE: usize = 4096;
 /// A capture run: (port, start, end, first byte, end byte).
 type CaptureRun = (u32, u64, u64, u64, u64);
 
+/// A select run: (start, end, sender).
+type SelectRun = (u64, u64, u32);
+
 /// The merged runs of a schedule. Runs of tiles outside the target are
 /// left out (no row holds them).
 struct Runs {
     /// (tile, start cycle, end cycle, first byte, end byte), sorted.
     sends: Vec<(u32, u64, u64, u64, u64)>,
-    /// Per port (index): (start, end, sender), sorted.
-    selects: Vec<Vec<(u64, u64, u32)>>,
-    /// Per tile (index): (port, start, end, first byte, end byte), sorted.
-    captures: Vec<Vec<CaptureRun>>,
+    /// Per port (index): how many select runs, and (when kept) the runs
+    /// (start, end, sender), sorted.
+    selects: Vec<(usize, Vec<SelectRun>)>,
+    /// Per tile (index): how many capture runs, and (when kept) the runs
+    /// (port, start, end, first byte, end byte), sorted.
+    captures: Vec<(usize, Vec<CaptureRun>)>,
 }
 
 impl Runs {
     /// Select and capture runs of a tile (a bound on its entries, sends aside).
     fn entries(&self, tile: usize) -> usize {
-        self.selects.get(tile).map_or(0, Vec::len) + self.captures.get(tile).map_or(0, Vec::len)
+        self.selects.get(tile).map_or(0, |s| s.0) + self.captures.get(tile).map_or(0, |c| c.0)
     }
 }
 
 /// Sends, selects and captures of every fragment, sorted and merged into the
-/// runs that become row entries.
-fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
+/// runs that become row entries; the select and capture runs themselves
+/// only when `keep` (else only counted: row sizes need no more).
+fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: bool) -> Runs {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
     // Grouped by port and by tile as they are made: one list of every
@@ -179,7 +185,6 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
         selects.push(sel);
         captures.push(cap);
     }
-    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
     for s in sends {
@@ -196,8 +201,9 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             _ => send_runs.push(s),
         }
     }
-    // Merged in place; the overflow group (tiles outside the target) is empty.
-    let mut select_runs = selects.finish(|g| {
+    // Merged in the gathering buffer, then kept; the overflow group (tiles
+    // outside the target) is empty.
+    let mut select_runs = each_group(&selects, |_, g| {
         g.dedup();
         g.dedup_by(|s, p| {
             let joins = p.1 == s.0 && p.2 == s.2;
@@ -206,9 +212,10 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
+        (g.len(), if keep { g.clone() } else { Vec::new() })
     });
     select_runs.truncate(n);
-    let mut capture_runs = captures.finish(|g| {
+    let mut capture_runs = each_group(&captures, |_, g| {
         g.dedup_by(|c, p| {
             let joins =
                 p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word as u64);
@@ -217,6 +224,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
             }
             joins
         });
+        (g.len(), if keep { g.clone() } else { Vec::new() })
     });
     capture_runs.truncate(n);
     Runs {
@@ -231,7 +239,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target) -> Runs {
 /// reports those).
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
     let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target);
+    let runs = merged_runs(phase, fragments, target, true);
     let mut rows: Vec<Vec<RowEntry>> = (0..n)
         .map(|t| Vec::with_capacity(runs.entries(t)))
         .collect();
@@ -244,7 +252,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
             });
         }
     }
-    for (row, selects) in rows.iter_mut().zip(&runs.selects) {
+    for (row, (_, selects)) in rows.iter_mut().zip(&runs.selects) {
         row.extend(
             selects
                 .iter()
@@ -255,7 +263,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
                 }),
         );
     }
-    for (row, captures) in rows.iter_mut().zip(&runs.captures) {
+    for (row, (_, captures)) in rows.iter_mut().zip(&runs.captures) {
         row.extend(
             captures
                 .iter()
@@ -277,7 +285,7 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
 /// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
     let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target);
+    let runs = merged_runs(phase, fragments, target, false);
     let mut words = vec![0u32; n];
     let mut add = |tile: u32, w: u32| {
         if let Some(x) = words.get_mut(tile as usize) {
@@ -288,10 +296,10 @@ pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowS
         add(s.0, SEND_WORDS);
     }
     for (t, (s, c)) in runs.selects.iter().zip(&runs.captures).enumerate() {
-        for _ in 0..s.len() {
+        for _ in 0..s.0 {
             add(t as u32, SELECT_WORDS);
         }
-        for _ in 0..c.len() {
+        for _ in 0..c.0 {
             add(t as u32, CAPTURE_WORDS);
         }
     }

@@ -408,6 +408,79 @@ fn verifier_catches_missing_and_duplicate_bytes() {
 }
 
 #[test]
+fn verifier_checks_coverage_of_pieces_byte_by_byte() {
+    // Transfer 0 (16 B, tile 0 -> tile 2) in one fragment; split, cut at
+    // either end or overlapped, its destination must be checked range by range.
+    let (t, p, s) = small();
+    let fi = frag_of(&s, 0);
+    let split = |s: &Schedule, first: u32, second_from: u32| {
+        let mut out = s.clone();
+        let f = out.fragments[fi].clone();
+        let mut a = f.clone();
+        a.len = first;
+        let mut b = f.clone();
+        let skip = second_from / 4;
+        b.src_offset += second_from;
+        b.len = f.len - second_from;
+        b.send_cycle += skip as u64;
+        for r in &mut b.receives {
+            r.select_cycle += skip as u64;
+        }
+        out.fragments[fi] = a;
+        out.fragments.insert(fi + 1, b);
+        out
+    };
+    // Two pieces that cover the bytes once: valid.
+    let halves = split(&s, 8, 8);
+    assert!(
+        verify(&p, &halves, &t).is_ok(),
+        "{:?}",
+        errors(&p, &halves, &t)
+    );
+    let uncovered = |e: &[VerifyError]| {
+        e.iter()
+            .filter_map(|e| match *e {
+                VerifyError::Uncovered {
+                    transfer: 0,
+                    dst: 0,
+                    start,
+                    end,
+                    ..
+                } => Some((start, end)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    // One piece short of the end, one piece from byte 4: never received.
+    let mut short = s.clone();
+    short.fragments[fi].len = 12;
+    assert_eq!(uncovered(&errors(&p, &short, &t)), [(12, 16)]);
+    let mut late_start = s.clone();
+    let f = &mut late_start.fragments[fi];
+    (f.src_offset, f.len) = (f.src_offset + 4, 12);
+    assert_eq!(uncovered(&errors(&p, &late_start, &t)), [(0, 4)]);
+    // A gap between two pieces.
+    let gap = split(&s, 4, 8);
+    assert_eq!(uncovered(&errors(&p, &gap, &t)), [(4, 8)]);
+    // Two pieces that overlap: bytes [4, 8) twice.
+    let twice = split(&s, 8, 4);
+    assert!(
+        errors(&p, &twice, &t).iter().any(|e| matches!(
+            e,
+            VerifyError::Duplicate {
+                transfer: 0,
+                dst: 0,
+                start: 4,
+                end: 8,
+                ..
+            }
+        )),
+        "{:?}",
+        errors(&p, &twice, &t)
+    );
+}
+
+#[test]
 fn verifier_catches_late_arrivals() {
     let (t, p, mut s) = small();
     s.horizon -= 1;

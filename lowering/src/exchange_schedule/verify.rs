@@ -19,7 +19,7 @@
 //! Errors are values naming the tile, the cycle and the transfers involved;
 //! at most [`MAX_ERRORS`] are returned, in a deterministic order.
 
-use super::bucket::{sort_by_lead, Groups};
+use super::bucket::{each_group, sort_by_lead, Groups};
 use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
 use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -164,6 +164,17 @@ pub enum VerifyError {
     HorizonBelowBound { reported: u64, bound: u64 },
 }
 
+/// How a destination's received ranges look, for the coverage check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Whole {
+    /// No range yet.
+    Nothing,
+    /// One range, all of the transfer's bytes.
+    Once,
+    /// Anything else: its ranges are sorted and checked one by one.
+    Other,
+}
+
 /// Fragments per slice checked on one thread.
 const SLICE: usize = 4096;
 
@@ -235,10 +246,13 @@ pub(crate) fn verify_valid(
     let n = tiles as usize;
     // Destination index of (transfer, dst) = first_dst[transfer] + dst.
     let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
+    // Bytes each destination (by index) takes: its transfer's length.
+    let mut dst_len: Vec<u32> = Vec::new();
     let mut dsts = 0usize;
     for t in &phase.transfers {
         first_dst.push(dsts);
         dsts += t.dsts.len();
+        dst_len.extend(t.dsts.iter().map(|_| t.len));
     }
     // Slices of fragments are checked in parallel; their findings are
     // joined in fragment order, so errors and events are one pass's.
@@ -404,16 +418,14 @@ pub(crate) fn verify_valid(
     };
     let mut errs: Vec<VerifyError> = Vec::new();
     let mut sends = Vec::with_capacity(fragments.len());
-    let mut got = Vec::with_capacity(parts.iter().map(|p| p.got.len()).sum());
-    let (mut selects, mut captures) = (Vec::new(), Vec::new());
+    let (mut selects, mut captures, mut got) = (Vec::new(), Vec::new(), Vec::new());
     for p in parts.drain(..) {
         errs.extend(p.errs);
         sends.extend(p.sends);
         selects.push(p.selects);
         captures.push(p.captures);
-        got.extend(p.got);
+        got.push(p.got);
     }
-    let (selects, captures) = (Groups::concat(selects), Groups::concat(captures));
 
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
@@ -433,51 +445,79 @@ pub(crate) fn verify_valid(
     // Port selections: one sender per cycle (one selection per fragment).
     // Groups hold distinct ports (but the last), so no pair across two
     // groups could conflict or be a duplicate.
-    let selects = selects.finish(|g| g.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1));
-    for w in selects.iter().flat_map(|g| g.windows(2)) {
-        let (a, b) = (w[0], w[1]);
-        if a.0 == b.0 && b.1 < a.2 {
-            errs.push(VerifyError::ReceiverConflict {
-                port: a.0,
-                cycle: b.1,
-                first: a.3,
-                first_sender: a.4,
-                first_transfer: a.5,
-                second: b.3,
-                second_sender: b.4,
-                second_transfer: b.5,
-            });
+    let conflicts = each_group(&selects, |_, g| {
+        g.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
+        let mut errs = Vec::new();
+        for w in g.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if a.0 == b.0 && b.1 < a.2 {
+                errs.push(VerifyError::ReceiverConflict {
+                    port: a.0,
+                    cycle: b.1,
+                    first: a.3,
+                    first_sender: a.4,
+                    first_transfer: a.5,
+                    second: b.3,
+                    second_sender: b.4,
+                    second_transfer: b.5,
+                });
+            }
         }
-    }
+        errs
+    });
+    errs.extend(conflicts.into_iter().flatten());
     // Captures: one word per port per tile per cycle.
-    let captures = captures.finish(|_| ());
-    for w in captures.iter().flat_map(|g| g.windows(2)) {
-        let (a, b) = (w[0], w[1]);
-        if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
-            errs.push(VerifyError::DoubleCapture {
-                tile: a.0,
-                port: a.1,
-                cycle: b.2,
-                first: a.4,
-                first_transfer: a.5,
-                second: b.4,
-                second_transfer: b.5,
-            });
+    let doubles = each_group(&captures, |_, g| {
+        let mut errs = Vec::new();
+        for w in g.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            if a.0 == b.0 && a.1 == b.1 && b.2 < a.3 {
+                errs.push(VerifyError::DoubleCapture {
+                    tile: a.0,
+                    port: a.1,
+                    cycle: b.2,
+                    first: a.4,
+                    first_transfer: a.5,
+                    second: b.4,
+                    second_transfer: b.5,
+                });
+            }
         }
-    }
+        errs
+    });
+    errs.extend(doubles.into_iter().flatten());
     // Coverage: every byte of every destination exactly once.
-    sort_by_lead(&mut got, dsts, |g| g.0);
+    // A destination that got its transfer's bytes in one piece is covered
+    // exactly once: only the ranges of the others are sorted and walked.
+    let mut whole = vec![Whole::Nothing; dsts];
+    for &(here, s, e) in got.iter().flatten() {
+        whole[here] = match whole[here] {
+            Whole::Nothing if s == 0 && e == dst_len[here] as u64 => Whole::Once,
+            _ => Whole::Other,
+        };
+    }
+    let mut rest: Vec<(usize, u64, u64)> = got
+        .iter()
+        .flatten()
+        .filter(|g| whole[g.0] == Whole::Other)
+        .copied()
+        .collect();
+    drop(got);
+    sort_by_lead(&mut rest, dsts, |g| g.0);
     let mut next = 0usize;
     for (ti, t) in phase.transfers.iter().enumerate() {
         for (di, d) in t.dsts.iter().enumerate() {
             let tile = d.tile;
             let here = first_dst[ti] + di;
+            if whole[here] == Whole::Once {
+                continue;
+            }
             let from = next;
-            while next < got.len() && got[next].0 == here {
+            while next < rest.len() && rest[next].0 == here {
                 next += 1;
             }
             let mut covered = 0u64;
-            for &(_, s, e) in &got[from..next] {
+            for &(_, s, e) in &rest[from..next] {
                 if s > covered {
                     errs.push(VerifyError::Uncovered {
                         transfer: ti as u32,
