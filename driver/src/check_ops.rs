@@ -82,7 +82,8 @@ impl<'a> Probed<'a> {
         let mut by_key: HashMap<&str, Vec<_>> = HashMap::new();
         let mut fused = std::collections::HashSet::new();
         for (p, b) in pkg.meta.probes.iter().zip(bytes) {
-            if let Some(keys) = fused_keys(&p.source) {
+            let keys = fused_keys(&p.source);
+            if let Some(keys) = &keys {
                 fused.extend(keys.iter().take(keys.len() - 1).copied());
             }
             if let Some(b) = b {
@@ -93,7 +94,7 @@ impl<'a> Probed<'a> {
                 // An op that replaced a chain (nn-fuse-gelu, composed
                 // transposes) fuses the chain's locations in program order:
                 // its result is the last op's, so it answers for that op too.
-                if let Some(&last) = fused_keys(&p.source).as_ref().and_then(|k| k.last()) {
+                if let Some(&last) = keys.as_ref().and_then(|k| k.last()) {
                     by_key.entry(last).or_default().push((p, b.as_slice()));
                 }
             }

@@ -125,7 +125,7 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
     }
     Ok(())
 }
-use ipu_isa::kernels::{EwOp, KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
+use ipu_isa::kernels::{KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
 
 fn param(spec: &KernelSpec, name: &str) -> i64 {
     spec.params.get(name).copied().unwrap_or(0)
@@ -319,12 +319,6 @@ pub fn unary(spec: &KernelSpec, src: Word, dst: Word) -> Call {
         "elementwise" => elementwise(spec, src, None, dst),
         other => panic!("{other} is not a one-input kernel"),
     }
-}
-
-/// `out = in0 + in1` of `n` elements (split-K partial sums).
-pub fn add(spec: &KernelSpec, in0: Word, in1: Word, out: Word) -> Call {
-    assert_eq!(param(spec, "OP"), EwOp::Add as i64);
-    elementwise(spec, in0, Some(in1), out)
 }
 
 /// `partials.S`: +0 c, +4 the first of the partials it adds (the others

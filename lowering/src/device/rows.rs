@@ -588,8 +588,6 @@ fn cheapest_row_plan(
     let tiles = target.tiles() as i64;
     let whole: Vec<Mapping> = whole.into_iter().map(at_zero).collect();
     // Keeps `(m, p)` when cheaper; the move is costed only for a plan its
-    // kernels alone make cheaper.
-    // Keeps `(m, p)` when cheaper; the move is costed only for a plan its
     // kernels alone make cheaper, at tile 0 or ending at the last tile,
     // whichever moves more cheaply (what stays on a tile is copied there,
     // before the kernels, while the exchange moves every tile's data at once).
