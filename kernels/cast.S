@@ -7,7 +7,9 @@
 # stands for q * 2^scale. Conversions from bf16 to FP8 go through f32 and
 # from FP8 to bf16 through f32 (both exact steps), FP8 to FP8 through f16.
 # Buffers hold whole groups (8 elements for FP8 either side, else 4 or 2);
-# the compiler pads N up to one.
+# the compiler pads N up to one. A group's loads, conversions and stores
+# share bundles (a store sees its own bundle's conversion), so a loop
+# turn costs the larger of its memory and arithmetic issues.
 # State ($m0): +0 in, +4 out, +8 scale (the FP8 side's; for FP8 -> FP8 the
 # input's), +12 output scale (FP8 -> FP8 only).
 # Call: `call $m15, cast`; returns with `jmp $m15`.
@@ -31,71 +33,55 @@
         .endif
         .if (FROM == 0) & (TO == 1)
         .set GROUP, 4
-        .set GLEN, 5
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        cvt.f32.f16 $a4, $a0:1
-        cvt.f32.f16 $a5, $a2:3
-        st64 $a4:5, [$m4+=8]
+        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f16 $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f32.f16 $a5, $a2:3 }
         .endm
         .endif
         .if (FROM == 0) & (TO == 2)
         .set GROUP, 4
-        .set GLEN, 5
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        cvt.f32.bf16 $a4, $a0:1
-        cvt.f32.bf16 $a5, $a2:3
-        st64 $a4:5, [$m4+=8]
+        { ld64 $a2:3, [$m2+=8] ; cvt.f32.bf16 $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f32.bf16 $a5, $a2:3 }
         .endm
         .endif
         .if (FROM == 0) & (TO == 3)
         .set GROUP, 8
-        .set GLEN, 12
+        .set GLEN, 7
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        ld64 $a4:5, [$m2+=8]
-        ld64 $a6:7, [$m2+=8]
-        cvt.f32.f8e4 $a8, $a0:1
-        cvt.f32.f8e4 $a9, $a2:3
-        pack16 $a10, $a8, $a9
+        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f8e4 $a8, $a0:1 }
+        { ld64 $a4:5, [$m2+=8] ; cvt.f32.f8e4 $a9, $a2:3 }
+        { ld64 $a6:7, [$m2+=8] ; pack16 $a10, $a8, $a9 }
         cvt.f32.f8e4 $a8, $a4:5
         cvt.f32.f8e4 $a9, $a6:7
-        pack16 $a11, $a8, $a9
-        st64 $a10:11, [$m4+=8]
+        { st64 $a10:11, [$m4+=8] ; pack16 $a11, $a8, $a9 }
         .endm
         .endif
         .if (FROM == 0) & (TO == 4)
         .set GROUP, 8
-        .set GLEN, 12
+        .set GLEN, 7
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        ld64 $a4:5, [$m2+=8]
-        ld64 $a6:7, [$m2+=8]
-        cvt.f32.f8e5 $a8, $a0:1
-        cvt.f32.f8e5 $a9, $a2:3
-        pack16 $a10, $a8, $a9
+        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f8e5 $a8, $a0:1 }
+        { ld64 $a4:5, [$m2+=8] ; cvt.f32.f8e5 $a9, $a2:3 }
+        { ld64 $a6:7, [$m2+=8] ; pack16 $a10, $a8, $a9 }
         cvt.f32.f8e5 $a8, $a4:5
         cvt.f32.f8e5 $a9, $a6:7
-        pack16 $a11, $a8, $a9
-        st64 $a10:11, [$m4+=8]
+        { st64 $a10:11, [$m4+=8] ; pack16 $a11, $a8, $a9 }
         .endm
         .endif
         .if (FROM == 1) & (TO == 0)
         .set GROUP, 4
-        .set GLEN, 5
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        cvt.f16.f32 $a2:3, $a0
-        cvt.f16.f32 $a4:5, $a1
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.f16.f32 $a2:3, $a0 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f16.f32 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 1) & (TO == 1)
@@ -108,57 +94,47 @@
         .endif
         .if (FROM == 1) & (TO == 2)
         .set GROUP, 4
-        .set GLEN, 4
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
         cvt.f16.bf16 $a2, $a0
-        cvt.f16.bf16 $a3, $a1
-        st64 $a2:3, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.f16.bf16 $a3, $a1 }
         .endm
         .endif
         .if (FROM == 1) & (TO == 3)
         .set GROUP, 8
-        .set GLEN, 6
+        .set GLEN, 3
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        cvt.f16.f8e4 $a4, $a0:1
-        cvt.f16.f8e4 $a5, $a2:3
-        st64 $a4:5, [$m4+=8]
+        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e4 $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e4 $a5, $a2:3 }
         .endm
         .endif
         .if (FROM == 1) & (TO == 4)
         .set GROUP, 8
-        .set GLEN, 6
+        .set GLEN, 3
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        ld64 $a2:3, [$m2+=8]
-        cvt.f16.f8e5 $a4, $a0:1
-        cvt.f16.f8e5 $a5, $a2:3
-        st64 $a4:5, [$m4+=8]
+        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e5 $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e5 $a5, $a2:3 }
         .endm
         .endif
         .if (FROM == 2) & (TO == 0)
         .set GROUP, 4
-        .set GLEN, 5
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        cvt.bf16.f32 $a2:3, $a0
-        cvt.bf16.f32 $a4:5, $a1
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f32 $a2:3, $a0 }
+        { st64 $a4:5, [$m4+=8] ; cvt.bf16.f32 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 2) & (TO == 1)
         .set GROUP, 4
-        .set GLEN, 4
+        .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
         cvt.bf16.f16 $a2, $a0
-        cvt.bf16.f16 $a3, $a1
-        st64 $a2:3, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f16 $a3, $a1 }
         .endm
         .endif
         .if (FROM == 2) & (TO == 2)
@@ -171,9 +147,8 @@
         .endif
         .if (FROM == 2) & (TO == 3)
         .set GROUP, 8
-        .set GLEN, 14
+        .set GLEN, 13
         .macro CONVERT
-        setscl $m8
         ld64 $a12:13, [$m2+=8]
         ld64 $a14:15, [$m2+=8]
         cvt.bf16.f32 $a0:1, $a12
@@ -191,9 +166,8 @@
         .endif
         .if (FROM == 2) & (TO == 4)
         .set GROUP, 8
-        .set GLEN, 14
+        .set GLEN, 13
         .macro CONVERT
-        setscl $m8
         ld64 $a12:13, [$m2+=8]
         ld64 $a14:15, [$m2+=8]
         cvt.bf16.f32 $a0:1, $a12
@@ -211,39 +185,30 @@
         .endif
         .if (FROM == 3) & (TO == 0)
         .set GROUP, 8
-        .set GLEN, 12
+        .set GLEN, 7
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e4.f32 $a2:3, $a0
+        { st64 $a2:3, [$m4+=8] ; cvt.f8e4.f32 $a2:3, $a0 }
         hi16 $a10, $a0
-        cvt.f8e4.f32 $a4:5, $a10
-        cvt.f8e4.f32 $a6:7, $a1
+        { st64 $a4:5, [$m4+=8] ; cvt.f8e4.f32 $a4:5, $a10 }
+        { st64 $a6:7, [$m4+=8] ; cvt.f8e4.f32 $a6:7, $a1 }
         hi16 $a10, $a1
-        cvt.f8e4.f32 $a8:9, $a10
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
-        st64 $a6:7, [$m4+=8]
-        st64 $a8:9, [$m4+=8]
+        { st64 $a8:9, [$m4+=8] ; cvt.f8e4.f32 $a8:9, $a10 }
         .endm
         .endif
         .if (FROM == 3) & (TO == 1)
         .set GROUP, 8
-        .set GLEN, 6
+        .set GLEN, 3
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e4.f16 $a2:3, $a0
-        cvt.f8e4.f16 $a4:5, $a1
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.f8e4.f16 $a2:3, $a0 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f8e4.f16 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 3) & (TO == 2)
         .set GROUP, 8
-        .set GLEN, 14
+        .set GLEN, 13
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
         cvt.f8e4.f32 $a2:3, $a0
         hi16 $a10, $a0
@@ -289,39 +254,30 @@
         .endif
         .if (FROM == 4) & (TO == 0)
         .set GROUP, 8
-        .set GLEN, 12
+        .set GLEN, 7
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e5.f32 $a2:3, $a0
+        { st64 $a2:3, [$m4+=8] ; cvt.f8e5.f32 $a2:3, $a0 }
         hi16 $a10, $a0
-        cvt.f8e5.f32 $a4:5, $a10
-        cvt.f8e5.f32 $a6:7, $a1
+        { st64 $a4:5, [$m4+=8] ; cvt.f8e5.f32 $a4:5, $a10 }
+        { st64 $a6:7, [$m4+=8] ; cvt.f8e5.f32 $a6:7, $a1 }
         hi16 $a10, $a1
-        cvt.f8e5.f32 $a8:9, $a10
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
-        st64 $a6:7, [$m4+=8]
-        st64 $a8:9, [$m4+=8]
+        { st64 $a8:9, [$m4+=8] ; cvt.f8e5.f32 $a8:9, $a10 }
         .endm
         .endif
         .if (FROM == 4) & (TO == 1)
         .set GROUP, 8
-        .set GLEN, 6
+        .set GLEN, 3
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e5.f16 $a2:3, $a0
-        cvt.f8e5.f16 $a4:5, $a1
-        st64 $a2:3, [$m4+=8]
-        st64 $a4:5, [$m4+=8]
+        { st64 $a2:3, [$m4+=8] ; cvt.f8e5.f16 $a2:3, $a0 }
+        { st64 $a4:5, [$m4+=8] ; cvt.f8e5.f16 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 4) & (TO == 2)
         .set GROUP, 8
-        .set GLEN, 14
+        .set GLEN, 13
         .macro CONVERT
-        setscl $m8
         ld64 $a0:1, [$m2+=8]
         cvt.f8e5.f32 $a2:3, $a0
         hi16 $a10, $a0
@@ -523,7 +479,10 @@
         .set REMG, NG % 6
         .set EB_IN, (FROM == 0) * 4 + ((FROM == 1) | (FROM == 2)) * 2 + ((FROM >= 3) & (FROM <= 4)) + (FROM == 5) * 4 + (FROM == 6) * 8
         .set EB_OUT, (TO == 0) * 4 + ((TO == 1) | (TO == 2)) * 2 + (TO >= 3)
-        .cycles "20 + 6 * (20 + 15 * FIX + GLEN * (NG_LO + (REMG > 0)))"
+        # One FP8 side: its scale is set once, before the loop (FP8 -> FP8
+        # switches between the two scales in the loop).
+        .set SCL, (((FROM >= 3) & (FROM <= 4)) + (TO >= 3)) == 1
+        .cycles "14 + 6 * (17 + SCL + 15 * FIX + GLEN * (NG_LO + (REMG > 0)))"
 
         .text
         .globl cast
@@ -558,6 +517,9 @@ cast_worker:
         add $m4, $m4, $m7
         .if FROM >= 5
         setzi $m3, 0
+        .endif
+        .if SCL
+        setscl $m8
         .endif
         .if FIX
         # The threshold's bits at scale 0 (f8E5M2's tie rounds up, so its
