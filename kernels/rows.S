@@ -72,6 +72,8 @@
         .set EB, 4 - 2 * TYPE             # element bytes
         .set EPG, 8 / EB                  # elements per granule
         .set VERT, (I > 1) | (IP > 1)
+        .set RV_MAX, 16
+        .set RV_UNROLL, 0
         .set RED, OP < 3                  # a reduction
         .set RVEC, (OP == 6) | (OP == 7)  # a row-vector op
         .if (LOG != 0) & ((OP < 9) | (LOG != 1))
@@ -177,8 +179,10 @@
         .set SETUP, 18
         .endif
         .if RVEC
-        .set ITEM, 6 + (GR > 1) * (1 + GR)
-        .set SETUP, 15
+        # Rows of up to RV_MAX granules: one repeat, the granules unrolled.
+        .set RV_UNROLL, GR <= RV_MAX
+        .set ITEM, RV_UNROLL * (GR + 2) + (1 - RV_UNROLL) * (5 + (GR > 1) * (1 + GR))
+        .set SETUP, 15 + RV_UNROLL
         .endif
         .if OP == 8
         .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
@@ -916,6 +920,18 @@ lap_end:
 
         .if RVEC
         ld32 $m11, [$m0+8]
+        .if RV_UNROLL
+        # One repeat over the rows, a row's granules unrolled: the last
+        # granule's op and store share a bundle.
+        rpt $m6, rvu_end
+        mov $m12, $m11
+        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m12+=8]
+        .rept GR - 1
+        { ld2st64 $a0:1, [$m2+=8], $a2:3, [$m12+=8], $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
+        .endr
+        { st64 $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
+rvu_end:
+        .else
 row_vec:
         mov $m12, $m11
         ld2x64 $a0:1, [$m2+=8], $a2:3, [$m12+=8]
@@ -925,10 +941,10 @@ row_vec:
         { ld2st64 $a0:1, [$m2+=8], $a2:3, [$m12+=8], $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
 rv_end:
         .endif
-        VOP $a4:5, $a0:1, $a2:3
-        st64 $a4:5, [$m9+=8]
+        { st64 $a4:5, [$m9+=8] ; VOP $a4:5, $a0:1, $a2:3 }
         add $m6, $m6, -1
         brnz $m6, row_vec
+        .endif
         .endif
 
 # ------------------------------------------------------------- columns

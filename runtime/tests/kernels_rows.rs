@@ -295,7 +295,16 @@ fn layer_norm_with_and_without_scale_and_bias() {
 #[test]
 fn row_vector_cycle_formula() {
     let mut g = rng(14);
-    for &(ty, r, c) in &[(0i64, 9usize, 32usize), (1, 8, 16), (1, 13, 4), (0, 1, 2)] {
+    // Rows of up to 16 granules take the unrolled loop, longer ones the other.
+    for &(ty, r, c) in &[
+        (0i64, 9usize, 32usize),
+        (1, 8, 16),
+        (1, 37, 16),
+        (1, 13, 4),
+        (0, 1, 2),
+        (0, 3, 40),
+        (1, 7, 100),
+    ] {
         let raw: Vec<f32> = (0..r * c).map(|_| g.gen_range(-1.0..1.0)).collect();
         let v: Vec<f32> = (0..c).map(|_| g.gen_range(-1.0..1.0)).collect();
         let (xv, xb) = encode(&raw, ty);
