@@ -203,7 +203,7 @@
         .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
         .endif
         .if OP == 12
-        .set ITEM, 17 + FOLD_C + (C > 1) * (2 + 3 * (C - 1))
+        .set ITEM, 16 + FOLD_C + (C > 1) * (2 + 2 * (C - 1))
         .endif
         .if (OP == 13) & (TYPE == 0)
         .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
@@ -759,15 +759,15 @@ row_lcb:
         zero64 $a6:7
         .if C > 1
         setzi $m10, C - 1
+        # $a6 sums (mean - its mean)^2 in one fused step ($a7's lane is
+        # not used).
         rpt $m10, lcb_end
         f32v2sub $a2:3, $a0:1, $a8:9
-        f32mul $a2, $a2, $a2
-        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
+        { ld64 $a0:1, [$m2+=GSTEP] ; f32v2fma $a6:7, $a2:3, $a2:3 }
 lcb_end:
         .endif
         f32v2sub $a2:3, $a0:1, $a8:9
-        f32mul $a2, $a2, $a2
-        f32add $a6, $a6, $a2
+        f32v2fma $a6:7, $a2:3, $a2:3
         f32add $a6, $a6, $a13
         f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - its mean)^2)
         f32add $a6, $a6, $a15

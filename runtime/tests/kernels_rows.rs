@@ -441,6 +441,7 @@ fn layer_norm_of_rows_cut_into_pieces() {
         (0, 1, 2, 2, 10.0),
         (1, 6, 8, 4, 30.0),
         (1, 13, 4, 1, 0.0),
+        (1, 3, 8, 24, 2.0),
     ] {
         let full = c * groups;
         let raw: Vec<f32> = (0..r * full)
