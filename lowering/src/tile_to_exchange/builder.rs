@@ -4,10 +4,11 @@
 //! together, in parallel, by [`ProgramBuilder::schedule_pending`]), and
 //! compute sets of per-tile kernel calls.
 
+use super::resolve::{Sources, ViewRuns};
 use super::view::View;
 use crate::device::{kernel_cycles, records};
 use crate::exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
-use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
+use crate::geometry::{blocks, elem_bytes, relayout_into, Block, Grid, Layout, Run, TransferSet};
 use crate::program::{
     BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placed, Placement,
     Probe, Program, Reads, Step, Vertex, Word,
@@ -40,12 +41,31 @@ pub struct Home {
     pub mapping: Mapping,
     pub shape: Vec<i64>,
     pub elem_bytes: i64,
+    /// The blocks by position.
+    pub grid: Grid,
 }
 
 impl Home {
+    pub fn new(
+        blocks: Vec<Block>,
+        buf: BufId,
+        mapping: Mapping,
+        shape: Vec<i64>,
+        elem_bytes: i64,
+    ) -> Self {
+        Home {
+            grid: Grid::new(&mapping, &shape),
+            blocks,
+            buf,
+            mapping,
+            shape,
+            elem_bytes,
+        }
+    }
+
     /// The tile and byte offset (in its block, row-major) of element `idx`.
     pub fn locate(&self, idx: &[i64]) -> (u32, u64) {
-        let bs = self.mapping.block_shape(&self.shape);
+        let bs = &self.grid.bs;
         let (mut block, mut off) = (0i64, 0i64);
         for d in 0..idx.len() {
             let c = idx[d] / bs[d].max(1);
@@ -72,9 +92,6 @@ pub enum Resident {
     /// `Program::constants[i]`, in the image.
     Constant(usize),
 }
-
-/// A consumer's runs out of a view: (source buffer, run), per rectangle.
-type ViewRuns = Vec<(BufId, Run)>;
 
 /// Where each tile reads an operand.
 pub struct OperandAt {
@@ -247,16 +264,8 @@ impl<'a> ProgramBuilder<'a> {
             // A tensor with no elements still names a buffer.
             None => self.alloc(op, m.first_tile as u32, name, 8, interleaved)?,
         };
-        self.homes.insert(
-            v,
-            Home {
-                blocks: bl,
-                buf,
-                mapping: m.clone(),
-                shape,
-                elem_bytes: eb as i64,
-            },
-        );
+        self.homes
+            .insert(v, Home::new(bl, buf, m.clone(), shape, eb as i64));
         Ok(buf)
     }
 
@@ -300,26 +309,6 @@ impl<'a> ProgramBuilder<'a> {
         self.views.contains_key(&v)
     }
 
-    /// The stored value and index holding element `idx` of `v` (through
-    /// any chain of views).
-    fn resolve(
-        &self,
-        mut v: Value,
-        idx: &[i64],
-        scratch: &mut Vec<i64>,
-    ) -> Option<(Value, Vec<i64>)> {
-        let mut cur = idx.to_vec();
-        loop {
-            if self.homes.contains_key(&v) {
-                return Some((v, cur));
-            }
-            let (view, inputs) = self.views.get(&v)?;
-            let k = view.source(&cur, scratch);
-            v = inputs[k];
-            std::mem::swap(&mut cur, scratch);
-        }
-    }
-
     /// The runs delivering rectangle `need` of `v` (read through `via`
     /// first, when given: an implicit broadcast), row-major on `need.tile`,
     /// each with the buffer it comes from.
@@ -346,60 +335,11 @@ impl<'a> ProgramBuilder<'a> {
                     .collect());
             }
         }
-        let ext = need.extent();
-        let total: i64 = ext.iter().product();
-        let mut out: ViewRuns = Vec::new();
-        let mut cur: Option<(BufId, Run)> = None;
-        let mut idx = need.lo.clone();
-        let (mut scratch, mut top) = (Vec::new(), Vec::new());
-        let mut eb = 0u64;
-        for k in 0..total.max(0) {
-            let (val, sidx) = match via {
-                Some(view) => {
-                    view.source(&idx, &mut top);
-                    self.resolve(v, &top, &mut scratch)
-                }
-                None => self.resolve(v, &idx, &mut scratch),
-            }
-            .ok_or("reads a value with no tile mapping")?;
-            let home = &self.homes[&val];
-            eb = home.elem_bytes as u64;
-            let (tile, off) = home.locate(&sidx);
-            let dst_off = k as u64 * eb;
-            match cur.as_mut() {
-                Some((b, r))
-                    if *b == home.buf
-                        && r.src_tile == tile
-                        && r.src_off + r.len == off
-                        && r.dst_off + r.len == dst_off =>
-                {
-                    r.len += eb
-                }
-                _ => {
-                    out.extend(cur.take());
-                    cur = Some((
-                        home.buf,
-                        Run {
-                            src_tile: tile,
-                            src_off: off,
-                            dst_tile: need.tile,
-                            dst_off,
-                            len: eb,
-                        },
-                    ));
-                }
-            }
-            // Next index, row-major.
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < need.hi[d] {
-                    break;
-                }
-                idx[d] = need.lo[d];
-            }
+        let out = Sources {
+            homes: &self.homes,
+            views: &self.views,
         }
-        out.extend(cur);
-        let _ = eb;
+        .runs(v, via, need)?;
         if via.is_none() {
             self.view_memo.insert(
                 key,
@@ -457,7 +397,8 @@ impl<'a> ProgramBuilder<'a> {
                 in_place: FxHashSet::default(),
             });
         }
-        let home = self.homes.get(&v).cloned();
+        // The source blocks by position (the home itself is not cloned).
+        let home = self.homes.get(&v).map(|h| (h.buf, h.grid.clone()));
         if home.is_none() && !self.views.contains_key(&v) {
             return Err(self.err(op, format!("operand #{i} has no tile mapping")));
         }
@@ -466,17 +407,14 @@ impl<'a> ProgramBuilder<'a> {
         let name = format!("s{set}.operand{i}");
         let mut at: FxHashMap<u32, BufId> = FxHashMap::default();
         let mut in_place: FxHashSet<u32> = FxHashSet::default();
-        // Runs per source buffer, in first-seen order.
-        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
+        // Transfers per source buffer, in first-seen order.
+        let mut moves: Vec<(BufId, TransferSet)> = Vec::new();
         let mut filled: BTreeMap<(u64, u64, u64), Vec<u32>> = BTreeMap::new();
+        let (mut row_major, mut runs): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
         for n in need {
-            if let Some(home) = home.as_ref().filter(|_| via.is_none()) {
-                if home
-                    .blocks
-                    .iter()
-                    .any(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
-                {
-                    at.insert(n.tile, home.buf);
+            if let Some((buf, grid)) = home.as_ref().filter(|_| via.is_none()) {
+                if grid.is_block(n) {
+                    at.insert(n.tile, *buf);
                     in_place.insert(n.tile);
                     continue;
                 }
@@ -485,19 +423,38 @@ impl<'a> ProgramBuilder<'a> {
             filled.entry(layout.filled(n, eb)).or_default().push(n.tile);
             at.insert(n.tile, b);
             match home.as_ref().filter(|_| via.is_none()) {
-                Some(home) => {
-                    let mut runs = Vec::new();
-                    runs_for_layout(n, &home.blocks, eb, layout, &mut runs);
-                    push_runs(&mut moves, home.buf, runs);
+                Some((buf, grid)) => {
+                    row_major.clear();
+                    grid.runs_row_major(n, eb, &mut row_major);
+                    let placed = match layout {
+                        Layout::RowMajor => &row_major,
+                        Layout::Chunks { .. } => {
+                            runs.clear();
+                            relayout_into(&row_major, n, eb, layout, &mut runs);
+                            &runs
+                        }
+                    };
+                    let set = set_of(&mut moves, *buf);
+                    for &r in placed {
+                        set.add(r);
+                    }
                 }
                 None => {
                     let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
                     let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
                     for (src, r) in vr {
-                        push_runs(&mut by_buf, src, vec![r]);
+                        match by_buf.iter_mut().find(|(s, _)| *s == src) {
+                            Some((_, rs)) => rs.push(r),
+                            None => by_buf.push((src, vec![r])),
+                        }
                     }
-                    for (src, runs) in by_buf {
-                        push_runs(&mut moves, src, chunk_runs(runs, n, eb, layout));
+                    for (src, rs) in by_buf {
+                        runs.clear();
+                        relayout_into(&rs, n, eb, layout, &mut runs);
+                        let set = set_of(&mut moves, src);
+                        for &r in &runs {
+                            set.add(r);
+                        }
                     }
                 }
             }
@@ -518,8 +475,8 @@ impl<'a> ProgramBuilder<'a> {
             reads.sort_by(|a, b| a.tiles[0].cmp(&b.tiles[0]));
             self.program.buffers[dst].reads = reads;
             let label = format!("operand #{i} of s{set} {}", cx.name_str(op));
-            let moves = moves.into_iter().map(|(s, r)| (s, dst, r)).collect();
-            self.exchange(op, &label, moves)?;
+            let moves = moves.into_iter().map(|(s, t)| (s, dst, t)).collect();
+            self.exchange_sets(op, &label, moves)?;
         }
         Ok(OperandAt { at, in_place })
     }
@@ -537,17 +494,17 @@ impl<'a> ProgramBuilder<'a> {
         let shape = self.cx.value_shape(v);
         let bl = blocks(m, &shape);
         let eb = elem_bytes(self.cx, v);
-        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
+        let mut moves: Vec<(BufId, TransferSet)> = Vec::new();
         for n in &bl {
             for (src, r) in self.view_runs(v, None, n).map_err(|e| self.err(op, e))? {
-                push_runs(&mut moves, src, vec![r]);
+                set_of(&mut moves, src).add(r);
             }
         }
         self.views.remove(&v);
         let buf = self.home(op, v, m, name, false)?;
         let _ = eb;
-        let moves = moves.into_iter().map(|(s, r)| (s, buf, r)).collect();
-        self.exchange(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
+        let moves = moves.into_iter().map(|(s, t)| (s, buf, t)).collect();
+        self.exchange_sets(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
         Ok(buf)
     }
 
@@ -560,6 +517,26 @@ impl<'a> ProgramBuilder<'a> {
         op: Op,
         label: &str,
         moves: Vec<(BufId, BufId, Vec<Run>)>,
+    ) -> Result<(), Diagnostic> {
+        let moves = moves
+            .into_iter()
+            .map(|(s, d, runs)| {
+                let mut set = TransferSet::default();
+                for r in runs {
+                    set.add(r);
+                }
+                (s, d, set)
+            })
+            .collect();
+        self.exchange_sets(op, label, moves)
+    }
+
+    /// [`Self::exchange`] of runs already made into transfers.
+    fn exchange_sets(
+        &mut self,
+        op: Op,
+        label: &str,
+        moves: Vec<(BufId, BufId, TransferSet)>,
     ) -> Result<(), Diagnostic> {
         // Local copies into a buffer this phase sends from must happen first.
         if self
@@ -577,8 +554,8 @@ impl<'a> ProgramBuilder<'a> {
             loc: self.cx.op_loc(op),
         };
         let mut local_bytes = 0;
-        for (src, dst, runs) in moves {
-            let (transfers, local) = transfers_of(&runs);
+        for (src, dst, set) in moves {
+            let (transfers, local) = set.finish();
             for r in local {
                 local_bytes += r.len;
                 self.pending_copies.push((src, dst, r));
@@ -895,20 +872,16 @@ impl<'a> ProgramBuilder<'a> {
     }
 }
 
-/// Appends `runs` to the runs of source buffer `src` (kept in first-seen order).
-fn push_runs(moves: &mut Vec<(BufId, Vec<Run>)>, src: BufId, runs: Vec<Run>) {
-    match moves.iter_mut().find(|(s, _)| *s == src) {
-        Some((_, r)) => r.extend(runs),
-        None => moves.push((src, runs)),
-    }
-}
-
-/// Runs into a rectangle stored row-major, re-addressed for `layout`.
-fn chunk_runs(runs: Vec<Run>, need: &Block, eb: i64, layout: Layout) -> Vec<Run> {
-    let Layout::Chunks { .. } = layout else {
-        return runs;
+/// The transfers from source buffer `src` (buffers kept in first-seen order).
+fn set_of(moves: &mut Vec<(BufId, TransferSet)>, src: BufId) -> &mut TransferSet {
+    let i = match moves.iter().position(|(s, _)| *s == src) {
+        Some(i) => i,
+        None => {
+            moves.push((src, TransferSet::default()));
+            moves.len() - 1
+        }
     };
-    crate::geometry::relayout_runs(runs, need, eb, layout)
+    &mut moves[i].1
 }
 
 /// Estimated cycles of one library kernel call: its cycle formula.
