@@ -421,66 +421,88 @@ impl Grid {
 /// on their tile.
 pub fn transfers_of(runs: &[Run]) -> (Vec<Transfer>, Vec<Run>) {
     let mut set = TransferSet::default();
-    for r in runs {
-        set.add(*r);
+    let ids: Vec<u32> = runs
+        .iter()
+        .map(|r| {
+            if r.src_tile == r.dst_tile {
+                set.local(*r);
+                return u32::MAX;
+            }
+            let t = set.transfer_of(r);
+            set.count(t);
+            t
+        })
+        .collect();
+    set.reserve();
+    for (r, t) in runs.iter().zip(ids) {
+        if t != u32::MAX {
+            set.push(t, r.dst_tile, r.dst_off);
+        }
     }
     set.finish()
 }
 
-/// [`transfers_of`] of runs given one at a time.
+/// [`transfers_of`] built in two passes over the runs: each exchanged run's
+/// transfer found and its destination counted, then (after
+/// [`TransferSet::reserve`]) each destination placed, so every transfer's
+/// destinations are allocated once.
 #[derive(Default)]
 pub struct TransferSet {
     /// Each source run's transfer.
     by_source: FxHashMap<(u32, u64, u64), u32>,
-    /// Per transfer, its source run and how many destinations it has.
-    heads: Vec<((u32, u64, u64), u32)>,
-    /// Every destination, with its transfer, in the order given.
-    dsts: Vec<(u32, Destination)>,
+    transfers: Vec<Transfer>,
+    /// The destinations counted per transfer.
+    counts: Vec<u32>,
     local: Vec<Run>,
 }
 
 impl TransferSet {
-    pub fn add(&mut self, r: Run) {
-        if r.src_tile == r.dst_tile {
-            self.local.push(r);
-            return;
-        }
-        let key = (r.src_tile, r.src_off, r.len);
-        let t = match self.by_source.entry(key) {
+    /// The transfer sending run `r`'s source (made, with no destination yet, if new).
+    pub fn transfer_of(&mut self, r: &Run) -> u32 {
+        match self.by_source.entry((r.src_tile, r.src_off, r.len)) {
             Entry::Occupied(e) => *e.get(),
             Entry::Vacant(e) => {
-                let t = self.heads.len() as u32;
-                self.heads.push((key, 0));
+                let t = self.transfers.len() as u32;
+                self.transfers.push(Transfer {
+                    src_tile: r.src_tile,
+                    src_offset: r.src_off as u32,
+                    len: r.len as u32,
+                    dsts: SmallVec::new(),
+                });
+                self.counts.push(0);
                 *e.insert(t)
             }
-        };
-        self.heads[t as usize].1 += 1;
-        self.dsts.push((
-            t,
-            Destination {
-                tile: r.dst_tile,
-                offset: r.dst_off as u32,
-            },
-        ));
+        }
+    }
+
+    /// One more destination for transfer `t`.
+    pub fn count(&mut self, t: u32) {
+        self.counts[t as usize] += 1;
+    }
+
+    /// A run that stays on its tile.
+    pub fn local(&mut self, r: Run) {
+        self.local.push(r);
+    }
+
+    /// Room for the destinations counted.
+    pub fn reserve(&mut self) {
+        for (t, &n) in self.transfers.iter_mut().zip(&self.counts) {
+            t.dsts.reserve_exact(n as usize);
+        }
+    }
+
+    /// A destination of transfer `t`: `offset` on `tile`.
+    pub fn push(&mut self, t: u32, tile: u32, offset: u64) {
+        self.transfers[t as usize].dsts.push(Destination {
+            tile,
+            offset: offset as u32,
+        });
     }
 
     /// The transfers and the local runs.
     pub fn finish(self) -> (Vec<Transfer>, Vec<Run>) {
-        // Each transfer's destinations allocated once, at their number.
-        let mut transfers: Vec<Transfer> = self
-            .heads
-            .iter()
-            .map(|&((tile, off, len), n)| Transfer {
-                src_tile: tile,
-                src_offset: off as u32,
-                len: len as u32,
-                dsts: SmallVec::with_capacity(n as usize),
-            })
-            .collect();
-        for (t, d) in self.dsts {
-            transfers[t as usize].dsts.push(d);
-        }
-        (transfers, self.local)
+        (self.transfers, self.local)
     }
 }
 

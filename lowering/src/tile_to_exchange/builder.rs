@@ -8,7 +8,9 @@ use super::resolve::{Sources, ViewRuns};
 use super::view::View;
 use crate::device::{kernel_cycles, records};
 use crate::exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
-use crate::geometry::{blocks, elem_bytes, relayout_into, Block, Grid, Layout, Run, TransferSet};
+use crate::geometry::{
+    blocks, elem_bytes, relayout_into, transfers_of, Block, Grid, Layout, Run, TransferSet,
+};
 use crate::program::{
     BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placed, Placement,
     Probe, Program, Reads, Step, Vertex, Word,
@@ -410,6 +412,13 @@ impl<'a> ProgramBuilder<'a> {
         // Transfers per source buffer, in first-seen order.
         let mut moves: Vec<(BufId, TransferSet)> = Vec::new();
         let mut filled: BTreeMap<(u64, u64, u64), Vec<u32>> = BTreeMap::new();
+        // Many tiles read the same rectangle: its runs (to whichever tile;
+        // in the order they are added, each with its source's entry in
+        // `moves`) are made once, and each run's transfer found once.
+        let mut rect_of: FxHashMap<(&[i64], &[i64]), usize> = FxHashMap::default();
+        let mut rects: Vec<RectRuns> = Vec::new();
+        // The tiles reading a rectangle, in order.
+        let mut uses: Vec<(u32, usize)> = Vec::new();
         let (mut row_major, mut runs): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
         for n in need {
             if let Some((buf, grid)) = home.as_ref().filter(|_| via.is_none()) {
@@ -422,43 +431,45 @@ impl<'a> ProgramBuilder<'a> {
             let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
             filled.entry(layout.filled(n, eb)).or_default().push(n.tile);
             at.insert(n.tile, b);
-            match home.as_ref().filter(|_| via.is_none()) {
-                Some((buf, grid)) => {
-                    row_major.clear();
-                    grid.runs_row_major(n, eb, &mut row_major);
-                    let placed = match layout {
-                        Layout::RowMajor => &row_major,
-                        Layout::Chunks { .. } => {
+            let k = match rect_of.get(&(&n.lo[..], &n.hi[..])) {
+                Some(&k) => k,
+                None => {
+                    let mut rect = RectRuns::default();
+                    match home.as_ref().filter(|_| via.is_none()) {
+                        Some((buf, grid)) => {
+                            row_major.clear();
+                            grid.runs_row_major(n, eb, &mut row_major);
+                            let m = set_of(&mut moves, *buf);
                             runs.clear();
                             relayout_into(&row_major, n, eb, layout, &mut runs);
-                            &runs
+                            rect.runs.extend(runs.iter().map(|&r| (m, r)));
                         }
-                    };
-                    let set = set_of(&mut moves, *buf);
-                    for &r in placed {
-                        set.add(r);
+                        None => {
+                            let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
+                            let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
+                            for (src, r) in vr {
+                                match by_buf.iter_mut().find(|(s, _)| *s == src) {
+                                    Some((_, rs)) => rs.push(r),
+                                    None => by_buf.push((src, vec![r])),
+                                }
+                            }
+                            for (src, rs) in by_buf {
+                                let m = set_of(&mut moves, src);
+                                runs.clear();
+                                relayout_into(&rs, n, eb, layout, &mut runs);
+                                rect.runs.extend(runs.iter().map(|&r| (m, r)));
+                            }
+                        }
                     }
+                    rect.ids = vec![u32::MAX; rect.runs.len()];
+                    rects.push(rect);
+                    rect_of.insert((&n.lo[..], &n.hi[..]), rects.len() - 1);
+                    rects.len() - 1
                 }
-                None => {
-                    let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
-                    let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
-                    for (src, r) in vr {
-                        match by_buf.iter_mut().find(|(s, _)| *s == src) {
-                            Some((_, rs)) => rs.push(r),
-                            None => by_buf.push((src, vec![r])),
-                        }
-                    }
-                    for (src, rs) in by_buf {
-                        runs.clear();
-                        relayout_into(&rs, n, eb, layout, &mut runs);
-                        let set = set_of(&mut moves, src);
-                        for &r in &runs {
-                            set.add(r);
-                        }
-                    }
-                }
-            }
+            };
+            uses.push((n.tile, k));
         }
+        place_uses(&mut rects, &uses, &mut moves);
         if let Some(&dst) = self.names.get(&name) {
             let mut reads: Vec<Reads> = filled
                 .into_iter()
@@ -475,7 +486,13 @@ impl<'a> ProgramBuilder<'a> {
             reads.sort_by(|a, b| a.tiles[0].cmp(&b.tiles[0]));
             self.program.buffers[dst].reads = reads;
             let label = format!("operand #{i} of s{set} {}", cx.name_str(op));
-            let moves = moves.into_iter().map(|(s, t)| (s, dst, t)).collect();
+            let moves = moves
+                .into_iter()
+                .map(|(s, t)| {
+                    let (transfers, local) = t.finish();
+                    (s, dst, transfers, local)
+                })
+                .collect();
             self.exchange_sets(op, &label, moves)?;
         }
         Ok(OperandAt { at, in_place })
@@ -494,17 +511,20 @@ impl<'a> ProgramBuilder<'a> {
         let shape = self.cx.value_shape(v);
         let bl = blocks(m, &shape);
         let eb = elem_bytes(self.cx, v);
-        let mut moves: Vec<(BufId, TransferSet)> = Vec::new();
+        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
         for n in &bl {
             for (src, r) in self.view_runs(v, None, n).map_err(|e| self.err(op, e))? {
-                set_of(&mut moves, src).add(r);
+                match moves.iter_mut().find(|(s, _)| *s == src) {
+                    Some((_, rs)) => rs.push(r),
+                    None => moves.push((src, vec![r])),
+                }
             }
         }
         self.views.remove(&v);
         let buf = self.home(op, v, m, name, false)?;
         let _ = eb;
-        let moves = moves.into_iter().map(|(s, t)| (s, buf, t)).collect();
-        self.exchange_sets(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
+        let moves = moves.into_iter().map(|(s, r)| (s, buf, r)).collect();
+        self.exchange(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
         Ok(buf)
     }
 
@@ -521,11 +541,8 @@ impl<'a> ProgramBuilder<'a> {
         let moves = moves
             .into_iter()
             .map(|(s, d, runs)| {
-                let mut set = TransferSet::default();
-                for r in runs {
-                    set.add(r);
-                }
-                (s, d, set)
+                let (transfers, local) = transfers_of(&runs);
+                (s, d, transfers, local)
             })
             .collect();
         self.exchange_sets(op, label, moves)
@@ -536,13 +553,13 @@ impl<'a> ProgramBuilder<'a> {
         &mut self,
         op: Op,
         label: &str,
-        moves: Vec<(BufId, BufId, TransferSet)>,
+        moves: Vec<(BufId, BufId, Vec<Transfer>, Vec<Run>)>,
     ) -> Result<(), Diagnostic> {
         // Local copies into a buffer this phase sends from must happen first.
         if self
             .pending_copies
             .iter()
-            .any(|&(_, d, _)| moves.iter().any(|(s, _, _)| *s == d))
+            .any(|&(_, d, _)| moves.iter().any(|(s, _, _, _)| *s == d))
         {
             self.flush_copies(op)?;
         }
@@ -554,8 +571,7 @@ impl<'a> ProgramBuilder<'a> {
             loc: self.cx.op_loc(op),
         };
         let mut local_bytes = 0;
-        for (src, dst, set) in moves {
-            let (transfers, local) = set.finish();
+        for (src, dst, transfers, local) in moves {
             for r in local {
                 local_bytes += r.len;
                 self.pending_copies.push((src, dst, r));
@@ -872,16 +888,59 @@ impl<'a> ProgramBuilder<'a> {
     }
 }
 
-/// The transfers from source buffer `src` (buffers kept in first-seen order).
-fn set_of(moves: &mut Vec<(BufId, TransferSet)>, src: BufId) -> &mut TransferSet {
-    let i = match moves.iter().position(|(s, _)| *s == src) {
+/// The runs of one rectangle of an operand, each with its entry in the
+/// operand's moves, and its transfer there once found (`u32::MAX`: not yet).
+#[derive(Default)]
+struct RectRuns {
+    runs: Vec<(usize, Run)>,
+    ids: Vec<u32>,
+}
+
+/// Adds the runs of each use (a tile reading a rectangle), in order, to
+/// the transfers of their source buffers: what [`transfers_of`] makes of each
+/// buffer's runs in that order. Two passes: the first keeps the local runs,
+/// finds each run's transfer (once per rectangle) and counts destinations;
+/// the second places them.
+fn place_uses(rects: &mut [RectRuns], uses: &[(u32, usize)], moves: &mut [(BufId, TransferSet)]) {
+    for &(tile, k) in uses {
+        let rect = &mut rects[k];
+        for (&(m, r), id) in rect.runs.iter().zip(&mut rect.ids) {
+            let set = &mut moves[m].1;
+            if r.src_tile == tile {
+                set.local(Run {
+                    dst_tile: tile,
+                    ..r
+                });
+                continue;
+            }
+            if *id == u32::MAX {
+                *id = set.transfer_of(&r);
+            }
+            set.count(*id);
+        }
+    }
+    for (_, set) in moves.iter_mut() {
+        set.reserve();
+    }
+    for &(tile, k) in uses {
+        let rect = &rects[k];
+        for (&(m, r), &id) in rect.runs.iter().zip(&rect.ids) {
+            if r.src_tile != tile {
+                moves[m].1.push(id, tile, r.dst_off);
+            }
+        }
+    }
+}
+
+/// The entry of source buffer `src` in `moves` (kept in first-seen order).
+fn set_of(moves: &mut Vec<(BufId, TransferSet)>, src: BufId) -> usize {
+    match moves.iter().position(|(s, _)| *s == src) {
         Some(i) => i,
         None => {
             moves.push((src, TransferSet::default()));
             moves.len() - 1
         }
-    };
-    &mut moves[i].1
+    }
 }
 
 /// Estimated cycles of one library kernel call: its cycle formula.
@@ -910,4 +969,62 @@ pub fn copy_cycles(transfers: &[Transfer]) -> Result<BTreeMap<u32, u64>, String>
             Ok((tile, calls.iter().map(|c| c.1).sum()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uses_give_what_grouping_every_run_gives() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..50 {
+            let buffers = 1 + below(3) as usize;
+            let mut rects: Vec<RectRuns> = (0..1 + below(6))
+                .map(|_| {
+                    let runs: Vec<(usize, Run)> = (0..below(12))
+                        .map(|_| {
+                            let r = Run {
+                                src_tile: below(5) as u32,
+                                src_off: below(6) * 8,
+                                dst_tile: 99,
+                                dst_off: below(64),
+                                len: 8,
+                            };
+                            (below(buffers as u64) as usize, r)
+                        })
+                        .collect();
+                    RectRuns {
+                        ids: vec![u32::MAX; runs.len()],
+                        runs,
+                    }
+                })
+                .collect();
+            let uses: Vec<(u32, usize)> = (0..below(20))
+                .map(|_| (below(5) as u32, below(rects.len() as u64) as usize))
+                .collect();
+            // Plain: every use's runs, retargeted, grouped per buffer in order.
+            let mut plain: Vec<Vec<Run>> = vec![Vec::new(); buffers];
+            for &(tile, k) in &uses {
+                for &(m, r) in &rects[k].runs {
+                    plain[m].push(Run {
+                        dst_tile: tile,
+                        ..r
+                    });
+                }
+            }
+            let mut moves: Vec<(BufId, TransferSet)> =
+                (0..buffers).map(|b| (b, TransferSet::default())).collect();
+            place_uses(&mut rects, &uses, &mut moves);
+            for ((_, set), runs) in moves.into_iter().zip(&plain) {
+                assert_eq!(set.finish(), transfers_of(runs));
+            }
+        }
+    }
 }
