@@ -13,7 +13,8 @@ use crate::exchange_schedule::{Destination, Transfer};
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Op, Value};
 use rustc_hash::FxHashMap;
-use smallvec::smallvec;
+use smallvec::SmallVec;
+use std::collections::hash_map::Entry;
 
 /// A block of a tensor on a tile: `[lo, hi)` per dimension.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -172,7 +173,7 @@ pub fn runs_for_layout(
     runs_row_major(need, sources, elem_bytes, out);
     if let Layout::Chunks { .. } = layout {
         let row_major: Vec<Run> = out.drain(start..).collect();
-        out.extend(relayout_runs(row_major, need, elem_bytes, layout));
+        relayout_into(&row_major, need, elem_bytes, layout, out);
     }
 }
 
@@ -180,12 +181,29 @@ pub fn runs_for_layout(
 /// (one row of the rectangle, several whole rows, or part of a row) is cut
 /// where a chunk ends.
 pub fn relayout_runs(runs: Vec<Run>, need: &Block, elem_bytes: i64, layout: Layout) -> Vec<Run> {
-    let Layout::Chunks { kc, rows } = layout else {
+    let Layout::Chunks { .. } = layout else {
         return runs;
+    };
+    let mut out = Vec::with_capacity(runs.len());
+    relayout_into(&runs, need, elem_bytes, layout, &mut out);
+    out
+}
+
+/// [`relayout_runs`], appending to `out`.
+pub fn relayout_into(
+    runs: &[Run],
+    need: &Block,
+    elem_bytes: i64,
+    layout: Layout,
+    out: &mut Vec<Run>,
+) {
+    let Layout::Chunks { kc, rows } = layout else {
+        out.extend_from_slice(runs);
+        return;
     };
     let last = need.lo.len() - 1;
     let width = (need.hi[last] - need.lo[last]) * elem_bytes;
-    let mut out = Vec::with_capacity(runs.len());
+    out.reserve(runs.len());
     for r in runs {
         let mut done = 0;
         while done < r.len as i64 {
@@ -204,69 +222,197 @@ pub fn relayout_runs(runs: Vec<Run>, need: &Block, elem_bytes: i64, layout: Layo
             done += n;
         }
     }
-    out
+}
+
+/// Index buffers [`overlap_runs`] works in, made once per rectangle: a
+/// consumer's rectangle is checked against many source blocks.
+struct Overlap {
+    dstr: Vec<i64>,
+    lo: Vec<i64>,
+    hi: Vec<i64>,
+    pos: Vec<i64>,
+    sstr: Vec<i64>,
+}
+
+impl Overlap {
+    fn new(need: &Block) -> Self {
+        let rank = need.lo.len();
+        Overlap {
+            dstr: strides(&need.extent()),
+            lo: vec![0; rank],
+            hi: vec![0; rank],
+            pos: vec![0; rank],
+            sstr: vec![1; rank],
+        }
+    }
+}
+
+/// The runs of `need` (row-major on `need.tile`) out of the source block
+/// `[src_lo, src_hi)` on `src_tile`, if they overlap.
+fn overlap_runs(
+    need: &Block,
+    src_tile: u32,
+    src_lo: &[i64],
+    src_hi: &[i64],
+    elem_bytes: i64,
+    w: &mut Overlap,
+    out: &mut Vec<Run>,
+) {
+    let rank = need.lo.len();
+    if (0..rank).any(|d| need.hi[d].min(src_hi[d]) <= need.lo[d].max(src_lo[d])) {
+        return;
+    }
+    let Overlap {
+        dstr,
+        lo,
+        hi,
+        pos,
+        sstr,
+    } = w;
+    for d in 0..rank {
+        lo[d] = need.lo[d].max(src_lo[d]);
+        hi[d] = need.hi[d].min(src_hi[d]);
+    }
+    // Row-major strides of the source block's extent (as `strides`).
+    for d in (0..rank.saturating_sub(1)).rev() {
+        sstr[d] = sstr[d + 1] * (src_hi[d + 1] - src_lo[d + 1]).max(0);
+    }
+    let row = if rank == 0 {
+        1
+    } else {
+        hi[rank - 1] - lo[rank - 1]
+    };
+    // Every index of the overlap except the last dimension.
+    let outer = rank.saturating_sub(1);
+    let count: i64 = (0..outer).map(|d| hi[d] - lo[d]).product();
+    let mut last: Option<Run> = None;
+    for c in 0..count.max(1) {
+        let mut rem = c;
+        pos.copy_from_slice(lo);
+        for d in (0..outer).rev() {
+            let ext = hi[d] - lo[d];
+            pos[d] = lo[d] + rem % ext;
+            rem /= ext;
+        }
+        let soff: i64 = (0..rank).map(|d| (pos[d] - src_lo[d]) * sstr[d]).sum();
+        let doff: i64 = (0..rank).map(|d| (pos[d] - need.lo[d]) * dstr[d]).sum();
+        let run = Run {
+            src_tile,
+            src_off: (soff * elem_bytes) as u64,
+            dst_tile: need.tile,
+            dst_off: (doff * elem_bytes) as u64,
+            len: (row * elem_bytes) as u64,
+        };
+        match last.as_mut() {
+            Some(l) if l.src_off + l.len == run.src_off && l.dst_off + l.len == run.dst_off => {
+                l.len += run.len
+            }
+            _ => {
+                if let Some(l) = last.take() {
+                    out.push(l);
+                }
+                last = Some(run);
+            }
+        }
+    }
+    out.extend(last);
 }
 
 /// Runs moving `need` (a rectangle stored row-major on `need.tile`) out of `sources`.
 pub fn runs_row_major(need: &Block, sources: &[Block], elem_bytes: i64, out: &mut Vec<Run>) {
-    let rank = need.lo.len();
-    let dext = need.extent();
-    let dstr = strides(&dext);
-    // Index buffers made once per call: a consumer's rectangle is checked
-    // against every source block, most of which it does not overlap.
-    let (mut lo, mut hi) = (vec![0i64; rank], vec![0i64; rank]);
-    let (mut pos, mut sstr) = (vec![0i64; rank], vec![1i64; rank]);
+    let mut w = Overlap::new(need);
     for src in sources {
-        if (0..rank).any(|d| need.hi[d].min(src.hi[d]) <= need.lo[d].max(src.lo[d])) {
-            continue;
+        overlap_runs(need, src.tile, &src.lo, &src.hi, elem_bytes, &mut w, out);
+    }
+}
+
+/// A mapping's blocks over a shape, found by position: the blocks a
+/// rectangle overlaps without looking at the others.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    pub mapping: Mapping,
+    pub shape: Vec<i64>,
+    /// The mapping's block shape.
+    pub bs: Vec<i64>,
+}
+
+impl Grid {
+    pub fn new(mapping: &Mapping, shape: &[i64]) -> Self {
+        Grid {
+            bs: mapping.block_shape(shape),
+            mapping: mapping.clone(),
+            shape: shape.to_vec(),
         }
+    }
+
+    /// The tile of the block at grid position `c`.
+    fn tile(&self, c: &[i64]) -> u32 {
+        let lin = c
+            .iter()
+            .zip(&self.mapping.grid)
+            .fold(0i64, |l, (&c, &g)| l * g + c);
+        (self.mapping.first_tile + lin * self.mapping.stride) as u32
+    }
+
+    /// Whether `need` is one of the (non-empty) blocks, on its tile.
+    pub fn is_block(&self, need: &Block) -> bool {
+        let rank = self.shape.len();
+        if need.lo.len() != rank || need.hi.len() != rank {
+            return false;
+        }
+        let mut c = Vec::with_capacity(rank);
         for d in 0..rank {
-            lo[d] = need.lo[d].max(src.lo[d]);
-            hi[d] = need.hi[d].min(src.hi[d]);
-        }
-        // Row-major strides of the source block's extent (as `strides`).
-        for d in (0..rank.saturating_sub(1)).rev() {
-            sstr[d] = sstr[d + 1] * (src.hi[d + 1] - src.lo[d + 1]).max(0);
-        }
-        let row = if rank == 0 {
-            1
-        } else {
-            hi[rank - 1] - lo[rank - 1]
-        };
-        // Every index of the overlap except the last dimension.
-        let outer = rank.saturating_sub(1);
-        let count: i64 = (0..outer).map(|d| hi[d] - lo[d]).product();
-        let mut last: Option<Run> = None;
-        for c in 0..count.max(1) {
-            let mut rem = c;
-            pos.copy_from_slice(&lo);
-            for d in (0..outer).rev() {
-                let ext = hi[d] - lo[d];
-                pos[d] = lo[d] + rem % ext;
-                rem /= ext;
+            let (lo, bs, n) = (need.lo[d], self.bs[d], self.shape[d]);
+            if bs <= 0 || lo < 0 || lo >= n || lo % bs != 0 || need.hi[d] != (lo + bs).min(n) {
+                return false;
             }
-            let soff: i64 = (0..rank).map(|d| (pos[d] - src.lo[d]) * sstr[d]).sum();
-            let doff: i64 = (0..rank).map(|d| (pos[d] - need.lo[d]) * dstr[d]).sum();
-            let run = Run {
-                src_tile: src.tile,
-                src_off: (soff * elem_bytes) as u64,
-                dst_tile: need.tile,
-                dst_off: (doff * elem_bytes) as u64,
-                len: (row * elem_bytes) as u64,
-            };
-            match last.as_mut() {
-                Some(l) if l.src_off + l.len == run.src_off && l.dst_off + l.len == run.dst_off => {
-                    l.len += run.len
+            c.push(lo / bs);
+        }
+        self.tile(&c) == need.tile
+    }
+
+    /// [`runs_row_major`] out of the grid's blocks (what `blocks` lists),
+    /// visiting only those `need` overlaps, in grid order.
+    pub fn runs_row_major(&self, need: &Block, elem_bytes: i64, out: &mut Vec<Run>) {
+        let rank = self.shape.len();
+        if need.lo.len() != rank {
+            // Not a rectangle of this tensor: the plain walk decides.
+            let all = blocks(&self.mapping, &self.shape);
+            return runs_row_major(need, &all, elem_bytes, out);
+        }
+        // Grid positions whose blocks can overlap, per dimension (inclusive).
+        let (mut first, mut last) = (vec![0i64; rank], vec![0i64; rank]);
+        for d in 0..rank {
+            let (bs, n) = (self.bs[d], self.shape[d]);
+            let (lo, hi) = (need.lo[d].max(0), need.hi[d].min(n));
+            if bs <= 0 || hi <= lo {
+                return;
+            }
+            first[d] = lo / bs;
+            last[d] = (hi - 1) / bs;
+        }
+        let mut w = Overlap::new(need);
+        let (mut c, mut lo, mut hi) = (first.clone(), vec![0i64; rank], vec![0i64; rank]);
+        loop {
+            for d in 0..rank {
+                lo[d] = c[d] * self.bs[d];
+                hi[d] = (lo[d] + self.bs[d]).min(self.shape[d]);
+            }
+            overlap_runs(need, self.tile(&c), &lo, &hi, elem_bytes, &mut w, out);
+            // Next position, row-major.
+            let mut d = rank;
+            loop {
+                if d == 0 {
+                    return;
                 }
-                _ => {
-                    if let Some(l) = last.take() {
-                        out.push(l);
-                    }
-                    last = Some(run);
+                d -= 1;
+                if c[d] < last[d] {
+                    c[d] += 1;
+                    break;
                 }
+                c[d] = first[d];
             }
         }
-        out.extend(last);
     }
 }
 
@@ -274,32 +420,90 @@ pub fn runs_row_major(need: &Block, sources: &[Block], elem_bytes: i64, out: &mu
 /// multicast transfer, in first-seen order) and the local runs, which stay
 /// on their tile.
 pub fn transfers_of(runs: &[Run]) -> (Vec<Transfer>, Vec<Run>) {
-    let local: Vec<Run> = runs
+    let mut set = TransferSet::default();
+    let ids: Vec<u32> = runs
         .iter()
-        .filter(|r| r.src_tile == r.dst_tile)
-        .copied()
+        .map(|r| {
+            if r.src_tile == r.dst_tile {
+                set.local(*r);
+                return u32::MAX;
+            }
+            let t = set.transfer_of(r);
+            set.count(t);
+            t
+        })
         .collect();
-    let mut by_source: FxHashMap<(u32, u64, u64), usize> = FxHashMap::default();
-    let mut transfers: Vec<Transfer> = Vec::new();
-    for r in runs.iter().filter(|r| r.src_tile != r.dst_tile) {
-        let dst = Destination {
-            tile: r.dst_tile,
-            offset: r.dst_off as u32,
-        };
-        match by_source.get(&(r.src_tile, r.src_off, r.len)) {
-            Some(&t) => transfers[t].dsts.push(dst),
-            None => {
-                by_source.insert((r.src_tile, r.src_off, r.len), transfers.len());
-                transfers.push(Transfer {
+    set.reserve();
+    for (r, t) in runs.iter().zip(ids) {
+        if t != u32::MAX {
+            set.push(t, r.dst_tile, r.dst_off);
+        }
+    }
+    set.finish()
+}
+
+/// [`transfers_of`] built in two passes over the runs: each exchanged run's
+/// transfer found and its destination counted, then (after
+/// [`TransferSet::reserve`]) each destination placed, so every transfer's
+/// destinations are allocated once.
+#[derive(Default)]
+pub struct TransferSet {
+    /// Each source run's transfer.
+    by_source: FxHashMap<(u32, u64, u64), u32>,
+    transfers: Vec<Transfer>,
+    /// The destinations counted per transfer.
+    counts: Vec<u32>,
+    local: Vec<Run>,
+}
+
+impl TransferSet {
+    /// The transfer sending run `r`'s source (made, with no destination yet, if new).
+    pub fn transfer_of(&mut self, r: &Run) -> u32 {
+        match self.by_source.entry((r.src_tile, r.src_off, r.len)) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let t = self.transfers.len() as u32;
+                self.transfers.push(Transfer {
                     src_tile: r.src_tile,
                     src_offset: r.src_off as u32,
                     len: r.len as u32,
-                    dsts: smallvec![dst],
+                    dsts: SmallVec::new(),
                 });
+                self.counts.push(0);
+                *e.insert(t)
             }
         }
     }
-    (transfers, local)
+
+    /// One more destination for transfer `t`.
+    pub fn count(&mut self, t: u32) {
+        self.counts[t as usize] += 1;
+    }
+
+    /// A run that stays on its tile.
+    pub fn local(&mut self, r: Run) {
+        self.local.push(r);
+    }
+
+    /// Room for the destinations counted.
+    pub fn reserve(&mut self) {
+        for (t, &n) in self.transfers.iter_mut().zip(&self.counts) {
+            t.dsts.reserve_exact(n as usize);
+        }
+    }
+
+    /// A destination of transfer `t`: `offset` on `tile`.
+    pub fn push(&mut self, t: u32, tile: u32, offset: u64) {
+        self.transfers[t as usize].dsts.push(Destination {
+            tile,
+            offset: offset as u32,
+        });
+    }
+
+    /// The transfers and the local runs.
+    pub fn finish(self) -> (Vec<Transfer>, Vec<Run>) {
+        (self.transfers, self.local)
+    }
 }
 
 /// The bytes of block `b` of a row-major tensor, stored row-major.
@@ -437,6 +641,96 @@ mod tests {
         assert_eq!(out.len(), 4);
         assert!(out.iter().all(|r| r.len == 4));
         assert_eq!((out[1].src_off, out[1].dst_off), (16 + 4, 4));
+    }
+
+    #[test]
+    fn grid_lookup_matches_the_walk_over_every_block() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n.max(1) as u64) as i64
+        };
+        for case in 0..400 {
+            let rank = case % 4;
+            let shape: Vec<i64> = (0..rank).map(|_| below(9)).collect();
+            let m = Mapping {
+                grid: shape.iter().map(|&d| 1 + below(d + 2)).collect(),
+                first_tile: below(5),
+                stride: below(3),
+            };
+            let grid = Grid::new(&m, &shape);
+            let all = blocks(&m, &shape);
+            // Rectangles partly outside the tensor too, and the blocks themselves.
+            let mut needs: Vec<Block> = all.clone();
+            for _ in 0..8 {
+                let lo: Vec<i64> = shape.iter().map(|&d| below(d + 2) - 1).collect();
+                let hi = lo.iter().map(|&l| l + below(6)).collect();
+                needs.push(Block {
+                    tile: below(12) as u32,
+                    lo,
+                    hi,
+                });
+            }
+            for need in &needs {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                runs_row_major(need, &all, 2, &mut a);
+                grid.runs_row_major(need, 2, &mut b);
+                assert_eq!(a, b, "{m:?} over {shape:?}, {need:?}");
+                let plain = all
+                    .iter()
+                    .any(|b| b.tile == need.tile && b.lo == need.lo && b.hi == need.hi);
+                assert_eq!(grid.is_block(need), plain, "{m:?} over {shape:?}, {need:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn transfer_sets_match_a_plain_grouping() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let runs: Vec<Run> = (0..3000)
+            .map(|_| Run {
+                src_tile: below(6) as u32,
+                src_off: below(8) * 4,
+                dst_tile: below(6) as u32,
+                dst_off: below(1000),
+                len: 4 << below(2),
+            })
+            .collect();
+        // The plain grouping: a scan for each run's first equal source run.
+        let local: Vec<Run> = runs
+            .iter()
+            .filter(|r| r.src_tile == r.dst_tile)
+            .copied()
+            .collect();
+        let mut plain: Vec<Transfer> = Vec::new();
+        for r in runs.iter().filter(|r| r.src_tile != r.dst_tile) {
+            let d = Destination {
+                tile: r.dst_tile,
+                offset: r.dst_off as u32,
+            };
+            match plain.iter_mut().find(|t| {
+                (t.src_tile, t.src_offset, t.len) == (r.src_tile, r.src_off as u32, r.len as u32)
+            }) {
+                Some(t) => t.dsts.push(d),
+                None => plain.push(Transfer::unicast(
+                    r.src_tile,
+                    r.src_off as u32,
+                    r.len as u32,
+                    r.dst_tile,
+                    r.dst_off as u32,
+                )),
+            }
+        }
+        assert!(plain.iter().any(|t| t.dsts.len() > 2));
+        assert_eq!(transfers_of(&runs), (plain, local));
     }
 
     #[test]

@@ -4,10 +4,13 @@
 //! together, in parallel, by [`ProgramBuilder::schedule_pending`]), and
 //! compute sets of per-tile kernel calls.
 
+use super::resolve::{Sources, ViewRuns};
 use super::view::View;
 use crate::device::{kernel_cycles, records};
 use crate::exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
-use crate::geometry::{blocks, elem_bytes, runs_for_layout, transfers_of, Block, Layout, Run};
+use crate::geometry::{
+    blocks, elem_bytes, relayout_into, transfers_of, Block, Grid, Layout, Run, TransferSet,
+};
 use crate::program::{
     BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures, Placed, Placement,
     Probe, Program, Reads, Step, Vertex, Word,
@@ -40,12 +43,31 @@ pub struct Home {
     pub mapping: Mapping,
     pub shape: Vec<i64>,
     pub elem_bytes: i64,
+    /// The blocks by position.
+    pub grid: Grid,
 }
 
 impl Home {
+    pub fn new(
+        blocks: Vec<Block>,
+        buf: BufId,
+        mapping: Mapping,
+        shape: Vec<i64>,
+        elem_bytes: i64,
+    ) -> Self {
+        Home {
+            grid: Grid::new(&mapping, &shape),
+            blocks,
+            buf,
+            mapping,
+            shape,
+            elem_bytes,
+        }
+    }
+
     /// The tile and byte offset (in its block, row-major) of element `idx`.
     pub fn locate(&self, idx: &[i64]) -> (u32, u64) {
-        let bs = self.mapping.block_shape(&self.shape);
+        let bs = &self.grid.bs;
         let (mut block, mut off) = (0i64, 0i64);
         for d in 0..idx.len() {
             let c = idx[d] / bs[d].max(1);
@@ -72,9 +94,6 @@ pub enum Resident {
     /// `Program::constants[i]`, in the image.
     Constant(usize),
 }
-
-/// A consumer's runs out of a view: (source buffer, run), per rectangle.
-type ViewRuns = Vec<(BufId, Run)>;
 
 /// Where each tile reads an operand.
 pub struct OperandAt {
@@ -247,16 +266,8 @@ impl<'a> ProgramBuilder<'a> {
             // A tensor with no elements still names a buffer.
             None => self.alloc(op, m.first_tile as u32, name, 8, interleaved)?,
         };
-        self.homes.insert(
-            v,
-            Home {
-                blocks: bl,
-                buf,
-                mapping: m.clone(),
-                shape,
-                elem_bytes: eb as i64,
-            },
-        );
+        self.homes
+            .insert(v, Home::new(bl, buf, m.clone(), shape, eb as i64));
         Ok(buf)
     }
 
@@ -300,26 +311,6 @@ impl<'a> ProgramBuilder<'a> {
         self.views.contains_key(&v)
     }
 
-    /// The stored value and index holding element `idx` of `v` (through
-    /// any chain of views).
-    fn resolve(
-        &self,
-        mut v: Value,
-        idx: &[i64],
-        scratch: &mut Vec<i64>,
-    ) -> Option<(Value, Vec<i64>)> {
-        let mut cur = idx.to_vec();
-        loop {
-            if self.homes.contains_key(&v) {
-                return Some((v, cur));
-            }
-            let (view, inputs) = self.views.get(&v)?;
-            let k = view.source(&cur, scratch);
-            v = inputs[k];
-            std::mem::swap(&mut cur, scratch);
-        }
-    }
-
     /// The runs delivering rectangle `need` of `v` (read through `via`
     /// first, when given: an implicit broadcast), row-major on `need.tile`,
     /// each with the buffer it comes from.
@@ -346,60 +337,11 @@ impl<'a> ProgramBuilder<'a> {
                     .collect());
             }
         }
-        let ext = need.extent();
-        let total: i64 = ext.iter().product();
-        let mut out: ViewRuns = Vec::new();
-        let mut cur: Option<(BufId, Run)> = None;
-        let mut idx = need.lo.clone();
-        let (mut scratch, mut top) = (Vec::new(), Vec::new());
-        let mut eb = 0u64;
-        for k in 0..total.max(0) {
-            let (val, sidx) = match via {
-                Some(view) => {
-                    view.source(&idx, &mut top);
-                    self.resolve(v, &top, &mut scratch)
-                }
-                None => self.resolve(v, &idx, &mut scratch),
-            }
-            .ok_or("reads a value with no tile mapping")?;
-            let home = &self.homes[&val];
-            eb = home.elem_bytes as u64;
-            let (tile, off) = home.locate(&sidx);
-            let dst_off = k as u64 * eb;
-            match cur.as_mut() {
-                Some((b, r))
-                    if *b == home.buf
-                        && r.src_tile == tile
-                        && r.src_off + r.len == off
-                        && r.dst_off + r.len == dst_off =>
-                {
-                    r.len += eb
-                }
-                _ => {
-                    out.extend(cur.take());
-                    cur = Some((
-                        home.buf,
-                        Run {
-                            src_tile: tile,
-                            src_off: off,
-                            dst_tile: need.tile,
-                            dst_off,
-                            len: eb,
-                        },
-                    ));
-                }
-            }
-            // Next index, row-major.
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < need.hi[d] {
-                    break;
-                }
-                idx[d] = need.lo[d];
-            }
+        let out = Sources {
+            homes: &self.homes,
+            views: &self.views,
         }
-        out.extend(cur);
-        let _ = eb;
+        .runs(v, via, need)?;
         if via.is_none() {
             self.view_memo.insert(
                 key,
@@ -457,7 +399,8 @@ impl<'a> ProgramBuilder<'a> {
                 in_place: FxHashSet::default(),
             });
         }
-        let home = self.homes.get(&v).cloned();
+        // The source blocks by position (the home itself is not cloned).
+        let home = self.homes.get(&v).map(|h| (h.buf, h.grid.clone()));
         if home.is_none() && !self.views.contains_key(&v) {
             return Err(self.err(op, format!("operand #{i} has no tile mapping")));
         }
@@ -466,17 +409,21 @@ impl<'a> ProgramBuilder<'a> {
         let name = format!("s{set}.operand{i}");
         let mut at: FxHashMap<u32, BufId> = FxHashMap::default();
         let mut in_place: FxHashSet<u32> = FxHashSet::default();
-        // Runs per source buffer, in first-seen order.
-        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
+        // Transfers per source buffer, in first-seen order.
+        let mut moves: Vec<(BufId, TransferSet)> = Vec::new();
         let mut filled: BTreeMap<(u64, u64, u64), Vec<u32>> = BTreeMap::new();
+        // Many tiles read the same rectangle: its runs (to whichever tile;
+        // in the order they are added, each with its source's entry in
+        // `moves`) are made once, and each run's transfer found once.
+        let mut rect_of: FxHashMap<(&[i64], &[i64]), usize> = FxHashMap::default();
+        let mut rects: Vec<RectRuns> = Vec::new();
+        // The tiles reading a rectangle, in order.
+        let mut uses: Vec<(u32, usize)> = Vec::new();
+        let (mut row_major, mut runs): (Vec<Run>, Vec<Run>) = (Vec::new(), Vec::new());
         for n in need {
-            if let Some(home) = home.as_ref().filter(|_| via.is_none()) {
-                if home
-                    .blocks
-                    .iter()
-                    .any(|b| b.tile == n.tile && b.lo == n.lo && b.hi == n.hi)
-                {
-                    at.insert(n.tile, home.buf);
+            if let Some((buf, grid)) = home.as_ref().filter(|_| via.is_none()) {
+                if grid.is_block(n) {
+                    at.insert(n.tile, *buf);
                     in_place.insert(n.tile);
                     continue;
                 }
@@ -484,24 +431,45 @@ impl<'a> ProgramBuilder<'a> {
             let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
             filled.entry(layout.filled(n, eb)).or_default().push(n.tile);
             at.insert(n.tile, b);
-            match home.as_ref().filter(|_| via.is_none()) {
-                Some(home) => {
-                    let mut runs = Vec::new();
-                    runs_for_layout(n, &home.blocks, eb, layout, &mut runs);
-                    push_runs(&mut moves, home.buf, runs);
-                }
+            let k = match rect_of.get(&(&n.lo[..], &n.hi[..])) {
+                Some(&k) => k,
                 None => {
-                    let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
-                    let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
-                    for (src, r) in vr {
-                        push_runs(&mut by_buf, src, vec![r]);
+                    let mut rect = RectRuns::default();
+                    match home.as_ref().filter(|_| via.is_none()) {
+                        Some((buf, grid)) => {
+                            row_major.clear();
+                            grid.runs_row_major(n, eb, &mut row_major);
+                            let m = set_of(&mut moves, *buf);
+                            runs.clear();
+                            relayout_into(&row_major, n, eb, layout, &mut runs);
+                            rect.runs.extend(runs.iter().map(|&r| (m, r)));
+                        }
+                        None => {
+                            let vr = self.view_runs(v, via, n).map_err(|e| self.err(op, e))?;
+                            let mut by_buf: Vec<(BufId, Vec<Run>)> = Vec::new();
+                            for (src, r) in vr {
+                                match by_buf.iter_mut().find(|(s, _)| *s == src) {
+                                    Some((_, rs)) => rs.push(r),
+                                    None => by_buf.push((src, vec![r])),
+                                }
+                            }
+                            for (src, rs) in by_buf {
+                                let m = set_of(&mut moves, src);
+                                runs.clear();
+                                relayout_into(&rs, n, eb, layout, &mut runs);
+                                rect.runs.extend(runs.iter().map(|&r| (m, r)));
+                            }
+                        }
                     }
-                    for (src, runs) in by_buf {
-                        push_runs(&mut moves, src, chunk_runs(runs, n, eb, layout));
-                    }
+                    rect.ids = vec![u32::MAX; rect.runs.len()];
+                    rects.push(rect);
+                    rect_of.insert((&n.lo[..], &n.hi[..]), rects.len() - 1);
+                    rects.len() - 1
                 }
-            }
+            };
+            uses.push((n.tile, k));
         }
+        place_uses(&mut rects, &uses, &mut moves);
         if let Some(&dst) = self.names.get(&name) {
             let mut reads: Vec<Reads> = filled
                 .into_iter()
@@ -518,8 +486,14 @@ impl<'a> ProgramBuilder<'a> {
             reads.sort_by(|a, b| a.tiles[0].cmp(&b.tiles[0]));
             self.program.buffers[dst].reads = reads;
             let label = format!("operand #{i} of s{set} {}", cx.name_str(op));
-            let moves = moves.into_iter().map(|(s, r)| (s, dst, r)).collect();
-            self.exchange(op, &label, moves)?;
+            let moves = moves
+                .into_iter()
+                .map(|(s, t)| {
+                    let (transfers, local) = t.finish();
+                    (s, dst, transfers, local)
+                })
+                .collect();
+            self.exchange_sets(op, &label, moves)?;
         }
         Ok(OperandAt { at, in_place })
     }
@@ -540,7 +514,10 @@ impl<'a> ProgramBuilder<'a> {
         let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
         for n in &bl {
             for (src, r) in self.view_runs(v, None, n).map_err(|e| self.err(op, e))? {
-                push_runs(&mut moves, src, vec![r]);
+                match moves.iter_mut().find(|(s, _)| *s == src) {
+                    Some((_, rs)) => rs.push(r),
+                    None => moves.push((src, vec![r])),
+                }
             }
         }
         self.views.remove(&v);
@@ -561,11 +538,28 @@ impl<'a> ProgramBuilder<'a> {
         label: &str,
         moves: Vec<(BufId, BufId, Vec<Run>)>,
     ) -> Result<(), Diagnostic> {
+        let moves = moves
+            .into_iter()
+            .map(|(s, d, runs)| {
+                let (transfers, local) = transfers_of(&runs);
+                (s, d, transfers, local)
+            })
+            .collect();
+        self.exchange_sets(op, label, moves)
+    }
+
+    /// [`Self::exchange`] of runs already made into transfers.
+    fn exchange_sets(
+        &mut self,
+        op: Op,
+        label: &str,
+        moves: Vec<(BufId, BufId, Vec<Transfer>, Vec<Run>)>,
+    ) -> Result<(), Diagnostic> {
         // Local copies into a buffer this phase sends from must happen first.
         if self
             .pending_copies
             .iter()
-            .any(|&(_, d, _)| moves.iter().any(|(s, _, _)| *s == d))
+            .any(|&(_, d, _)| moves.iter().any(|(s, _, _, _)| *s == d))
         {
             self.flush_copies(op)?;
         }
@@ -577,8 +571,7 @@ impl<'a> ProgramBuilder<'a> {
             loc: self.cx.op_loc(op),
         };
         let mut local_bytes = 0;
-        for (src, dst, runs) in moves {
-            let (transfers, local) = transfers_of(&runs);
+        for (src, dst, transfers, local) in moves {
             for r in local {
                 local_bytes += r.len;
                 self.pending_copies.push((src, dst, r));
@@ -895,20 +888,59 @@ impl<'a> ProgramBuilder<'a> {
     }
 }
 
-/// Appends `runs` to the runs of source buffer `src` (kept in first-seen order).
-fn push_runs(moves: &mut Vec<(BufId, Vec<Run>)>, src: BufId, runs: Vec<Run>) {
-    match moves.iter_mut().find(|(s, _)| *s == src) {
-        Some((_, r)) => r.extend(runs),
-        None => moves.push((src, runs)),
+/// The runs of one rectangle of an operand, each with its entry in the
+/// operand's moves, and its transfer there once found (`u32::MAX`: not yet).
+#[derive(Default)]
+struct RectRuns {
+    runs: Vec<(usize, Run)>,
+    ids: Vec<u32>,
+}
+
+/// Adds the runs of each use (a tile reading a rectangle), in order, to
+/// the transfers of their source buffers: what [`transfers_of`] makes of each
+/// buffer's runs in that order. Two passes: the first keeps the local runs,
+/// finds each run's transfer (once per rectangle) and counts destinations;
+/// the second places them.
+fn place_uses(rects: &mut [RectRuns], uses: &[(u32, usize)], moves: &mut [(BufId, TransferSet)]) {
+    for &(tile, k) in uses {
+        let rect = &mut rects[k];
+        for (&(m, r), id) in rect.runs.iter().zip(&mut rect.ids) {
+            let set = &mut moves[m].1;
+            if r.src_tile == tile {
+                set.local(Run {
+                    dst_tile: tile,
+                    ..r
+                });
+                continue;
+            }
+            if *id == u32::MAX {
+                *id = set.transfer_of(&r);
+            }
+            set.count(*id);
+        }
+    }
+    for (_, set) in moves.iter_mut() {
+        set.reserve();
+    }
+    for &(tile, k) in uses {
+        let rect = &rects[k];
+        for (&(m, r), &id) in rect.runs.iter().zip(&rect.ids) {
+            if r.src_tile != tile {
+                moves[m].1.push(id, tile, r.dst_off);
+            }
+        }
     }
 }
 
-/// Runs into a rectangle stored row-major, re-addressed for `layout`.
-fn chunk_runs(runs: Vec<Run>, need: &Block, eb: i64, layout: Layout) -> Vec<Run> {
-    let Layout::Chunks { .. } = layout else {
-        return runs;
-    };
-    crate::geometry::relayout_runs(runs, need, eb, layout)
+/// The entry of source buffer `src` in `moves` (kept in first-seen order).
+fn set_of(moves: &mut Vec<(BufId, TransferSet)>, src: BufId) -> usize {
+    match moves.iter().position(|(s, _)| *s == src) {
+        Some(i) => i,
+        None => {
+            moves.push((src, TransferSet::default()));
+            moves.len() - 1
+        }
+    }
 }
 
 /// Estimated cycles of one library kernel call: its cycle formula.
@@ -937,4 +969,62 @@ pub fn copy_cycles(transfers: &[Transfer]) -> Result<BTreeMap<u32, u64>, String>
             Ok((tile, calls.iter().map(|c| c.1).sum()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uses_give_what_grouping_every_run_gives() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..50 {
+            let buffers = 1 + below(3) as usize;
+            let mut rects: Vec<RectRuns> = (0..1 + below(6))
+                .map(|_| {
+                    let runs: Vec<(usize, Run)> = (0..below(12))
+                        .map(|_| {
+                            let r = Run {
+                                src_tile: below(5) as u32,
+                                src_off: below(6) * 8,
+                                dst_tile: 99,
+                                dst_off: below(64),
+                                len: 8,
+                            };
+                            (below(buffers as u64) as usize, r)
+                        })
+                        .collect();
+                    RectRuns {
+                        ids: vec![u32::MAX; runs.len()],
+                        runs,
+                    }
+                })
+                .collect();
+            let uses: Vec<(u32, usize)> = (0..below(20))
+                .map(|_| (below(5) as u32, below(rects.len() as u64) as usize))
+                .collect();
+            // Plain: every use's runs, retargeted, grouped per buffer in order.
+            let mut plain: Vec<Vec<Run>> = vec![Vec::new(); buffers];
+            for &(tile, k) in &uses {
+                for &(m, r) in &rects[k].runs {
+                    plain[m].push(Run {
+                        dst_tile: tile,
+                        ..r
+                    });
+                }
+            }
+            let mut moves: Vec<(BufId, TransferSet)> =
+                (0..buffers).map(|b| (b, TransferSet::default())).collect();
+            place_uses(&mut rects, &uses, &mut moves);
+            for ((_, set), runs) in moves.into_iter().zip(&plain) {
+                assert_eq!(set.finish(), transfers_of(runs));
+            }
+        }
+    }
 }

@@ -13,6 +13,7 @@
 //! the `exchange` dialect.
 
 mod builder;
+mod resolve;
 pub mod view;
 
 pub use builder::{call_cycles, Home, OperandAt, ProgramBuilder, Resident, Totals};

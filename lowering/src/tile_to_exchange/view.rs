@@ -5,6 +5,8 @@
 //! its compute set: the layout change costs no superstep and no on-tile
 //! copy.
 
+use smallvec::SmallVec;
+
 /// How a view's elements come from its inputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ViewKind {
@@ -117,6 +119,129 @@ impl View {
                 out.push(indices[flat as usize]);
                 out.extend_from_slice(&idx[*axis + k..]);
                 0
+            }
+        }
+    }
+}
+
+/// Up to this rank, index vectors stay off the heap.
+pub type Index = SmallVec<[i64; 6]>;
+
+impl View {
+    /// Elements `idx + j * step` (j < n, n >= 1) of the view: the input
+    /// they come from, and how many of them (at least one) are elements
+    /// `src + j * src_step` of that input, as [`View::source`] gives them.
+    pub fn source_line(
+        &self,
+        idx: &[i64],
+        step: &[i64],
+        n: i64,
+        src: &mut Index,
+        src_step: &mut Index,
+    ) -> (usize, i64) {
+        src.clear();
+        src_step.clear();
+        match &self.kind {
+            ViewKind::Transpose(perm) => {
+                src.resize(idx.len(), 0);
+                src_step.resize(idx.len(), 0);
+                for (i, &p) in perm.iter().enumerate() {
+                    src[p] = idx[i];
+                    src_step[p] = step[i];
+                }
+                (0, n)
+            }
+            ViewKind::Reshape => {
+                let st = row_major_strides(&self.shape);
+                let dot = |v: &[i64]| v.iter().zip(&st).map(|(i, s)| i * s).sum::<i64>();
+                let (mut lin, by) = (dot(idx), dot(step));
+                let ishape = &self.input_shapes[0];
+                src.resize(ishape.len(), 0);
+                src_step.resize(ishape.len(), 0);
+                for d in (0..ishape.len()).rev() {
+                    src[d] = lin % ishape[d].max(1);
+                    lin /= ishape[d].max(1);
+                }
+                if by == 0 {
+                    return (0, n);
+                }
+                if (0..ishape.len()).any(|d| src[d] < 0 || src[d] >= ishape[d]) {
+                    return (0, 1);
+                }
+                // The outermost input dimension whose stride divides the
+                // linear step moves alone while it stays in range.
+                let ist = row_major_strides(ishape);
+                let Some(e) = (0..ishape.len()).find(|&e| ist[e] != 0 && by % ist[e] == 0) else {
+                    return (0, 1);
+                };
+                let q = by / ist[e];
+                src_step[e] = q;
+                let fit = if q > 0 {
+                    (ishape[e] - 1 - src[e]) / q + 1
+                } else {
+                    src[e] / -q + 1
+                };
+                (0, fit.clamp(1, n))
+            }
+            ViewKind::Broadcast => {
+                let ishape = &self.input_shapes[0];
+                let off = idx.len() - ishape.len();
+                for (d, &s) in ishape.iter().enumerate() {
+                    let one = s == 1;
+                    src.push(if one { 0 } else { idx[d + off] });
+                    src_step.push(if one { 0 } else { step[d + off] });
+                }
+                (0, n)
+            }
+            ViewKind::Slice { starts, steps } => {
+                for d in 0..idx.len() {
+                    src.push(starts[d] + idx[d] * steps[d]);
+                    src_step.push(step[d] * steps[d]);
+                }
+                (0, n)
+            }
+            ViewKind::Concat { axis } => {
+                let a = *axis;
+                let inputs = self.input_shapes.len();
+                let mut at = idx[a];
+                for (k, s) in self.input_shapes.iter().enumerate() {
+                    if at < s[a] || k + 1 == inputs {
+                        src.extend_from_slice(idx);
+                        src[a] = at;
+                        src_step.extend_from_slice(step);
+                        // Input 0 takes everything below its end, the last
+                        // input everything from its start (as `source`).
+                        let fit = match step[a] {
+                            0 => n,
+                            s if s > 0 && k + 1 < inputs => {
+                                (self.input_shapes[k][a] - 1 - at) / s + 1
+                            }
+                            s if s < 0 && k > 0 => at / -s + 1,
+                            _ => n,
+                        };
+                        return (k, fit.clamp(1, n));
+                    }
+                    at -= s[a];
+                }
+                unreachable!("a concat has inputs")
+            }
+            ViewKind::Gather { axis, indices } => {
+                let a = *axis;
+                let k = idx.len() + 1 - self.input_shapes[0].len();
+                let flat = idx[a..a + k]
+                    .iter()
+                    .zip(&self.shape[a..a + k])
+                    .fold(0i64, |f, (&i, &n)| f * n + i);
+                src.extend_from_slice(&idx[..a]);
+                src.push(indices[flat as usize]);
+                src.extend_from_slice(&idx[a + k..]);
+                src_step.extend_from_slice(&step[..a]);
+                src_step.push(0);
+                src_step.extend_from_slice(&step[a + k..]);
+                if step[a..a + k].iter().any(|&s| s != 0) {
+                    return (0, 1);
+                }
+                (0, n)
             }
         }
     }
