@@ -507,9 +507,10 @@ fn hex_digits_into(bytes: &[u8], out: &mut Vec<u8>) {
         }
         t
     };
-    out.reserve(2 * bytes.len());
-    for &b in bytes {
-        out.extend_from_slice(&PAIRS[b as usize]);
+    let at = out.len();
+    out.resize(at + 2 * bytes.len(), 0);
+    for (d, &b) in out[at..].chunks_exact_mut(2).zip(bytes) {
+        d.copy_from_slice(&PAIRS[b as usize]);
     }
 }
 
