@@ -214,19 +214,46 @@ fn intern_hex(cx: &mut Context, text: HexText) -> Attr {
 }
 
 /// The hex attributes of byte blobs taken in order, their text made a batch
-/// at a time in parallel (the attributes are still made in order).
-struct HexQueue<'a> {
-    blobs: std::vec::IntoIter<&'a [u8]>,
+/// at a time in parallel by a thread of its own, a batch ahead of the
+/// attributes (which are still made in order).
+struct HexQueue {
+    batches: std::sync::mpsc::Receiver<Vec<HexText>>,
     ready: std::collections::VecDeque<HexText>,
 }
 
-impl<'a> HexQueue<'a> {
+impl HexQueue {
     /// About this many bytes' text is made at once (bounds the memory it holds).
     const BATCH_BYTES: usize = 4 << 20;
 
-    fn new(blobs: Vec<&'a [u8]>) -> Self {
+    /// Starts making the text of `blobs` on a thread of `scope`.
+    fn new<'scope, 'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        blobs: Vec<&'env [u8]>,
+    ) -> Self {
+        use rayon::prelude::*;
+        // One batch waiting, one being made: the rest wait for the reader.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            let mut rest = blobs.into_iter().peekable();
+            while rest.peek().is_some() {
+                let mut batch = Vec::new();
+                let mut size = 0;
+                for b in rest.by_ref() {
+                    size += b.len();
+                    batch.push(b);
+                    if size >= Self::BATCH_BYTES {
+                        break;
+                    }
+                }
+                let texts = batch.par_iter().map(|b| hex_text(b)).collect::<Vec<_>>();
+                // The reader has stopped: nothing more is needed.
+                if tx.send(texts).is_err() {
+                    break;
+                }
+            }
+        });
         HexQueue {
-            blobs: blobs.into_iter(),
+            batches: rx,
             ready: Default::default(),
         }
     }
@@ -234,22 +261,10 @@ impl<'a> HexQueue<'a> {
     /// The next blob's attribute; `bytes` is that blob, its text made here
     /// should the queue have run out.
     fn next(&mut self, cx: &mut Context, bytes: &[u8]) -> Attr {
-        use rayon::prelude::*;
         if self.ready.is_empty() {
-            let mut batch = Vec::new();
-            let mut size = 0;
-            for b in self.blobs.by_ref() {
-                size += b.len();
-                batch.push(b);
-                if size >= Self::BATCH_BYTES {
-                    break;
-                }
+            if let Ok(batch) = self.batches.recv() {
+                self.ready = batch.into();
             }
-            self.ready = batch
-                .par_iter()
-                .map(|b| hex_text(b))
-                .collect::<Vec<_>>()
-                .into();
         }
         match self.ready.pop_front() {
             Some(text) => intern_hex(cx, text),
@@ -507,9 +522,10 @@ fn hex_digits_into(bytes: &[u8], out: &mut Vec<u8>) {
         }
         t
     };
-    out.reserve(2 * bytes.len());
-    for &b in bytes {
-        out.extend_from_slice(&PAIRS[b as usize]);
+    let at = out.len();
+    out.resize(at + 2 * bytes.len(), 0);
+    for (d, &b) in out[at..].chunks_exact_mut(2).zip(bytes) {
+        d.copy_from_slice(&PAIRS[b as usize]);
     }
 }
 
@@ -818,70 +834,72 @@ pub fn emit_package(cx: &mut Context, block: Block, pkg: &Package, loc: Loc) {
             blobs.extend(segments.iter().map(|d| &d.bytes[..]));
         }
     }
-    let mut hex = HexQueue::new(blobs);
-    for g in &pkg.images {
-        let img = &g.image;
-        let tiles = cx.string_attr(&tiles_to_string(&g.tiles));
-        let ca = cx.string_attr(&hex_address(img.code_address));
-        let code = hex.next(cx, &img.code);
-        let entries: Vec<(ipu_ir::Sym, Attr)> = img
-            .entries
-            .iter()
-            .map(|(n, &a)| {
-                let v = cx.string_attr(&hex_address(a));
-                (cx.sym(n), v)
-            })
-            .collect();
-        let entries = cx.dict_attr(entries);
-        let zero: Vec<Attr> = img
-            .zero
-            .iter()
-            .map(|z| {
-                let a = cx.string_attr(&hex_address(z.address));
-                let l = cx.i64_attr(i64::from(z.len));
-                dict(cx, vec![("address", a), ("len", l)])
-            })
-            .collect();
-        let zero = cx.array_attr(zero);
-        let data: Vec<Attr> = img
-            .data
-            .iter()
-            .map(|d| {
-                let a = cx.string_attr(&hex_address(d.address));
-                let b = hex.next(cx, &d.bytes);
-                dict(cx, vec![("address", a), ("bytes", b)])
-            })
-            .collect();
-        let data = cx.array_attr(data);
-        let op = build(
-            cx,
-            IMAGE.name,
-            vec![
-                ("tiles", tiles),
-                ("code_address", ca),
-                ("code", code),
-                ("entries", entries),
-                ("zero", zero),
-                ("data", data),
-            ],
-            loc,
-        );
-        cx.append_op(block, op);
-        for (&tile, segments) in &g.tile_data {
-            for d in segments {
-                let t = cx.i64_attr(i64::from(tile));
-                let a = cx.string_attr(&hex_address(d.address));
-                let b = hex.next(cx, &d.bytes);
-                let op = build(
-                    cx,
-                    TILE_DATA.name,
-                    vec![("tile", t), ("address", a), ("bytes", b)],
-                    loc,
-                );
-                cx.append_op(block, op);
+    std::thread::scope(|scope| {
+        let mut hex = HexQueue::new(scope, blobs);
+        for g in &pkg.images {
+            let img = &g.image;
+            let tiles = cx.string_attr(&tiles_to_string(&g.tiles));
+            let ca = cx.string_attr(&hex_address(img.code_address));
+            let code = hex.next(cx, &img.code);
+            let entries: Vec<(ipu_ir::Sym, Attr)> = img
+                .entries
+                .iter()
+                .map(|(n, &a)| {
+                    let v = cx.string_attr(&hex_address(a));
+                    (cx.sym(n), v)
+                })
+                .collect();
+            let entries = cx.dict_attr(entries);
+            let zero: Vec<Attr> = img
+                .zero
+                .iter()
+                .map(|z| {
+                    let a = cx.string_attr(&hex_address(z.address));
+                    let l = cx.i64_attr(i64::from(z.len));
+                    dict(cx, vec![("address", a), ("len", l)])
+                })
+                .collect();
+            let zero = cx.array_attr(zero);
+            let data: Vec<Attr> = img
+                .data
+                .iter()
+                .map(|d| {
+                    let a = cx.string_attr(&hex_address(d.address));
+                    let b = hex.next(cx, &d.bytes);
+                    dict(cx, vec![("address", a), ("bytes", b)])
+                })
+                .collect();
+            let data = cx.array_attr(data);
+            let op = build(
+                cx,
+                IMAGE.name,
+                vec![
+                    ("tiles", tiles),
+                    ("code_address", ca),
+                    ("code", code),
+                    ("entries", entries),
+                    ("zero", zero),
+                    ("data", data),
+                ],
+                loc,
+            );
+            cx.append_op(block, op);
+            for (&tile, segments) in &g.tile_data {
+                for d in segments {
+                    let t = cx.i64_attr(i64::from(tile));
+                    let a = cx.string_attr(&hex_address(d.address));
+                    let b = hex.next(cx, &d.bytes);
+                    let op = build(
+                        cx,
+                        TILE_DATA.name,
+                        vec![("tile", t), ("address", a), ("bytes", b)],
+                        loc,
+                    );
+                    cx.append_op(block, op);
+                }
             }
         }
-    }
+    });
 }
 
 // ---------------------------------------------------------------------------

@@ -306,39 +306,51 @@ const VIRTUAL_GAP: u64 = 8;
 pub struct VirtualSpace {
     /// Per tile, (base, buffer) in increasing base order, for sources and
     /// destinations.
-    pub src: FxHashMap<u32, Vec<(u64, BufId)>>,
-    pub dst: FxHashMap<u32, Vec<(u64, BufId)>>,
+    pub src: TileSpaces,
+    pub dst: TileSpaces,
+}
+
+/// Per tile (indexed by tile), its buffers' bases in increasing order and
+/// the end of the last one.
+#[derive(Default, Debug)]
+pub struct TileSpaces {
+    tiles: Vec<(Vec<(u64, BufId)>, u64)>,
+}
+
+impl TileSpaces {
+    /// The (base, buffer) list of `tile`, in increasing base order.
+    pub fn get(&self, tile: u32) -> Option<&[(u64, BufId)]> {
+        self.tiles
+            .get(tile as usize)
+            .map(|(v, _)| &v[..])
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The base of `buf` (of `bytes` bytes) on `tile`, given one after the
+    /// tile's last buffer when it has none yet.
+    fn base(&mut self, tile: u32, buf: BufId, bytes: u64) -> u64 {
+        let t = tile as usize;
+        if t >= self.tiles.len() {
+            self.tiles.resize_with(t + 1, Default::default);
+        }
+        let (v, end) = &mut self.tiles[t];
+        if let Some(&(b, _)) = v.iter().find(|(_, x)| *x == buf) {
+            return b;
+        }
+        let b = *end;
+        *end += bytes + VIRTUAL_GAP;
+        v.push((b, buf));
+        b
+    }
 }
 
 impl VirtualSpace {
     /// The buffer and the offset in it of virtual offset `off` on `tile`.
-    pub fn resolve(
-        spaces: &FxHashMap<u32, Vec<(u64, BufId)>>,
-        tile: u32,
-        off: u64,
-    ) -> Option<(BufId, u64)> {
-        let v = spaces.get(&tile)?;
+    pub fn resolve(spaces: &TileSpaces, tile: u32, off: u64) -> Option<(BufId, u64)> {
+        let v = spaces.get(tile)?;
         let i = v.partition_point(|&(b, _)| b <= off).checked_sub(1)?;
         Some((v[i].1, off - v[i].0))
     }
-}
-
-fn virtual_base(
-    spaces: &mut FxHashMap<u32, Vec<(u64, BufId)>>,
-    ends: &mut FxHashMap<u32, u64>,
-    tile: u32,
-    buf: BufId,
-    bytes: u64,
-) -> u64 {
-    let v = spaces.entry(tile).or_default();
-    if let Some(&(b, _)) = v.iter().find(|(_, x)| *x == buf) {
-        return b;
-    }
-    let e = ends.entry(tile).or_insert(0);
-    let b = *e;
-    *e += bytes + VIRTUAL_GAP;
-    v.push((b, buf));
-    b
 }
 
 impl Program {
@@ -347,18 +359,16 @@ impl Program {
     /// destination buffers) follow one another.
     pub fn virtual_phase(&self, p: &PhaseDecl) -> (Phase, VirtualSpace) {
         let mut vs = VirtualSpace::default();
-        let mut src_end: FxHashMap<u32, u64> = FxHashMap::default();
-        let mut dst_end: FxHashMap<u32, u64> = FxHashMap::default();
         let mut transfers = Vec::with_capacity(p.moves.iter().map(|m| m.transfers.len()).sum());
         for m in &p.moves {
             let (sb, db) = (self.buffers[m.src].bytes, self.buffers[m.dst].bytes);
             for t in &m.transfers {
-                let s = virtual_base(&mut vs.src, &mut src_end, t.src_tile, m.src, sb);
+                let s = vs.src.base(t.src_tile, m.src, sb);
                 let dsts: SmallVec<[Destination; 2]> = t
                     .dsts
                     .iter()
                     .map(|d| {
-                        let b = virtual_base(&mut vs.dst, &mut dst_end, d.tile, m.dst, db);
+                        let b = vs.dst.base(d.tile, m.dst, db);
                         Destination {
                             tile: d.tile,
                             offset: (b + d.offset as u64) as u32,
@@ -1515,9 +1525,6 @@ impl Program {
 
 // ---------------------------------------------------------------- checks
 
-/// Byte ranges written per (buffer, tile), with who wrote them.
-type Writes = FxHashMap<(BufId, u32), Vec<(u64, u64, Loc)>>;
-
 impl Program {
     fn on(&self, b: BufId, tile: u32) -> bool {
         let ts = &self.buffers[b].tiles;
@@ -1530,16 +1537,8 @@ impl Program {
         guess == Some(&tile) || ts.binary_search(&tile).is_ok()
     }
 
-    /// Checks a move's transfers against its buffers, noting what it writes
-    /// into delivered buffers.
-    fn check_move(
-        &self,
-        m: &Move,
-        loc: Loc,
-        who: &str,
-        delivered: &[bool],
-        writes: &mut Writes,
-    ) -> Result<(), Diagnostic> {
+    /// Checks a move's transfers against its buffers.
+    fn check_move(&self, m: &Move, loc: Loc, who: &str) -> Result<(), Diagnostic> {
         let (sb, db) = (&self.buffers[m.src], &self.buffers[m.dst]);
         for t in &m.transfers {
             let len = t.len as u64;
@@ -1565,12 +1564,6 @@ impl Program {
                             d.offset, db.name, d.tile
                         ),
                     ));
-                }
-                if delivered[m.dst] {
-                    writes
-                        .entry((m.dst, d.tile))
-                        .or_default()
-                        .push((d.offset as u64, end, loc));
                 }
             }
         }
@@ -1716,141 +1709,302 @@ impl Program {
                 }
             }
         }
-        // (buffer, tile) -> byte ranges written by phases and local copies.
-        let mut writes: Writes = FxHashMap::default();
-        let delivered: Vec<bool> = self.buffers.iter().map(|b| !b.reads.is_empty()).collect();
+        // Each step's own checks (its records and its moves' bounds) on
+        // their own, in parallel; the first error in program order.
+        use rayon::prelude::*;
+        let mut tasks: Vec<StepCheck<'_>> = Vec::new();
         for s in &self.steps {
             match s {
                 Step::Compute(c) => {
-                    for v in &c.vertices {
-                        for w in &v.call.record {
-                            let Word::Buf(b, off) = *w else { continue };
-                            let buf = &self.buffers[b];
-                            if off as u64 > buf.bytes {
-                                return Err(Diagnostic::error(
-                                    c.loc,
-                                    format!(
-                                        "compute set {} refers to byte {off} of @{}, which has {} bytes",
-                                        c.name, buf.name, buf.bytes
-                                    ),
-                                ));
-                            }
-                            if let Some(&t) = v.tiles.iter().find(|&&t| !self.on(b, t)) {
-                                return Err(Diagnostic::error(
-                                    c.loc,
-                                    format!(
-                                        "compute set {} refers to @{} on tile {t}, where it is not",
-                                        c.name, buf.name
-                                    ),
-                                ));
-                            }
-                        }
-                    }
-                    for v in &c.vertices {
-                        self.check_wide_reads(c, v)?;
-                    }
-                    for m in &c.copies {
-                        let name = format!("compute set {}", c.name);
-                        self.check_move(m, c.loc, &name, &delivered, &mut writes)?;
-                    }
+                    tasks.push(StepCheck::Vertices(c));
+                    tasks.extend(c.copies.iter().map(|m| StepCheck::Copy(c, m)));
                 }
-                Step::Exchange(p) => {
-                    for m in &p.moves {
-                        let name = format!("exchange.phase @{}", p.name);
-                        self.check_move(m, p.loc, &name, &delivered, &mut writes)?;
-                    }
-                }
+                Step::Exchange(p) => tasks.extend(p.moves.iter().map(|m| StepCheck::Phase(p, m))),
             }
         }
-        // Where to blame a buffer's missing bytes: the first phase writing it.
-        let blame = |b: BufId| -> (Loc, String) {
-            for s in &self.steps {
-                if let Step::Exchange(p) = s {
-                    if p.moves.iter().any(|m| m.dst == b) {
-                        return (p.loc, format!("exchange.phase @{}", p.name));
-                    }
-                }
-            }
-            let loc = self.steps.iter().find_map(|s| match s {
-                Step::Compute(c)
-                    if c.vertices.iter().any(|v| {
-                        v.call
-                            .record
-                            .iter()
-                            .any(|w| matches!(w, Word::Buf(x, _) if *x == b))
-                    }) =>
-                {
-                    Some(c.loc)
-                }
-                _ => None,
-            });
-            (
-                loc.unwrap_or(self.buffers[b].loc),
-                "no exchange phase".to_string(),
-            )
-        };
-        // Sorted in parallel here (stable, so as in turn below, where sorted input is one pass).
+        if let Some(Err(e)) = tasks
+            .par_iter()
+            .map(|t| self.check_task(t))
+            .find_first(|r| r.is_err())
         {
-            use rayon::prelude::*;
-            let mut lists: Vec<_> = writes.values_mut().collect();
-            lists
-                .par_iter_mut()
-                .for_each(|w| w.sort_by_key(|x| (x.0, x.1)));
+            return Err(e);
         }
-        for (b, buf) in self.buffers.iter().enumerate() {
-            for r in &buf.reads {
-                for &t in &r.tiles {
-                    let mut w = writes.remove(&(b, t)).unwrap_or_default();
-                    w.sort_by_key(|x| (x.0, x.1));
-                    for pair in w.windows(2) {
-                        if pair[1].0 < pair[0].1 {
+        // Per delivered buffer, the moves writing it (in program order) and where they are.
+        let mut writers: Vec<Vec<(&Move, Loc)>> = vec![Vec::new(); self.buffers.len()];
+        for t in &tasks {
+            let (m, loc) = match t {
+                StepCheck::Vertices(_) => continue,
+                StepCheck::Copy(c, m) => (*m, c.loc),
+                StepCheck::Phase(p, m) => (*m, p.loc),
+            };
+            if !self.buffers[m.dst].reads.is_empty() {
+                writers[m.dst].push((m, loc));
+            }
+        }
+        // Each delivered buffer's bytes checked on its own; the first error in buffer order.
+        let delivered: Vec<BufId> = (0..self.buffers.len())
+            .filter(|&b| !self.buffers[b].reads.is_empty())
+            .collect();
+        match delivered
+            .par_iter()
+            .map(|&b| self.check_delivered(b, &writers[b], tiles))
+            .find_first(|r| r.is_err())
+        {
+            Some(Err(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// One step's check of [`Program::check`]: a compute set's records, or
+    /// one move's transfers against its buffers.
+    fn check_task(&self, t: &StepCheck<'_>) -> Result<(), Diagnostic> {
+        match *t {
+            StepCheck::Vertices(c) => {
+                for v in &c.vertices {
+                    for w in &v.call.record {
+                        let Word::Buf(b, off) = *w else { continue };
+                        let buf = &self.buffers[b];
+                        if off as u64 > buf.bytes {
                             return Err(Diagnostic::error(
-                                pair[1].2,
+                                c.loc,
                                 format!(
-                                    "writes bytes [{}, {}) of @{} on tile {t} a second time",
-                                    pair[1].0,
-                                    pair[0].1.min(pair[1].1),
-                                    buf.name
+                                    "compute set {} refers to byte {off} of @{}, which has {} bytes",
+                                    c.name, buf.name, buf.bytes
+                                ),
+                            ));
+                        }
+                        if let Some(&t) = v.tiles.iter().find(|&&t| !self.on(b, t)) {
+                            return Err(Diagnostic::error(
+                                c.loc,
+                                format!(
+                                    "compute set {} refers to @{} on tile {t}, where it is not",
+                                    c.name, buf.name
                                 ),
                             ));
                         }
                     }
-                    for k in 0..r.count {
-                        let (lo, hi) = (k * r.stride, k * r.stride + r.len);
-                        // The part of [lo, hi) the writes leave uncovered, if any.
-                        let mut at = lo;
-                        for &(s, e, _) in &w {
-                            if e <= at || s >= hi {
-                                continue;
-                            }
-                            if s > at {
-                                break;
-                            }
-                            at = at.max(e);
-                        }
-                        if at < hi {
-                            let (loc, who) = blame(b);
-                            let gap_end = w
-                                .iter()
-                                .map(|x| x.0)
-                                .filter(|&s| s > at)
-                                .min()
-                                .unwrap_or(hi)
-                                .min(hi);
-                            return Err(Diagnostic::error(
-                                loc,
-                                format!(
-                                    "{who} does not deliver bytes [{at}, {gap_end}) of @{} on tile {t}, which the next compute set reads",
-                                    buf.name
-                                ),
-                            ));
-                        }
+                }
+                for v in &c.vertices {
+                    self.check_wide_reads(c, v)?;
+                }
+                Ok(())
+            }
+            StepCheck::Copy(c, m) => self.check_move(m, c.loc, &format!("compute set {}", c.name)),
+            StepCheck::Phase(p, m) => {
+                self.check_move(m, p.loc, &format!("exchange.phase @{}", p.name))
+            }
+        }
+    }
+
+    /// Checks that the moves `writers` (in program order) write every byte
+    /// the readers of delivered buffer `b` read, and none twice.
+    fn check_delivered(
+        &self,
+        b: BufId,
+        writers: &[(&Move, Loc)],
+        tiles: u32,
+    ) -> Result<(), Diagnostic> {
+        let buf = &self.buffers[b];
+        // Each tile's writes, in program order: (start, end, writer).
+        let n = tiles as usize;
+        let mut start = vec![0usize; n + 1];
+        for (m, _) in writers {
+            for t in &m.transfers {
+                for d in &t.dsts {
+                    start[d.tile as usize + 1] += 1;
+                }
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut writes = vec![(0u64, 0u64, 0u32); start[n]];
+        for (k, (m, _)) in writers.iter().enumerate() {
+            for t in &m.transfers {
+                let len = t.len as u64;
+                for d in &t.dsts {
+                    let at = &mut fill[d.tile as usize];
+                    writes[*at] = (d.offset as u64, d.offset as u64 + len, k as u32);
+                    *at += 1;
+                }
+            }
+        }
+        let mut taken = vec![false; n];
+        let mut bits = Bits::default();
+        for r in &buf.reads {
+            for &t in &r.tiles {
+                // A tile's writes are checked once; a tile listed again has none left.
+                let w: &mut [(u64, u64, u32)] = match taken.get_mut(t as usize) {
+                    Some(done) if !*done => {
+                        *done = true;
+                        &mut writes[start[t as usize]..start[t as usize + 1]]
+                    }
+                    _ => &mut [],
+                };
+                // Most tiles' writes cover their reads exactly once: seen
+                // without sorting them; any other tile is checked in order.
+                if bits.written_once(w, r, buf.bytes) {
+                    continue;
+                }
+                w.sort_by_key(|x| (x.0, x.1));
+                for pair in w.windows(2) {
+                    if pair[1].0 < pair[0].1 {
+                        return Err(Diagnostic::error(
+                            writers[pair[1].2 as usize].1,
+                            format!(
+                                "writes bytes [{}, {}) of @{} on tile {t} a second time",
+                                pair[1].0,
+                                pair[0].1.min(pair[1].1),
+                                buf.name
+                            ),
+                        ));
+                    }
+                }
+                let reach = reaches(w);
+                for k in 0..r.count {
+                    let (lo, hi) = (k * r.stride, k * r.stride + r.len);
+                    // The part of [lo, hi) the writes leave uncovered, if any.
+                    let at = covered_to(w, &reach, lo, hi);
+                    if at < hi {
+                        let (loc, who) = self.blame(b);
+                        let gap_end = w
+                            .iter()
+                            .map(|x| x.0)
+                            .filter(|&s| s > at)
+                            .min()
+                            .unwrap_or(hi)
+                            .min(hi);
+                        return Err(Diagnostic::error(
+                            loc,
+                            format!(
+                                "{who} does not deliver bytes [{at}, {gap_end}) of @{} on tile {t}, which the next compute set reads",
+                                buf.name
+                            ),
+                        ));
                     }
                 }
             }
         }
         Ok(())
     }
+
+    /// Where to blame a buffer's missing bytes: the first phase writing it.
+    fn blame(&self, b: BufId) -> (Loc, String) {
+        for s in &self.steps {
+            if let Step::Exchange(p) = s {
+                if p.moves.iter().any(|m| m.dst == b) {
+                    return (p.loc, format!("exchange.phase @{}", p.name));
+                }
+            }
+        }
+        let loc = self.steps.iter().find_map(|s| match s {
+            Step::Compute(c)
+                if c.vertices.iter().any(|v| {
+                    v.call
+                        .record
+                        .iter()
+                        .any(|w| matches!(w, Word::Buf(x, _) if *x == b))
+                }) =>
+            {
+                Some(c.loc)
+            }
+            _ => None,
+        });
+        (
+            loc.unwrap_or(self.buffers[b].loc),
+            "no exchange phase".to_string(),
+        )
+    }
+}
+
+/// Per write of `w` (sorted by start), the furthest end of the writes
+/// before it.
+fn reaches(w: &[(u64, u64, u32)]) -> Vec<u64> {
+    let mut reach = Vec::with_capacity(w.len());
+    let mut furthest = 0;
+    for x in w {
+        reach.push(furthest);
+        furthest = furthest.max(x.1);
+    }
+    reach
+}
+
+/// How far from `lo` (up to `hi`) the writes `w` (sorted by start) cover
+/// without a gap; `reach` is [`reaches`] of `w`.
+fn covered_to(w: &[(u64, u64, u32)], reach: &[u64], lo: u64, hi: u64) -> u64 {
+    let mut at = lo;
+    // The writes before `first` all end by `lo`: none of them can cover it.
+    let first = reach.partition_point(|&e| e <= lo).saturating_sub(1);
+    for &(s, e, _) in &w[first..] {
+        if e <= at || s >= hi {
+            continue;
+        }
+        if s > at {
+            break;
+        }
+        at = at.max(e);
+    }
+    at
+}
+
+/// A bit per byte of a buffer on one tile (reused from tile to tile).
+#[derive(Default)]
+struct Bits {
+    words: Vec<u64>,
+}
+
+impl Bits {
+    /// Whether the writes `w` (start, end, writer), none empty, share no
+    /// byte and cover every range `r` reads, in a buffer of `bytes` bytes.
+    /// False says only that the writes need the exact check.
+    fn written_once(&mut self, w: &[(u64, u64, u32)], r: &Reads, bytes: u64) -> bool {
+        let n = bytes.div_ceil(64) as usize;
+        self.words.clear();
+        self.words.resize(n, 0);
+        // Bits lo..hi of word i, lo < hi <= 64.
+        let mask = |lo: u64, hi: u64| (u64::MAX >> (64 - (hi - lo))) << lo;
+        for &(s, e, _) in w {
+            if s >= e || e > bytes {
+                return false;
+            }
+            let mut at = s;
+            while at < e {
+                let (i, lo) = ((at / 64) as usize, at % 64);
+                let hi = (e - at + lo).min(64);
+                let m = mask(lo, hi);
+                if self.words[i] & m != 0 {
+                    return false;
+                }
+                self.words[i] |= m;
+                at += hi - lo;
+            }
+        }
+        for k in 0..r.count {
+            let (lo, hi) = (k * r.stride, k * r.stride + r.len);
+            if hi > bytes {
+                return false;
+            }
+            let mut at = lo;
+            while at < hi {
+                let (i, l) = ((at / 64) as usize, at % 64);
+                let h = (hi - at + l).min(64);
+                let m = mask(l, h);
+                if self.words[i] & m != m {
+                    return false;
+                }
+                at += h - l;
+            }
+        }
+        true
+    }
+}
+
+/// One part of [`Program::check`]'s per-step checks.
+enum StepCheck<'a> {
+    Vertices(&'a ComputeSet),
+    Copy(&'a ComputeSet, &'a Move),
+    Phase(&'a PhaseDecl, &'a Move),
 }
 
 #[cfg(test)]
@@ -1867,6 +2021,122 @@ mod tests {
                 .map(|&(tile, offset)| Destination { tile, offset })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn coverage_skipping_ended_writes_matches_a_plain_scan() {
+        // The plain scan: every write from the first.
+        let plain = |w: &[(u64, u64, u32)], lo: u64, hi: u64| {
+            let mut at = lo;
+            for &(s, e, _) in w {
+                if e <= at || s >= hi {
+                    continue;
+                }
+                if s > at {
+                    break;
+                }
+                at = at.max(e);
+            }
+            at
+        };
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..500 {
+            let n = next(12) as usize;
+            let mut w: Vec<(u64, u64, u32)> = (0..n)
+                .map(|k| {
+                    let s = next(64);
+                    (s, s + 1 + next(24), k as u32)
+                })
+                .collect();
+            w.sort_by_key(|x| (x.0, x.1));
+            let reach = reaches(&w);
+            for lo in 0..80 {
+                for len in [1, 3, 8, 40] {
+                    assert_eq!(
+                        covered_to(&w, &reach, lo, lo + len),
+                        plain(&w, lo, lo + len),
+                        "{w:?} [{lo}, {})",
+                        lo + len
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn writes_seen_once_by_bits_are_what_the_ordered_check_passes() {
+        // The ordered check: no two writes overlap, and every read range is covered.
+        let ordered = |w: &[(u64, u64, u32)], r: &Reads| {
+            let mut w = w.to_vec();
+            w.sort_by_key(|x| (x.0, x.1));
+            if w.windows(2).any(|p| p[1].0 < p[0].1) {
+                return false;
+            }
+            let reach = reaches(&w);
+            (0..r.count).all(|k| {
+                let (lo, hi) = (k * r.stride, k * r.stride + r.len);
+                covered_to(&w, &reach, lo, hi) >= hi
+            })
+        };
+        let mut x = 99u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let mut bits = Bits::default();
+        let (mut passed, mut failed) = (0, 0);
+        for _ in 0..4000 {
+            let bytes = 1 + next(300);
+            // Mostly a tiling of the buffer in a shuffled order, sometimes disturbed.
+            let mut w = Vec::new();
+            let mut at = 0;
+            while at < bytes {
+                let len = (1 + next(90)).min(bytes - at);
+                w.push((at, at + len, w.len() as u32));
+                at += len;
+            }
+            for i in (1..w.len()).rev() {
+                w.swap(i, next(i as u64 + 1) as usize);
+            }
+            match next(4) {
+                0 if !w.is_empty() => {
+                    let i = next(w.len() as u64) as usize;
+                    w.remove(i);
+                }
+                1 => {
+                    let s = next(bytes);
+                    w.push((s, (s + 1 + next(8)).min(bytes), 7));
+                }
+                _ => {}
+            }
+            let stride = 1 + next(80);
+            let r = Reads {
+                tiles: vec![0],
+                count: 1 + next(5),
+                len: 1 + next(stride),
+                stride,
+            };
+            let want = ordered(&w, &r);
+            assert_eq!(
+                bits.written_once(&w, &r, bytes),
+                want,
+                "{w:?} {r:?} {bytes}"
+            );
+            if want {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
+        }
+        assert!(passed > 100 && failed > 100, "{passed} {failed}");
     }
 
     #[test]

@@ -404,6 +404,29 @@ impl StreamPiece {
         Some((t, a, u64::try_from(h).unwrap_or(u64::MAX)))
     }
 
+    /// Calls `f` with each of [`StreamPiece::transfers`] in turn, until it
+    /// fails. A grid none of whose offsets overflow is walked without
+    /// dividing per transfer.
+    pub fn each_transfer<E>(&self, f: &mut impl FnMut(Transfer) -> Result<(), E>) -> Result<(), E> {
+        if let StreamPiece::Grid { first, dims } = self {
+            let fits = StreamPiece::grid_last(first, dims)
+                .is_some_and(|(t, a, _)| t <= u64::from(u32::MAX) && a <= u64::from(u32::MAX))
+                && dims
+                    .iter()
+                    .try_fold(u128::from(first.host_offset), |h, d| {
+                        Some(h + u128::from(d.count.checked_sub(1)?) * u128::from(d.host_step))
+                    })
+                    .is_some_and(|h| h <= u128::from(u64::MAX));
+            if fits {
+                return grid_each(*first, dims, f);
+            }
+        }
+        for t in self.transfers() {
+            f(t)?;
+        }
+        Ok(())
+    }
+
     /// The transfers this piece stands for. Offsets that overflow `u64`
     /// saturate (validation refuses them first).
     pub fn transfers(&self) -> Box<dyn Iterator<Item = Transfer> + '_> {
@@ -504,6 +527,28 @@ impl HostStream {
         s.push('>');
         s
     }
+}
+
+/// A grid's transfers in [`StreamPiece::transfers`]'s order (the last
+/// dimension innermost), when no offset overflows.
+fn grid_each<E>(
+    at: Transfer,
+    dims: &[GridDim],
+    f: &mut impl FnMut(Transfer) -> Result<(), E>,
+) -> Result<(), E> {
+    let Some((d, inner)) = dims.split_first() else {
+        return f(at);
+    };
+    let mut t = at;
+    for i in 0..d.count {
+        if i > 0 {
+            t.tile += d.tile_step;
+            t.tile_address += d.address_step;
+            t.host_offset += d.host_step;
+        }
+        grid_each(t, inner, f)?;
+    }
+    Ok(())
 }
 
 /// A host-callable program (`initialize`, `run`, ...).
@@ -844,5 +889,55 @@ impl Package {
             path: path.display().to_string(),
             message: e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_transfer_walks_a_grid_as_transfers_lists_it() {
+        let mut x = 7u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for case in 0..2000 {
+            // Some grids reach past u32 addresses or u64 host offsets (saturated).
+            let big = case % 5 == 0;
+            let first = Transfer {
+                tile: next(1500) as u32,
+                tile_address: if big {
+                    u32::MAX - next(1000) as u32
+                } else {
+                    next(1 << 20) as u32
+                },
+                host_offset: if big {
+                    u64::MAX - next(1 << 20)
+                } else {
+                    next(1 << 30)
+                },
+                len: 1 + next(64) as u32,
+            };
+            let dims: Vec<GridDim> = (0..1 + next(4))
+                .map(|_| GridDim {
+                    count: next(5) as u32,
+                    tile_step: next(3) as u32,
+                    address_step: next(300) as u32,
+                    host_step: next(5000),
+                })
+                .collect();
+            let p = StreamPiece::Grid { first, dims };
+            let mut walked = Vec::new();
+            p.each_transfer(&mut |t| {
+                walked.push(t);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+            assert_eq!(walked, p.transfers().collect::<Vec<_>>(), "{p:?}");
+        }
     }
 }

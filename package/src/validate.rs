@@ -299,69 +299,141 @@ fn check_stream(
             "the layout has {count} transfers, more than the limit of {MAX_STREAM_TRANSFERS}"
         )));
     }
-    let mut host_ranges = Vec::new();
-    for tr in s.transfers() {
-        if tr.tile >= t.tile_count {
-            return Err(PackageError::TileOutOfRange {
-                tile: u64::from(tr.tile),
-                tile_count: t.tile_count,
-                context: format!("stream `{what}`"),
-            });
-        }
-        if tr.len == 0 {
-            return Err(err(format!("an empty transfer to tile {}", tr.tile)));
-        }
-        let tile_end = u64::from(tr.tile_address) + u64::from(tr.len);
-        if u64::from(tr.tile_address) < u64::from(t.memory_base) || tile_end > t.memory_end() {
-            return Err(err(format!(
-                "tile {} range [{:#x}, {tile_end:#x}) lies outside tile memory [{:#x}, {:#x})",
-                tr.tile,
-                tr.tile_address,
-                t.memory_base,
-                t.memory_end()
-            )));
-        }
-        let host_end = tr
-            .host_offset
-            .checked_add(u64::from(tr.len))
-            .filter(|&e| e <= host_len)
-            .ok_or_else(|| {
-                err(format!(
-                    "tile {} host range at offset {} (+{}) exceeds the {host_len}-byte buffer",
-                    tr.tile, tr.host_offset, tr.len
-                ))
-            })?;
-        if owner[tr.tile as usize] == IDLE {
-            return Err(err(format!("tile {} runs no image", tr.tile)));
-        }
-        if s.direction == Direction::Output {
-            host_ranges.push((tr.host_offset, host_end, tr.tile));
-        }
+    // An output's host bytes, a bit each, to see them written exactly once
+    // without sorting (when the buffer is not too large for that).
+    let output = s.direction == Direction::Output;
+    let mut bits = HostBits::new(if output { host_len } else { 0 });
+    for piece in &s.layout {
+        piece.each_transfer(&mut |tr| {
+            if tr.tile >= t.tile_count {
+                return Err(PackageError::TileOutOfRange {
+                    tile: u64::from(tr.tile),
+                    tile_count: t.tile_count,
+                    context: format!("stream `{what}`"),
+                });
+            }
+            if tr.len == 0 {
+                return Err(err(format!("an empty transfer to tile {}", tr.tile)));
+            }
+            let tile_end = u64::from(tr.tile_address) + u64::from(tr.len);
+            if u64::from(tr.tile_address) < u64::from(t.memory_base) || tile_end > t.memory_end() {
+                return Err(err(format!(
+                    "tile {} range [{:#x}, {tile_end:#x}) lies outside tile memory [{:#x}, {:#x})",
+                    tr.tile,
+                    tr.tile_address,
+                    t.memory_base,
+                    t.memory_end()
+                )));
+            }
+            let host_end = tr
+                .host_offset
+                .checked_add(u64::from(tr.len))
+                .filter(|&e| e <= host_len)
+                .ok_or_else(|| {
+                    err(format!(
+                        "tile {} host range at offset {} (+{}) exceeds the {host_len}-byte buffer",
+                        tr.tile, tr.host_offset, tr.len
+                    ))
+                })?;
+            if owner[tr.tile as usize] == IDLE {
+                return Err(err(format!("tile {} runs no image", tr.tile)));
+            }
+            if output {
+                bits.mark(tr.host_offset, host_end);
+            }
+            Ok(())
+        })?;
     }
-    if s.direction == Direction::Output {
-        host_ranges.sort_unstable();
-        let mut covered = 0u64;
-        for &(start, end, tile) in &host_ranges {
-            if start < covered {
-                return Err(err(format!(
-                    "host bytes [{start}, {}) are written by more than one tile (tile {tile} among them)",
-                    covered.min(end)
-                )));
-            }
-            if start > covered {
-                return Err(err(format!(
-                    "host bytes [{covered}, {start}) are written by no tile"
-                )));
-            }
-            covered = end;
+    if output && !bits.all_once() {
+        // Not written exactly once: the ranges in order, for the message.
+        let mut host_ranges = Vec::new();
+        for tr in s.transfers() {
+            host_ranges.push((tr.host_offset, tr.host_offset + u64::from(tr.len), tr.tile));
         }
-        if covered != host_len {
-            return Err(err(format!(
-                "host bytes [{covered}, {host_len}) are written by no tile"
-            )));
-        }
+        ordered_cover(&mut host_ranges, host_len).map_err(err)?;
     }
     Ok(())
+}
+
+/// Checks that `ranges` (start, end, tile) write each byte of a host buffer
+/// of `len` bytes exactly once, in order.
+fn ordered_cover(ranges: &mut [(u64, u64, u32)], len: u64) -> Result<(), String> {
+    ranges.sort_unstable();
+    let mut covered = 0u64;
+    for &(start, end, tile) in ranges.iter() {
+        if start < covered {
+            return Err(format!(
+                "host bytes [{start}, {}) are written by more than one tile (tile {tile} among them)",
+                covered.min(end)
+            ));
+        }
+        if start > covered {
+            return Err(format!(
+                "host bytes [{covered}, {start}) are written by no tile"
+            ));
+        }
+        covered = end;
+    }
+    if covered != len {
+        return Err(format!(
+            "host bytes [{covered}, {len}) are written by no tile"
+        ));
+    }
+    Ok(())
+}
+
+/// A bit per host byte of an output stream: whether its transfers write
+/// each byte exactly once. Past [`HostBits::MAX_BYTES`] it keeps nothing
+/// and answers no (the caller then checks the ranges in order).
+struct HostBits {
+    words: Vec<u64>,
+    len: u64,
+    /// Some byte written twice, or the buffer too large to track.
+    unsure: bool,
+}
+
+impl HostBits {
+    const MAX_BYTES: u64 = 256 << 20;
+
+    fn new(len: u64) -> HostBits {
+        let unsure = len > Self::MAX_BYTES;
+        let words = if unsure {
+            Vec::new()
+        } else {
+            vec![0; len.div_ceil(64) as usize]
+        };
+        HostBits { words, len, unsure }
+    }
+
+    /// Marks bytes [s, e), s < e <= len.
+    fn mark(&mut self, s: u64, e: u64) {
+        if self.unsure {
+            return;
+        }
+        let mut at = s;
+        while at < e {
+            let (i, lo) = ((at / 64) as usize, at % 64);
+            let hi = (e - at + lo).min(64);
+            let m = (u64::MAX >> (64 - (hi - lo))) << lo;
+            if self.words[i] & m != 0 {
+                self.unsure = true;
+                return;
+            }
+            self.words[i] |= m;
+            at += hi - lo;
+        }
+    }
+
+    /// Whether every byte was written, and none twice.
+    fn all_once(&self) -> bool {
+        if self.unsure {
+            return false;
+        }
+        let full = (self.len / 64) as usize;
+        let rest = self.len % 64;
+        self.words[..full].iter().all(|&w| w == u64::MAX)
+            && (rest == 0 || self.words[full] == (1u64 << rest) - 1)
+    }
 }
 
 fn check_tiles(
@@ -458,4 +530,58 @@ fn check_overlap(image: usize, ranges: &mut [Range]) -> Result<(), PackageError>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_bits_agree_with_the_ordered_cover() {
+        let mut x = 3u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut ok, mut bad) = (0, 0);
+        for _ in 0..5000 {
+            let len = next(400);
+            // A partition of the buffer, shuffled, then sometimes disturbed.
+            let mut ranges = Vec::new();
+            let mut at = 0;
+            while at < len {
+                let n = (1 + next(100)).min(len - at);
+                ranges.push((at, at + n, next(4) as u32));
+                at += n;
+            }
+            for i in (1..ranges.len()).rev() {
+                ranges.swap(i, next(i as u64 + 1) as usize);
+            }
+            match next(4) {
+                0 if !ranges.is_empty() => {
+                    let i = next(ranges.len() as u64) as usize;
+                    ranges.remove(i);
+                }
+                1 if len > 0 => {
+                    let s = next(len);
+                    ranges.push((s, (s + 1 + next(9)).min(len), 9));
+                }
+                _ => {}
+            }
+            let mut bits = HostBits::new(len);
+            for &(s, e, _) in &ranges {
+                bits.mark(s, e);
+            }
+            let want = ordered_cover(&mut ranges, len).is_ok();
+            assert_eq!(bits.all_once(), want, "{ranges:?} {len}");
+            if want {
+                ok += 1;
+            } else {
+                bad += 1;
+            }
+        }
+        assert!(ok > 100 && bad > 100, "{ok} {bad}");
+    }
 }

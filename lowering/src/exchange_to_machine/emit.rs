@@ -200,10 +200,11 @@ fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
             }
             // Mostly ascending stretches (a block's rows): the stable sort merges them.
             ts.sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
-            // Merged where contiguous on the tile and in the host buffer.
-            let mut merged: Vec<Transfer> = Vec::with_capacity(ts.len());
-            for t in ts {
-                match merged.last_mut() {
+            // Merged (in place) where contiguous on the tile and in the host buffer.
+            let mut n: usize = 0;
+            for i in 0..ts.len() {
+                let t = ts[i];
+                match n.checked_sub(1).map(|l| &mut ts[l]) {
                     Some(l)
                         if u64::from(l.tile_address) + u64::from(l.len)
                             == u64::from(t.tile_address)
@@ -212,21 +213,23 @@ fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
                     {
                         l.len += t.len
                     }
-                    _ => merged.push(t),
+                    _ => {
+                        ts[n] = t;
+                        n += 1;
+                    }
                 }
             }
-            merged
+            ts.truncate(n);
+            ts
         })
         .collect();
-    let mut pieces: Vec<(Transfer, Vec<GridDim>)> =
-        Vec::with_capacity(per_tile.iter().map(Vec::len).sum());
-    pieces.extend(per_tile.into_iter().flatten().map(|t| (t, Vec::new())));
-    while pieces.len() > 1 {
-        let before = pieces.len();
+    // The first fold straight from the tiles' transfers (no list of them all).
+    let count: usize = per_tile.iter().map(Vec::len).sum();
+    let mut pieces = fold_grids(per_tile.into_iter().flatten().map(|t| (t, Vec::new())));
+    let mut before = count;
+    while pieces.len() > 1 && pieces.len() != before {
+        before = pieces.len();
         pieces = fold_grids(pieces);
-        if pieces.len() == before {
-            break;
-        }
     }
     pieces
         .into_iter()
@@ -243,7 +246,9 @@ fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
 /// One pass of [`stream_layout`]'s folding: each maximal run of at least two
 /// consecutive pieces with the same length and dimensions whose first
 /// transfers step evenly (no step negative) becomes one piece.
-fn fold_grids(pieces: Vec<(Transfer, Vec<GridDim>)>) -> Vec<(Transfer, Vec<GridDim>)> {
+fn fold_grids(
+    pieces: impl IntoIterator<Item = (Transfer, Vec<GridDim>)>,
+) -> Vec<(Transfer, Vec<GridDim>)> {
     // The step from `a` to `b`, when `b` can follow `a` in one dimension.
     let step = |a: &(Transfer, Vec<GridDim>), b: &(Transfer, Vec<GridDim>)| -> Option<GridDim> {
         if a.0.len != b.0.len || a.1 != b.1 || a.1.len() >= ipu_package::MAX_GRID_DIMS {
@@ -256,7 +261,7 @@ fn fold_grids(pieces: Vec<(Transfer, Vec<GridDim>)>) -> Vec<(Transfer, Vec<GridD
             host_step: b.0.host_offset.checked_sub(a.0.host_offset)?,
         })
     };
-    let mut out = Vec::with_capacity(pieces.len());
+    let mut out = Vec::new();
     let mut rest = pieces.into_iter().peekable();
     while let Some(a) = rest.next() {
         let Some(d) = rest.peek().and_then(|b| step(&a, b)) else {
@@ -741,6 +746,15 @@ fn source_text(cx: &Context, f: Op) -> String {
     p.finish()
 }
 
+/// Appends the `n` words `words` to `out`, little-endian.
+fn put_words(out: &mut Vec<u8>, n: usize, words: impl Iterator<Item = u32>) {
+    let at = out.len();
+    out.resize(at + 4 * n, 0);
+    for (d, w) in out[at..].chunks_exact_mut(4).zip(words) {
+        d.copy_from_slice(&w.to_le_bytes());
+    }
+}
+
 /// What [`encode_tile`] needs of one tile and of the program.
 struct EncodeTile<'a> {
     target: &'a Target,
@@ -798,11 +812,12 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
             }
         }
     }
-    let mut tail: Vec<u8> = Vec::new();
+    // The table's pointers first (filled in at the end), then records and rows.
+    let mut data: Vec<u8> = vec![0; 4 * slots.len()];
     let after_table = table + 4 * slots.len() as u64;
     let mut ptrs = Vec::with_capacity(slots.len());
     let empty_row_at = after_table;
-    tail.extend(0u32.to_le_bytes());
+    data.extend(0u32.to_le_bytes());
     let mut layout = TableLayout {
         table,
         spans: vec![
@@ -812,18 +827,16 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
     };
     let mut readable = Vec::new();
     for (s, call) in &slots {
-        let at = after_table + tail.len() as u64;
+        let at = table + data.len() as u64;
         match call {
             Some(c) => {
-                for word in &c.record {
-                    let v = match *word {
-                        Word::Val(v) => v,
-                        Word::Buf(b, off) => (buf(b) + off as u64) as u32,
-                    };
-                    tail.extend(v.to_le_bytes());
-                }
-                tail.resize(tail.len() + c.scratch, 0);
-                let len = after_table + tail.len() as u64 - at;
+                let words = c.record.iter().map(|word| match *word {
+                    Word::Val(v) => v,
+                    Word::Buf(b, off) => (buf(b) + off as u64) as u32,
+                });
+                put_words(&mut data, c.record.len(), words);
+                data.resize(data.len() + c.scratch, 0);
+                let len = table + data.len() as u64 - at;
                 layout.spans.push((at, len, Category::KernelRecords));
                 ptrs.push(at as u32);
             }
@@ -839,19 +852,16 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
                     layout
                         .spans
                         .push((at, 4 * words.len() as u64, Category::ExchangeRows));
-                    tail.reserve(4 * words.len());
-                    for v in words {
-                        tail.extend(v.to_le_bytes());
-                    }
+                    put_words(&mut data, words.len(), words.iter().copied());
                     ptrs.push(at as u32);
                 }
                 None => ptrs.push(empty_row_at as u32),
             },
         }
     }
-    let mut data: Vec<u8> = Vec::with_capacity(4 * ptrs.len() + tail.len());
-    data.extend(ptrs.iter().flat_map(|p| p.to_le_bytes()));
-    data.extend(tail);
+    for (d, p) in data.chunks_exact_mut(4).zip(&ptrs) {
+        d.copy_from_slice(&p.to_le_bytes());
+    }
     let code_bytes = table - base;
     let used = code_bytes + data.len() as u64;
     // The reserve is what the planner kept; the real limit is this tile's

@@ -42,7 +42,6 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
 use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_target::Target;
-use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc};
 use std::time::Instant;
@@ -122,7 +121,10 @@ impl Pass for Codegen {
         if self.print_rows {
             emit_rows(cx, body, &summary, loc);
         }
-        ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
+        timed_phase("emit_ir", || {
+            ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -212,18 +214,21 @@ pub(crate) struct TileWork {
     /// Calls per superstep, their records' buffers local indices.
     pub calls: BTreeMap<usize, Vec<Call>>,
     pub rows: BTreeMap<usize, RowWork>,
-    /// Program buffer -> local index.
-    local: FxHashMap<BufId, usize>,
+    /// Program buffer -> local index ([`NOT_LOCAL`] for none).
+    local: Vec<usize>,
     /// Local index -> program buffer.
     pub ids: Vec<BufId>,
 }
 
+/// [`TileWork::local`]'s mark of a buffer the tile does not hold.
+const NOT_LOCAL: usize = usize::MAX;
+
 impl TileWork {
     /// This tile's local index of `program`'s buffer `b`, used at `step`.
     fn touch(&mut self, program: &Program, b: BufId, step: u32) -> usize {
-        let i = match self.local.get(&b) {
-            Some(&i) => i,
-            None => {
+        let i = match self.local.get(b) {
+            Some(&i) if i != NOT_LOCAL => i,
+            _ => {
                 let decl = &program.buffers[b];
                 self.bufs.push(Buffer {
                     name: decl.name.clone(),
@@ -234,7 +239,10 @@ impl TileWork {
                 self.interleaved.push(decl.interleaved);
                 self.ids.push(b);
                 let i = self.bufs.len() - 1;
-                self.local.insert(b, i);
+                if self.local.len() <= b {
+                    self.local.resize(b + 1, NOT_LOCAL);
+                }
+                self.local[b] = i;
                 i
             }
         };
@@ -726,10 +734,17 @@ pub(crate) fn plan(
                     steps.push(ready.summary);
                     for (tile, mut row) in ready.rows {
                         let w = p.tiles.entry(tile).or_default();
-                        // The buffers are touched in the row's order, as its entries were resolved.
+                        // The buffers are touched in the row's order, as its entries were resolved
+                        // (an entry in the buffer of the one before needs no second touch).
+                        let mut last: Option<(BufId, usize)> = None;
                         for (_, buf) in &mut row {
                             if let Some(b) = buf {
-                                *b = w.touch(program, *b, si);
+                                let i = match last {
+                                    Some((pb, pi)) if pb == *b => pi,
+                                    _ => w.touch(program, *b, si),
+                                };
+                                last = Some((*b, i));
+                                *b = i;
                             }
                         }
                         w.rows.insert(s, row);
@@ -899,8 +914,8 @@ pub fn build_package_with(
         operations = operations
     );
     let _g = span.enter();
-    let program = Program::read(cx, f)?;
-    program.check(target)?;
+    let program = timed_phase("read_program", || Program::read(cx, f))?;
+    timed_phase("check_program", || program.check(target))?;
     let plan = timed_phase("plan_package", || plan(cx, f, &program, target))?;
     build_package_from(cx, f, target, plan, rows)
 }
