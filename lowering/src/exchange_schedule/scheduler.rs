@@ -18,7 +18,7 @@
 
 use super::engine::{self, Placement, Variant};
 use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
-use super::rows::{row_stats, RowStats};
+use super::rows::{row_stats, tile_rows_and_stats, RowStats, RowsSlot};
 use super::verify::{verify_moved, verify_valid, VerifyError};
 use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -238,14 +238,16 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
             })
         })
         .collect();
-    let computed: Vec<Option<(Vec<Fragment>, RowStats)>> = within
+    // The rows are built with their sizes (little more work than counting
+    // them) and the chosen schedule's kept for the code generator.
+    let computed: Vec<Option<(Vec<Fragment>, RowStats, RowsSlot)>> = within
         .par_iter()
         .zip(&same_as)
         .map(|((_, p), same)| {
             same.is_none().then(|| {
                 let f = engine::fragments(p, &jobs, &prepared[p.variant.paired as usize], target);
-                let rows = row_stats(phase, &f, target);
-                (f, rows)
+                let (rows, stats) = tile_rows_and_stats(phase, &f, target);
+                (f, stats, RowsSlot::new(rows))
             })
         })
         .collect();
@@ -260,7 +262,7 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
     let chosen = candidates
         .into_iter()
         .min_by_key(|(i, p, c)| (rows_of(*c), p.horizon, *i));
-    let Some((chosen_index, best, (fragments, rows))) =
+    let Some((chosen_index, best, (fragments, rows, kept_rows))) =
         chosen.and_then(|(i, p, c)| Some((i, p, computed.into_iter().nth(c)??)))
     else {
         // run_all always yields at least one variant.
@@ -279,6 +281,7 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         transfers: phase.transfers.len(),
         fragments,
         rows,
+        kept_rows,
         improvements: match improved {
             Some((index, rounds)) if index == chosen_index => rounds,
             _ => 0,
@@ -849,7 +852,7 @@ fn relocate(
     }
     let jobs = build_jobs(new, target.exchange.multicast);
     let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
-    let rows = row_stats(new, &fragments, target);
+    let (kept, rows) = tile_rows_and_stats(new, &fragments, target);
     let out = Schedule {
         kind: ScheduleKind::Reused,
         fragments,
@@ -858,6 +861,7 @@ fn relocate(
         lower_bound: bound.cycles,
         transfers: new.transfers.len(),
         rows,
+        kept_rows: RowsSlot::new(kept),
         improvements: s.improvements,
     };
     if exact {
