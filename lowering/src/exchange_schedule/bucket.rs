@@ -227,6 +227,19 @@ mod tests {
                 .all(|(b, g)| g.iter().all(|e| (e.0 as usize).min(32) == *b)));
             let flat: Vec<_> = got.into_iter().flat_map(|(_, g)| g).collect();
             assert_eq!(flat, expected);
+            // Two sets at once: each group as `each_group` gives it.
+            let pairs = each_group_pair(&parts, &parts[1..], |b, x, y| (b, x.clone(), y.clone()));
+            let rest = each_group(&parts[1..], |_, g| g.clone());
+            assert_eq!(pairs.len(), 33);
+            for ((b, x, y), r) in pairs.into_iter().zip(rest) {
+                assert!(x.iter().all(|e| (e.0 as usize).min(32) == b));
+                assert_eq!(y, r);
+            }
+            let paired: Vec<_> = each_group_pair(&parts, &parts, |_, x, _| x.clone())
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(paired, expected);
         }
     }
 }

@@ -223,7 +223,12 @@ fn per_tile<R: Send>(
             }
             joins
         });
-        Some(each(t, &send_runs[send_from[t]..send_from[t + 1]], sel, cap))
+        Some(each(
+            t,
+            &send_runs[send_from[t]..send_from[t + 1]],
+            sel,
+            cap,
+        ))
     });
     out.truncate(n);
     out.into_iter().flatten().collect()
@@ -300,7 +305,9 @@ impl RowStats {
 /// tile outside the target or a missing transfer are skipped (the verifier
 /// reports those).
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
-    per_tile(phase, fragments, target, |_, s, sel, cap| row_of(s, sel, cap))
+    per_tile(phase, fragments, target, |_, s, sel, cap| {
+        row_of(s, sel, cap)
+    })
 }
 
 /// [`tile_rows`] and their sizes ([`row_stats`]), in one pass.
