@@ -122,6 +122,48 @@ where
     }
 }
 
+/// [`each_group`] of two sets of parts with the same groups: group `b` of
+/// both, each gathered and sorted, handed to `each(b, a_items, b_items)`.
+pub(crate) fn each_group_pair<A, B, R>(
+    a: &[Groups<A>],
+    b: &[Groups<B>],
+    each: impl Fn(usize, &mut Vec<A>, &mut Vec<B>) -> R + Sync,
+) -> Vec<R>
+where
+    A: Ord + Copy + Send + Sync,
+    B: Ord + Copy + Send + Sync,
+    R: Send,
+{
+    let groups = a
+        .first()
+        .map_or(0, |p| p.groups.len())
+        .max(b.first().map_or(0, |p| p.groups.len()));
+    fn fill<T: Ord + Copy>(buf: &mut Vec<T>, parts: &[Groups<T>], g: usize) {
+        buf.clear();
+        for p in parts {
+            if let Some(x) = p.groups.get(g) {
+                buf.extend_from_slice(x);
+            }
+        }
+        buf.sort_unstable();
+    }
+    let gather = |(x, y): &mut (Vec<A>, Vec<B>), g: usize| {
+        fill(x, a, g);
+        fill(y, b, g);
+        each(g, x, y)
+    };
+    let items = a.iter().map(|p| p.items).sum::<usize>() + b.iter().map(|p| p.items).sum::<usize>();
+    if items >= PARALLEL_ITEMS {
+        (0..groups)
+            .into_par_iter()
+            .map_init(Default::default, gather)
+            .collect()
+    } else {
+        let mut buf = Default::default();
+        (0..groups).map(|g| gather(&mut buf, g)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +227,19 @@ mod tests {
                 .all(|(b, g)| g.iter().all(|e| (e.0 as usize).min(32) == *b)));
             let flat: Vec<_> = got.into_iter().flat_map(|(_, g)| g).collect();
             assert_eq!(flat, expected);
+            // Two sets at once: each group as `each_group` gives it.
+            let pairs = each_group_pair(&parts, &parts[1..], |b, x, y| (b, x.clone(), y.clone()));
+            let rest = each_group(&parts[1..], |_, g| g.clone());
+            assert_eq!(pairs.len(), 33);
+            for ((b, x, y), r) in pairs.into_iter().zip(rest) {
+                assert!(x.iter().all(|e| (e.0 as usize).min(32) == b));
+                assert_eq!(y, r);
+            }
+            let paired: Vec<_> = each_group_pair(&parts, &parts, |_, x, _| x.clone())
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(paired, expected);
         }
     }
 }

@@ -17,7 +17,7 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
-use super::bucket::{each_group, sort_by_lead, Groups};
+use super::bucket::{each_group_pair, sort_by_lead, Groups};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
@@ -95,45 +95,35 @@ pub struct RowStats {
 /// Fragments per slice gathered on one thread.
 const SLICE: usize = 4096;
 
+/// A send run: (tile, start cycle, end cycle, first byte, end byte).
+type SendRun = (u32, u64, u64, u64, u64);
+
 /// A capture run: (port, start, end, first byte, end byte).
 type CaptureRun = (u32, u64, u64, u64, u64);
 
 /// A select run: (start, end, sender).
 type SelectRun = (u64, u64, u32);
 
-/// The merged runs of a schedule. Runs of tiles outside the target are
-/// left out (no row holds them).
-struct Runs {
-    /// (tile, start cycle, end cycle, first byte, end byte), sorted.
-    sends: Vec<(u32, u64, u64, u64, u64)>,
-    /// Per port (index): how many select runs, and (when kept) the runs
-    /// (start, end, sender), sorted.
-    selects: Vec<(usize, Vec<SelectRun>)>,
-    /// Per tile (index): how many capture runs, and (when kept) the runs
-    /// (port, start, end, first byte, end byte), sorted.
-    captures: Vec<(usize, Vec<CaptureRun>)>,
-}
-
-impl Runs {
-    /// Select and capture runs of a tile (a bound on its entries, sends aside).
-    fn entries(&self, tile: usize) -> usize {
-        self.selects.get(tile).map_or(0, |s| s.0) + self.captures.get(tile).map_or(0, |c| c.0)
-    }
-}
-
 /// Sends, selects and captures of every fragment, sorted and merged into the
-/// runs that become row entries; the select and capture runs themselves
-/// only when `keep` (else only counted: row sizes need no more).
-fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: bool) -> Runs {
+/// runs that become row entries, handed per tile `t` (in parallel, results
+/// in tile order) to `each(t, sends, selects, captures)`: the tile's send
+/// runs, its port's select runs and its capture runs, each sorted. Runs of
+/// tiles outside the target are left out (no row holds them).
+fn per_tile<R: Send>(
+    phase: &Phase,
+    fragments: &[Fragment],
+    target: &Target,
+    each: impl Fn(usize, &[SendRun], &[SelectRun], &[CaptureRun]) -> R + Sync,
+) -> Vec<R> {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
     // Grouped by port and by tile as they are made: one list of every
     // receive would be the largest allocation of a big phase. Slices of
     // fragments in parallel, joined in order.
     let events = |frags: &[Fragment]| {
-        let mut sends: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(frags.len());
+        let mut sends: Vec<SendRun> = Vec::with_capacity(frags.len());
         let (per_port, per_tile) = super::verify::receive_counts(phase, frags, n);
-        let mut selects: Groups<(u64, u64, u32)> = Groups::with_counts(&per_port);
+        let mut selects: Groups<SelectRun> = Groups::with_counts(&per_port);
         let mut captures: Groups<CaptureRun> = Groups::with_counts(&per_tile);
         for f in frags {
             let w = f.words(word);
@@ -186,7 +176,7 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: boo
         captures.push(cap);
     }
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
-    let mut send_runs: Vec<(u32, u64, u64, u64, u64)> = Vec::with_capacity(sends.len());
+    let mut send_runs: Vec<SendRun> = Vec::with_capacity(sends.len());
     for s in sends {
         match send_runs.last_mut() {
             // Back to back in time and bytes, and the previous run ends on a word.
@@ -201,22 +191,31 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: boo
             _ => send_runs.push(s),
         }
     }
-    // Merged in the gathering buffer, then kept; the overflow group (tiles
-    // outside the target) is empty.
-    let mut select_runs = each_group(&selects, |_, g| {
-        g.dedup();
-        g.dedup_by(|s, p| {
+    // Where each tile's send runs start (sorted by tile).
+    let mut send_from = vec![0usize; n + 1];
+    for s in &send_runs {
+        if (s.0 as usize) < n {
+            send_from[s.0 as usize + 1] += 1;
+        }
+    }
+    for t in 0..n {
+        send_from[t + 1] += send_from[t];
+    }
+    // Merged in the gathering buffers; the overflow group (tiles outside
+    // the target) is empty.
+    let mut out = each_group_pair(&selects, &captures, |t, sel, cap| {
+        if t >= n {
+            return None;
+        }
+        sel.dedup();
+        sel.dedup_by(|s, p| {
             let joins = p.1 == s.0 && p.2 == s.2;
             if joins {
                 p.1 = s.1;
             }
             joins
         });
-        (g.len(), if keep { g.clone() } else { Vec::new() })
-    });
-    select_runs.truncate(n);
-    let mut capture_runs = each_group(&captures, |_, g| {
-        g.dedup_by(|c, p| {
+        cap.dedup_by(|c, p| {
             let joins =
                 p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word as u64);
             if joins {
@@ -224,13 +223,81 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: boo
             }
             joins
         });
-        (g.len(), if keep { g.clone() } else { Vec::new() })
+        Some(each(
+            t,
+            &send_runs[send_from[t]..send_from[t + 1]],
+            sel,
+            cap,
+        ))
     });
-    capture_runs.truncate(n);
-    Runs {
-        sends: send_runs,
-        selects: select_runs,
-        captures: capture_runs,
+    out.truncate(n);
+    out.into_iter().flatten().collect()
+}
+
+/// A tile's row entries in cycle order, from its runs.
+fn row_of(sends: &[SendRun], selects: &[SelectRun], captures: &[CaptureRun]) -> Vec<RowEntry> {
+    let mut row = Vec::with_capacity(sends.len() + selects.len() + captures.len());
+    row.extend(
+        sends
+            .iter()
+            .map(|&(_, cycle, _, offset, end)| RowEntry::Send {
+                cycle,
+                offset,
+                len: end - offset,
+            }),
+    );
+    row.extend(
+        selects
+            .iter()
+            .map(|&(cycle, end, sender)| RowEntry::Select {
+                cycle,
+                sender,
+                cycles: end - cycle,
+            }),
+    );
+    row.extend(
+        captures
+            .iter()
+            .map(|&(port, cycle, _, offset, end)| RowEntry::Capture {
+                cycle,
+                port,
+                offset,
+                len: end - offset,
+            }),
+    );
+    // Stable: entries of one cycle and kind keep their runs' order.
+    row.sort_by_key(|e| e.order_key());
+    row
+}
+
+/// Words of a tile's row with these runs (0 for none).
+fn words_of(sends: usize, selects: usize, captures: usize) -> u32 {
+    if sends + selects + captures == 0 {
+        return 0;
+    }
+    let w = HEADER_WORDS as u64
+        + sends as u64 * SEND_WORDS as u64
+        + selects as u64 * SELECT_WORDS as u64
+        + captures as u64 * CAPTURE_WORDS as u64;
+    w.min(u32::MAX as u64) as u32
+}
+
+impl RowStats {
+    /// The sizes of rows of these words per tile.
+    fn of_words(words: Vec<u32>) -> RowStats {
+        let (mut max_row_words, mut max_row_tile) = (0, 0);
+        for (t, &w) in words.iter().enumerate() {
+            if w > max_row_words {
+                (max_row_words, max_row_tile) = (w, t as u32);
+            }
+        }
+        let total_words = words.iter().map(|&w| w as u64).sum();
+        RowStats {
+            words,
+            max_row_words,
+            max_row_tile,
+            total_words,
+        }
     }
 }
 
@@ -238,83 +305,69 @@ fn merged_runs(phase: &Phase, fragments: &[Fragment], target: &Target, keep: boo
 /// tile outside the target or a missing transfer are skipped (the verifier
 /// reports those).
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
-    let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target, true);
-    let mut rows: Vec<Vec<RowEntry>> = (0..n)
-        .map(|t| Vec::with_capacity(runs.entries(t)))
-        .collect();
-    for &(tile, cycle, _, offset, end) in &runs.sends {
-        if let Some(row) = rows.get_mut(tile as usize) {
-            row.push(RowEntry::Send {
-                cycle,
-                offset,
-                len: end - offset,
-            });
-        }
-    }
-    for (row, (_, selects)) in rows.iter_mut().zip(&runs.selects) {
-        row.extend(
-            selects
-                .iter()
-                .map(|&(cycle, end, sender)| RowEntry::Select {
-                    cycle,
-                    sender,
-                    cycles: end - cycle,
-                }),
-        );
-    }
-    for (row, (_, captures)) in rows.iter_mut().zip(&runs.captures) {
-        row.extend(
-            captures
-                .iter()
-                .map(|&(port, cycle, _, offset, end)| RowEntry::Capture {
-                    cycle,
-                    port,
-                    offset,
-                    len: end - offset,
-                }),
-        );
-    }
-    for row in &mut rows {
-        row.sort_by_key(|e| e.order_key());
-    }
-    rows
+    per_tile(phase, fragments, target, |_, s, sel, cap| {
+        row_of(s, sel, cap)
+    })
+}
+
+/// [`tile_rows`] and their sizes ([`row_stats`]), in one pass.
+pub fn tile_rows_and_stats(
+    phase: &Phase,
+    fragments: &[Fragment],
+    target: &Target,
+) -> (Vec<Vec<RowEntry>>, RowStats) {
+    let both = per_tile(phase, fragments, target, |_, s, sel, cap| {
+        let words = words_of(s.len(), sel.len(), cap.len());
+        (row_of(s, sel, cap), words)
+    });
+    let (rows, words) = both.into_iter().unzip();
+    (rows, RowStats::of_words(words))
 }
 
 /// Sizes of every tile's row (the sizes of [`tile_rows`]' rows, counted
 /// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
-    let n = target.tiles() as usize;
-    let runs = merged_runs(phase, fragments, target, false);
-    let mut words = vec![0u32; n];
-    let mut add = |tile: u32, w: u32| {
-        if let Some(x) = words.get_mut(tile as usize) {
-            *x = if *x == 0 { HEADER_WORDS } else { *x }.saturating_add(w);
-        }
-    };
-    for s in &runs.sends {
-        add(s.0, SEND_WORDS);
+    let words = per_tile(phase, fragments, target, |_, s, sel, cap| {
+        words_of(s.len(), sel.len(), cap.len())
+    });
+    RowStats::of_words(words)
+}
+
+/// Rows kept with a schedule for one later taker (the code generator), so
+/// the rows counted when it was made are not built again. Not part of the
+/// schedule's value: any two compare equal, and a clone is empty.
+#[derive(Default)]
+pub struct RowsSlot(std::sync::Mutex<Option<Vec<Vec<RowEntry>>>>);
+
+impl RowsSlot {
+    pub(crate) fn new(rows: Vec<Vec<RowEntry>>) -> Self {
+        RowsSlot(std::sync::Mutex::new(Some(rows)))
     }
-    for (t, (s, c)) in runs.selects.iter().zip(&runs.captures).enumerate() {
-        for _ in 0..s.0 {
-            add(t as u32, SELECT_WORDS);
-        }
-        for _ in 0..c.0 {
-            add(t as u32, CAPTURE_WORDS);
-        }
+
+    /// The rows, once: later calls (and clones) get `None`.
+    pub fn take(&self) -> Option<Vec<Vec<RowEntry>>> {
+        self.0.lock().ok()?.take()
     }
-    let (mut max_row_words, mut max_row_tile) = (0, 0);
-    for (t, &w) in words.iter().enumerate() {
-        if w > max_row_words {
-            (max_row_words, max_row_tile) = (w, t as u32);
-        }
+}
+
+impl Clone for RowsSlot {
+    fn clone(&self) -> Self {
+        RowsSlot::default()
     }
-    let total_words = words.iter().map(|&w| w as u64).sum();
-    RowStats {
-        words,
-        max_row_words,
-        max_row_tile,
-        total_words,
+}
+
+impl PartialEq for RowsSlot {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RowsSlot {}
+
+impl std::fmt::Debug for RowsSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = self.0.lock().map(|r| r.is_some()).unwrap_or(false);
+        write!(f, "RowsSlot({})", if held { "rows" } else { "empty" })
     }
 }
 

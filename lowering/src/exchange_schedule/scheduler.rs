@@ -18,7 +18,7 @@
 
 use super::engine::{self, Placement, Variant};
 use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
-use super::rows::{row_stats, RowStats};
+use super::rows::{row_stats, tile_rows_and_stats, RowStats, RowsSlot};
 use super::verify::{verify_moved, verify_valid, VerifyError};
 use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -238,30 +238,46 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
             })
         })
         .collect();
-    let computed: Vec<Option<(Vec<Fragment>, RowStats)>> = within
+    // Each class of alike candidates is represented by its first; it
+    // stands for the class's best (horizon, variant).
+    let mut class: Vec<Option<(u64, usize, usize)>> = vec![None; within.len()];
+    for (c, (i, p)) in within.iter().enumerate() {
+        let r = same_as[c].unwrap_or(c);
+        let k = (p.horizon, *i, c);
+        class[r] = Some(class[r].map_or(k, |o| o.min(k)));
+    }
+    // Rows are built with their sizes (little more work than counting them)
+    // and the chosen schedule's kept for the code generator. Only the best
+    // so far is held, keyed (largest row, horizon, variant): the minimum of
+    // a total order, so the choice does not depend on the thread count.
+    type Best = ((u32, u64, usize), usize, Vec<Fragment>, RowStats, RowsSlot);
+    let best: std::sync::Mutex<Option<Best>> = std::sync::Mutex::new(None);
+    within
         .par_iter()
-        .zip(&same_as)
-        .map(|((_, p), same)| {
-            same.is_none().then(|| {
-                let f = engine::fragments(p, &jobs, &prepared[p.variant.paired as usize], target);
-                let rows = row_stats(phase, &f, target);
-                (f, rows)
-            })
-        })
-        .collect();
-    let candidates: Vec<(usize, Placement, usize)> = within
-        .into_iter()
-        .zip(&same_as)
         .enumerate()
-        .map(|(c, ((i, p), same))| (i, p, same.unwrap_or(c)))
-        .collect();
-    // Deterministic whatever the thread count: ties go to the earlier variant.
-    let rows_of = |c: usize| computed[c].as_ref().map_or(u32::MAX, |x| x.1.max_row_words);
-    let chosen = candidates
-        .into_iter()
-        .min_by_key(|(i, p, c)| (rows_of(*c), p.horizon, *i));
-    let Some((chosen_index, best, (fragments, rows))) =
-        chosen.and_then(|(i, p, c)| Some((i, p, computed.into_iter().nth(c)??)))
+        .filter(|(c, _)| same_as[*c].is_none())
+        .for_each(|(c, (_, p))| {
+            let Some((horizon, i, pick)) = class[c] else {
+                return;
+            };
+            let f = engine::fragments(p, &jobs, &prepared[p.variant.paired as usize], target);
+            let (rows, stats) = tile_rows_and_stats(phase, &f, target);
+            let key = (stats.max_row_words, horizon, i);
+            let made = Some((key, pick, f, stats, RowsSlot::new(rows)));
+            let mut b = best.lock().unwrap_or_else(|e| e.into_inner());
+            let worse = if b.as_ref().is_none_or(|x| key < x.0) {
+                std::mem::replace(&mut *b, made)
+            } else {
+                made
+            };
+            drop(b);
+            drop(worse);
+        });
+    let chosen = best.into_inner().unwrap_or_else(|e| e.into_inner());
+    let Some(((_, _, chosen_index), best, (fragments, rows, kept_rows))) =
+        chosen.and_then(|(key, pick, f, stats, kept)| {
+            Some((key, within.into_iter().nth(pick)?.1, (f, stats, kept)))
+        })
     else {
         // run_all always yields at least one variant.
         return Err(ScheduleError::Invalid(Vec::new()));
@@ -279,6 +295,7 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         transfers: phase.transfers.len(),
         fragments,
         rows,
+        kept_rows,
         improvements: match improved {
             Some((index, rounds)) if index == chosen_index => rounds,
             _ => 0,
@@ -849,7 +866,7 @@ fn relocate(
     }
     let jobs = build_jobs(new, target.exchange.multicast);
     let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
-    let rows = row_stats(new, &fragments, target);
+    let (kept, rows) = tile_rows_and_stats(new, &fragments, target);
     let out = Schedule {
         kind: ScheduleKind::Reused,
         fragments,
@@ -858,6 +875,7 @@ fn relocate(
         lower_bound: bound.cycles,
         transfers: new.transfers.len(),
         rows,
+        kept_rows: RowsSlot::new(kept),
         improvements: s.improvements,
     };
     if exact {

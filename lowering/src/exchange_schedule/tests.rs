@@ -796,7 +796,11 @@ fn verifier_never_panics_on_mangled_schedules() {
         if s != good && verify(&p, &s, &t).is_err() {
             caught += 1;
         }
-        let _ = super::rows::row_stats(&p, &s.fragments, &t);
+        // Sizes counted and sizes of the rows built agree, even on junk.
+        let stats = super::rows::row_stats(&p, &s.fragments, &t);
+        let (rows, with_rows) = tile_rows_and_stats(&p, &s.fragments, &t);
+        assert_eq!(stats, with_rows);
+        assert_eq!(rows, tile_rows(&p, &s.fragments, &t));
     }
     // Nearly every mutation breaks something; a few are harmless (e.g. same value).
     assert!(caught > 300, "{caught}");
@@ -1215,8 +1219,15 @@ fn rows_match_a_plain_sort_of_every_event() {
         let s = schedule(p, &t).unwrap();
         let words = reference_row_words(p, &s.fragments, 4, 64);
         assert_eq!(s.rows.words, words);
-        // The rows themselves have those sizes, header included.
+        // The rows themselves have those sizes, header included; the
+        // schedule kept them (once).
         let rows = tile_rows(p, &s.fragments, &t);
+        assert_eq!(s.kept_rows.take(), Some(rows.clone()));
+        assert_eq!(s.kept_rows.take(), None);
+        assert_eq!(
+            tile_rows_and_stats(p, &s.fragments, &t),
+            (rows.clone(), s.rows.clone())
+        );
         for (tile, row) in rows.iter().enumerate() {
             let w: u32 = row.iter().map(|e| e.words()).sum();
             let header = if row.is_empty() {
@@ -1248,6 +1259,11 @@ fn relocated_schedules_pass_the_full_verifier() {
             assert_eq!(again.horizon, first.horizon);
             assert_eq!(verify(&moved, &again, &t), Ok(()));
             assert_eq!(again.rows, rows::row_stats(&moved, &again.fragments, &t));
+            // A relocated schedule keeps the rows of its own phase.
+            assert_eq!(
+                again.kept_rows.take(),
+                Some(tile_rows(&moved, &again.fragments, &t))
+            );
         }
         assert_eq!(sched.stats().rejected, 0);
     }
