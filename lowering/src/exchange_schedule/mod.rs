@@ -67,7 +67,7 @@ use std::fmt::{self, Write as _};
 pub use phase::{
     lower_bound, validate_phase, Destination, LowerBound, Phase, PhaseError, Transfer,
 };
-pub use rows::{row_stats, tile_rows, tile_rows_and_stats, RowEntry, RowStats, RowsSlot};
+pub use rows::{row_stats, tile_rows, RowEntry, RowStats};
 pub use scheduler::{
     evaluate_variants, schedule, CacheStats, ExchangeScheduler, PhaseQueue, ScheduleError,
     VariantReport,
@@ -154,9 +154,6 @@ pub struct Schedule {
     pub transfers: usize,
     /// Per-tile exchange-table row sizes.
     pub rows: RowStats,
-    /// The rows themselves ([`tile_rows`] of the phase and `fragments`),
-    /// when they were built with the schedule, for one taker.
-    pub kept_rows: RowsSlot,
     /// Improving rounds of iterated greedy behind the selected schedule.
     pub improvements: usize,
 }

@@ -310,20 +310,6 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
     })
 }
 
-/// [`tile_rows`] and their sizes ([`row_stats`]), in one pass.
-pub fn tile_rows_and_stats(
-    phase: &Phase,
-    fragments: &[Fragment],
-    target: &Target,
-) -> (Vec<Vec<RowEntry>>, RowStats) {
-    let both = per_tile(phase, fragments, target, |_, s, sel, cap| {
-        let words = words_of(s.len(), sel.len(), cap.len());
-        (row_of(s, sel, cap), words)
-    });
-    let (rows, words) = both.into_iter().unzip();
-    (rows, RowStats::of_words(words))
-}
-
 /// Sizes of every tile's row (the sizes of [`tile_rows`]' rows, counted
 /// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
@@ -331,44 +317,6 @@ pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowS
         words_of(s.len(), sel.len(), cap.len())
     });
     RowStats::of_words(words)
-}
-
-/// Rows kept with a schedule for one later taker (the code generator), so
-/// the rows counted when it was made are not built again. Not part of the
-/// schedule's value: any two compare equal, and a clone is empty.
-#[derive(Default)]
-pub struct RowsSlot(std::sync::Mutex<Option<Vec<Vec<RowEntry>>>>);
-
-impl RowsSlot {
-    pub(crate) fn new(rows: Vec<Vec<RowEntry>>) -> Self {
-        RowsSlot(std::sync::Mutex::new(Some(rows)))
-    }
-
-    /// The rows, once: later calls (and clones) get `None`.
-    pub fn take(&self) -> Option<Vec<Vec<RowEntry>>> {
-        self.0.lock().ok()?.take()
-    }
-}
-
-impl Clone for RowsSlot {
-    fn clone(&self) -> Self {
-        RowsSlot::default()
-    }
-}
-
-impl PartialEq for RowsSlot {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for RowsSlot {}
-
-impl std::fmt::Debug for RowsSlot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let held = self.0.lock().map(|r| r.is_some()).unwrap_or(false);
-        write!(f, "RowsSlot({})", if held { "rows" } else { "empty" })
-    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@
 
 use super::engine::{self, Placement, Variant};
 use super::phase::{build_jobs, lower_bound_from_jobs, validate_phase, Phase, PhaseError};
-use super::rows::{row_stats, tile_rows_and_stats, RowStats, RowsSlot};
+use super::rows::{row_stats, RowStats};
 use super::verify::{verify_moved, verify_valid, VerifyError};
 use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
@@ -246,11 +246,10 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         let k = (p.horizon, *i, c);
         class[r] = Some(class[r].map_or(k, |o| o.min(k)));
     }
-    // Rows are built with their sizes (little more work than counting them)
-    // and the chosen schedule's kept for the code generator. Only the best
-    // so far is held, keyed (largest row, horizon, variant): the minimum of
-    // a total order, so the choice does not depend on the thread count.
-    type Best = ((u32, u64, usize), usize, Vec<Fragment>, RowStats, RowsSlot);
+    // Only the best so far is held, keyed (largest row, horizon, variant):
+    // the minimum of a total order, so the choice does not depend on the
+    // thread count.
+    type Best = ((u32, u64, usize), usize, Vec<Fragment>, RowStats);
     let best: std::sync::Mutex<Option<Best>> = std::sync::Mutex::new(None);
     within
         .par_iter()
@@ -261,9 +260,9 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
                 return;
             };
             let f = engine::fragments(p, &jobs, &prepared[p.variant.paired as usize], target);
-            let (rows, stats) = tile_rows_and_stats(phase, &f, target);
+            let stats = row_stats(phase, &f, target);
             let key = (stats.max_row_words, horizon, i);
-            let made = Some((key, pick, f, stats, RowsSlot::new(rows)));
+            let made = Some((key, pick, f, stats));
             let mut b = best.lock().unwrap_or_else(|e| e.into_inner());
             let worse = if b.as_ref().is_none_or(|x| key < x.0) {
                 std::mem::replace(&mut *b, made)
@@ -274,10 +273,8 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
             drop(worse);
         });
     let chosen = best.into_inner().unwrap_or_else(|e| e.into_inner());
-    let Some(((_, _, chosen_index), best, (fragments, rows, kept_rows))) =
-        chosen.and_then(|(key, pick, f, stats, kept)| {
-            Some((key, within.into_iter().nth(pick)?.1, (f, stats, kept)))
-        })
+    let Some(((_, _, chosen_index), best, (fragments, rows))) = chosen
+        .and_then(|(key, pick, f, stats)| Some((key, within.into_iter().nth(pick)?.1, (f, stats))))
     else {
         // run_all always yields at least one variant.
         return Err(ScheduleError::Invalid(Vec::new()));
@@ -295,7 +292,6 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         transfers: phase.transfers.len(),
         fragments,
         rows,
-        kept_rows,
         improvements: match improved {
             Some((index, rounds)) if index == chosen_index => rounds,
             _ => 0,
@@ -866,7 +862,7 @@ fn relocate(
     }
     let jobs = build_jobs(new, target.exchange.multicast);
     let bound = lower_bound_from_jobs(&jobs, target.tiles() as usize, target);
-    let (kept, rows) = tile_rows_and_stats(new, &fragments, target);
+    let rows = row_stats(new, &fragments, target);
     let out = Schedule {
         kind: ScheduleKind::Reused,
         fragments,
@@ -875,7 +871,6 @@ fn relocate(
         lower_bound: bound.cycles,
         transfers: new.transfers.len(),
         rows,
-        kept_rows: RowsSlot::new(kept),
         improvements: s.improvements,
     };
     if exact {

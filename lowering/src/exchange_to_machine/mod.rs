@@ -534,12 +534,7 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
         schedule,
         summary,
     } = x;
-    // The rows built with the schedule (for this phase, which the memo
-    // matched exactly), else built now: the same rows either way.
-    let rows = schedule
-        .kept_rows
-        .take()
-        .unwrap_or_else(|| tile_rows(&phase, &schedule.fragments, target));
+    let rows = tile_rows(&phase, &schedule.fragments, target);
     // Only the rows are needed from here: the phase is freed now.
     drop((phase, schedule));
     let mut out = Vec::new();
