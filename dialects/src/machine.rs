@@ -214,38 +214,60 @@ fn intern_hex(cx: &mut Context, text: HexText) -> Attr {
 }
 
 /// The hex attributes of byte blobs taken in order, their text made a batch
-/// at a time in parallel by a thread of its own, a batch ahead of the
-/// attributes (which are still made in order).
-struct HexQueue {
-    batches: std::sync::mpsc::Receiver<Vec<HexText>>,
+/// at a time in parallel, a batch ahead of the attributes (which are still
+/// made in order) by a thread of its own; on a rayon pool's thread, which
+/// must not wait for work its own pool is to do, each batch is made when
+/// it is needed instead.
+struct HexQueue<'env> {
+    source: HexSource<'env>,
     ready: std::collections::VecDeque<HexText>,
 }
 
-impl HexQueue {
+/// Where a [`HexQueue`]'s batches come from.
+enum HexSource<'env> {
+    Ahead(std::sync::mpsc::Receiver<Vec<HexText>>),
+    Inline(std::iter::Peekable<std::vec::IntoIter<&'env [u8]>>),
+}
+
+impl<'env> HexQueue<'env> {
     /// About this many bytes' text is made at once (bounds the memory it holds).
     const BATCH_BYTES: usize = 4 << 20;
 
-    /// Starts making the text of `blobs` on a thread of `scope`.
-    fn new<'scope, 'env>(
+    /// The text of the next batch of `rest`, in order (None when it is empty).
+    fn batch(
+        rest: &mut std::iter::Peekable<std::vec::IntoIter<&'env [u8]>>,
+    ) -> Option<Vec<HexText>> {
+        use rayon::prelude::*;
+        rest.peek()?;
+        let mut batch = Vec::new();
+        let mut size = 0;
+        for b in rest.by_ref() {
+            size += b.len();
+            batch.push(b);
+            if size >= Self::BATCH_BYTES {
+                break;
+            }
+        }
+        Some(batch.par_iter().map(|b| hex_text(b)).collect())
+    }
+
+    /// Starts making the text of `blobs` (on a thread of `scope` unless
+    /// this is a pool's thread).
+    fn new<'scope>(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         blobs: Vec<&'env [u8]>,
     ) -> Self {
-        use rayon::prelude::*;
+        let mut rest = blobs.into_iter().peekable();
+        if rayon::current_thread_index().is_some() {
+            return HexQueue {
+                source: HexSource::Inline(rest),
+                ready: Default::default(),
+            };
+        }
         // One batch waiting, one being made: the rest wait for the reader.
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         scope.spawn(move || {
-            let mut rest = blobs.into_iter().peekable();
-            while rest.peek().is_some() {
-                let mut batch = Vec::new();
-                let mut size = 0;
-                for b in rest.by_ref() {
-                    size += b.len();
-                    batch.push(b);
-                    if size >= Self::BATCH_BYTES {
-                        break;
-                    }
-                }
-                let texts = batch.par_iter().map(|b| hex_text(b)).collect::<Vec<_>>();
+            while let Some(texts) = Self::batch(&mut rest) {
                 // The reader has stopped: nothing more is needed.
                 if tx.send(texts).is_err() {
                     break;
@@ -253,7 +275,7 @@ impl HexQueue {
             }
         });
         HexQueue {
-            batches: rx,
+            source: HexSource::Ahead(rx),
             ready: Default::default(),
         }
     }
@@ -262,7 +284,11 @@ impl HexQueue {
     /// should the queue have run out.
     fn next(&mut self, cx: &mut Context, bytes: &[u8]) -> Attr {
         if self.ready.is_empty() {
-            if let Ok(batch) = self.batches.recv() {
+            let batch = match &mut self.source {
+                HexSource::Ahead(rx) => rx.recv().ok(),
+                HexSource::Inline(rest) => Self::batch(rest),
+            };
+            if let Some(batch) = batch {
                 self.ready = batch.into();
             }
         }

@@ -208,6 +208,17 @@ fn package_round_trips_through_text() {
     assert_eq!(from_text(&String::from_utf8(out).unwrap()).unwrap(), p);
 }
 
+/// Emitting on every thread of the rayon pool at once (as a test runner
+/// or a batch of compiles on the pool does) gives the same text and does
+/// not wait on the busy pool for the hex text.
+#[test]
+fn packages_emitted_on_every_pool_thread_at_once() {
+    let p = sample();
+    let want = to_text(&p);
+    let got = rayon::broadcast(|_| to_text(&p));
+    assert!(got.iter().all(|t| *t == want));
+}
+
 #[test]
 fn package_round_trips_through_elf_and_text() {
     let p = sample();
