@@ -286,17 +286,11 @@ mod tests {
     use crate::tile_to_exchange::view::ViewKind;
     use ipu_dialects::tile::Mapping;
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
+    /// The crate's deterministic generator, drawing i64s.
+    struct Rng(crate::exchange_schedule::patterns::Rng);
     impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
         fn below(&mut self, n: i64) -> i64 {
-            (self.next() % n.max(1) as u64) as i64
+            self.0.below(n.max(1) as u64) as i64
         }
     }
 
@@ -333,7 +327,9 @@ mod tests {
 
     #[test]
     fn lines_give_what_single_elements_give() {
-        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut r = Rng(crate::exchange_schedule::patterns::Rng::new(
+            0x9e37_79b9_7f4a_7c15,
+        ));
         for case in 0..60 {
             let mut homes = FxHashMap::default();
             let mut views = FxHashMap::default();
