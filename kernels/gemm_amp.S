@@ -30,6 +30,9 @@
         .param K, 128
         .param N, 128
         .param KC, 0                     # K-chunk; 0: all of K in one chunk
+        .param PRE, 0                    # 1: the prologue (the worker records and the
+                                         # first weight block) is the entry gemm_amp_pre,
+                                         # run with the same state before gemm_amp
 
         .if TYPE == 0
         .define AMPOP amp.f16f32
@@ -102,6 +105,9 @@
         .if M <= 0
         .error "M must be positive"
         .endif
+        .if (PRE < 0) | (PRE > 1)
+        .error "PRE must be 0 or 1"
+        .endif
 
         # Cycles: the records and the first block by the supervisor; per
         # block, six barrel slots per instruction of the busiest worker
@@ -109,8 +115,12 @@
         # ends its block later) plus the run/sync overhead; the blocks after
         # the first are loaded by the supervisor unless the workers overlap
         # them. Fitted to the simulator (runtime/tests/kernels_gemm.rs checks
-        # it within 5%).
-        .cycles "100 + BLOCK / 16 + NB * NKC * (6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
+        # it within 5%; with fewer rows than workers, the last started ends
+        # last). With PRE the first two are gemm_amp_pre's, what PRE takes
+        # off the formula (150 + BLOCK / 16: the split moves some of the
+        # supervisor's set-up out of the 100), and gemm_amp only reloads the
+        # next block's source.
+        .cycles "(1 - PRE) * (100 + BLOCK / 16) - 50 * PRE + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -156,11 +166,12 @@
         .endr
         .endm
 
-        .text
-        .globl gemm_amp
-        .type gemm_amp, @function
-        .align 8
-gemm_amp:
+# The prologue: the six workers' records (x, rows, out, next-weights
+# source, shadow offset, scale) and the first weight block, loaded by the
+# supervisor into the shadow bank and swapped in. It reads the state and B
+# only, so with PRE the code generator may run it (gemm_amp_pre) while the
+# exchange before the call's superstep is still delivering A.
+        .macro PROLOGUE
         ld32 $m1, [$m0+0]
         ld32 $m2, [$m0+4]
         ld32 $m3, [$m0+8]
@@ -201,6 +212,20 @@ fill_end:
         wld128 [$m5+=16], $m6
 load0_end:
         ampswap
+        .endm
+
+        .text
+        .globl gemm_amp
+        .type gemm_amp, @function
+        .align 8
+gemm_amp:
+        .if PRE == 0
+        PROLOGUE
+        .else
+        # The next block's source, as the prologue's load left it.
+        ld32 $m5, [$m0+4]
+        add $m5, $m5, BLOCK
+        .endif
         setzi $m9, NB * NKC
         setzi $m8, gemm_amp_worker
         setzi $m1, 0                   # K-chunk of the next block
@@ -273,6 +298,16 @@ advance_end:
 done:
         jmp $m15
         .size gemm_amp, . - gemm_amp
+
+        .if PRE
+        .globl gemm_amp_pre
+        .type gemm_amp_pre, @function
+        .align 8
+gemm_amp_pre:
+        PROLOGUE
+        jmp $m15
+        .size gemm_amp_pre, . - gemm_amp_pre
+        .endif
 
         .type gemm_amp_worker, @function
         .align 8

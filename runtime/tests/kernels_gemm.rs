@@ -16,7 +16,10 @@ use rand::{Rng, SeedableRng};
 const A: u32 = DATA;
 
 struct GemmRun {
+    /// With PRE, the cycles after the prologue (`gemm_amp` itself).
     cycles: u64,
+    /// With PRE, the cycles of the prologue (`gemm_amp_pre`).
+    prologue: u64,
     macs: u64,
     /// The kernel's `.cycles` formula for these parameters.
     formula: i64,
@@ -37,20 +40,49 @@ fn check_gemm_kc(
     scale: i32,
     seed: u64,
 ) -> GemmRun {
+    check_gemm_pre(ty, m, k, kc, n, scale, seed, false)
+}
+
+/// Where the harness stores the cycle counter after a PRE kernel's prologue.
+const PROLOGUE_END: u32 = STATE + 0x800;
+
+/// [`check_gemm_kc`]; with `pre`, the kernel's prologue `gemm_amp_pre` is
+/// called first, and then `gemm_amp` with the same state.
+#[allow(clippy::too_many_arguments)]
+fn check_gemm_pre(
+    ty: i64,
+    m: usize,
+    k: usize,
+    kc: usize,
+    n: usize,
+    scale: i32,
+    seed: u64,
+    pre: bool,
+) -> GemmRun {
     let params: BTreeMap<String, i64> = [
         ("TYPE", ty),
         ("M", m as i64),
         ("K", k as i64),
         ("KC", kc as i64),
         ("N", n as i64),
+        ("PRE", pre as i64),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), *b))
     .collect();
     let kernel = assemble_kernel("gemm_amp", &params).unwrap_or_else(|e| panic!("{e}"));
+    // With PRE: the prologue, the cycle counter stored (two issues, taken
+    // off the count), then the kernel.
+    let prologue = if pre {
+        format!(
+            " call $m15, gemm_amp_pre\n getc $m1\n setzi $m2, {PROLOGUE_END}\n st32 $m1, [$m2+0]\n setzi $m0, {STATE}\n"
+        )
+    } else {
+        String::new()
+    };
     let harness = assemble(
         "harness.S",
-        &format!(".globl main\nmain: setzi $m0, {STATE}\n call $m15, gemm_amp\n halt\n"),
+        &format!(".globl main\nmain: setzi $m0, {STATE}\n{prologue} call $m15, gemm_amp\n halt\n"),
         &BTreeMap::new(),
     )
     .unwrap();
@@ -162,8 +194,15 @@ fn check_gemm_kc(
         t.cycle(),
         kernel.meta.cycles
     );
+    let prologue = if pre {
+        u32::from_le_bytes(t.read(PROLOGUE_END, 4).unwrap().try_into().unwrap()) as u64
+    } else {
+        0
+    };
     GemmRun {
-        cycles: t.cycle(),
+        // The harness's own three issues between the two calls are not the kernel's.
+        cycles: t.cycle() - prologue - if pre { 3 } else { 0 },
+        prologue,
         macs: t.stats().amp_macs,
         formula: kernel.meta.cycles.expect("gemm_amp declares .cycles"),
     }
@@ -260,6 +299,21 @@ fn gemm_cycle_formula_tracks_the_simulator() {
                             "TYPE {ty} M{m} K{k} KC{kc} N{n}: simulated {}, formula {formula}",
                             run.cycles
                         ));
+                    }
+                    // With the prologue run first: the kernel by its own
+                    // formula, the prologue by what PRE takes off it.
+                    let pre = check_gemm_pre(ty, m, k, kc, n, 0, seed, true);
+                    let main = pre.formula as f64;
+                    let prologue = formula - main;
+                    for (what, f, sim) in [
+                        ("gemm_amp", main, pre.cycles),
+                        ("gemm_amp_pre", prologue, pre.prologue),
+                    ] {
+                        if !(0.95..=1.05).contains(&(f / sim as f64)) {
+                            off.push(format!(
+                                "TYPE {ty} M{m} K{k} KC{kc} N{n} PRE: {what} simulated {sim}, formula {f}"
+                            ));
+                        }
                     }
                 }
             }
