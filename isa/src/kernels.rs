@@ -90,8 +90,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             kc if kc == p("K") => String::new(),
             kc => format!("_kc{kc}"),
         };
+        let pre = if p("PRE") == 1 { "_pre" } else { "" };
         return format!(
-            "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}",
+            "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{pre}",
             p("K"),
             p("N"),
             m / 6,

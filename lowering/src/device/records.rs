@@ -85,6 +85,50 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
 }
 
 /// Checks a call's record (and its zero bytes after) against
+/// Supervisor work a kernel call can do before its superstep: `entry`, run
+/// with the call's own record, may run during the exchange phase before
+/// the call's compute set (the code generator puts it after that phase's
+/// `exch`), so the phase hides it. It reads only the buffers of record
+/// words `reads` and the kernel's own unit state (another call of the same
+/// kernel source in between would disturb it). A specialisation has it
+/// split off when its `PRE` parameter is 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prologue {
+    pub entry: &'static str,
+    pub reads: &'static [usize],
+}
+
+/// The prologue `spec`'s kernel source can split off, declared beside its
+/// record layout: `gemm_amp`'s worker records and first weight block
+/// (it reads B, word 1, and loads the AMP's banks).
+pub fn prologue(spec: &KernelSpec) -> Option<Prologue> {
+    match spec.source {
+        "gemm_amp" => Some(Prologue {
+            entry: "gemm_amp_pre",
+            reads: &[1],
+        }),
+        _ => None,
+    }
+}
+
+/// Whether `spec` has its prologue split off (its `PRE` is 1).
+pub fn has_prologue(spec: &KernelSpec) -> bool {
+    prologue(spec).is_some() && param(spec, "PRE") == 1
+}
+
+/// `spec` with its prologue split off, and the prologue's cycles: what
+/// splitting it takes off the call's own formula.
+pub fn split_prologue(spec: &KernelSpec) -> Result<Option<(KernelSpec, u64)>, String> {
+    if prologue(spec).is_none() || has_prologue(spec) {
+        return Ok(None);
+    }
+    let mut pre = spec.clone();
+    pre.params.insert("PRE".into(), 1);
+    let whole = super::kernel_cycles(spec)?;
+    let rest = super::kernel_cycles(&pre)?;
+    Ok(Some((pre, whole.saturating_sub(rest))))
+}
+
 /// [`record_layout`]: the word count, an address where the kernel reads or
 /// writes a buffer, 0 where it reads nothing.
 pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Result<(), String> {

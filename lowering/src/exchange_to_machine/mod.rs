@@ -214,6 +214,10 @@ pub(crate) struct TileWork {
     /// Calls per superstep, their records' buffers local indices.
     pub calls: BTreeMap<usize, Vec<Call>>,
     pub rows: BTreeMap<usize, RowWork>,
+    /// Per exchange step, the calls of the next step (their indices) whose
+    /// prologue runs in it, after the `exch`; a call with a prologue that
+    /// is not here runs it just before itself.
+    pub ahead: BTreeMap<usize, Vec<usize>>,
     /// Program buffer -> local index ([`NOT_LOCAL`] for none).
     local: Vec<usize>,
     /// Local index -> program buffer.
@@ -250,6 +254,77 @@ impl TileWork {
         buf.first = buf.first.min(step);
         buf.last = buf.last.max(step);
         i
+    }
+
+    /// Puts each call's split-off prologue ([`records::Prologue`]) in the
+    /// exchange step before the call's, when nothing between the two
+    /// disturbs it there: no call of its kernel source before it in its
+    /// step, and neither that phase's captures on this tile nor the calls
+    /// before it touch a buffer the prologue reads. The buffers it reads
+    /// are then alive from the exchange step on.
+    fn place_prologues(&mut self, kinds: &[StepKind]) {
+        let steps: Vec<usize> = self.calls.keys().copied().collect();
+        for s in steps {
+            if s == 0 || kinds.get(s - 1) != Some(&StepKind::Exchange) {
+                continue;
+            }
+            let calls = &self.calls[&s];
+            let captured: Vec<usize> = self
+                .rows
+                .get(&(s - 1))
+                .map(|row| {
+                    row.iter()
+                        .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
+                        .filter_map(|&(_, b)| b)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut ahead = Vec::new();
+            let mut reads_ahead: Vec<usize> = Vec::new();
+            for (i, c) in calls.iter().enumerate() {
+                let Kernel::Lib(spec) = &c.kernel else {
+                    continue;
+                };
+                if !records::has_prologue(spec) {
+                    continue;
+                }
+                let Some(pro) = records::prologue(spec) else {
+                    continue;
+                };
+                let before = &calls[..i];
+                let same_source = before
+                    .iter()
+                    .any(|b| matches!(&b.kernel, Kernel::Lib(x) if x.source == spec.source));
+                let reads: Vec<usize> = pro
+                    .reads
+                    .iter()
+                    .filter_map(|&w| match c.record.get(w) {
+                        Some(Word::Buf(b, _)) => Some(*b),
+                        _ => None,
+                    })
+                    .collect();
+                let touched = reads.iter().any(|b| {
+                    captured.contains(b)
+                        || before.iter().any(|x| {
+                            x.record
+                                .iter()
+                                .any(|w| matches!(w, Word::Buf(y, _) if y == b))
+                        })
+                });
+                if same_source || touched {
+                    continue;
+                }
+                ahead.push(i);
+                reads_ahead.extend(reads);
+            }
+            for b in reads_ahead {
+                let buf = &mut self.bufs[b];
+                buf.first = buf.first.min(s as u32 - 1);
+            }
+            if !ahead.is_empty() {
+                self.ahead.insert(s - 1, ahead);
+            }
+        }
     }
 
     /// Record word `w` with its buffer (if any) as this tile's local index.
@@ -783,6 +858,10 @@ pub(crate) fn plan(
                 runs,
             };
             probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
+        }
+        let kinds: Vec<StepKind> = steps.iter().map(|s| s.kind).collect();
+        for w in p.tiles.values_mut() {
+            w.place_prologues(&kinds);
         }
         Ok(Plan {
             tiles: std::mem::take(&mut p.tiles),

@@ -135,6 +135,9 @@ pub struct ProgramBuilder<'a> {
     homes: FxHashMap<Value, Home>,
     views: FxHashMap<Value, (View, Vec<Value>)>,
     residents: FxHashMap<Value, Resident>,
+    /// Buffers only loads fill (residents' operand buffers): the program
+    /// never writes them.
+    loaded: FxHashSet<BufId>,
     /// Runs of a view's rectangle (the destination tile set to 0), by
     /// (value, lo, hi): many tiles read the same rectangle.
     view_memo: FxHashMap<(Value, Vec<i64>, Vec<i64>), ViewRuns>,
@@ -178,6 +181,7 @@ impl<'a> ProgramBuilder<'a> {
             homes: FxHashMap::default(),
             views: FxHashMap::default(),
             residents: FxHashMap::default(),
+            loaded: FxHashSet::default(),
             view_memo: FxHashMap::default(),
             sets: 0,
             phases: 0,
@@ -392,6 +396,7 @@ impl<'a> ProgramBuilder<'a> {
             for n in need {
                 let b = self.alloc(op, n.tile, &name, bytes, interleaved)?;
                 self.place(r, b, layout, n.clone());
+                self.loaded.insert(b);
                 at.insert(n.tile, b);
             }
             return Ok(OperandAt {
@@ -730,6 +735,65 @@ impl<'a> ProgramBuilder<'a> {
         open.calls.entry(tile).or_default().push(call);
     }
 
+    /// Splits off the prologues ([`records::Prologue`]) that the exchange
+    /// phase just before this compute set can hide: on each tile, the first
+    /// call of a kernel source with one, when the buffers the prologue
+    /// reads are filled only by loads and the phase takes at least as long
+    /// as the prologue (its lower bound and fixed cost). The code generator
+    /// runs those in the phase's superstep.
+    fn split_prologues(&self, open: &mut OpenSet) -> Result<(), String> {
+        let Some(Step::Exchange(_)) = self.program.steps.last() else {
+            return Ok(());
+        };
+        let step = self.program.steps.len() - 1;
+        let mut bound = None;
+        for calls in open.calls.values_mut() {
+            let mut sources: Vec<&'static str> = Vec::new();
+            for call in calls.iter_mut() {
+                let Kernel::Lib(spec) = &call.kernel else {
+                    continue;
+                };
+                let source = spec.source;
+                if sources.contains(&source) {
+                    continue;
+                }
+                sources.push(source);
+                let Some(p) = records::prologue(spec) else {
+                    continue;
+                };
+                let reads_loaded = p.reads.iter().all(|&w| {
+                    matches!(call.record.get(w), Some(Word::Buf(b, _)) if self.loaded.contains(b))
+                });
+                if !reads_loaded {
+                    continue;
+                }
+                let Some((pre, cycles)) = records::split_prologue(spec)? else {
+                    continue;
+                };
+                let phase = *bound.get_or_insert_with(|| self.phase_floor(step));
+                if cycles <= phase {
+                    call.kernel = Kernel::Lib(pre);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The least cycles exchange step `step` takes: its phase's endpoint
+    /// lower bound and the target's fixed cost of a phase.
+    fn phase_floor(&self, step: usize) -> u64 {
+        let fixed = u64::from(self.target.exchange.phase_fixed_cycles);
+        let bound = match self.pending.iter().position(|p| p.step == step) {
+            Some(i) => crate::exchange_schedule::lower_bound(&self.pending_phases[i], self.target)
+                .map_or(0, |b| b.cycles),
+            None => match &self.program.steps[step] {
+                Step::Exchange(d) => d.figures.lower_bound,
+                _ => 0,
+            },
+        };
+        bound + fixed
+    }
+
     /// Closes the open compute set. Its vertices merge the tiles' call lists:
     /// each vertex is one call made by every tile whose next call it is
     /// (the call most tiles make next first, ties to the lowest tile), so
@@ -737,7 +801,9 @@ impl<'a> ProgramBuilder<'a> {
     /// share vertices. Its estimate is the busiest tile's kernels by their
     /// cycle formulas.
     pub fn end_compute(&mut self, op: Op) -> Result<(), Diagnostic> {
-        let open = self.open.take().expect("a compute set is open");
+        let mut open = self.open.take().expect("a compute set is open");
+        self.split_prologues(&mut open)
+            .map_err(|e| self.err(op, e))?;
         let mut per_tile: BTreeMap<u32, u64> = BTreeMap::new();
         for m in &open.copies {
             for (tile, c) in copy_cycles(&m.transfers).map_err(|e| self.err(op, e))? {
