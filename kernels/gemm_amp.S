@@ -32,7 +32,8 @@
         .param KC, 0                     # K-chunk; 0: all of K in one chunk
         .param PRE, 0                    # 1: the prologue (the worker records and the
                                          # first weight block) is the entry gemm_amp_pre,
-                                         # run with the same state before gemm_amp
+                                         # run with the same state before gemm_amp;
+                                         # 2: the prologue is the worker records only
 
         .if TYPE == 0
         .define AMPOP amp.f16f32
@@ -105,8 +106,8 @@
         .if M <= 0
         .error "M must be positive"
         .endif
-        .if (PRE < 0) | (PRE > 1)
-        .error "PRE must be 0 or 1"
+        .if (PRE < 0) | (PRE > 2)
+        .error "PRE must be 0, 1 or 2"
         .endif
 
         # Cycles: the records and the first block by the supervisor; per
@@ -116,11 +117,12 @@
         # the first are loaded by the supervisor unless the workers overlap
         # them. Fitted to the simulator (runtime/tests/kernels_gemm.rs checks
         # it within 5%; with fewer rows than workers, the last started ends
-        # last). With PRE the first two are gemm_amp_pre's, what PRE takes
-        # off the formula (150 + BLOCK / 16: the split moves some of the
-        # supervisor's set-up out of the 100), and gemm_amp only reloads the
-        # next block's source.
-        .cycles "(1 - PRE) * (100 + BLOCK / 16) - 50 * PRE + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
+        # last). With PRE the prologue gemm_amp_pre is what PRE takes off
+        # the formula: with PRE = 1 the first two (150 + BLOCK / 16: the
+        # split moves some of the supervisor's set-up out of the 100), and
+        # gemm_amp only reloads the next block's source; with PRE = 2 the
+        # records (about 145), and gemm_amp loads the first block.
+        .cycles "(PRE == 0) * (100 + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -168,10 +170,11 @@
 
 # The prologue: the six workers' records (x, rows, out, next-weights
 # source, shadow offset, scale) and the first weight block, loaded by the
-# supervisor into the shadow bank and swapped in. It reads the state and B
-# only, so with PRE the code generator may run it (gemm_amp_pre) while the
-# exchange before the call's superstep is still delivering A.
-        .macro PROLOGUE
+# supervisor into the shadow bank and swapped in. The records need only
+# the state's addresses, the block B's data, so the code generator may run
+# gemm_amp_pre while the exchange before the call's superstep is still
+# delivering A (PRE = 1) or A and B (PRE = 2).
+        .macro RECORDS
         ld32 $m1, [$m0+0]
         ld32 $m2, [$m0+4]
         ld32 $m3, [$m0+8]
@@ -204,8 +207,11 @@
         add $m10, $m10, 32
         add $m11, $m11, 1
 fill_end:
+        .endm
+
         # The first weight block, by the supervisor.
-        mov $m5, $m2
+        .macro FIRSTBLOCK
+        ld32 $m5, [$m0+4]
         setzi $m6, 0
         setzi $m7, BLOCK / 16
         rpt $m7, load0_end
@@ -220,7 +226,10 @@ load0_end:
         .align 8
 gemm_amp:
         .if PRE == 0
-        PROLOGUE
+        RECORDS
+        .endif
+        .if PRE != 1
+        FIRSTBLOCK
         .else
         # The next block's source, as the prologue's load left it.
         ld32 $m5, [$m0+4]
@@ -304,7 +313,10 @@ done:
         .type gemm_amp_pre, @function
         .align 8
 gemm_amp_pre:
-        PROLOGUE
+        RECORDS
+        .if PRE == 1
+        FIRSTBLOCK
+        .endif
         jmp $m15
         .size gemm_amp_pre, . - gemm_amp_pre
         .endif

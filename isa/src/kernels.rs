@@ -90,7 +90,11 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             kc if kc == p("K") => String::new(),
             kc => format!("_kc{kc}"),
         };
-        let pre = if p("PRE") == 1 { "_pre" } else { "" };
+        let pre = match p("PRE") {
+            1 => "_pre",
+            2 => "_prerec",
+            _ => "",
+        };
         return format!(
             "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{pre}",
             p("K"),

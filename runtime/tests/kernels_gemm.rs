@@ -40,14 +40,14 @@ fn check_gemm_kc(
     scale: i32,
     seed: u64,
 ) -> GemmRun {
-    check_gemm_pre(ty, m, k, kc, n, scale, seed, false)
+    check_gemm_pre(ty, m, k, kc, n, scale, seed, 0)
 }
 
 /// Where the harness stores the cycle counter after a PRE kernel's prologue.
 const PROLOGUE_END: u32 = STATE + 0x800;
 
-/// [`check_gemm_kc`]; with `pre`, the kernel's prologue `gemm_amp_pre` is
-/// called first, and then `gemm_amp` with the same state.
+/// [`check_gemm_kc`]; with `pre` (the kernel's PRE, 1 or 2), its prologue
+/// `gemm_amp_pre` is called first, and then `gemm_amp` with the same state.
 #[allow(clippy::too_many_arguments)]
 fn check_gemm_pre(
     ty: i64,
@@ -57,7 +57,7 @@ fn check_gemm_pre(
     n: usize,
     scale: i32,
     seed: u64,
-    pre: bool,
+    pre: i64,
 ) -> GemmRun {
     let params: BTreeMap<String, i64> = [
         ("TYPE", ty),
@@ -65,7 +65,7 @@ fn check_gemm_pre(
         ("K", k as i64),
         ("KC", kc as i64),
         ("N", n as i64),
-        ("PRE", pre as i64),
+        ("PRE", pre),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), *b))
@@ -73,7 +73,7 @@ fn check_gemm_pre(
     let kernel = assemble_kernel("gemm_amp", &params).unwrap_or_else(|e| panic!("{e}"));
     // With PRE: the prologue, the cycle counter stored (two issues, taken
     // off the count), then the kernel.
-    let prologue = if pre {
+    let prologue = if pre != 0 {
         format!(
             " call $m15, gemm_amp_pre\n getc $m1\n setzi $m2, {PROLOGUE_END}\n st32 $m1, [$m2+0]\n setzi $m0, {STATE}\n"
         )
@@ -194,14 +194,14 @@ fn check_gemm_pre(
         t.cycle(),
         kernel.meta.cycles
     );
-    let prologue = if pre {
+    let prologue = if pre != 0 {
         u32::from_le_bytes(t.read(PROLOGUE_END, 4).unwrap().try_into().unwrap()) as u64
     } else {
         0
     };
     GemmRun {
         // The harness's own three issues between the two calls are not the kernel's.
-        cycles: t.cycle() - prologue - if pre { 3 } else { 0 },
+        cycles: t.cycle() - prologue - if pre != 0 { 3 } else { 0 },
         prologue,
         macs: t.stats().amp_macs,
         formula: kernel.meta.cycles.expect("gemm_amp declares .cycles"),
@@ -302,17 +302,19 @@ fn gemm_cycle_formula_tracks_the_simulator() {
                     }
                     // With the prologue run first: the kernel by its own
                     // formula, the prologue by what PRE takes off it.
-                    let pre = check_gemm_pre(ty, m, k, kc, n, 0, seed, true);
-                    let main = pre.formula as f64;
-                    let prologue = formula - main;
-                    for (what, f, sim) in [
-                        ("gemm_amp", main, pre.cycles),
-                        ("gemm_amp_pre", prologue, pre.prologue),
-                    ] {
-                        if !(0.95..=1.05).contains(&(f / sim as f64)) {
-                            off.push(format!(
-                                "TYPE {ty} M{m} K{k} KC{kc} N{n} PRE: {what} simulated {sim}, formula {f}"
-                            ));
+                    for level in [1, 2] {
+                        let pre = check_gemm_pre(ty, m, k, kc, n, 0, seed, level);
+                        let main = pre.formula as f64;
+                        let prologue = formula - main;
+                        for (what, f, sim) in [
+                            ("gemm_amp", main, pre.cycles),
+                            ("gemm_amp_pre", prologue, pre.prologue),
+                        ] {
+                            if !(0.95..=1.05).contains(&(f / sim as f64)) {
+                                off.push(format!(
+                                    "TYPE {ty} M{m} K{k} KC{kc} N{n} PRE {level}: {what} simulated {sim}, formula {f}"
+                                ));
+                            }
                         }
                     }
                 }

@@ -4,7 +4,8 @@
 // long: the code generator runs the prologue right after that phase's
 // `exch`, while the phase delivers the activations, and the call itself
 // starts at its workers. The second matmul's weights arrive by exchange, so
-// its prologue stays in the call.
+// only its workers' records (which read no buffer: PRE = 2, `_prerec`) are
+// made ahead; its first weight block stays in the call.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/x.mlir
 // RUN: FileCheck %s --check-prefix=EXCHANGE < %t/x.mlir
@@ -19,10 +20,12 @@
 // EXCHANGE: exchange.compute_set attributes {{{.*}}sym_name = "s1"}
 // EXCHANGE-NEXT: exchange.vertex {kernel = "gemm_amp", name = "gemm_f16_interleaved_k128_c16_r2_r3_m16_pre", params = {K = 128 : i64, M = 16 : i64, N = 16 : i64, PRE = 1 : i64, TYPE = 1 : i64}
 // EXCHANGE: exchange.compute_set attributes {{{.*}}sym_name = "s2"}
-// EXCHANGE-NOT: PRE
+// EXCHANGE-NOT: PRE = 1
+// EXCHANGE: name = "gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec", params = {K = 64 : i64, M = 16 : i64, N = 16 : i64, PRE = 2 : i64, TYPE = 1 : i64}
+// EXCHANGE-NOT: PRE = 1
 // EXCHANGE: exchange.sync
 
-// CHECK: program = ["x0: exch, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch", "x2: exch", "s2: lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16.gemm_amp"]
+// CHECK: program = ["x0: exch, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch", "x2: exch, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s2: lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"]
 
 // DEVICE: tiles=16 cycles={{[0-9]+}}
 // DEVICE-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS

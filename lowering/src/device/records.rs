@@ -91,42 +91,52 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
 /// `exch`), so the phase hides it. It reads only the buffers of record
 /// words `reads` and the kernel's own unit state (another call of the same
 /// kernel source in between would disturb it). A specialisation has it
-/// split off when its `PRE` parameter is 1.
+/// split off when its `PRE` parameter is not 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prologue {
     pub entry: &'static str,
     pub reads: &'static [usize],
 }
 
-/// The prologue `spec`'s kernel source can split off, declared beside its
-/// record layout: `gemm_amp`'s worker records and first weight block
-/// (it reads B, word 1, and loads the AMP's banks).
+/// The prologue `spec` has split off, declared beside its record layout:
+/// `gemm_amp`'s worker records and, with PRE = 1, its first weight block
+/// (which reads B, word 1, into the AMP's bank); with PRE = 2 the records
+/// alone, which read no buffer.
 pub fn prologue(spec: &KernelSpec) -> Option<Prologue> {
-    match spec.source {
-        "gemm_amp" => Some(Prologue {
+    match (spec.source, param(spec, "PRE")) {
+        ("gemm_amp", 1) => Some(Prologue {
             entry: "gemm_amp_pre",
             reads: &[1],
+        }),
+        ("gemm_amp", 2) => Some(Prologue {
+            entry: "gemm_amp_pre",
+            reads: &[],
         }),
         _ => None,
     }
 }
 
-/// Whether `spec` has its prologue split off (its `PRE` is 1).
+/// Whether `spec` has a prologue split off.
 pub fn has_prologue(spec: &KernelSpec) -> bool {
-    prologue(spec).is_some() && param(spec, "PRE") == 1
+    prologue(spec).is_some()
 }
 
-/// `spec` with its prologue split off, and the prologue's cycles: what
-/// splitting it takes off the call's own formula.
-pub fn split_prologue(spec: &KernelSpec) -> Result<Option<(KernelSpec, u64)>, String> {
-    if prologue(spec).is_none() || has_prologue(spec) {
-        return Ok(None);
+/// The specialisations of `spec` with a prologue split off, the one that
+/// splits off most first, each with its prologue's cycles (what splitting
+/// it takes off the call's own formula).
+pub fn prologue_splits(spec: &KernelSpec) -> Result<Vec<(KernelSpec, u64)>, String> {
+    if spec.source != "gemm_amp" || has_prologue(spec) {
+        return Ok(Vec::new());
     }
-    let mut pre = spec.clone();
-    pre.params.insert("PRE".into(), 1);
     let whole = super::kernel_cycles(spec)?;
-    let rest = super::kernel_cycles(&pre)?;
-    Ok(Some((pre, whole.saturating_sub(rest))))
+    let mut out = Vec::new();
+    for level in [1, 2] {
+        let mut pre = spec.clone();
+        pre.params.insert("PRE".into(), level);
+        let rest = super::kernel_cycles(&pre)?;
+        out.push((pre, whole.saturating_sub(rest)));
+    }
+    Ok(out)
 }
 
 /// [`record_layout`]: the word count, an address where the kernel reads or

@@ -737,10 +737,10 @@ impl<'a> ProgramBuilder<'a> {
 
     /// Splits off the prologues ([`records::Prologue`]) that the exchange
     /// phase just before this compute set can hide: on each tile, the first
-    /// call of a kernel source with one, when the buffers the prologue
-    /// reads are filled only by loads and the phase takes at least as long
-    /// as the prologue (its lower bound and fixed cost). The code generator
-    /// runs those in the phase's superstep.
+    /// call of a kernel source with one, the largest prologue whose buffers
+    /// are filled only by loads and that the phase takes at least as long
+    /// as (its lower bound and fixed cost). The code generator runs those
+    /// in the phase's superstep.
     fn split_prologues(&self, open: &mut OpenSet) -> Result<(), String> {
         let Some(Step::Exchange(_)) = self.program.steps.last() else {
             return Ok(());
@@ -758,21 +758,18 @@ impl<'a> ProgramBuilder<'a> {
                     continue;
                 }
                 sources.push(source);
-                let Some(p) = records::prologue(spec) else {
-                    continue;
-                };
-                let reads_loaded = p.reads.iter().all(|&w| {
-                    matches!(call.record.get(w), Some(Word::Buf(b, _)) if self.loaded.contains(b))
-                });
-                if !reads_loaded {
-                    continue;
-                }
-                let Some((pre, cycles)) = records::split_prologue(spec)? else {
-                    continue;
-                };
-                let phase = *bound.get_or_insert_with(|| self.phase_floor(step));
-                if cycles <= phase {
-                    call.kernel = Kernel::Lib(pre);
+                for (pre, cycles) in records::prologue_splits(spec)? {
+                    let Some(p) = records::prologue(&pre) else {
+                        continue;
+                    };
+                    let reads_loaded = p.reads.iter().all(|&w| {
+                        matches!(call.record.get(w), Some(Word::Buf(b, _)) if self.loaded.contains(b))
+                    });
+                    let phase = *bound.get_or_insert_with(|| self.phase_floor(step));
+                    if reads_loaded && cycles <= phase {
+                        call.kernel = Kernel::Lib(pre);
+                        break;
+                    }
                 }
             }
         }
