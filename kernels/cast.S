@@ -23,6 +23,10 @@
         .param SAT, 1
 
         .set GROUP, 0
+        # PIPE: the loop runs one group's load ahead (the first before it,
+        # each next one in the last bundle of the group before; the last
+        # turn reads one group past the input, within its slack).
+        .set PIPE, 0
         .if (FROM == 0) & (TO == 0)
         .set GROUP, 2
         .set GLEN, 2
@@ -77,11 +81,11 @@
         .endif
         .if (FROM == 1) & (TO == 0)
         .set GROUP, 4
-        .set GLEN, 3
+        .set GLEN, 2
+        .set PIPE, 1
         .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
         { st64 $a2:3, [$m4+=8] ; cvt.f16.f32 $a2:3, $a0 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f16.f32 $a4:5, $a1 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f32 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 1) & (TO == 1)
@@ -103,29 +107,41 @@
         .endif
         .if (FROM == 1) & (TO == 3)
         .set GROUP, 8
-        .set GLEN, 3
+        .set GLEN, 3 - (SAT != 0)
+        .set PIPE, SAT != 0
         .macro CONVERT
+        .if PIPE
+        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e4 $a4, $a0:1 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f8e4 $a5, $a2:3 }
+        .else
         ld64 $a0:1, [$m2+=8]
         { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e4 $a4, $a0:1 }
         { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e4 $a5, $a2:3 }
+        .endif
         .endm
         .endif
         .if (FROM == 1) & (TO == 4)
         .set GROUP, 8
-        .set GLEN, 3
+        .set GLEN, 3 - (SAT != 0)
+        .set PIPE, SAT != 0
         .macro CONVERT
+        .if PIPE
+        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e5 $a4, $a0:1 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f8e5 $a5, $a2:3 }
+        .else
         ld64 $a0:1, [$m2+=8]
         { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e5 $a4, $a0:1 }
         { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e5 $a5, $a2:3 }
+        .endif
         .endm
         .endif
         .if (FROM == 2) & (TO == 0)
         .set GROUP, 4
-        .set GLEN, 3
+        .set GLEN, 2
+        .set PIPE, 1
         .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
         { st64 $a2:3, [$m4+=8] ; cvt.bf16.f32 $a2:3, $a0 }
-        { st64 $a4:5, [$m4+=8] ; cvt.bf16.f32 $a4:5, $a1 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.bf16.f32 $a4:5, $a1 }
         .endm
         .endif
         .if (FROM == 2) & (TO == 1)
@@ -482,7 +498,7 @@
         # One FP8 side: its scale is set once, before the loop (FP8 -> FP8
         # switches between the two scales in the loop).
         .set SCL, (((FROM >= 3) & (FROM <= 4)) + (TO >= 3)) == 1
-        .cycles "14 + 6 * (17 + SCL + 15 * FIX + GLEN * (NG_LO + (REMG > 0)))"
+        .cycles "14 + 6 * (17 + SCL + PIPE + 15 * FIX + GLEN * (NG_LO + (REMG > 0)))"
 
         .text
         .globl cast
@@ -536,6 +552,9 @@ cast_worker:
         min $m3, $m3, $m10
         setzi $m10, 0
         max $m3, $m3, $m10
+        .endif
+        .if PIPE
+        ld64 $a0:1, [$m2+=8]
         .endif
         rpt $m6, cast_loop_end
         CONVERT
