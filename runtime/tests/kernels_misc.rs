@@ -6,6 +6,8 @@
 
 mod common;
 
+use ipu_isa::kernels::cast_state;
+
 use common::*;
 use ipu_isa::float::{
     bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_to_f64, F8Format,
@@ -174,7 +176,15 @@ fn casts_between_all_types() {
                     "cast",
                     "cast",
                     &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
-                    &[IN0, OUT, state_scale as u32, s_out as u32],
+                    &cast_state(
+                        from as i64,
+                        to as i64,
+                        n as u64,
+                        IN0,
+                        OUT,
+                        state_scale,
+                        s_out,
+                    ),
                     &[(IN0, input.clone())],
                 );
                 let out = t.read(OUT, cap * eb[to]).unwrap();
@@ -225,7 +235,7 @@ fn cast_cycle_formula_tracks_the_simulator() {
                 "cast",
                 "cast",
                 &[("FROM", from), ("TO", to), ("N", n as i64), ("SAT", sat)],
-                &[IN0, OUT, 0, 0],
+                &cast_state(from, to, n as u64, IN0, OUT, 0, 0),
                 &[(IN0, vec![0u8; n.div_ceil(8) * 8 * 4])],
             );
             let simulated = t.cycle();
@@ -298,7 +308,7 @@ fn casts_from_integers() {
                 "cast",
                 "cast",
                 &[("FROM", from), ("TO", to as i64), ("N", n as i64)],
-                &[IN0, OUT, 0, 0],
+                &cast_state(from, to as i64, n as u64, IN0, OUT, 0, 0),
                 &[(IN0, input)],
             );
             let eb = if to == 0 { 4 } else { 2 };
@@ -494,7 +504,7 @@ fn non_saturating_casts_overflow_to_nan_or_infinity() {
                         ("N", n as i64),
                         ("SAT", 0),
                     ],
-                    &[IN0, OUT, scale as u32, 0],
+                    &cast_state(from as i64, to as i64, n as u64, IN0, OUT, scale, 0),
                     &[(IN0, input.clone())],
                 );
                 let out = t.read(OUT, n).unwrap();

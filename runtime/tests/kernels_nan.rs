@@ -18,6 +18,8 @@
 
 mod common;
 
+use ipu_isa::kernels::cast_state;
+
 use common::*;
 use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value};
 use ipu_reference::{
@@ -502,7 +504,15 @@ fn casts_keep_nan_and_saturate_infinity_like_the_reference() {
                 "cast",
                 "cast",
                 &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
-                &[IN0, OUT, state_scale as u32, s_out as u32],
+                &cast_state(
+                    from as i64,
+                    to as i64,
+                    n as u64,
+                    IN0,
+                    OUT,
+                    state_scale,
+                    s_out,
+                ),
                 &[(IN0, input)],
             );
             let op = OpKind::Cast {

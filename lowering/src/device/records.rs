@@ -60,11 +60,12 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
                 return Err(format!("rows OP {op} has no record layout"));
             }
         }
+        // Per worker: its input, output, groups and the scales.
         "cast" => {
             let fp8 = |t: i64| (3..=4).contains(&t);
             let (from, to) = (fp8(param(spec, "FROM")), fp8(param(spec, "TO")));
             let scale = if from || to { V } else { Z };
-            vec![A, A, scale, if from && to { V } else { Z }]
+            [A, A, V, scale, if from && to { V } else { Z }].repeat(6)
         }
         "copy2d" => vec![A, A],
         // A and B through ldxw/wld; C is read back (ld2x64) only to add K-chunks.
@@ -322,17 +323,28 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
         out_scale == 0 || (fp8(param(spec, "FROM")) && fp8(param(spec, "TO"))),
         "an output scale is for FP8 -> FP8 casts"
     );
-    call(
-        spec,
-        "cast",
-        vec![
-            input,
-            out,
-            Word::Val(scale as u32),
-            Word::Val(out_scale as u32),
-        ],
-        0,
-    )
+    let at = |w: Word, off: u64| match w {
+        Word::Buf(b, o) => Word::Buf(b, o + off as u32),
+        v => v,
+    };
+    let parts = ipu_isa::kernels::cast_parts(
+        param(spec, "FROM"),
+        param(spec, "TO"),
+        param(spec, "N").max(0) as u64,
+    );
+    let record = parts
+        .iter()
+        .flat_map(|&(i, o, groups)| {
+            [
+                at(input, i),
+                at(out, o),
+                Word::Val(groups),
+                Word::Val(scale as u32),
+                Word::Val(out_scale as u32),
+            ]
+        })
+        .collect();
+    call(spec, "cast", record, 0)
 }
 
 /// The scale words of a cast from a value of FP8 scale `s_in` to one of
