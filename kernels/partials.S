@@ -24,8 +24,7 @@
 # WIDE (f16 only) widens that result exactly to f32: 1 stores it at +16
 # besides the f16 result at +8, 2 stores only the f32 result, at +8.
 # State with C > 0 or WIDE > 0: +0 c, +4 partials, +8 out, +12 the bias
-# (read with loads that may pair with the partials', so interleaved), +16
-# the f32 out (WIDE 1; else 0). The rows are split over the six workers;
+# (read with ld64: anywhere), +16 the f32 out (WIDE 1; else 0). The rows are split over the six workers;
 # each streams its rows through P + 1 bundles per granule (+ 2 with WIDE):
 # the first loads the granule's bias, the next add the partials and load the
 # next granule's c and partials, the last adds the bias and stores the sum;

@@ -244,7 +244,8 @@ fn partials_with_a_bias_equal_the_adds_then_the_bias() {
                 seed += 1;
                 let (got, got_wide, want, want_wide, _) =
                     run_bias(ty, n, cols, p, wide, in_place, seed);
-                let what = format!("TYPE {ty} N {n} C {cols} P {p} WIDE {wide} in place {in_place}");
+                let what =
+                    format!("TYPE {ty} N {n} C {cols} P {p} WIDE {wide} in place {in_place}");
                 assert_eq!(got, want, "{what}");
                 assert_eq!(got_wide, want_wide, "{what} (f32)");
             }
