@@ -547,10 +547,11 @@ fn params_of(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
 
 /// The most partial sums one `partials` call adds (its P).
 pub const PARTIALS_MAX: usize = 6;
-/// The most partial sums, and the most granules per row, of the
-/// row-vector form of `partials` (a bias added after the last partial).
-pub const PARTIALS_BIAS_MAX: usize = 4;
+/// The most granules per row of the row-vector form of `partials` (a
+/// bias added after the last partial).
 pub const PARTIALS_BIAS_ROW_GRANULES: usize = 16;
+/// The most partial sums of that form when it widens its f16 result.
+pub const PARTIALS_WIDEN_MAX: usize = 5;
 
 /// What the row-vector form of `partials` writes (`WIDE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

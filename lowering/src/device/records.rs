@@ -351,14 +351,16 @@ pub enum Epilogue {
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
 /// row vector added after its last partial, or its f16 result widened to
-/// f32, when its specialisation has that form (the kernel's limits:
-/// [`ipu_isa::kernels::PARTIALS_BIAS_MAX`] partials, rows of up to
-/// [`ipu_isa::kernels::PARTIALS_BIAS_ROW_GRANULES`] granules; a widening
-/// after the bias, of an f16 sum). The numbers are those of the separate
+/// f32, when its specialisation has that form (the kernel's limits: rows
+/// of up to [`ipu_isa::kernels::PARTIALS_BIAS_ROW_GRANULES`] granules; a
+/// widening after the bias, of an f16 sum of up to
+/// [`ipu_isa::kernels::PARTIALS_WIDEN_MAX`] partials). The numbers are those of the separate
 /// calls: the bias is added to the sum rounded in K order and rounded
 /// again, the widening is exact.
 pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
-    use ipu_isa::kernels::{PartialsWide, PARTIALS_BIAS_MAX, PARTIALS_BIAS_ROW_GRANULES};
+    use ipu_isa::kernels::{
+        PartialsWide, PARTIALS_BIAS_ROW_GRANULES, PARTIALS_MAX, PARTIALS_WIDEN_MAX,
+    };
     let Kernel::Lib(spec) = &call.kernel else {
         return None;
     };
@@ -387,7 +389,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
                 && (k * eb) % 8 == 0
                 && n % k == 0
                 && (k * eb / 8) as usize <= PARTIALS_BIAS_ROW_GRANULES
-                && p as usize <= PARTIALS_BIAS_MAX;
+                && p as usize <= PARTIALS_MAX;
             if !fits {
                 return None;
             }
@@ -404,7 +406,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             out: wide_out,
             only,
         } => {
-            if cols == 0 || wide != 0 || ty != 1 {
+            if cols == 0 || wide != 0 || ty != 1 || p as usize > PARTIALS_WIDEN_MAX {
                 return None;
             }
             let vector = call.record[3];
