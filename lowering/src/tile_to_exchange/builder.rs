@@ -892,12 +892,17 @@ impl<'a> ProgramBuilder<'a> {
         if !joinable {
             return Ok(None);
         }
+        // The result laid out as the input: block for block, tile for tile.
         let result = self.cx.result(op, 0);
+        let same_blocks = self
+            .homes
+            .get(&input)
+            .is_some_and(|h| h.mapping == *home.0 && h.shape == self.cx.value_shape(result));
         let tiles: Vec<u32> = blocks(home.0, &self.cx.value_shape(result))
             .iter()
             .map(|b| b.tile)
             .collect();
-        if tiles != site.tiles {
+        if !same_blocks || tiles != site.tiles {
             return Ok(None);
         }
         // The calls as they would be (with a stand-in for the result's
