@@ -16,10 +16,26 @@
 # sum and loads the next granule of c and of the last partial.
 #
 # TYPE: 0 f32, 1 f16. P: 1 to 6 partials.
+#
+# With a row-vector addend (C > 0, a bias of C columns): the N
+# elements are rows of C (C * element bytes a multiple of 8), and
+# out[r][c] = (c + p1 + ... + pP)[r][c] + bias[c], the bias added after the
+# last partial and rounded once more, as a separate add of the sum would.
+# WIDE (f16 only, P up to 5) widens that result exactly to f32: 1 stores it at +16
+# besides the f16 result at +8, 2 stores only the f32 result, at +8.
+# State with C > 0 or WIDE > 0: +0 c, +4 partials, +8 out, +12 the bias
+# (read with ld64: anywhere), +16 the f32 out (WIDE 1; else 0). The rows are split over the six workers;
+# each streams its rows through P + 1 bundles per granule (+ 2 with WIDE):
+# the first adds c and p1 and loads the granule's bias, the next add the
+# partials and load their next granules, the last adds the bias, stores the
+# sum and loads the next c and last partial; with WIDE two more convert and
+# store its two f32 halves.
 
         .param TYPE, 1
         .param N, 1024
         .param P, 2
+        .param C, 0
+        .param WIDE, 0
 
         .if TYPE == 0
         .define VADD f32v2add
@@ -38,6 +54,37 @@
         .if N <= 0
         .error "N must be positive"
         .endif
+        .if (C < 0) | (WIDE < 0) | (WIDE > 2)
+        .error "C must be 0 or more and WIDE 0 to 2"
+        .endif
+        .if (WIDE > 0) & (TYPE != 1)
+        .error "WIDE widens an f16 sum"
+        .endif
+        .if (WIDE > 0) & (C == 0)
+        .error "WIDE needs the row-vector form (C > 0)"
+        .endif
+        .set BIAS, C > 0
+        .if BIAS
+        .if (C * EB) % 8 != 0
+        .error "C * element bytes must be a multiple of 8"
+        .endif
+        .if N % C != 0
+        .error "N must be whole rows of C"
+        .endif
+        .if (WIDE > 0) & (P > 5)
+        .error "the widening row-vector form takes P up to 5"
+        .endif
+        .endif
+        .set GC, (C * EB + 7 * (1 - BIAS)) / 8 + (1 - BIAS)
+        .set RB, GC * 8
+        .set R, N / (C + (1 - BIAS))
+        .if BIAS
+        .if GC > 16
+        .error "the row-vector form takes rows of up to 16 granules"
+        .endif
+        .endif
+        .set R_LO, R / 6
+        .set REMR, R % 6
         .set G, (N * EB + 7) / 8
         .set GB, G * 8
         .set G_LO, G / 6
@@ -47,7 +94,187 @@
         # when all workers are equally busy, as the last started then ends
         # last), then P per granule; the supervisor's start and sync.
         .set SETUP, 17 + (P > 1) * P + P / 2 + (REMG == 0)
+        .if BIAS == 0
         .cycles "18 + 6 * (SETUP + P * (G_LO + (REMG > 0)))"
+        .else
+        # The row-vector form: the busiest worker's setup (its
+        # instructions less the turns the later-started workers' start
+        # hides, one more when all are equally busy), then P + 1 (+ 2
+        # widening) turns per granule of its rows.
+        .set TPG, P + 1 + 2 * (WIDE > 0)
+        .set BSETUP, 18 + (WIDE == 1) * 3 + (WIDE == 2) + (P > 1) * P + (P == 2) + (P >= 3) + (P == 4) + (P >= 5) + (P == 6) + (REMR == 0)
+        .cycles "18 + 6 * (BSETUP + TPG * GC * (R_LO + (REMR > 0)))"
+        .endif
+
+        # The row-vector form. Registers: c and then the granule's bias
+        # $a0:1 (the first add reads c before the bias lands, the last
+        # reads the bias before the next c lands), partial k $a(2k):(2k+1),
+        # the f32 halves $a12:13 (WIDE, P up to 5), the sum $a14:15;
+        # pointers: c $m2, partial 1 $m3 (k >= 2: $m(5 + k)), out $m4, the
+        # bias $m12 (back to the row's start after its last granule), the
+        # f32 out $m13 (WIDE 1).
+        .if WIDE == 2
+        .define PB_WOUT $m4
+        .else
+        .define PB_WOUT $m13
+        .endif
+        .set PB_BACK, 8 - RB
+        .if P == 1
+        .define PB_LASTP $a2:3
+        .define PB_LASTPTR $m3
+        .endif
+        .if P == 2
+        .define PB_LASTP $a4:5
+        .define PB_LASTPTR $m7
+        .endif
+        .if P == 3
+        .define PB_LASTP $a6:7
+        .define PB_LASTPTR $m8
+        .endif
+        .if P == 4
+        .define PB_LASTP $a8:9
+        .define PB_LASTPTR $m9
+        .endif
+        .if P == 5
+        .define PB_LASTP $a10:11
+        .define PB_LASTPTR $m10
+        .endif
+        .if P == 6
+        .define PB_LASTP $a12:13
+        .define PB_LASTPTR $m11
+        .endif
+        # Adds partial k (its register `add`), loading partial k - 1's next
+        # granule (register `reg`, pointer `ptr`) unless `last`.
+        .macro PB_MID last, reg, ptr, add
+        .if \last
+        VADD $a14:15, $a14:15, \add
+        .else
+        { ld64 \reg, [\ptr+=8] ; VADD $a14:15, $a14:15, \add }
+        .endif
+        .endm
+        # One granule; `last`: the worker's last (no loads of a next one),
+        # `wrap`: the row's last (the bias pointer goes back).
+        .macro PB_GRAN last, wrap
+        .if GC == 1
+        { ld64 $a0:1, [$m12] ; VADD $a14:15, $a0:1, $a2:3 }
+        .else
+        .if \wrap
+        { ld64 $a0:1, [$m12+=PB_BACK] ; VADD $a14:15, $a0:1, $a2:3 }
+        .else
+        { ld64 $a0:1, [$m12+=8] ; VADD $a14:15, $a0:1, $a2:3 }
+        .endif
+        .endif
+        .if P >= 2
+        PB_MID \last, $a2:3, $m3, $a4:5
+        .endif
+        .if P >= 3
+        PB_MID \last, $a4:5, $m7, $a6:7
+        .endif
+        .if P >= 4
+        PB_MID \last, $a6:7, $m8, $a8:9
+        .endif
+        .if P >= 5
+        PB_MID \last, $a8:9, $m9, $a10:11
+        .endif
+        .if P >= 6
+        PB_MID \last, $a10:11, $m10, $a12:13
+        .endif
+        # The bias added; the next c and last partial loaded, the sum stored.
+        .if \last
+        .if WIDE == 2
+        VADD $a14:15, $a14:15, $a0:1
+        .else
+        { st64 $a14:15, [$m4+=8] ; VADD $a14:15, $a14:15, $a0:1 }
+        .endif
+        .else
+        .if WIDE == 2
+        { ld2x64 $a0:1, [$m2+=8], PB_LASTP, [PB_LASTPTR+=8] ; VADD $a14:15, $a14:15, $a0:1 }
+        .else
+        { ld2st64 $a0:1, [$m2+=8], PB_LASTP, [PB_LASTPTR+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a14:15, $a0:1 }
+        .endif
+        .endif
+        .if WIDE > 0
+        { st64 $a12:13, [PB_WOUT+=8] ; cvt.f16.f32 $a12:13, $a14 }
+        { st64 $a12:13, [PB_WOUT+=8] ; cvt.f16.f32 $a12:13, $a15 }
+        .endif
+        .endm
+
+        # One row: its granules, the last with the bias pointer going back.
+        .macro PB_ROW last
+        .rept GC - 1
+        PB_GRAN 0, 0
+        .endr
+        PB_GRAN \last, 1
+        .endm
+
+        .macro PB_WORKER
+        setzi $m7, R_LO
+        mul $m5, $m1, $m7
+        min $m6, $m1, REMR
+        add $m5, $m5, $m6
+        cmplt $m6, $m1, REMR
+        add $m6, $m6, $m7
+        brz $m6, pb_done
+        setzi $m7, RB
+        mul $m5, $m5, $m7
+        ld32 $m2, [$m0+0]
+        ld32 $m3, [$m0+4]
+        ld32 $m4, [$m0+8]
+        ld32 $m12, [$m0+12]
+        add $m2, $m2, $m5
+        add $m3, $m3, $m5
+        .if WIDE == 2
+        shl $m14, $m5, 1
+        add $m4, $m4, $m14
+        .else
+        add $m4, $m4, $m5
+        .endif
+        .if WIDE == 1
+        ld32 $m13, [$m0+16]
+        shl $m14, $m5, 1
+        add $m13, $m13, $m14
+        .endif
+        .if P >= 2
+        setzi $m14, GB
+        add $m7, $m3, $m14
+        .endif
+        .if P >= 3
+        add $m8, $m7, $m14
+        .endif
+        .if P >= 4
+        add $m9, $m8, $m14
+        .endif
+        .if P >= 5
+        add $m10, $m9, $m14
+        .endif
+        .if P >= 6
+        add $m11, $m10, $m14
+        .endif
+        add $m6, $m6, -1
+        # The first granule's c and partials.
+        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m3+=8]
+        .if P == 2
+        ld64 $a4:5, [$m7+=8]
+        .endif
+        .if P >= 3
+        ld2x64 $a4:5, [$m7+=8], $a6:7, [$m8+=8]
+        .endif
+        .if P == 4
+        ld64 $a8:9, [$m9+=8]
+        .endif
+        .if P >= 5
+        ld2x64 $a8:9, [$m9+=8], $a10:11, [$m10+=8]
+        .endif
+        .if P == 6
+        ld64 $a12:13, [$m11+=8]
+        .endif
+        rpt $m6, pb_loop_end
+        PB_ROW 0
+pb_loop_end:
+        PB_ROW 1
+pb_done:
+        exit
+        .endm
 
         .text
         .globl partials
@@ -65,6 +292,9 @@ partials:
         .type partials_worker, @function
         .align 8
 partials_worker:
+        .if BIAS
+        PB_WORKER
+        .else
         setzi $m7, G_LO
         mul $m5, $m1, $m7
         min $m6, $m1, REMG
@@ -182,4 +412,5 @@ pa_loop_end:
         st64 $a14:15, [$m4+=8]
 pa_done:
         exit
+        .endif
         .size partials_worker, . - partials_worker

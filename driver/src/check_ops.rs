@@ -75,16 +75,22 @@ pub struct Probed<'a> {
     by_key: HashMap<&'a str, Vec<(&'a ipu_package::Probe, &'a [u8])>>,
     /// Keys of ops folded into a fused op, other than its last.
     fused: std::collections::HashSet<&'a str>,
+    /// Per last key of a fused op's chain, the keys before it.
+    chains: HashMap<&'a str, Vec<&'a str>>,
 }
 
 impl<'a> Probed<'a> {
     pub fn new(pkg: &'a Package, bytes: &'a [Option<Vec<u8>>]) -> Probed<'a> {
         let mut by_key: HashMap<&str, Vec<_>> = HashMap::new();
         let mut fused = std::collections::HashSet::new();
+        let mut chains = HashMap::new();
         for (p, b) in pkg.meta.probes.iter().zip(bytes) {
             let keys = fused_keys(&p.source);
             if let Some(keys) = &keys {
                 fused.extend(keys.iter().take(keys.len() - 1).copied());
+                if let Some((&last, before)) = keys.split_last() {
+                    chains.insert(last, before.to_vec());
+                }
             }
             if let Some(b) = b {
                 by_key
@@ -99,7 +105,19 @@ impl<'a> Probed<'a> {
                 }
             }
         }
-        Probed { by_key, fused }
+        Probed {
+            by_key,
+            fused,
+            chains,
+        }
+    }
+
+    /// The keys of the ops before `op` in the chain a fused op computed,
+    /// when `op` is that chain's last.
+    fn chain_before(&self, cx: &Context, op: Op) -> &[&'a str] {
+        self.chains
+            .get(loc_key(cx, cx.op_loc(op)).as_str())
+            .map_or(&[], |v| v.as_slice())
     }
 
     /// Whether `op` was folded into a fused op before its chain's last.
@@ -240,10 +258,26 @@ pub fn check_ops(
 ) -> Result<(Vec<OpCheck>, Vec<Tensor>), String> {
     let mut rows = Vec::new();
     let mut failure: Option<String> = None;
+    // The result type of every op so far, by location key: a fused chain's
+    // value is compared at the tolerance of the narrowest float it went
+    // through (its earlier results are the reference's, not the device's,
+    // which rounded them to their types), as a model output is.
+    let mut types: HashMap<String, StreamType> = HashMap::new();
     let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
         if cx.is(op, "nn.constant") {
             return Ok(results);
         }
+        let key = loc_key(cx, cx.op_loc(op));
+        if let Some(t) = results.first().and_then(stream_type) {
+            types.entry(key).or_insert(t);
+        }
+        let precision = probed
+            .chain_before(cx, op)
+            .iter()
+            .filter_map(|k| types.get(*k).copied())
+            .fold(None, |p: Option<StreamType>, t| {
+                Some(p.map_or(t, |p| device::compared_type(p, Some(t))))
+            });
         let mut out = Vec::with_capacity(results.len());
         for r in results {
             let device = match probed.value(cx, op, &r) {
@@ -258,7 +292,8 @@ pub fn check_ops(
                 let c = if fp8_cast || stream_type(&r).is_none() {
                     compare_exact(d, &r)
                 } else {
-                    device::compare(d, &r, stream_type(&r).expect("checked"))
+                    let e = stream_type(&r).expect("checked");
+                    device::compare(d, &r, device::compared_type(e, precision))
                 };
                 Observed {
                     max_abs_error: c.max_abs_error,

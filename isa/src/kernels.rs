@@ -183,7 +183,20 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
         }
         "select" => return format!("select_{}_n{}", ty(p("TYPE")), p("N")),
         "partials" => {
-            return format!("partials_add_{}_p{}_n{}", ty(p("TYPE")), p("P"), p("N"));
+            let bias = match p("C") {
+                0 => String::new(),
+                c => format!("_bias{c}"),
+            };
+            let wide = ["", "_and_f32", "_to_f32"]
+                .get(p("WIDE") as usize)
+                .copied()
+                .unwrap_or("_wide?");
+            return format!(
+                "partials_add_{}_p{}_n{}{bias}{wide}",
+                ty(p("TYPE")),
+                p("P"),
+                p("N")
+            );
         }
         "gather" => {
             return format!(
@@ -539,6 +552,22 @@ fn params_of(p: &[(&str, i64)]) -> BTreeMap<String, i64> {
 
 /// The most partial sums one `partials` call adds (its P).
 pub const PARTIALS_MAX: usize = 6;
+/// The most granules per row of the row-vector form of `partials` (a
+/// bias added after the last partial).
+pub const PARTIALS_BIAS_ROW_GRANULES: usize = 16;
+/// The most partial sums of that form when it widens its f16 result.
+pub const PARTIALS_WIDEN_MAX: usize = 5;
+
+/// What the row-vector form of `partials` writes (`WIDE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartialsWide {
+    /// The sum in its own type, at +8.
+    None = 0,
+    /// The f16 sum at +8 and its exact f32 widening at +16.
+    Both = 1,
+    /// Only the f32 widening, at +8.
+    Only = 2,
+}
 
 impl KernelSpec {
     /// C[N/16][M][16] = A[M][K] x B[N/16][K][16] on the AMP (K x 16 weights
@@ -581,6 +610,23 @@ impl KernelSpec {
             entry: "partials",
             params: params_of(&[("TYPE", t), ("N", n as i64), ("P", partials as i64)]),
         }
+    }
+    /// The same over rows of `cols` columns with a row vector (a bias)
+    /// added after the last partial, and with `wide` 1 or 2 the f16 result
+    /// widened exactly to f32 (1: besides the f16 result, 2: instead).
+    pub fn partials_bias(
+        ty: ElemType,
+        n: usize,
+        partials: usize,
+        cols: usize,
+        wide: PartialsWide,
+    ) -> KernelSpec {
+        let mut s = KernelSpec::partials(ty, n, partials);
+        s.params.insert("C".into(), cols as i64);
+        if wide != PartialsWide::None {
+            s.params.insert("WIDE".into(), wide as i64);
+        }
+        s
     }
     /// out = op(in0[, in1]) over n elements: a comparison of f32 or f16
     /// values (`ty`), or boolean logic (`ty` ignored).

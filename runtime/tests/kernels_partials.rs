@@ -137,3 +137,147 @@ fn partials_cycle_formula_tracks_the_simulator() {
         }
     }
 }
+
+const BIAS: u32 = DATA + 0x38000;
+const WIDE_OUT: u32 = DATA + 0x40000;
+
+/// Runs the row-vector form (`C` bias columns, `WIDE`) on random c,
+/// partials and bias; returns the f16/f32 result at +8, the f32 result at
+/// +16 (WIDE 1), the reference's two and the simulated cycles.
+#[allow(clippy::type_complexity)]
+fn run_bias(
+    ty: i64,
+    n: usize,
+    cols: usize,
+    p: usize,
+    wide: i64,
+    in_place: bool,
+    seed: u64,
+) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, u64) {
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let eb = if ty == 0 { 4 } else { 2 };
+    let enc = |v: f32| -> Vec<u8> {
+        if ty == 0 {
+            v.to_le_bytes().to_vec()
+        } else {
+            f16_bits(v).to_le_bytes().to_vec()
+        }
+    };
+    let mut gen = |count: usize| -> Vec<u8> {
+        (0..count)
+            .flat_map(|_| enc(r.gen_range(-4.0f32..4.0)))
+            .collect()
+    };
+    let c = gen(n);
+    let parts = gen(n * p);
+    let bias = gen(cols);
+    let out = if in_place && wide != 2 { C } else { OUT };
+    let t = run_kernel(
+        "partials",
+        "partials",
+        &[
+            ("TYPE", ty),
+            ("N", n as i64),
+            ("P", p as i64),
+            ("C", cols as i64),
+            ("WIDE", wide),
+        ],
+        &[C, PARTIALS, out, BIAS, if wide == 1 { WIDE_OUT } else { 0 }],
+        &[
+            (C, c.clone()),
+            (PARTIALS, parts.clone()),
+            (BIAS, bias.clone()),
+        ],
+    );
+    // The sum rounded after every add, then the bias added and rounded.
+    let sum = sequential(ty, &c, &parts, p);
+    let lane = |b: &[u8], i: usize| -> f32 {
+        if ty == 0 {
+            f32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap())
+        } else {
+            f16_value(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]))
+        }
+    };
+    let mut want = Vec::new();
+    let mut want_wide = Vec::new();
+    for i in 0..n {
+        let s = lane(&sum, i) + lane(&bias, i % cols);
+        let s = if ty == 0 { s } else { f16_value(f16_bits(s)) };
+        want.extend(enc(s));
+        want_wide.extend(s.to_le_bytes());
+    }
+    let (got, got_wide) = match wide {
+        0 => (t.read(out, n * eb).unwrap().to_vec(), Vec::new()),
+        1 => (
+            t.read(out, n * eb).unwrap().to_vec(),
+            t.read(WIDE_OUT, n * 4).unwrap().to_vec(),
+        ),
+        _ => (Vec::new(), t.read(out, n * 4).unwrap().to_vec()),
+    };
+    let want = if wide == 2 { Vec::new() } else { want };
+    let want_wide = if wide == 0 { Vec::new() } else { want_wide };
+    (got, got_wide, want, want_wide, t.cycle())
+}
+
+/// (TYPE, N, C, WIDE) of the row-vector form's cases: rows of one to
+/// sixteen granules, rows fewer than, a multiple of and not a multiple of
+/// the six workers.
+const BIAS_CASES: &[(i64, usize, usize, i64)] = &[
+    (1, 416, 16, 0),
+    (1, 416, 16, 1),
+    (1, 416, 16, 2),
+    (1, 64, 4, 2),
+    (1, 12, 4, 1),
+    (1, 768, 64, 2),
+    (1, 480, 8, 0),
+    (0, 208, 16, 0),
+    (0, 60, 2, 0),
+    (0, 1024, 32, 0),
+];
+
+#[test]
+fn partials_with_a_bias_equal_the_adds_then_the_bias() {
+    let mut seed = 100;
+    for p in 1..=6 {
+        for &(ty, n, cols, wide) in BIAS_CASES.iter().filter(|c| p <= 5 || c.3 == 0) {
+            for in_place in [false, true] {
+                seed += 1;
+                let (got, got_wide, want, want_wide, _) =
+                    run_bias(ty, n, cols, p, wide, in_place, seed);
+                let what =
+                    format!("TYPE {ty} N {n} C {cols} P {p} WIDE {wide} in place {in_place}");
+                assert_eq!(got, want, "{what}");
+                assert_eq!(got_wide, want_wide, "{what} (f32)");
+            }
+        }
+    }
+}
+
+#[test]
+fn partials_with_a_bias_cycle_formula_tracks_the_simulator() {
+    for p in 1..=6 {
+        for &(ty, n, cols, wide) in BIAS_CASES.iter().filter(|c| p <= 5 || c.3 == 0) {
+            let params: std::collections::BTreeMap<String, i64> = [
+                ("TYPE", ty),
+                ("N", n as i64),
+                ("P", p as i64),
+                ("C", cols as i64),
+                ("WIDE", wide),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
+            let formula = assemble_kernel("partials", &params)
+                .unwrap()
+                .meta
+                .cycles
+                .unwrap() as u64;
+            let (.., simulated) = run_bias(ty, n, cols, p, wide, true, 9);
+            let ratio = formula as f64 / simulated as f64;
+            assert!(
+                (0.97..=1.03).contains(&ratio),
+                "TYPE {ty} N {n} C {cols} P {p} WIDE {wide}: formula {formula}, simulated {simulated}"
+            );
+        }
+    }
+}

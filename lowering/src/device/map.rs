@@ -268,6 +268,60 @@ fn map_fn_of_nn(name: &str) -> Option<MapFn> {
     ELEMENTWISE.iter().find(|r| r.nn == name).map(|r| r.f)
 }
 
+/// Offers `op` as an epilogue to the calls producing its input
+/// ([`ProgramBuilder::fold_epilogue`]): a bias-like row-vector add, or an
+/// exact f16 -> f32 widening. Whether it folded.
+#[allow(clippy::too_many_arguments)]
+fn fold(
+    op: Op,
+    b: &mut ProgramBuilder,
+    f: MapFn,
+    choice: &Choice,
+    spec: &KernelSpec,
+    at: &[rustc_hash::FxHashMap<u32, usize>],
+    home: (&Mapping, &str),
+    label: &str,
+) -> Result<bool, Diagnostic> {
+    let cx = b.cx;
+    let param = |k: &str| spec.params.get(k).copied().unwrap_or(0);
+    // The input's value read by nothing but `op`.
+    let only_reader = |v: ipu_ir::Value| cx.uses(v).iter().all(|u| u.op == op);
+    let folded = match *choice {
+        Choice::Row(mat) if f == MapFn::Add && param("OP") == RowOp::AddRowVector as i64 => {
+            let input = cx.operand(op, mat);
+            // The input's buffer then holds no longer the input.
+            if !only_reader(input) {
+                return Ok(false);
+            }
+            let cols = param("C") as usize;
+            let vector = &at[1 - mat];
+            b.fold_epilogue(op, input, home, label, true, |t, res| {
+                Some(records::Epilogue::AddRowVector {
+                    cols,
+                    vector: Word::Buf(*vector.get(&t)?, 0),
+                    out: Word::Buf(res, 0),
+                })
+            })?
+        }
+        Choice::Cast
+            if param("FROM") == ElemType::F16 as i64
+                && param("TO") == ElemType::F32 as i64
+                && spec.params.len() == 3 =>
+        {
+            let input = cx.operand(op, 0);
+            let only = only_reader(input);
+            b.fold_epilogue(op, input, home, label, only, |_, res| {
+                Some(records::Epilogue::Widen {
+                    out: Word::Buf(res, 0),
+                    only,
+                })
+            })?
+        }
+        _ => None,
+    };
+    Ok(folded.is_some())
+}
+
 impl DeviceOp for Map {
     fn reads_operand_buffers(&self) -> bool {
         true
@@ -438,8 +492,14 @@ impl DeviceOp for Map {
             at.push(got.at);
         }
         let set = b.next_set();
-        b.begin_compute(op, "", &format!("tile.map {}", f.name()));
-        let res = b.home(op, result, &m, &format!("s{set}.result"), false)?;
+        let label = format!("tile.map {}", f.name());
+        let name = format!("s{set}.result");
+        if fold(op, b, f, &choice, &spec, &at, (&m, &name), &label)? {
+            b.finish_op();
+            return Ok(());
+        }
+        b.begin_compute(op, "", &label);
+        let res = b.home(op, result, &m, &name, false)?;
         let tiles: Vec<u32> = b
             .home_of(result)
             .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())

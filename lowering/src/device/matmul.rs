@@ -708,12 +708,22 @@ impl DeviceOp for Matmul {
             .home_of(result)
             .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
             .unwrap_or_default();
+        // The result written by each tile's last call, a `partials` call
+        // into the result block itself: a following elementwise op may fold
+        // into it (`records::partials_epilogue`).
+        let mut epilogue_tiles = Some(Vec::new())
+            .filter(|_| pk > 1 && in_place && finish.convert.is_none() && finish.unblock.is_none());
         for tl in home_tiles {
             let Some(&c) = partials.get(&tl) else {
+                epilogue_tiles = None;
                 continue;
             };
             // The incoming partials added into c in K order, one pass per
             // run of them (`partials.S`).
+            match (&mut epilogue_tiles, incoming.contains_key(&tl)) {
+                (Some(t), true) => t.push(tl),
+                _ => epilogue_tiles = None,
+            }
             if let Some(&inc) = incoming.get(&tl) {
                 for ((first, _), spec) in partial_runs(pk as u64 - 1).zip(&finish.reduce) {
                     b.call(
@@ -771,6 +781,9 @@ impl DeviceOp for Matmul {
             }
         }
         b.end_compute(op)?;
+        if let Some(tiles) = epilogue_tiles.filter(|t| !t.is_empty()) {
+            b.offer_epilogue(result, res, tiles, records::partials_epilogue);
+        }
         b.finish_op();
         Ok(())
     }

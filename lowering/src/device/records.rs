@@ -75,7 +75,12 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             return Ok((vec![W, W, c, V], GEMM_STATE_BYTES - 16));
         }
         "select" => vec![A, W, W, A],
-        // c and the partials with paired loads; out may be c.
+        // c and the partials with paired loads; out may be c; the
+        // row-vector form adds the bias (ld64) and the f32 out (WIDE 1).
+        "partials" if param(spec, "C") > 0 || param(spec, "WIDE") > 0 => {
+            let wide = if param(spec, "WIDE") == 1 { A } else { Z };
+            vec![W, W, A, A, wide]
+        }
         "partials" => vec![W, W, A],
         "gather" => vec![A, A, A],
         // COUNT, four steps; per worker two addresses and two words.
@@ -391,6 +396,118 @@ pub fn unary(spec: &KernelSpec, src: Word, dst: Word) -> Call {
 /// follow it, one block apart), +8 out (`c + p1 + ... + pP`).
 pub fn partials(spec: &KernelSpec, c: Word, partials: Word, out: Word) -> Call {
     call(spec, "partials", vec![c, partials, out], 0)
+}
+
+/// An elementwise op offered to the call that produces its operand, to be
+/// done by that call after its own work (an epilogue): see
+/// [`crate::tile_to_exchange::ProgramBuilder::fold_epilogue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Epilogue {
+    /// out = value + a row vector of `cols` elements (a bias) at `vector`,
+    /// rounded once more.
+    AddRowVector {
+        cols: usize,
+        vector: Word,
+        out: Word,
+    },
+    /// The f16 value widened exactly to f32 at `out`; `only`: the f16
+    /// value itself is read by nothing else, so it need not be stored.
+    Widen { out: Word, only: bool },
+}
+
+/// `partials.S` taking an epilogue: `call` (a `partials` call) with the
+/// row vector added after its last partial, or its f16 result widened to
+/// f32, when its specialisation has that form (the kernel's limits: rows
+/// of up to [`ipu_isa::kernels::PARTIALS_BIAS_ROW_GRANULES`] granules; a
+/// widening after the bias, of an f16 sum of up to
+/// [`ipu_isa::kernels::PARTIALS_WIDEN_MAX`] partials). The numbers are those of the separate
+/// calls: the bias is added to the sum rounded in K order and rounded
+/// again, the widening is exact.
+pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
+    use ipu_isa::kernels::{
+        PartialsWide, PARTIALS_BIAS_ROW_GRANULES, PARTIALS_MAX, PARTIALS_WIDEN_MAX,
+    };
+    let Kernel::Lib(spec) = &call.kernel else {
+        return None;
+    };
+    if spec.source != "partials" {
+        return None;
+    }
+    let (n, p, ty) = (param(spec, "N"), param(spec, "P"), param(spec, "TYPE"));
+    let eb = if ty == 1 { 2 } else { 4 };
+    let (cols, wide) = (param(spec, "C"), param(spec, "WIDE"));
+    let elem = if ty == 1 {
+        ipu_isa::kernels::ElemType::F16
+    } else {
+        ipu_isa::kernels::ElemType::F32
+    };
+    let (c, parts, out) = (call.record[0], call.record[1], call.record[2]);
+    match *ep {
+        Epilogue::AddRowVector {
+            cols: k,
+            vector,
+            out: new_out,
+        } => {
+            let k = k as i64;
+            let fits = cols == 0
+                && wide == 0
+                && k > 0
+                && (k * eb) % 8 == 0
+                && n % k == 0
+                && (k * eb / 8) as usize <= PARTIALS_BIAS_ROW_GRANULES
+                && p as usize <= PARTIALS_MAX;
+            if !fits {
+                return None;
+            }
+            let spec = KernelSpec::partials_bias(
+                elem,
+                n as usize,
+                p as usize,
+                k as usize,
+                PartialsWide::None,
+            );
+            Some(partials_with(&spec, c, parts, new_out, vector, None))
+        }
+        Epilogue::Widen {
+            out: wide_out,
+            only,
+        } => {
+            if cols == 0 || wide != 0 || ty != 1 || p as usize > PARTIALS_WIDEN_MAX {
+                return None;
+            }
+            let vector = call.record[3];
+            let (w, out, second) = if only {
+                (PartialsWide::Only, wide_out, None)
+            } else {
+                (PartialsWide::Both, out, Some(wide_out))
+            };
+            let spec = KernelSpec::partials_bias(elem, n as usize, p as usize, cols as usize, w);
+            Some(partials_with(&spec, c, parts, out, vector, second))
+        }
+    }
+}
+
+/// `partials.S`'s row-vector form: +0 c, +4 the partials, +8 out, +12 the
+/// row vector, +16 the f32 out (WIDE 1).
+pub fn partials_with(
+    spec: &KernelSpec,
+    c: Word,
+    partials: Word,
+    out: Word,
+    vector: Word,
+    wide_out: Option<Word>,
+) -> Call {
+    assert_eq!(
+        param(spec, "WIDE") == 1,
+        wide_out.is_some(),
+        "the second (f32) output is WIDE 1's"
+    );
+    call(
+        spec,
+        "partials",
+        vec![c, partials, out, vector, wide_out.unwrap_or(Word::Val(0))],
+        0,
+    )
 }
 
 /// `compare.S`: +0 in0, +4 in1 (binary ops), +8 out.

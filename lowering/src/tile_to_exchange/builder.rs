@@ -126,6 +126,19 @@ struct Pending {
     what: String,
 }
 
+/// Calls of the last compute set that may do an elementwise op after
+/// their own work ([`ProgramBuilder::offer_epilogue`]).
+#[derive(Clone)]
+struct EpilogueSite {
+    /// The value they write, and where.
+    value: Value,
+    buf: BufId,
+    /// The tiles making them (each its tile's last call).
+    tiles: Vec<u32>,
+    /// The producing kernel's rule: the call with the epilogue, if it takes it.
+    accept: fn(&Call, &records::Epilogue) -> Option<Call>,
+}
+
 pub struct ProgramBuilder<'a> {
     pub cx: &'a Context,
     pub target: &'a Arc<Target>,
@@ -152,6 +165,12 @@ pub struct ProgramBuilder<'a> {
     /// that needs no exchange and no copies joins it instead of costing a
     /// superstep of its own (an epilogue fused into its producer).
     closed: Option<(OpenSet, u64)>,
+    /// The calls of the last compute set that may take an epilogue, while
+    /// it is [`Self::closed`] (see [`Self::offer_epilogue`]).
+    epilogue: Option<EpilogueSite>,
+    /// Probe sources of values an epilogue folded away, for the probes of
+    /// the op that folded (by op): its probe answers for the chain.
+    fused_sources: FxHashMap<Op, Vec<String>>,
     /// Compute sets closed so far (fused ones count again).
     ends: usize,
     /// Tile ops whose peak work is counted in a compute set's bound (the
@@ -188,6 +207,8 @@ impl<'a> ProgramBuilder<'a> {
             pending_copies: Vec::new(),
             open: None,
             closed: None,
+            epilogue: None,
+            fused_sources: FxHashMap::default(),
             ends: 0,
             bounded: FxHashSet::default(),
             pending: Vec::new(),
@@ -609,6 +630,7 @@ impl<'a> ProgramBuilder<'a> {
         t.steps += 1;
         self.phases += 1;
         self.closed = None;
+        self.epilogue = None;
         self.program.steps.push(Step::Exchange(decl));
         Ok(())
     }
@@ -692,6 +714,8 @@ impl<'a> ProgramBuilder<'a> {
                 self.program.steps.pop();
                 self.totals.compute_cycles -= cycles;
                 self.totals.steps -= 1;
+                // Calls after the producer's: it no longer makes the tiles' last ones.
+                self.epilogue = None;
                 set.label = format!("{}, {label}", set.label);
                 set.peak_tile_cycles += peak;
                 self.open = Some(set);
@@ -699,6 +723,7 @@ impl<'a> ProgramBuilder<'a> {
             }
         }
         self.closed = None;
+        self.epilogue = None;
         let name = format!("s{}{suffix}", self.next_set());
         let mut copies: Vec<Move> = Vec::new();
         let mut index: FxHashMap<(BufId, BufId), usize> = FxHashMap::default();
@@ -878,6 +903,129 @@ impl<'a> ProgramBuilder<'a> {
         Ok(())
     }
 
+    /// Declares that the calls just closed (the last compute set), one per
+    /// tile of `tiles`, each that tile's last, write value `v` to `buf`
+    /// and may take an elementwise op after them as an epilogue: `accept`
+    /// is the producing kernel's rule (the call doing the epilogue too, or
+    /// `None`). Valid while that set is the last superstep and nothing
+    /// joined it.
+    pub fn offer_epilogue(
+        &mut self,
+        v: Value,
+        buf: BufId,
+        tiles: Vec<u32>,
+        accept: fn(&Call, &records::Epilogue) -> Option<Call>,
+    ) {
+        if self.closed.is_some() && self.pending_copies.is_empty() {
+            self.epilogue = Some(EpilogueSite {
+                value: v,
+                buf,
+                tiles,
+                accept,
+            });
+        }
+    }
+
+    /// Folds tile op `op` (reading `input`) into the calls that produce
+    /// `input`, when they offered an epilogue ([`Self::offer_epilogue`]),
+    /// a compute set opened now would join theirs (no exchange or copies
+    /// since), and every one takes `epilogue(tile)` (`out` buffer: `op`'s
+    /// result's home, allocated here as `home`). On success the calls are
+    /// replaced, `op`'s label joins the set, and the probes of `input`
+    /// after that set are dropped when `input`'s buffer no longer holds it
+    /// (`replaces_input`): `op`'s probes then answer for it (a fused
+    /// location). Returns the result's buffer, or `None` (nothing changed).
+    #[allow(clippy::too_many_arguments)]
+    pub fn fold_epilogue(
+        &mut self,
+        op: Op,
+        input: Value,
+        home: (&Mapping, &str),
+        label: &str,
+        replaces_input: bool,
+        mut epilogue: impl FnMut(u32, BufId) -> Option<records::Epilogue>,
+    ) -> Result<Option<BufId>, Diagnostic> {
+        let Some(site) = self.epilogue.clone() else {
+            return Ok(None);
+        };
+        let joinable = site.value == input
+            && self.pending_copies.is_empty()
+            && self.open.is_none()
+            && self.closed.is_some();
+        if !joinable {
+            return Ok(None);
+        }
+        // The result laid out as the input: block for block, tile for tile.
+        let result = self.cx.result(op, 0);
+        let same_blocks = self
+            .homes
+            .get(&input)
+            .is_some_and(|h| h.mapping == *home.0 && h.shape == self.cx.value_shape(result));
+        let tiles: Vec<u32> = blocks(home.0, &self.cx.value_shape(result))
+            .iter()
+            .map(|b| b.tile)
+            .collect();
+        if !same_blocks || tiles != site.tiles {
+            return Ok(None);
+        }
+        // The calls as they would be (with a stand-in for the result's
+        // buffer, not yet allocated): all must take the epilogue.
+        let Some((set, _)) = &self.closed else {
+            return Ok(None);
+        };
+        let stand_in = usize::MAX;
+        for &t in &tiles {
+            let last = set.calls.get(&t).and_then(|c| c.last());
+            let ok = match (last, epilogue(t, stand_in)) {
+                (Some(call), Some(ep)) => {
+                    call.record.get(2) == Some(&Word::Buf(site.buf, 0))
+                        && (site.accept)(call, &ep).is_some()
+                }
+                _ => false,
+            };
+            if !ok {
+                return Ok(None);
+            }
+        }
+        let step = self.program.steps.len() - 1;
+        self.begin_compute(op, "", label);
+        let res = self.home(op, result, home.0, home.1, false)?;
+        let open = self.open.as_mut().expect("the set joined");
+        for &t in &tiles {
+            let calls = open.calls.get_mut(&t).expect("checked");
+            let last = calls.last_mut().expect("checked");
+            let ep = epilogue(t, res).expect("checked");
+            *last = (site.accept)(last, &ep).expect("checked");
+        }
+        self.end_compute(op)?;
+        if replaces_input {
+            let mut sources = Vec::new();
+            self.program.probes.retain(|p| {
+                let stale = p.after == step && p.at.buffer == site.buf;
+                if stale {
+                    sources.push(p.source.clone());
+                }
+                !stale
+            });
+            // A value an earlier fold replaced answers through its source.
+            let mut keys = Vec::new();
+            for s in sources {
+                match s.strip_prefix("fused[").and_then(|k| k.strip_suffix(']')) {
+                    Some(inner) => keys.extend(inner.split(", ").map(str::to_string)),
+                    None => keys.push(s),
+                }
+            }
+            self.fused_sources.insert(op, keys);
+        }
+        self.epilogue = Some(EpilogueSite {
+            value: result,
+            buf: res,
+            tiles,
+            accept: site.accept,
+        });
+        Ok(Some(res))
+    }
+
     /// Makes the pending local copies in a compute set of their own.
     pub fn flush_copies(&mut self, op: Op) -> Result<(), Diagnostic> {
         if self.pending_copies.is_empty() {
@@ -907,7 +1055,17 @@ impl<'a> ProgramBuilder<'a> {
             return;
         };
         let cx = self.cx;
-        let source = ipu_ir::diag::loc_key(cx, cx.op_loc(op));
+        let mut source = ipu_ir::diag::loc_key(cx, cx.op_loc(op));
+        if let Some(keys) = self.fused_sources.get(&op).filter(|k| !k.is_empty()) {
+            let own = match source
+                .strip_prefix("fused[")
+                .and_then(|k| k.strip_suffix(']'))
+            {
+                Some(inner) => inner.to_string(),
+                None => source.clone(),
+            };
+            source = format!("fused[{}, {own}]", keys.join(", "));
+        }
         for v in cx.results(op) {
             let Some(home) = self.homes.get(&v) else {
                 continue;
