@@ -12,8 +12,11 @@
 //! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
 //! tile combining its share of the rows, the combined shares sent to all
-//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut layer
-//! norm's tiles read only their columns of the scale and bias. Kernel:
+//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut
+//! softmax's statistics keep each piece's exponentials exp(x - m) in the
+//! result block, so its last pass is one multiply per element by the row's
+//! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
+//! a cut layer norm's tiles read only their columns of the scale and bias. Kernel:
 //! `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
