@@ -26,12 +26,15 @@
 # OP 6 add_row_vector: y[r][c] = x[r][c] + v[c]   (v at +8, e.g. a bias)
 # OP 7 mul_row_vector: y[r][c] = x[r][c] * v[c]   (v at +8)
 # Softmax of rows cut over tiles, in three steps (rows, I = 1):
-# OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs)
+# OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs);
+#                      with EXPS, also e[r][c] = exp(x[r][c] - m) at +8 (x's type; may be x)
 # OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
 #                      GP * 8 bytes apart, GP = R unless given; f32): out[r] = [M, 1 / S],
 #                      or [M + log S, -] with LOG, M = max m, S = sum s * exp(m - M)
 # OP 10 softmax_apply: y[r][c] = exp(x[r][c] - M) / S, or x[r][c] - (M + log S) with LOG,
-#                      the row's pair from OP 9 at +4
+#                      the row's pair from OP 9 at +4; with EXPS (not LOG), +0 holds OP 8's
+#                      e = exp(x - m) of the piece's own max m, whose [m, s] pairs are at +8:
+#                      y[r][c] = e[r][c] * (exp(m - M) / S), one multiply per element (out may be e)
 # Layer norm of rows cut over tiles, likewise:
 # OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
 # OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces (GP * 8
@@ -59,6 +62,7 @@
         .param BETA, 0
         .param LOG, 0
         .param GP, 0
+        .param EXPS, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -78,6 +82,9 @@
         .set RVEC, (OP == 6) | (OP == 7)  # a row-vector op
         .if (LOG != 0) & ((OP < 9) | (LOG != 1))
         .error "LOG (0 or 1) is for softmax_combine and softmax_apply"
+        .endif
+        .if (EXPS != 0) & ((EXPS != 1) | ((OP != 8) & (OP != 10)) | ((OP == 10) & (LOG != 0)))
+        .error "EXPS (0 or 1) is for softmax_stats and softmax_apply without LOG"
         .endif
         .set PAIRS_IN, (OP == 9) | (OP == 12)  # reads C groups of R pairs
         .if PAIRS_IN & (TYPE != 0)
@@ -186,15 +193,19 @@
         .endif
         .if OP == 8
         .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
-        .set SETUP, 15
+        .set SETUP, 15 + 2 * EXPS
         .endif
         .if OP == 9
         .set ITEM, 14 + FOLD_C + (C > 1) * (2 + 5 * (C - 1))
         .set SETUP, 13
         .endif
-        .if OP == 10
+        .if (OP == 10) & (EXPS == 0)
         .set ITEM, 10 - 4 * LOG + (GR > 1) * (2 + (4 - 3 * LOG) * (GR - 1))
         .set SETUP, 17
+        .endif
+        .if (OP == 10) & EXPS
+        .set ITEM, 10 + (GR > 1) * GR
+        .set SETUP, 19
         .endif
         .if (OP == 11) & (TYPE == 0)
         .set ITEM, 17 + FOLD_GR + (GR > 1) * (2 + 2 * (GR - 1))
@@ -535,6 +546,10 @@ rows_worker:
         shl $m7, $m5, 3
         add $m9, $m9, $m7              # out pair
         .endif
+        .if (OP == 8) & EXPS
+        ld32 $m11, [$m0+8]
+        add $m11, $m11, $m8            # e row
+        .endif
         .if (RED == 0) & (OP < 8)
         add $m9, $m9, $m8              # y row
         .endif
@@ -543,6 +558,10 @@ rows_worker:
         ld32 $m3, [$m0+4]
         shl $m7, $m5, 3
         add $m3, $m3, $m7              # the row's pair
+        .endif
+        .if (OP == 10) & EXPS
+        ld32 $m4, [$m0+8]
+        add $m4, $m4, $m7              # the piece's own [m, s]
         .endif
         .if (OP == 5) | (OP == 11) | (OP == 12)
         LDF $a14, INV_C
@@ -811,12 +830,20 @@ row_st:
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, st_exp_end
+        .if EXPS
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
         { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
         f32v2sub $a2:3, $a0:1, $a8:9
         f32v2exp $a4:5, $a2:3
 st_exp_end:
         .endif
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
         f32v2add $a6:7, $a6:7, $a4:5
+        .endif
         f32v2hadd $a7, $a6:7           # s
         .else
         FOLD f16v4max, GR, 8
@@ -828,13 +855,21 @@ st_exp_end:
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, sth_exp_end
+        .if EXPS
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m11+=8] ; f16v4hadd $a10, $a4:5 }
+        .else
         { ld64 $a0:1, [$m2+=8] ; f16v4hadd $a10, $a4:5 }
+        .endif
         f32add $a6, $a6, $a10
         f16v4sub $a2:3, $a0:1, $a8:9
         f16v4exp $a4:5, $a2:3
 sth_exp_end:
         .endif
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f16v4hadd $a10, $a4:5 }
+        .else
         f16v4hadd $a10, $a4:5
+        .endif
         f32add $a7, $a6, $a10          # s
         .endif
         { add $m6, $m6, -1 ; mova $a6, $a12 }
@@ -888,7 +923,23 @@ cb_end:
         .endif
 row_ap:
         ld64 $a10:11, [$m3+=8]
-        .if LOG == 0
+        .if EXPS
+        # f = exp(m - M) / S, m the piece's own max: y = e * f.
+        ld64 $a0:1, [$m4+=8]
+        f32v2sub $a2:3, $a0:1, $a10:11
+        f32v2exp $a2:3, $a2:3
+        { ld64 $a0:1, [$m2+=8] ; f32mul $a2, $a2, $a11 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; DUPV $a10:11, $a2 }
+        rpt $m10, ape_end
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; MULV $a4:5, $a0:1, $a10:11 }
+ape_end:
+        .else
+        DUPV $a10:11, $a2
+        .endif
+        { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a0:1, $a10:11 }
+        .endif
+        .if (LOG == 0) & (EXPS == 0)
         DUPV $a8:9, $a10               # M
         DUPV $a10:11, $a11             # 1 / S
         ld64 $a0:1, [$m2+=8]
@@ -903,7 +954,8 @@ row_ap:
 ap_end:
         .endif
         { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a2:3, $a10:11 }
-        .else
+        .endif
+        .if LOG
         DUPV $a10:11, $a10             # M + log S
         ld64 $a0:1, [$m2+=8]
         .if GR > 1

@@ -154,6 +154,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if p("LOG") == 1 {
                 s.push_str("_log");
             }
+            if p("EXPS") == 1 {
+                s.push_str("_exps");
+            }
             return s;
         }
         "cast" => {
@@ -737,9 +740,14 @@ impl KernelSpec {
         KernelSpec::row_op(op, ty, r, c, walk)
     }
     /// Softmax of rows cut over tiles, step 1: each row piece's maximum
-    /// and sum of exponentials, as f32 pairs.
-    pub fn softmax_stats(ty: ElemType, r: usize, c: usize) -> KernelSpec {
-        KernelSpec::row_op(RowOp::SoftmaxStats, ty, r, c, RowWalk::Rows)
+    /// m and sum of exponentials, as f32 pairs; with `exps`, each element's
+    /// exp(x - m) stored too (for [`KernelSpec::softmax_apply`]'s `exps`).
+    pub fn softmax_stats(ty: ElemType, r: usize, c: usize, exps: bool) -> KernelSpec {
+        let mut s = KernelSpec::row_op(RowOp::SoftmaxStats, ty, r, c, RowWalk::Rows);
+        if exps {
+            s.params.insert("EXPS".into(), 1);
+        }
+        s
     }
     /// Step 2: the pairs of `groups` pieces of r rows combined into each
     /// row's [max, 1 / sum] (or [max + log sum, -] for log-softmax).
@@ -762,10 +770,15 @@ impl KernelSpec {
         s.params.insert("GP".into(), pitch as i64);
         s
     }
-    /// Step 3: each piece of the rows normalised by its row's pair.
-    pub fn softmax_apply(log: bool, ty: ElemType, r: usize, c: usize) -> KernelSpec {
+    /// Step 3: each piece of the rows normalised by its row's pair; with
+    /// `exps` (softmax, not log-softmax), from step 1's stored exponentials
+    /// and the piece's own pairs: one multiply per element.
+    pub fn softmax_apply(log: bool, exps: bool, ty: ElemType, r: usize, c: usize) -> KernelSpec {
         let mut s = KernelSpec::row_op(RowOp::SoftmaxApply, ty, r, c, RowWalk::Rows);
         s.params.insert("LOG".into(), log as i64);
+        if exps {
+            s.params.insert("EXPS".into(), 1);
+        }
         s
     }
     /// Layer norm of rows cut over tiles, step 1: each row piece's mean and

@@ -3,7 +3,9 @@
 // another axis (walked down the columns of each tile's block; f16 blocks
 // are cast to f32 on the tile around the kernel), f32 and f16, on inputs
 // scaled to [-8, 8); and rows cut over tiles (2 x 4096 f32, 4 x 2048 f16:
-// each piece's statistics, combined per row and sent back; 20 x 4096 f32:
+// each piece's statistics, combined per row and sent back; a softmax cut
+// keeps each piece's exponentials from its statistics and scales them,
+// f32 and f16 (4 x 2048 scaled to [-8, 8)); 20 x 4096 f32:
 // 5 rows on each of 4 tiles, whose combining the 4 share 2, 2, 1 and 0;
 // its input as given). The run is the
 // same, cycle for cycle and bit for bit, with one thread or two.
@@ -14,6 +16,7 @@
 // RUN: FileCheck %s --check-prefix=ERR < %t/err
 // RUN: cmp %t/1/cut.npy %t/2/cut.npy
 // RUN: cmp %t/1/h_log_cut.npy %t/2/h_log_cut.npy
+// RUN: cmp %t/1/h_cut.npy %t/2/h_cut.npy
 // RUN: cmp %t/1/profile.json %t/2/profile.json
 
 // CHECK: tiles=16 cycles={{[0-9]+}}
@@ -29,7 +32,8 @@
 // ERR-DAG: compared with the reference output=cut
 // ERR-DAG: compared with the reference output=h_log_cut
 // ERR-DAG: compared with the reference output=shared
-func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}, %w0: tensor<2x4096xf32> {ipu.name = "w"}, %v: tensor<4x2048xf16> {ipu.name = "v"}, %u0: tensor<20x4096xf32> {ipu.name = "u"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}, tensor<2x4096xf32> {ipu.name = "cut"}, tensor<4x2048xf16> {ipu.name = "h_log_cut"}, tensor<20x4096xf32> {ipu.name = "shared"}) {
+// ERR-DAG: compared with the reference output=h_cut
+func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16> {ipu.name = "h"}, %w0: tensor<2x4096xf32> {ipu.name = "w"}, %v: tensor<4x2048xf16> {ipu.name = "v"}, %u0: tensor<20x4096xf32> {ipu.name = "u"}) -> (tensor<12x64xf32> {ipu.name = "rows"}, tensor<12x64xf32> {ipu.name = "columns"}, tensor<12x64xf32> {ipu.name = "log_rows"}, tensor<12x64xf32> {ipu.name = "log_columns"}, tensor<8x4x32xf16> {ipu.name = "h_rows"}, tensor<8x4x32xf16> {ipu.name = "h_columns"}, tensor<8x4x32xf16> {ipu.name = "h_log"}, tensor<2x4096xf32> {ipu.name = "cut"}, tensor<4x2048xf16> {ipu.name = "h_log_cut"}, tensor<20x4096xf32> {ipu.name = "shared"}, tensor<4x2048xf16> {ipu.name = "h_cut"}) {
   %k = nn.constant dense<8.0> : tensor<12x64xf32>
   %x = nn.mul %x0, %k : (tensor<12x64xf32>, tensor<12x64xf32>) -> tensor<12x64xf32>
   %kh = nn.constant dense<8.0> : tensor<8x4x32xf16>
@@ -46,5 +50,8 @@ func.func @main(%x0: tensor<12x64xf32> {ipu.name = "x"}, %h0: tensor<8x4x32xf16>
   %i = nn.softmax %w {axis = 1 : i64} : tensor<2x4096xf32>
   %j = nn.log_softmax %v {axis = 1 : i64} : tensor<4x2048xf16>
   %l = nn.softmax %u0 {axis = 1 : i64} : tensor<20x4096xf32>
-  return %a, %b, %c, %d, %e, %f, %g, %i, %j, %l : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<2x4096xf32>, tensor<4x2048xf16>, tensor<20x4096xf32>
+  %kv = nn.constant dense<8.0> : tensor<4x2048xf16>
+  %hv = nn.mul %v, %kv : (tensor<4x2048xf16>, tensor<4x2048xf16>) -> tensor<4x2048xf16>
+  %n = nn.softmax %hv {axis = 1 : i64} : tensor<4x2048xf16>
+  return %a, %b, %c, %d, %e, %f, %g, %i, %j, %l, %n : tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<12x64xf32>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<8x4x32xf16>, tensor<2x4096xf32>, tensor<4x2048xf16>, tensor<20x4096xf32>, tensor<4x2048xf16>
 }

@@ -343,6 +343,9 @@ fn specialisations_that_cannot_work_are_refused() {
         vec![("OP", 12), ("TYPE", 1), ("C", 4)], // combining f16 pairs
         vec![("OP", 0), ("GAMMA", 1)],          // a scale is for layer norm
         vec![("OP", 13), ("BETA", 2)],          // flags are 0 or 1
+        vec![("OP", 3), ("EXPS", 1)],           // EXPS is for the cut softmax
+        vec![("OP", 10), ("LOG", 1), ("EXPS", 1)], // log-softmax scales nothing
+        vec![("OP", 8), ("EXPS", 2)],           // flags are 0 or 1
     ] {
         let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
@@ -351,22 +354,31 @@ fn specialisations_that_cannot_work_are_refused() {
 
 /// Softmax of rows cut into `groups` pieces: each piece's statistics, the
 /// pieces' statistics combined per row, and each piece normalised, against
-/// the softmax of the whole rows.
+/// the softmax of the whole rows. With EXPS the statistics also store each
+/// element's exp(x - m) (checked against exp of the piece's own maximum,
+/// the pairs the same as without), and the last pass scales them by the
+/// row's exp(m - M) / S (into another buffer, or in place).
 #[test]
 fn softmax_of_rows_cut_into_pieces() {
     const PAIRS: u32 = DATA + 0x40000;
+    const OWN: u32 = DATA + 0x44000;
+    const EXPS_AT: u32 = GAMMA;
     let mut g = rng(15);
     for &(ty, r, c, groups) in &[
         (0i64, 7usize, 12usize, 3usize),
         (0, 1, 2, 2),
+        (0, 18, 32, 8),
+        (0, 5, 6, 2),
         (1, 6, 8, 4),
         (1, 13, 4, 1),
+        (1, 9, 24, 3),
     ] {
         let raw: Vec<f32> = (0..r * c * groups)
             .map(|_| g.gen_range(-6.0..6.0))
             .collect();
         let (x, _) = encode(&raw, ty);
         let full = c * groups;
+        let eb = 4 - 2 * ty as usize;
         // Piece k of row i holds columns [k * c, (k + 1) * c).
         let piece = |k: usize| -> Vec<f32> {
             (0..r)
@@ -374,11 +386,64 @@ fn softmax_of_rows_cut_into_pieces() {
                 .collect()
         };
         let mut stats = Vec::new();
+        let mut exps = Vec::new();
         for k in 0..groups {
-            let (_, bytes) = encode(&piece(k), ty);
+            let (xk, bytes) = encode(&piece(k), ty);
             let p = [("OP", 8), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+            let t = run_rows(&p, &[(X, bytes.clone())]);
+            let pairs = rd_f32(&t, OUT, 2 * r);
+            let p = [
+                ("OP", 8),
+                ("TYPE", ty),
+                ("R", r as i64),
+                ("C", c as i64),
+                ("EXPS", 1),
+            ];
             let t = run_rows(&p, &[(X, bytes)]);
-            stats.extend(rd_f32(&t, OUT, 2 * r));
+            let pe = rd_f32(&t, OUT, 2 * r);
+            let same = pairs
+                .iter()
+                .zip(&pe)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "{p:?} piece {k}: pairs {pe:?}, without EXPS {pairs:?}"
+            );
+            let e = read(&t, EXPS_AT, r * c, ty);
+            let past = t.read(EXPS_AT + (r * c * eb) as u32, 2).unwrap();
+            assert_eq!(past, [0, 0], "{p:?} writes past its exponentials");
+            for i in 0..r {
+                let m = pairs[2 * i] as f64;
+                assert_eq!(
+                    m,
+                    xk[i * c..(i + 1) * c]
+                        .iter()
+                        .cloned()
+                        .fold(f64::MIN, f64::max),
+                    "{p:?} piece {k} row {i}: max"
+                );
+                for j in 0..c {
+                    // f16: x - m is rounded to f16 before its exp.
+                    let d = xk[i * c + j] - m;
+                    let d = if ty == 0 {
+                        d
+                    } else {
+                        f16_value(f16_bits(d as f32)) as f64
+                    };
+                    let (gv, w) = (e[i * c + j], d.exp());
+                    let tol = if ty == 0 {
+                        1e-6 * w + 1e-7
+                    } else {
+                        1e-3 * w + 6e-8
+                    };
+                    assert!(
+                        (gv - w).abs() <= tol,
+                        "{p:?} piece {k} e[{i}][{j}]: {gv} vs {w}"
+                    );
+                }
+            }
+            stats.extend(pairs);
+            exps.push(t.read(EXPS_AT, r * c * eb).unwrap().to_vec());
         }
         for log in [0i64, 1] {
             let p = [
@@ -392,35 +457,62 @@ fn softmax_of_rows_cut_into_pieces() {
             let want = softmax_model(&x, r, full, 1, log == 1);
             for k in 0..groups {
                 let (_, bytes) = encode(&piece(k), ty);
-                let p = [
-                    ("OP", 10),
-                    ("TYPE", ty),
-                    ("R", r as i64),
-                    ("C", c as i64),
-                    ("LOG", log),
-                ];
-                let t = run_kernel(
-                    "rows",
-                    "rows",
-                    &p,
-                    &[X, PAIRS, 0, 0, OUT],
-                    &[(X, bytes), (PAIRS, f32_bytes(&pairs))],
-                );
-                check_formula(&p, &t);
-                let got = read(&t, OUT, r * c, ty);
-                for i in 0..r {
-                    for j in 0..c {
-                        let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
-                        let tol = match (ty, log) {
-                            (0, 0) => 1e-6 + 1e-5 * w.abs(),
-                            (0, _) => 2e-6 * (1.0 + w.abs()),
-                            (_, 0) => 3e-3 * w.abs() + 1e-5,
-                            (_, _) => 4e-3 * (1.0 + w.abs()),
-                        };
-                        assert!(
-                            (gv - w).abs() <= tol,
-                            "{p:?} piece {k} [{i}][{j}]: {gv} vs {w}"
-                        );
+                let own = f32_bytes(&stats[2 * r * k..2 * r * (k + 1)]);
+                // (EXPS, in place)
+                let variants: &[(i64, bool)] = if log == 0 {
+                    &[(0, false), (1, false), (1, true)]
+                } else {
+                    &[(0, false)]
+                };
+                for &(e, in_place) in variants {
+                    let p = [
+                        ("OP", 10),
+                        ("TYPE", ty),
+                        ("R", r as i64),
+                        ("C", c as i64),
+                        ("LOG", log),
+                        ("EXPS", e),
+                    ];
+                    let t = if e == 0 {
+                        run_kernel(
+                            "rows",
+                            "rows",
+                            &p,
+                            &[X, PAIRS, 0, 0, OUT],
+                            &[(X, bytes.clone()), (PAIRS, f32_bytes(&pairs))],
+                        )
+                    } else {
+                        let from = if in_place { OUT } else { X };
+                        run_kernel(
+                            "rows",
+                            "rows",
+                            &p,
+                            &[from, PAIRS, OWN, 0, OUT],
+                            &[
+                                (from, exps[k].clone()),
+                                (PAIRS, f32_bytes(&pairs)),
+                                (OWN, own.clone()),
+                            ],
+                        )
+                    };
+                    check_formula(&p, &t);
+                    let got = read(&t, OUT, r * c, ty);
+                    let past = t.read(OUT + (r * c * eb) as u32, 2).unwrap();
+                    assert_eq!(past, [0, 0], "{p:?} writes past its output");
+                    for i in 0..r {
+                        for j in 0..c {
+                            let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
+                            let tol = match (ty, log) {
+                                (0, 0) => 1e-6 + 1e-5 * w.abs(),
+                                (0, _) => 2e-6 * (1.0 + w.abs()),
+                                (_, 0) => 3e-3 * w.abs() + 1e-5,
+                                (_, _) => 4e-3 * (1.0 + w.abs()),
+                            };
+                            assert!(
+                                (gv - w).abs() <= tol,
+                                "{p:?} in place {in_place} piece {k} [{i}][{j}]: {gv} vs {w}"
+                            );
+                        }
                     }
                 }
             }

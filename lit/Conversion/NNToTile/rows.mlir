@@ -16,7 +16,7 @@ func.func @softmax_rows(%x: tensor<48x64xf32>) -> tensor<48x64xf32> {
 // 16 ways (each tile's pieces' statistics, combined per row, sent back).
 // CHECK-LABEL: func.func @softmax_cut
 // CHECK: %{{[0-9]+}} = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
-// CHECK: %{{[0-9]+}} = tile.softmax %0 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_stats_f32_r2_c256", mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
+// CHECK: %{{[0-9]+}} = tile.softmax %0 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_stats_f32_r2_c256_exps", mapping = {grid = array<i64: 1, 16>, tiles = array<i64: 0, 1>}}
 func.func @softmax_cut(%x: tensor<2x4096xf32>) -> tensor<2x4096xf32> {
   %y = nn.softmax %x {axis = 1 : i64} : tensor<2x4096xf32>
   return %y : tensor<2x4096xf32>
@@ -161,14 +161,27 @@ func.func @softmax_relaid_out(%a: tensor<64x32xf32>, %b: tensor<32x256xf32>) -> 
   return %y : tensor<64x256xf32>
 }
 
-// From the matmul's 2 x 8 blocks (33 rows of 48) to whole rows on 14
+// From the matmul's 2 x 8 blocks (33 rows of 16) to whole rows on 14
 // tiles, placed to end at the last tile (tiles 2..15): there fewer of its
 // rows stay on their producer's tile, to be copied before the kernel, than
 // at tile 0.
 // CHECK-LABEL: func.func @softmax_relaid_out_at_end
 // CHECK: %{{[0-9]+}} = tile.matmul %0, %1 {{{.*}}mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}
-// CHECK: %{{[0-9]+}} = tile.softmax %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_f32_r5_c384", mapping = {grid = array<i64: 14, 1>, tiles = array<i64: 2, 1>}}
-func.func @softmax_relaid_out_at_end(%a: tensor<66x32xf32>, %b: tensor<32x384xf32>) -> tensor<66x384xf32> {
+// CHECK: %{{[0-9]+}} = tile.softmax %2 {axis = 1 : i64, cycles = {{[0-9]+}} : i64, kernel = "rows_softmax_f32_r5_c128", mapping = {grid = array<i64: 14, 1>, tiles = array<i64: 2, 1>}}
+func.func @softmax_relaid_out_at_end(%a: tensor<66x32xf32>, %b: tensor<32x128xf32>) -> tensor<66x128xf32> {
+  %s = nn.matmul %a, %b : (tensor<66x32xf32>, tensor<32x128xf32>) -> tensor<66x128xf32>
+  %y = nn.softmax %s {axis = 1 : i64} : tensor<66x128xf32>
+  return %y : tensor<66x128xf32>
+}
+
+// The matmul's 2 x 8 blocks of 33 rows of 48 stay where they are, the rows
+// cut 8 ways: the statistics keep their exponentials, so the last pass is
+// one multiply per element, and the cut beats whole rows of 384 on 14
+// tiles and the re-layout they need.
+// CHECK-LABEL: func.func @softmax_keeps_producer_cut
+// CHECK: %{{[0-9]+}} = tile.matmul %0, %1 {{{.*}}mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}
+// CHECK: %{{[0-9]+}} = tile.softmax %2 {axis = 1 : i64, cycles = 6720 : i64, kernel = "rows_softmax_stats_f32_r33_c48_exps", mapping = {grid = array<i64: 2, 8>, tiles = array<i64: 0, 1>}}
+func.func @softmax_keeps_producer_cut(%a: tensor<66x32xf32>, %b: tensor<32x384xf32>) -> tensor<66x384xf32> {
   %s = nn.matmul %a, %b : (tensor<66x32xf32>, tensor<32x384xf32>) -> tensor<66x384xf32>
   %y = nn.softmax %s {axis = 1 : i64} : tensor<66x384xf32>
   return %y : tensor<66x384xf32>

@@ -9,14 +9,17 @@
 //   the sum's combining, which needs no exchange first), each row's pairs
 //   gathered onto the tile its share of the 2 rows falls to (tiles 0 and 1,
 //   a phase), combined there, each combined row multicast to the other
-//   tiles (a phase), and each piece normalised;
+//   tiles (a phase), and each piece normalised: the statistics wrote each
+//   piece's exponentials into the result, which the last pass scales in
+//   place by the row's exp(m - M) / S, m the piece's own max (its pair in
+//   the gathered pairs);
 // * layer norm's scale and bias each go from the tile holding them to all
 //   the row tiles in one multicast, tile 0 reading its own in place.
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | FileCheck %s
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | ipu-opt --mlir-print-op-generic | ipu-opt > /dev/null
 
-// CHECK: attributes {exchange.compute_cycles = 3888 : i64, exchange.estimated_cycles = 5897 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
+// CHECK: attributes {exchange.compute_cycles = 3636 : i64, exchange.estimated_cycles = 5645 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
 // CHECK: exchange.buffer {bytes = 256 : i64, sym_name = "input0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input1", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input2", tiles = "0"}
@@ -43,24 +46,24 @@
 // CHECK-NEXT: exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 15, 1, 1, 0, 0, 8, 0, 8, 1, 1, 0, 0, 8, 0>], src = @s1.partials}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 1000 : i64, label = "tile.reduce sum combine, tile.softmax statistics", sym_name = "s1.combine"} {
+// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 1012 : i64, label = "tile.reduce sum combine, tile.softmax statistics", sym_name = "s1.combine"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r1_c16_i2", params = {C = 16 : i64, I = 2 : i64, IP = 2 : i64, OP = 0 : i64, OUT = 0 : i64, R = 1 : i64, TYPE = 0 : i64}, record = [@s1.partials_in, 0 : i64, 0 : i64, 0 : i64, @s1.result], tiles = "0"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s2.stats_in], tiles = "0"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 16 : i64]], tiles = "1"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 32 : i64]], tiles = "2"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 48 : i64]], tiles = "3"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 64 : i64]], tiles = "4"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 80 : i64]], tiles = "5"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 96 : i64]], tiles = "6"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 112 : i64]], tiles = "7"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 128 : i64]], tiles = "8"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 144 : i64]], tiles = "9"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 160 : i64]], tiles = "10"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 176 : i64]], tiles = "11"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 192 : i64]], tiles = "12"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 208 : i64]], tiles = "13"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 224 : i64]], tiles = "14"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32", params = {C = 32 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, [@s2.stats_in, 240 : i64]], tiles = "15"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, @s2.stats_in], tiles = "0"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 16 : i64]], tiles = "1"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 32 : i64]], tiles = "2"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 48 : i64]], tiles = "3"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 64 : i64]], tiles = "4"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 80 : i64]], tiles = "5"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 96 : i64]], tiles = "6"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 112 : i64]], tiles = "7"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 128 : i64]], tiles = "8"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 144 : i64]], tiles = "9"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 160 : i64]], tiles = "10"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 176 : i64]], tiles = "11"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 192 : i64]], tiles = "12"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 208 : i64]], tiles = "13"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 224 : i64]], tiles = "14"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 240 : i64]], tiles = "15"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
 // CHECK-NEXT: exchange.probe {after = @s1.combine, buffer = @s1.result, {{.*}} op = "tile.reduce", source = "{{[0-9]+}}:3", type = tensor<2xf32>}
@@ -77,8 +80,23 @@
 // CHECK-NEXT: exchange.move {dst = @s2.row_stats, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 8, 0, 0, 1, 15, 1, 1, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 8, 0, 8, 0, 0, 2, 2, 0, 2, 8, 0, 13, 3, 1, 8, 0>], src = @s2.row_stats}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 548 : i64, label = "tile.softmax", sym_name = "s2.apply"} {
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32", params = {C = 32 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, @s2.row_stats, 0 : i64, 0 : i64, @s2.result], tiles = "0 to 15"}
+// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 284 : i64, label = "tile.softmax", sym_name = "s2.apply"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, @s2.stats_in, 0 : i64, @s2.result], tiles = "0"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 16 : i64], 0 : i64, @s2.result], tiles = "1"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 32 : i64], 0 : i64, @s2.result], tiles = "2"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 48 : i64], 0 : i64, @s2.result], tiles = "3"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 64 : i64], 0 : i64, @s2.result], tiles = "4"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 80 : i64], 0 : i64, @s2.result], tiles = "5"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 96 : i64], 0 : i64, @s2.result], tiles = "6"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 112 : i64], 0 : i64, @s2.result], tiles = "7"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 128 : i64], 0 : i64, @s2.result], tiles = "8"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 144 : i64], 0 : i64, @s2.result], tiles = "9"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 160 : i64], 0 : i64, @s2.result], tiles = "10"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 176 : i64], 0 : i64, @s2.result], tiles = "11"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 192 : i64], 0 : i64, @s2.result], tiles = "12"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 208 : i64], 0 : i64, @s2.result], tiles = "13"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 224 : i64], 0 : i64, @s2.result], tiles = "14"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 240 : i64], 0 : i64, @s2.result], tiles = "15"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
 // CHECK-NEXT: exchange.probe {after = @s2.apply, buffer = @s2.result, {{.*}} op = "tile.softmax", source = "{{[0-9]+}}:3", type = tensor<2x512xf32>}

@@ -44,13 +44,14 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
                 vec![W, Z, W, Z, A]
             } else if r(RowOp::SoftmaxApply) {
-                vec![A, A, Z, Z, A]
+                vec![A, A, opt("EXPS"), Z, A]
+            } else if r(RowOp::SoftmaxStats) {
+                vec![A, Z, opt("EXPS"), Z, A]
             } else if r(RowOp::LayerNormApply) {
                 vec![A, A, opt("GAMMA"), opt("BETA"), A]
             } else if r(RowOp::LayerNorm) {
                 vec![A, Z, opt("GAMMA"), opt("BETA"), A]
             } else if op <= RowOp::LogSoftmax as i64
-                || r(RowOp::SoftmaxStats)
                 || r(RowOp::SoftmaxCombine)
                 || r(RowOp::LayerNormStats)
                 || r(RowOp::LayerNormCombine)
@@ -240,14 +241,13 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
-/// `rows.S` reductions (sum/max/min), softmax/log-softmax, and a cut
-/// softmax's statistics and their combination: +0 x, +4, +8 and +12
-/// unused, +16 out.
+/// `rows.S` reductions (sum/max/min), softmax/log-softmax, the
+/// combination of a cut softmax's statistics, and a cut layer norm's
+/// statistics and their combination: +0 x, +4, +8 and +12 unused, +16 out.
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     let op = param(spec, "OP");
     assert!(
         op <= RowOp::LogSoftmax as i64
-            || op == RowOp::SoftmaxStats as i64
             || op == RowOp::SoftmaxCombine as i64
             || op == RowOp::LayerNormStats as i64
             || op == RowOp::LayerNormCombine as i64,
@@ -261,12 +261,47 @@ pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     )
 }
 
-/// `rows.S` softmax_apply: +0 x, +4 the rows' combined pairs, +8 and +12
-/// unused, +16 out.
-pub fn softmax_apply(spec: &KernelSpec, x: Word, pairs: Word, out: Word) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
+/// `rows.S` softmax_stats: +0 x, +4 unused, +8 the exponentials e =
+/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs.
+pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::SoftmaxStats as i64);
+    assert_eq!(
+        param(spec, "EXPS") == 1,
+        exps.is_some(),
+        "softmax_stats exponentials"
+    );
     let zero = Word::Val(0);
-    call(spec, "rows", vec![x, pairs, zero, zero, out], 0)
+    call(
+        spec,
+        "rows",
+        vec![x, zero, exps.unwrap_or(zero), zero, out],
+        0,
+    )
+}
+
+/// `rows.S` softmax_apply: +0 x (with EXPS: the statistics' exponentials
+/// e), +4 the rows' combined pairs, +8 with EXPS the piece's own [m, s]
+/// pairs, +12 unused, +16 out (may be e).
+pub fn softmax_apply(
+    spec: &KernelSpec,
+    x: Word,
+    pairs: Word,
+    own: Option<Word>,
+    out: Word,
+) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
+    assert_eq!(
+        param(spec, "EXPS") == 1,
+        own.is_some(),
+        "softmax_apply own pairs"
+    );
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![x, pairs, own.unwrap_or(zero), zero, out],
+        0,
+    )
 }
 
 /// `rows.S` ln_apply: +0 x, +4 the rows' [mean, rstd] pairs, +8 the

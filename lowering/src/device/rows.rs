@@ -12,8 +12,11 @@
 //! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
 //! tile combining its share of the rows, the combined shares sent to all
-//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut layer
-//! norm's tiles read only their columns of the scale and bias. Kernel:
+//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut
+//! softmax's statistics keep each piece's exponentials exp(x - m) in the
+//! result block, so its last pass is one multiply per element by the row's
+//! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
+//! a cut layer norm's tiles read only their columns of the scale and bias. Kernel:
 //! `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
@@ -457,16 +460,20 @@ fn softmax_calls(
                 "cuts its axis over tiles with {outer} rows per tile, more than the combining kernel reaches (2047)"
             ));
         }
+        // Softmax keeps each piece's exponentials exp(x - m) from the
+        // statistics for the last pass (y = e * exp(m - M) / S);
+        // log-softmax's last pass (y = x - (M + log S)) needs none.
+        let exps = !log;
         return Ok(RowPlan::Cut {
             groups: groups as usize,
             rows: outer,
-            stats: KernelSpec::softmax_stats(e, outer, len),
+            stats: KernelSpec::softmax_stats(e, outer, len, exps),
             combine: busiest_share(
                 KernelSpec::softmax_combine(log, outer, groups as usize),
                 outer,
                 groups as usize,
             ),
-            apply: KernelSpec::softmax_apply(log, e, outer, len),
+            apply: KernelSpec::softmax_apply(log, exps, e, outer, len),
         });
     }
     let mut calls = Calls::default();
@@ -810,10 +817,20 @@ impl DeviceOp for Softmax {
                 apply,
             } => {
                 let cut = CutRows { axis, groups, rows };
-                let call = |x: Word, pairs: Word, _: &[Word], out: Word| {
-                    records::softmax_apply(&apply, x, pairs, out)
+                // With the exponentials, the statistics write them into the
+                // result block and the last pass scales them there.
+                let exps = stats.params.get("EXPS") == Some(&1);
+                let first = |x: Word, res: Word, pairs: Word| {
+                    records::softmax_stats(&stats, x, exps.then_some(res), pairs)
                 };
-                run_cut_rows(b, op, &m, &cut, [&stats, &combine], &call, &[], label)
+                let last = |x: Word, pairs: Word, own: Word, _: &[Word], res: Word| {
+                    if exps {
+                        records::softmax_apply(&apply, res, pairs, Some(own), res)
+                    } else {
+                        records::softmax_apply(&apply, x, pairs, None, res)
+                    }
+                };
+                run_cut_rows(b, op, &m, &cut, &first, &combine, &last, &[], label)
             }
         }
     }
@@ -842,13 +859,19 @@ fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> KernelSpec {
     full.combine_share(end - start, rows)
 }
 
+/// The first call of a cut row op on a tile: its input piece, its result
+/// block (which the call may use for what the last call reads), its
+/// piece's pairs of statistics.
+type StatsCall<'a> = &'a dyn Fn(Word, Word, Word) -> crate::program::Call;
+
 /// The last call of a cut row op on a tile: its input piece, its rows'
-/// combined pairs, its pieces of the op's other operands, its result.
-type ApplyCall<'a> = &'a dyn Fn(Word, Word, &[Word], Word) -> crate::program::Call;
+/// combined pairs, its piece's own pairs (as the first call left them),
+/// its pieces of the op's other operands, its result.
+type ApplyCall<'a> = &'a dyn Fn(Word, Word, Word, &[Word], Word) -> crate::program::Call;
 
 /// The supersteps of a row op whose rows are cut over tiles: each tile's
 /// pieces' statistics (`stats`, written in place in the tile's group of
-/// the gathered pairs); a phase sending each piece's tile the other
+/// the gathered pairs, which keeps them to the end); a phase sending each piece's tile the other
 /// pieces' pairs of its share of the rows ([`row_share`]); each share's
 /// combination on its tile (`combine`, re-specialised per share); a phase
 /// multicasting each combined share to the rows' other tiles; each piece
@@ -860,7 +883,8 @@ fn run_cut_rows(
     op: Op,
     m: &Mapping,
     cut: &CutRows,
-    [stats, combine]: [&KernelSpec; 2],
+    stats: StatsCall,
+    combine: &KernelSpec,
     apply: ApplyCall,
     params: &[(usize, Vec<Block>, u64)],
     label: &str,
@@ -924,6 +948,7 @@ fn run_cut_rows(
     // gathered pairs, sends each other piece's tile that tile's share of
     // them, combines its own share, and sends the combined share to every
     // other piece's tile: the combining is spread over all the tiles.
+    let res = b.home(op, cx.result(op, 0), m, &format!("s{set}.result"), false)?;
     b.begin_compute(op, "", &format!("{label} statistics"));
     let (mut gather, mut back) = (Vec::new(), Vec::new());
     for blk in &need {
@@ -964,9 +989,9 @@ fn run_cut_rows(
         }
         b.call(
             tl,
-            records::rows_along(
-                stats,
+            stats(
                 Word::Buf(input, 0),
+                Word::Buf(res, 0),
                 Word::Buf(gbuf, (piece as u64 * pb) as u32),
             ),
         );
@@ -1000,10 +1025,10 @@ fn run_cut_rows(
         vec![(cbuf, cbuf, back)],
     )?;
     b.begin_compute(op, ".apply", label);
-    let res = b.home(op, cx.result(op, 0), m, &format!("s{set}.result"), false)?;
     for blk in &need {
         let tl = blk.tile;
         let input = at[&tl];
+        let own = Word::Buf(gbuf, (piece_of(blk) as u64 * pb) as u32);
         let p: Vec<Word> = param_at
             .iter()
             .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
@@ -1014,6 +1039,7 @@ fn run_cut_rows(
             apply(
                 Word::Buf(input, 0),
                 Word::Buf(cbuf, 0),
+                own,
                 &p,
                 Word::Buf(res, 0),
             ),
@@ -1391,7 +1417,8 @@ impl DeviceOp for LayerNorm {
             } => {
                 let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
                 let cut = CutRows { axis, groups, rows };
-                let call = |x: Word, pairs: Word, p: &[Word], out: Word| {
+                let first = |x: Word, _: Word, pairs: Word| records::rows_along(&stats, x, pairs);
+                let last = |x: Word, pairs: Word, _: Word, p: &[Word], out: Word| {
                     records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
                 };
                 run_cut_rows(
@@ -1399,8 +1426,9 @@ impl DeviceOp for LayerNorm {
                     op,
                     &m,
                     &cut,
-                    [&stats, &combine],
-                    &call,
+                    &first,
+                    &combine,
+                    &last,
                     &rects,
                     "tile.layer_norm",
                 )
