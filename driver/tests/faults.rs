@@ -146,8 +146,8 @@ impl ExchangePort for RowPort {
 }
 
 /// The exchange rows tile `tile` runs, in order: found by running the tile
-/// alone and reading the `exch`'s address register when it reaches the
-/// `sync 1` after it (the row is checked against what the engine got).
+/// alone, where the engine started each (the row is checked against what
+/// the engine got, and the `exch` at its pc against the instruction).
 fn rows_of(pkg: &Package, tile: u32) -> Vec<Row> {
     let img = pkg.tile_image(tile).unwrap();
     let cfg = TileConfig::from_target(&target())
@@ -167,7 +167,9 @@ fn rows_of(pkg: &Package, tile: u32) -> Vec<Row> {
                     let word = u32::from_le_bytes(t.read(r.pc, 4).unwrap().try_into().unwrap());
                     let exch = ipu_isa::decode(word).unwrap();
                     assert_eq!(exch.op, ipu_isa::Op::Exch);
-                    let addr = t.m_regs(6)[exch.regs[0] as usize];
+                    // (Not the `exch`'s register at the sync: a kernel's
+                    // prologue may run after the `exch` and reuse it.)
+                    let addr = r.addr;
                     let end = t.config().memory_end();
                     let bytes = t.read(addr, 4096.min((end - addr) as usize)).unwrap();
                     let entries = decode_row(bytes, addr).unwrap();
@@ -538,8 +540,18 @@ fn a_sync_never_reached_is_a_fault() {
     let tile = 6;
     let img = pkg.tile_image(tile).unwrap();
     let code = code_of(&img);
-    let syncs: Vec<usize> = (1..code.len())
-        .filter(|&k| code[k].1.op == Op::Sync && code[k].1.imm == 1 && code[k - 1].1.op != Op::Exch)
+    // A compute superstep's sync: no `exch` since the sync before it (an
+    // exchange's `exch` may be followed by a kernel's prologue call).
+    let is_sync = |k: usize| code[k].1.op == Op::Sync && code[k].1.imm == 1;
+    let syncs: Vec<usize> = (0..code.len())
+        .filter(|&k| is_sync(k))
+        .filter(|&k| {
+            !code[..k]
+                .iter()
+                .rev()
+                .take_while(|(_, i)| !(i.op == Op::Sync && i.imm == 1))
+                .any(|(_, i)| i.op == Op::Exch)
+        })
         .collect();
     let k = syncs[0];
     let (at, next) = (code[k].0, code[k + 1].0);
@@ -632,13 +644,14 @@ fn a_truncated_image_is_refused_or_faults() {
         };
         assert!(e.starts_with(expected), "cut at {cut}: {e}");
     }
-    // The code of tile 4 up to (not including) its first `sync 1`.
+    // The code of tile 4 up to (not including) its first `sync 1` or call
+    // (a kernel's prologue may be called before the first sync).
     let tile = 4;
     let img = pkg.tile_image(tile).unwrap();
     let code = code_of(&img);
     let k = code
         .iter()
-        .position(|(_, i)| i.op == ipu_isa::Op::Sync)
+        .position(|(_, i)| matches!(i.op, ipu_isa::Op::Sync | ipu_isa::Op::Call))
         .unwrap();
     let end = code[k].0;
     let short = edit_tile(&pkg, tile, |img| {

@@ -63,6 +63,8 @@ impl EngineCapture {
 pub struct EngineRow {
     /// Address of the `exch` that started it, and its issue cycle.
     pub pc: u32,
+    /// Address of the row in tile memory.
+    pub addr: u32,
     pub issue: u64,
     /// Time base: issue + 1 + `phase_fixed_cycles`.
     pub t0: u64,

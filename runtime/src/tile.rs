@@ -1100,6 +1100,7 @@ impl Tile {
         let (lo, hi) = (base as u64, self.cfg.memory_end() as u64);
         let mut row = EngineRow {
             pc,
+            addr,
             issue: self.cycle,
             t0,
             end: t0,
