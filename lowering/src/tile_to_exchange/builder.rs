@@ -764,7 +764,7 @@ impl<'a> ProgramBuilder<'a> {
     /// phase just before this compute set can hide: on each tile, the first
     /// call of a kernel source with one, the largest prologue whose buffers
     /// are filled only by loads and that the phase takes at least as long
-    /// as (its lower bound and fixed cost). The code generator runs those
+    /// as ([`Self::phase_floor`]). The code generator runs those
     /// in the phase's superstep.
     fn split_prologues(&self, open: &mut OpenSet) -> Result<(), String> {
         let Some(Step::Exchange(_)) = self.program.steps.last() else {
@@ -801,19 +801,33 @@ impl<'a> ProgramBuilder<'a> {
         Ok(())
     }
 
-    /// The least cycles exchange step `step` takes: its phase's endpoint
-    /// lower bound and the target's fixed cost of a phase.
+    /// The least cycles exchange step `step` takes: the target's fixed cost
+    /// of a phase and a bound on its transfers, the most bytes one tile
+    /// receives at the fastest rate a tile receives (a supertile pair's
+    /// shared rate). It is at most the phase's endpoint lower bound, and
+    /// cheap: one pass over the destinations.
     fn phase_floor(&self, step: usize) -> u64 {
-        let fixed = u64::from(self.target.exchange.phase_fixed_cycles);
-        let bound = match self.pending.iter().position(|p| p.step == step) {
-            Some(i) => crate::exchange_schedule::lower_bound(&self.pending_phases[i], self.target)
-                .map_or(0, |b| b.cycles),
-            None => match &self.program.steps[step] {
-                Step::Exchange(d) => d.figures.lower_bound,
-                _ => 0,
-            },
+        let x = &self.target.exchange;
+        let Step::Exchange(d) = &self.program.steps[step] else {
+            return 0;
         };
-        bound + fixed
+        let mut received = vec![0u64; self.target.tiles() as usize];
+        for m in &d.moves {
+            for t in &m.transfers {
+                for dst in &t.dsts {
+                    if let Some(r) = received.get_mut(dst.tile as usize) {
+                        *r += u64::from(t.len);
+                    }
+                }
+            }
+        }
+        let most = received.into_iter().max().unwrap_or(0);
+        let rate = u64::from(
+            x.receive_bytes_per_cycle
+                .max(x.supertile_shared_receive_bytes_per_cycle)
+                .max(1),
+        );
+        u64::from(x.phase_fixed_cycles) + most.div_ceil(rate)
     }
 
     /// Closes the open compute set. Its vertices merge the tiles' call lists:
