@@ -79,9 +79,10 @@ func.func @vector(%a: tensor<8xf16>, %b: tensor<8x16xf16>) -> tensor<16xf16> {
 
 // -----
 
-// A run-time integer exponent is cast to the base's type first (cast.S from i64).
+// A run-time integer exponent is cast to the base's type first (cast.S from
+// i64, over its blocks padded to the kernel's 2-element groups).
 // CHECK-LABEL: func.func @pow_int_exponent
-// CHECK: %[[E:.*]] = tile.map %{{.*}} {{{.*}}fn = #tile.fn<cast>, kernel = "cast_i64_f32_n8"
+// CHECK: %[[E:.*]] = tile.map %{{.*}} {{{.*}}fn = #tile.fn<cast>, kernel = "cast_i64_f32_n2"
 // CHECK: tile.map %{{.*}}, %[[E]] {{{.*}}fn = #tile.fn<pow>
 func.func @pow_int_exponent(%x: tensor<8xf32>, %e: tensor<8xi64>) -> tensor<8xf32> {
   %y = nn.pow %x, %e : (tensor<8xf32>, tensor<8xi64>) -> tensor<8xf32>

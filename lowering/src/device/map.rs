@@ -111,10 +111,14 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
                     elem_name(out)
                 ));
             }
-            return Ok((Choice::Cast, int_cast(code, out, round_up(full, 8))));
+            // N padded to the kernel's whole groups, which its workers
+            // split (each worker's first group lies in the block).
+            let g = ipu_isa::kernels::cast_group(code, out as i64) as usize;
+            return Ok((Choice::Cast, int_cast(code, out, round_up(full, g))));
         }
         let from = value_elem(cx, input).ok_or("casts from a type without kernels")?;
-        let mut spec = KernelSpec::cast(from, out, round_up(full, 8));
+        let g = ipu_isa::kernels::cast_group(from as i64, out as i64) as usize;
+        let mut spec = KernelSpec::cast(from, out, round_up(full, g));
         // nn casts to FP8 saturate with `saturate`; tile casts unless marked.
         let nonsaturating = crate::elem::is_f8(out)
             && if cx.name_str(op).starts_with("nn.") {
