@@ -1206,6 +1206,33 @@ pub fn cast_state(
         .collect()
 }
 
+/// The words of each worker's record of `elementwise.S` (TYPE `ty`: 0 f32,
+/// 1 f16; N `n`): the byte offset of its first granule from the call's
+/// buffers (0 for a worker without granules), and its granules.
+pub fn elementwise_parts(ty: i64, n: u64) -> [(u64, u32); 6] {
+    let eb = if ty == 1 { 2 } else { 4 };
+    worker_shares((n * eb).div_ceil(8)).map(|(first, count)| {
+        let first = if count == 0 { 0 } else { first };
+        (first * 8, count as u32)
+    })
+}
+
+/// An `elementwise.S` state of absolute addresses (a test's call): per
+/// worker its in0, in1 (0 for unary ops), out and granules.
+pub fn elementwise_state(ty: i64, n: u64, in0: u32, in1: Option<u32>, out: u32) -> Vec<u32> {
+    elementwise_parts(ty, n)
+        .iter()
+        .flat_map(|&(o, c)| {
+            [
+                in0 + o as u32,
+                in1.map_or(0, |a| a + o as u32),
+                out + o as u32,
+                c,
+            ]
+        })
+        .collect()
+}
+
 /// One word of a [`LocalCopy`]'s record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordWord {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use ipu_isa::kernels::cast_state;
+use ipu_isa::kernels::{cast_state, elementwise_state};
 
 use common::*;
 use ipu_isa::float::{
@@ -92,7 +92,7 @@ fn elementwise_f32_and_f16() {
                 "elementwise",
                 "elementwise",
                 &[("OP", op), ("TYPE", ty), ("N", n as i64)],
-                &[IN0, IN1, OUT],
+                &elementwise_state(ty, n as u64, IN0, (op < 16).then_some(IN1), OUT),
                 &[(IN0, enc(&x)), (IN1, enc(&y))],
             );
             let (xv, yv) = (dec(&x), dec(&y));
@@ -522,4 +522,52 @@ fn non_saturating_casts_overflow_to_nan_or_infinity() {
             }
         }
     }
+}
+
+/// The elementwise kernel's `.cycles` formula (what the planner and the
+/// estimates use) agrees with the simulated run for binary and unary ops of
+/// both types, from under one granule per worker to many.
+#[test]
+fn elementwise_cycle_formula_tracks_the_simulator() {
+    let mut off = Vec::new();
+    for (op, binary) in [
+        (0i64, true),
+        (2, true),
+        (3, true),
+        (16, false),
+        (18, false),
+        (29, false),
+    ] {
+        for ty in [0i64, 1] {
+            for n in [8usize, 192, 416, 592, 3000] {
+                let params: std::collections::BTreeMap<String, i64> =
+                    [("OP", op), ("TYPE", ty), ("N", n as i64)]
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), *v))
+                        .collect();
+                let formula = ipu_isa::kernels::assemble_kernel("elementwise", &params)
+                    .unwrap()
+                    .meta
+                    .cycles
+                    .unwrap() as f64;
+                let bytes = vec![0u8; n.div_ceil(8) * 8 * 4 + 16];
+                let t = run_kernel(
+                    "elementwise",
+                    "elementwise",
+                    &[("OP", op), ("TYPE", ty), ("N", n as i64)],
+                    &elementwise_state(ty, n as u64, IN0, binary.then_some(IN1), OUT),
+                    &[(IN0, bytes.clone()), (IN1, bytes)],
+                );
+                let simulated = t.cycle() as f64;
+                let ratio = formula / simulated;
+                let band = if n >= 192 { 0.96..=1.04 } else { 0.90..=1.10 };
+                if !band.contains(&ratio) {
+                    off.push(format!(
+                        "OP {op} TYPE {ty} N {n}: formula {formula}, simulated {simulated}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(off.is_empty(), "formula off:\n{}", off.join("\n"));
 }

@@ -18,7 +18,7 @@
 
 mod common;
 
-use ipu_isa::kernels::cast_state;
+use ipu_isa::kernels::{cast_state, elementwise_state};
 
 use common::*;
 use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value};
@@ -154,7 +154,7 @@ fn elementwise_binary_ops_propagate_nan_and_infinity() {
                 "elementwise",
                 "elementwise",
                 &[("OP", *code), ("TYPE", ty), ("N", n as i64)],
-                &[IN0, IN1, OUT],
+                &elementwise_state(ty, n as u64, IN0, Some(IN1), OUT),
                 &[(IN0, padded(&x, ty)), (IN1, padded(&y, ty))],
             );
             let want = reference(op, &[&tx, &tyv]);
@@ -205,7 +205,7 @@ fn elementwise_unary_ops_propagate_nan_and_infinity() {
                 "elementwise",
                 "elementwise",
                 &[("OP", *code), ("TYPE", ty), ("N", n as i64)],
-                &[IN0, IN1, OUT],
+                &elementwise_state(ty, n as u64, IN0, None, OUT),
                 &[(IN0, padded(&x, ty))],
             );
             let want = reference(op, &[&tx]);
@@ -223,7 +223,7 @@ fn elementwise_unary_ops_propagate_nan_and_infinity() {
             "elementwise",
             "elementwise",
             &[("OP", 28), ("TYPE", ty), ("N", n as i64)],
-            &[IN0, IN1, OUT],
+            &elementwise_state(ty, n as u64, IN0, None, OUT),
             &[(IN0, padded(&x, ty))],
         );
         let bytes = encode(&x, ty);

@@ -8,6 +8,8 @@
 
 mod common;
 
+use ipu_isa::kernels::elementwise_state;
+
 use common::*;
 use ipu_isa::float::{f16_bits, f16_value};
 use ipu_reference::{evaluate, ElementType as Ty, GeluApproximation, OpKind, Tensor};
@@ -262,7 +264,7 @@ fn pow_and_gelu_tanh_match_the_reference() {
             let t = run(
                 "elementwise",
                 &[("OP", op), ("TYPE", ty), ("N", n as i64)],
-                &[IN1, IN2, OUT],
+                &elementwise_state(ty, n as u64, IN1, binary.then_some(IN2), OUT),
                 &[(IN1, xb.clone()), (IN2, yb.clone())],
             );
             let want = if binary {

@@ -30,7 +30,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -67,7 +67,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -104,7 +104,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -141,7 +141,7 @@ module attributes {ipu.target = "test4"} {
     exchange.sync
     // expected-error@+1 {{compute set s1.reduce refers to @s1.partials_in on tile 2, where it is not}}
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 2"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 2"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -178,7 +178,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -214,7 +214,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       // expected-error@+1 {{'exchange.vertex' op is named 'cast_f32_f16_n64', but kernel 'cast' with these params is 'cast_f32_f16_n128'}}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n64", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
@@ -251,7 +251,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -288,7 +288,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync
@@ -331,7 +331,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 146 : i64, label = "tile.map relu", sym_name = "s2"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_relu_f16_n64", params = {N = 64 : i64, OP = 16 : i64, TYPE = 1 : i64}, record = [@s1.result, 0 : i64, @s2.result], tiles = "0 to 3"}
+      exchange.vertex {kernel = "elementwise", name = "ew_relu_f16_n64", params = {N = 64 : i64, OP = 16 : i64, TYPE = 1 : i64}, record = [@s1.result, 0 : i64, @s2.result, 3 : i64, [@s1.result, 24 : i64], 0 : i64, [@s2.result, 24 : i64], 3 : i64, [@s1.result, 48 : i64], 0 : i64, [@s2.result, 48 : i64], 3 : i64, [@s1.result, 72 : i64], 0 : i64, [@s2.result, 72 : i64], 3 : i64, [@s1.result, 96 : i64], 0 : i64, [@s2.result, 96 : i64], 2 : i64, [@s1.result, 112 : i64], 0 : i64, [@s2.result, 112 : i64], 2 : i64], tiles = "0 to 3"}
     }
     exchange.sync
     %0 = exchange.host_output {buffer = @s2.result, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}, name = "y"} : tensor<8x32xf16>
@@ -361,7 +361,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 146 : i64, label = "tile.map relu", sym_name = "s2"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_relu_f16_n64", params = {N = 64 : i64, OP = 16 : i64, TYPE = 1 : i64}, record = [@s1.result, 0 : i64, @s2.result], tiles = "0 to 3"}
+      exchange.vertex {kernel = "elementwise", name = "ew_relu_f16_n64", params = {N = 64 : i64, OP = 16 : i64, TYPE = 1 : i64}, record = [@s1.result, 0 : i64, @s2.result, 3 : i64, [@s1.result, 24 : i64], 0 : i64, [@s2.result, 24 : i64], 3 : i64, [@s1.result, 48 : i64], 0 : i64, [@s2.result, 48 : i64], 3 : i64, [@s1.result, 72 : i64], 0 : i64, [@s2.result, 72 : i64], 3 : i64, [@s1.result, 96 : i64], 0 : i64, [@s2.result, 96 : i64], 2 : i64, [@s1.result, 112 : i64], 0 : i64, [@s2.result, 112 : i64], 2 : i64], tiles = "0 to 3"}
     }
     exchange.sync
     // expected-error@+1 {{has a mapping whose blocks reach tile 4294967294, but target test4 has 4 tiles}}
@@ -401,7 +401,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync

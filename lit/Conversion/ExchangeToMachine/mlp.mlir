@@ -25,9 +25,9 @@
 // 2, "_prerec") runs during x0; the weights are widened in s1 itself, so
 // the first weight block stays in the call.
 // CHECK-NEXT: machine.code {code_bytes = 792 : i64, exec = "0x4c000 to 0x4c31c", kernels = ["main", "cast_f8e4m3fn_f16_n512", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: -", "x2: exch", "s2: -"], tiles = "8 to 15"}
-// CHECK-NEXT: machine.code {code_bytes = 1228 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n128", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n128.partials", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
+// CHECK-NEXT: machine.code {code_bytes = 1212 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n128", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n128.partials", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
 // Tile 0 also copies the part of the bias it holds itself.
-// CHECK-NEXT: machine.code {code_bytes = 1240 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
+// CHECK-NEXT: machine.code {code_bytes = 1224 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 318 : i64, cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}
@@ -62,8 +62,8 @@
 // STATS-NEXT: (S) 16 tiles - Tiles started
 // STATS-NEXT: (S) 3 program-groups - Distinct tile programs
 // STATS-NEXT: (S) 6 supersteps - Supersteps (compute sets and exchange phases)
-// STATS-NEXT: (S) 1240 max-code-bytes - Largest tile code image
-// STATS-NEXT: (S) 512 max-table-bytes - Largest tile pointer table, records and exchange rows
+// STATS-NEXT: (S) 1224 max-code-bytes - Largest tile code image
+// STATS-NEXT: (S) 596 max-table-bytes - Largest tile pointer table, records and exchange rows
 // STATS-NEXT: (S) 2480 max-data-bytes - Most data bytes used on one tile
 func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
   %h = nn.matmul %x, %w1 : (tensor<8x64xf16>, tensor<64x128xf8E4M3FN>) -> tensor<8x128xf16>

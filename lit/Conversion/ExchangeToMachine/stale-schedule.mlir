@@ -29,7 +29,7 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 514 : i64, label = "tile.matmul reduction", sym_name = "s1.reduce"} {
-      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials], tiles = "0 to 1"}
+      exchange.vertex {kernel = "elementwise", name = "ew_add_f32_n128", params = {N = 128 : i64, OP = 0 : i64, TYPE = 0 : i64}, record = [@s1.partials, @s1.partials_in, @s1.partials, 11 : i64, [@s1.partials, 88 : i64], [@s1.partials_in, 88 : i64], [@s1.partials, 88 : i64], 11 : i64, [@s1.partials, 176 : i64], [@s1.partials_in, 176 : i64], [@s1.partials, 176 : i64], 11 : i64, [@s1.partials, 264 : i64], [@s1.partials_in, 264 : i64], [@s1.partials, 264 : i64], 11 : i64, [@s1.partials, 352 : i64], [@s1.partials_in, 352 : i64], [@s1.partials, 352 : i64], 10 : i64, [@s1.partials, 432 : i64], [@s1.partials_in, 432 : i64], [@s1.partials, 432 : i64], 10 : i64], tiles = "0 to 1"}
       exchange.vertex {kernel = "cast", name = "cast_f32_f16_n128", params = {FROM = 0 : i64, N = 128 : i64, TO = 1 : i64}, record = [@s1.partials, @s1.result, 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 96 : i64], [@s1.result, 48 : i64], 6 : i64, 0 : i64, 0 : i64, [@s1.partials, 192 : i64], [@s1.result, 96 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 272 : i64], [@s1.result, 136 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 352 : i64], [@s1.result, 176 : i64], 5 : i64, 0 : i64, 0 : i64, [@s1.partials, 432 : i64], [@s1.result, 216 : i64], 5 : i64, 0 : i64, 0 : i64], tiles = "0 to 1"}
     }
     exchange.sync

@@ -29,8 +29,9 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
     let opt = |name: &str| if param(spec, name) == 1 { A } else { Z };
     // Binary kernels stream both inputs with paired loads; unary ones use ld64.
     let words = match spec.source {
-        "elementwise" if op < 16 => vec![W, W, A],
-        "elementwise" => vec![A, Z, A],
+        // Per worker: in0, in1 (binary ops), out, its granules.
+        "elementwise" if op < 16 => [W, W, A, V].repeat(6),
+        "elementwise" => [A, Z, A, V].repeat(6),
         "compare" => {
             let binary = op != ipu_isa::kernels::CompareOp::Not as i64;
             if binary {
@@ -217,12 +218,24 @@ pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -
         "elementwise OP {} operands",
         param(spec, "OP")
     );
-    call(
-        spec,
-        "elementwise",
-        vec![in0, in1.unwrap_or(Word::Val(0)), out],
-        0,
-    )
+    let at = |w: Word, off: u64| match w {
+        Word::Buf(b, o) => Word::Buf(b, o + off as u32),
+        v => v,
+    };
+    let parts =
+        ipu_isa::kernels::elementwise_parts(param(spec, "TYPE"), param(spec, "N").max(0) as u64);
+    let record = parts
+        .iter()
+        .flat_map(|&(o, granules)| {
+            [
+                at(in0, o),
+                in1.map_or(Word::Val(0), |w| at(w, o)),
+                at(out, o),
+                Word::Val(granules),
+            ]
+        })
+        .collect();
+    call(spec, "elementwise", record, 0)
 }
 
 /// `rows.S` with a row vector (add/mul_row_vector): +0 matrix, +4 unused,
