@@ -155,8 +155,7 @@ impl<'a> Probed<'a> {
 /// The locations of a fused location key (`fused[a, b]` gives `a`, `b`),
 /// when none is itself fused.
 fn fused_keys(key: &str) -> Option<Vec<&str>> {
-    let inner = key.strip_prefix("fused[")?.strip_suffix(']')?;
-    let keys: Vec<&str> = inner.split(", ").collect();
+    let keys = ipu_ir::diag::fused_key_parts(key)?;
     (!keys.iter().any(|k| k.is_empty() || k.contains('['))).then_some(keys)
 }
 

@@ -215,6 +215,13 @@ pub fn loc_key(cx: &Context, loc: Loc) -> String {
     }
 }
 
+/// The keys inside a fused location's key (`fused[a, b]` gives `a`, `b`;
+/// [`loc_key`]'s form), or `None` for a key that is not a fused one.
+pub fn fused_key_parts(key: &str) -> Option<Vec<&str>> {
+    let inner = key.strip_prefix("fused[")?.strip_suffix(']')?;
+    Some(inner.split(", ").collect())
+}
+
 /// A location in MLIR's textual form, without the `loc(...)` wrapper.
 pub fn print_loc(cx: &Context, loc: Loc) -> String {
     let mut s = String::new();

@@ -1135,12 +1135,16 @@ impl LocalCopy {
 
 /// How the worker kernels split `units` work units over the six workers:
 /// worker `w` takes `units / 6`, one more when `w < units % 6`, right after
-/// the units of the workers before it. Returns (first unit, units) each.
+/// the units of the workers before it. Returns (first unit, units) each; a
+/// worker without units starts at 0, so the pointers of its record stay in
+/// the call's buffers.
 pub fn worker_shares(units: u64) -> [(u64, u64); 6] {
     let (lo, rem) = (units / 6, units % 6);
     std::array::from_fn(|w| {
         let w = w as u64;
-        (w * lo + w.min(rem), lo + u64::from(w < rem))
+        let count = lo + u64::from(w < rem);
+        let first = if count == 0 { 0 } else { w * lo + w.min(rem) };
+        (first, count)
     })
 }
 
@@ -1175,10 +1179,8 @@ pub fn cast_group(from: i64, to: i64) -> u64 {
 pub fn cast_parts(from: i64, to: i64, n: u64) -> [(u64, u64, u32); 6] {
     let g = cast_group(from, to);
     let (ib, ob) = (cast_elem_bytes(from), cast_elem_bytes(to));
-    worker_shares(n.div_ceil(g)).map(|(first, count)| {
-        let first = if count == 0 { 0 } else { first };
-        (first * g * ib, first * g * ob, count as u32)
-    })
+    worker_shares(n.div_ceil(g))
+        .map(|(first, count)| (first * g * ib, first * g * ob, count as u32))
 }
 
 /// A `cast.S` state of absolute addresses (a test's or a tool's call):
@@ -1211,10 +1213,7 @@ pub fn cast_state(
 /// buffers (0 for a worker without granules), and its granules.
 pub fn elementwise_parts(ty: i64, n: u64) -> [(u64, u32); 6] {
     let eb = if ty == 1 { 2 } else { 4 };
-    worker_shares((n * eb).div_ceil(8)).map(|(first, count)| {
-        let first = if count == 0 { 0 } else { first };
-        (first * 8, count as u32)
-    })
+    worker_shares((n * eb).div_ceil(8)).map(|(first, count)| (first * 8, count as u32))
 }
 
 /// An `elementwise.S` state of absolute addresses (a test's call): per

@@ -92,7 +92,6 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
     Ok((words, 0))
 }
 
-/// Checks a call's record (and its zero bytes after) against
 /// Supervisor work a kernel call can do before its superstep: `entry`, run
 /// with the call's own record, may run during the exchange phase before
 /// the call's compute set (the code generator puts it after that phase's
@@ -124,29 +123,37 @@ pub fn prologue(spec: &KernelSpec) -> Option<Prologue> {
     }
 }
 
-/// Whether `spec` has a prologue split off.
-pub fn has_prologue(spec: &KernelSpec) -> bool {
-    prologue(spec).is_some()
-}
-
-/// The specialisations of `spec` with a prologue split off, the one that
-/// splits off most first, each with its prologue's cycles (what splitting
-/// it takes off the call's own formula).
+/// The specialisations of `spec` with a prologue split off ([`prologue`]
+/// has one for them), the one that splits off most first, each with its
+/// prologue's cycles (what splitting it takes off the call's own formula).
+/// None for a specialisation that has one split off already.
 pub fn prologue_splits(spec: &KernelSpec) -> Result<Vec<(KernelSpec, u64)>, String> {
-    if spec.source != "gemm_amp" || has_prologue(spec) {
+    if prologue(spec).is_some() {
+        return Ok(Vec::new());
+    }
+    let splits: Vec<KernelSpec> = [1, 2]
+        .into_iter()
+        .map(|level| {
+            let mut pre = spec.clone();
+            pre.params.insert("PRE".into(), level);
+            pre
+        })
+        .filter(|pre| prologue(pre).is_some())
+        .collect();
+    if splits.is_empty() {
         return Ok(Vec::new());
     }
     let whole = super::kernel_cycles(spec)?;
-    let mut out = Vec::new();
-    for level in [1, 2] {
-        let mut pre = spec.clone();
-        pre.params.insert("PRE".into(), level);
-        let rest = super::kernel_cycles(&pre)?;
-        out.push((pre, whole.saturating_sub(rest)));
-    }
-    Ok(out)
+    splits
+        .into_iter()
+        .map(|pre| {
+            let rest = super::kernel_cycles(&pre)?;
+            Ok((pre, whole.saturating_sub(rest)))
+        })
+        .collect()
 }
 
+/// Checks a call's record (and its zero bytes after) against
 /// [`record_layout`]: the word count, an address where the kernel reads or
 /// writes a buffer, 0 where it reads nothing.
 pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Result<(), String> {
@@ -189,6 +196,15 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
 }
 use ipu_isa::kernels::{KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
 
+/// Word `w` moved on by `off` bytes when it is a buffer address (a
+/// worker's part of the call's buffer).
+fn offset(w: Word, off: u64) -> Word {
+    match w {
+        Word::Buf(b, o) => Word::Buf(b, o + off as u32),
+        v => v,
+    }
+}
+
 fn param(spec: &KernelSpec, name: &str) -> i64 {
     spec.params.get(name).copied().unwrap_or(0)
 }
@@ -218,19 +234,15 @@ pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -
         "elementwise OP {} operands",
         param(spec, "OP")
     );
-    let at = |w: Word, off: u64| match w {
-        Word::Buf(b, o) => Word::Buf(b, o + off as u32),
-        v => v,
-    };
     let parts =
         ipu_isa::kernels::elementwise_parts(param(spec, "TYPE"), param(spec, "N").max(0) as u64);
     let record = parts
         .iter()
         .flat_map(|&(o, granules)| {
             [
-                at(in0, o),
-                in1.map_or(Word::Val(0), |w| at(w, o)),
-                at(out, o),
+                offset(in0, o),
+                in1.map_or(Word::Val(0), |w| offset(w, o)),
+                offset(out, o),
                 Word::Val(granules),
             ]
         })
@@ -376,10 +388,6 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
         out_scale == 0 || (fp8(param(spec, "FROM")) && fp8(param(spec, "TO"))),
         "an output scale is for FP8 -> FP8 casts"
     );
-    let at = |w: Word, off: u64| match w {
-        Word::Buf(b, o) => Word::Buf(b, o + off as u32),
-        v => v,
-    };
     let parts = ipu_isa::kernels::cast_parts(
         param(spec, "FROM"),
         param(spec, "TO"),
@@ -389,8 +397,8 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
         .iter()
         .flat_map(|&(i, o, groups)| {
             [
-                at(input, i),
-                at(out, o),
+                offset(input, i),
+                offset(out, o),
                 Word::Val(groups),
                 Word::Val(scale as u32),
                 Word::Val(out_scale as u32),

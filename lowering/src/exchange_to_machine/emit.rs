@@ -493,10 +493,10 @@ pub(crate) fn build_package_from(
     // Each tile's program shape: per superstep, its kernel calls or an exchange.
     // A call's prologue entry, when it has one split off.
     let prologue_of = |c: &Call| match &c.kernel {
-        Kernel::Lib(spec) if records::has_prologue(spec) => {
+        Kernel::Lib(spec) => {
             records::prologue(spec).map(|p| format!("{}.{}", spec.name(), p.entry))
         }
-        _ => None,
+        Kernel::Memcpy => None,
     };
     let shape_of = |w: &TileWork| -> Shape {
         (0..nsteps)

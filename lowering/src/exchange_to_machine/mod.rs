@@ -285,9 +285,6 @@ impl TileWork {
                 let Kernel::Lib(spec) = &c.kernel else {
                     continue;
                 };
-                if !records::has_prologue(spec) {
-                    continue;
-                }
                 let Some(pro) = records::prologue(spec) else {
                     continue;
                 };

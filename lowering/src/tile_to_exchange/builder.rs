@@ -1023,10 +1023,10 @@ impl<'a> ProgramBuilder<'a> {
             });
             // A value an earlier fold replaced answers through its source.
             let mut keys = Vec::new();
-            for s in sources {
-                match s.strip_prefix("fused[").and_then(|k| k.strip_suffix(']')) {
-                    Some(inner) => keys.extend(inner.split(", ").map(str::to_string)),
-                    None => keys.push(s),
+            for s in &sources {
+                match ipu_ir::diag::fused_key_parts(s) {
+                    Some(parts) => keys.extend(parts.into_iter().map(str::to_string)),
+                    None => keys.push(s.clone()),
                 }
             }
             self.fused_sources.insert(op, keys);
@@ -1071,11 +1071,8 @@ impl<'a> ProgramBuilder<'a> {
         let cx = self.cx;
         let mut source = ipu_ir::diag::loc_key(cx, cx.op_loc(op));
         if let Some(keys) = self.fused_sources.get(&op).filter(|k| !k.is_empty()) {
-            let own = match source
-                .strip_prefix("fused[")
-                .and_then(|k| k.strip_suffix(']'))
-            {
-                Some(inner) => inner.to_string(),
+            let own = match ipu_ir::diag::fused_key_parts(&source) {
+                Some(parts) => parts.join(", "),
                 None => source.clone(),
             };
             source = format!("fused[{}, {own}]", keys.join(", "));
