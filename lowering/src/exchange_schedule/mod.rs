@@ -67,7 +67,7 @@ use std::fmt::{self, Write as _};
 pub use phase::{
     lower_bound, validate_phase, Destination, LowerBound, Phase, PhaseError, Transfer,
 };
-pub use rows::{row_stats, tile_rows, RowEntry, RowStats};
+pub use rows::{row_stats, sat, tile_rows, RowEntry, RowStats};
 pub use scheduler::{
     evaluate_variants, schedule, CacheStats, ExchangeScheduler, PhaseQueue, ScheduleError,
     VariantReport,

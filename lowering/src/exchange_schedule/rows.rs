@@ -31,29 +31,41 @@ pub const SELECT_WORDS: u32 = 2;
 pub const CAPTURE_WORDS: u32 = 3;
 
 /// One entry of a tile's exchange row. Offsets are SRAM byte offsets.
+///
+/// Fields are 32 bits, as in the hardware row (`ipu_isa::exchange_row`,
+/// whose cycles have 30): a phase's rows are the largest data the machine
+/// stage holds, so an entry is 20 bytes, not 40. A cycle or offset past
+/// `u32::MAX` is held as `u32::MAX` ([`sat`]), which the encoder refuses
+/// as a cycle past 30 bits or an address out of range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RowEntry {
     /// Send `len` bytes from `offset`, one word per cycle from `cycle`.
-    Send { cycle: u64, offset: u64, len: u64 },
+    Send { cycle: u32, offset: u32, len: u32 },
     /// Switch this tile's port to `sender` at `cycle` for `cycles` cycles.
     Select {
-        cycle: u64,
+        cycle: u32,
         sender: u32,
-        cycles: u64,
+        cycles: u32,
     },
     /// Write `len` bytes arriving on `port` (this tile or its partner) from
     /// `cycle` to `offset`.
     Capture {
-        cycle: u64,
+        cycle: u32,
         port: u32,
-        offset: u64,
-        len: u64,
+        offset: u32,
+        len: u32,
     },
+}
+
+/// `x` as a row field: saturated at `u32::MAX` (no row can hold a larger
+/// cycle or address; the encoder refuses that value).
+pub fn sat(x: u64) -> u32 {
+    u32::try_from(x).unwrap_or(u32::MAX)
 }
 
 impl RowEntry {
     /// First cycle of the entry.
-    pub fn cycle(&self) -> u64 {
+    pub fn cycle(&self) -> u32 {
         match *self {
             RowEntry::Send { cycle, .. }
             | RowEntry::Select { cycle, .. }
@@ -70,7 +82,7 @@ impl RowEntry {
         }
     }
 
-    fn order_key(&self) -> (u64, u8) {
+    fn order_key(&self) -> (u32, u8) {
         let kind = match self {
             RowEntry::Select { .. } => 0,
             RowEntry::Capture { .. } => 1,
@@ -95,14 +107,15 @@ pub struct RowStats {
 /// Fragments per slice gathered on one thread.
 const SLICE: usize = 4096;
 
-/// A send run: (tile, start cycle, end cycle, first byte, end byte).
-type SendRun = (u32, u64, u64, u64, u64);
+/// A send run: (tile, start cycle, end cycle, first byte, end byte), each
+/// [`sat`]urated to 32 bits as the entries are.
+type SendRun = (u32, u32, u32, u32, u32);
 
 /// A capture run: (port, start, end, first byte, end byte).
-type CaptureRun = (u32, u64, u64, u64, u64);
+type CaptureRun = (u32, u32, u32, u32, u32);
 
 /// A select run: (start, end, sender).
-type SelectRun = (u64, u64, u32);
+type SelectRun = (u32, u32, u32);
 
 /// Sends, selects and captures of every fragment, sorted and merged into the
 /// runs that become row entries, handed per tile `t` (in parallel, results
@@ -130,10 +143,10 @@ fn per_tile<R: Send>(
             let src = f.src_offset as u64;
             sends.push((
                 f.src_tile,
-                f.send_cycle,
-                f.send_cycle.saturating_add(w),
-                src,
-                src + f.len as u64,
+                sat(f.send_cycle),
+                sat(f.send_cycle.saturating_add(w)),
+                sat(src),
+                sat(src + f.len as u64),
             ));
             for r in &f.receives {
                 let Some(t) = phase.transfers.get(r.transfer as usize) else {
@@ -143,19 +156,19 @@ fn per_tile<R: Send>(
                     continue;
                 };
                 let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-                let end = r.select_cycle.saturating_add(w);
+                let (start, end) = (sat(r.select_cycle), sat(r.select_cycle.saturating_add(w)));
                 if (r.port as usize) < n {
-                    selects.push(r.port as usize, (r.select_cycle, end, f.src_tile));
+                    selects.push(r.port as usize, (start, end, f.src_tile));
                 }
                 if (d.tile as usize) < n {
                     captures.push(
                         d.tile as usize,
                         (
                             r.port,
-                            r.select_cycle,
+                            start,
                             end,
-                            at,
-                            at.saturating_add(f.len as u64),
+                            sat(at),
+                            sat(at.saturating_add(f.len as u64)),
                         ),
                     );
                 }
@@ -184,7 +197,7 @@ fn per_tile<R: Send>(
                 if p.0 == s.0
                     && p.2 == s.1
                     && p.4 == s.3
-                    && (p.4 - p.3).is_multiple_of(word as u64) =>
+                    && (p.4 - p.3).is_multiple_of(word) =>
             {
                 (p.2, p.4) = (s.2, s.4);
             }
@@ -217,7 +230,7 @@ fn per_tile<R: Send>(
         });
         cap.dedup_by(|c, p| {
             let joins =
-                p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word as u64);
+                p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word);
             if joins {
                 (p.2, p.4) = (c.2, c.4);
             }

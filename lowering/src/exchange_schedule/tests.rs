@@ -862,7 +862,7 @@ fn tile_rows_list_sends_selects_and_captures() {
     let p = Phase::new(vec![uni(0, 40, 10, 5, 100)]);
     let s = schedule(&p, &t).unwrap();
     let rows = tile_rows(&p, &s.fragments, &t);
-    let lat = t.route_latency(0, 5) as u64;
+    let lat = t.route_latency(0, 5);
     assert_eq!(
         rows[0],
         vec![RowEntry::Send {

@@ -26,22 +26,28 @@ use std::sync::Arc;
 /// relative to the address `base` gives for its buffer.
 pub(crate) fn encode_row(
     tile: u32,
-    entries: &[(RowEntry, Option<usize>)],
-    base: &dyn Fn(Option<usize>) -> u64,
+    entries: &[(RowEntry, Option<u32>)],
+    base: &dyn Fn(Option<u32>) -> u64,
 ) -> Result<Vec<u32>, String> {
     use ipu_isa::exchange_row::{RowEntry as Hw, MAX_CYCLE};
-    let cycle = |c: u64| -> Result<u32, String> {
-        if c > MAX_CYCLE {
+    // A value saturated at u32::MAX (rows::sat) fails these checks too.
+    let cycle = |c: u32| -> Result<u32, String> {
+        if u64::from(c) > MAX_CYCLE {
             return Err(format!("cycle {c} of an exchange row does not fit 30 bits"));
         }
-        Ok(c as u32)
+        Ok(c)
     };
-    let addr = |a: u64| u32::try_from(a).map_err(|_| format!("address {a:#x} out of range"));
-    let len = |l: u64| -> Result<u32, String> {
+    let addr = |a: u64| -> Result<u32, String> {
+        match u32::try_from(a) {
+            Ok(a) if a != u32::MAX => Ok(a),
+            _ => Err(format!("address {a:#x} out of range")),
+        }
+    };
+    let len = |l: u32| -> Result<u32, String> {
         if l == 0 || l >= 1 << 31 {
             return Err(format!("length {l} of an exchange row entry out of range"));
         }
-        Ok(l as u32)
+        Ok(l)
     };
     let mut hw = Vec::with_capacity(entries.len());
     for &(e, buf) in entries {
@@ -59,7 +65,7 @@ pub(crate) fn encode_row(
                 len: l,
             } => Hw::Capture {
                 cycle: cycle(c)?,
-                addr: addr(base(buf) + offset)?,
+                addr: addr(base(buf) + u64::from(offset))?,
                 len: len(l)?,
                 partner: port != tile,
             },
@@ -69,7 +75,7 @@ pub(crate) fn encode_row(
                 len: l,
             } => Hw::Send {
                 cycle: cycle(c)?,
-                addr: addr(base(buf) + offset)?,
+                addr: addr(base(buf) + u64::from(offset))?,
                 len: len(l)?,
             },
         });
@@ -81,14 +87,14 @@ pub(crate) fn encode_row(
 /// `@cycle capture 0xADDR N B` (`from partner` for the partner's port).
 fn describe_row(
     tile: u32,
-    entries: &[(RowEntry, Option<usize>)],
-    base: &dyn Fn(Option<usize>) -> u64,
+    entries: &[(RowEntry, Option<u32>)],
+    base: &dyn Fn(Option<u32>) -> u64,
 ) -> Vec<String> {
     entries
         .iter()
         .map(|&(e, buf)| match e {
             RowEntry::Send { cycle, offset, len } => {
-                format!("@{cycle} send {:#x} {len} B", base(buf) + offset)
+                format!("@{cycle} send {:#x} {len} B", base(buf) + u64::from(offset))
             }
             RowEntry::Select { cycle, sender, .. } => format!("@{cycle} select tile {sender}"),
             RowEntry::Capture {
@@ -98,7 +104,10 @@ fn describe_row(
                 len,
             } => {
                 let from = if port != tile { " from partner" } else { "" };
-                format!("@{cycle} capture {:#x} {len} B{from}", base(buf) + offset)
+                format!(
+                    "@{cycle} capture {:#x} {len} B{from}",
+                    base(buf) + u64::from(offset)
+                )
             }
         })
         .collect()
@@ -907,7 +916,7 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
             }
             None => match w.rows.get(s) {
                 Some(entries) => {
-                    let base = |b: Option<usize>| b.map_or(0, buf);
+                    let base = |b: Option<u32>| b.map_or(0, |b| buf(b as usize));
                     if readable_rows {
                         readable.push((*s, describe_row(t, entries, &base)));
                     }

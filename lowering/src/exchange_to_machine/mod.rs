@@ -34,7 +34,7 @@ pub mod storage;
 mod tests;
 
 use crate::device::records::{self, LocalCopyCall};
-use crate::exchange_schedule::{tile_rows, verify, ExchangeScheduler, RowEntry};
+use crate::exchange_schedule::{sat, tile_rows, verify, ExchangeScheduler, RowEntry};
 use crate::geometry::{blocks, runs_for_layout, Block, Layout};
 use crate::program::{BufId, Program, Step, VirtualSpace};
 use crate::target::{functions, module_target, target_option, TARGET_OPTION};
@@ -203,7 +203,7 @@ pub struct CodeSummary {
 
 /// One tile's exchange row of a phase: each entry with the tile's buffer
 /// its offset is relative to (none for selects).
-pub(crate) type RowWork = Vec<(RowEntry, Option<usize>)>;
+pub(crate) type RowWork = Vec<(RowEntry, Option<u32>)>;
 
 /// One tile: its buffers (indices are local to the tile) and its work per
 /// superstep.
@@ -275,7 +275,7 @@ impl TileWork {
                 .map(|row| {
                     row.iter()
                         .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
-                        .filter_map(|&(_, b)| b)
+                        .filter_map(|&(_, b)| b.map(|b| b as usize))
                         .collect()
                 })
                 .unwrap_or_default();
@@ -449,7 +449,7 @@ pub(crate) struct PhaseRows {
 
 /// A tile's row before it is merged: each entry with the program buffer its
 /// offset is relative to (none for selects).
-pub(crate) type ProgramRow = Vec<(RowEntry, Option<BufId>)>;
+pub(crate) type ProgramRow = Vec<(RowEntry, Option<u32>)>;
 
 /// An exchange phase scheduled, before its rows are built.
 struct Scheduled<'a> {
@@ -626,7 +626,9 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
                     continue;
                 }
             };
-            let Some((b, rel)) = VirtualSpace::resolve(space, tile, off) else {
+            let resolved = VirtualSpace::resolve(space, tile, u64::from(off))
+                .and_then(|(b, rel)| Some((u32::try_from(b).ok()?, sat(rel))));
+            let Some((b, rel)) = resolved else {
                 return Err(phase_error(
                     decl,
                     format!("tile {tile} has a row entry outside its buffers"),
@@ -808,12 +810,13 @@ pub(crate) fn plan(
                         let w = p.tiles.entry(tile).or_default();
                         // The buffers are touched in the row's order, as its entries were resolved
                         // (an entry in the buffer of the one before needs no second touch).
-                        let mut last: Option<(BufId, usize)> = None;
+                        let mut last: Option<(u32, u32)> = None;
                         for (_, buf) in &mut row {
                             if let Some(b) = buf {
                                 let i = match last {
                                     Some((pb, pi)) if pb == *b => pi,
-                                    _ => w.touch(program, *b, si),
+                                    // A tile holds fewer buffers than the program.
+                                    _ => w.touch(program, *b as BufId, si) as u32,
                                 };
                                 last = Some((*b, i));
                                 *b = i;

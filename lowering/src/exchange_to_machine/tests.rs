@@ -57,7 +57,9 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
                 .into_iter()
                 .map(|e| match e {
                     RowEntry::Send { cycle, offset, len } => {
-                        let (b, rel) = VirtualSpace::resolve(&vs.src, tile, offset).expect("in");
+                        let (b, rel) =
+                            VirtualSpace::resolve(&vs.src, tile, u64::from(offset)).expect("in");
+                        let (b, rel) = (b as u32, rel as u32);
                         let e = RowEntry::Send {
                             cycle,
                             offset: rel,
@@ -71,7 +73,9 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
                         offset,
                         len,
                     } => {
-                        let (b, rel) = VirtualSpace::resolve(&vs.dst, tile, offset).expect("in");
+                        let (b, rel) =
+                            VirtualSpace::resolve(&vs.dst, tile, u64::from(offset)).expect("in");
+                        let (b, rel) = (b as u32, rel as u32);
                         let e = RowEntry::Capture {
                             cycle,
                             port,
