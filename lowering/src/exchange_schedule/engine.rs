@@ -600,7 +600,7 @@ fn to_fragments(
                 transfer,
                 dst,
                 port,
-                select_cycle: first.send_cycle + lat,
+                select_cycle: super::sat(first.send_cycle + lat),
             });
         }
         out.push(Fragment {

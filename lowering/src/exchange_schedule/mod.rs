@@ -112,8 +112,11 @@ pub struct Receive {
     /// Tile whose input selects the sender: the destination tile itself, or
     /// (paired receive) its supertile partner.
     pub port: u32,
-    /// First cycle the port selects the sender (= send cycle + route latency).
-    pub select_cycle: u64,
+    /// First cycle the port selects the sender (= send cycle + route
+    /// latency), 32 bits as a row holds it ([`sat`]urated: the verifier
+    /// refuses a saturated cycle, which no longer equals the arrival). A
+    /// big phase has millions of receives: 16 bytes each, not 24.
+    pub select_cycle: u32,
 }
 
 /// A run of consecutive words one sender sends, and who takes them.

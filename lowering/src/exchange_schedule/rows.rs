@@ -156,7 +156,8 @@ fn per_tile<R: Send>(
                     continue;
                 };
                 let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-                let (start, end) = (sat(r.select_cycle), sat(r.select_cycle.saturating_add(w)));
+                let start = r.select_cycle;
+                let end = sat(u64::from(start).saturating_add(w));
                 if (r.port as usize) < n {
                     selects.push(r.port as usize, (start, end, f.src_tile));
                 }

@@ -303,11 +303,11 @@ fn move_fragment(s: &mut Schedule, fi: usize, cycle: u64) {
     let shift = cycle as i64 - f.send_cycle as i64;
     f.send_cycle = cycle;
     for r in &mut f.receives {
-        r.select_cycle = (r.select_cycle as i64 + shift) as u64;
+        r.select_cycle = (r.select_cycle as i64 + shift) as u32;
     }
     s.horizon = s
         .horizon
-        .max(f.receives.iter().map(|r| r.select_cycle + 4).max().unwrap());
+        .max(f.receives.iter().map(|r| u64::from(r.select_cycle) + 4).max().unwrap());
 }
 
 #[test]
@@ -396,8 +396,8 @@ fn verifier_catches_missing_and_duplicate_bytes() {
     let mut again = dup.fragments[fi].clone();
     let late = dup.horizon + 10;
     again.send_cycle = late;
-    again.receives[0].select_cycle = late + t.route_latency(0, 3) as u64;
-    dup.horizon = again.receives[0].select_cycle + again.words(4);
+    again.receives[0].select_cycle = (late + t.route_latency(0, 3) as u64) as u32;
+    dup.horizon = u64::from(again.receives[0].select_cycle) + again.words(4);
     dup.fragments.push(again);
     let e = errors(&p, &dup, &t);
     assert!(
@@ -424,7 +424,7 @@ fn verifier_checks_coverage_of_pieces_byte_by_byte() {
         b.len = f.len - second_from;
         b.send_cycle += skip as u64;
         for r in &mut b.receives {
-            r.select_cycle += skip as u64;
+            r.select_cycle += skip;
         }
         out.fragments[fi] = a;
         out.fragments.insert(fi + 1, b);
@@ -772,7 +772,7 @@ fn verifier_never_panics_on_mangled_schedules() {
             };
             match rng.below(9) {
                 0 => f.send_cycle = big(&mut rng),
-                1 => f.receives[ri].select_cycle = big(&mut rng),
+                1 => f.receives[ri].select_cycle = super::sat(big(&mut rng)),
                 2 => f.receives[ri].port = rng.below(40) as u32,
                 3 => f.receives[ri].transfer = rng.below(p.transfers.len() as u64 + 3) as u32,
                 4 => f.receives[ri].dst = rng.below(4) as u32,
@@ -1159,9 +1159,10 @@ fn reference_row_words(phase: &Phase, fragments: &[Fragment], word: u64, n: usiz
             let t = &phase.transfers[r.transfer as usize];
             let d = t.dsts[r.dst as usize];
             let at = d.offset as u64 + (src - t.src_offset as u64);
-            let end = r.select_cycle + w;
-            selects.push((r.port, r.select_cycle, end, f.src_tile));
-            captures.push((d.tile, r.port, r.select_cycle, end, at, at + f.len as u64));
+            let start = u64::from(r.select_cycle);
+            let end = start + w;
+            selects.push((r.port, start, end, f.src_tile));
+            captures.push((d.tile, r.port, start, end, at, at + f.len as u64));
         }
     }
     sends.sort_unstable();

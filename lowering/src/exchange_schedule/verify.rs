@@ -337,7 +337,8 @@ pub(crate) fn verify_valid(
                     });
                     continue;
                 }
-                let (rs, re) = (r.select_cycle, r.select_cycle.saturating_add(words));
+                let rs = u64::from(r.select_cycle);
+                let re = rs.saturating_add(words);
                 if r.port != d.tile {
                     // The partner must capture the same words from its own port.
                     if !own_ports_known {
@@ -366,14 +367,14 @@ pub(crate) fn verify_valid(
                 let arrival = f
                     .send_cycle
                     .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
-                if r.select_cycle != arrival {
+                if rs != arrival {
                     errs.push(VerifyError::WrongSelectCycle {
                         fragment: fi,
                         transfer: r.transfer,
                         port: r.port,
                         sender: f.src_tile,
                         send_cycle: f.send_cycle,
-                        select_cycle: r.select_cycle,
+                        select_cycle: rs,
                         arrival,
                     });
                 }
