@@ -181,43 +181,37 @@ fn main_text(steps: &[StepShape], table: u64) -> String {
 /// tiles, addresses and host offsets becomes one piece with one more
 /// dimension) as far as they fold.
 fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    // The runs come a tile's block at a time: stretches of one tile, put in
-    // tile order (stably, so each tile's in the order of the runs); then each
-    // tile's transfers are made and sorted by address on their own. That is
-    // the order of (tile, address, host offset, length), which is total
-    // (equal keys are equal transfers).
-    let runs = &s.runs;
-    let mut stretches: Vec<(u32, usize, usize)> = Vec::new();
-    let mut i = 0;
-    while i < runs.len() {
-        let t = runs[i].0;
-        let mut j = i + 1;
-        while j < runs.len() && runs[j].0 == t {
-            j += 1;
-        }
-        stretches.push((t, i, j));
-        i = j;
-    }
-    stretches.sort_by_key(|x| x.0);
-    let by_tile: Vec<&[(u32, usize, usize)]> = stretches.chunk_by(|a, b| a.0 == b.0).collect();
+    // The runs come a tile's rectangle at a time: rectangles put in tile
+    // order (stably, so each tile's in the order of the rectangles); then
+    // each tile's transfers are made and sorted by address on their own.
+    // That is the order of (tile, address, host offset, length), which is
+    // total (equal keys are equal transfers).
+    let at = &s.at;
+    let mut order: Vec<(u32, usize)> = at
+        .rects
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _, _))| (r.tile, i))
+        .collect();
+    order.sort_by_key(|x| x.0);
+    let by_tile: Vec<&[(u32, usize)]> = order.chunk_by(|a, b| a.0 == b.0).collect();
     let per_tile: Vec<Vec<Transfer>> = by_tile
         .par_iter()
         .map(|group| {
             let tile = group[0].0;
             let a = &addrs[&tile];
-            let mut ts: Vec<Transfer> =
-                Vec::with_capacity(group.iter().map(|&(_, lo, hi)| hi - lo).sum());
-            for &(_, lo, hi) in group.iter() {
-                ts.extend(
-                    runs[lo..hi]
-                        .iter()
-                        .map(|&(_, buf, off, host, len)| Transfer {
-                            tile,
-                            tile_address: (a[buf] + off) as u32,
-                            host_offset: host,
-                            len: len as u32,
-                        }),
-                );
+            let (mut scratch, mut runs) = (Vec::new(), Vec::new());
+            let mut ts: Vec<Transfer> = Vec::new();
+            for &(_, i) in group.iter() {
+                let buf = at.rects[i].1;
+                runs.clear();
+                at.runs(i, &mut scratch, &mut runs);
+                ts.extend(runs.iter().map(|&(off, host, len)| Transfer {
+                    tile,
+                    tile_address: (a[buf] + off) as u32,
+                    host_offset: host,
+                    len: len as u32,
+                }));
             }
             // Mostly ascending stretches (a block's rows): the stable sort merges them.
             ts.sort_by_key(|t| (t.tile_address, t.host_offset, t.len));

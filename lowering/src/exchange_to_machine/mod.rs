@@ -333,8 +333,8 @@ impl TileWork {
     }
 }
 
-/// A host stream: its name, direction, element type, shape, and its
-/// runs: (tile, local buffer, offset in the buffer, host offset, bytes).
+/// A host stream: its name, direction, element type, shape, and where its
+/// bytes are on the tiles.
 pub(crate) struct StreamSpec {
     pub name: String,
     pub direction: Direction,
@@ -343,7 +343,34 @@ pub(crate) struct StreamSpec {
     /// widens at load).
     pub host_ty: Option<Type>,
     pub shape: Vec<i64>,
-    pub runs: Vec<(u32, usize, u64, u64, u64)>,
+    pub at: StoredRects,
+}
+
+/// Where a stored value's bytes are: rectangles of the row-major tensor,
+/// each on its tile in a local buffer in a layout, in the order its home's
+/// blocks and its placements give them. Kept as rectangles, not runs: a
+/// weight read in GEMM blocks is a million 16-byte runs, made when they are
+/// needed ([`StoredRects::runs`]), a tile at a time.
+pub(crate) struct StoredRects {
+    pub shape: Vec<i64>,
+    pub elem_bytes: i64,
+    pub rects: Vec<(Block, usize, Layout)>,
+}
+
+impl StoredRects {
+    /// Appends the runs of rectangle `i` to `out` as (offset in its buffer,
+    /// offset in the row-major tensor, bytes); `scratch` is reused.
+    pub fn runs(&self, i: usize, scratch: &mut Vec<crate::geometry::Run>, out: &mut Vec<(u64, u64, u64)>) {
+        let (rect, _, layout) = &self.rects[i];
+        let whole = Block {
+            tile: u32::MAX,
+            lo: vec![0; self.shape.len()],
+            hi: self.shape.clone(),
+        };
+        scratch.clear();
+        runs_for_layout(rect, std::slice::from_ref(&whole), self.elem_bytes, *layout, scratch);
+        out.extend(scratch.iter().map(|r| (r.dst_off, r.src_off, r.len)));
+    }
 }
 
 /// The whole program before placement.
@@ -688,7 +715,7 @@ pub(crate) fn plan(
             } else {
                 Direction::Input
             };
-            let runs = stored_runs(p, &i.at, 0);
+            let at = stored_rects(p, &i.at, 0);
             let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
             let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
             streams.push(StreamSpec {
@@ -697,20 +724,26 @@ pub(crate) fn plan(
                 ty: i.at.ty,
                 host_ty: host.filter(|&h| h != i.at.ty),
                 shape: i.at.shape.clone(),
-                runs,
+                at,
             });
         }
         for c in &program.constants {
             let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
             // Each buffer's image: the constant's bytes where the runs put them.
             let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
-            for (tile, buf, dst, src, len) in stored_runs(p, &c.at, 0) {
-                let img = images.entry((tile, buf)).or_default();
-                let (dst, src, len) = (dst as usize, src as usize, len as usize);
-                if img.len() < dst + len {
-                    img.resize(dst + len, 0);
+            let at = stored_rects(p, &c.at, 0);
+            let (mut scratch, mut runs) = (Vec::new(), Vec::new());
+            for (i, (rect, buf, _)) in at.rects.iter().enumerate() {
+                let img = images.entry((rect.tile, *buf)).or_default();
+                runs.clear();
+                at.runs(i, &mut scratch, &mut runs);
+                for &(dst, src, len) in &runs {
+                    let (dst, src, len) = (dst as usize, src as usize, len as usize);
+                    if img.len() < dst + len {
+                        img.resize(dst + len, 0);
+                    }
+                    img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
                 }
-                img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
             }
             for ((tile, buf), img) in images {
                 init.push((tile, buf, img));
@@ -832,14 +865,14 @@ pub(crate) fn plan(
                 home: Some((o.at.buffer, o.at.mapping.clone())),
                 ..crate::program::Stored::new(cx, o.at.ty, o.at.loc)
             };
-            let runs = stored_runs(p, &at, u32::MAX);
+            let at = stored_rects(p, &at, u32::MAX);
             streams.push(StreamSpec {
                 name: o.name.clone(),
                 direction: Direction::Output,
                 ty: o.at.ty,
                 host_ty: None,
                 shape: o.at.shape.clone(),
-                runs,
+                at,
             });
         }
         let mut probes = Vec::with_capacity(program.probes.len());
@@ -848,14 +881,14 @@ pub(crate) fn plan(
                 home: Some((pr.at.buffer, pr.at.mapping.clone())),
                 ..crate::program::Stored::new(cx, pr.at.ty, pr.at.loc)
             };
-            let runs = stored_runs(p, &at, pr.after as u32);
+            let at = stored_rects(p, &at, pr.after as u32);
             let spec = StreamSpec {
                 name: pr.source.clone(),
                 direction: Direction::Output,
                 ty: pr.at.ty,
                 host_ty: None,
                 shape: pr.at.shape.clone(),
-                runs,
+                at,
             };
             probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
         }
@@ -927,44 +960,28 @@ fn constant_bytes(cx: &Context, a: ipu_ir::Attr) -> Result<Vec<u8>, String> {
     Ok(bytes.to_vec())
 }
 
-/// Where the bytes of a stored value go (its home's blocks, row-major, and
-/// its placements, in their layouts), as (tile, local buffer, offset in the
-/// buffer, offset in the row-major tensor, bytes); the buffers are used at
-/// `step`.
-fn stored_runs(
-    p: &mut Planner<'_>,
-    at: &crate::program::Stored,
-    step: u32,
-) -> Vec<(u32, usize, u64, u64, u64)> {
-    let whole = Block {
-        tile: u32::MAX,
-        lo: vec![0; at.shape.len()],
-        hi: at.shape.clone(),
-    };
-    let eb = at.elem_bytes as i64;
-    let mut out = Vec::new();
-    // One scratch list for every rectangle's runs.
-    let mut runs = Vec::new();
-    let mut put = |p: &mut Planner<'_>, rect: &Block, buf: BufId, layout: Layout| {
-        let local = p.touch(rect.tile, buf, step);
-        runs.clear();
-        runs_for_layout(rect, std::slice::from_ref(&whole), eb, layout, &mut runs);
-        out.extend(
-            runs.iter()
-                .map(|r| (rect.tile, local, r.dst_off, r.src_off, r.len)),
-        );
-    };
+/// Where the bytes of a stored value go: its home's blocks, row-major, and
+/// its placements, in their layouts, each on its tile in that tile's local
+/// buffer; the buffers are used at `step`.
+fn stored_rects(p: &mut Planner<'_>, at: &crate::program::Stored, step: u32) -> StoredRects {
+    let mut rects = Vec::new();
     if let Some((buf, m)) = &at.home {
         for b in blocks(m, &at.shape) {
-            put(p, &b, *buf, Layout::RowMajor);
+            let local = p.touch(b.tile, *buf, step);
+            rects.push((b, local, Layout::RowMajor));
         }
     }
     for pl in &at.placements {
         for r in &pl.rects {
-            put(p, r, pl.buffer, pl.layout);
+            let local = p.touch(r.tile, pl.buffer, step);
+            rects.push((r.clone(), local, pl.layout));
         }
     }
-    out
+    StoredRects {
+        shape: at.shape.clone(),
+        elem_bytes: at.elem_bytes as i64,
+        rects,
+    }
 }
 
 /// Builds the package of function `f`, with the build's figures.
