@@ -162,6 +162,8 @@ pub enum VerifyError {
     WrongLowerBound { reported: u64, actual: u64 },
     #[error("schedule reports horizon {reported} below the phase's lower bound {bound}")]
     HorizonBelowBound { reported: u64, bound: u64 },
+    #[error("schedule horizon {horizon} does not fit 32 bits (no exchange row holds a later cycle)")]
+    HorizonTooLarge { horizon: u64 },
 }
 
 /// How a destination's received ranges look, for the coverage check.
@@ -179,12 +181,18 @@ enum Whole {
 const SLICE: usize = 4096;
 
 /// What checking a slice of fragments found (see [`verify_valid`]).
+///
+/// Cycles, fragment and destination indices and byte offsets are 32 bits:
+/// a big phase has millions of events. The horizon is checked to fit 32
+/// bits first, and every cycle past it is an error of its own (`Late`,
+/// `WrongSelectCycle`), so saturating ([`super::sat`]) a later one loses
+/// no verdict.
 struct Events {
     errs: Vec<VerifyError>,
-    sends: Vec<(u32, u64, u64, usize, u32)>,
-    selects: Groups<(u32, u64, u64, usize, u32, u32)>,
-    captures: Groups<(u32, u32, u64, u64, usize, u32)>,
-    got: Vec<(usize, u64, u64)>,
+    sends: Vec<(u32, u32, u32, u32, u32)>,
+    selects: Groups<(u32, u32, u32, u32, u32, u32)>,
+    captures: Groups<(u32, u32, u32, u32, u32, u32)>,
+    got: Vec<(u32, u32, u32)>,
 }
 
 /// Checks `schedule` against `phase` on `target`; all violations found (up to
@@ -244,6 +252,12 @@ pub(crate) fn verify_valid(
         target.exchange.supertile_tiles == 2 && schedule.kind != ScheduleKind::CompactStreams;
 
     let n = tiles as usize;
+    if schedule.horizon > u64::from(u32::MAX) {
+        return Err(vec![VerifyError::HorizonTooLarge {
+            horizon: schedule.horizon,
+        }]);
+    }
+    let sat = super::sat;
     // Destination index of (transfer, dst) = first_dst[transfer] + dst.
     let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
     // Bytes each destination (by index) takes: its transfer's length.
@@ -259,16 +273,16 @@ pub(crate) fn verify_valid(
     let check = |base: usize, frags: &[Fragment]| -> Events {
         let mut errs: Vec<VerifyError> = Vec::new();
         // (tile, start, end, fragment, transfer): sender occupancy.
-        let mut sends: Vec<(u32, u64, u64, usize, u32)> = Vec::new();
+        let mut sends: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
         // (port, start, end, fragment, sender, transfer): port selections,
         // grouped by port as they are made.
         // Sized by a first count of the receives that name a destination.
         let (per_port, per_tile) = receive_counts(phase, frags, n);
-        let mut selects: Groups<(u32, u64, u64, usize, u32, u32)> = Groups::with_counts(&per_port);
+        let mut selects: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_port);
         // (tile, port, start, end, fragment, transfer): captures, by tile.
-        let mut captures: Groups<(u32, u32, u64, u64, usize, u32)> = Groups::with_counts(&per_tile);
+        let mut captures: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_tile);
         // (destination index, start, end): received transfer-relative byte ranges.
-        let mut got: Vec<(usize, u64, u64)> = Vec::new();
+        let mut got: Vec<(u32, u32, u32)> = Vec::new();
         // Ports on which some receive of the current fragment is its own tile's.
         let mut own_ports: Vec<u32> = Vec::new();
         for (k, f) in frags.iter().enumerate() {
@@ -297,9 +311,9 @@ pub(crate) fn verify_valid(
             let mut own_ports_known = false;
             sends.push((
                 f.src_tile,
-                f.send_cycle,
-                f.send_cycle.saturating_add(words),
-                fi,
+                sat(f.send_cycle),
+                sat(f.send_cycle.saturating_add(words)),
+                sat(fi as u64),
                 first_transfer,
             ));
             for r in &f.receives {
@@ -387,15 +401,17 @@ pub(crate) fn verify_valid(
                         horizon: schedule.horizon,
                     });
                 }
+                let (rs, re, fk) = (sat(rs), sat(re), sat(fi as u64));
                 selects.push(
                     r.port as usize,
-                    (r.port, rs, re, fi, f.src_tile, r.transfer),
+                    (r.port, rs, re, fk, f.src_tile, r.transfer),
                 );
-                captures.push(d.tile as usize, (d.tile, r.port, rs, re, fi, r.transfer));
+                captures.push(d.tile as usize, (d.tile, r.port, rs, re, fk, r.transfer));
+                // Within the transfer: its length is 32 bits.
                 got.push((
-                    first_dst[r.transfer as usize] + r.dst as usize,
-                    start - ts,
-                    end - ts,
+                    sat((first_dst[r.transfer as usize] + r.dst as usize) as u64),
+                    (start - ts) as u32,
+                    (end - ts) as u32,
                 ));
             }
         }
@@ -435,10 +451,10 @@ pub(crate) fn verify_valid(
         if a.0 == b.0 && b.1 < a.2 {
             errs.push(VerifyError::SenderOverlap {
                 tile: a.0,
-                cycle: b.1,
-                first: a.3,
+                cycle: b.1.into(),
+                first: a.3 as usize,
                 first_transfer: a.4,
-                second: b.3,
+                second: b.3 as usize,
                 second_transfer: b.4,
             });
         }
@@ -454,11 +470,11 @@ pub(crate) fn verify_valid(
             if a.0 == b.0 && b.1 < a.2 {
                 errs.push(VerifyError::ReceiverConflict {
                     port: a.0,
-                    cycle: b.1,
-                    first: a.3,
+                    cycle: b.1.into(),
+                    first: a.3 as usize,
                     first_sender: a.4,
                     first_transfer: a.5,
-                    second: b.3,
+                    second: b.3 as usize,
                     second_sender: b.4,
                     second_transfer: b.5,
                 });
@@ -476,10 +492,10 @@ pub(crate) fn verify_valid(
                 errs.push(VerifyError::DoubleCapture {
                     tile: a.0,
                     port: a.1,
-                    cycle: b.2,
-                    first: a.4,
+                    cycle: b.2.into(),
+                    first: a.4 as usize,
                     first_transfer: a.5,
-                    second: b.4,
+                    second: b.4 as usize,
                     second_transfer: b.5,
                 });
             }
@@ -492,19 +508,20 @@ pub(crate) fn verify_valid(
     // exactly once: only the ranges of the others are sorted and walked.
     let mut whole = vec![Whole::Nothing; dsts];
     for &(here, s, e) in got.iter().flatten() {
+        let here = here as usize;
         whole[here] = match whole[here] {
-            Whole::Nothing if s == 0 && e == dst_len[here] as u64 => Whole::Once,
+            Whole::Nothing if s == 0 && e == dst_len[here] => Whole::Once,
             _ => Whole::Other,
         };
     }
-    let mut rest: Vec<(usize, u64, u64)> = got
+    let mut rest: Vec<(u32, u32, u32)> = got
         .iter()
         .flatten()
-        .filter(|g| whole[g.0] == Whole::Other)
+        .filter(|g| whole[g.0 as usize] == Whole::Other)
         .copied()
         .collect();
     drop(got);
-    sort_by_lead(&mut rest, dsts, |g| g.0);
+    sort_by_lead(&mut rest, dsts, |g| g.0 as usize);
     let mut next = 0usize;
     for (ti, t) in phase.transfers.iter().enumerate() {
         for (di, d) in t.dsts.iter().enumerate() {
@@ -514,11 +531,12 @@ pub(crate) fn verify_valid(
                 continue;
             }
             let from = next;
-            while next < rest.len() && rest[next].0 == here {
+            while next < rest.len() && rest[next].0 as usize == here {
                 next += 1;
             }
             let mut covered = 0u64;
             for &(_, s, e) in &rest[from..next] {
+                let (s, e) = (u64::from(s), u64::from(e));
                 if s > covered {
                     errs.push(VerifyError::Uncovered {
                         transfer: ti as u32,
