@@ -195,10 +195,7 @@ fn per_tile<R: Send>(
         match send_runs.last_mut() {
             // Back to back in time and bytes, and the previous run ends on a word.
             Some(p)
-                if p.0 == s.0
-                    && p.2 == s.1
-                    && p.4 == s.3
-                    && (p.4 - p.3).is_multiple_of(word) =>
+                if p.0 == s.0 && p.2 == s.1 && p.4 == s.3 && (p.4 - p.3).is_multiple_of(word) =>
             {
                 (p.2, p.4) = (s.2, s.4);
             }
@@ -230,8 +227,7 @@ fn per_tile<R: Send>(
             joins
         });
         cap.dedup_by(|c, p| {
-            let joins =
-                p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word);
+            let joins = p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word);
             if joins {
                 (p.2, p.4) = (c.2, c.4);
             }

@@ -305,9 +305,13 @@ fn move_fragment(s: &mut Schedule, fi: usize, cycle: u64) {
     for r in &mut f.receives {
         r.select_cycle = (r.select_cycle as i64 + shift) as u32;
     }
-    s.horizon = s
-        .horizon
-        .max(f.receives.iter().map(|r| u64::from(r.select_cycle) + 4).max().unwrap());
+    s.horizon = s.horizon.max(
+        f.receives
+            .iter()
+            .map(|r| u64::from(r.select_cycle) + 4)
+            .max()
+            .unwrap(),
+    );
 }
 
 #[test]

@@ -162,7 +162,9 @@ pub enum VerifyError {
     WrongLowerBound { reported: u64, actual: u64 },
     #[error("schedule reports horizon {reported} below the phase's lower bound {bound}")]
     HorizonBelowBound { reported: u64, bound: u64 },
-    #[error("schedule horizon {horizon} does not fit 32 bits (no exchange row holds a later cycle)")]
+    #[error(
+        "schedule horizon {horizon} does not fit 32 bits (no exchange row holds a later cycle)"
+    )]
     HorizonTooLarge { horizon: u64 },
 }
 

@@ -360,7 +360,12 @@ pub(crate) struct StoredRects {
 impl StoredRects {
     /// Appends the runs of rectangle `i` to `out` as (offset in its buffer,
     /// offset in the row-major tensor, bytes); `scratch` is reused.
-    pub fn runs(&self, i: usize, scratch: &mut Vec<crate::geometry::Run>, out: &mut Vec<(u64, u64, u64)>) {
+    pub fn runs(
+        &self,
+        i: usize,
+        scratch: &mut Vec<crate::geometry::Run>,
+        out: &mut Vec<(u64, u64, u64)>,
+    ) {
         let (rect, _, layout) = &self.rects[i];
         let whole = Block {
             tile: u32::MAX,
@@ -368,7 +373,13 @@ impl StoredRects {
             hi: self.shape.clone(),
         };
         scratch.clear();
-        runs_for_layout(rect, std::slice::from_ref(&whole), self.elem_bytes, *layout, scratch);
+        runs_for_layout(
+            rect,
+            std::slice::from_ref(&whole),
+            self.elem_bytes,
+            *layout,
+            scratch,
+        );
         out.extend(scratch.iter().map(|r| (r.dst_off, r.src_off, r.len)));
     }
 }
