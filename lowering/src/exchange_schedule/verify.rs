@@ -24,6 +24,7 @@ use super::phase::{lower_bound_of_valid, validate_phase, Phase, PhaseError};
 use super::{Fragment, Schedule, ScheduleKind};
 use ipu_target::Target;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use thiserror::Error;
 
 /// Most errors one call reports.
@@ -239,6 +240,65 @@ pub(crate) fn verify_moved(
     bound_checks(schedule, bound, errs)
 }
 
+/// Cycles of rows (ports, or a tile's two capture ports) as bits, marked
+/// from several threads at once: a cycle marked twice is a clash. This is
+/// how the verifier first checks a schedule's port selections and captures
+/// (a valid schedule has no clash, and any two overlapping intervals clash
+/// in some cycle); only on a clash does it gather, sort and pair the
+/// intervals to name the conflicts ([`VerifyError::ReceiverConflict`],
+/// [`VerifyError::DoubleCapture`]).
+struct Occupancy {
+    words_per_row: usize,
+    rows: usize,
+    bits: Vec<AtomicU64>,
+    clash: AtomicBool,
+}
+
+/// Largest occupancy map (in 64-bit words, 16 MiB); a longer phase is
+/// checked by sorting its intervals.
+const MAX_OCCUPANCY_WORDS: usize = 1 << 21;
+
+impl Occupancy {
+    fn new(rows: usize, horizon: u64) -> Option<Self> {
+        let words_per_row = usize::try_from(horizon.div_ceil(64)).ok()?.max(1);
+        let total = rows.checked_mul(words_per_row)?;
+        (total <= MAX_OCCUPANCY_WORDS).then(|| Occupancy {
+            words_per_row,
+            rows,
+            bits: (0..total).map(|_| AtomicU64::new(0)).collect(),
+            clash: AtomicBool::new(false),
+        })
+    }
+
+    /// Marks cycles `[start, end)` of `row`; a row or cycle outside the map
+    /// counts as a clash (the sorting check then names what is wrong).
+    fn mark(&self, row: usize, start: u32, end: u32) {
+        let (mut c, end) = (start as usize, end as usize);
+        if row >= self.rows || end > self.words_per_row * 64 {
+            self.clash.store(true, Ordering::Relaxed);
+            return;
+        }
+        let base = row * self.words_per_row;
+        while c < end {
+            let w = c / 64;
+            let (lo, hi) = (c % 64, (end - w * 64).min(64));
+            let mask = if hi - lo == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << (hi - lo)) - 1) << lo
+            };
+            if self.bits[base + w].fetch_or(mask, Ordering::Relaxed) & mask != 0 {
+                self.clash.store(true, Ordering::Relaxed);
+            }
+            c = w * 64 + hi;
+        }
+    }
+
+    fn clashed(&self) -> bool {
+        self.clash.load(Ordering::Relaxed)
+    }
+}
+
 /// [`verify`] of a phase the caller has validated, whose endpoint lower
 /// bound (from [`lower_bound_of_valid`]'s computation) it already holds.
 pub(crate) fn verify_valid(
@@ -247,6 +307,44 @@ pub(crate) fn verify_valid(
     target: &Target,
     bound: u64,
 ) -> Result<(), Vec<VerifyError>> {
+    let n = target.tiles() as usize;
+    // Selections per port; captures per tile from its own port and its partner's.
+    let maps = Occupancy::new(n, schedule.horizon).zip(Occupancy::new(2 * n, schedule.horizon));
+    match maps {
+        Some(maps) => match verify_events(phase, schedule, target, bound, Some(&maps)) {
+            // The same findings as the sorting check's, which names the clashes.
+            Some(r) => r,
+            None => verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(())),
+        },
+        None => verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(())),
+    }
+}
+
+/// [`verify`] with every selection and capture gathered and sorted (no
+/// occupancy maps): the check the maps' must agree with.
+#[cfg(test)]
+pub(crate) fn verify_by_sorting(
+    phase: &Phase,
+    schedule: &Schedule,
+    target: &Target,
+) -> Result<(), Vec<VerifyError>> {
+    if let Err(e) = validate_phase(phase, target) {
+        return Err(vec![e.into()]);
+    }
+    let bound = lower_bound_of_valid(phase, target).cycles;
+    verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(()))
+}
+
+/// The checks of [`verify_valid`]. With `maps`, selections and captures are
+/// marked on them instead of gathered: `None` when they clash (the caller
+/// checks again without them, to name the conflicts).
+fn verify_events(
+    phase: &Phase,
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+    maps: Option<&(Occupancy, Occupancy)>,
+) -> Option<Result<(), Vec<VerifyError>>> {
     let word = target.exchange_word_bytes();
     let tiles = target.tiles();
     let size = target.sram_bytes();
@@ -255,9 +353,9 @@ pub(crate) fn verify_valid(
 
     let n = tiles as usize;
     if schedule.horizon > u64::from(u32::MAX) {
-        return Err(vec![VerifyError::HorizonTooLarge {
+        return Some(Err(vec![VerifyError::HorizonTooLarge {
             horizon: schedule.horizon,
-        }]);
+        }]));
     }
     let sat = super::sat;
     // Destination index of (transfer, dst) = first_dst[transfer] + dst.
@@ -278,11 +376,17 @@ pub(crate) fn verify_valid(
         let mut sends: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
         // (port, start, end, fragment, sender, transfer): port selections,
         // grouped by port as they are made.
-        // Sized by a first count of the receives that name a destination.
-        let (per_port, per_tile) = receive_counts(phase, frags, n);
+        // Sized by a first count of the receives that name a destination
+        // (none when they are marked on the maps instead).
+        let (per_port, per_tile) = match maps {
+            None => receive_counts(phase, frags, n),
+            Some(_) => (vec![0; n + 1], vec![0; n + 1]),
+        };
         let mut selects: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_port);
         // (tile, port, start, end, fragment, transfer): captures, by tile.
         let mut captures: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_tile);
+        // (port, cycle) of this fragment's selections (the maps': one each).
+        let mut selected: Vec<(u32, u32)> = Vec::new();
         // (destination index, start, end): received transfer-relative byte ranges.
         let mut got: Vec<(u32, u32, u32)> = Vec::new();
         // Ports on which some receive of the current fragment is its own tile's.
@@ -310,6 +414,7 @@ pub(crate) fn verify_valid(
             let words = f.words(word);
             let first_transfer = f.receives[0].transfer;
             own_ports.clear();
+            selected.clear();
             let mut own_ports_known = false;
             sends.push((
                 f.src_tile,
@@ -404,11 +509,24 @@ pub(crate) fn verify_valid(
                     });
                 }
                 let (rs, re, fk) = (sat(rs), sat(re), sat(fi as u64));
-                selects.push(
-                    r.port as usize,
-                    (r.port, rs, re, fk, f.src_tile, r.transfer),
-                );
-                captures.push(d.tile as usize, (d.tile, r.port, rs, re, fk, r.transfer));
+                match maps {
+                    Some((ports, caps)) => {
+                        // One fragment's receives on one port share its selection.
+                        if !selected.contains(&(r.port, rs)) {
+                            selected.push((r.port, rs));
+                            ports.mark(r.port as usize, rs, re);
+                        }
+                        let from_partner = usize::from(r.port != d.tile);
+                        caps.mark(2 * d.tile as usize + from_partner, rs, re);
+                    }
+                    None => {
+                        selects.push(
+                            r.port as usize,
+                            (r.port, rs, re, fk, f.src_tile, r.transfer),
+                        );
+                        captures.push(d.tile as usize, (d.tile, r.port, rs, re, fk, r.transfer));
+                    }
+                }
                 // Within the transfer: its length is 32 bits.
                 got.push((
                     sat((first_dst[r.transfer as usize] + r.dst as usize) as u64),
@@ -446,6 +564,11 @@ pub(crate) fn verify_valid(
         got.push(p.got);
     }
 
+    if let Some((ports, caps)) = maps {
+        if ports.clashed() || caps.clashed() {
+            return None;
+        }
+    }
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     for w in sends.windows(2) {
@@ -569,7 +692,7 @@ pub(crate) fn verify_valid(
             }
         }
     }
-    bound_checks(schedule, bound, errs)
+    Some(bound_checks(schedule, bound, errs))
 }
 
 /// The checks of the schedule's recorded bound and horizon against the
