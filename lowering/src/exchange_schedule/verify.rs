@@ -310,14 +310,23 @@ pub(crate) fn verify_valid(
     let n = target.tiles() as usize;
     // Selections per port; captures per tile from its own port and its partner's.
     let maps = Occupancy::new(n, schedule.horizon).zip(Occupancy::new(2 * n, schedule.horizon));
-    match maps {
-        Some(maps) => match verify_events(phase, schedule, target, bound, Some(&maps)) {
-            // The same findings as the sorting check's, which names the clashes.
-            Some(r) => r,
-            None => verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(())),
-        },
-        None => verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(())),
+    if let Some(maps) = &maps {
+        if let Some(r) = verify_events(phase, schedule, target, bound, Some(maps)) {
+            return r;
+        }
     }
+    // Too long for the maps, or they clash: the sorting check names the conflicts.
+    verify_sorted(phase, schedule, target, bound)
+}
+
+/// [`verify_events`] without the maps, which always finishes.
+fn verify_sorted(
+    phase: &Phase,
+    schedule: &Schedule,
+    target: &Target,
+    bound: u64,
+) -> Result<(), Vec<VerifyError>> {
+    verify_events(phase, schedule, target, bound, None).expect("only the maps' check stops early")
 }
 
 /// [`verify`] with every selection and capture gathered and sorted (no
@@ -331,8 +340,12 @@ pub(crate) fn verify_by_sorting(
     if let Err(e) = validate_phase(phase, target) {
         return Err(vec![e.into()]);
     }
-    let bound = lower_bound_of_valid(phase, target).cycles;
-    verify_events(phase, schedule, target, bound, None).unwrap_or(Ok(()))
+    verify_sorted(
+        phase,
+        schedule,
+        target,
+        lower_bound_of_valid(phase, target).cycles,
+    )
 }
 
 /// The checks of [`verify_valid`]. With `maps`, selections and captures are
@@ -385,8 +398,12 @@ fn verify_events(
         let mut selects: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_port);
         // (tile, port, start, end, fragment, transfer): captures, by tile.
         let mut captures: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_tile);
-        // (port, cycle) of this fragment's selections (the maps': one each).
-        let mut selected: Vec<(u32, u32)> = Vec::new();
+        // Per port, the (fragment, cycle) of the last selection marked on
+        // the maps: one fragment's receives on one port share it.
+        let mut marked: Vec<(u32, u32)> = match maps {
+            Some(_) => vec![(u32::MAX, u32::MAX); n],
+            None => Vec::new(),
+        };
         // (destination index, start, end): received transfer-relative byte ranges.
         let mut got: Vec<(u32, u32, u32)> = Vec::new();
         // Ports on which some receive of the current fragment is its own tile's.
@@ -414,7 +431,6 @@ fn verify_events(
             let words = f.words(word);
             let first_transfer = f.receives[0].transfer;
             own_ports.clear();
-            selected.clear();
             let mut own_ports_known = false;
             sends.push((
                 f.src_tile,
@@ -511,10 +527,14 @@ fn verify_events(
                 let (rs, re, fk) = (sat(rs), sat(re), sat(fi as u64));
                 match maps {
                     Some((ports, caps)) => {
-                        // One fragment's receives on one port share its selection.
-                        if !selected.contains(&(r.port, rs)) {
-                            selected.push((r.port, rs));
-                            ports.mark(r.port as usize, rs, re);
+                        match marked.get_mut(r.port as usize) {
+                            Some(m) if *m == (fk, rs) => {}
+                            Some(m) => {
+                                *m = (fk, rs);
+                                ports.mark(r.port as usize, rs, re);
+                            }
+                            // Outside the map: a clash, for the sorting check.
+                            None => ports.mark(usize::MAX, rs, re),
                         }
                         let from_partner = usize::from(r.port != d.tile);
                         caps.mark(2 * d.tile as usize + from_partner, rs, re);

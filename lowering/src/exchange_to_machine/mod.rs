@@ -352,7 +352,8 @@ pub(crate) struct StreamSpec {
 /// weight read in GEMM blocks is a million 16-byte runs, made when they are
 /// needed ([`StoredRects::runs`]), a tile at a time.
 pub(crate) struct StoredRects {
-    pub shape: Vec<i64>,
+    /// The whole tensor, the rectangles' source.
+    pub whole: Block,
     pub elem_bytes: i64,
     pub rects: Vec<(Block, usize, Layout)>,
 }
@@ -367,15 +368,10 @@ impl StoredRects {
         out: &mut Vec<(u64, u64, u64)>,
     ) {
         let (rect, _, layout) = &self.rects[i];
-        let whole = Block {
-            tile: u32::MAX,
-            lo: vec![0; self.shape.len()],
-            hi: self.shape.clone(),
-        };
         scratch.clear();
         runs_for_layout(
             rect,
-            std::slice::from_ref(&whole),
+            std::slice::from_ref(&self.whole),
             self.elem_bytes,
             *layout,
             scratch,
@@ -989,7 +985,11 @@ fn stored_rects(p: &mut Planner<'_>, at: &crate::program::Stored, step: u32) -> 
         }
     }
     StoredRects {
-        shape: at.shape.clone(),
+        whole: Block {
+            tile: u32::MAX,
+            lo: vec![0; at.shape.len()],
+            hi: at.shape.clone(),
+        },
         elem_bytes: at.elem_bytes as i64,
         rects,
     }
