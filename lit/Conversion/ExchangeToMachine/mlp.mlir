@@ -26,8 +26,10 @@
 // the first weight block stays in the call.
 // CHECK-NEXT: machine.code {code_bytes = 792 : i64, exec = "0x4c000 to 0x4c31c", kernels = ["main", "cast_f8e4m3fn_f16_n512", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: -", "x2: exch", "s2: -"], tiles = "8 to 15"}
 // CHECK-NEXT: machine.code {code_bytes = 1212 : i64, {{.*}} kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n128", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n128", "rows_add_row_vector_f16_r8_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n128.partials", "x2: exch", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "1 to 7"}
-// Tile 0 also copies the part of the bias it holds itself.
-// CHECK-NEXT: machine.code {code_bytes = 1224 : i64, {{.*}} "s2: main.memcpy, rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
+// Tile 0 also copies the part of the bias it holds itself, during x2
+// (which neither sends from the copy's destination nor captures into its
+// source), so s2 only adds and activates.
+// CHECK-NEXT: machine.code {code_bytes = 1224 : i64, {{.*}} "x2: exch, main.memcpy", "s2: rows_add_row_vector_f16_r8_c16.rows, ew_gelu_f16_n128.elementwise"], tiles = "0"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 318 : i64, cycles = 235 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 135, lower bound 128, compact-streams)"}

@@ -5,7 +5,8 @@
 // `exch`, while the phase delivers the activations, and the call itself
 // starts at its workers. The second matmul's weights arrive by exchange, so
 // only its workers' records (which read no buffer: PRE = 2, `_prerec`) are
-// made ahead; its first weight block stays in the call.
+// made ahead; its first weight block stays in the call. Its local operand
+// copy (lcopy) runs during x2 too, before the prologue.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/x.mlir
 // RUN: FileCheck %s --check-prefix=EXCHANGE < %t/x.mlir
@@ -25,7 +26,7 @@
 // EXCHANGE-NOT: PRE = 1
 // EXCHANGE: exchange.sync
 
-// CHECK: program = ["x0: exch, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch", "x2: exch, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s2: lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"]
+// CHECK: program = ["x0: exch, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch", "x2: exch, lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s2: gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"]
 
 // DEVICE: tiles=16 cycles={{[0-9]+}}
 // DEVICE-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS

@@ -105,6 +105,17 @@ pub struct Prologue {
     pub reads: &'static [usize],
 }
 
+/// Cycles of `spec`'s split-off prologue (none: 0): what splitting it off
+/// takes off the kernel's own cycle formula.
+pub fn prologue_cycles(spec: &KernelSpec) -> Result<u64, String> {
+    if prologue(spec).is_none() {
+        return Ok(0);
+    }
+    let mut whole = spec.clone();
+    whole.params.insert("PRE".into(), 0);
+    Ok(crate::device::kernel_cycles(&whole)?.saturating_sub(crate::device::kernel_cycles(spec)?))
+}
+
 /// The prologue `spec` has split off, declared beside its record layout:
 /// `gemm_amp`'s worker records and, with PRE = 1, its first weight block
 /// (which reads B, word 1, into the AMP's bank); with PRE = 2 the records

@@ -142,11 +142,14 @@ fn main_text(steps: &[StepShape], table: u64) -> String {
         match step {
             StepShape::Compute(calls) => {
                 s.push_str(&format!("    # superstep {i}: compute\n"));
-                for (c, pre) in calls {
-                    if let Some(p) = pre {
-                        call(&mut s, addr(slot), p);
+                for entry in calls {
+                    // A call run during the phase before still has its slot here.
+                    if let Some((c, pre)) = entry {
+                        if let Some(p) = pre {
+                            call(&mut s, addr(slot), p);
+                        }
+                        call(&mut s, addr(slot), c);
                     }
-                    call(&mut s, addr(slot), c);
                     slot += 1;
                 }
             }
@@ -320,10 +323,12 @@ fn fold_grids(
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum StepShape {
     /// Kernel calls (`<link name>.<entry>`), each with its prologue's when
-    /// that runs just before it.
-    Compute(Vec<(String, Option<String>)>),
-    /// An exchange, then the prologues that run ahead of the next
-    /// superstep's calls, each with its call's index there.
+    /// that runs just before it; `None` for a call run during the phase
+    /// before.
+    Compute(Vec<Option<(String, Option<String>)>>),
+    /// An exchange, then the calls that run whole in it and the prologues
+    /// that run ahead of the next superstep's calls, each with its call's
+    /// index there.
     Exchange(Vec<(String, usize)>),
 }
 
@@ -506,24 +511,27 @@ pub(crate) fn build_package_from(
             .map(|s| match steps[s].kind {
                 ipu_package::StepKind::Exchange => {
                     let next = w.calls.get(&(s + 1)).map_or(&[][..], |v| v.as_slice());
-                    StepShape::Exchange(
-                        w.ahead
-                            .get(&s)
-                            .map(|ks| {
-                                ks.iter()
-                                    .filter_map(|&k| {
-                                        next.get(k).and_then(prologue_of).map(|p| (p, k))
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    )
+                    let whole = w.during.get(&s).into_iter().flatten().filter_map(|&k| {
+                        next.get(k).map(|c| {
+                            let (n, e) = link_name(&c.kernel);
+                            (format!("{n}.{e}"), k)
+                        })
+                    });
+                    let pro = w
+                        .ahead
+                        .get(&s)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|&k| next.get(k).and_then(prologue_of).map(|p| (p, k)));
+                    StepShape::Exchange(whole.chain(pro).collect())
                 }
                 _ => {
-                    let ahead = s
-                        .checked_sub(1)
-                        .and_then(|p| w.ahead.get(&p))
-                        .map_or(&[][..], |v| v.as_slice());
+                    fn before(m: &BTreeMap<usize, Vec<usize>>, s: usize) -> &[usize] {
+                        s.checked_sub(1)
+                            .and_then(|p| m.get(&p))
+                            .map_or(&[][..], |v| v.as_slice())
+                    }
+                    let (ahead, during) = (before(&w.ahead, s), before(&w.during, s));
                     StepShape::Compute(
                         w.calls
                             .get(&s)
@@ -531,9 +539,12 @@ pub(crate) fn build_package_from(
                                 cs.iter()
                                     .enumerate()
                                     .map(|(k, c)| {
+                                        if during.contains(&k) {
+                                            return None;
+                                        }
                                         let (n, e) = link_name(&c.kernel);
                                         let pre = prologue_of(c).filter(|_| !ahead.contains(&k));
-                                        (format!("{n}.{e}"), pre)
+                                        Some((format!("{n}.{e}"), pre))
                                     })
                                     .collect()
                             })
@@ -621,10 +632,13 @@ pub(crate) fn build_package_from(
                             let pre: Vec<&str> = ahead.iter().map(|(p, _)| p.as_str()).collect();
                             format!("{label}: exch, {}", pre.join(", "))
                         }
-                        StepShape::Compute(c) if c.is_empty() => format!("{label}: -"),
+                        StepShape::Compute(c) if c.iter().all(Option::is_none) => {
+                            format!("{label}: -")
+                        }
                         StepShape::Compute(c) => {
                             let names: Vec<String> = c
                                 .iter()
+                                .flatten()
                                 .map(|(n, pre)| match pre {
                                     Some(p) => format!("{p}, {n}"),
                                     None => n.clone(),

@@ -218,11 +218,21 @@ pub(crate) struct TileWork {
     /// prologue runs in it, after the `exch`; a call with a prologue that
     /// is not here runs it just before itself.
     pub ahead: BTreeMap<usize, Vec<usize>>,
+    /// Per exchange step, the calls of the next step (their indices, in
+    /// order) that run whole in it, after the `exch` and before the
+    /// prologues: local copies the phase does not disturb.
+    pub during: BTreeMap<usize, Vec<usize>>,
+    /// Per exchange step, the cycles of the copies in `during`.
+    pub during_cycles: BTreeMap<usize, u64>,
     /// Program buffer -> local index ([`NOT_LOCAL`] for none).
     local: Vec<usize>,
     /// Local index -> program buffer.
     pub ids: Vec<BufId>,
 }
+
+/// Supervisor issues between a phase's `exch` and the first copy it runs
+/// (the copy's record address and its call).
+const DURING_ISSUE_CYCLES: u64 = 3;
 
 /// [`TileWork::local`]'s mark of a buffer the tile does not hold.
 const NOT_LOCAL: usize = usize::MAX;
@@ -260,8 +270,10 @@ impl TileWork {
     /// exchange step before the call's, when nothing between the two
     /// disturbs it there: no call of its kernel source before it in its
     /// step, and neither that phase's captures on this tile nor the calls
-    /// before it touch a buffer the prologue reads. The buffers it reads
-    /// are then alive from the exchange step on.
+    /// before it touch a buffer the prologue reads (the copies run during
+    /// the phase, [`Self::during`], come before the prologues there and do
+    /// not count). The buffers it reads are then alive from the exchange
+    /// step on.
     fn place_prologues(&mut self, kinds: &[StepKind]) {
         let steps: Vec<usize> = self.calls.keys().copied().collect();
         for s in steps {
@@ -288,7 +300,14 @@ impl TileWork {
                 let Some(pro) = records::prologue(spec) else {
                     continue;
                 };
-                let before = &calls[..i];
+                // The copies run during the phase come first there.
+                let during = self.during.get(&(s - 1)).map_or(&[][..], |v| v.as_slice());
+                let before: Vec<&Call> = calls[..i]
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !during.contains(k))
+                    .map(|(_, c)| c)
+                    .collect();
                 let same_source = before
                     .iter()
                     .any(|b| matches!(&b.kernel, Kernel::Lib(x) if x.source == spec.source));
@@ -763,14 +782,31 @@ pub(crate) fn plan(
                  (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
                  phases: &mut dyn Iterator<Item = PhaseResult>|
      -> Result<Plan, Diagnostic> {
-        let mut steps = Vec::with_capacity(program.steps.len());
+        let mut steps: Vec<StepSummary> = Vec::with_capacity(program.steps.len());
         for (s, step) in program.steps.iter().enumerate() {
             let si = s as u32;
             match step {
                 Step::Compute(c) => {
                     // Local copies first: each tile's stepped groups on its
                     // workers (lcopy), or the supervisor's byte copy where cheaper.
+                    // A copy runs during the phase just before (after its
+                    // `exch`) when that phase neither captures into its
+                    // source nor sends from its destination (its captures
+                    // land in other bytes of that buffer, at the sync).
+                    let phase_before = match si.checked_sub(1).map(|b| &program.steps[b as usize]) {
+                        Some(Step::Exchange(ph)) => Some(ph),
+                        _ => None,
+                    };
+                    let overlaps = |m: &crate::program::Move| {
+                        phase_before.is_some_and(|ph| {
+                            !ph.moves.iter().any(|x| x.dst == m.src || x.src == m.dst)
+                        })
+                    };
+                    // Per tile: cycles of the copies run during the phase, and of the rest.
+                    let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();
+                    let mut rest_cycles: BTreeMap<u32, u64> = BTreeMap::new();
                     for m in &c.copies {
+                        let ahead = overlaps(m);
                         let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
                         for t in &m.transfers {
                             by_tile.entry(t.src_tile).or_default().push((
@@ -782,6 +818,13 @@ pub(crate) fn plan(
                         for (tile, ts) in by_tile {
                             let groups = records::local_copy_calls(&ts)
                                 .map_err(|e| Diagnostic::error(c.loc, e))?;
+                            let cost: u64 = groups.iter().map(|g| g.1).sum();
+                            let cycles = if ahead {
+                                &mut during_cycles
+                            } else {
+                                &mut rest_cycles
+                            };
+                            *cycles.entry(tile).or_default() += cost;
                             let mut calls = Vec::new();
                             for (group, _) in groups {
                                 match group {
@@ -808,11 +851,17 @@ pub(crate) fn plan(
                                 }
                             }
                             let w = p.tiles.entry(tile).or_default();
+                            // A copy run during the phase uses its buffers from then on.
+                            let at = if ahead { si - 1 } else { si };
                             for mut call in calls {
                                 for x in &mut call.record {
-                                    *x = w.local_word(program, *x, si);
+                                    *x = w.local_word(program, *x, at);
                                 }
-                                w.calls.entry(s).or_default().push(call);
+                                let here = w.calls.entry(s).or_default();
+                                if ahead {
+                                    w.during.entry(s - 1).or_default().push(here.len());
+                                }
+                                here.push(call);
                             }
                         }
                     }
@@ -832,10 +881,29 @@ pub(crate) fn plan(
                             });
                         }
                     }
+                    // With copies moved into the phase, the estimates are the
+                    // phase's or its longest copies, and the busiest tile's rest.
+                    let mut cycles = c.cycles;
+                    if !during_cycles.is_empty() {
+                        for v in &c.vertices {
+                            let k = match &v.call.kernel {
+                                Kernel::Lib(spec) => crate::device::kernel_cycles(spec)
+                                    .map_err(|e| Diagnostic::error(c.loc, e))?,
+                                Kernel::Memcpy => 0,
+                            };
+                            for &t in &v.tiles {
+                                *rest_cycles.entry(t).or_default() += k;
+                            }
+                        }
+                        cycles = Some(rest_cycles.values().copied().max().unwrap_or(0));
+                        for (t, c) in during_cycles {
+                            p.tiles.entry(t).or_default().during_cycles.insert(s - 1, c);
+                        }
+                    }
                     steps.push(StepSummary {
                         kind: StepKind::Compute,
                         label: format!("{} {}", c.name, c.label),
-                        cycles: c.cycles,
+                        cycles,
                         bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
                     });
                 }
@@ -902,6 +970,44 @@ pub(crate) fn plan(
         let kinds: Vec<StepKind> = steps.iter().map(|s| s.kind).collect();
         for w in p.tiles.values_mut() {
             w.place_prologues(&kinds);
+        }
+        // An exchange step's estimate: its phase, or the supervisor's work
+        // run during it (copies, then prologues) on the busiest tile.
+        let mut during: BTreeMap<usize, u64> = BTreeMap::new();
+        let mut pro_memo: BTreeMap<String, u64> = BTreeMap::new();
+        for w in p.tiles.values() {
+            let mut work = w.during_cycles.clone();
+            for (&x, ks) in &w.ahead {
+                for &k in ks {
+                    if let Some(Kernel::Lib(spec)) = w
+                        .calls
+                        .get(&(x + 1))
+                        .and_then(|c| c.get(k))
+                        .map(|c| &c.kernel)
+                    {
+                        let name = spec.name();
+                        let c = match pro_memo.get(&name) {
+                            Some(&c) => c,
+                            None => {
+                                let c = records::prologue_cycles(spec)
+                                    .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
+                                pro_memo.insert(name, c);
+                                c
+                            }
+                        };
+                        *work.entry(x).or_default() += c;
+                    }
+                }
+            }
+            for (x, c) in work {
+                let e = during.entry(x).or_default();
+                *e = (*e).max(c);
+            }
+        }
+        for (x, c) in during {
+            if let Some(step) = steps.get_mut(x) {
+                step.cycles = step.cycles.map(|e| e.max(c + DURING_ISSUE_CYCLES));
+            }
         }
         Ok(Plan {
             tiles: std::mem::take(&mut p.tiles),
