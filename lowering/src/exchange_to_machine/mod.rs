@@ -234,6 +234,54 @@ pub(crate) struct TileWork {
 /// (the copy's record address and its call).
 const DURING_ISSUE_CYCLES: u64 = 3;
 
+/// Whether local copy `m` of a compute set may run during `phase`, the
+/// exchange just before it: the phase captures into nothing the copy reads
+/// and sends from nothing it writes, and its captures into the copy's
+/// destination buffer land in other bytes of it.
+pub(crate) fn runs_during(phase: &crate::program::PhaseDecl, m: &crate::program::Move) -> bool {
+    if phase.moves.iter().any(|x| x.dst == m.src || x.src == m.dst) {
+        return false;
+    }
+    let into: Vec<&crate::program::Move> = phase.moves.iter().filter(|x| x.dst == m.dst).collect();
+    if into.is_empty() {
+        return true;
+    }
+    // The bytes the copy writes, per tile: sorted, disjoint ranges.
+    let mut written: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+    for t in &m.transfers {
+        for d in &t.dsts {
+            let a = u64::from(d.offset);
+            written
+                .entry(d.tile)
+                .or_default()
+                .push((a, a + u64::from(t.len)));
+        }
+    }
+    for v in written.values_mut() {
+        v.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+        for &(a, b) in v.iter() {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        *v = merged;
+    }
+    !into.iter().any(|x| {
+        x.transfers.iter().any(|t| {
+            t.dsts.iter().any(|d| {
+                written.get(&d.tile).is_some_and(|v| {
+                    let (a, b) = (u64::from(d.offset), u64::from(d.offset) + u64::from(t.len));
+                    // The last range starting before b is the only one that can reach past a.
+                    let i = v.partition_point(|r| r.0 < b);
+                    i > 0 && v[i - 1].1 > a
+                })
+            })
+        })
+    })
+}
+
 /// [`TileWork::local`]'s mark of a buffer the tile does not hold.
 const NOT_LOCAL: usize = usize::MAX;
 
@@ -798,9 +846,7 @@ pub(crate) fn plan(
                         _ => None,
                     };
                     let overlaps = |m: &crate::program::Move| {
-                        phase_before.is_some_and(|ph| {
-                            !ph.moves.iter().any(|x| x.dst == m.src || x.src == m.dst)
-                        })
+                        phase_before.is_some_and(|ph| runs_during(ph, m))
                     };
                     // Per tile: cycles of the copies run during the phase, and of the rest.
                     let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();

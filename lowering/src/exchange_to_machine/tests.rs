@@ -1,6 +1,8 @@
 //! The machine stage's parallel parts give what doing each part in turn
 //! gives: the exchange rows equal a sequential build, and the package and
-//! summaries do not depend on the number of threads.
+//! summaries do not depend on the number of threads. And local copies run
+//! during the phase before their compute set only when it cannot disturb
+//! them.
 
 use super::*;
 use ipu_ir::pass::PassManager;
@@ -151,4 +153,91 @@ fn package_and_summaries_do_not_depend_on_the_thread_count() {
         assert_eq!(many.1, one.1, "{threads} threads");
         assert_eq!(many.2, one.2, "{threads} threads");
     }
+}
+
+#[test]
+fn local_copies_run_during_the_phase_before_unless_it_touches_them() {
+    use crate::program::Move;
+    let (cx, f) = exchange_stage();
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let program = Program::read(&cx, f).unwrap_or_else(|d| panic!("{d}"));
+    // The MLP's tile 0 copies the part of the bias it holds itself, in a
+    // compute set right after a phase.
+    let (s, copy) = program
+        .steps
+        .iter()
+        .enumerate()
+        .find_map(|(s, st)| match st {
+            Step::Compute(c)
+                if s > 0
+                    && !c.copies.is_empty()
+                    && matches!(program.steps[s - 1], Step::Exchange(_)) =>
+            {
+                Some((s, c.copies[0].clone()))
+            }
+            _ => None,
+        })
+        .expect("a compute set with a local copy after a phase");
+    let tile = copy.transfers[0].src_tile;
+    let during = |program: &Program| {
+        let plan = plan(&cx, f, program, &target).unwrap_or_else(|d| panic!("{d}"));
+        let w = &plan.tiles[&tile];
+        let calls = w.calls.get(&s).map_or(0, |c| c.len());
+        let moved = w.during.get(&(s - 1)).cloned().unwrap_or_default();
+        (calls, moved)
+    };
+    let (calls, moved) = during(&program);
+    assert!(calls > 0);
+    assert!(!moved.is_empty(), "the copy runs during the phase");
+    assert!(moved.iter().all(|&k| k < calls));
+    // A phase that sends from the copy's destination, or captures into its
+    // source or onto the bytes it writes, keeps the copy in its compute set;
+    // a capture beside those bytes does not.
+    let other = other_buffer(&program, &copy);
+    let end = copy
+        .transfers
+        .iter()
+        .filter(|t| t.dsts[0].tile == tile)
+        .map(|t| t.dsts[0].offset + t.len)
+        .max()
+        .expect("a transfer");
+    let capture_at = |offset: u32| {
+        let Step::Exchange(ph) = &program.steps[s - 1] else {
+            unreachable!()
+        };
+        let mut ph = ph.clone();
+        ph.moves.push(Move {
+            src: other,
+            dst: copy.dst,
+            transfers: vec![crate::exchange_schedule::Transfer::unicast(
+                tile, 0, 1, tile, offset,
+            )],
+        });
+        runs_during(&ph, &copy)
+    };
+    assert!(!capture_at(end - 1), "a capture onto the copy's last byte");
+    assert!(capture_at(end), "a capture just past the copy's bytes");
+    for (src, dst) in [(copy.dst, other), (other, copy.src)] {
+        let mut touched = program.clone();
+        let Step::Exchange(ph) = &mut touched.steps[s - 1] else {
+            unreachable!()
+        };
+        let disturbing = Move {
+            src,
+            dst,
+            transfers: Vec::new(),
+        };
+        ph.moves.push(disturbing);
+        assert!(!runs_during(ph, &copy));
+        let (calls_after, moved_after) = during(&touched);
+        assert_eq!(calls_after, calls, "the copy is still called");
+        assert!(moved_after.is_empty(), "the copy stays in its compute set");
+    }
+}
+
+/// A buffer of `program` that is neither `copy`'s source nor its destination.
+fn other_buffer(program: &Program, copy: &crate::program::Move) -> BufId {
+    (0..program.buffers.len())
+        .find(|&b| b != copy.src && b != copy.dst)
+        .expect("another buffer")
 }
