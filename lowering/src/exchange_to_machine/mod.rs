@@ -246,18 +246,18 @@ pub(crate) fn runs_during(phase: &crate::program::PhaseDecl, m: &crate::program:
     if into.is_empty() {
         return true;
     }
-    // The bytes the copy writes, per tile: sorted, disjoint ranges.
-    let mut written: BTreeMap<u32, Vec<(u64, u64)>> = BTreeMap::new();
+    // The bytes the copy writes, per tile (by index): sorted, disjoint ranges.
+    let mut written: Vec<Vec<(u64, u64)>> = Vec::new();
     for t in &m.transfers {
         for d in &t.dsts {
-            let a = u64::from(d.offset);
-            written
-                .entry(d.tile)
-                .or_default()
-                .push((a, a + u64::from(t.len)));
+            let (tile, a) = (d.tile as usize, u64::from(d.offset));
+            if written.len() <= tile {
+                written.resize_with(tile + 1, Vec::new);
+            }
+            written[tile].push((a, a + u64::from(t.len)));
         }
     }
-    for v in written.values_mut() {
+    for v in written.iter_mut() {
         v.sort_unstable();
         let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
         for &(a, b) in v.iter() {
@@ -271,7 +271,7 @@ pub(crate) fn runs_during(phase: &crate::program::PhaseDecl, m: &crate::program:
     !into.iter().any(|x| {
         x.transfers.iter().any(|t| {
             t.dsts.iter().any(|d| {
-                written.get(&d.tile).is_some_and(|v| {
+                written.get(d.tile as usize).is_some_and(|v| {
                     let (a, b) = (u64::from(d.offset), u64::from(d.offset) + u64::from(t.len));
                     // The last range starting before b is the only one that can reach past a.
                     let i = v.partition_point(|r| r.0 < b);
@@ -1020,7 +1020,8 @@ pub(crate) fn plan(
         // An exchange step's estimate: its phase, or the supervisor's work
         // run during it (copies, then prologues) on the busiest tile.
         let mut during: BTreeMap<usize, u64> = BTreeMap::new();
-        let mut pro_memo: BTreeMap<String, u64> = BTreeMap::new();
+        let mut pro_memo: rustc_hash::FxHashMap<&ipu_isa::kernels::KernelSpec, u64> =
+            rustc_hash::FxHashMap::default();
         for w in p.tiles.values() {
             let mut work = w.during_cycles.clone();
             for (&x, ks) in &w.ahead {
@@ -1031,13 +1032,12 @@ pub(crate) fn plan(
                         .and_then(|c| c.get(k))
                         .map(|c| &c.kernel)
                     {
-                        let name = spec.name();
-                        let c = match pro_memo.get(&name) {
+                        let c = match pro_memo.get(spec) {
                             Some(&c) => c,
                             None => {
                                 let c = records::prologue_cycles(spec)
                                     .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
-                                pro_memo.insert(name, c);
+                                pro_memo.insert(spec, c);
                                 c
                             }
                         };
