@@ -838,21 +838,16 @@ pub(crate) fn plan(
                     // Local copies first: each tile's stepped groups on its
                     // workers (lcopy), or the supervisor's byte copy where cheaper.
                     // A copy runs during the phase just before (after its
-                    // `exch`) when that phase neither captures into its
-                    // source nor sends from its destination (its captures
-                    // land in other bytes of that buffer, at the sync).
+                    // `exch`) when that phase cannot disturb it (`runs_during`).
                     let phase_before = match si.checked_sub(1).map(|b| &program.steps[b as usize]) {
                         Some(Step::Exchange(ph)) => Some(ph),
                         _ => None,
-                    };
-                    let overlaps = |m: &crate::program::Move| {
-                        phase_before.is_some_and(|ph| runs_during(ph, m))
                     };
                     // Per tile: cycles of the copies run during the phase, and of the rest.
                     let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();
                     let mut rest_cycles: BTreeMap<u32, u64> = BTreeMap::new();
                     for m in &c.copies {
-                        let ahead = overlaps(m);
+                        let in_phase = phase_before.is_some_and(|ph| runs_during(ph, m));
                         let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
                         for t in &m.transfers {
                             by_tile.entry(t.src_tile).or_default().push((
@@ -865,7 +860,7 @@ pub(crate) fn plan(
                             let groups = records::local_copy_calls(&ts)
                                 .map_err(|e| Diagnostic::error(c.loc, e))?;
                             let cost: u64 = groups.iter().map(|g| g.1).sum();
-                            let cycles = if ahead {
+                            let cycles = if in_phase {
                                 &mut during_cycles
                             } else {
                                 &mut rest_cycles
@@ -898,13 +893,13 @@ pub(crate) fn plan(
                             }
                             let w = p.tiles.entry(tile).or_default();
                             // A copy run during the phase uses its buffers from then on.
-                            let at = if ahead { si - 1 } else { si };
+                            let at = if in_phase { si - 1 } else { si };
                             for mut call in calls {
                                 for x in &mut call.record {
                                     *x = w.local_word(program, *x, at);
                                 }
                                 let here = w.calls.entry(s).or_default();
-                                if ahead {
+                                if in_phase {
                                     w.during.entry(s - 1).or_default().push(here.len());
                                 }
                                 here.push(call);
@@ -927,8 +922,8 @@ pub(crate) fn plan(
                             });
                         }
                     }
-                    // With copies moved into the phase, the estimates are the
-                    // phase's or its longest copies, and the busiest tile's rest.
+                    // With copies moved into the phase, this set's estimate is
+                    // the busiest tile's rest (the phase's is raised below).
                     let mut cycles = c.cycles;
                     if !during_cycles.is_empty() {
                         for v in &c.vertices {
