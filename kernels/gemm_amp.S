@@ -1,19 +1,24 @@
 # GEMM on the AMP (accumulating matrix product unit).
 #
-#   C[nb][m][0..16] = sum_k A[m][k] * B[nb][k][0..16]      (nb = N / 16 blocks)
+#   C[m][n] = sum_k A[m][k] * B[k][n]          (M x N row-major partials)
 #
 # K is processed in NKC = K / KC chunks of KC (KC x 16 weights fill at most
-# one 4 KiB AMP bank); the first chunk writes C, the others add to it.
-# Layouts (all three in the interleaved region):
+# one 4 KiB AMP bank), N in NB = N / 16 column blocks of 16; the blocks run
+# column block by column block, the K-chunks of each one after another.
+# Layouts (all in the interleaved region):
 #   A: NKC chunks of M x KC (row-major within a chunk; for NKC = 1 simply
 #      M x K row-major), input type; KC a multiple of the K-block; 8 bytes of
 #      readable slack after A.
-#   B: N/16 x NKC blocks of KC x 16, in that order, each block contiguous;
+#   B: N/16 x NKC blocks of KC x 16, in that order, each block contiguous
+#      (so B is N/16 column blocks of K x 16, one after another);
 #      8*M bytes of readable slack after B.
-#   C: N/16 blocks of M x 16 partials (f32 or f16); 8 bytes of readable slack.
-# State ($m0 at entry, 16 + 6*32 bytes, 4-aligned):
-#   +0 A, +4 B, +8 C, +12 f8 scale (s_A + s_B), +16.. six 32-byte worker records
-#   the kernel fills in itself.
+#   C: M x N row-major partials (f32 or f16); 8 bytes of readable slack.
+#   T (only with K-chunks and more than one column block, TMP = 1): M x 16
+#      partials, 8 bytes of readable slack: the K-chunks of a column block
+#      but the last accumulate there, the last one adds T into C's columns.
+# State ($m0 at entry, 4-aligned): +0 A, +4 B, +8 C, +12 f8 scale
+#   (s_A + s_B), [+16 T with TMP], then six RSZ-byte worker records the
+#   kernel fills in itself (GEMM_STATE_BYTES in ipu_isa::kernels).
 # Call: `call $m15, <entry>`; returns with `jmp $m15`. Uses $m0-$m14.
 #
 # How it reaches the AMP's peak: the M rows are split over the six workers;
@@ -21,7 +26,9 @@
 # bundle, its partials drained during the next row and stored by the same
 # bundle), and while it does, the memory slots it does not need for inputs
 # and outputs load the *next* weight block into the AMP's shadow bank
-# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks.
+# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks. With
+# more than one column block a row's 16 outputs are followed by a jump of
+# the output pointer to the next row of C (one issue per row).
 
         .param TYPE, 1          # 0: f16 in, f32 partials; 1: f16 in, f16 partials;
                                 # 2: f8E4M3FN in, f16 out; 3: f8E5M2 in, f16 out;
@@ -93,6 +100,10 @@
         .set R_LO, M / 6
         .set REM, M % 6
         .set FIRSTW, BLOCK * (NB * NKC > 1)
+        .set TMP, (NKC > 1) & (NB > 1)   # K-chunks accumulate in T
+        .set SKIP, (N - 16) * PB         # from a row's 16 outputs to the next row of C
+        .set WREC, 16 + 4 * TMP          # the worker records
+        .set RSZ, 40                     # bytes of one worker record
 
         .if (KC % KB != 0) | (K <= 0)
         .error "K must be a positive multiple of the K-block"
@@ -105,6 +116,9 @@
         .endif
         .if M <= 0
         .error "M must be positive"
+        .endif
+        .if N * PB > 32767
+        .error "N x the partials' bytes must stay below 32 KiB (a row of C)"
         .endif
         .if (PRE < 0) | (PRE > 2)
         .error "PRE must be 0, 1 or 2"
@@ -122,7 +136,7 @@
         # split moves some of the supervisor's set-up out of the 100), and
         # gemm_amp only reloads the next block's source; with PRE = 2 the
         # records (about 145), and gemm_amp loads the first block.
-        .cycles "(PRE == 0) * (100 + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1)) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
+        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -166,21 +180,30 @@
         .endif
         .set P, P + 1
         .endr
+        # After a row's outputs are stored: on to the next row of C.
+        .if (NB > 1) & (\first == 0)
+        add $m6, $m6, $m11
+        .endif
         .endm
 
-# The prologue: the six workers' records (x, rows, out, next-weights
-# source, shadow offset, scale) and the first weight block, loaded by the
-# supervisor into the shadow bank and swapped in. The records need only
-# the state's addresses, the block B's data, so the code generator may run
-# gemm_amp_pre while the exchange before the call's superstep is still
-# delivering A (PRE = 1) or A and B (PRE = 2).
+# The prologue: the six workers' records and the first weight block,
+# loaded by the supervisor into the shadow bank and swapped in. A worker's
+# record: +0 x, +4 rows, +8 out, +12 next-weights source, +16 shadow offset,
+# +20 scale, +24 accumulate (a K-chunk after the first), +28 partials in,
+# +32 the jump from a row's outputs to the next row's, +36 its first row in
+# C's current column block. The records need only the state's addresses,
+# the block B's data, so the code generator may run gemm_amp_pre while the
+# exchange before the call's superstep is still delivering A (PRE = 1) or
+# A and B (PRE = 2).
         .macro RECORDS
         ld32 $m1, [$m0+0]
         ld32 $m2, [$m0+4]
         ld32 $m3, [$m0+8]
         ld32 $m4, [$m0+12]
-        # Worker records: x, rows, out, next-weights source, shadow offset, scale.
-        add $m10, $m0, 16
+        .if TMP
+        ld32 $m5, [$m0+16]
+        .endif
+        add $m10, $m0, WREC
         setzi $m11, 0
         setzi $m12, 6
         rpt $m12, fill_end
@@ -195,16 +218,24 @@
         st32 $m14, [$m10+0]
         setzi $m14, 0
         st32 $m14, [$m10+24]
-        mul $m14, $m13, 16 * PB
+        mul $m14, $m13, N * PB
         add $m14, $m14, $m3
+        st32 $m14, [$m10+36]
+        .if TMP
+        mul $m14, $m13, 16 * PB
+        add $m14, $m14, $m5
+        .endif
         st32 $m14, [$m10+8]
+        st32 $m14, [$m10+28]
+        setzi $m14, SKIP * (TMP == 0)
+        st32 $m14, [$m10+32]
         mul $m14, $m13, WPR * 8
         st32 $m14, [$m10+16]
         add $m14, $m14, $m2
         add $m14, $m14, FIRSTW
         st32 $m14, [$m10+12]
         st32 $m4, [$m10+20]
-        add $m10, $m10, 32
+        add $m10, $m10, RSZ
         add $m11, $m11, 1
 fill_end:
         .endm
@@ -239,10 +270,10 @@ gemm_amp:
         setzi $m8, gemm_amp_worker
         setzi $m1, 0                   # K-chunk of the next block
 block:
-        add $m10, $m0, 16
+        add $m10, $m0, WREC
         .rept 6
         run $m8, $m10
-        add $m10, $m10, 32
+        add $m10, $m10, RSZ
         .endr
         sync 0
         add $m9, $m9, -1
@@ -257,7 +288,9 @@ loadn_end:
         ampswap
         # The next block: another K-chunk of the same columns (inputs move
         # on by one chunk, outputs stay and are added to), or the first
-        # chunk of the next 16 columns (inputs back to chunk 0, outputs on).
+        # chunk of the next 16 columns (inputs back to chunk 0, outputs on
+        # by 16 columns). With TMP the chunks but the last go to T and the
+        # last adds T into C ($m4: 0 keep, 1 into C, 2 a new column block).
         .if NKC > 1
         add $m1, $m1, 1
         cmpeq $m13, $m1, NKC
@@ -266,16 +299,18 @@ loadn_end:
         setzi $m2, 0
         setzi $m13, (NKC - 1) * M * KC * EB
         sub $m2, $m2, $m13
-        setzi $m11, M * 16 * PB
+        setzi $m11, 16 * PB
         setzi $m3, 0
+        setzi $m4, 2
         br deltas_done
 next_chunk:
         setzi $m2, M * KC * EB
         setzi $m11, 0
         setzi $m3, 1
+        cmpeq $m4, $m1, NKC - 1
 deltas_done:
         .else
-        setzi $m11, M * 16 * PB
+        setzi $m11, 16 * PB
         .endif
         # Weight sources move by one block (back to block 0 when the next
         # block is the last one).
@@ -286,7 +321,7 @@ deltas_done:
         setzi $m13, NB * NKC * BLOCK - BLOCK
         sub $m12, $m12, $m13
 advance:
-        add $m10, $m0, 16
+        add $m10, $m0, WREC
         setzi $m13, 6
         rpt $m13, advance_end
         .if NKC > 1
@@ -295,14 +330,44 @@ advance:
         st32 $m14, [$m10+0]
         st32 $m3, [$m10+24]
         .endif
+        .if TMP == 0
         ld32 $m14, [$m10+8]
         add $m14, $m14, $m11
         st32 $m14, [$m10+8]
+        .endif
         ld32 $m14, [$m10+12]
         add $m14, $m14, $m12
         st32 $m14, [$m10+12]
-        add $m10, $m10, 32
+        add $m10, $m10, RSZ
 advance_end:
+        .if TMP
+        brz $m4, block
+        add $m10, $m0, WREC
+        setzi $m13, 6
+        cmpeq $m14, $m4, 1
+        brz $m14, new_columns
+        # The last K-chunk: out of T into C's rows, jumping row to row.
+        setzi $m11, SKIP
+        rpt $m13, into_c_end
+        ld32 $m14, [$m10+36]
+        st32 $m14, [$m10+8]
+        st32 $m11, [$m10+32]
+        add $m10, $m10, RSZ
+into_c_end:
+        br block
+new_columns:
+        # A new column block: its first chunk into T again.
+        setzi $m11, 0
+        rpt $m13, new_columns_end
+        ld32 $m14, [$m10+36]
+        add $m14, $m14, 16 * PB
+        st32 $m14, [$m10+36]
+        ld32 $m14, [$m10+28]
+        st32 $m14, [$m10+8]
+        st32 $m11, [$m10+32]
+        add $m10, $m10, RSZ
+new_columns_end:
+        .endif
         br block
 done:
         jmp $m15
@@ -335,8 +400,11 @@ gemm_amp_worker:
         setzi $m2, KPH
         ampk $m2
         add $m3, $m3, -1
+        .if NB > 1
+        ld32 $m11, [$m0+32]            # from a row's outputs to the next row's
+        .endif
         .if NKC > 1
-        mov $m9, $m6                   # partials in (accumulating chunks)
+        ld32 $m9, [$m0+28]             # partials in (accumulating chunks)
         ld32 $m10, [$m0+24]
         brnz $m10, accumulate
         .endif

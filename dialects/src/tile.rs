@@ -210,9 +210,10 @@ pub static MATMUL: OpDef = OpDef {
     name: "tile.matmul",
     summary: "A compute set multiplying [M, K] by [K, N], or a batch [B, M, K] by [B, K, N] (either batch may be 1, \
               shared): the work is cut into a (pb x) pm x pn x pk grid of blocks (`plan`), block (b, i, j, k) on tile \
-              first + ((k * pb + b) * pm * pn + i * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
-              its cycle formula); with pk > 1 the `partials`-typed partial sums are reduced onto the k = 0 tiles. \
-              The result lives as `mapping` says.",
+              first + (((b * pm + i) * pk + k) * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
+              its cycle formula); with pk > 1 the `partials`-typed partial sums of a block are added up by its pk \
+              tiles, tile k a 1/pk share of the block's rows. The result lives as `mapping` says: the (batch x) \
+              (pm * pk) x pn grid on the same tiles.",
     operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
     results: RESULT,
     attributes: &[
@@ -795,11 +796,25 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         return Err(op_error(cx, op, "tiles must be [first, stride]"));
     }
     let m = mapping_of(cx, op)?;
-    if m.grid[..] != plan[..want - 1] || m.first_tile != tiles[0] || m.stride != tiles[1] {
+    let (pm, pk) = (plan[want - 3], plan[want - 1]);
+    let mut grid = plan[..want - 1].to_vec();
+    grid[want - 3] = pm.saturating_mul(pk);
+    if m.grid[..] != grid[..] || m.first_tile != tiles[0] || m.stride != tiles[1] {
         return Err(op_error(
             cx,
             op,
-            "the result mapping must be the plan's (batch x) M x N grid on its k = 0 tiles",
+            "the result mapping must be the plan's (batch x) (pm * pk) x pn grid on its tiles",
+        ));
+    }
+    // Each K tile's share of a block's rows is its block of the result.
+    let rows = if batched { a.get(1) } else { a.first() }.copied().unwrap_or(0).max(0) as u64;
+    let (pm, pk) = (pm as u64, pk as u64);
+    let bm = rows.div_ceil(pm);
+    if pk > 1 && (bm % pk != 0 || rows.div_ceil(pm.saturating_mul(pk)) != bm / pk) {
+        return Err(op_error(
+            cx,
+            op,
+            format!("splits K over {pk} tiles, which cannot share a block of {bm} rows evenly as the result grid's rows"),
         ));
     }
     let ok = if batched {

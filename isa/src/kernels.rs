@@ -532,9 +532,10 @@ pub enum RowWalk {
 /// target must declare as many: `threads.worker_contexts`).
 pub const WORKER_CONTEXTS: u32 = 6;
 
-/// Bytes of the GEMM kernel's state record (A, B, C, scale, one record per
-/// worker).
-pub const GEMM_STATE_BYTES: usize = 16 + WORKER_CONTEXTS as usize * 32;
+/// Bytes of the GEMM kernel's worker records (one per worker, which the
+/// kernel fills in itself), after its state words (A, B, C, scale, and T
+/// when it has an accumulator: [`KernelSpec::gemm_accumulator_bytes`]).
+pub const GEMM_WORKER_RECORD_BYTES: usize = WORKER_CONTEXTS as usize * 40;
 
 /// One specialisation of a library kernel: its source, entry and parameters.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -573,8 +574,8 @@ pub enum PartialsWide {
 }
 
 impl KernelSpec {
-    /// C[N/16][M][16] = A[M][K] x B[N/16][K][16] on the AMP (K x 16 weights
-    /// must fit one 4 KiB bank; see [`KernelSpec::gemm_chunked`] otherwise).
+    /// C[M][N] = A[M][K] x B[N/16][K][16] on the AMP (K x 16 weights must
+    /// fit one 4 KiB bank; see [`KernelSpec::gemm_chunked`] otherwise).
     pub fn gemm(ty: GemmType, m: usize, k: usize, n: usize) -> KernelSpec {
         KernelSpec {
             source: "gemm_amp",
@@ -589,11 +590,26 @@ impl KernelSpec {
     }
     /// The same with K processed in chunks of `kc` (A stored as K/kc chunks
     /// of M x kc, B as N/16 x K/kc blocks of kc x 16); chunks after the
-    /// first add to C.
+    /// first add to C (through the accumulator T with more than 16
+    /// columns: [`KernelSpec::gemm_accumulator_bytes`]).
     pub fn gemm_chunked(ty: GemmType, m: usize, k: usize, kc: usize, n: usize) -> KernelSpec {
         let mut s = KernelSpec::gemm(ty, m, k, n);
         s.params.insert("KC".into(), kc as i64);
         s
+    }
+    /// Bytes of the accumulator T a `gemm_amp` specialisation reads and
+    /// writes beside C (M x 16 partials and 8 bytes of slack, in the
+    /// interleaved region; its address is the state's fifth word), when it
+    /// has one: K in chunks and more than one 16-column block.
+    pub fn gemm_accumulator_bytes(&self) -> Option<usize> {
+        let p = |k: &str| self.params.get(k).copied().unwrap_or(0);
+        if self.source != "gemm_amp" {
+            return None;
+        }
+        let (k, kc, n, m) = (p("K"), p("KC"), p("N"), p("M"));
+        let chunked = kc > 0 && kc < k;
+        let pb = if matches!(p("TYPE"), 0 | 4) { 4 } else { 2 };
+        (chunked && n > 16).then(|| (m * 16 * pb + 8) as usize)
     }
     /// out = op(in0[, in1]) over n elements of f32 or f16.
     pub fn elementwise(op: EwOp, ty: ElemType, n: usize) -> KernelSpec {

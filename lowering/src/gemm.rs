@@ -179,10 +179,50 @@ impl GemmBlocks {
         }
     }
 
-    /// Tile of block (batch b, k, i, j), from `first` by `stride`: the k = 0
-    /// blocks of every batch first, so that they hold the result as the
-    /// (pb x) pm x pn grid.
+    /// The layout the GEMM reads B in: 16-column blocks of bk x 16, one
+    /// after another (row-major when there is one).
+    pub fn b_layout(&self) -> Layout {
+        if self.bn > N_BLOCK {
+            Layout::Chunks {
+                kc: N_BLOCK as i64,
+                rows: self.bk as i64,
+            }
+        } else {
+            Layout::RowMajor
+        }
+    }
+
+    /// Tile of block (batch b, k, i, j), from `first` by `stride`: the pk
+    /// K-blocks of row block i next to each other, so that with each one
+    /// holding a 1/pk share of the block's rows of the result (split-K
+    /// reduced over the K tiles), the result is the (pb x) (pm * pk) x pn
+    /// grid ([`GemmBlocks::result_grid`]).
     pub fn tile(&self, first: u64, stride: u64, b: u64, k: u64, i: u64, j: u64) -> u32 {
-        (first + (((k * self.pb + b) * self.pm + i) * self.pn + j) * stride) as u32
+        (first + ((((b * self.pm + i) * self.pk + k) * self.pn) + j) * stride) as u32
+    }
+
+    /// Rows of the result each of a block's pk tiles adds up and holds.
+    pub fn share_rows(&self) -> u64 {
+        self.bm / self.pk
+    }
+
+    /// The grid of the result: (pb x) (pm * pk) x pn, block (i * pk + k, j)
+    /// on the tile of block (k, i, j).
+    pub fn result_grid(&self) -> Vec<i64> {
+        let rows = vec![(self.pm * self.pk) as i64, self.pn as i64];
+        if self.ranked_batch {
+            [vec![self.pb as i64], rows].concat()
+        } else {
+            rows
+        }
+    }
+
+    /// Whether the K tiles' shares of the rows are the result grid's rows:
+    /// pk divides bm, and cutting M into pm * pk parts gives shares of
+    /// exactly bm / pk rows (the last ones may be short or empty).
+    pub fn shares_align(&self) -> bool {
+        self.pk == 1
+            || (self.bm.is_multiple_of(self.pk)
+                && self.m.div_ceil(self.pm * self.pk) == self.bm / self.pk)
     }
 }

@@ -142,11 +142,22 @@ fn check_gemm_pre(
     }
     let b_addr = A + ((ab.len() as u32 + 64 + 15) & !15);
     let c_addr = b_addr + ((bb.len() as u32 + 8 * m as u32 + 64 + 15) & !15);
+    // The accumulator T after C, when the specialisation has one.
+    let t_addr = c_addr + (((n * m * pb) as u32 + 64 + 15) & !15);
+    let spec_acc = ipu_isa::kernels::KernelSpec {
+        source: "gemm_amp",
+        entry: "gemm_amp",
+        params: params.clone(),
+    }
+    .gemm_accumulator_bytes();
     t.write(A, &ab).unwrap();
     t.write(b_addr, &bb).unwrap();
     let mut state = Vec::new();
     for v in [A, b_addr, c_addr, scale as u32] {
         state.extend(v.to_le_bytes());
+    }
+    if spec_acc.is_some() {
+        state.extend(t_addr.to_le_bytes());
     }
     t.write(STATE, &state).unwrap();
     t.start(img.symbol("main").unwrap(), 0);
@@ -166,7 +177,8 @@ fn check_gemm_pre(
                     want += p;
                     mag += p.abs();
                 }
-                let idx = (nb * m + row) * 16 + c;
+                // C is M x N row-major.
+                let idx = row * n + nb * 16 + c;
                 let got = if pb == 4 {
                     f32::from_le_bytes(out[4 * idx..4 * idx + 4].try_into().unwrap()) as f64
                 } else {

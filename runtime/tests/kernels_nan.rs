@@ -649,7 +649,8 @@ fn gemm_with_specials(ty: i64) {
     let mut specials_seen = [0usize; 3];
     for row in 0..m {
         for col in 0..n {
-            let idx = ((col / 16) * m + row) * 16 + col % 16;
+            // C is M x N row-major.
+            let idx = row * n + col;
             let got = if pb == 4 {
                 f32::from_le_bytes(out[4 * idx..4 * idx + 4].try_into().unwrap())
             } else {

@@ -29,14 +29,14 @@ use super::matmul_plan::{
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
-use crate::geometry::{mapping_of, spread, Block, Layout, Run};
+use crate::geometry::{blocks, mapping_of, spread, Block, Run};
 use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
 use ipu_isa::kernels::{ElemType, KernelSpec};
 use ipu_target::Target;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 pub struct Matmul;
 
@@ -441,18 +441,13 @@ impl DeviceOp for Matmul {
         check_blocks(&g, target).map_err(err)?;
         let spec = gemm_spec(&g);
         let cycles = kernel_cycles(&spec).map_err(err)?;
-        let (plan_attr, grid) = match batch {
-            None => (
-                vec![plan.pm as i64, plan.pn as i64, plan.pk as i64],
-                vec![plan.pm as i64, plan.pn as i64],
-            ),
-            Some(bt) => (
-                vec![bt, plan.pm as i64, plan.pn as i64, plan.pk as i64],
-                vec![bt, plan.pm as i64, plan.pn as i64],
-            ),
+        let plan_attr = match batch {
+            None => vec![plan.pm as i64, plan.pn as i64, plan.pk as i64],
+            Some(bt) => vec![bt, plan.pm as i64, plan.pn as i64, plan.pk as i64],
         };
+        // With split K each K tile holds a share of its block's rows.
         let m_map = Mapping {
-            grid,
+            grid: g.result_grid(),
             first_tile: 0,
             stride: 1,
         };
@@ -533,24 +528,26 @@ impl DeviceOp for Matmul {
             (bm * bk) as u64 * aeb,
             true,
         )?;
-        let b_at = b
-            .operand(
-                op,
-                1,
-                &needs(&g, tiles, 1),
-                Layout::RowMajor,
-                (bk * bn) as u64 * beb + 8 * bm as u64,
-                true,
-            )?
-            .at;
+        let b_at = b.operand(
+            op,
+            1,
+            &needs(&g, tiles, 1),
+            g.b_layout(),
+            (bk * bn) as u64 * beb + 8 * bm as u64,
+            true,
+        )?;
         b.begin_compute(op, "", "tile.matmul");
         let psize = (bm * bn * pt.bytes()) as u64;
+        // With split K, the bytes of one tile's share of its block's rows.
+        let sbytes = g.share_rows() * g.bn * pt.bytes() as u64;
         let result = cx.result(op, 0);
         let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let finish = result_kernels(&g, out);
-        // A result block the GEMM writes as it is: the k = 0 tiles' GEMMs
-        // write the result buffer itself (allocated here, in the GEMM's set).
+        // A result block the GEMM writes as it is: without split K the
+        // GEMMs write the result buffer itself (allocated here, in the
+        // GEMM's set).
         let in_place = finish.in_place
+            && pk == 1
             && rmap
                 .block_shape(&cx.value_shape(result))
                 .iter()
@@ -561,18 +558,17 @@ impl DeviceOp for Matmul {
         } else {
             None
         };
-        // The buffer the k > 0 tiles send their partial sums from.
-        let mut sent = None;
         let tile = |bi: usize, kk: usize, i: usize, j: usize| {
             g.tile(tiles[0], tiles[1], bi as u64, kk as u64, i as u64, j as u64)
         };
-        let mut partials: FxHashMap<u32, usize> = FxHashMap::default();
+        // Each tile's partials buffer and its K block.
+        let mut partials: FxHashMap<u32, (usize, usize)> = FxHashMap::default();
         for bi in 0..pb {
             for kk in 0..pk {
                 for i in 0..pm {
                     for j in 0..pn {
                         let tl = tile(bi, kk, i, j);
-                        let (Some(&a0), Some(&b0)) = (a_at.at.get(&tl), b_at.get(&tl)) else {
+                        let (Some(&a0), Some(&b0)) = (a_at.at.get(&tl), b_at.at.get(&tl)) else {
                             continue;
                         };
                         let unary = |b: &mut ProgramBuilder,
@@ -620,22 +616,33 @@ impl DeviceOp for Matmul {
                             );
                             a_cur = unary(b, spec, a_cur, "lhs_chunks", (bm * bk * ib) as u64 + 8)?;
                         }
+                        // B arrives in 16-column blocks; a block read in
+                        // place is row-major and is cut into them here.
                         let mut b_cur = b0;
                         let b_bytes = |eb: usize| (bk * bn * eb) as u64 + 8 * bm as u64;
-                        if let Some(spec) = kernels.block_b.clone() {
+                        if let Some(spec) = kernels
+                            .block_b
+                            .clone()
+                            .filter(|_| b_at.in_place.contains(&tl))
+                        {
                             b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(be.bytes()))?;
                         }
                         if let Some(spec) = kernels.widen_b.clone() {
                             b_cur = widen(b, spec, b_cur, "rhs_f16", b_bytes(2), sb)?;
                         }
                         let c = match direct {
-                            Some(res) if kk == 0 => res,
-                            _ => b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?,
+                            Some(res) => res,
+                            None => b.alloc(op, tl, &format!("s{set}.partials"), psize, true)?,
                         };
-                        if kk > 0 {
-                            sent = Some(c);
-                        }
-                        partials.insert(tl, c);
+                        partials.insert(tl, (c, kk));
+                        // K-chunks of more than 16 columns add up in T.
+                        let acc = match spec.gemm_accumulator_bytes() {
+                            Some(bytes) => Some(Word::Buf(
+                                b.alloc(op, tl, &format!("s{set}.acc"), bytes as u64, true)?,
+                                0,
+                            )),
+                            None => None,
+                        };
                         b.call(
                             tl,
                             records::gemm(
@@ -643,6 +650,7 @@ impl DeviceOp for Matmul {
                                 Word::Buf(a_cur, 0),
                                 Word::Buf(b_cur, 0),
                                 Word::Buf(c, 0),
+                                acc,
                                 if is_f8(in_e) { sa + sb } else { 0 },
                             ),
                         );
@@ -650,45 +658,64 @@ impl DeviceOp for Matmul {
                 }
             }
         }
-        // The k = 0 tiles receive the other partials, add them up and
-        // convert the sum into the result block.
+        // With split K, the pk tiles of a block add its partials up, each
+        // one share of its rows (its block of the result grid): every tile
+        // sends the other shares of its partials to their tiles.
         let mut incoming: FxHashMap<u32, usize> = FxHashMap::default();
-        if pk > 1 {
+        let res = if pk > 1 {
+            let homes: FxHashSet<u32> = blocks(&rmap, &cx.value_shape(result))
+                .iter()
+                .map(|bl| bl.tile)
+                .collect();
             let mut runs = Vec::new();
-            let len = psize;
-            for kk in 1..pk {
-                for bi in 0..pb {
-                    for i in 0..pm {
-                        for j in 0..pn {
-                            runs.push(Run {
-                                src_tile: tile(bi, kk, i, j),
-                                src_off: 0,
-                                dst_tile: tile(bi, 0, i, j),
-                                dst_off: (kk as u64 - 1) * len,
-                                len,
-                            });
+            let mut src = None;
+            for bi in 0..pb {
+                for i in 0..pm {
+                    for j in 0..pn {
+                        for kk in 0..pk {
+                            let from = tile(bi, kk, i, j);
+                            let Some(&(c, _)) = partials.get(&from) else {
+                                continue;
+                            };
+                            src = Some(c);
+                            for share in (0..pk).filter(|&s| s != kk) {
+                                let to = tile(bi, share, i, j);
+                                if !homes.contains(&to) {
+                                    continue;
+                                }
+                                // In K order, the receiving tile's own left out.
+                                let slot = (kk - usize::from(kk > share)) as u64;
+                                runs.push(Run {
+                                    src_tile: from,
+                                    src_off: share as u64 * sbytes,
+                                    dst_tile: to,
+                                    dst_off: slot * sbytes,
+                                    len: sbytes,
+                                });
+                            }
                         }
                     }
                 }
             }
             let mut inc = None;
-            for bi in 0..pb {
-                for i in 0..pm {
-                    for j in 0..pn {
-                        let tl = tile(bi, 0, i, j);
-                        let buf = b.alloc(
-                            op,
-                            tl,
-                            &format!("s{set}.partials_in"),
-                            psize * (pk - 1) as u64,
-                            true,
-                        )?;
-                        incoming.insert(tl, buf);
-                        inc = Some(buf);
-                    }
-                }
+            let mut receivers: Vec<u32> = partials
+                .keys()
+                .copied()
+                .filter(|t| homes.contains(t))
+                .collect();
+            receivers.sort_unstable();
+            for tl in receivers {
+                let buf = b.alloc(
+                    op,
+                    tl,
+                    &format!("s{set}.partials_in"),
+                    sbytes * (pk - 1) as u64,
+                    true,
+                )?;
+                incoming.insert(tl, buf);
+                inc = Some(buf);
             }
-            let (Some(src), Some(dst)) = (sent, inc) else {
+            let (Some(src), Some(dst)) = (src, inc) else {
                 return Err(b.err(op, "has no partial sums to reduce"));
             };
             b.end_compute(op)?;
@@ -698,11 +725,12 @@ impl DeviceOp for Matmul {
                 vec![(src, dst, runs)],
             )?;
             b.begin_compute(op, ".reduce", "tile.matmul reduction");
-        }
-        // Without split K the result is laid out in the GEMM's superstep.
-        let res = match direct {
-            Some(res) => res,
-            None => b.home(op, result, &rmap, &format!("s{set}.result"), false)?,
+            b.home(op, result, &rmap, &format!("s{set}.result"), false)?
+        } else {
+            match direct {
+                Some(res) => res,
+                None => b.home(op, result, &rmap, &format!("s{set}.result"), false)?,
+            }
         };
         let home_tiles: Vec<u32> = b
             .home_of(result)
@@ -711,73 +739,55 @@ impl DeviceOp for Matmul {
         // The result written by each tile's last call, a `partials` call
         // into the result block itself: a following elementwise op may fold
         // into it (`records::partials_epilogue`).
-        let mut epilogue_tiles = Some(Vec::new())
-            .filter(|_| pk > 1 && in_place && finish.convert.is_none() && finish.unblock.is_none());
+        let mut epilogue_tiles = Some(Vec::new()).filter(|_| pk > 1 && finish.convert.is_none());
         for tl in home_tiles {
-            let Some(&c) = partials.get(&tl) else {
+            let Some(&(c, kk)) = partials.get(&tl) else {
                 epilogue_tiles = None;
                 continue;
             };
-            // The incoming partials added into c in K order, one pass per
-            // run of them (`partials.S`).
-            match (&mut epilogue_tiles, incoming.contains_key(&tl)) {
-                (Some(t), true) => t.push(tl),
-                _ => epilogue_tiles = None,
-            }
+            // The tile's own share of its partials.
+            let own = Word::Buf(c, (kk as u64 * sbytes) as u32);
             if let Some(&inc) = incoming.get(&tl) {
-                for ((first, _), spec) in partial_runs(pk as u64 - 1).zip(&finish.reduce) {
+                if let Some(t) = &mut epilogue_tiles {
+                    t.push(tl);
+                }
+                // The incoming partials added to its own in K order, one
+                // pass per run of them (`partials.S`); the last pass writes
+                // the result unless it is converted.
+                let passes = partial_runs(pk as u64 - 1).zip(&finish.reduce);
+                let last = finish.reduce.len() - 1;
+                for (pass, ((first, _), spec)) in passes.enumerate() {
+                    let out = if pass == last && finish.convert.is_none() {
+                        Word::Buf(res, 0)
+                    } else {
+                        own
+                    };
                     b.call(
                         tl,
                         records::partials(
                             spec,
-                            Word::Buf(c, 0),
-                            Word::Buf(inc, (first as u64 * psize) as u32),
-                            Word::Buf(c, 0),
+                            own,
+                            Word::Buf(inc, (first as u64 * sbytes) as u32),
+                            out,
                         ),
                     );
                 }
+            } else {
+                epilogue_tiles = None;
             }
-            let oeb = out.bytes();
-            match (&finish.convert, &finish.unblock) {
-                (Some(convert), None) => b.call(
-                    tl,
-                    records::unary(convert, Word::Buf(c, 0), Word::Buf(res, 0)),
-                ),
-                (convert, Some(unblock)) => {
-                    let mut src = c;
-                    if let Some(convert) = convert {
-                        let dst = b.alloc(
-                            op,
-                            tl,
-                            &format!("s{set}.result_blocked"),
-                            (bm * bn * oeb) as u64,
-                            true,
-                        )?;
-                        b.call(
-                            tl,
-                            records::unary(convert, Word::Buf(src, 0), Word::Buf(dst, 0)),
-                        );
-                        src = dst;
-                    }
-                    b.call(
-                        tl,
-                        records::unary(unblock, Word::Buf(src, 0), Word::Buf(res, 0)),
-                    );
-                }
-                (None, None) if in_place => {}
+            match &finish.convert {
+                Some(convert) => b.call(tl, records::unary(convert, own, Word::Buf(res, 0))),
+                None if in_place || pk > 1 => {}
                 // Partials of the result type, but a result block of another
                 // shape than the GEMM's: copied.
-                (None, None) if finish.in_place => b.call(
+                None => b.call(
                     tl,
                     records::unary(
                         &KernelSpec::elementwise(ipu_isa::kernels::EwOp::Copy, pt, bm * bn),
-                        Word::Buf(c, 0),
+                        own,
                         Word::Buf(res, 0),
                     ),
                 ),
-                (None, None) => {
-                    return Err(b.err(op, "has no kernel to lay its result out"));
-                }
             }
         }
         b.end_compute(op)?;

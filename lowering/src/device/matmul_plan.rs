@@ -12,6 +12,10 @@
 
 use crate::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
 use ipu_isa::kernels::{ElemType, KernelSpec, PARTIALS_MAX};
+
+/// A row of the GEMM's partials must stay under this many bytes (the
+/// kernel steps rows with a 16-bit immediate).
+const GEMM_MAX_ROW_BYTES: u64 = 32768;
 use ipu_target::Target;
 
 /// A chosen way to run one matmul.
@@ -58,10 +62,13 @@ pub fn gemm_spec(g: &GemmBlocks) -> KernelSpec {
 }
 
 /// The kernels one matmul tile runs per run for its block, in order: the
-/// re-layouts its operands need (FP8 widened to the mode's input, B cut into
-/// 16-column blocks), then the GEMM. An FP8 parameter or constant that only
-/// this matmul reads arrives widened (at load, or at compile time:
-/// `nn_to_tile::legalize`).
+/// re-layouts its operands need (FP8 widened to the mode's input), then the
+/// GEMM. An FP8 parameter or constant that only this matmul reads arrives
+/// widened (at load, or at compile time: `nn_to_tile::legalize`). B arrives
+/// in the GEMM's 16-column blocks (the exchange or the load lays it out);
+/// only a tile that reads its block of B in place, row-major, cuts it into
+/// them first (`block_b`, not counted in the plan's cost, as the K-chunks of
+/// an A read in place are not).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TileKernels {
     pub widen_a: Option<KernelSpec>,
@@ -92,47 +99,33 @@ pub fn tile_kernels(g: &GemmBlocks, a: ElemType, b: ElemType) -> TileKernels {
     }
 }
 
-/// The kernels a k = 0 tile runs to turn its partials into its result
-/// block: `reduce` (the other K blocks' partials added into its own, up to
-/// [`PARTIALS_MAX`] of them per call, in K order), then `convert` (partials
-/// to the result type, or a copy) and `unblock` (16-column blocks to
-/// row-major).
+/// The kernels a tile runs to turn its share of its block's partials (the
+/// GEMM writes them row-major; with split K each of the pk tiles of a block
+/// adds up 1/pk of its rows) into its result block: `reduce` (the other K
+/// tiles' partials of its share added to its own, up to [`PARTIALS_MAX`] of
+/// them per call, in K order), then `convert` (partials to the result type).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultKernels {
     /// One `partials` call per run of up to [`PARTIALS_MAX`] incoming
     /// partials (none without split K).
     pub reduce: Vec<KernelSpec>,
     pub convert: Option<KernelSpec>,
-    pub unblock: Option<KernelSpec>,
     /// The GEMM's output block is the result block (partials of the result
-    /// type, one 16-column block: row-major): the k = 0 tiles' GEMMs write
-    /// the result buffer and the split-K sums add into it, no copy.
+    /// type): the k = 0 tiles' GEMMs write the result buffer and the
+    /// split-K sums add into it, no copy.
     pub in_place: bool,
 }
 
 /// The result kernels of `g` for a result of element type `out`.
 pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
-    let (bm, bn) = (g.bm as usize, g.bn as usize);
-    let nb = N_BLOCK as usize;
+    let (rows, bn) = (g.share_rows() as usize, g.bn as usize);
     let pt = g.mode.partials;
-    let oeb = out.bytes();
-    let in_place = pt == out && bn == nb;
-    let convert = (pt != out).then(|| KernelSpec::cast(pt, out, bm * bn));
     ResultKernels {
-        in_place,
+        in_place: pt == out,
         reduce: partial_runs(g.pk - 1)
-            .map(|(_, n)| KernelSpec::partials(pt, bm * bn, n))
+            .map(|(_, n)| KernelSpec::partials(pt, rows * bn, n))
             .collect(),
-        convert,
-        unblock: (bn > nb).then(|| {
-            KernelSpec::copy2d(
-                bn / nb,
-                bm,
-                nb * oeb / 8,
-                (nb * oeb, bm * nb * oeb),
-                (bn * oeb, nb * oeb),
-            )
-        }),
+        convert: (pt != out).then(|| KernelSpec::cast(pt, out, rows * bn)),
     }
 }
 
@@ -150,10 +143,9 @@ pub fn partial_runs(count: u64) -> impl Iterator<Item = (usize, usize)> {
 fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Option<(u64, u64)> {
     let c = |s: &Option<KernelSpec>| s.as_ref().map_or(Some(0), |s| super::kernel_cycles(s).ok());
     let t = tile_kernels(g, a, b);
-    let main =
-        c(&t.widen_a)? + c(&t.block_b)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
+    let main = c(&t.widen_a)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
     let r = result_kernels(g, out);
-    let mut after = c(&r.convert)? + c(&r.unblock)?;
+    let mut after = c(&r.convert)?;
     for spec in &r.reduce {
         after += super::kernel_cycles(spec).ok()?;
     }
@@ -294,25 +286,40 @@ pub fn plan_matmul(
                 let bn = n.div_ceil(pn).div_ceil(N_BLOCK) * N_BLOCK;
                 // Only splits the kernel calls can lay out: K evenly into
                 // multiples of the K-block (and of the K-chunk), N evenly
-                // into 16-column blocks.
+                // into 16-column blocks, a row of partials under 32 KiB.
                 let even = k.is_multiple_of(pk)
                     && (k / pk) == bk
                     && n.is_multiple_of(pn)
                     && (n / pn) == bn
+                    && bn * ep < GEMM_MAX_ROW_BYTES
                     && k_chunk(bk, ea).is_none_or(|kc| bk.is_multiple_of(kc));
                 if !even {
                     continue;
                 }
                 laid_out = true;
+                // Split K is added up by the K tiles, each a share of the
+                // block's rows, which must be the result grid's rows.
+                let blocks = GemmBlocks::new(m, k, n, [pm, pn, pk], mode);
+                if !blocks.shares_align() {
+                    continue;
+                }
                 let c_bytes = bm * bn * ep;
+                let share_bytes = blocks.share_rows() * bn * ep;
                 // The k = 0 tile holds its own partials and receives the
                 // others'; the code generator may also re-lay A out in
                 // K-chunks (a tile reading A in place) and B in 16-column
-                // blocks or widened from f8 (one more B-sized buffer each).
+                // blocks (read in place) or widened from f8 (one more
+                // B-sized buffer), and K-chunks of more than 16 columns
+                // accumulate in T.
                 let chunked = k_chunk(bk, ea).is_some();
                 let relayout = if chunked { bm * bk * ea } else { 0 }
-                    + bk * bn * ea * if bn > N_BLOCK { 2 } else { 1 };
-                let need = bm * bk * ea + bk * bn * ea + c_bytes * pk + relayout;
+                    + bk * bn * ea
+                    + if chunked && bn > N_BLOCK {
+                        bm * N_BLOCK * ep + 8
+                    } else {
+                        0
+                    };
+                let need = bm * bk * ea + bk * bn * ea + c_bytes + share_bytes * (pk - 1) + relayout;
                 // On its busiest tile: its buffers beside what later ops
                 // read while it runs; and at load, its resident operand
                 // blocks (as the code generator sizes them) beside every
@@ -337,9 +344,9 @@ pub fn plan_matmul(
                 let received = |i: usize, bytes: u64| if budget.resident[i] { 0 } else { bytes };
                 let operands_in =
                     (received(0, bm * bk * ea) + received(1, bk * bn * ea)).div_ceil(recv);
-                let reduce_compute = (pk - 1) * (bm * bn).div_ceil(lanes);
+                let reduce_compute = (pk - 1) * (share_bytes / ep).div_ceil(lanes);
                 let reduce_exchange = if pk > 1 {
-                    phase + ((pk - 1) * c_bytes).div_ceil(recv)
+                    phase + ((pk - 1) * share_bytes).div_ceil(recv)
                 } else {
                     0
                 };

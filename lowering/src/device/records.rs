@@ -74,7 +74,11 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         "gemm_amp" => {
             let chunked = param(spec, "KC") > 0 && param(spec, "KC") < param(spec, "K");
             let c = if chunked { W } else { A };
-            return Ok((vec![W, W, c, V], GEMM_STATE_BYTES - 16));
+            let mut words = vec![W, W, c, V];
+            if spec.gemm_accumulator_bytes().is_some() {
+                words.push(W);
+            }
+            return Ok((words, GEMM_WORKER_RECORD_BYTES));
         }
         "select" => vec![A, W, W, A],
         // c and the partials with paired loads; out may be c; the
@@ -205,7 +209,7 @@ pub fn check_record(spec: &KernelSpec, record: &[Word], scratch: usize) -> Resul
     }
     Ok(())
 }
-use ipu_isa::kernels::{KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_STATE_BYTES};
+use ipu_isa::kernels::{KernelSpec, LocalCopy, RecordWord, RowOp, GEMM_WORKER_RECORD_BYTES};
 
 /// Word `w` moved on by `off` bytes when it is a buffer address (a
 /// worker's part of the call's buffer).
@@ -437,15 +441,14 @@ pub fn copy2d(spec: &KernelSpec, src: Word, dst: Word) -> Call {
     call(spec, "copy2d", vec![src, dst], 0)
 }
 
-/// `gemm_amp.S`: +0 A, +4 B, +8 C, +12 FP8 scale (s_A + s_B), then the six
-/// 32-byte worker records the kernel fills in itself.
-pub fn gemm(spec: &KernelSpec, a: Word, b: Word, c: Word, scale: i32) -> Call {
-    call(
-        spec,
-        "gemm_amp",
-        vec![a, b, c, Word::Val(scale as u32)],
-        GEMM_STATE_BYTES - 16,
-    )
+/// `gemm_amp.S`: +0 A, +4 B, +8 C, +12 FP8 scale (s_A + s_B), +16 the
+/// accumulator T when the specialisation has one (`acc`,
+/// [`KernelSpec::gemm_accumulator_bytes`]), then the six worker records the
+/// kernel fills in itself.
+pub fn gemm(spec: &KernelSpec, a: Word, b: Word, c: Word, acc: Option<Word>, scale: i32) -> Call {
+    let mut record = vec![a, b, c, Word::Val(scale as u32)];
+    record.extend(acc);
+    call(spec, "gemm_amp", record, GEMM_WORKER_RECORD_BYTES)
 }
 
 /// A one-input call from `src` into `dst`: a cast without scales, a copy,
