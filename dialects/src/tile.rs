@@ -806,17 +806,6 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             "the result mapping must be the plan's (batch x) (pm * pk) x pn grid on its tiles",
         ));
     }
-    // Each K tile's share of a block's rows is its block of the result.
-    let rows = if batched { a.get(1) } else { a.first() }.copied().unwrap_or(0).max(0) as u64;
-    let (pm, pk) = (pm as u64, pk as u64);
-    let bm = rows.div_ceil(pm);
-    if pk > 1 && (bm % pk != 0 || rows.div_ceil(pm.saturating_mul(pk)) != bm / pk) {
-        return Err(op_error(
-            cx,
-            op,
-            format!("splits K over {pk} tiles, which cannot share a block of {bm} rows evenly as the result grid's rows"),
-        ));
-    }
     let ok = if batched {
         b.len() == 3
             && a[2] == b[1]

@@ -138,7 +138,9 @@ impl GemmBlocks {
             pm,
             pn,
             pk,
-            bm: m.div_ceil(pm),
+            // pk shares of a block's rows, one per K tile, are the rows of
+            // the result grid's blocks.
+            bm: pk * m.div_ceil(pm * pk),
             bk: k.div_ceil(pk),
             bn: n.div_ceil(pn),
             mode,
@@ -201,7 +203,8 @@ impl GemmBlocks {
         (first + ((((b * self.pm + i) * self.pk + k) * self.pn) + j) * stride) as u32
     }
 
-    /// Rows of the result each of a block's pk tiles adds up and holds.
+    /// Rows of the result each of a block's pk tiles adds up and holds
+    /// (M cut into pm * pk parts; a row block is pk of them).
     pub fn share_rows(&self) -> u64 {
         self.bm / self.pk
     }
@@ -217,12 +220,4 @@ impl GemmBlocks {
         }
     }
 
-    /// Whether the K tiles' shares of the rows are the result grid's rows:
-    /// pk divides bm, and cutting M into pm * pk parts gives shares of
-    /// exactly bm / pk rows (the last ones may be short or empty).
-    pub fn shares_align(&self) -> bool {
-        self.pk == 1
-            || (self.bm.is_multiple_of(self.pk)
-                && self.m.div_ceil(self.pm * self.pk) == self.bm / self.pk)
-    }
 }

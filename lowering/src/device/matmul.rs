@@ -392,12 +392,19 @@ impl DeviceOp for Matmul {
         // tiles outside the matmul, so that every matmul tile receives its
         // block already chunked instead of re-laying it out (the slowest
         // tile bounds the superstep).
-        let apart = g.k_chunk().is_some() && p.tiles() + p.pm * p.pk <= target.tiles() as u64;
+        let all = target.tiles() as u64;
+        let apart = g.k_chunk().is_some() && p.tiles() + p.pm * p.pk <= all;
+        // Each A block goes to pn tiles: held by one tile, its send would
+        // bound the exchange, so its rows are spread over as many tiles as
+        // there are (each A block's receivers, pairs of neighbouring N
+        // blocks, take it at the supertile's rate).
+        let avail = if apart { all - p.tiles() } else { all };
+        let rows = (p.pm * (avail / (p.pm * p.pk)).max(1)).min(g.m.max(1));
         vec![
             (
                 0,
                 Mapping {
-                    grid: vec![p.pm as i64, p.pk as i64],
+                    grid: vec![rows as i64, p.pk as i64],
                     first_tile: if apart { p.tiles() as i64 } else { 0 },
                     stride: 1,
                 },

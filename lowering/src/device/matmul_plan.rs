@@ -266,6 +266,14 @@ pub fn plan_matmul(
         .interleaved_range()
         .map_or(data, |r| data.min(r.end - r.start));
     let recv = target.exchange.receive_bytes_per_cycle.max(1) as u64;
+    // Tiles of a supertile that receive the same bytes (neighbouring N
+    // blocks share their A block) take them at the supertile's rate.
+    let x = &target.exchange;
+    let shared_recv = if x.supertile_tiles == 2 {
+        (x.supertile_shared_receive_bytes_per_cycle as u64).max(recv)
+    } else {
+        recv
+    };
     let phase = target.exchange_phase_cycles(0) + target.exchange.sync_cycles as u64;
     let lanes = target.vector.f32_lanes.max(1) as u64;
     let (ea, ep) = (mode.input_bytes(), mode.partial_bytes());
@@ -281,7 +289,8 @@ pub fn plan_matmul(
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
         for &pm in &candidates(m, tiles / pk) {
             for &pn in &candidates(n.div_ceil(N_BLOCK), tiles / (pk * pm)) {
-                let bm = m.div_ceil(pm);
+                // A row block is pk shares of the result grid's rows.
+                let bm = pk * m.div_ceil(pm * pk);
                 let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
                 let bn = n.div_ceil(pn).div_ceil(N_BLOCK) * N_BLOCK;
                 // Only splits the kernel calls can lay out: K evenly into
@@ -298,11 +307,8 @@ pub fn plan_matmul(
                 }
                 laid_out = true;
                 // Split K is added up by the K tiles, each a share of the
-                // block's rows, which must be the result grid's rows.
+                // block's rows.
                 let blocks = GemmBlocks::new(m, k, n, [pm, pn, pk], mode);
-                if !blocks.shares_align() {
-                    continue;
-                }
                 let c_bytes = bm * bn * ep;
                 let share_bytes = blocks.share_rows() * bn * ep;
                 // The k = 0 tile holds its own partials and receives the
@@ -342,8 +348,9 @@ pub fn plan_matmul(
                 let kernel = estimate(bm, bk, bn).unwrap_or(u64::MAX / 4);
                 // A resident operand is in its buffers from load: no exchange.
                 let received = |i: usize, bytes: u64| if budget.resident[i] { 0 } else { bytes };
-                let operands_in =
-                    (received(0, bm * bk * ea) + received(1, bk * bn * ea)).div_ceil(recv);
+                let a_recv = if pn > 1 { shared_recv } else { recv };
+                let operands_in = received(0, bm * bk * ea).div_ceil(a_recv)
+                    + received(1, bk * bn * ea).div_ceil(recv);
                 let reduce_compute = (pk - 1) * (share_bytes / ep).div_ceil(lanes);
                 let reduce_exchange = if pk > 1 {
                     phase + ((pk - 1) * share_bytes).div_ceil(recv)
@@ -448,7 +455,7 @@ mod tests {
     #[test]
     fn split_k_partials_are_added_six_per_call() {
         let runs = |pk: u64| {
-            let g = GemmBlocks::new(8, 32 * pk, 16, [1, 1, pk], f16());
+            let g = GemmBlocks::new(8 * pk, 32 * pk, 16, [1, 1, pk], f16());
             let r = result_kernels(&g, ElemType::F16);
             r.reduce
                 .iter()
