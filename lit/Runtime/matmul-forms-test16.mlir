@@ -2,7 +2,8 @@
 // k transposed by a view, so the exchange delivers k's blocks in the layout
 // the GEMM reads: no on-tile transpose), and a batched lhs times shared
 // weights (the rows of all batches times one weight matrix); plus f32 x f32
-// on the AMP's f32 mode, with K chunked (512 per tile, 64 per AMP bank).
+// on the AMP's f32 mode, with K chunked (256 per tile, 64 per AMP bank) over
+// two 16-column blocks, so the K-chunks add up in the GEMM's accumulator T.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock 2>/dev/null | FileCheck %s
 // RUN: ipu-run %S/Inputs/matmul-f32.mlir --target test4 --device-lock %t/device.lock 2>/dev/null | FileCheck %s
@@ -20,7 +21,7 @@
 // TILE: tile.view %{{.*}} {kind = "reshape"{{.*}} -> tensor<2x3x16x16xf16>
 // The rows of both batches against the shared weights: one 2-D product.
 // TILE: tile.matmul {{.*}} : (tensor<32x64xf16>, tensor<64x32xf16>) -> tensor<32x32xf16>
-// F32: tile.matmul {{.*}}kernel = "gemm_f32_interleaved_k512_kc64_c16_r2_r3_m16"
+// F32: tile.matmul {{.*}}kernel = "gemm_f32_interleaved_k256_kc64_c32_r2_r3_m16"
 func.func @main(%q: tensor<2x3x16x32xf16> {ipu.name = "q"}, %k: tensor<2x3x16x32xf16> {ipu.name = "k"}, %x: tensor<2x16x64xf16> {ipu.name = "x"}, %w: tensor<64x32xf16> {ipu.name = "w"}) -> (tensor<2x3x16x16xf16> {ipu.name = "s"}, tensor<2x16x32xf16> {ipu.name = "y"}) {
   %kt = nn.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : tensor<2x3x16x32xf16> -> tensor<2x3x32x16xf16>
   %s = nn.matmul %q, %kt : (tensor<2x3x16x32xf16>, tensor<2x3x32x16xf16>) -> tensor<2x3x16x16xf16>

@@ -25,16 +25,16 @@
 // CHECK-NEXT: total{{ +}}10223616 100.00%
 // CHECK: superstep{{ +}}max tile B{{ +}}tile{{ +}}all tiles B{{ +}}label
 // CHECK-NEXT: x0{{ +}}
-// CHECK-NEXT: s1{{ +}}4524{{ +}}1
+// CHECK-NEXT: s1{{ +}}5036{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tile 1: 4620 B used, 537472 B free; most live data in x0: 3200 B
+// CHECK: tiles 1 to 3 (3 tiles): 5036 B used, 537568 B free; most live data in s1: 3104 B
 // The parameters are placed in the matmul's and the add's operand buffers
 // (w1 as the f16 it was widened to: 2 B an element).
 // CHECK-NEXT: 0x80000 2096 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+11]]:3
-// CHECK: 0x80a40 528 B s1.operand0 activations x0..s1 tile.matmul, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+10]]:3
+// CHECK: 0x80830 528 B s1.operand0 activations x0..s1 tile.matmul, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+10]]:3
 // The add and gelu joined the matmul's superstep.
-// CHECK: 0x80950 144 B s3.result activations s1..end tile.matmul, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+10]]:3
-// CHECK: 0x80c50 48 B s2.operand1 weights and constants x0..s1 host input b1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+8]]:3
+// CHECK: 0x80b60 144 B s3.result activations s1..end tile.matmul, tile.map add, tile.map gelu at {{.*}}memory-report.mlir:[[#@LINE+10]]:3
+// CHECK: 0x80bf0 48 B s2.operand1 weights and constants x0..s1 host input b1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+8]]:3
 
 // Without a machine stage there is no report to write.
 // RUN: not ipu-opt --target test16 --ipu-lower-to-exchange %s -o /dev/null --memory-report=%t/none.json 2>&1 | FileCheck %s --check-prefix=NONE

@@ -20,8 +20,8 @@ module attributes {ipu.target = "test4"} {
     }
     exchange.sync
     exchange.compute_set attributes {cycles = 688 : i64, label = "tile.matmul", sym_name = "s1"} {
-      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "1 to 3"}
-      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 192 : i64, tiles = "0"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@s1.operand0, @input1, @s1.partials, 0 : i64], scratch = 240 : i64, tiles = "1 to 3"}
+      exchange.vertex {kernel = "gemm_amp", name = "gemm_f16f32_interleaved_k32_c16_r1_r2_m8", params = {K = 32 : i64, M = 8 : i64, N = 16 : i64, TYPE = 0 : i64}, record = [@input0, @input1, @s1.partials, 0 : i64], scratch = 240 : i64, tiles = "0"}
     }
     exchange.sync
     exchange.phase attributes {bytes = 1024 : i64, gap = 7 : i64, horizon = 135 : i64, initial_horizon = 135 : i64, kind = "compact-streams", local_bytes = 0 : i64, lower_bound = 128 : i64, moves = "partial sums of s1 tile.matmul", patterns = ["tiles 2..3 -> -2, 512 B each (2 transfers)"], row_words = 6 : i64, sym_name = "x1", transfers = 2 : i64} {

@@ -163,7 +163,7 @@ func.func @matmul_tiles(%a: tensor<8x32xf16>, %b: tensor<32x32xf16>) {
 // -----
 
 func.func @matmul_result_mapping(%a: tensor<8x32xf16>, %b: tensor<32x32xf16>) {
-  // expected-error@+1 {{'tile.matmul' op the result mapping must be the plan's (batch x) M x N grid on its k = 0 tiles}}
+  // expected-error@+1 {{'tile.matmul' op the result mapping must be the plan's (batch x) (pm * pk) x pn grid on its tiles}}
   %0 = tile.matmul %a, %b {cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 2, 1>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 1>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf16>) -> tensor<8x32xf16>
   return
 }

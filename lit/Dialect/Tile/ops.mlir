@@ -9,16 +9,16 @@
 // CHECK: %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : tensor<8x32xf16>
 // CHECK: %1 = tile.host_input %arg1 {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}} : tensor<32x32xf8E4M3FN>
 // CHECK: %2 = tile.constant {mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}} dense<0.5> : tensor<32xf16>
-// CHECK: %3 = tile.matmul %0, %1 {cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
+// CHECK: %3 = tile.matmul %0, %1 {cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
 // CHECK: tile.map %3, %2 {cycles = 300 : i64, fn = #tile.fn<add>, kernel = "rows_add_row_vector_f16_r2_c32", mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
 // CHECK: tile.host_output %{{[0-9]+}} {name = "y"} : tensor<8x32xf16>
-// GENERIC: "tile.matmul"(%0, %1) <{cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>}> : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
+// GENERIC: "tile.matmul"(%0, %1) <{cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>}> : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
 // GENERIC: "tile.host_output"(%{{[0-9]+}}) <{name = "y"}> : (tensor<8x32xf16>) -> ()
 func.func @stage(%x: tensor<8x32xf16> {ipu.name = "x"}, %w: tensor<32x32xf8E4M3FN> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) {
   %a = tile.host_input %x {mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : tensor<8x32xf16>
   %b = tile.host_input %w {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}} : tensor<32x32xf8E4M3FN>
   %c = tile.constant {mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}} dense<0.5> : tensor<32xf16>
-  %h = tile.matmul %a, %b {cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
+  %h = tile.matmul %a, %b {cycles = 480 : i64, kernel = "gemm_f16f32_interleaved_k16_c16_r1_r2_m8", mapping = {grid = array<i64: 2, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 2>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf8E4M3FN>) -> tensor<8x32xf16>
   %s = tile.map %h, %c {cycles = 300 : i64, fn = #tile.fn<add>, kernel = "rows_add_row_vector_f16_r2_c32", mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x32xf16>, tensor<32xf16>) -> tensor<8x32xf16>
   tile.host_output %s {name = "y"} : tensor<8x32xf16>
   return %s : tensor<8x32xf16>
