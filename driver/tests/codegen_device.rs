@@ -255,8 +255,8 @@ fn bundled_mlp_runs_on_ipu21() {
 
 #[test]
 fn wide_blocks_relu_mul_and_cast_match_the_reference_on_test4() {
-    // On 4 tiles every matmul block is wider than 16 columns: B is laid out
-    // in 16-column blocks and C back to row-major on the tiles.
+    // On 4 tiles every matmul block is wider than 16 columns: B arrives in
+    // 16-column blocks and the GEMM writes C row-major, a row jump per row.
     let src = r#"func.func @main(%x: tensor<16x64xf16> {ipu.name = "x"}, %w: tensor<64x128xf16> {ipu.name = "w"}) -> (tensor<16x128xf32> {ipu.name = "y"}) {
   %h = nn.matmul %x, %w : (tensor<16x64xf16>, tensor<64x128xf16>) -> tensor<16x128xf16>
   %r = nn.relu %h : tensor<16x128xf16>

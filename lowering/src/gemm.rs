@@ -219,5 +219,4 @@ impl GemmBlocks {
             rows
         }
     }
-
 }

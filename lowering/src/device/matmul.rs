@@ -10,18 +10,25 @@
 //! operand's blocks in the layout the GEMM reads.
 //!
 //! Mapping: the planner ([`plan_matmul`]) cuts each product into a
-//! pm x pn x pk grid of blocks, one per tile; the result lives on the k = 0
-//! tiles as the (batch x) M x N grid. A 2-D matmul's operands are wanted in
-//! the plan's grids (A as pm x pk, B as pk x pn), A on tiles outside the
-//! matmul when the kernel reads it in K-chunks, so every matmul tile
-//! receives its block already chunked. Kernel: `gemm_amp` specialised for
-//! the block (chunked when K x 16 weights exceed an AMP bank), with the
-//! re-layouts it needs (A in K-chunks when read in place, B in 16-column
-//! blocks, FP8 widened to f16 unless it arrived so: an FP8 parameter or
-//! constant only the matmul reads is widened at load or at compile time,
-//! `nn_to_tile::legalize`), then split-K partials sent to the k = 0 tiles,
-//! added up (one `partials` pass per six of them, in K order), converted to
-//! the result type and laid out row-major.
+//! pm x pn x pk grid of blocks, one per tile (a row block is pk shares of
+//! rows). The GEMM writes each tile's partials row-major (any width: a
+//! block of more than 16 columns costs the kernel one issue per row). With
+//! split K the pk tiles of a block add it up together: each sends the
+//! other shares of its partials to their tiles and adds the shares it
+//! receives to its own (one `partials` pass per six of them, its own
+//! first, then in K order), so the result is the (batch x) (pm * pk) x pn
+//! grid on all the matmul's tiles, and an elementwise epilogue runs on all
+//! of them. A 2-D matmul's operands are wanted in the plan's grids (A as
+//! pm x pk, its rows spread over the free tiles so that no tile sends a
+//! whole block; B as pk x pn), A on tiles outside the matmul when the
+//! kernel reads it in K-chunks, so every matmul tile receives its block
+//! already chunked. Kernel: `gemm_amp` specialised for the block (chunked
+//! when K x 16 weights exceed an AMP bank), with the re-layouts it needs
+//! (A in K-chunks and B in 16-column blocks when read in place, which the
+//! exchange or the load otherwise delivers them as; FP8 widened to f16
+//! unless it arrived so: an FP8 parameter or constant only the matmul reads
+//! is widened at load or at compile time, `nn_to_tile::legalize`), then the
+//! split-K shares added up and converted to the result type.
 
 use super::matmul_plan::{
     gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,

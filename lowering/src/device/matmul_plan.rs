@@ -110,9 +110,9 @@ pub struct ResultKernels {
     /// partials (none without split K).
     pub reduce: Vec<KernelSpec>,
     pub convert: Option<KernelSpec>,
-    /// The GEMM's output block is the result block (partials of the result
-    /// type): the k = 0 tiles' GEMMs write the result buffer and the
-    /// split-K sums add into it, no copy.
+    /// The partials are of the result type: without split K the GEMMs
+    /// write the result buffer, with it the last `partials` pass does; no
+    /// copy.
     pub in_place: bool,
 }
 
@@ -311,8 +311,8 @@ pub fn plan_matmul(
                 let blocks = GemmBlocks::new(m, k, n, [pm, pn, pk], mode);
                 let c_bytes = bm * bn * ep;
                 let share_bytes = blocks.share_rows() * bn * ep;
-                // The k = 0 tile holds its own partials and receives the
-                // others'; the code generator may also re-lay A out in
+                // A tile holds its own partials and receives the other K
+                // tiles' partials of its share; the code generator may also re-lay A out in
                 // K-chunks (a tile reading A in place) and B in 16-column
                 // blocks (read in place) or widened from f8 (one more
                 // B-sized buffer), and K-chunks of more than 16 columns
@@ -325,7 +325,8 @@ pub fn plan_matmul(
                     } else {
                         0
                     };
-                let need = bm * bk * ea + bk * bn * ea + c_bytes + share_bytes * (pk - 1) + relayout;
+                let need =
+                    bm * bk * ea + bk * bn * ea + c_bytes + share_bytes * (pk - 1) + relayout;
                 // On its busiest tile: its buffers beside what later ops
                 // read while it runs; and at load, its resident operand
                 // blocks (as the code generator sizes them) beside every
