@@ -123,7 +123,7 @@ pub struct Run {
 }
 
 /// How a consumer stores the rectangle it reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     /// Row-major, the rectangle's own extents.
     RowMajor,

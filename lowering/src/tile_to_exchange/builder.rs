@@ -95,6 +95,16 @@ pub enum Resident {
     Constant(usize),
 }
 
+/// What an operand delivery was asked for ([`ProgramBuilder::operand`]).
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct DeliveryKey {
+    value: Value,
+    need: Vec<(u32, Vec<i64>, Vec<i64>)>,
+    layout: Layout,
+    bytes: u64,
+    interleaved: bool,
+}
+
 /// Where each tile reads an operand.
 pub struct OperandAt {
     pub at: FxHashMap<u32, BufId>,
@@ -154,6 +164,11 @@ pub struct ProgramBuilder<'a> {
     /// Runs of a view's rectangle (the destination tile set to 0), by
     /// (value, lo, hi): many tiles read the same rectangle.
     view_memo: FxHashMap<(Value, Vec<i64>, Vec<i64>), ViewRuns>,
+    /// Operands an exchange has delivered, by what was asked for: a later
+    /// op reading the same value in the same blocks and layout reads those
+    /// buffers instead of exchanging it again (values never change, and
+    /// nothing writes an operand buffer after the exchange that fills it).
+    delivered: FxHashMap<DeliveryKey, (FxHashMap<u32, BufId>, FxHashSet<u32>)>,
     /// Tile ops given compute sets so far (they are numbered from 1).
     sets: usize,
     phases: usize,
@@ -202,6 +217,7 @@ impl<'a> ProgramBuilder<'a> {
             residents: FxHashMap::default(),
             loaded: FxHashSet::default(),
             view_memo: FxHashMap::default(),
+            delivered: FxHashMap::default(),
             sets: 0,
             phases: 0,
             pending_copies: Vec::new(),
@@ -430,6 +446,22 @@ impl<'a> ProgramBuilder<'a> {
         if home.is_none() && !self.views.contains_key(&v) {
             return Err(self.err(op, format!("operand #{i} has no tile mapping")));
         }
+        let key = via.is_none().then(|| DeliveryKey {
+            value: v,
+            need: need
+                .iter()
+                .map(|n| (n.tile, n.lo.clone(), n.hi.clone()))
+                .collect(),
+            layout,
+            bytes,
+            interleaved,
+        });
+        if let Some((at, in_place)) = key.as_ref().and_then(|k| self.delivered.get(k)) {
+            return Ok(OperandAt {
+                at: at.clone(),
+                in_place: in_place.clone(),
+            });
+        }
         let eb = elem_bytes(cx, v);
         let set = self.next_set();
         let name = format!("s{set}.operand{i}");
@@ -520,6 +552,9 @@ impl<'a> ProgramBuilder<'a> {
                 })
                 .collect();
             self.exchange_sets(op, &label, moves)?;
+        }
+        if let Some(k) = key {
+            self.delivered.insert(k, (at.clone(), in_place.clone()));
         }
         Ok(OperandAt { at, in_place })
     }
