@@ -722,6 +722,7 @@ pub fn chrome_trace(
                 "index": s.index,
                 "simulated_cycles": end - start,
                 "estimated_cycles": step.and_then(|st| st.cycles),
+                "bound_cycles": step.and_then(|st| st.bound),
                 "kind": step.map(|st| st.kind.to_string()),
                 "label": step.map(|st| st.label.clone()),
                 "sync_release_cycle": s.release_cycle,

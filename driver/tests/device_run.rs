@@ -483,7 +483,7 @@ fn supersteps_are_profiled_with_their_step_summaries() {
             kind: StepKind::Compute,
             label: "@wait".into(),
             cycles: Some(20),
-            bound: None,
+            bound: Some(15),
         },
         StepSummary {
             kind: StepKind::Sync,
@@ -514,6 +514,9 @@ fn supersteps_are_profiled_with_their_step_summaries() {
     assert_eq!(steps[0]["name"], "compute @relu");
     assert_eq!(steps[1]["name"], "compute @wait");
     assert_eq!(steps[1]["args"]["estimated_cycles"], 20);
+    // Each superstep's bound, where the package has one.
+    assert_eq!(steps[1]["args"]["bound_cycles"], 15);
+    assert!(steps[0]["args"]["bound_cycles"].is_null(), "{trace}");
     assert_eq!(steps[2]["name"], "sync end");
     // The second superstep starts at the first release.
     assert_eq!(steps[1]["ts"], steps[0]["args"]["sync_release_cycle"]);

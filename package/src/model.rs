@@ -589,10 +589,12 @@ pub struct StepSummary {
     pub label: String,
     /// Estimated cycles of the step, when known.
     pub cycles: Option<u64>,
-    /// The step's roofline bound in cycles, its sync included: no plan can
-    /// do the step faster on the target (compute at the peak rate of the
-    /// model's types over every tile; an exchange's endpoint bound). `None`
-    /// in files before format 3 and when the compiler did not compute one.
+    /// The step's roofline bound in cycles, its sync included: a compute
+    /// set's work at the peak rate of the model's types over every tile (no
+    /// plan does it faster); an exchange phase's endpoint bound, the most
+    /// bytes one tile sends or receives in the transfers this plan makes
+    /// (another plan may move fewer). `None` in files before format 3 and
+    /// when the compiler did not compute one.
     pub bound: Option<u64>,
 }
 
