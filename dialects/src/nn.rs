@@ -598,6 +598,70 @@ pub static SELECT: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+/// `cast(view(x))` is `view(cast(x))` for a layout view (`nn.reshape`,
+/// `nn.transpose`) that only the cast reads, when the cast does not widen:
+/// converting each element before the view moves it gives the same values,
+/// and the narrower elements are what the view then moves (a cast that
+/// follows its producer's layout needs no exchange of its own).
+struct CastBeforeView;
+
+impl RewritePattern for CastBeforeView {
+    fn root(&self) -> Option<&'static str> {
+        Some("nn.cast")
+    }
+    fn name(&self) -> &'static str {
+        "cast-before-view"
+    }
+    fn match_and_rewrite(&self, rw: &mut Rewriter<'_>, op: Op) -> bool {
+        let cx = &*rw.cx;
+        let input = cx.operand(op, 0);
+        let Some(view) = cx
+            .defining_op(input)
+            .filter(|&d| cx.is(d, "nn.reshape") || cx.is(d, "nn.transpose"))
+        else {
+            return false;
+        };
+        if cx.uses(input).len() != 1 || cx.num_results(view) != 1 || cx.operands(view).len() != 1 {
+            return false;
+        }
+        let x = cx.operand(view, 0);
+        let (Ok(from), Ok(to), Ok(xt)) = (
+            tensor_type(cx, cx.value_type(input)),
+            tensor_type(cx, cx.value_type(cx.result(op, 0))),
+            tensor_type(cx, cx.value_type(x)),
+        ) else {
+            return false;
+        };
+        if to.dtype.byte_size() > from.dtype.byte_size() {
+            return false;
+        }
+        let elem = cx
+            .tensor_parts(cx.value_type(cx.result(op, 0)))
+            .map(|(_, e)| e)
+            .expect("a tensor");
+        let (cast_attrs, cast_loc) = (cx.attrs(op), cx.op_loc(op));
+        let (view_name, view_attrs, view_loc) = (cx.name(view), cx.attrs(view), cx.op_loc(view));
+        let cast_name = cx.name(op);
+        let xshape: Vec<i64> = xt.shape.iter().map(|&d| d as i64).collect();
+        let vshape = cx.value_shape(input);
+        let cast_ty = rw.cx.tensor_type(&xshape, elem);
+        let view_ty = rw.cx.tensor_type(&vshape, elem);
+        let mut st = OperationState::new(cast_name, cast_loc);
+        st.operands.push(x);
+        st.result_types.push(cast_ty);
+        st.attrs = cast_attrs;
+        let cast = rw.create_op_before(view, st);
+        let mut st = OperationState::new(view_name, view_loc);
+        st.operands.push(rw.cx.result(cast, 0));
+        st.result_types.push(view_ty);
+        st.attrs = view_attrs;
+        let moved = rw.create_op_before(op, st);
+        let v = rw.cx.result(moved, 0);
+        rw.replace_op(op, &[v]);
+        true
+    }
+}
+
 pub static CAST: OpDef = OpDef {
     name: "nn.cast",
     summary: "Converts elements to the result element type, rounding to nearest even. FP8 results use `saturate` \
@@ -613,7 +677,9 @@ pub static CAST: OpDef = OpDef {
     assembly_format: Some(CONVERT_FORMAT),
     verify: Some(verify_tensor_op),
     fold: Some(fold_tensor_op),
-    canonicalization_patterns: Some(|| vec![Box::new(LosslessCastRoundTrip)]),
+    canonicalization_patterns: Some(|| {
+        vec![Box::new(LosslessCastRoundTrip), Box::new(CastBeforeView)]
+    }),
     ..OpDef::EMPTY
 };
 

@@ -131,25 +131,67 @@ impl<'a> Probed<'a> {
         let Some(list) = self.by_key.get(key.as_str()) else {
             return Ok(None);
         };
-        let Some((p, bytes)) = list.iter().rev().find(|(p, _)| {
-            device::reference_type(p.stream.element) == reference.dtype()
-                && p.stream
-                    .shape
-                    .iter()
-                    .map(|&d| d as usize)
-                    .eq(reference.shape().iter().copied())
-        }) else {
+        let probe_of = |shape: &[usize]| {
+            list.iter().rev().find(|(p, _)| {
+                device::reference_type(p.stream.element) == reference.dtype()
+                    && p.stream
+                        .shape
+                        .iter()
+                        .map(|&d| d as usize)
+                        .eq(shape.iter().copied())
+            })
+        };
+        let read = |(p, bytes): &(&ipu_package::Probe, &[u8]), shape: &[usize]| {
+            device::bytes_to_tensor(bytes, shape, p.stream.element, reference.fp8_scale())
+                .map_err(|e| format!("probe of {} at {}: {e}", p.op, p.source))
+        };
+        if let Some(found) = probe_of(reference.shape()) {
+            return read(found, reference.shape()).map(Some);
+        }
+        // A cast the compiler moved before the layout views it read
+        // (canonicalize's cast-before-view) is probed at the views' input
+        // shape: its value here is those views of it.
+        let views = views_before(cx, op);
+        let Some(&root) = views.last() else {
             return Ok(None);
         };
-        device::bytes_to_tensor(
-            bytes,
-            reference.shape(),
-            p.stream.element,
-            reference.fp8_scale(),
-        )
-        .map(Some)
-        .map_err(|e| format!("probe of {} at {}: {e}", p.op, p.source))
+        let shape: Vec<usize> = cx
+            .value_shape(cx.operand(root, 0))
+            .iter()
+            .map(|&d| d.max(0) as usize)
+            .collect();
+        let Some(found) = probe_of(&shape) else {
+            return Ok(None);
+        };
+        let mut t = read(found, &shape)?;
+        for &view in views.iter().rev() {
+            let kind = ipu_dialects::nn::op_kind(cx, view)?;
+            t = ipu_reference::eval::evaluate(&kind, &[&t]).map_err(|e| e.to_string())?;
+        }
+        Ok(Some(t))
     }
+}
+
+/// The layout views (`nn.reshape`, `nn.transpose`) a cast `op` reads
+/// through, nearest first, when it is a cast of such a chain that only the
+/// cast reads.
+fn views_before(cx: &Context, op: Op) -> Vec<Op> {
+    let mut out = Vec::new();
+    if !cx.is(op, "nn.cast") {
+        return out;
+    }
+    let mut v = cx.operand(op, 0);
+    while let Some(d) = cx
+        .defining_op(v)
+        .filter(|&d| cx.is(d, "nn.reshape") || cx.is(d, "nn.transpose"))
+    {
+        if cx.uses(v).len() != 1 || cx.operands(d).len() != 1 {
+            break;
+        }
+        out.push(d);
+        v = cx.operand(d, 0);
+    }
+    out
 }
 
 /// The locations of a fused location key (`fused[a, b]` gives `a`, `b`),

@@ -72,3 +72,38 @@ func.func @fp8_rescale_kept(%x: tensor<4xf32>) -> (tensor<4xf8E4M3FN>, tensor<4x
   %s = nn.cast %h {saturate} : tensor<4xf16> -> tensor<4xf8E4M3FN>
   return %r, %s : tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>
 }
+
+// A cast that does not widen moves before the layout views it alone reads
+// (the view then moves the narrower elements), keeping its attributes and
+// each op its location.
+// RUN: ipu-opt --canonicalize --mlir-print-debuginfo %s | FileCheck %s --check-prefix=LOC
+// CHECK-LABEL: func.func @cast_before_views
+func.func @cast_before_views(%x: tensor<4x2x8xf16>) -> (tensor<2x32xf8E4M3FN>, tensor<2x32xf32>, tensor<8x4x2xbf16>, tensor<2x4x8xf16>, tensor<2x4x8xbf16>) {
+  // CHECK-NEXT: %0 = nn.cast %arg0 {saturate, scale = -4 : i64} : tensor<4x2x8xf16> -> tensor<4x2x8xf8E4M3FN>
+  // CHECK-NEXT: %1 = nn.transpose %0 {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf8E4M3FN> -> tensor<2x4x8xf8E4M3FN>
+  // CHECK-NEXT: %2 = nn.reshape %1 : tensor<2x4x8xf8E4M3FN> -> tensor<2x32xf8E4M3FN>
+  // LOC: nn.cast %arg0 {saturate, scale = -4 : i64} : tensor<4x2x8xf16> -> tensor<4x2x8xf8E4M3FN> loc("cbv.mlir":3:1)
+  // LOC-NEXT: nn.transpose %0 {{.*}} loc("cbv.mlir":1:1)
+  // LOC-NEXT: nn.reshape %1 {{.*}} loc("cbv.mlir":2:1)
+  %t = nn.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf16> -> tensor<2x4x8xf16> loc("cbv.mlir":1:1)
+  %r = nn.reshape %t : tensor<2x4x8xf16> -> tensor<2x32xf16> loc("cbv.mlir":2:1)
+  %c = nn.cast %r {saturate, scale = -4} : tensor<2x32xf16> -> tensor<2x32xf8E4M3FN> loc("cbv.mlir":3:1)
+  // A widening cast stays after the view.
+  // CHECK-NEXT: %3 = nn.transpose %arg0 {permutation = array<i64: 1, 0, 2>}
+  // CHECK-NEXT: %4 = nn.reshape %3 : tensor<2x4x8xf16> -> tensor<2x32xf16>
+  // CHECK-NEXT: %5 = nn.cast %4 : tensor<2x32xf16> -> tensor<2x32xf32>
+  %t2 = nn.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf16> -> tensor<2x4x8xf16>
+  %r2 = nn.reshape %t2 : tensor<2x4x8xf16> -> tensor<2x32xf16>
+  %w = nn.cast %r2 : tensor<2x32xf16> -> tensor<2x32xf32>
+  // A same-width cast moves too; a view something else reads stays.
+  // CHECK-NEXT: %6 = nn.cast %arg0 : tensor<4x2x8xf16> -> tensor<4x2x8xbf16>
+  // CHECK-NEXT: %7 = nn.transpose %6 {permutation = array<i64: 2, 0, 1>} : tensor<4x2x8xbf16> -> tensor<8x4x2xbf16>
+  // CHECK-NEXT: %8 = nn.transpose %arg0 {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf16> -> tensor<2x4x8xf16>
+  // CHECK-NEXT: %9 = nn.cast %8 : tensor<2x4x8xf16> -> tensor<2x4x8xbf16>
+  %t3 = nn.transpose %x {permutation = array<i64: 2, 0, 1>} : tensor<4x2x8xf16> -> tensor<8x4x2xf16>
+  %b = nn.cast %t3 : tensor<8x4x2xf16> -> tensor<8x4x2xbf16>
+  %t4 = nn.transpose %x {permutation = array<i64: 1, 0, 2>} : tensor<4x2x8xf16> -> tensor<2x4x8xf16>
+  %b2 = nn.cast %t4 : tensor<2x4x8xf16> -> tensor<2x4x8xbf16>
+  // CHECK-NEXT: return %2, %5, %7, %8, %9
+  return %c, %w, %b, %t4, %b2 : tensor<2x32xf8E4M3FN>, tensor<2x32xf32>, tensor<8x4x2xbf16>, tensor<2x4x8xf16>, tensor<2x4x8xbf16>
+}
