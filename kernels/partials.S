@@ -23,8 +23,14 @@
 # last partial and rounded once more, as a separate add of the sum would.
 # WIDE (f16 only, P up to 5) widens that result exactly to f32: 1 stores it at +16
 # besides the f16 result at +8, 2 stores only the f32 result, at +8.
+# ACT (f16, not with WIDE) applies an activation to that result: 17 GELU,
+# 29 GELU in its tanh form (elementwise.S's OP codes; the same instruction
+# on the same f16 value, so the same result); TO8 (f16, not with WIDE, P up
+# to 5) stores it also as FP8 (3 f8E4M3FN, 4 f8E5M2) at scale SCL,
+# saturating, as cast.S does, at +16 (N bytes), beside the f16 result at +8.
 # State with C > 0 or WIDE > 0: +0 c, +4 partials, +8 out, +12 the bias
-# (read with ld64: anywhere), +16 the f32 out (WIDE 1; else 0). The rows are split over the six workers;
+# (read with ld64: anywhere), +16 the f32 out (WIDE 1) or the FP8 out (TO8;
+# else 0). The rows are split over the six workers;
 # each streams its rows through P + 1 bundles per granule (+ 2 with WIDE):
 # the first adds c and p1 and loads the granule's bias, the next add the
 # partials and load their next granules, the last adds the bias, stores the
@@ -36,6 +42,9 @@
         .param P, 2
         .param C, 0
         .param WIDE, 0
+        .param ACT, 0
+        .param TO8, 0
+        .param SCL, 0
 
         .if TYPE == 0
         .define VADD f32v2add
@@ -62,6 +71,28 @@
         .endif
         .if (WIDE > 0) & (C == 0)
         .error "WIDE needs the row-vector form (C > 0)"
+        .endif
+        .if ((ACT != 0) & (ACT != 17) & (ACT != 29)) | ((TO8 != 0) & (TO8 != 3) & (TO8 != 4))
+        .error "ACT must be 0, 17 (gelu) or 29 (gelu_tanh) and TO8 0, 3 (f8E4M3FN) or 4 (f8E5M2)"
+        .endif
+        .set POST, ACT > 0
+        .if ((ACT > 0) | (TO8 > 0)) & ((TYPE != 1) | (C == 0) | (WIDE > 0))
+        .error "ACT and TO8 take the f16 row-vector form without WIDE"
+        .endif
+        .if (TO8 > 0) & (P > 5)
+        .error "the FP8 row-vector form takes P up to 5"
+        .endif
+        .if ACT == 17
+        .define PB_ACT f16v4gelu
+        .endif
+        .if ACT == 29
+        .define PB_ACT f16v4gelutanh
+        .endif
+        .if TO8 == 3
+        .define PB_CVT8 cvt.f16.f8e4
+        .endif
+        .if TO8 == 4
+        .define PB_CVT8 cvt.f16.f8e5
         .endif
         .set BIAS, C > 0
         .if BIAS
@@ -101,8 +132,8 @@
         # instructions less the turns the later-started workers' start
         # hides, one more when all are equally busy), then P + 1 (+ 2
         # widening) turns per granule of its rows.
-        .set TPG, P + 1 + 2 * (WIDE > 0)
-        .set BSETUP, 18 + (WIDE == 1) * 3 + (WIDE == 2) + (P > 1) * P + (P == 2) + (P >= 3) + (P == 4) + (P >= 5) + (P == 6) + (REMR == 0)
+        .set TPG, P + 1 + 2 * (WIDE > 0) + 2 * (ACT > 0) + (TO8 > 0)
+        .set BSETUP, 18 + (WIDE == 1) * 3 + (WIDE == 2) + 7 * (TO8 > 0) + (P > 1) * P + (P == 2) + (P >= 3) + (P == 4) + (P >= 5) + (P == 6) + (REMR == 0)
         .cycles "18 + 6 * (BSETUP + TPG * GC * (R_LO + (REMR > 0)))"
         .endif
 
@@ -181,17 +212,25 @@
         .endif
         # The bias added; the next c and last partial loaded, the sum stored.
         .if \last
-        .if WIDE == 2
+        .if (WIDE == 2) | POST
         VADD $a14:15, $a14:15, $a0:1
         .else
         { st64 $a14:15, [$m4+=8] ; VADD $a14:15, $a14:15, $a0:1 }
         .endif
         .else
-        .if WIDE == 2
+        .if (WIDE == 2) | POST
         { ld2x64 $a0:1, [$m2+=8], PB_LASTP, [PB_LASTPTR+=8] ; VADD $a14:15, $a14:15, $a0:1 }
         .else
         { ld2st64 $a0:1, [$m2+=8], PB_LASTP, [PB_LASTPTR+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a14:15, $a0:1 }
         .endif
+        .endif
+        # The activation, stored in its bundle; then the FP8 conversion,
+        # stored in its own.
+        .if ACT > 0
+        { st64 $a14:15, [$m4+=8] ; PB_ACT $a14:15, $a14:15 }
+        .endif
+        .if TO8 > 0
+        { st32 $a12, [$m13+=4] ; PB_CVT8 $a12, $a14:15 }
         .endif
         .if WIDE > 0
         { st64 $a12:13, [PB_WOUT+=8] ; cvt.f16.f32 $a12:13, $a14 }
@@ -226,8 +265,19 @@
         .if WIDE == 2
         shl $m14, $m5, 1
         add $m4, $m4, $m14
-        .else
+        .endif
+        .if WIDE != 2
         add $m4, $m4, $m5
+        .endif
+        .if TO8 > 0
+        # The FP8 out, one byte an element, at the scale given.
+        ld32 $m13, [$m0+16]
+        setzi $m14, 1
+        shr $m14, $m5, $m14
+        add $m13, $m13, $m14
+        setzi $m14, 0
+        add $m14, $m14, SCL
+        setscl $m14
         .endif
         .if WIDE == 1
         ld32 $m13, [$m0+16]

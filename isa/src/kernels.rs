@@ -194,8 +194,26 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
                 .get(p("WIDE") as usize)
                 .copied()
                 .unwrap_or("_wide?");
+            let act = match p("ACT") {
+                0 => String::new(),
+                op => format!(
+                    "_{}",
+                    EW_NAMES
+                        .iter()
+                        .find(|(c, _)| *c == op)
+                        .map_or("act?", |(_, n)| n)
+                ),
+            };
+            let to8 = match p("TO8") {
+                0 => String::new(),
+                // A symbol: a negative scale's sign spelled `m`.
+                t => match p("SCL") {
+                    s if s < 0 => format!("_to_{}_sm{}", elem(t), -s),
+                    s => format!("_to_{}_s{s}", elem(t)),
+                },
+            };
             return format!(
-                "partials_add_{}_p{}_n{}{bias}{wide}",
+                "partials_add_{}_p{}_n{}{bias}{wide}{act}{to8}",
                 ty(p("TYPE")),
                 p("P"),
                 p("N")
@@ -660,6 +678,27 @@ impl KernelSpec {
             entry: "compare",
             params: params_of(&[("OP", op as i64), ("TYPE", t), ("N", n as i64)]),
         }
+    }
+    /// [`KernelSpec::partials_bias`] (f16, no widening) with its result
+    /// through an activation (`act`: GELU or its tanh form) and/or stored
+    /// as FP8 (`to8`, at `scale`, saturating): one pass instead of the
+    /// elementwise and cast kernels after it.
+    pub fn partials_bias_post(
+        n: usize,
+        partials: usize,
+        cols: usize,
+        act: Option<EwOp>,
+        to8: Option<(ElemType, i32)>,
+    ) -> KernelSpec {
+        let mut s = KernelSpec::partials_bias(ElemType::F16, n, partials, cols, PartialsWide::None);
+        if let Some(op) = act {
+            s.params.insert("ACT".into(), op as i64);
+        }
+        if let Some((e, scale)) = to8 {
+            s.params.insert("TO8".into(), e as i64);
+            s.params.insert("SCL".into(), scale as i64);
+        }
+        s
     }
     /// out = cond ? a : b over n elements of f32 or f16.
     pub fn select(ty: ElemType, n: usize) -> KernelSpec {

@@ -281,3 +281,126 @@ fn partials_with_a_bias_cycle_formula_tracks_the_simulator() {
         }
     }
 }
+
+/// Runs the row-vector form with an activation (`ACT`, elementwise.S's
+/// code) and an FP8 copy of its result (`TO8` at scale `scl`) on f16 c,
+/// partials and bias; returns the f16 result and the FP8 one, the
+/// reference's two (the sum rounded after every add, the bias added and
+/// rounded, then the activation's instruction and the FP8 conversion, as
+/// the separate kernels compute them) and the simulated cycles.
+fn run_post(
+    n: usize,
+    cols: usize,
+    p: usize,
+    act: i64,
+    to8: i64,
+    scl: i64,
+    seed: u64,
+) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, u64) {
+    use ipu_isa::float::{f8_from_f64, F8Format};
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut gen = |count: usize| -> Vec<u8> {
+        (0..count)
+            .flat_map(|_| f16_bits(r.gen_range(-4.0f32..4.0)).to_le_bytes())
+            .collect()
+    };
+    let c = gen(n);
+    let parts = gen(n * p);
+    let bias = gen(cols);
+    let t = run_kernel(
+        "partials",
+        "partials",
+        &[
+            ("TYPE", 1),
+            ("N", n as i64),
+            ("P", p as i64),
+            ("C", cols as i64),
+            ("ACT", act),
+            ("TO8", to8),
+            ("SCL", scl),
+        ],
+        &[C, PARTIALS, OUT, BIAS, if to8 > 0 { WIDE_OUT } else { 0 }],
+        &[
+            (C, c.clone()),
+            (PARTIALS, parts.clone()),
+            (BIAS, bias.clone()),
+        ],
+    );
+    let sum = sequential(1, &c, &parts, p);
+    let lane = |b: &[u8], i: usize| f16_value(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
+    let round = |x: f32| f16_value(f16_bits(x));
+    let (mut want, mut want8) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let s = round(lane(&sum, i) + lane(&bias, i % cols));
+        let a = match act {
+            17 => round(0.5 * s * (1.0 + libm::erff(s * std::f32::consts::FRAC_1_SQRT_2))),
+            29 => {
+                let x = s as f64;
+                let k = (2.0 / std::f64::consts::PI).sqrt();
+                round((0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())) as f32)
+            }
+            _ => s,
+        };
+        want.extend(f16_bits(a).to_le_bytes());
+        match to8 {
+            3 => want8.push(f8_from_f64(a as f64, scl as i32, F8Format::E4M3FN)),
+            4 => want8.push(f8_from_f64(a as f64, scl as i32, F8Format::E5M2)),
+            _ => {}
+        }
+    }
+    let got = t.read(OUT, want.len()).unwrap().to_vec();
+    let got8 = t.read(WIDE_OUT, want8.len()).unwrap().to_vec();
+    (got, got8, want, want8, t.cycle())
+}
+
+/// (N, C, P, ACT, TO8, SCL): GELU in both forms, with and without the FP8
+/// result in both formats, FP8 alone; rows fewer than, a multiple of and
+/// not a multiple of the six workers.
+const POST_CASES: &[(usize, usize, usize, i64, i64, i64)] = &[
+    (576, 32, 2, 29, 3, -2),
+    (416, 16, 3, 17, 0, 0),
+    (416, 16, 1, 29, 0, 0),
+    (64, 4, 1, 0, 3, 1),
+    (480, 8, 5, 29, 4, 0),
+    (12, 4, 2, 17, 3, -3),
+    (768, 64, 4, 0, 4, -1),
+];
+
+#[test]
+fn partials_with_an_activation_and_an_fp8_result_equal_the_separate_kernels() {
+    for (k, &(n, cols, p, act, to8, scl)) in POST_CASES.iter().enumerate() {
+        let (got, got8, want, want8, _) = run_post(n, cols, p, act, to8, scl, 300 + k as u64);
+        let what = format!("N {n} C {cols} P {p} ACT {act} TO8 {to8} SCL {scl}");
+        assert_eq!(got, want, "{what}");
+        assert_eq!(got8, want8, "{what} (FP8)");
+    }
+}
+
+#[test]
+fn partials_with_an_activation_cycle_formula_tracks_the_simulator() {
+    for &(n, cols, p, act, to8, scl) in POST_CASES {
+        let params: std::collections::BTreeMap<String, i64> = [
+            ("TYPE", 1),
+            ("N", n as i64),
+            ("P", p as i64),
+            ("C", cols as i64),
+            ("ACT", act),
+            ("TO8", to8),
+            ("SCL", scl),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let formula = assemble_kernel("partials", &params)
+            .unwrap()
+            .meta
+            .cycles
+            .unwrap() as u64;
+        let (.., simulated) = run_post(n, cols, p, act, to8, scl, 9);
+        let ratio = formula as f64 / simulated as f64;
+        assert!(
+            (0.97..=1.03).contains(&ratio),
+            "N {n} C {cols} P {p} ACT {act} TO8 {to8}: formula {formula}, simulated {simulated}"
+        );
+    }
+}

@@ -321,6 +321,45 @@ fn fold(
                 })
             })?
         }
+        // GELU of an f16 value, in the producing pass (a split-K sum's).
+        Choice::Ew(e @ (EwOp::Gelu | EwOp::GeluTanh)) if param("TYPE") == 1 => {
+            let input = cx.operand(op, 0);
+            if !only_reader(input) {
+                return Ok(false);
+            }
+            b.fold_epilogue(op, input, home, label, true, |_, res| {
+                Some(records::Epilogue::Activate {
+                    op: e,
+                    out: Word::Buf(res, 0),
+                })
+            })?
+        }
+        // A saturating f16 -> FP8 cast, stored by the producing pass beside
+        // its f16 input (which stays, so the cast is checked on it).
+        Choice::Cast
+            if param("FROM") == ElemType::F16 as i64
+                && matches!(param("TO"), 3 | 4)
+                && spec.params.len() == 3 =>
+        {
+            let input = cx.operand(op, 0);
+            let to = if param("TO") == 3 {
+                ElemType::F8E4M3FN
+            } else {
+                ElemType::F8E5M2
+            };
+            let (scale, _) = cast_scales(
+                spec,
+                super::fp8_scale(cx, input),
+                super::fp8_scale(cx, cx.result(op, 0)),
+            );
+            b.fold_epilogue(op, input, home, label, false, |_, res| {
+                Some(records::Epilogue::CastFp8 {
+                    to,
+                    scale,
+                    out: Word::Buf(res, 0),
+                })
+            })?
+        }
         _ => None,
     };
     Ok(folded.is_some())

@@ -84,7 +84,11 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         // c and the partials with paired loads; out may be c; the
         // row-vector form adds the bias (ld64) and the f32 out (WIDE 1).
         "partials" if param(spec, "C") > 0 || param(spec, "WIDE") > 0 => {
-            let wide = if param(spec, "WIDE") == 1 { A } else { Z };
+            let wide = if param(spec, "WIDE") == 1 || param(spec, "TO8") > 0 {
+                A
+            } else {
+                Z
+            };
             vec![W, W, A, A, wide]
         }
         "partials" => vec![W, W, A],
@@ -483,6 +487,20 @@ pub enum Epilogue {
     /// The f16 value widened exactly to f32 at `out`; `only`: the f16
     /// value itself is read by nothing else, so it need not be stored.
     Widen { out: Word, only: bool },
+    /// The f16 value through an activation (`op`: GELU, either form) at
+    /// `out`.
+    Activate {
+        op: ipu_isa::kernels::EwOp,
+        out: Word,
+    },
+    /// The f16 value also stored as FP8 (`to`) at `scale`, saturating, at
+    /// `out` (the f16 value stays where it was, so the cast is checked on
+    /// it).
+    CastFp8 {
+        to: ipu_isa::kernels::ElemType,
+        scale: i32,
+        out: Word,
+    },
 }
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
@@ -554,11 +572,74 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             let spec = KernelSpec::partials_bias(elem, n as usize, p as usize, cols as usize, w);
             Some(partials_with(&spec, c, parts, out, vector, second))
         }
+        Epilogue::Activate { op, out: new_out } => {
+            use ipu_isa::kernels::EwOp;
+            let fits = cols > 0
+                && wide == 0
+                && ty == 1
+                && param(spec, "ACT") == 0
+                && param(spec, "TO8") == 0
+                && matches!(op, EwOp::Gelu | EwOp::GeluTanh);
+            if !fits {
+                return None;
+            }
+            let spec = KernelSpec::partials_bias_post(
+                n as usize,
+                p as usize,
+                cols as usize,
+                Some(op),
+                None,
+            );
+            Some(partials_with(
+                &spec,
+                c,
+                parts,
+                new_out,
+                call.record[3],
+                None,
+            ))
+        }
+        Epilogue::CastFp8 {
+            to,
+            scale,
+            out: new_out,
+        } => {
+            use ipu_isa::kernels::EwOp;
+            let fits = cols > 0
+                && wide == 0
+                && ty == 1
+                && param(spec, "TO8") == 0
+                && p as usize <= PARTIALS_WIDEN_MAX
+                && crate::elem::is_f8(to);
+            if !fits {
+                return None;
+            }
+            let act = match param(spec, "ACT") {
+                17 => Some(EwOp::Gelu),
+                29 => Some(EwOp::GeluTanh),
+                _ => None,
+            };
+            let spec = KernelSpec::partials_bias_post(
+                n as usize,
+                p as usize,
+                cols as usize,
+                act,
+                Some((to, scale)),
+            );
+            Some(partials_with(
+                &spec,
+                c,
+                parts,
+                out,
+                call.record[3],
+                Some(new_out),
+            ))
+        }
     }
 }
 
 /// `partials.S`'s row-vector form: +0 c, +4 the partials, +8 out, +12 the
-/// row vector, +16 the f32 out (WIDE 1).
+/// row vector, +16 the second out: f32 (WIDE 1) or FP8 (TO8).
 pub fn partials_with(
     spec: &KernelSpec,
     c: Word,
@@ -568,9 +649,9 @@ pub fn partials_with(
     wide_out: Option<Word>,
 ) -> Call {
     assert_eq!(
-        param(spec, "WIDE") == 1,
+        param(spec, "WIDE") == 1 || param(spec, "TO8") > 0,
         wide_out.is_some(),
-        "the second (f32) output is WIDE 1's"
+        "the second output is WIDE 1's (f32) or TO8's (FP8)"
     );
     call(
         spec,
