@@ -42,6 +42,12 @@
 #                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
 # OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
 #                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
+# The combining ops (9, 12) work on two groups at a time (one in each lane: groups k
+# and k + C/2 of a row). With P > 1 (parts: P divides C, R * P <= 6) each row's groups
+# are cut into P parts of C / P: R * P workers each combine a part into its partial
+# pair ([M, S] or [mean, var], at +4's (r * P + p) * 8), then R workers each merge
+# their row's P partial pairs the same way (layer norm: INV_Q and INV_P, f32 bits of
+# 1 / (C / P) and 1 / P; equal parts, so the merge is exact algebra).
 # TYPE: 0 f32, 1 f16. Softmax and layer norm over f16 rows use f16 vector
 # arithmetic with sums kept in f32 (layer norm's statistics in f32 about
 # the mean rounded to f16, corrected for that rounding); row-vector ops
@@ -63,6 +69,9 @@
         .param LOG, 0
         .param GP, 0
         .param EXPS, 0
+        .param P, 1
+        .param INV_Q, 0
+        .param INV_P, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -96,6 +105,23 @@
         .endif
         .if PAIRS_IN & (GPV * 8 >= 16384)
         .error "the combining ops' groups must be under 16384 bytes apart (GP, or R, < 2048)"
+        .endif
+        .set GSTEP, GPV * 8               # bytes from one group of pairs to the next
+        .if P < 1
+        .error "P must be positive"
+        .endif
+        .set PARTS, P > 1
+        .if PARTS & ((PAIRS_IN == 0) | (C % P != 0) | (R * P > 6))
+        .error "P (parts of each row's C groups: a divisor of C, R * P at most 6) is for the combining ops"
+        .endif
+        .if PARTS & (C * GSTEP >= 1 << 20)
+        .error "a row's groups span too many bytes for the parts' addresses (C * GP * 8 < 2^20)"
+        .endif
+        .if PARTS & (OP == 12) & ((INV_Q == 0) | (INV_P == 0))
+        .error "layer norm's combine in parts needs INV_Q and INV_P (f32 bits of 1 / (C / P) and 1 / P)"
+        .endif
+        .if ((PARTS == 0) | (OP != 12)) & ((INV_Q != 0) | (INV_P != 0))
+        .error "INV_Q and INV_P are for layer norm's combine in parts"
         .endif
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
@@ -195,8 +221,20 @@
         .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
         .set SETUP, 15 + 2 * EXPS
         .endif
+        # The combining ops, a row of n groups (C, or with parts C / P, then
+        # P): the fold (PF), the pass over two groups at a time (SS for
+        # softmax, DV for layer norm) and the finish.
+        .set NA, C / P
+        .set HA, NA / 2
+        .set PFA, (NA == 1) + (NA > 1) * (NA <= 8) * (NA + 1) + (NA > 8) * (NA + 3)
+        .set SSA, (NA >= 2) * (5 * HA + 5 + 2 * (HA > 4)) + (NA % 2) * 6 + (NA == 1)
+        .set DVA, (NA >= 2) * (2 * HA + 3 + 2 * (HA > 4)) + (NA % 2) * 4 + (NA == 1)
+        .set HB, P / 2
+        .set PFB, (P == 1) + (P > 1) * (P <= 8) * (P + 1) + (P > 8) * (P + 3)
+        .set SSB, (P >= 2) * (5 * HB + 5 + 2 * (HB > 4)) + (P % 2) * 6 + (P == 1)
+        .set DVB, (P >= 2) * (2 * HB + 3 + 2 * (HB > 4)) + (P % 2) * 4 + (P == 1)
         .if OP == 9
-        .set ITEM, 14 + FOLD_C + (C > 1) * (2 + 5 * (C - 1))
+        .set ITEM, PFA + SSA + 9
         .set SETUP, 13
         .endif
         .if (OP == 10) & (EXPS == 0)
@@ -214,7 +252,7 @@
         .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
         .endif
         .if OP == 12
-        .set ITEM, 16 + FOLD_C + (C > 1) * (2 + 2 * (C - 1))
+        .set ITEM, PFA + DVA + 13
         .endif
         .if (OP == 13) & (TYPE == 0)
         .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
@@ -235,6 +273,13 @@
         .endif
         .endif
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
+        .if PARTS
+        # Two rounds: each of R * P workers one part of a row, then each of
+        # R workers merging its row's P parts.
+        .set ROUND1, 6 * (9 + 5 * (R > 1) + 2 * (OP == 12) + PFA + (OP == 9) * (SSA + 4) + (OP == 12) * (DVA + 7))
+        .set ROUND2, 6 * (4 + 4 * (R > 1) + 4 * (OP == 12) + PFB + (OP == 9) * (SSB + 6) + (OP == 12) * (DVB + 10))
+        .set CYC, 14 + R * P + ROUND1 + R + ROUND2
+        .endif
         .cycles "CYC"
 
         .if OP == 0
@@ -299,6 +344,150 @@ hsum_end_\@:
         .macro LDF a, v
         setzi \a, (\v) & 0xfffff
         sethi \a, ((\v) >> 16) & 0xffff
+        .endm
+
+# The combining ops' rows. Groups of [a, b] f32 pairs, `step` bytes
+# apart, from $m3 (which advances): $a4:5 = vop over n of them (unrolled up
+# to 8).
+        .macro PFOLD vop, n, step
+        ld64 $a4:5, [$m3+=\step]
+        .if \n > 1
+        ld64 $a0:1, [$m3+=\step]
+        .if \n > 8
+        setzi $m10, \n - 2
+        rpt $m10, pfold_end_\@
+        { ld64 $a0:1, [$m3+=\step] ; \vop $a4:5, $a4:5, $a0:1 }
+pfold_end_\@:
+        .else
+        .rept \n - 2
+        { ld64 $a0:1, [$m3+=\step] ; \vop $a4:5, $a4:5, $a0:1 }
+        .endr
+        .endif
+        \vop $a4:5, $a4:5, $a0:1
+        .endif
+        .endm
+
+# One turn group of SM_SUMS: groups k and k + n / 2 in the two lanes.
+        .macro SMS_BODY step
+        { ld32 $a0, [$m3+=\step] ; f32v2exp $a4:5, $a4:5 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a4:5, $a2:3 }
+        ld32 $a2, [$m11+=\step]
+        { ld32 $a3, [$m12+=\step] ; f32v2sub $a4:5, $a0:1, $a8:9 }
+        .endm
+
+# $a6:7 (add the lanes) = sum of s * exp(m - M) over the n [m, s] pairs
+# from $m3, M in $a8:9; groups k and k + n / 2 share the vector
+# instructions ($m13 = (n / 2) * step), an odd last one alone.
+        .macro SM_SUMS n, step
+        .if \n >= 2
+        { add $m4, $m3, $m13 ; zero64 $a6:7 }
+        add $m11, $m3, 4
+        add $m12, $m4, 4
+        ld32 $a0, [$m3+=\step]
+        ld32 $a1, [$m4+=\step]
+        ld32 $a2, [$m11+=\step]
+        { ld32 $a3, [$m12+=\step] ; f32v2sub $a4:5, $a0:1, $a8:9 }
+        .if \n / 2 > 4
+        setzi $m10, \n / 2 - 1
+        rpt $m10, sms_end_\@
+        SMS_BODY \step
+sms_end_\@:
+        .else
+        .rept \n / 2 - 1
+        SMS_BODY \step
+        .endr
+        .endif
+        f32v2exp $a4:5, $a4:5
+        f32v2fma $a6:7, $a4:5, $a2:3
+        .else
+        zero64 $a6:7
+        .endif
+        .if \n % 2
+        .if \n >= 2
+        ld64 $a0:1, [$m4+0]
+        .else
+        ld64 $a0:1, [$m3+0]
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        f32add $a6, $a6, $a2
+        .endif
+        .endm
+
+# $a6:7 (add the lanes) = sum of (mean - M)^2 over the n [mean, var] pairs
+# from $m3, M in $a8:9; groups k and k + n / 2 in the two lanes ($m13 =
+# (n / 2) * step), an odd last one alone.
+        .macro LN_DEVS n, step
+        .if \n >= 2
+        { add $m4, $m3, $m13 ; zero64 $a6:7 }
+        ld32 $a0, [$m3+=\step]
+        ld32 $a1, [$m4+=\step]
+        .if \n / 2 > 4
+        setzi $m10, \n / 2 - 1
+        rpt $m10, lnd_end_\@
+        { ld32 $a0, [$m3+=\step] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a2:3, $a2:3 }
+lnd_end_\@:
+        .else
+        .rept \n / 2 - 1
+        { ld32 $a0, [$m3+=\step] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a2:3, $a2:3 }
+        .endr
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2fma $a6:7, $a2:3, $a2:3
+        .else
+        zero64 $a6:7
+        .endif
+        .if \n % 2
+        .if \n >= 2
+        ld32 $a0, [$m4+0]
+        .else
+        ld32 $a0, [$m3+0]
+        .endif
+        f32sub $a2, $a0, $a8
+        f32mul $a2, $a2, $a2
+        f32add $a6, $a6, $a2
+        .endif
+        .endm
+
+# A row's n [m, s] pairs at $m2 (step apart) combined into [M, S] (final
+# 0), [M, 1 / S], or [M + log S, -] (LOG), stored at $m9 (+= 8).
+        .macro SM_ROW n, step, final
+        mov $m3, $m2
+        PFOLD f32v2max, \n, \step
+        { mov $m3, $m2 ; f32v2dup $a8:9, $a4 }
+        SM_SUMS \n, \step
+        f32v2hadd $a7, $a6:7
+        .if \final & (LOG == 0)
+        f32v2recip $a6:7, $a6:7
+        .endif
+        .if \final & LOG
+        f32v2log $a6:7, $a6:7
+        { st64 $a6:7, [$m9+=8] ; f32add $a6, $a8, $a7 }
+        .else
+        { st64 $a6:7, [$m9+=8] ; mova $a6, $a8 }
+        .endif
+        .endm
+
+# A row's n [mean, var] pairs of equal pieces at $m2 (step apart; $a14 =
+# 1 / n) combined into [mean, var] (final 0) or [mean, rstd] (EPS in
+# $a15), stored at $m9 (+= 8).
+        .macro LN_ROW n, step, final
+        mov $m3, $m2
+        PFOLD f32v2add, \n, \step      # [sum of means, sum of variances]
+        f32mul $a8, $a4, $a14          # mean
+        { mov $m3, $m2 ; f32v2dup $a8:9, $a8 }
+        LN_DEVS \n, \step
+        f32v2hadd $a6, $a6:7
+        f32add $a6, $a6, $a5
+        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - the mean)^2)
+        .if \final
+        f32add $a6, $a6, $a15
+        f32v2rsqrt $a6:7, $a6:7
+        .endif
+        { st64 $a8:9, [$m9+=8] ; mova $a9, $a6 }
         .endm
 
 # Layer norm's moments of the f32 row at $m2: mean in $a8:9 (both lanes),
@@ -499,13 +688,81 @@ lnh_norm_end_\@:
         .type rows, @function
         .align 8
 rows:
+        .if PARTS
+        setzi $m1, rows_part
+        .rept R * P
+        run $m1, $m0
+        .endr
+        sync 0
+        setzi $m1, rows_merge
+        .rept R
+        run $m1, $m0
+        .endr
+        .else
         setzi $m1, rows_worker
         .rept 6
         run $m1, $m0
         .endr
+        .endif
         sync 0
         jmp $m15
         .size rows, . - rows
+
+        .if PARTS
+# Round 1: worker w, row r = w / P, part p = w % P: its Q = C / P groups
+# (from group p * Q) combined into its partial pair at +4's w * 8.
+        .type rows_part, @function
+        .align 8
+rows_part:
+        .if R > 1
+        mul $m7, $m1, (32 + P - 1) / P
+        shr $m7, $m7, 5                # r
+        setzi $m10, C * GSTEP - 8
+        mul $m7, $m7, $m10
+        .endif
+        setzi $m8, NA * GSTEP
+        mul $m8, $m1, $m8
+        ld32 $m2, [$m0+0]
+        add $m2, $m2, $m8              # w * Q * GSTEP
+        .if R > 1
+        sub $m2, $m2, $m7              # - r * (C * GSTEP - 8): p * Q * GSTEP + r * 8
+        .endif
+        ld32 $m9, [$m0+4]
+        shl $m10, $m1, 3
+        add $m9, $m9, $m10
+        setzi $m13, HA * GSTEP
+        .if OP == 12
+        LDF $a14, INV_Q
+        LN_ROW NA, GSTEP, 0
+        .else
+        SM_ROW NA, GSTEP, 0
+        .endif
+        exit
+        .size rows_part, . - rows_part
+
+# Round 2: worker r merges row r's P partial pairs.
+        .type rows_merge, @function
+        .align 8
+rows_merge:
+        ld32 $m2, [$m0+4]
+        ld32 $m9, [$m0+16]
+        .if R > 1
+        mul $m7, $m1, P * 8
+        add $m2, $m2, $m7
+        shl $m7, $m1, 3
+        add $m9, $m9, $m7
+        .endif
+        setzi $m13, HB * 8
+        .if OP == 12
+        LDF $a14, INV_P
+        LDF $a15, EPS
+        LN_ROW P, 8, 1
+        .else
+        SM_ROW P, 8, 1
+        .endif
+        exit
+        .size rows_merge, . - rows_merge
+        .endif
 
         .type rows_worker, @function
         .align 8
@@ -529,6 +786,7 @@ rows_worker:
         shl $m8, $m5, 3
         add $m2, $m2, $m8              # the row's pair in the first group
         add $m9, $m9, $m8              # out pair
+        setzi $m13, HA * GSTEP
         .else
         setzi $m7, ROWB
         mul $m8, $m5, $m7
@@ -768,32 +1026,10 @@ row_lst:
         .endif
 
         .if OP == 12
-        .set GSTEP, GPV * 8
 row_lcb:
-        mov $m3, $m2
-        FOLD f32v2add, C, GSTEP        # [sum of means, sum of variances]
-        f32mul $a8, $a4, $a14          # mean
-        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
-        { ld64 $a0:1, [$m2+=GSTEP] ; mova $a13, $a5 }
-        zero64 $a6:7
-        .if C > 1
-        setzi $m10, C - 1
-        # $a6 sums (mean - its mean)^2 in one fused step ($a7's lane is
-        # not used).
-        rpt $m10, lcb_end
-        f32v2sub $a2:3, $a0:1, $a8:9
-        { ld64 $a0:1, [$m2+=GSTEP] ; f32v2fma $a6:7, $a2:3, $a2:3 }
-lcb_end:
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2fma $a6:7, $a2:3, $a2:3
-        f32add $a6, $a6, $a13
-        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - its mean)^2)
-        f32add $a6, $a6, $a15
-        f32v2rsqrt $a6:7, $a6:7
-        { add $m2, $m3, 8 ; mova $a9, $a6 }
+        LN_ROW C, GSTEP, 1
+        add $m2, $m2, 8
         add $m6, $m6, -1
-        st64 $a8:9, [$m9+=8]           # [mean, rstd]
         brnz $m6, row_lcb
         .endif
 
@@ -878,34 +1114,10 @@ sth_exp_end:
         .endif
 
         .if OP == 9
-        .set GSTEP, GPV * 8
 row_cb:
-        mov $m3, $m2
-        FOLD f32v2max, C, GSTEP        # M (lane 0)
-        { mov $m2, $m3 ; f32v2dup $a8:9, $a4 }
-        { ld64 $a0:1, [$m2+=GSTEP] ; zero64 $a6:7 }
-        .if C > 1
-        setzi $m10, C - 1
-        rpt $m10, cb_end
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a2:3, $a2:3
-        f32mul $a2, $a2, $a1
-        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
-cb_end:
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a2:3, $a2:3
-        f32mul $a2, $a2, $a1
-        f32add $a6, $a6, $a2           # S
-        .if LOG == 0
-        f32v2recip $a6:7, $a6:7
-        { add $m2, $m3, 8 ; mova $a5, $a6 }
-        .else
-        f32v2log $a6:7, $a6:7
-        { add $m2, $m3, 8 ; f32add $a4, $a4, $a6 }
-        .endif
+        SM_ROW C, GSTEP, 1
+        add $m2, $m2, 8
         add $m6, $m6, -1
-        st64 $a4:5, [$m9+=8]
         brnz $m6, row_cb
         .endif
 

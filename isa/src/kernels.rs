@@ -139,6 +139,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if params.contains_key("GP") && p("GP") != p("R") {
                 s.push_str(&format!("_gp{}", p("GP")));
             }
+            if p("P") > 1 {
+                s.push_str(&format!("_parts{}", p("P")));
+            }
             if params.contains_key("SCALE") {
                 s.push_str(&format!("_x{:x}", p("SCALE")));
             }
@@ -768,6 +771,23 @@ impl KernelSpec {
         let mut s = self.clone();
         s.params.insert("R".into(), r as i64);
         s.params.insert("GP".into(), pitch as i64);
+        s
+    }
+    /// A combining kernel (softmax or layer norm) with each row's groups
+    /// cut into `parts` equal parts combined by as many workers, then each
+    /// row's partial pairs merged by one (`P`; the partial pairs at +4).
+    /// `parts` must divide the groups, at most six workers in all.
+    pub fn combine_parts(&self, parts: usize) -> KernelSpec {
+        let mut s = self.clone();
+        if parts > 1 {
+            s.params.insert("P".into(), parts as i64);
+            if self.params.get("OP") == Some(&(RowOp::LayerNormCombine as i64)) {
+                let groups = self.params.get("C").copied().unwrap_or(1).max(1) as usize;
+                let inv = |n: usize| (1.0f32 / n.max(1) as f32).to_bits() as i64;
+                s.params.insert("INV_Q".into(), inv(groups / parts));
+                s.params.insert("INV_P".into(), inv(parts));
+            }
+        }
         s
     }
     /// Step 3: each piece of the rows normalised by its row's pair; with

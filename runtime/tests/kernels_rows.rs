@@ -352,6 +352,29 @@ fn specialisations_that_cannot_work_are_refused() {
     }
 }
 
+/// The parts a combining kernel may cut each of `r` rows' `groups` pairs
+/// into (P > 1: a divisor of the groups, r * P workers at most six).
+fn combine_parts(r: usize, groups: usize) -> Vec<usize> {
+    (2..=groups)
+        .filter(|&p| groups % p == 0 && r * p <= 6)
+        .collect()
+}
+
+/// Runs a combining kernel in parts (its partial pairs at +4) on the
+/// statistics `stats`; checks its cycle formula; its r output pairs.
+fn combine_in_parts(p: &[(&str, i64)], stats: &[f32], r: usize) -> Vec<f32> {
+    const PARTIALS: u32 = DATA + 0x48000;
+    let t = run_kernel(
+        "rows",
+        "rows",
+        p,
+        &[X, PARTIALS, 0, 0, OUT],
+        &[(X, f32_bytes(stats))],
+    );
+    check_formula(p, &t);
+    rd_f32(&t, OUT, 2 * r)
+}
+
 /// Softmax of rows cut into `groups` pieces: each piece's statistics, the
 /// pieces' statistics combined per row, and each piece normalised, against
 /// the softmax of the whole rows. With EXPS the statistics also store each
@@ -372,6 +395,9 @@ fn softmax_of_rows_cut_into_pieces() {
         (1, 6, 8, 4),
         (1, 13, 4, 1),
         (1, 9, 24, 3),
+        (0, 3, 8, 8),
+        (0, 1, 4, 24),
+        (0, 2, 4, 9),
     ] {
         let raw: Vec<f32> = (0..r * c * groups)
             .map(|_| g.gen_range(-6.0..6.0))
@@ -454,6 +480,27 @@ fn softmax_of_rows_cut_into_pieces() {
             ];
             let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
             let pairs = rd_f32(&t, OUT, 2 * r);
+            // The same combination in parts (two rounds of workers): the
+            // same pairs, up to rounding.
+            for parts in combine_parts(r, groups) {
+                let p = [
+                    ("OP", 9),
+                    ("R", r as i64),
+                    ("C", groups as i64),
+                    ("LOG", log),
+                    ("P", parts as i64),
+                ];
+                let got = combine_in_parts(&p, &stats, r);
+                for i in 0..r {
+                    for lane in 0..2 - log as usize {
+                        let (a, b) = (got[2 * i + lane], pairs[2 * i + lane]);
+                        assert!(
+                            (a - b).abs() <= 2e-6 * b.abs(),
+                            "{p:?} row {i} lane {lane}: {a} vs {b}"
+                        );
+                    }
+                }
+            }
             let want = softmax_model(&x, r, full, 1, log == 1);
             for k in 0..groups {
                 let (_, bytes) = encode(&piece(k), ty);
@@ -534,6 +581,9 @@ fn layer_norm_of_rows_cut_into_pieces() {
         (1, 6, 8, 4, 30.0),
         (1, 13, 4, 1, 0.0),
         (1, 3, 8, 24, 2.0),
+        (0, 1, 4, 24, 5.0),
+        (0, 2, 8, 6, 1.0),
+        (0, 2, 2, 15, -3.0),
     ] {
         let full = c * groups;
         let raw: Vec<f32> = (0..r * full)
@@ -571,6 +621,27 @@ fn layer_norm_of_rows_cut_into_pieces() {
         ];
         let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
         let pairs = rd_f32(&t, OUT, 2 * r);
+        for parts in combine_parts(r, groups) {
+            let q = groups / parts;
+            let p = [
+                ("OP", 12),
+                ("R", r as i64),
+                ("C", groups as i64),
+                ("INV_C", (1.0f32 / groups as f32).to_bits() as i64),
+                ("EPS", eps.to_bits() as i64),
+                ("P", parts as i64),
+                ("INV_Q", (1.0f32 / q as f32).to_bits() as i64),
+                ("INV_P", (1.0f32 / parts as f32).to_bits() as i64),
+            ];
+            let got = combine_in_parts(&p, &stats, r);
+            for i in 0..2 * r {
+                let (a, b) = (got[i], pairs[i]);
+                assert!(
+                    (a - b).abs() <= 2e-6 * (b.abs() + 1.0),
+                    "{p:?} [{i}]: {a} vs {b}"
+                );
+            }
+        }
         for (gamma, beta) in [(0i64, 0i64), (1, 0), (0, 1), (1, 1)] {
             for k in 0..groups {
                 let (_, bytes) = encode(&piece(k), ty);

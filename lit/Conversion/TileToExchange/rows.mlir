@@ -8,7 +8,8 @@
 //   16 ways: each tile's pieces' [max, sum exp] pairs (in the superstep of
 //   the sum's combining, which needs no exchange first), each row's pairs
 //   gathered onto the tile its share of the 2 rows falls to (tiles 0 and 1,
-//   a phase), combined there, each combined row multicast to the other
+//   a phase), combined there (each row's 16 pairs in 4 parts on 4 workers,
+//   then merged: `_parts4`), each combined row multicast to the other
 //   tiles (a phase), and each piece normalised: the statistics wrote each
 //   piece's exponentials into the result, which the last pass scales in
 //   place by the row's exp(m - M) / S, m the piece's own max (its pair in
@@ -19,7 +20,7 @@
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | ipu-opt --mlir-print-op-generic | ipu-opt > /dev/null
 
-// CHECK: attributes {exchange.compute_cycles = 3636 : i64, exchange.estimated_cycles = 5645 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
+// CHECK: attributes {exchange.compute_cycles = 3281 : i64, exchange.estimated_cycles = 5290 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
 // CHECK: exchange.buffer {bytes = 256 : i64, sym_name = "input0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input1", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input2", tiles = "0"}
@@ -30,6 +31,7 @@
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s2.stats_in", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 16 : i64, sym_name = "s2.row_stats", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 256 : i64, sym_name = "s2.result", tiles = "0 to 15"}
+// CHECK-NEXT: exchange.buffer {bytes = 32 : i64, sym_name = "s2.partial_stats", tiles = "0 to 1"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, reads = [{ranges = array<i64: 1, 128, 128>, tiles = "1 to 15"}], sym_name = "s3.operand1", tiles = "1 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, reads = [{ranges = array<i64: 1, 128, 128>, tiles = "1 to 15"}], sym_name = "s3.operand2", tiles = "1 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "s3.result", tiles = "0 to 15"}
@@ -71,9 +73,9 @@
 // CHECK-NEXT: exchange.move {dst = @s2.stats_in, runs = [array<i64: 1, 0, 0, 0, 0, 2, 0, 1, 8, 8, 8, -1, 8, 1, 1, 1, 0, 8, 0>, array<i64: 14, 1, 16, 0, 16, 2, 2, 0, 32, 8, 8, 1, 8, 1, 1, 0, 0, 32, 0>], src = @s2.stats_in}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 752 : i64, label = "tile.softmax combine", sym_name = "s2.combine"} {
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_combine_f32_r1_c16_gp2", params = {C = 16 : i64, GP = 2 : i64, LOG = 0 : i64, OP = 9 : i64, R = 1 : i64, TYPE = 0 : i64}, record = [@s2.stats_in, 0 : i64, 0 : i64, 0 : i64, @s2.row_stats], tiles = "0"}
-// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_combine_f32_r1_c16_gp2", params = {C = 16 : i64, GP = 2 : i64, LOG = 0 : i64, OP = 9 : i64, R = 1 : i64, TYPE = 0 : i64}, record = {{\[\[}}@s2.stats_in, 8 : i64], 0 : i64, 0 : i64, 0 : i64, [@s2.row_stats, 8 : i64]], tiles = "1"}
+// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 397 : i64, label = "tile.softmax combine", sym_name = "s2.combine"} {
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_combine_f32_r1_c16_gp2_parts4", params = {C = 16 : i64, GP = 2 : i64, LOG = 0 : i64, OP = 9 : i64, P = 4 : i64, R = 1 : i64, TYPE = 0 : i64}, record = [@s2.stats_in, @s2.partial_stats, 0 : i64, 0 : i64, @s2.row_stats], tiles = "0"}
+// CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_combine_f32_r1_c16_gp2_parts4", params = {C = 16 : i64, GP = 2 : i64, LOG = 0 : i64, OP = 9 : i64, P = 4 : i64, R = 1 : i64, TYPE = 0 : i64}, record = {{\[\[}}@s2.stats_in, 8 : i64], @s2.partial_stats, 0 : i64, 0 : i64, [@s2.row_stats, 8 : i64]], tiles = "1"}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
 // CHECK-NEXT: exchange.phase attributes {bytes = 240 : i64, gap = 7 : i64, horizon = 9 : i64, initial_horizon = 11 : i64, kind = "paired", local_bytes = 0 : i64, lower_bound = 2 : i64, moves = "combined row statistics of s2 tile.softmax", patterns = ["tile 0 -> tiles 1..15, 8 B", "tile 1 -> tiles {0, 2..15}, 8 B"], row_words = 9 : i64, sym_name = "x2", transfers = 2 : i64} {

@@ -52,11 +52,11 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
                 vec![A, A, opt("GAMMA"), opt("BETA"), A]
             } else if r(RowOp::LayerNorm) {
                 vec![A, Z, opt("GAMMA"), opt("BETA"), A]
-            } else if op <= RowOp::LogSoftmax as i64
-                || r(RowOp::SoftmaxCombine)
-                || r(RowOp::LayerNormStats)
-                || r(RowOp::LayerNormCombine)
-            {
+            } else if r(RowOp::SoftmaxCombine) || r(RowOp::LayerNormCombine) {
+                // In parts (P > 1): +4 the rows' partial pairs.
+                let parts = if param(spec, "P") > 1 { A } else { Z };
+                vec![A, parts, Z, Z, A]
+            } else if op <= RowOp::LogSoftmax as i64 || r(RowOp::LayerNormStats) {
                 vec![A, Z, Z, Z, A]
             } else {
                 return Err(format!("rows OP {op} has no record layout"));
@@ -277,22 +277,41 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
-/// `rows.S` reductions (sum/max/min), softmax/log-softmax, the
-/// combination of a cut softmax's statistics, and a cut layer norm's
-/// statistics and their combination: +0 x, +4, +8 and +12 unused, +16 out.
+/// `rows.S` reductions (sum/max/min), softmax/log-softmax and a cut
+/// layer norm's statistics: +0 x, +4, +8 and +12 unused, +16 out.
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     let op = param(spec, "OP");
     assert!(
-        op <= RowOp::LogSoftmax as i64
-            || op == RowOp::SoftmaxCombine as i64
-            || op == RowOp::LayerNormStats as i64
-            || op == RowOp::LayerNormCombine as i64,
+        op <= RowOp::LogSoftmax as i64 || op == RowOp::LayerNormStats as i64,
         "rows OP {op} takes more than its input"
     );
     call(
         spec,
         "rows",
         vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
+        0,
+    )
+}
+
+/// `rows.S` combining a cut softmax's or layer norm's statistics: +0 the
+/// gathered pairs, +4 the rows' partial pairs (in parts, `P` > 1), +8 and
+/// +12 unused, +16 out.
+pub fn row_combine(spec: &KernelSpec, pairs: Word, partials: Option<Word>, out: Word) -> Call {
+    let op = param(spec, "OP");
+    assert!(
+        op == RowOp::SoftmaxCombine as i64 || op == RowOp::LayerNormCombine as i64,
+        "rows OP {op} combines no statistics"
+    );
+    assert_eq!(
+        param(spec, "P") > 1,
+        partials.is_some(),
+        "a combine's partial pairs"
+    );
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![pairs, partials.unwrap_or(zero), zero, zero, out],
         0,
     )
 }

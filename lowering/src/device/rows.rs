@@ -11,8 +11,10 @@
 //! unless another, charged the re-layout ([`relayout_cycles`]), is
 //! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
-//! tile combining its share of the rows, the combined shares sent to all
-//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut
+//! tile combining its share of the rows (its rows' groups cut into parts
+//! on several workers when the share is short, [`combine_for_share`]),
+//! the combined shares sent to all the rows' tiles, and each piece
+//! finished ([`run_cut_rows`]); a cut
 //! softmax's statistics keep each piece's exponentials exp(x - m) in the
 //! result block, so its last pass is one multiply per element by the row's
 //! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
@@ -472,7 +474,7 @@ fn softmax_calls(
                 KernelSpec::softmax_combine(log, outer, groups as usize),
                 outer,
                 groups as usize,
-            ),
+            )?,
             apply: KernelSpec::softmax_apply(log, exps, e, outer, len),
         });
     }
@@ -854,9 +856,31 @@ fn row_share(rows: usize, groups: usize, piece: usize) -> (usize, usize) {
 
 /// The combining kernel `full` (over `rows` rows) on the busiest tile's
 /// share of the rows when `groups` tiles share them.
-fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> KernelSpec {
+fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> Result<KernelSpec, String> {
     let (start, end) = row_share(rows, groups, 0);
-    full.combine_share(end - start, rows)
+    combine_for_share(&full, end - start, rows)
+}
+
+/// The combining kernel `full` on `share` rows of groups `pitch` rows
+/// apart, its rows' groups cut into the parts its cycle formula makes
+/// cheapest ([`KernelSpec::combine_parts`]: more workers on a row, and a
+/// second round merging their partial pairs; one part when the share
+/// keeps the workers busy or the merge costs more than it saves).
+fn combine_for_share(full: &KernelSpec, share: usize, pitch: usize) -> Result<KernelSpec, String> {
+    let mut base = full.combine_share(share, pitch);
+    for k in ["P", "INV_Q", "INV_P"] {
+        base.params.remove(k);
+    }
+    let groups = base.params.get("C").copied().unwrap_or(1).max(1) as usize;
+    let mut best = (kernel_cycles(&base)?, base.clone());
+    for parts in (2..=groups).filter(|&p| groups % p == 0 && share * p <= 6) {
+        let spec = base.combine_parts(parts);
+        let c = kernel_cycles(&spec)?;
+        if c < best.0 {
+            best = (c, spec);
+        }
+    }
+    Ok(best.1)
 }
 
 /// The first call of a cut row op on a tile: its input piece, its result
@@ -1011,11 +1035,19 @@ fn run_cut_rows(
         if start == end {
             continue;
         }
-        let spec = combine.combine_share(end - start, cut.rows);
+        let spec = combine_for_share(combine, end - start, cut.rows).map_err(|e| b.err(op, e))?;
         let off = start as u32 * 8;
+        let parts = spec.params.get("P").copied().unwrap_or(1) as u64;
+        let partials = if parts > 1 {
+            let bytes = (end - start) as u64 * parts * 8;
+            let buf = b.alloc(op, tl, &format!("s{set}.partial_stats"), bytes, false)?;
+            Some(Word::Buf(buf, 0))
+        } else {
+            None
+        };
         b.call(
             tl,
-            records::rows_along(&spec, Word::Buf(gbuf, off), Word::Buf(cbuf, off)),
+            records::row_combine(&spec, Word::Buf(gbuf, off), partials, Word::Buf(cbuf, off)),
         );
     }
     b.end_compute(op)?;
@@ -1275,7 +1307,7 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<RowPlan, String
                 KernelSpec::ln_combine(outer, groups as usize, eps),
                 outer,
                 groups as usize,
-            ),
+            )?,
             apply: KernelSpec::ln_apply(e, outer, len, gamma, beta),
         });
     }
