@@ -873,7 +873,7 @@ fn combine_for_share(full: &KernelSpec, share: usize, pitch: usize) -> Result<Ke
     }
     let groups = base.params.get("C").copied().unwrap_or(1).max(1) as usize;
     let mut best = (kernel_cycles(&base)?, base.clone());
-    for parts in (2..=groups).filter(|&p| groups % p == 0 && share * p <= 6) {
+    for parts in (2..=groups).filter(|&p| groups.is_multiple_of(p) && share * p <= 6) {
         let spec = base.combine_parts(parts);
         let c = kernel_cycles(&spec)?;
         if c < best.0 {
