@@ -356,7 +356,7 @@ fn specialisations_that_cannot_work_are_refused() {
 /// into (P > 1: a divisor of the groups, r * P workers at most six).
 fn combine_parts(r: usize, groups: usize) -> Vec<usize> {
     (2..=groups)
-        .filter(|&p| groups % p == 0 && r * p <= 6)
+        .filter(|&p| groups.is_multiple_of(p) && r * p <= 6)
         .collect()
 }
 
