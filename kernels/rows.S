@@ -72,6 +72,8 @@
         .param P, 1
         .param INV_Q, 0
         .param INV_P, 0
+        .param CAST, 0
+        .param SCL, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -123,6 +125,22 @@
         .if ((PARTS == 0) | (OP != 12)) & ((INV_Q != 0) | (INV_P != 0))
         .error "INV_Q and INV_P are for layer norm's combine in parts"
         .endif
+        # CAST: the result cast on the way out (cast.S's TO codes), as the
+        # cast after the op would: softmax_apply's exponentials to f16 (1),
+        # ln_apply's f32 rows to FP8 (3 f8E4M3FN, 4 f8E5M2; SCL its scale).
+        .if (CAST != 0) & (CAST != 1) & (CAST != 3) & (CAST != 4)
+        .error "CAST is 0, 1 (f16), 3 (f8E4M3FN) or 4 (f8E5M2)"
+        .endif
+        .if (CAST == 1) & ((OP != 10) | (TYPE != 0) | (EXPS == 0))
+        .error "CAST 1 (f16) is for softmax_apply of f32 exponentials (EXPS)"
+        .endif
+        .if (CAST >= 3) & ((OP != 13) | (TYPE != 0) | ((C / 2) % 2 != 0))
+        .error "CAST 3 and 4 (FP8) are for ln_apply of f32 rows of whole pairs of granules"
+        .endif
+        .if (SCL != 0) & (CAST < 3)
+        .error "SCL is the FP8 scale of CAST 3 and 4"
+        .endif
+        .set OSH, (CAST == 1) + 2 * (CAST >= 3)   # a cast row is the f32 row's bytes >> OSH
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
         .endif
@@ -242,7 +260,7 @@
         .set SETUP, 17
         .endif
         .if (OP == 10) & EXPS
-        .set ITEM, 10 + (GR > 1) * GR
+        .set ITEM, 10 + (GR > 1) * GR + (CAST == 1) * GR
         .set SETUP, 19
         .endif
         .if (OP == 11) & (TYPE == 0)
@@ -254,14 +272,17 @@
         .if OP == 12
         .set ITEM, PFA + DVA + 13
         .endif
-        .if (OP == 13) & (TYPE == 0)
+        .if (OP == 13) & (TYPE == 0) & (CAST == 0)
         .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if (OP == 13) & (CAST >= 3)
+        .set ITEM, 6 + 2 * (GR > 2) + (GR / 2) * (7 + 2 * (GAMMA | BETA))
         .endif
         .if (OP == 13) & (TYPE == 1)
         .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
         .endif
         .if OP >= 11
-        .set SETUP, 17
+        .set SETUP, 17 + 4 * (CAST >= 3)
         .endif
         .else
         .if RED
@@ -683,6 +704,53 @@ lnh_norm_end_\@:
         .endif
         .endm
 
+# ln_apply's f32 granule y (as LN_NORM32) cast to FP8 into the low half of
+# \dst; the next granule of x loaded (ldx) into $a0:1. Gamma and beta from
+# $m11 and $m12.
+        .if CAST >= 3
+        .if CAST == 3
+        .define CVT8 cvt.f32.f8e4
+        .else
+        .define CVT8 cvt.f32.f8e5
+        .endif
+        .if GAMMA & BETA
+        .define LN8Y f32v2fma $a4:5, $a2:3, $a12:13
+        .endif
+        .if GAMMA & (BETA == 0)
+        .define LN8Y f32v2mul $a4:5, $a2:3, $a12:13
+        .endif
+        .if (GAMMA == 0) & BETA
+        .define LN8Y f32v2add $a4:5, $a4:5, $a2:3
+        .endif
+        .endif
+        .macro LN8 dst, ldx
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if GAMMA | BETA
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+        .if \ldx
+        { ld64 $a0:1, [$m2+=8] ; LN8Y }
+        .else
+        LN8Y
+        .endif
+        CVT8 \dst, $a4:5
+        .else
+        .if \ldx
+        { ld64 $a0:1, [$m2+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+        CVT8 \dst, $a2:3
+        .endif
+        .endm
+
         .text
         .globl rows
         .type rows, @function
@@ -812,7 +880,12 @@ rows_worker:
         add $m9, $m9, $m8              # y row
         .endif
         .if (OP == 10) | (OP == 13)
+        .if CAST
+        shr $m7, $m8, OSH
+        add $m9, $m9, $m7              # y row (of the cast type)
+        .else
         add $m9, $m9, $m8              # y row
+        .endif
         ld32 $m3, [$m0+4]
         shl $m7, $m5, 3
         add $m3, $m3, $m7              # the row's pair
@@ -820,6 +893,13 @@ rows_worker:
         .if (OP == 10) & EXPS
         ld32 $m4, [$m0+8]
         add $m4, $m4, $m7              # the piece's own [m, s]
+        .endif
+        .if CAST >= 3
+        ld32 $m13, [$m0+8]             # gamma
+        ld32 $m14, [$m0+12]            # beta
+        setzi $m7, SCL & 0xfffff
+        sethi $m7, (SCL >> 16) & 0xffff
+        setscl $m7
         .endif
         .if (OP == 5) | (OP == 11) | (OP == 12)
         LDF $a14, INV_C
@@ -1033,7 +1113,28 @@ row_lcb:
         brnz $m6, row_lcb
         .endif
 
-        .if OP == 13
+        .if (OP == 13) & (CAST >= 3)
+row_lap8:
+        ld64 $a6:7, [$m3+=8]           # [mean, rstd]
+        { mov $m11, $m13 ; f32v2dup $a8:9, $a6 }
+        { mov $m12, $m14 ; f32v2dup $a10:11, $a7 }
+        ld64 $a0:1, [$m2+=8]
+        .if GR > 2
+        setzi $m10, GR / 2 - 1
+        rpt $m10, lap8_end
+        LN8 $a6, 1
+        LN8 $a7, 1
+        { st32 $a6, [$m9+=4] ; pack16 $a6, $a6, $a7 }
+lap8_end:
+        .endif
+        LN8 $a6, 1
+        LN8 $a7, 0
+        { st32 $a6, [$m9+=4] ; pack16 $a6, $a6, $a7 }
+        add $m6, $m6, -1
+        brnz $m6, row_lap8
+        .endif
+
+        .if (OP == 13) & (CAST == 0)
 row_lap:
         ld64 $a6:7, [$m3+=8]           # [mean, rstd]
         .if TYPE == 0
@@ -1141,6 +1242,20 @@ row_ap:
         f32v2sub $a2:3, $a0:1, $a10:11
         f32v2exp $a2:3, $a2:3
         { ld64 $a0:1, [$m2+=8] ; f32mul $a2, $a2, $a11 }
+        .if CAST == 1
+        # y = e * f rounded to f16 as the cast after it would.
+        DUPV $a10:11, $a2
+        .if GR > 1
+        { setzi $m10, GR - 1 ; MULV $a4:5, $a0:1, $a10:11 }
+        rpt $m10, apc_end
+        { ld64 $a0:1, [$m2+=8] ; cvt.f32.f16 $a6, $a4:5 }
+        { st32 $a6, [$m9+=4] ; MULV $a4:5, $a0:1, $a10:11 }
+apc_end:
+        .else
+        MULV $a4:5, $a0:1, $a10:11
+        .endif
+        { st32 $a6, [$m9+=4] ; cvt.f32.f16 $a6, $a4:5 }
+        .else
         .if GR > 1
         { setzi $m10, GR - 1 ; DUPV $a10:11, $a2 }
         rpt $m10, ape_end
@@ -1150,6 +1265,7 @@ ape_end:
         DUPV $a10:11, $a2
         .endif
         { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a0:1, $a10:11 }
+        .endif
         .endif
         .if (LOG == 0) & (EXPS == 0)
         DUPV $a8:9, $a10               # M

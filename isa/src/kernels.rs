@@ -160,6 +160,15 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if p("EXPS") == 1 {
                 s.push_str("_exps");
             }
+            if p("CAST") != 0 {
+                s.push_str(&format!("_cast_{}", elem(p("CAST"))));
+            }
+            // The name is a symbol: a negative scale is written m4, not -4.
+            match p("SCL") {
+                0 => {}
+                n if n < 0 => s.push_str(&format!("_sclm{}", -n)),
+                n => s.push_str(&format!("_scl{n}")),
+            }
             return s;
         }
         "cast" => {
@@ -787,6 +796,17 @@ impl KernelSpec {
                 s.params.insert("INV_Q".into(), inv(groups / parts));
                 s.params.insert("INV_P".into(), inv(parts));
             }
+        }
+        s
+    }
+    /// A cut row op's last pass (softmax_apply from f32 exponentials,
+    /// ln_apply of f32 rows) writing its result cast to `to` (FP8 at
+    /// power-of-two `scale`) as a cast after it would (`CAST`, `SCL`).
+    pub fn with_cast(&self, to: ElemType, scale: i32) -> KernelSpec {
+        let mut s = self.clone();
+        s.params.insert("CAST".into(), to as i64);
+        if scale != 0 {
+            s.params.insert("SCL".into(), i64::from(scale));
         }
         s
     }

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ipu_isa::float::{f16_bits, f16_value};
+use ipu_isa::float::{f16_bits, f16_value, f8_from_f64, F8Format};
 use ipu_isa::kernels::assemble_kernel;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
@@ -15,6 +15,8 @@ const X: u32 = DATA;
 const OUT: u32 = DATA + 0x30000;
 const GAMMA: u32 = DATA + 0x50000;
 const BETA: u32 = DATA + 0x58000;
+/// A cast result, away from the others.
+const OUT2: u32 = DATA + 0x60000;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
@@ -546,6 +548,32 @@ fn softmax_of_rows_cut_into_pieces() {
                     let got = read(&t, OUT, r * c, ty);
                     let past = t.read(OUT + (r * c * eb) as u32, 2).unwrap();
                     assert_eq!(past, [0, 0], "{p:?} writes past its output");
+                    if e == 1 && ty == 0 {
+                        // The f16 cast on the way out: each element the
+                        // f32 result rounded to f16, as the cast after it.
+                        let mut pc = p.to_vec();
+                        pc.push(("CAST", 1));
+                        let from = if in_place { OUT } else { X };
+                        let tc = run_kernel(
+                            "rows",
+                            "rows",
+                            &pc,
+                            &[from, PAIRS, OWN, 0, OUT2],
+                            &[
+                                (from, exps[k].clone()),
+                                (PAIRS, f32_bytes(&pairs)),
+                                (OWN, own.clone()),
+                            ],
+                        );
+                        check_formula(&pc, &tc);
+                        let want: Vec<u16> = rd_f32(&t, OUT, r * c)
+                            .iter()
+                            .map(|&v| f16_bits(v))
+                            .collect();
+                        assert_eq!(rd_u16(&tc, OUT2, r * c), want, "{pc:?} piece {k}");
+                        let past = tc.read(OUT2 + (r * c * 2) as u32, 2).unwrap();
+                        assert_eq!(past, [0, 0], "{pc:?} writes past its output");
+                    }
                     for i in 0..r {
                         for j in 0..c {
                             let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
@@ -669,6 +697,41 @@ fn layer_norm_of_rows_cut_into_pieces() {
                 );
                 check_formula(&p, &t);
                 let got = read(&t, OUT, r * c, ty);
+                if ty == 0 && c % 4 == 0 {
+                    // The FP8 cast on the way out, at a few scales: each
+                    // element the f32 result converted, as the cast after it.
+                    let y = rd_f32(&t, OUT, r * c);
+                    for (cast, fmt) in [(3i64, F8Format::E4M3FN), (4, F8Format::E5M2)] {
+                        for scl in [-4i64, 0, 3] {
+                            let mut pc = p.to_vec();
+                            pc.push(("CAST", cast));
+                            pc.push(("SCL", scl));
+                            let (_, bytes) = encode(&piece(k), ty);
+                            let (_, gb) = encode(&graw[k * c..(k + 1) * c], ty);
+                            let (_, bb) = encode(&braw[k * c..(k + 1) * c], ty);
+                            let tc = run_kernel(
+                                "rows",
+                                "rows",
+                                &pc,
+                                &[X, PAIRS, GAMMA, BETA, OUT2],
+                                &[
+                                    (X, bytes),
+                                    (PAIRS, f32_bytes(&pairs)),
+                                    (GAMMA, gb),
+                                    (BETA, bb),
+                                ],
+                            );
+                            check_formula(&pc, &tc);
+                            let want: Vec<u8> = y
+                                .iter()
+                                .map(|&v| f8_from_f64(v as f64, scl as i32, fmt))
+                                .collect();
+                            assert_eq!(tc.read(OUT2, r * c).unwrap(), want, "{pc:?} piece {k}");
+                            let past = tc.read(OUT2 + (r * c) as u32, 2).unwrap();
+                            assert_eq!(past, [0, 0], "{pc:?} writes past its output");
+                        }
+                    }
+                }
                 for i in 0..r {
                     let v = &x[i * full..(i + 1) * full];
                     let mean = v.iter().sum::<f64>() / full as f64;

@@ -499,6 +499,58 @@ pub enum Epilogue {
     /// The f16 value widened exactly to f32 at `out`; `only`: the f16
     /// value itself is read by nothing else, so it need not be stored.
     Widen { out: Word, only: bool },
+    /// The value cast to `to` (FP8 at power-of-two `scale`, saturating)
+    /// at `out`, in place of storing it (nothing else reads it).
+    Cast {
+        to: ipu_isa::kernels::ElemType,
+        scale: i32,
+        out: Word,
+    },
+}
+
+/// `rows.S`'s last pass of a cut row op taking an epilogue: `call` with
+/// its result cast on the way out (`KernelSpec::with_cast`), for the
+/// casts the kernel makes as the cast kernel would (the same rounding
+/// of the same f32 values): a softmax's f32 exponentials scaled into
+/// f16, a layer norm's f32 rows into FP8 (rows of whole 4-byte words).
+pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
+    use ipu_isa::kernels::ElemType;
+    let Kernel::Lib(spec) = &last.kernel else {
+        return None;
+    };
+    let Epilogue::Cast { to, scale, out } = *ep else {
+        return None;
+    };
+    if spec.source != "rows" || param(spec, "TYPE") != 0 || param(spec, "CAST") != 0 {
+        return None;
+    }
+    let op = param(spec, "OP");
+    let fits = if op == RowOp::SoftmaxApply as i64 {
+        param(spec, "EXPS") == 1 && to == ElemType::F16 && scale == 0
+    } else if op == RowOp::LayerNormApply as i64 {
+        matches!(to, ElemType::F8E4M3FN | ElemType::F8E5M2) && param(spec, "C") % 4 == 0
+    } else {
+        false
+    };
+    if !fits {
+        return None;
+    }
+    // Only where it pays: the busiest worker then casts its own rows, where
+    // the cast kernel splits the block evenly over all six.
+    let cast = &spec.with_cast(to, scale);
+    let n = (param(spec, "R") * param(spec, "C")).max(0) as usize;
+    let group = ipu_isa::kernels::cast_group(ElemType::F32 as i64, to as i64).max(1) as usize;
+    let separate = KernelSpec::cast(ElemType::F32, to, n.div_ceil(group) * group);
+    let cycles = crate::device::kernel_cycles;
+    let (Ok(folded), Ok(own), Ok(after)) = (cycles(cast), cycles(spec), cycles(&separate)) else {
+        return None;
+    };
+    if folded >= own + after {
+        return None;
+    }
+    let mut record = last.record.clone();
+    record[4] = out;
+    Some(call(cast, "rows", record, last.scratch))
 }
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
@@ -554,6 +606,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             );
             Some(partials_with(&spec, c, parts, new_out, vector, None))
         }
+        Epilogue::Cast { .. } => None,
         Epilogue::Widen {
             out: wide_out,
             only,

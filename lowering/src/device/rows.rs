@@ -1078,6 +1078,9 @@ fn run_cut_rows(
         );
     }
     b.end_compute(op)?;
+    // A cast after it may be done on the way out (`records::rows_epilogue`).
+    let tiles = need.iter().map(|blk| blk.tile).collect();
+    b.offer_epilogue_at(cx.result(op, 0), res, tiles, 4, records::rows_epilogue);
     b.finish_op();
     Ok(())
 }

@@ -135,6 +135,8 @@ struct EpilogueSite {
     buf: BufId,
     /// The tiles making them (each its tile's last call).
     tiles: Vec<u32>,
+    /// The record word holding the address they write `buf` at.
+    out_word: usize,
     /// The producing kernel's rule: the call with the epilogue, if it takes it.
     accept: fn(&Call, &records::Epilogue) -> Option<Call>,
 }
@@ -930,11 +932,25 @@ impl<'a> ProgramBuilder<'a> {
         tiles: Vec<u32>,
         accept: fn(&Call, &records::Epilogue) -> Option<Call>,
     ) {
+        self.offer_epilogue_at(v, buf, tiles, 2, accept);
+    }
+
+    /// [`Self::offer_epilogue`] for calls whose record holds `buf`'s
+    /// address in word `out_word`.
+    pub fn offer_epilogue_at(
+        &mut self,
+        v: Value,
+        buf: BufId,
+        tiles: Vec<u32>,
+        out_word: usize,
+        accept: fn(&Call, &records::Epilogue) -> Option<Call>,
+    ) {
         if self.closed.is_some() && self.pending_copies.is_empty() {
             self.epilogue = Some(EpilogueSite {
                 value: v,
                 buf,
                 tiles,
+                out_word,
                 accept,
             });
         }
@@ -992,7 +1008,7 @@ impl<'a> ProgramBuilder<'a> {
             let last = set.calls.get(&t).and_then(|c| c.last());
             let ok = match (last, epilogue(t, stand_in)) {
                 (Some(call), Some(ep)) => {
-                    call.record.get(2) == Some(&Word::Buf(site.buf, 0))
+                    call.record.get(site.out_word) == Some(&Word::Buf(site.buf, 0))
                         && (site.accept)(call, &ep).is_some()
                 }
                 _ => false,
@@ -1035,6 +1051,7 @@ impl<'a> ProgramBuilder<'a> {
             value: result,
             buf: res,
             tiles,
+            out_word: site.out_word,
             accept: site.accept,
         });
         Ok(Some(res))
