@@ -239,6 +239,10 @@
         .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
         .set SETUP, 15 + 2 * EXPS
         .endif
+        .if (OP == 8) & (TYPE == 0) & (GR >= 3)
+        .set ITEM, GR + 12 + 4 * (GR - 1)
+        .set SETUP, 18 + 2 * EXPS
+        .endif
         # The combining ops, a row of n groups (C, or with parts C / P, then
         # P): the fold (PF), the pass over two groups at a time (SS for
         # softmax, DV for layer norm) and the finish.
@@ -264,7 +268,7 @@
         .set SETUP, 19
         .endif
         .if (OP == 11) & (TYPE == 0)
-        .set ITEM, 17 + FOLD_GR + (GR > 1) * (2 + 2 * (GR - 1))
+        .set ITEM, 9 + FOLD_GR + (GR > 1) * (1 + 2 * (GR - 1))
         .endif
         .if (OP == 11) & (TYPE == 1)
         .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
@@ -293,6 +297,7 @@
         .set SETUP, 24
         .endif
         .endif
+        .set SETUP, SETUP - 4 * (ITEMS <= 6)   # the short prologue of one item a worker
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
         .if PARTS
         # Two rounds: each of R * P workers one part of a row, then each of
@@ -835,6 +840,11 @@ rows_merge:
         .type rows_worker, @function
         .align 8
 rows_worker:
+        .if ITEMS <= 6
+        cmplt $m6, $m1, ITEMS          # one item, the worker's own, or none
+        brz $m6, rows_done
+        mov $m5, $m1
+        .else
         setzi $m7, I_LO
         mul $m5, $m1, $m7
         min $m6, $m1, REM
@@ -842,6 +852,7 @@ rows_worker:
         cmplt $m6, $m1, REM
         add $m6, $m6, $m7              # items
         brz $m6, rows_done
+        .endif
         ld32 $m2, [$m0+0]
         ld32 $m9, [$m0+16]
         .if SCALED
@@ -1085,19 +1096,39 @@ row_lnh:
         brnz $m6, row_lnh
         .endif
 
-        .if OP == 11
-row_lst:
-        .if TYPE == 0
-        LN_MOMENTS32
-        mova $a7, $a6                  # var
-        mova $a6, $a8                  # mean
+        .if (OP == 11) & (TYPE == 0)
+# LN_MOMENTS32's arithmetic, in that order, into [mean, var] = $a6:7; the
+# variance pass ends at the next row.
+row_lst32:
+        mov $m3, $m2
+        FOLD f32v2add, GR, 8
+        f32v2hadd $a6, $a4:5
+        { mov $m2, $m3 ; f32mul $a6, $a6, $a14 }       # mean
+        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, lst32_end
+        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+lst32_end:
         .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        brnz $m6, row_lst32
+        .endif
+
+        .if (OP == 11) & (TYPE == 1)
+row_lst:
         LN_MOMENTS16
         cvt.f16.f32 $a2:3, $a8
         f32sub $a2, $a2, $a12          # mean = m' - (m' - mean)
         mova $a7, $a6
         mova $a6, $a2
-        .endif
         setzi $m10, ROWB
         add $m2, $m2, $m10             # next row
         add $m6, $m6, -1
@@ -1154,7 +1185,43 @@ row_lap:
         brnz $m6, row_lap
         .endif
 
-        .if OP == 8
+        .if (OP == 8) & (TYPE == 0) & (GR >= 3)
+# The f32 rows below, the loop counts in registers and each row's max
+# taken through $m3 (left at the next row by the exp pass's $m2).
+        setzi $m12, GR - 2
+        setzi $m13, GR - 1
+        mov $m3, $m2
+row_st32:
+        { ld64 $a4:5, [$m3+=8] ; zero64 $a6:7 }
+        ld64 $a0:1, [$m3+=8]
+        rpt $m12, st32_max_end
+        { ld64 $a0:1, [$m3+=8] ; f32v2max $a4:5, $a4:5, $a0:1 }
+st32_max_end:
+        f32v2max $a4:5, $a4:5, $a0:1
+        f32v2hmax $a12, $a4:5          # m
+        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a12 }
+        { add $m6, $m6, -1 ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        f32v2exp $a4:5, $a2:3
+        rpt $m13, st32_exp_end
+        .if EXPS
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+st32_exp_end:
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        .endif
+        { mov $m3, $m2 ; f32v2hadd $a7, $a6:7 }   # s
+        { st64 $a6:7, [$m9+=8] ; mova $a6, $a12 }
+        brnz $m6, row_st32
+        .endif
+
+        .if (OP == 8) & ((TYPE == 1) | (GR < 3))
 row_st:
         mov $m3, $m2
         .if TYPE == 0

@@ -25,9 +25,9 @@
 // CHECK-NEXT: total{{ +}}10223616 100.00%
 // CHECK: superstep{{ +}}max tile B{{ +}}tile{{ +}}all tiles B{{ +}}label
 // CHECK-NEXT: x0{{ +}}
-// CHECK-NEXT: s1{{ +}}4524{{ +}}1
+// CHECK-NEXT: s1{{ +}}4508{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tile 1: 4620 B used, 537472 B free; most live data in x0: 3200 B
+// CHECK: tile 1: 4604 B used, 537472 B free; most live data in x0: 3200 B
 // The parameters are placed in the matmul's and the add's operand buffers
 // (w1 as the f16 it was widened to: 2 B an element).
 // CHECK-NEXT: 0x80000 2096 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+11]]:3

@@ -20,7 +20,7 @@
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 // RUN: ipu-opt --target test16 --convert-nn-to-tile --convert-tile-to-exchange %s | ipu-opt --mlir-print-op-generic | ipu-opt > /dev/null
 
-// CHECK: attributes {exchange.compute_cycles = 3281 : i64, exchange.estimated_cycles = 5290 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
+// CHECK: attributes {exchange.compute_cycles = 3149 : i64, exchange.estimated_cycles = 5158 : i64, exchange.exchange_cycles = 1109 : i64, exchange.steps = 10 : i64}
 // CHECK: exchange.buffer {bytes = 256 : i64, sym_name = "input0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input1", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "input2", tiles = "0"}
@@ -39,7 +39,7 @@
 // CHECK-NEXT: exchange.host_input %arg1 {buffer = @input1, mapping = {grid = array<i64: 16, 1>, tiles = array<i64: 0, 1>}} : tensor<16x64xf16>
 // CHECK-NEXT: exchange.host_input %arg2 {buffer = @input2, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<64xf16>
 // CHECK-NEXT: exchange.host_input %arg3 {buffer = @input3, mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<64xf16>
-// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 242 : i64, label = "tile.reduce sum", sym_name = "s1"} {
+// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 218 : i64, label = "tile.reduce sum", sym_name = "s1"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r2_c32", params = {C = 32 : i64, OP = 0 : i64, OUT = 0 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s1.partials], tiles = "1 to 15"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r2_c32", params = {C = 32 : i64, OP = 0 : i64, OUT = 0 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, 0 : i64, 0 : i64, @s1.partials_in], tiles = "0"}
 // CHECK-NEXT: }
@@ -48,7 +48,7 @@
 // CHECK-NEXT: exchange.move {dst = @s1.partials_in, runs = [array<i64: 1, 0, 0, 0, 0, 15, 1, 1, 0, 0, 8, 0, 8, 1, 1, 0, 0, 8, 0>], src = @s1.partials}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 1012 : i64, label = "tile.reduce sum combine, tile.softmax statistics", sym_name = "s1.combine"} {
+// CHECK-NEXT: exchange.compute_set attributes {bound = 32 : i64, cycles = 952 : i64, label = "tile.reduce sum combine, tile.softmax statistics", sym_name = "s1.combine"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_sum_f32_r1_c16_i2", params = {C = 16 : i64, I = 2 : i64, IP = 2 : i64, OP = 0 : i64, OUT = 0 : i64, R = 1 : i64, TYPE = 0 : i64}, record = [@s1.partials_in, 0 : i64, 0 : i64, 0 : i64, @s1.result], tiles = "0"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, @s2.stats_in], tiles = "0"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_stats_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, OP = 8 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@input0, 0 : i64, @s2.result, 0 : i64, [@s2.stats_in, 16 : i64]], tiles = "1"}
@@ -82,7 +82,7 @@
 // CHECK-NEXT: exchange.move {dst = @s2.row_stats, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 8, 0, 0, 1, 15, 1, 1, 0, 0>, array<i64: 1, 0, 0, 0, 0, 1, 1, 0, 8, 0, 8, 0, 0, 2, 2, 0, 2, 8, 0, 13, 3, 1, 8, 0>], src = @s2.row_stats}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 284 : i64, label = "tile.softmax", sym_name = "s2.apply"} {
+// CHECK-NEXT: exchange.compute_set attributes {bound = 0 : i64, cycles = 260 : i64, label = "tile.softmax", sym_name = "s2.apply"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, @s2.stats_in, 0 : i64, @s2.result], tiles = "0"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 16 : i64], 0 : i64, @s2.result], tiles = "1"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_softmax_apply_f32_r2_c32_exps", params = {C = 32 : i64, EXPS = 1 : i64, LOG = 0 : i64, OP = 10 : i64, R = 2 : i64, TYPE = 0 : i64}, record = [@s2.result, @s2.row_stats, [@s2.stats_in, 32 : i64], 0 : i64, @s2.result], tiles = "2"}
@@ -110,7 +110,7 @@
 // CHECK-NEXT: exchange.move {dst = @s3.operand2, runs = [array<i64: 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 128, 0, 0, 1, 15, 1, 1, 0, 0>], src = @input3}
 // CHECK-NEXT: }
 // CHECK-NEXT: exchange.sync
-// CHECK-NEXT: exchange.compute_set attributes {bound = 16 : i64, cycles = 1346 : i64, label = "tile.layer_norm", sym_name = "s3"} {
+// CHECK-NEXT: exchange.compute_set attributes {bound = 16 : i64, cycles = 1322 : i64, label = "tile.layer_norm", sym_name = "s3"} {
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @s3.operand1, @s3.operand2, @s3.result], tiles = "1 to 15"}
 // CHECK-NEXT: exchange.vertex {kernel = "rows", name = "rows_layer_norm_f16_r1_c64_eps3727c5ac_scaled_biased", params = {BETA = 1 : i64, C = 64 : i64, EPS = 925353388 : i64, GAMMA = 1 : i64, INV_C = 1015021568 : i64, OP = 5 : i64, R = 1 : i64, TYPE = 1 : i64}, record = [@input1, 0 : i64, @input2, @input3, @s3.result], tiles = "0"}
 // CHECK-NEXT: }
