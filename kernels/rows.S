@@ -42,6 +42,9 @@
 #                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
 # OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
 #                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
+# CAST (cast.S's TO codes) and SCL: the last pass writes its result cast, the same
+# rounding of the same f32 values as the cast after it: OP 10 with EXPS (f32) to f16
+# (CAST 1), OP 13 (f32, C a multiple of 4) to f8E4M3FN or f8E5M2 (3, 4) at scale SCL.
 # The combining ops (9, 12) work on two groups at a time (one in each lane: groups k
 # and k + C/2 of a row). With P > 1 (parts: P divides C, R * P <= 6) each row's groups
 # are cut into P parts of C / P: R * P workers each combine a part into its partial
