@@ -36,7 +36,8 @@
 #                      e = exp(x - m) of the piece's own max m, whose [m, s] pairs are at +8:
 #                      y[r][c] = e[r][c] * (exp(m - M) / S), one multiply per element (out may be e)
 # Layer norm of rows cut over tiles, likewise:
-# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
+# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C);
+#                      with ADD (f32) of s = x + y, y at +4, s stored at +8 as it is summed
 # OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces (GP * 8
 #                      bytes apart, as for OP 9): out[r] =
 #                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
@@ -77,6 +78,7 @@
         .param INV_P, 0
         .param CAST, 0
         .param SCL, 0
+        .param ADD, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -142,6 +144,11 @@
         .endif
         .if (SCL != 0) & (CAST < 3)
         .error "SCL is the FP8 scale of CAST 3 and 4"
+        .endif
+        # ADD: ln_stats of s = x + y (f32), y at +4, s stored at +8 (the add
+        # before it done in its first pass, as elementwise.S adds).
+        .if (ADD != 0) & ((ADD != 1) | (OP != 11) | (TYPE != 0))
+        .error "ADD (0 or 1) is for ln_stats of f32 rows"
         .endif
         .set OSH, (CAST == 1) + 2 * (CAST >= 3)   # a cast row is the f32 row's bytes >> OSH
         .if (OP != 0) & (SCALE != 0x3f800000)
@@ -273,6 +280,9 @@
         .if (OP == 11) & (TYPE == 0)
         .set ITEM, 9 + FOLD_GR + (GR > 1) * (1 + 2 * (GR - 1))
         .endif
+        .if ADD
+        .set ITEM, 11 + (GR > 1) * (2 * GR - 1 + 2 * (GR > 2)) + (GR > 1) * (1 + 2 * (GR - 1))
+        .endif
         .if (OP == 11) & (TYPE == 1)
         .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
         .endif
@@ -289,7 +299,7 @@
         .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
         .endif
         .if OP >= 11
-        .set SETUP, 17 + 4 * (CAST >= 3)
+        .set SETUP, 17 + 4 * (CAST >= 3) + 4 * ADD
         .endif
         .else
         .if RED
@@ -886,6 +896,12 @@ rows_worker:
         shl $m7, $m5, 3
         add $m9, $m9, $m7              # out pair
         .endif
+        .if ADD
+        ld32 $m4, [$m0+4]
+        add $m4, $m4, $m8              # y row
+        ld32 $m11, [$m0+8]
+        add $m11, $m11, $m8            # s row
+        .endif
         .if (OP == 8) & EXPS
         ld32 $m11, [$m0+8]
         add $m11, $m11, $m8            # e row
@@ -1099,7 +1115,46 @@ row_lnh:
         brnz $m6, row_lnh
         .endif
 
-        .if (OP == 11) & (TYPE == 0)
+        .if ADD
+# s = x + y stored as the sum is taken (its loads one granule ahead, none
+# past the row), then LN_MOMENTS32's arithmetic on s, as row_lst32.
+row_lsa:
+        mov $m3, $m11                  # the row's s
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; zero64 $a4:5 }
+        .if GR > 1
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; f32v2add $a10:11, $a0:1, $a2:3 }
+        .if GR > 2
+        setzi $m10, GR - 2
+        rpt $m10, lsa_sum_end
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; f32v2add $a10:11, $a0:1, $a2:3 }
+lsa_sum_end:
+        .endif
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        .endif
+        f32v2add $a10:11, $a0:1, $a2:3
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14          # mean
+        { ld64 $a0:1, [$m3+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, lsa_end
+        { ld64 $a0:1, [$m3+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+lsa_end:
+        .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        brnz $m6, row_lsa
+        .endif
+
+        .if (OP == 11) & (TYPE == 0) & (ADD == 0)
 # LN_MOMENTS32's arithmetic, in that order, into [mean, var] = $a6:7; the
 # variance pass ends at the next row.
 row_lst32:

@@ -160,6 +160,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if p("EXPS") == 1 {
                 s.push_str("_exps");
             }
+            if p("ADD") == 1 {
+                s.push_str("_add");
+            }
             if p("CAST") != 0 {
                 s.push_str(&format!("_cast_{}", elem(p("CAST"))));
             }
@@ -827,6 +830,13 @@ impl KernelSpec {
         let mut s = KernelSpec::row_op(RowOp::LayerNormStats, ty, r, c, RowWalk::Rows);
         s.params
             .insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+        s
+    }
+    /// Step 1 of f32 rows that are the sum of two blocks, added in its
+    /// first pass and stored as the elementwise add would (`ADD`).
+    pub fn ln_stats_add(r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::ln_stats(ElemType::F32, r, c);
+        s.params.insert("ADD".into(), 1);
         s
     }
     /// Step 2: the pairs of `groups` equal pieces of r rows combined into

@@ -638,7 +638,38 @@ fn layer_norm_of_rows_cut_into_pieces() {
                 ("INV_C", (1.0f32 / c as f32).to_bits() as i64),
             ];
             let t = run_rows(&p, &[(X, bytes)]);
-            stats.extend(rd_f32(&t, OUT, 2 * r));
+            let pairs = rd_f32(&t, OUT, 2 * r);
+            if ty == 0 {
+                // With ADD the piece is s = a + b, added in the first pass
+                // and stored: the same s and the same pairs, bit for bit.
+                const B: u32 = DATA + 0x10000;
+                const S: u32 = DATA + 0x20000;
+                let a: Vec<f32> = piece(k).iter().map(|&v| v - 0.75).collect();
+                let b: Vec<f32> = (0..r * c).map(|_| g.gen_range(0.5..1.0)).collect();
+                let sum: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+                let t = run_rows(&p, &[(X, f32_bytes(&sum))]);
+                let want = rd_f32(&t, OUT, 2 * r);
+                let mut pa = p.to_vec();
+                pa.push(("ADD", 1));
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &pa,
+                    &[X, B, S, 0, OUT],
+                    &[(X, f32_bytes(&a)), (B, f32_bytes(&b))],
+                );
+                check_formula(&pa, &t);
+                let same =
+                    |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(same(&rd_f32(&t, S, r * c), &sum), "{pa:?} piece {k}: s");
+                assert!(
+                    same(&rd_f32(&t, OUT, 2 * r), &want),
+                    "{pa:?} piece {k}: pairs"
+                );
+                let past = t.read(S + (r * c * 4) as u32, 2).unwrap();
+                assert_eq!(past, [0, 0], "{pa:?} writes past s");
+            }
+            stats.extend(pairs);
         }
         let p = [
             ("OP", 12),

@@ -56,6 +56,9 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
                 // In parts (P > 1): +4 the rows' partial pairs.
                 let parts = if param(spec, "P") > 1 { A } else { Z };
                 vec![A, parts, Z, Z, A]
+            } else if r(RowOp::LayerNormStats) && param(spec, "ADD") == 1 {
+                // x and y with paired loads, s = x + y stored.
+                vec![W, W, A, Z, A]
             } else if op <= RowOp::LogSoftmax as i64 || r(RowOp::LayerNormStats) {
                 vec![A, Z, Z, Z, A]
             } else {
@@ -291,6 +294,48 @@ pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
         vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
         0,
     )
+}
+
+/// `rows.S` ln_stats of f32 rows summed in its first pass (ADD): +0 x,
+/// +4 y, +8 s = x + y (stored), +12 unused, +16 the pairs.
+pub fn ln_stats_add(spec: &KernelSpec, x: Word, y: Word, s: Word, pairs: Word) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNormStats as i64);
+    assert_eq!(param(spec, "ADD"), 1, "ln_stats without ADD");
+    call(spec, "rows", vec![x, y, s, Word::Val(0), pairs], 0)
+}
+
+/// The call of `stats` (an f32 ln_stats over `r` x `c` blocks) that also
+/// does `add`, the elementwise f32 add of the same block into `x` (its
+/// last call before them on the tile): s = x + y added in the first pass
+/// and stored where the add stored it, the same sums in the same order;
+/// when the cycle formulas say one call costs less than the two.
+pub fn ln_stats_taking_add(stats: &KernelSpec, add: &Call, x: Word, pairs: Word) -> Option<Call> {
+    use ipu_isa::kernels::EwOp;
+    let Kernel::Lib(ew) = &add.kernel else {
+        return None;
+    };
+    let n = param(stats, "R") * param(stats, "C");
+    let fits = ew.source == "elementwise"
+        && param(ew, "OP") == EwOp::Add as i64
+        && param(ew, "TYPE") == 0
+        && param(ew, "N") == n
+        && param(stats, "TYPE") == 0
+        && param(stats, "ADD") == 0
+        && add.record.get(2) == Some(&x);
+    if !fits {
+        return None;
+    }
+    let spec = KernelSpec::ln_stats_add(param(stats, "R") as usize, param(stats, "C") as usize);
+    // Only where it pays: the add's elements then fall to the statistics'
+    // busiest worker, where the add alone splits them over all six.
+    let cycles = crate::device::kernel_cycles;
+    let (Ok(both), Ok(own), Ok(before)) = (cycles(&spec), cycles(stats), cycles(ew)) else {
+        return None;
+    };
+    if both >= own + before {
+        return None;
+    }
+    Some(ln_stats_add(&spec, add.record[0], add.record[1], x, pairs))
 }
 
 /// `rows.S` combining a cut softmax's or layer norm's statistics: +0 the

@@ -832,7 +832,7 @@ impl DeviceOp for Softmax {
                         records::softmax_apply(&apply, x, pairs, None, res)
                     }
                 };
-                run_cut_rows(b, op, &m, &cut, &first, &combine, &last, &[], label)
+                run_cut_rows(b, op, &m, &cut, &first, None, &combine, &last, &[], label)
             }
         }
     }
@@ -888,6 +888,11 @@ fn combine_for_share(full: &KernelSpec, share: usize, pitch: usize) -> Result<Ke
 /// piece's pairs of statistics.
 type StatsCall<'a> = &'a dyn Fn(Word, Word, Word) -> crate::program::Call;
 
+/// A cut row op's first call on a tile taking in the tile's last call
+/// before it (an op the statistics pass can do too), given that call, the
+/// input piece and the piece's pairs of statistics; `None` if it cannot.
+type TakeCall<'a> = &'a dyn Fn(&crate::program::Call, Word, Word) -> Option<crate::program::Call>;
+
 /// The last call of a cut row op on a tile: its input piece, its rows'
 /// combined pairs, its piece's own pairs (as the first call left them),
 /// its pieces of the op's other operands, its result.
@@ -908,6 +913,7 @@ fn run_cut_rows(
     m: &Mapping,
     cut: &CutRows,
     stats: StatsCall,
+    take: Option<TakeCall>,
     combine: &KernelSpec,
     apply: ApplyCall,
     params: &[(usize, Vec<Block>, u64)],
@@ -1011,14 +1017,14 @@ fn run_cut_rows(
                 });
             }
         }
-        b.call(
-            tl,
-            stats(
-                Word::Buf(input, 0),
-                Word::Buf(res, 0),
-                Word::Buf(gbuf, (piece as u64 * pb) as u32),
-            ),
-        );
+        let pairs = Word::Buf(gbuf, (piece as u64 * pb) as u32);
+        // The producer's call just before, when the statistics can do it
+        // too (one worker start-up instead of two).
+        let taken = take.and_then(|t| t(b.last_call(tl)?, Word::Buf(input, 0), pairs));
+        match taken {
+            Some(call) => b.replace_last_call(tl, call),
+            None => b.call(tl, stats(Word::Buf(input, 0), Word::Buf(res, 0), pairs)),
+        }
     }
     b.end_compute(op)?;
     let name = cx.name_str(op);
@@ -1453,6 +1459,11 @@ impl DeviceOp for LayerNorm {
                 let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
                 let cut = CutRows { axis, groups, rows };
                 let first = |x: Word, _: Word, pairs: Word| records::rows_along(&stats, x, pairs);
+                // An f32 add into the rows just before (a residual add):
+                // summed and stored by the statistics pass.
+                let take = |add: &crate::program::Call, x: Word, pairs: Word| {
+                    records::ln_stats_taking_add(&stats, add, x, pairs)
+                };
                 let last = |x: Word, pairs: Word, _: Word, p: &[Word], out: Word| {
                     records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
                 };
@@ -1462,6 +1473,7 @@ impl DeviceOp for LayerNorm {
                     &m,
                     &cut,
                     &first,
+                    Some(&take),
                     &combine,
                     &last,
                     &rects,

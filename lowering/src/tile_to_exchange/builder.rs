@@ -762,6 +762,26 @@ impl<'a> ProgramBuilder<'a> {
         open.calls.entry(tile).or_default().push(call);
     }
 
+    /// The last call on `tile` in the open compute set: an earlier op's,
+    /// when the set joined the one before it (nothing exchanged or copied
+    /// between), which an op may take into a call of its own
+    /// ([`Self::replace_last_call`]).
+    pub fn last_call(&self, tile: u32) -> Option<&Call> {
+        self.open.as_ref()?.calls.get(&tile)?.last()
+    }
+
+    /// Replaces the last call on `tile` in the open compute set by `call`,
+    /// which does that call's work (its writes included) and its own.
+    pub fn replace_last_call(&mut self, tile: u32, call: Call) {
+        let open = self.open.as_mut().expect("a compute set is open");
+        let last = open
+            .calls
+            .get_mut(&tile)
+            .and_then(|c| c.last_mut())
+            .expect("a call to replace");
+        *last = call;
+    }
+
     /// Splits off the prologues ([`records::Prologue`]) that the exchange
     /// phase just before this compute set can hide: on each tile, the first
     /// call of a kernel source with one, the largest prologue whose buffers
