@@ -274,7 +274,7 @@
         .set SETUP, 17
         .endif
         .if (OP == 10) & EXPS
-        .set ITEM, 10 + (GR > 1) * GR + (CAST == 1) * GR
+        .set ITEM, 10 + (GR > 1) * GR + (CAST == 1) * (GR - 1)
         .set SETUP, 19
         .endif
         .if (OP == 11) & (TYPE == 0)
@@ -293,13 +293,13 @@
         .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
         .endif
         .if (OP == 13) & (CAST >= 3)
-        .set ITEM, 6 + 2 * (GR > 2) + (GR / 2) * (7 + 2 * (GAMMA | BETA))
+        .set ITEM, 5 + (GR > 2) + (GR / 2) * (7 + 2 * (GAMMA | BETA))
         .endif
         .if (OP == 13) & (TYPE == 1)
         .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
         .endif
         .if OP >= 11
-        .set SETUP, 17 + 4 * (CAST >= 3) + 4 * ADD
+        .set SETUP, 17 + 5 * (CAST >= 3) + 4 * ADD
         .endif
         .else
         .if RED
@@ -723,8 +723,8 @@ lnh_norm_end_\@:
         .endm
 
 # ln_apply's f32 granule y (as LN_NORM32) cast to FP8 into the low half of
-# \dst; the next granule of x loaded (ldx) into $a0:1. Gamma and beta from
-# $m11 and $m12.
+# \dst; the next granule of x loaded (ldx 1) into $a0:1, or (ldx 0, the
+# row's last) the row counted. Gamma and beta from $m11 and $m12.
         .if CAST >= 3
         .if CAST == 3
         .define CVT8 cvt.f32.f8e4
@@ -753,17 +753,17 @@ lnh_norm_end_\@:
         .else
         f32v2mul $a2:3, $a2:3, $a10:11
         .endif
-        .if \ldx
+        .if \ldx == 1
         { ld64 $a0:1, [$m2+=8] ; LN8Y }
         .else
-        LN8Y
+        { add $m6, $m6, -1 ; LN8Y }
         .endif
         CVT8 \dst, $a4:5
         .else
-        .if \ldx
+        .if \ldx == 1
         { ld64 $a0:1, [$m2+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
         .else
-        f32v2mul $a2:3, $a2:3, $a10:11
+        { add $m6, $m6, -1 ; f32v2mul $a2:3, $a2:3, $a10:11 }
         .endif
         CVT8 \dst, $a2:3
         .endif
@@ -1203,13 +1203,13 @@ row_lcb:
         .endif
 
         .if (OP == 13) & (CAST >= 3)
+        setzi $m10, GR / 2 - 1
 row_lap8:
         ld64 $a6:7, [$m3+=8]           # [mean, rstd]
         { mov $m11, $m13 ; f32v2dup $a8:9, $a6 }
         { mov $m12, $m14 ; f32v2dup $a10:11, $a7 }
         ld64 $a0:1, [$m2+=8]
         .if GR > 2
-        setzi $m10, GR / 2 - 1
         rpt $m10, lap8_end
         LN8 $a6, 1
         LN8 $a7, 1
@@ -1219,7 +1219,6 @@ lap8_end:
         LN8 $a6, 1
         LN8 $a7, 0
         { st32 $a6, [$m9+=4] ; pack16 $a6, $a6, $a7 }
-        add $m6, $m6, -1
         brnz $m6, row_lap8
         .endif
 
@@ -1369,7 +1368,7 @@ row_ap:
         { ld64 $a0:1, [$m2+=8] ; f32mul $a2, $a2, $a11 }
         .if CAST == 1
         # y = e * f rounded to f16 as the cast after it would.
-        DUPV $a10:11, $a2
+        { add $m6, $m6, -1 ; DUPV $a10:11, $a2 }
         .if GR > 1
         { setzi $m10, GR - 1 ; MULV $a4:5, $a0:1, $a10:11 }
         rpt $m10, apc_end
@@ -1419,7 +1418,9 @@ lap_end:
         .endif
         { st64 $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
         .endif
+        .if CAST == 0
         add $m6, $m6, -1
+        .endif
         brnz $m6, row_ap
         .endif
 
