@@ -12,7 +12,11 @@
 # Work is split over the six workers by rows (I = 1) or by granule columns.
 #
 # State ($m0): +0 in0, +4 in1 (OP 10's row pairs), +8 gamma or the row
-# vector, +12 beta, +16 out. Call: `call $m15, rows`; returns with `jmp $m15`.
+# vector, +12 beta, +16 out. A cut row op's statistics and last pass (OP 8,
+# 10, 11, 13) take six such records of 24 bytes instead, one per worker:
+# the words moved on to its first row, +20 its rows (the compiler splits
+# them, `ipu_isa::kernels::rows_parts`), so a worker only loads its own.
+# Call: `call $m15, rows`; returns with `jmp $m15`.
 #
 # OP 0 sum:            out[r][i] = SCALE * sum_c x[r][c][i]   (SCALE: f32 bits; 1/C for a mean)
 # OP 1 max:            out[r][i] = max_c x[r][c][i]
@@ -151,6 +155,10 @@
         .error "ADD (0 or 1) is for ln_stats of f32 rows"
         .endif
         .set OSH, (CAST == 1) + 2 * (CAST >= 3)   # a cast row is the f32 row's bytes >> OSH
+        # A cut row op's statistics and last pass (OP 8, 10, 11, 13) take one
+        # record per worker: the five words moved on to its first row, and
+        # its rows (ipu_isa::kernels::rows_parts).
+        .set WREC, (OP == 8) | (OP == 10) | (OP == 11) | (OP == 13)
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
         .endif
@@ -311,7 +319,16 @@
         .endif
         .endif
         .set SETUP, SETUP - 4 * (ITEMS <= 6)   # the short prologue of one item a worker
+        .if WREC
+        # Its own record: its rows, and its words where its first row is.
+        .set SETUP, 5 + (OP == 8) * (EXPS + 3 * ((TYPE == 0) & (GR >= 3))) + (OP == 10) * (1 + EXPS) + (OP == 11) * (2 + 2 * ADD) + (OP == 13) * (1 + 5 * (CAST >= 3))
+        .endif
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
+        .if WREC & (REM == 0)
+        # The supervisor moves $m0 on between its runs: the last worker,
+        # as busy as the first, starts three of its turns later.
+        .set CYC, CYC + 18
+        .endif
         .if PARTS
         # Two rounds: each of R * P workers one part of a row, then each of
         # R workers merging its row's P parts.
@@ -788,6 +805,9 @@ rows:
         setzi $m1, rows_worker
         .rept 6
         run $m1, $m0
+        .if WREC
+        add $m0, $m0, 24
+        .endif
         .endr
         .endif
         sync 0
@@ -853,11 +873,16 @@ rows_merge:
         .type rows_worker, @function
         .align 8
 rows_worker:
-        .if ITEMS <= 6
+        .if WREC
+        ld32 $m6, [$m0+20]             # its rows (its record's words at them)
+        brz $m6, rows_done
+        .endif
+        .if (WREC == 0) & (ITEMS <= 6)
         cmplt $m6, $m1, ITEMS          # one item, the worker's own, or none
         brz $m6, rows_done
         mov $m5, $m1
-        .else
+        .endif
+        .if (WREC == 0) & (ITEMS > 6)
         setzi $m7, I_LO
         mul $m5, $m1, $m7
         min $m6, $m1, REM
@@ -874,6 +899,20 @@ rows_worker:
 
 # ---------------------------------------------------------------- rows
         .if VERT == 0
+        .if WREC
+        .if ((OP == 8) & EXPS) | ADD
+        ld32 $m11, [$m0+8]             # e row, or s row
+        .endif
+        .if ADD
+        ld32 $m4, [$m0+4]              # y row
+        .endif
+        .if (OP == 10) | (OP == 13)
+        ld32 $m3, [$m0+4]              # the row's pair
+        .endif
+        .if (OP == 10) & EXPS
+        ld32 $m4, [$m0+8]              # the piece's own [m, s]
+        .endif
+        .else
         .if PAIRS_IN
         shl $m8, $m5, 3
         add $m2, $m2, $m8              # the row's pair in the first group
@@ -923,6 +962,7 @@ rows_worker:
         .if (OP == 10) & EXPS
         ld32 $m4, [$m0+8]
         add $m4, $m4, $m7              # the piece's own [m, s]
+        .endif
         .endif
         .if CAST >= 3
         ld32 $m13, [$m0+8]             # gamma

@@ -1198,6 +1198,51 @@ pub fn worker_shares(units: u64) -> [(u64, u64); 6] {
     })
 }
 
+/// Whether a `rows.S` call of `OP` takes one record per worker: a cut row
+/// op's statistics and last pass (softmax_stats, softmax_apply, ln_stats,
+/// ln_apply).
+pub fn rows_per_worker(op: i64) -> bool {
+    [
+        RowOp::SoftmaxStats,
+        RowOp::SoftmaxApply,
+        RowOp::LayerNormStats,
+        RowOp::LayerNormApply,
+    ]
+    .iter()
+    .any(|&o| o as i64 == op)
+}
+
+/// The records of a `rows.S` call taking one per worker
+/// ([`rows_per_worker`]; rows of whole granules): for each worker the
+/// byte offsets its first row adds to the call's five words (+0 x or the
+/// exponentials, +4 the rows' pairs or the added operand, +8 the
+/// exponentials, the piece's own pairs or the sum, +12, +16 out), and its
+/// rows (the rows split as [`worker_shares`] splits units).
+pub fn rows_parts(params: &BTreeMap<String, i64>) -> [([u64; 5], u32); 6] {
+    let p = |k: &str| params.get(k).copied().unwrap_or(0);
+    let (op, r, c) = (p("OP"), p("R").max(0) as u64, p("C").max(0) as u64);
+    let row = c * (4 - 2 * p("TYPE").clamp(0, 1)) as u64;
+    // The cast result's row: f16 half the f32 row, FP8 a quarter.
+    let out_row = match p("CAST") {
+        1 => row / 2,
+        3 | 4 => row / 4,
+        _ => row,
+    };
+    worker_shares(r).map(|(first, rows)| {
+        let (x, pair) = (first * row, first * 8);
+        let words = if op == RowOp::SoftmaxStats as i64 {
+            [x, 0, x, 0, pair]
+        } else if op == RowOp::SoftmaxApply as i64 {
+            [x, pair, pair, 0, first * out_row]
+        } else if op == RowOp::LayerNormStats as i64 {
+            [x, x, x, 0, pair]
+        } else {
+            [x, pair, 0, 0, first * out_row]
+        };
+        (words, rows as u32)
+    })
+}
+
 /// `cast.S`'s element bytes of a FROM / TO code (0 f32, 1 f16, 2 bf16,
 /// 3 f8E4M3FN, 4 f8E5M2, 5 i32, 6 i64).
 fn cast_elem_bytes(code: i64) -> u64 {

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use ipu_isa::float::{f16_bits, f16_value, f8_from_f64, F8Format};
-use ipu_isa::kernels::assemble_kernel;
+use ipu_isa::kernels::{assemble_kernel, rows_parts, rows_per_worker};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
@@ -48,9 +48,32 @@ fn read(t: &ipu_runtime::Tile, addr: u32, n: usize, ty: i64) -> Vec<f64> {
 
 /// Runs `rows` with `params`; checks its cycle formula against the run.
 fn run_rows(params: &[(&str, i64)], data: &[(u32, Vec<u8>)]) -> ipu_runtime::Tile {
-    let t = run_kernel("rows", "rows", params, &[X, 0, GAMMA, BETA, OUT], data);
+    let state = rows_state(params, &[X, 0, GAMMA, BETA, OUT]);
+    let t = run_kernel("rows", "rows", params, &state, data);
     check_formula(params, &t);
     t
+}
+
+/// The state of a `rows` call: its five words, or for a kernel taking one
+/// record per worker each worker's, the words moved on to its first row
+/// (unused ones stay 0), with its rows, as the compiler writes them.
+fn rows_state(params: &[(&str, i64)], words: &[u32; 5]) -> Vec<u32> {
+    let p: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    if !rows_per_worker(p.get("OP").copied().unwrap_or(0)) {
+        return words.to_vec();
+    }
+    rows_parts(&p)
+        .iter()
+        .flat_map(|(off, rows)| {
+            let mut w: Vec<u32> = words
+                .iter()
+                .zip(off)
+                .map(|(&a, &o)| if a == 0 { 0 } else { a + o as u32 })
+                .collect();
+            w.push(*rows);
+            w
+        })
+        .collect()
 }
 
 /// The kernel's cycle formula is the simulated run's cycles, a little over.
@@ -527,7 +550,7 @@ fn softmax_of_rows_cut_into_pieces() {
                             "rows",
                             "rows",
                             &p,
-                            &[X, PAIRS, 0, 0, OUT],
+                            &rows_state(&p, &[X, PAIRS, 0, 0, OUT]),
                             &[(X, bytes.clone()), (PAIRS, f32_bytes(&pairs))],
                         )
                     } else {
@@ -536,7 +559,7 @@ fn softmax_of_rows_cut_into_pieces() {
                             "rows",
                             "rows",
                             &p,
-                            &[from, PAIRS, OWN, 0, OUT],
+                            &rows_state(&p, &[from, PAIRS, OWN, 0, OUT]),
                             &[
                                 (from, exps[k].clone()),
                                 (PAIRS, f32_bytes(&pairs)),
@@ -558,7 +581,7 @@ fn softmax_of_rows_cut_into_pieces() {
                             "rows",
                             "rows",
                             &pc,
-                            &[from, PAIRS, OWN, 0, OUT2],
+                            &rows_state(&pc, &[from, PAIRS, OWN, 0, OUT2]),
                             &[
                                 (from, exps[k].clone()),
                                 (PAIRS, f32_bytes(&pairs)),
@@ -655,7 +678,7 @@ fn layer_norm_of_rows_cut_into_pieces() {
                     "rows",
                     "rows",
                     &pa,
-                    &[X, B, S, 0, OUT],
+                    &rows_state(&pa, &[X, B, S, 0, OUT]),
                     &[(X, f32_bytes(&a)), (B, f32_bytes(&b))],
                 );
                 check_formula(&pa, &t);
@@ -718,7 +741,7 @@ fn layer_norm_of_rows_cut_into_pieces() {
                     "rows",
                     "rows",
                     &p,
-                    &[X, PAIRS, GAMMA, BETA, OUT],
+                    &rows_state(&p, &[X, PAIRS, GAMMA, BETA, OUT]),
                     &[
                         (X, bytes),
                         (PAIRS, f32_bytes(&pairs)),
@@ -744,7 +767,7 @@ fn layer_norm_of_rows_cut_into_pieces() {
                                 "rows",
                                 "rows",
                                 &pc,
-                                &[X, PAIRS, GAMMA, BETA, OUT2],
+                                &rows_state(&pc, &[X, PAIRS, GAMMA, BETA, OUT2]),
                                 &[
                                     (X, bytes),
                                     (PAIRS, f32_bytes(&pairs)),

@@ -42,7 +42,7 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         }
         "rows" => {
             let r = |o: RowOp| op == o as i64;
-            if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
+            let words = if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
                 vec![W, Z, W, Z, A]
             } else if r(RowOp::SoftmaxApply) {
                 vec![A, A, opt("EXPS"), Z, A]
@@ -63,6 +63,12 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
                 vec![A, Z, Z, Z, A]
             } else {
                 return Err(format!("rows OP {op} has no record layout"));
+            };
+            // A cut row op's statistics and last pass: per worker, its rows.
+            if ipu_isa::kernels::rows_per_worker(op) {
+                [words, vec![V]].concat().repeat(6)
+            } else {
+                words
             }
         }
         // Per worker: its input, output, groups and the scales.
@@ -264,6 +270,24 @@ pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -
     call(spec, "elementwise", record, 0)
 }
 
+/// `rows.S`'s record of a call of `spec` on its five words: those words,
+/// or for a kernel taking one record per worker (a cut row op's
+/// statistics and last pass, `ipu_isa::kernels::rows_per_worker`) each
+/// worker's, moved on to its first row, with its rows (`rows_parts`).
+fn rows_record(spec: &KernelSpec, words: [Word; 5]) -> Vec<Word> {
+    if !ipu_isa::kernels::rows_per_worker(param(spec, "OP")) {
+        return words.to_vec();
+    }
+    ipu_isa::kernels::rows_parts(&spec.params)
+        .iter()
+        .flat_map(|&(off, rows)| {
+            let mut w: Vec<Word> = words.iter().zip(off).map(|(&w, o)| offset(w, o)).collect();
+            w.push(Word::Val(rows));
+            w
+        })
+        .collect()
+}
+
 /// `rows.S` with a row vector (add/mul_row_vector): +0 matrix, +4 unused,
 /// +8 the vector, +12 unused, +16 out.
 pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> Call {
@@ -281,27 +305,35 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
 }
 
 /// `rows.S` reductions (sum/max/min), softmax/log-softmax and a cut
-/// layer norm's statistics: +0 x, +4, +8 and +12 unused, +16 out.
+/// layer norm's statistics: +0 x, +4, +8 and +12 unused, +16 out (the
+/// statistics: one record per worker, [`rows_record`]).
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     let op = param(spec, "OP");
     assert!(
         op <= RowOp::LogSoftmax as i64 || op == RowOp::LayerNormStats as i64,
         "rows OP {op} takes more than its input"
     );
+    let zero = Word::Val(0);
     call(
         spec,
         "rows",
-        vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
+        rows_record(spec, [x, zero, zero, zero, out]),
         0,
     )
 }
 
 /// `rows.S` ln_stats of f32 rows summed in its first pass (ADD): +0 x,
-/// +4 y, +8 s = x + y (stored), +12 unused, +16 the pairs.
+/// +4 y, +8 s = x + y (stored), +12 unused, +16 the pairs; one record per
+/// worker ([`rows_record`]).
 pub fn ln_stats_add(spec: &KernelSpec, x: Word, y: Word, s: Word, pairs: Word) -> Call {
     assert_eq!(param(spec, "OP"), RowOp::LayerNormStats as i64);
     assert_eq!(param(spec, "ADD"), 1, "ln_stats without ADD");
-    call(spec, "rows", vec![x, y, s, Word::Val(0), pairs], 0)
+    call(
+        spec,
+        "rows",
+        rows_record(spec, [x, y, s, Word::Val(0), pairs]),
+        0,
+    )
 }
 
 /// The call of `stats` (an f32 ln_stats over `r` x `c` blocks) that also
@@ -362,7 +394,8 @@ pub fn row_combine(spec: &KernelSpec, pairs: Word, partials: Option<Word>, out: 
 }
 
 /// `rows.S` softmax_stats: +0 x, +4 unused, +8 the exponentials e =
-/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs.
+/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs;
+/// one record per worker ([`rows_record`]).
 pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) -> Call {
     assert_eq!(param(spec, "OP"), RowOp::SoftmaxStats as i64);
     assert_eq!(
@@ -374,14 +407,15 @@ pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) 
     call(
         spec,
         "rows",
-        vec![x, zero, exps.unwrap_or(zero), zero, out],
+        rows_record(spec, [x, zero, exps.unwrap_or(zero), zero, out]),
         0,
     )
 }
 
 /// `rows.S` softmax_apply: +0 x (with EXPS: the statistics' exponentials
 /// e), +4 the rows' combined pairs, +8 with EXPS the piece's own [m, s]
-/// pairs, +12 unused, +16 out (may be e).
+/// pairs, +12 unused, +16 out (may be e); one record per worker
+/// ([`rows_record`]).
 pub fn softmax_apply(
     spec: &KernelSpec,
     x: Word,
@@ -399,13 +433,14 @@ pub fn softmax_apply(
     call(
         spec,
         "rows",
-        vec![x, pairs, own.unwrap_or(zero), zero, out],
+        rows_record(spec, [x, pairs, own.unwrap_or(zero), zero, out]),
         0,
     )
 }
 
 /// `rows.S` ln_apply: +0 x, +4 the rows' [mean, rstd] pairs, +8 the
-/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out.
+/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out; one
+/// record per worker ([`rows_record`]).
 pub fn ln_apply(
     spec: &KernelSpec,
     x: Word,
@@ -425,7 +460,10 @@ pub fn ln_apply(
     call(
         spec,
         "rows",
-        vec![x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        rows_record(
+            spec,
+            [x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        ),
         0,
     )
 }
@@ -593,9 +631,15 @@ pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
     if folded >= own + after {
         return None;
     }
-    let mut record = last.record.clone();
-    record[4] = out;
-    Some(call(cast, "rows", record, last.scratch))
+    // Worker 0's words are the call's (its first row is the first).
+    let words = [
+        last.record[0],
+        last.record[1],
+        last.record[2],
+        last.record[3],
+        out,
+    ];
+    Some(call(cast, "rows", rows_record(cast, words), last.scratch))
 }
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
