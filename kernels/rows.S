@@ -258,7 +258,7 @@
         .set SETUP, 15 + 2 * EXPS
         .endif
         .if (OP == 8) & (TYPE == 0) & (GR >= 3)
-        .set ITEM, GR + 12 + 4 * (GR - 1)
+        .set ITEM, GR + 11 + 4 * (GR - 1)
         .set SETUP, 18 + 2 * EXPS
         .endif
         # The combining ops, a row of n groups (C, or with parts C / P, then
@@ -1284,7 +1284,7 @@ row_lap:
 
         .if (OP == 8) & (TYPE == 0) & (GR >= 3)
 # The f32 rows below, the loop counts in registers and each row's max
-# taken through $m3 (left at the next row by the exp pass's $m2).
+# taken through $m3 (both pointers end at the next row).
         setzi $m12, GR - 2
         setzi $m13, GR - 1
         mov $m3, $m2
@@ -1313,8 +1313,7 @@ st32_exp_end:
         .else
         f32v2add $a6:7, $a6:7, $a4:5
         .endif
-        { mov $m3, $m2 ; f32v2hadd $a7, $a6:7 }   # s
-        { st64 $a6:7, [$m9+=8] ; mova $a6, $a12 }
+        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
         brnz $m6, row_st32
         .endif
 
