@@ -12,7 +12,11 @@
 # Work is split over the six workers by rows (I = 1) or by granule columns.
 #
 # State ($m0): +0 in0, +4 in1 (OP 10's row pairs), +8 gamma or the row
-# vector, +12 beta, +16 out. Call: `call $m15, rows`; returns with `jmp $m15`.
+# vector, +12 beta, +16 out. A cut row op's statistics and last pass (OP 8,
+# 10, 11, 13) take six such records of 24 bytes instead, one per worker:
+# the words moved on to its first row, +20 its rows (the compiler splits
+# them, `ipu_isa::kernels::rows_parts`), so a worker only loads its own.
+# Call: `call $m15, rows`; returns with `jmp $m15`.
 #
 # OP 0 sum:            out[r][i] = SCALE * sum_c x[r][c][i]   (SCALE: f32 bits; 1/C for a mean)
 # OP 1 max:            out[r][i] = max_c x[r][c][i]
@@ -36,12 +40,22 @@
 #                      e = exp(x - m) of the piece's own max m, whose [m, s] pairs are at +8:
 #                      y[r][c] = e[r][c] * (exp(m - M) / S), one multiply per element (out may be e)
 # Layer norm of rows cut over tiles, likewise:
-# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C)
+# OP 11 ln_stats:      out[r] = [mean, var] of the row piece (f32 pairs; INV_C = 1/C);
+#                      with ADD (f32) of s = x + y, y at +4, s stored at +8 as it is summed
 # OP 12 ln_combine:    in0 holds C groups of R [mean, var] pairs of equal pieces (GP * 8
 #                      bytes apart, as for OP 9): out[r] =
 #                      [mean, rstd] of the whole row (INV_C = 1/C, the groups; EPS; f32)
 # OP 13 ln_apply:      y[r][c] = (x[r][c] - mean) * rstd [* gamma[c]] [+ beta[c]], the
 #                      row's pair from OP 12 at +4 (gamma and beta: the piece's columns)
+# CAST (cast.S's TO codes) and SCL: the last pass writes its result cast, the same
+# rounding of the same f32 values as the cast after it: OP 10 with EXPS (f32) to f16
+# (CAST 1), OP 13 (f32, C a multiple of 4) to f8E4M3FN or f8E5M2 (3, 4) at scale SCL.
+# The combining ops (9, 12) work on two groups at a time (one in each lane: groups k
+# and k + C/2 of a row). With P > 1 (parts: P divides C, R * P <= 6) each row's groups
+# are cut into P parts of C / P: R * P workers each combine a part into its partial
+# pair ([M, S] or [mean, var], at +4's (r * P + p) * 8), then R workers each merge
+# their row's P partial pairs the same way (layer norm: INV_Q and INV_P, f32 bits of
+# 1 / (C / P) and 1 / P; equal parts, so the merge is exact algebra).
 # TYPE: 0 f32, 1 f16. Softmax and layer norm over f16 rows use f16 vector
 # arithmetic with sums kept in f32 (layer norm's statistics in f32 about
 # the mean rounded to f16, corrected for that rounding); row-vector ops
@@ -63,6 +77,12 @@
         .param LOG, 0
         .param GP, 0
         .param EXPS, 0
+        .param P, 1
+        .param INV_Q, 0
+        .param INV_P, 0
+        .param CAST, 0
+        .param SCL, 0
+        .param ADD, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -97,6 +117,48 @@
         .if PAIRS_IN & (GPV * 8 >= 16384)
         .error "the combining ops' groups must be under 16384 bytes apart (GP, or R, < 2048)"
         .endif
+        .set GSTEP, GPV * 8               # bytes from one group of pairs to the next
+        .if P < 1
+        .error "P must be positive"
+        .endif
+        .set PARTS, P > 1
+        .if PARTS & ((PAIRS_IN == 0) | (C % P != 0) | (R * P > 6))
+        .error "P (parts of each row's C groups: a divisor of C, R * P at most 6) is for the combining ops"
+        .endif
+        .if PARTS & (C * GSTEP >= 1 << 20)
+        .error "a row's groups span too many bytes for the parts' addresses (C * GP * 8 < 2^20)"
+        .endif
+        .if PARTS & (OP == 12) & ((INV_Q == 0) | (INV_P == 0))
+        .error "layer norm's combine in parts needs INV_Q and INV_P (f32 bits of 1 / (C / P) and 1 / P)"
+        .endif
+        .if ((PARTS == 0) | (OP != 12)) & ((INV_Q != 0) | (INV_P != 0))
+        .error "INV_Q and INV_P are for layer norm's combine in parts"
+        .endif
+        # CAST: the result cast on the way out (cast.S's TO codes), as the
+        # cast after the op would: softmax_apply's exponentials to f16 (1),
+        # ln_apply's f32 rows to FP8 (3 f8E4M3FN, 4 f8E5M2; SCL its scale).
+        .if (CAST != 0) & (CAST != 1) & (CAST != 3) & (CAST != 4)
+        .error "CAST is 0, 1 (f16), 3 (f8E4M3FN) or 4 (f8E5M2)"
+        .endif
+        .if (CAST == 1) & ((OP != 10) | (TYPE != 0) | (EXPS == 0))
+        .error "CAST 1 (f16) is for softmax_apply of f32 exponentials (EXPS)"
+        .endif
+        .if (CAST >= 3) & ((OP != 13) | (TYPE != 0) | ((C / 2) % 2 != 0))
+        .error "CAST 3 and 4 (FP8) are for ln_apply of f32 rows of whole pairs of granules"
+        .endif
+        .if (SCL != 0) & (CAST < 3)
+        .error "SCL is the FP8 scale of CAST 3 and 4"
+        .endif
+        # ADD: ln_stats of s = x + y (f32), y at +4, s stored at +8 (the add
+        # before it done in its first pass, as elementwise.S adds).
+        .if (ADD != 0) & ((ADD != 1) | (OP != 11) | (TYPE != 0))
+        .error "ADD (0 or 1) is for ln_stats of f32 rows"
+        .endif
+        .set OSH, (CAST == 1) + 2 * (CAST >= 3)   # a cast row is the f32 row's bytes >> OSH
+        # A cut row op's statistics and last pass (OP 8, 10, 11, 13) take one
+        # record per worker: the five words moved on to its first row, and
+        # its rows (ipu_isa::kernels::rows_parts).
+        .set WREC, (OP == 8) | (OP == 10) | (OP == 11) | (OP == 13)
         .if (OP != 0) & (SCALE != 0x3f800000)
         .error "SCALE is for sums"
         .endif
@@ -195,8 +257,24 @@
         .set ITEM, 12 + FOLD_GR + (GR > 1) * (2 + (4 + TYPE) * (GR - 1))
         .set SETUP, 15 + 2 * EXPS
         .endif
+        .if (OP == 8) & (TYPE == 0) & (GR >= 3)
+        .set ITEM, GR + 11 + 4 * (GR - 1)
+        .set SETUP, 18 + 2 * EXPS
+        .endif
+        # The combining ops, a row of n groups (C, or with parts C / P, then
+        # P): the fold (PF), the pass over two groups at a time (SS for
+        # softmax, DV for layer norm) and the finish.
+        .set NA, C / P
+        .set HA, NA / 2
+        .set PFA, (NA == 1) + (NA > 1) * (NA <= 8) * (NA + 1) + (NA > 8) * (NA + 3)
+        .set SSA, (NA >= 2) * (5 * HA + 5 + 2 * (HA > 4)) + (NA % 2) * 6 + (NA == 1)
+        .set DVA, (NA >= 2) * (2 * HA + 3 + 2 * (HA > 4)) + (NA % 2) * 4 + (NA == 1)
+        .set HB, P / 2
+        .set PFB, (P == 1) + (P > 1) * (P <= 8) * (P + 1) + (P > 8) * (P + 3)
+        .set SSB, (P >= 2) * (5 * HB + 5 + 2 * (HB > 4)) + (P % 2) * 6 + (P == 1)
+        .set DVB, (P >= 2) * (2 * HB + 3 + 2 * (HB > 4)) + (P % 2) * 4 + (P == 1)
         .if OP == 9
-        .set ITEM, 14 + FOLD_C + (C > 1) * (2 + 5 * (C - 1))
+        .set ITEM, PFA + SSA + 9
         .set SETUP, 13
         .endif
         .if (OP == 10) & (EXPS == 0)
@@ -204,26 +282,32 @@
         .set SETUP, 17
         .endif
         .if (OP == 10) & EXPS
-        .set ITEM, 10 + (GR > 1) * GR
+        .set ITEM, 10 + (GR > 1) * GR + (CAST == 1) * (GR - 1)
         .set SETUP, 19
         .endif
         .if (OP == 11) & (TYPE == 0)
-        .set ITEM, 17 + FOLD_GR + (GR > 1) * (2 + 2 * (GR - 1))
+        .set ITEM, 9 + FOLD_GR + (GR > 1) * (1 + 2 * (GR - 1))
+        .endif
+        .if ADD
+        .set ITEM, 11 + (GR > 1) * (2 * GR - 1 + 2 * (GR > 2)) + (GR > 1) * (1 + 2 * (GR - 1))
         .endif
         .if (OP == 11) & (TYPE == 1)
         .set ITEM, 25 + HSUM + (GR > 1) * (2 + 5 * (GR - 1))
         .endif
         .if OP == 12
-        .set ITEM, 16 + FOLD_C + (C > 1) * (2 + 2 * (C - 1))
+        .set ITEM, PFA + DVA + 13
         .endif
-        .if (OP == 13) & (TYPE == 0)
+        .if (OP == 13) & (TYPE == 0) & (CAST == 0)
         .set ITEM, 8 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (2 + (GAMMA | BETA)) * (GR - 1))
+        .endif
+        .if (OP == 13) & (CAST >= 3)
+        .set ITEM, 5 + (GR > 2) + (GR / 2) * (7 + 2 * (GAMMA | BETA))
         .endif
         .if (OP == 13) & (TYPE == 1)
         .set ITEM, 13 + 3 * (GAMMA | BETA) + (GR > 1) * (2 + (3 + (GAMMA | BETA)) * (GR - 1))
         .endif
         .if OP >= 11
-        .set SETUP, 17
+        .set SETUP, 17 + 5 * (CAST >= 3) + 4 * ADD
         .endif
         .else
         .if RED
@@ -234,7 +318,24 @@
         .set SETUP, 24
         .endif
         .endif
+        .set SETUP, SETUP - 4 * (ITEMS <= 6)   # the short prologue of one item a worker
+        .if WREC
+        # Its own record: its rows, and its words where its first row is.
+        .set SETUP, 5 + (OP == 8) * (EXPS + 3 * ((TYPE == 0) & (GR >= 3))) + (OP == 10) * (1 + EXPS) + (OP == 11) * (2 + 2 * ADD) + (OP == 13) * (1 + 5 * (CAST >= 3))
+        .endif
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
+        .if WREC & (REM == 0)
+        # The supervisor moves $m0 on between its runs: the last worker,
+        # as busy as the first, starts three of its turns later.
+        .set CYC, CYC + 18
+        .endif
+        .if PARTS
+        # Two rounds: each of R * P workers one part of a row, then each of
+        # R workers merging its row's P parts.
+        .set ROUND1, 6 * (9 + 5 * (R > 1) + 2 * (OP == 12) + PFA + (OP == 9) * (SSA + 4) + (OP == 12) * (DVA + 7))
+        .set ROUND2, 6 * (4 + 4 * (R > 1) + 4 * (OP == 12) + PFB + (OP == 9) * (SSB + 6) + (OP == 12) * (DVB + 10))
+        .set CYC, 14 + R * P + ROUND1 + R + ROUND2
+        .endif
         .cycles "CYC"
 
         .if OP == 0
@@ -299,6 +400,150 @@ hsum_end_\@:
         .macro LDF a, v
         setzi \a, (\v) & 0xfffff
         sethi \a, ((\v) >> 16) & 0xffff
+        .endm
+
+# The combining ops' rows. Groups of [a, b] f32 pairs, `step` bytes
+# apart, from $m3 (which advances): $a4:5 = vop over n of them (unrolled up
+# to 8).
+        .macro PFOLD vop, n, step
+        ld64 $a4:5, [$m3+=\step]
+        .if \n > 1
+        ld64 $a0:1, [$m3+=\step]
+        .if \n > 8
+        setzi $m10, \n - 2
+        rpt $m10, pfold_end_\@
+        { ld64 $a0:1, [$m3+=\step] ; \vop $a4:5, $a4:5, $a0:1 }
+pfold_end_\@:
+        .else
+        .rept \n - 2
+        { ld64 $a0:1, [$m3+=\step] ; \vop $a4:5, $a4:5, $a0:1 }
+        .endr
+        .endif
+        \vop $a4:5, $a4:5, $a0:1
+        .endif
+        .endm
+
+# One turn group of SM_SUMS: groups k and k + n / 2 in the two lanes.
+        .macro SMS_BODY step
+        { ld32 $a0, [$m3+=\step] ; f32v2exp $a4:5, $a4:5 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a4:5, $a2:3 }
+        ld32 $a2, [$m11+=\step]
+        { ld32 $a3, [$m12+=\step] ; f32v2sub $a4:5, $a0:1, $a8:9 }
+        .endm
+
+# $a6:7 (add the lanes) = sum of s * exp(m - M) over the n [m, s] pairs
+# from $m3, M in $a8:9; groups k and k + n / 2 share the vector
+# instructions ($m13 = (n / 2) * step), an odd last one alone.
+        .macro SM_SUMS n, step
+        .if \n >= 2
+        { add $m4, $m3, $m13 ; zero64 $a6:7 }
+        add $m11, $m3, 4
+        add $m12, $m4, 4
+        ld32 $a0, [$m3+=\step]
+        ld32 $a1, [$m4+=\step]
+        ld32 $a2, [$m11+=\step]
+        { ld32 $a3, [$m12+=\step] ; f32v2sub $a4:5, $a0:1, $a8:9 }
+        .if \n / 2 > 4
+        setzi $m10, \n / 2 - 1
+        rpt $m10, sms_end_\@
+        SMS_BODY \step
+sms_end_\@:
+        .else
+        .rept \n / 2 - 1
+        SMS_BODY \step
+        .endr
+        .endif
+        f32v2exp $a4:5, $a4:5
+        f32v2fma $a6:7, $a4:5, $a2:3
+        .else
+        zero64 $a6:7
+        .endif
+        .if \n % 2
+        .if \n >= 2
+        ld64 $a0:1, [$m4+0]
+        .else
+        ld64 $a0:1, [$m3+0]
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a2:3, $a2:3
+        f32mul $a2, $a2, $a1
+        f32add $a6, $a6, $a2
+        .endif
+        .endm
+
+# $a6:7 (add the lanes) = sum of (mean - M)^2 over the n [mean, var] pairs
+# from $m3, M in $a8:9; groups k and k + n / 2 in the two lanes ($m13 =
+# (n / 2) * step), an odd last one alone.
+        .macro LN_DEVS n, step
+        .if \n >= 2
+        { add $m4, $m3, $m13 ; zero64 $a6:7 }
+        ld32 $a0, [$m3+=\step]
+        ld32 $a1, [$m4+=\step]
+        .if \n / 2 > 4
+        setzi $m10, \n / 2 - 1
+        rpt $m10, lnd_end_\@
+        { ld32 $a0, [$m3+=\step] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a2:3, $a2:3 }
+lnd_end_\@:
+        .else
+        .rept \n / 2 - 1
+        { ld32 $a0, [$m3+=\step] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        { ld32 $a1, [$m4+=\step] ; f32v2fma $a6:7, $a2:3, $a2:3 }
+        .endr
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2fma $a6:7, $a2:3, $a2:3
+        .else
+        zero64 $a6:7
+        .endif
+        .if \n % 2
+        .if \n >= 2
+        ld32 $a0, [$m4+0]
+        .else
+        ld32 $a0, [$m3+0]
+        .endif
+        f32sub $a2, $a0, $a8
+        f32mul $a2, $a2, $a2
+        f32add $a6, $a6, $a2
+        .endif
+        .endm
+
+# A row's n [m, s] pairs at $m2 (step apart) combined into [M, S] (final
+# 0), [M, 1 / S], or [M + log S, -] (LOG), stored at $m9 (+= 8).
+        .macro SM_ROW n, step, final
+        mov $m3, $m2
+        PFOLD f32v2max, \n, \step
+        { mov $m3, $m2 ; f32v2dup $a8:9, $a4 }
+        SM_SUMS \n, \step
+        f32v2hadd $a7, $a6:7
+        .if \final & (LOG == 0)
+        f32v2recip $a6:7, $a6:7
+        .endif
+        .if \final & LOG
+        f32v2log $a6:7, $a6:7
+        { st64 $a6:7, [$m9+=8] ; f32add $a6, $a8, $a7 }
+        .else
+        { st64 $a6:7, [$m9+=8] ; mova $a6, $a8 }
+        .endif
+        .endm
+
+# A row's n [mean, var] pairs of equal pieces at $m2 (step apart; $a14 =
+# 1 / n) combined into [mean, var] (final 0) or [mean, rstd] (EPS in
+# $a15), stored at $m9 (+= 8).
+        .macro LN_ROW n, step, final
+        mov $m3, $m2
+        PFOLD f32v2add, \n, \step      # [sum of means, sum of variances]
+        f32mul $a8, $a4, $a14          # mean
+        { mov $m3, $m2 ; f32v2dup $a8:9, $a8 }
+        LN_DEVS \n, \step
+        f32v2hadd $a6, $a6:7
+        f32add $a6, $a6, $a5
+        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - the mean)^2)
+        .if \final
+        f32add $a6, $a6, $a15
+        f32v2rsqrt $a6:7, $a6:7
+        .endif
+        { st64 $a8:9, [$m9+=8] ; mova $a9, $a6 }
         .endm
 
 # Layer norm's moments of the f32 row at $m2: mean in $a8:9 (both lanes),
@@ -494,22 +739,150 @@ lnh_norm_end_\@:
         .endif
         .endm
 
+# ln_apply's f32 granule y (as LN_NORM32) cast to FP8 into the low half of
+# \dst; the next granule of x loaded (ldx 1) into $a0:1, or (ldx 0, the
+# row's last) the row counted. Gamma and beta from $m11 and $m12.
+        .if CAST >= 3
+        .if CAST == 3
+        .define CVT8 cvt.f32.f8e4
+        .else
+        .define CVT8 cvt.f32.f8e5
+        .endif
+        .if GAMMA & BETA
+        .define LN8Y f32v2fma $a4:5, $a2:3, $a12:13
+        .endif
+        .if GAMMA & (BETA == 0)
+        .define LN8Y f32v2mul $a4:5, $a2:3, $a12:13
+        .endif
+        .if (GAMMA == 0) & BETA
+        .define LN8Y f32v2add $a4:5, $a4:5, $a2:3
+        .endif
+        .endif
+        .macro LN8 dst, ldx
+        .if GAMMA
+        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        .if GAMMA | BETA
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        f32v2mul $a2:3, $a2:3, $a10:11
+        .endif
+        .if \ldx == 1
+        { ld64 $a0:1, [$m2+=8] ; LN8Y }
+        .else
+        { add $m6, $m6, -1 ; LN8Y }
+        .endif
+        CVT8 \dst, $a4:5
+        .else
+        .if \ldx == 1
+        { ld64 $a0:1, [$m2+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .else
+        { add $m6, $m6, -1 ; f32v2mul $a2:3, $a2:3, $a10:11 }
+        .endif
+        CVT8 \dst, $a2:3
+        .endif
+        .endm
+
         .text
         .globl rows
         .type rows, @function
         .align 8
 rows:
+        .if PARTS
+        setzi $m1, rows_part
+        .rept R * P
+        run $m1, $m0
+        .endr
+        sync 0
+        setzi $m1, rows_merge
+        .rept R
+        run $m1, $m0
+        .endr
+        .else
         setzi $m1, rows_worker
         .rept 6
         run $m1, $m0
+        .if WREC
+        add $m0, $m0, 24
+        .endif
         .endr
+        .endif
         sync 0
         jmp $m15
         .size rows, . - rows
 
+        .if PARTS
+# Round 1: worker w, row r = w / P, part p = w % P: its Q = C / P groups
+# (from group p * Q) combined into its partial pair at +4's w * 8.
+        .type rows_part, @function
+        .align 8
+rows_part:
+        .if R > 1
+        mul $m7, $m1, (32 + P - 1) / P
+        shr $m7, $m7, 5                # r
+        setzi $m10, C * GSTEP - 8
+        mul $m7, $m7, $m10
+        .endif
+        setzi $m8, NA * GSTEP
+        mul $m8, $m1, $m8
+        ld32 $m2, [$m0+0]
+        add $m2, $m2, $m8              # w * Q * GSTEP
+        .if R > 1
+        sub $m2, $m2, $m7              # - r * (C * GSTEP - 8): p * Q * GSTEP + r * 8
+        .endif
+        ld32 $m9, [$m0+4]
+        shl $m10, $m1, 3
+        add $m9, $m9, $m10
+        setzi $m13, HA * GSTEP
+        .if OP == 12
+        LDF $a14, INV_Q
+        LN_ROW NA, GSTEP, 0
+        .else
+        SM_ROW NA, GSTEP, 0
+        .endif
+        exit
+        .size rows_part, . - rows_part
+
+# Round 2: worker r merges row r's P partial pairs.
+        .type rows_merge, @function
+        .align 8
+rows_merge:
+        ld32 $m2, [$m0+4]
+        ld32 $m9, [$m0+16]
+        .if R > 1
+        mul $m7, $m1, P * 8
+        add $m2, $m2, $m7
+        shl $m7, $m1, 3
+        add $m9, $m9, $m7
+        .endif
+        setzi $m13, HB * 8
+        .if OP == 12
+        LDF $a14, INV_P
+        LDF $a15, EPS
+        LN_ROW P, 8, 1
+        .else
+        SM_ROW P, 8, 1
+        .endif
+        exit
+        .size rows_merge, . - rows_merge
+        .endif
+
         .type rows_worker, @function
         .align 8
 rows_worker:
+        .if WREC
+        ld32 $m6, [$m0+20]             # its rows (its record's words at them)
+        brz $m6, rows_done
+        .endif
+        .if (WREC == 0) & (ITEMS <= 6)
+        cmplt $m6, $m1, ITEMS          # one item, the worker's own, or none
+        brz $m6, rows_done
+        mov $m5, $m1
+        .endif
+        .if (WREC == 0) & (ITEMS > 6)
         setzi $m7, I_LO
         mul $m5, $m1, $m7
         min $m6, $m1, REM
@@ -517,6 +890,7 @@ rows_worker:
         cmplt $m6, $m1, REM
         add $m6, $m6, $m7              # items
         brz $m6, rows_done
+        .endif
         ld32 $m2, [$m0+0]
         ld32 $m9, [$m0+16]
         .if SCALED
@@ -525,10 +899,25 @@ rows_worker:
 
 # ---------------------------------------------------------------- rows
         .if VERT == 0
+        .if WREC
+        .if ((OP == 8) & EXPS) | ADD
+        ld32 $m11, [$m0+8]             # e row, or s row
+        .endif
+        .if ADD
+        ld32 $m4, [$m0+4]              # y row
+        .endif
+        .if (OP == 10) | (OP == 13)
+        ld32 $m3, [$m0+4]              # the row's pair
+        .endif
+        .if (OP == 10) & EXPS
+        ld32 $m4, [$m0+8]              # the piece's own [m, s]
+        .endif
+        .else
         .if PAIRS_IN
         shl $m8, $m5, 3
         add $m2, $m2, $m8              # the row's pair in the first group
         add $m9, $m9, $m8              # out pair
+        setzi $m13, HA * GSTEP
         .else
         setzi $m7, ROWB
         mul $m8, $m5, $m7
@@ -546,6 +935,12 @@ rows_worker:
         shl $m7, $m5, 3
         add $m9, $m9, $m7              # out pair
         .endif
+        .if ADD
+        ld32 $m4, [$m0+4]
+        add $m4, $m4, $m8              # y row
+        ld32 $m11, [$m0+8]
+        add $m11, $m11, $m8            # s row
+        .endif
         .if (OP == 8) & EXPS
         ld32 $m11, [$m0+8]
         add $m11, $m11, $m8            # e row
@@ -554,7 +949,12 @@ rows_worker:
         add $m9, $m9, $m8              # y row
         .endif
         .if (OP == 10) | (OP == 13)
+        .if CAST
+        shr $m7, $m8, OSH
+        add $m9, $m9, $m7              # y row (of the cast type)
+        .else
         add $m9, $m9, $m8              # y row
+        .endif
         ld32 $m3, [$m0+4]
         shl $m7, $m5, 3
         add $m3, $m3, $m7              # the row's pair
@@ -562,6 +962,14 @@ rows_worker:
         .if (OP == 10) & EXPS
         ld32 $m4, [$m0+8]
         add $m4, $m4, $m7              # the piece's own [m, s]
+        .endif
+        .endif
+        .if CAST >= 3
+        ld32 $m13, [$m0+8]             # gamma
+        ld32 $m14, [$m0+12]            # beta
+        setzi $m7, SCL & 0xfffff
+        sethi $m7, (SCL >> 16) & 0xffff
+        setscl $m7
         .endif
         .if (OP == 5) | (OP == 11) | (OP == 12)
         LDF $a14, INV_C
@@ -747,19 +1155,78 @@ row_lnh:
         brnz $m6, row_lnh
         .endif
 
-        .if OP == 11
-row_lst:
-        .if TYPE == 0
-        LN_MOMENTS32
-        mova $a7, $a6                  # var
-        mova $a6, $a8                  # mean
+        .if ADD
+# s = x + y stored as the sum is taken (its loads one granule ahead, none
+# past the row), then LN_MOMENTS32's arithmetic on s, as row_lst32.
+row_lsa:
+        mov $m3, $m11                  # the row's s
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; zero64 $a4:5 }
+        .if GR > 1
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; f32v2add $a10:11, $a0:1, $a2:3 }
+        .if GR > 2
+        setzi $m10, GR - 2
+        rpt $m10, lsa_sum_end
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        { ld2x64 $a0:1, [$m2+=8], $a2:3, [$m4+=8] ; f32v2add $a10:11, $a0:1, $a2:3 }
+lsa_sum_end:
+        .endif
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        .endif
+        f32v2add $a10:11, $a0:1, $a2:3
+        { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
+        f32v2hadd $a6, $a4:5
+        f32mul $a6, $a6, $a14          # mean
+        { ld64 $a0:1, [$m3+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, lsa_end
+        { ld64 $a0:1, [$m3+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+lsa_end:
         .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        brnz $m6, row_lsa
+        .endif
+
+        .if (OP == 11) & (TYPE == 0) & (ADD == 0)
+# LN_MOMENTS32's arithmetic, in that order, into [mean, var] = $a6:7; the
+# variance pass ends at the next row.
+row_lst32:
+        mov $m3, $m2
+        FOLD f32v2add, GR, 8
+        f32v2hadd $a6, $a4:5
+        { mov $m2, $m3 ; f32mul $a6, $a6, $a14 }       # mean
+        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, lst32_end
+        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+lst32_end:
+        .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        brnz $m6, row_lst32
+        .endif
+
+        .if (OP == 11) & (TYPE == 1)
+row_lst:
         LN_MOMENTS16
         cvt.f16.f32 $a2:3, $a8
         f32sub $a2, $a2, $a12          # mean = m' - (m' - mean)
         mova $a7, $a6
         mova $a6, $a2
-        .endif
         setzi $m10, ROWB
         add $m2, $m2, $m10             # next row
         add $m6, $m6, -1
@@ -768,36 +1235,34 @@ row_lst:
         .endif
 
         .if OP == 12
-        .set GSTEP, GPV * 8
 row_lcb:
-        mov $m3, $m2
-        FOLD f32v2add, C, GSTEP        # [sum of means, sum of variances]
-        f32mul $a8, $a4, $a14          # mean
-        { mov $m2, $m3 ; f32v2dup $a8:9, $a8 }
-        { ld64 $a0:1, [$m2+=GSTEP] ; mova $a13, $a5 }
-        zero64 $a6:7
-        .if C > 1
-        setzi $m10, C - 1
-        # $a6 sums (mean - its mean)^2 in one fused step ($a7's lane is
-        # not used).
-        rpt $m10, lcb_end
-        f32v2sub $a2:3, $a0:1, $a8:9
-        { ld64 $a0:1, [$m2+=GSTEP] ; f32v2fma $a6:7, $a2:3, $a2:3 }
-lcb_end:
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2fma $a6:7, $a2:3, $a2:3
-        f32add $a6, $a6, $a13
-        f32mul $a6, $a6, $a14          # var: the mean of (variance + (mean - its mean)^2)
-        f32add $a6, $a6, $a15
-        f32v2rsqrt $a6:7, $a6:7
-        { add $m2, $m3, 8 ; mova $a9, $a6 }
+        LN_ROW C, GSTEP, 1
+        add $m2, $m2, 8
         add $m6, $m6, -1
-        st64 $a8:9, [$m9+=8]           # [mean, rstd]
         brnz $m6, row_lcb
         .endif
 
-        .if OP == 13
+        .if (OP == 13) & (CAST >= 3)
+        setzi $m10, GR / 2 - 1
+row_lap8:
+        ld64 $a6:7, [$m3+=8]           # [mean, rstd]
+        { mov $m11, $m13 ; f32v2dup $a8:9, $a6 }
+        { mov $m12, $m14 ; f32v2dup $a10:11, $a7 }
+        ld64 $a0:1, [$m2+=8]
+        .if GR > 2
+        rpt $m10, lap8_end
+        LN8 $a6, 1
+        LN8 $a7, 1
+        { st32 $a6, [$m9+=4] ; pack16 $a6, $a6, $a7 }
+lap8_end:
+        .endif
+        LN8 $a6, 1
+        LN8 $a7, 0
+        { st32 $a6, [$m9+=4] ; pack16 $a6, $a6, $a7 }
+        brnz $m6, row_lap8
+        .endif
+
+        .if (OP == 13) & (CAST == 0)
 row_lap:
         ld64 $a6:7, [$m3+=8]           # [mean, rstd]
         .if TYPE == 0
@@ -817,7 +1282,42 @@ row_lap:
         brnz $m6, row_lap
         .endif
 
-        .if OP == 8
+        .if (OP == 8) & (TYPE == 0) & (GR >= 3)
+# The f32 rows below, the loop counts in registers and each row's max
+# taken through $m3 (both pointers end at the next row).
+        setzi $m12, GR - 2
+        setzi $m13, GR - 1
+        mov $m3, $m2
+row_st32:
+        { ld64 $a4:5, [$m3+=8] ; zero64 $a6:7 }
+        ld64 $a0:1, [$m3+=8]
+        rpt $m12, st32_max_end
+        { ld64 $a0:1, [$m3+=8] ; f32v2max $a4:5, $a4:5, $a0:1 }
+st32_max_end:
+        f32v2max $a4:5, $a4:5, $a0:1
+        f32v2hmax $a12, $a4:5          # m
+        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a12 }
+        { add $m6, $m6, -1 ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        f32v2exp $a4:5, $a2:3
+        rpt $m13, st32_exp_end
+        .if EXPS
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+st32_exp_end:
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        .endif
+        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
+        brnz $m6, row_st32
+        .endif
+
+        .if (OP == 8) & ((TYPE == 1) | (GR < 3))
 row_st:
         mov $m3, $m2
         .if TYPE == 0
@@ -878,34 +1378,10 @@ sth_exp_end:
         .endif
 
         .if OP == 9
-        .set GSTEP, GPV * 8
 row_cb:
-        mov $m3, $m2
-        FOLD f32v2max, C, GSTEP        # M (lane 0)
-        { mov $m2, $m3 ; f32v2dup $a8:9, $a4 }
-        { ld64 $a0:1, [$m2+=GSTEP] ; zero64 $a6:7 }
-        .if C > 1
-        setzi $m10, C - 1
-        rpt $m10, cb_end
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a2:3, $a2:3
-        f32mul $a2, $a2, $a1
-        { ld64 $a0:1, [$m2+=GSTEP] ; f32add $a6, $a6, $a2 }
-cb_end:
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a2:3, $a2:3
-        f32mul $a2, $a2, $a1
-        f32add $a6, $a6, $a2           # S
-        .if LOG == 0
-        f32v2recip $a6:7, $a6:7
-        { add $m2, $m3, 8 ; mova $a5, $a6 }
-        .else
-        f32v2log $a6:7, $a6:7
-        { add $m2, $m3, 8 ; f32add $a4, $a4, $a6 }
-        .endif
+        SM_ROW C, GSTEP, 1
+        add $m2, $m2, 8
         add $m6, $m6, -1
-        st64 $a4:5, [$m9+=8]
         brnz $m6, row_cb
         .endif
 
@@ -929,6 +1405,20 @@ row_ap:
         f32v2sub $a2:3, $a0:1, $a10:11
         f32v2exp $a2:3, $a2:3
         { ld64 $a0:1, [$m2+=8] ; f32mul $a2, $a2, $a11 }
+        .if CAST == 1
+        # y = e * f rounded to f16 as the cast after it would.
+        { add $m6, $m6, -1 ; DUPV $a10:11, $a2 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; MULV $a4:5, $a0:1, $a10:11 }
+        rpt $m10, apc_end
+        { ld64 $a0:1, [$m2+=8] ; cvt.f32.f16 $a6, $a4:5 }
+        { st32 $a6, [$m9+=4] ; MULV $a4:5, $a0:1, $a10:11 }
+apc_end:
+        .else
+        MULV $a4:5, $a0:1, $a10:11
+        .endif
+        { st32 $a6, [$m9+=4] ; cvt.f32.f16 $a6, $a4:5 }
+        .else
         .if GR > 1
         { setzi $m10, GR - 1 ; DUPV $a10:11, $a2 }
         rpt $m10, ape_end
@@ -938,6 +1428,7 @@ ape_end:
         DUPV $a10:11, $a2
         .endif
         { st64 $a4:5, [$m9+=8] ; MULV $a4:5, $a0:1, $a10:11 }
+        .endif
         .endif
         .if (LOG == 0) & (EXPS == 0)
         DUPV $a8:9, $a10               # M
@@ -966,7 +1457,9 @@ lap_end:
         .endif
         { st64 $a4:5, [$m9+=8] ; SUBV $a4:5, $a0:1, $a10:11 }
         .endif
+        .if CAST == 0
         add $m6, $m6, -1
+        .endif
         brnz $m6, row_ap
         .endif
 

@@ -139,6 +139,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if params.contains_key("GP") && p("GP") != p("R") {
                 s.push_str(&format!("_gp{}", p("GP")));
             }
+            if p("P") > 1 {
+                s.push_str(&format!("_parts{}", p("P")));
+            }
             if params.contains_key("SCALE") {
                 s.push_str(&format!("_x{:x}", p("SCALE")));
             }
@@ -156,6 +159,18 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             }
             if p("EXPS") == 1 {
                 s.push_str("_exps");
+            }
+            if p("ADD") == 1 {
+                s.push_str("_add");
+            }
+            if p("CAST") != 0 {
+                s.push_str(&format!("_cast_{}", elem(p("CAST"))));
+            }
+            // The name is a symbol: a negative scale is written m4, not -4.
+            match p("SCL") {
+                0 => {}
+                n if n < 0 => s.push_str(&format!("_sclm{}", -n)),
+                n => s.push_str(&format!("_scl{n}")),
             }
             return s;
         }
@@ -825,6 +840,34 @@ impl KernelSpec {
         s.params.insert("GP".into(), pitch as i64);
         s
     }
+    /// A combining kernel (softmax or layer norm) with each row's groups
+    /// cut into `parts` equal parts combined by as many workers, then each
+    /// row's partial pairs merged by one (`P`; the partial pairs at +4).
+    /// `parts` must divide the groups, at most six workers in all.
+    pub fn combine_parts(&self, parts: usize) -> KernelSpec {
+        let mut s = self.clone();
+        if parts > 1 {
+            s.params.insert("P".into(), parts as i64);
+            if self.params.get("OP") == Some(&(RowOp::LayerNormCombine as i64)) {
+                let groups = self.params.get("C").copied().unwrap_or(1).max(1) as usize;
+                let inv = |n: usize| (1.0f32 / n.max(1) as f32).to_bits() as i64;
+                s.params.insert("INV_Q".into(), inv(groups / parts));
+                s.params.insert("INV_P".into(), inv(parts));
+            }
+        }
+        s
+    }
+    /// A cut row op's last pass (softmax_apply from f32 exponentials,
+    /// ln_apply of f32 rows) writing its result cast to `to` (FP8 at
+    /// power-of-two `scale`) as a cast after it would (`CAST`, `SCL`).
+    pub fn with_cast(&self, to: ElemType, scale: i32) -> KernelSpec {
+        let mut s = self.clone();
+        s.params.insert("CAST".into(), to as i64);
+        if scale != 0 {
+            s.params.insert("SCL".into(), i64::from(scale));
+        }
+        s
+    }
     /// Step 3: each piece of the rows normalised by its row's pair; with
     /// `exps` (softmax, not log-softmax), from step 1's stored exponentials
     /// and the piece's own pairs: one multiply per element.
@@ -842,6 +885,13 @@ impl KernelSpec {
         let mut s = KernelSpec::row_op(RowOp::LayerNormStats, ty, r, c, RowWalk::Rows);
         s.params
             .insert("INV_C".into(), (1.0f32 / c.max(1) as f32).to_bits() as i64);
+        s
+    }
+    /// Step 1 of f32 rows that are the sum of two blocks, added in its
+    /// first pass and stored as the elementwise add would (`ADD`).
+    pub fn ln_stats_add(r: usize, c: usize) -> KernelSpec {
+        let mut s = KernelSpec::ln_stats(ElemType::F32, r, c);
+        s.params.insert("ADD".into(), 1);
         s
     }
     /// Step 2: the pairs of `groups` equal pieces of r rows combined into
@@ -1200,6 +1250,51 @@ pub fn worker_shares(units: u64) -> [(u64, u64); 6] {
         let count = lo + u64::from(w < rem);
         let first = if count == 0 { 0 } else { w * lo + w.min(rem) };
         (first, count)
+    })
+}
+
+/// Whether a `rows.S` call of `OP` takes one record per worker: a cut row
+/// op's statistics and last pass (softmax_stats, softmax_apply, ln_stats,
+/// ln_apply).
+pub fn rows_per_worker(op: i64) -> bool {
+    [
+        RowOp::SoftmaxStats,
+        RowOp::SoftmaxApply,
+        RowOp::LayerNormStats,
+        RowOp::LayerNormApply,
+    ]
+    .iter()
+    .any(|&o| o as i64 == op)
+}
+
+/// The records of a `rows.S` call taking one per worker
+/// ([`rows_per_worker`]; rows of whole granules): for each worker the
+/// byte offsets its first row adds to the call's five words (+0 x or the
+/// exponentials, +4 the rows' pairs or the added operand, +8 the
+/// exponentials, the piece's own pairs or the sum, +12, +16 out), and its
+/// rows (the rows split as [`worker_shares`] splits units).
+pub fn rows_parts(params: &BTreeMap<String, i64>) -> [([u64; 5], u32); 6] {
+    let p = |k: &str| params.get(k).copied().unwrap_or(0);
+    let (op, r, c) = (p("OP"), p("R").max(0) as u64, p("C").max(0) as u64);
+    let row = c * (4 - 2 * p("TYPE").clamp(0, 1)) as u64;
+    // The cast result's row: f16 half the f32 row, FP8 a quarter.
+    let out_row = match p("CAST") {
+        1 => row / 2,
+        3 | 4 => row / 4,
+        _ => row,
+    };
+    worker_shares(r).map(|(first, rows)| {
+        let (x, pair) = (first * row, first * 8);
+        let words = if op == RowOp::SoftmaxStats as i64 {
+            [x, 0, x, 0, pair]
+        } else if op == RowOp::SoftmaxApply as i64 {
+            [x, pair, pair, 0, first * out_row]
+        } else if op == RowOp::LayerNormStats as i64 {
+            [x, x, x, 0, pair]
+        } else {
+            [x, pair, 0, 0, first * out_row]
+        };
+        (words, rows as u32)
     })
 }
 

@@ -6,8 +6,8 @@
 mod common;
 
 use common::*;
-use ipu_isa::float::{f16_bits, f16_value};
-use ipu_isa::kernels::assemble_kernel;
+use ipu_isa::float::{f16_bits, f16_value, f8_from_f64, F8Format};
+use ipu_isa::kernels::{assemble_kernel, rows_parts, rows_per_worker};
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
@@ -15,6 +15,8 @@ const X: u32 = DATA;
 const OUT: u32 = DATA + 0x30000;
 const GAMMA: u32 = DATA + 0x50000;
 const BETA: u32 = DATA + 0x58000;
+/// A cast result, away from the others.
+const OUT2: u32 = DATA + 0x60000;
 
 fn rng(seed: u64) -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
@@ -46,9 +48,32 @@ fn read(t: &ipu_runtime::Tile, addr: u32, n: usize, ty: i64) -> Vec<f64> {
 
 /// Runs `rows` with `params`; checks its cycle formula against the run.
 fn run_rows(params: &[(&str, i64)], data: &[(u32, Vec<u8>)]) -> ipu_runtime::Tile {
-    let t = run_kernel("rows", "rows", params, &[X, 0, GAMMA, BETA, OUT], data);
+    let state = rows_state(params, &[X, 0, GAMMA, BETA, OUT]);
+    let t = run_kernel("rows", "rows", params, &state, data);
     check_formula(params, &t);
     t
+}
+
+/// The state of a `rows` call: its five words, or for a kernel taking one
+/// record per worker each worker's, the words moved on to its first row
+/// (unused ones stay 0), with its rows, as the compiler writes them.
+fn rows_state(params: &[(&str, i64)], words: &[u32; 5]) -> Vec<u32> {
+    let p: BTreeMap<String, i64> = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    if !rows_per_worker(p.get("OP").copied().unwrap_or(0)) {
+        return words.to_vec();
+    }
+    rows_parts(&p)
+        .iter()
+        .flat_map(|(off, rows)| {
+            let mut w: Vec<u32> = words
+                .iter()
+                .zip(off)
+                .map(|(&a, &o)| if a == 0 { 0 } else { a + o as u32 })
+                .collect();
+            w.push(*rows);
+            w
+        })
+        .collect()
 }
 
 /// The kernel's cycle formula is the simulated run's cycles, a little over.
@@ -352,6 +377,29 @@ fn specialisations_that_cannot_work_are_refused() {
     }
 }
 
+/// The parts a combining kernel may cut each of `r` rows' `groups` pairs
+/// into (P > 1: a divisor of the groups, r * P workers at most six).
+fn combine_parts(r: usize, groups: usize) -> Vec<usize> {
+    (2..=groups)
+        .filter(|&p| groups.is_multiple_of(p) && r * p <= 6)
+        .collect()
+}
+
+/// Runs a combining kernel in parts (its partial pairs at +4) on the
+/// statistics `stats`; checks its cycle formula; its r output pairs.
+fn combine_in_parts(p: &[(&str, i64)], stats: &[f32], r: usize) -> Vec<f32> {
+    const PARTIALS: u32 = DATA + 0x48000;
+    let t = run_kernel(
+        "rows",
+        "rows",
+        p,
+        &[X, PARTIALS, 0, 0, OUT],
+        &[(X, f32_bytes(stats))],
+    );
+    check_formula(p, &t);
+    rd_f32(&t, OUT, 2 * r)
+}
+
 /// Softmax of rows cut into `groups` pieces: each piece's statistics, the
 /// pieces' statistics combined per row, and each piece normalised, against
 /// the softmax of the whole rows. With EXPS the statistics also store each
@@ -372,6 +420,9 @@ fn softmax_of_rows_cut_into_pieces() {
         (1, 6, 8, 4),
         (1, 13, 4, 1),
         (1, 9, 24, 3),
+        (0, 3, 8, 8),
+        (0, 1, 4, 24),
+        (0, 2, 4, 9),
     ] {
         let raw: Vec<f32> = (0..r * c * groups)
             .map(|_| g.gen_range(-6.0..6.0))
@@ -454,6 +505,27 @@ fn softmax_of_rows_cut_into_pieces() {
             ];
             let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
             let pairs = rd_f32(&t, OUT, 2 * r);
+            // The same combination in parts (two rounds of workers): the
+            // same pairs, up to rounding.
+            for parts in combine_parts(r, groups) {
+                let p = [
+                    ("OP", 9),
+                    ("R", r as i64),
+                    ("C", groups as i64),
+                    ("LOG", log),
+                    ("P", parts as i64),
+                ];
+                let got = combine_in_parts(&p, &stats, r);
+                for i in 0..r {
+                    for lane in 0..2 - log as usize {
+                        let (a, b) = (got[2 * i + lane], pairs[2 * i + lane]);
+                        assert!(
+                            (a - b).abs() <= 2e-6 * b.abs(),
+                            "{p:?} row {i} lane {lane}: {a} vs {b}"
+                        );
+                    }
+                }
+            }
             let want = softmax_model(&x, r, full, 1, log == 1);
             for k in 0..groups {
                 let (_, bytes) = encode(&piece(k), ty);
@@ -478,7 +550,7 @@ fn softmax_of_rows_cut_into_pieces() {
                             "rows",
                             "rows",
                             &p,
-                            &[X, PAIRS, 0, 0, OUT],
+                            &rows_state(&p, &[X, PAIRS, 0, 0, OUT]),
                             &[(X, bytes.clone()), (PAIRS, f32_bytes(&pairs))],
                         )
                     } else {
@@ -487,7 +559,7 @@ fn softmax_of_rows_cut_into_pieces() {
                             "rows",
                             "rows",
                             &p,
-                            &[from, PAIRS, OWN, 0, OUT],
+                            &rows_state(&p, &[from, PAIRS, OWN, 0, OUT]),
                             &[
                                 (from, exps[k].clone()),
                                 (PAIRS, f32_bytes(&pairs)),
@@ -499,6 +571,32 @@ fn softmax_of_rows_cut_into_pieces() {
                     let got = read(&t, OUT, r * c, ty);
                     let past = t.read(OUT + (r * c * eb) as u32, 2).unwrap();
                     assert_eq!(past, [0, 0], "{p:?} writes past its output");
+                    if e == 1 && ty == 0 {
+                        // The f16 cast on the way out: each element the
+                        // f32 result rounded to f16, as the cast after it.
+                        let mut pc = p.to_vec();
+                        pc.push(("CAST", 1));
+                        let from = if in_place { OUT } else { X };
+                        let tc = run_kernel(
+                            "rows",
+                            "rows",
+                            &pc,
+                            &rows_state(&pc, &[from, PAIRS, OWN, 0, OUT2]),
+                            &[
+                                (from, exps[k].clone()),
+                                (PAIRS, f32_bytes(&pairs)),
+                                (OWN, own.clone()),
+                            ],
+                        );
+                        check_formula(&pc, &tc);
+                        let want: Vec<u16> = rd_f32(&t, OUT, r * c)
+                            .iter()
+                            .map(|&v| f16_bits(v))
+                            .collect();
+                        assert_eq!(rd_u16(&tc, OUT2, r * c), want, "{pc:?} piece {k}");
+                        let past = tc.read(OUT2 + (r * c * 2) as u32, 2).unwrap();
+                        assert_eq!(past, [0, 0], "{pc:?} writes past its output");
+                    }
                     for i in 0..r {
                         for j in 0..c {
                             let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
@@ -534,6 +632,9 @@ fn layer_norm_of_rows_cut_into_pieces() {
         (1, 6, 8, 4, 30.0),
         (1, 13, 4, 1, 0.0),
         (1, 3, 8, 24, 2.0),
+        (0, 1, 4, 24, 5.0),
+        (0, 2, 8, 6, 1.0),
+        (0, 2, 2, 15, -3.0),
     ] {
         let full = c * groups;
         let raw: Vec<f32> = (0..r * full)
@@ -560,7 +661,38 @@ fn layer_norm_of_rows_cut_into_pieces() {
                 ("INV_C", (1.0f32 / c as f32).to_bits() as i64),
             ];
             let t = run_rows(&p, &[(X, bytes)]);
-            stats.extend(rd_f32(&t, OUT, 2 * r));
+            let pairs = rd_f32(&t, OUT, 2 * r);
+            if ty == 0 {
+                // With ADD the piece is s = a + b, added in the first pass
+                // and stored: the same s and the same pairs, bit for bit.
+                const B: u32 = DATA + 0x10000;
+                const S: u32 = DATA + 0x20000;
+                let a: Vec<f32> = piece(k).iter().map(|&v| v - 0.75).collect();
+                let b: Vec<f32> = (0..r * c).map(|_| g.gen_range(0.5..1.0)).collect();
+                let sum: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+                let t = run_rows(&p, &[(X, f32_bytes(&sum))]);
+                let want = rd_f32(&t, OUT, 2 * r);
+                let mut pa = p.to_vec();
+                pa.push(("ADD", 1));
+                let t = run_kernel(
+                    "rows",
+                    "rows",
+                    &pa,
+                    &rows_state(&pa, &[X, B, S, 0, OUT]),
+                    &[(X, f32_bytes(&a)), (B, f32_bytes(&b))],
+                );
+                check_formula(&pa, &t);
+                let same =
+                    |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits());
+                assert!(same(&rd_f32(&t, S, r * c), &sum), "{pa:?} piece {k}: s");
+                assert!(
+                    same(&rd_f32(&t, OUT, 2 * r), &want),
+                    "{pa:?} piece {k}: pairs"
+                );
+                let past = t.read(S + (r * c * 4) as u32, 2).unwrap();
+                assert_eq!(past, [0, 0], "{pa:?} writes past s");
+            }
+            stats.extend(pairs);
         }
         let p = [
             ("OP", 12),
@@ -571,6 +703,27 @@ fn layer_norm_of_rows_cut_into_pieces() {
         ];
         let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
         let pairs = rd_f32(&t, OUT, 2 * r);
+        for parts in combine_parts(r, groups) {
+            let q = groups / parts;
+            let p = [
+                ("OP", 12),
+                ("R", r as i64),
+                ("C", groups as i64),
+                ("INV_C", (1.0f32 / groups as f32).to_bits() as i64),
+                ("EPS", eps.to_bits() as i64),
+                ("P", parts as i64),
+                ("INV_Q", (1.0f32 / q as f32).to_bits() as i64),
+                ("INV_P", (1.0f32 / parts as f32).to_bits() as i64),
+            ];
+            let got = combine_in_parts(&p, &stats, r);
+            for i in 0..2 * r {
+                let (a, b) = (got[i], pairs[i]);
+                assert!(
+                    (a - b).abs() <= 2e-6 * (b.abs() + 1.0),
+                    "{p:?} [{i}]: {a} vs {b}"
+                );
+            }
+        }
         for (gamma, beta) in [(0i64, 0i64), (1, 0), (0, 1), (1, 1)] {
             for k in 0..groups {
                 let (_, bytes) = encode(&piece(k), ty);
@@ -588,7 +741,7 @@ fn layer_norm_of_rows_cut_into_pieces() {
                     "rows",
                     "rows",
                     &p,
-                    &[X, PAIRS, GAMMA, BETA, OUT],
+                    &rows_state(&p, &[X, PAIRS, GAMMA, BETA, OUT]),
                     &[
                         (X, bytes),
                         (PAIRS, f32_bytes(&pairs)),
@@ -598,6 +751,41 @@ fn layer_norm_of_rows_cut_into_pieces() {
                 );
                 check_formula(&p, &t);
                 let got = read(&t, OUT, r * c, ty);
+                if ty == 0 && c % 4 == 0 {
+                    // The FP8 cast on the way out, at a few scales: each
+                    // element the f32 result converted, as the cast after it.
+                    let y = rd_f32(&t, OUT, r * c);
+                    for (cast, fmt) in [(3i64, F8Format::E4M3FN), (4, F8Format::E5M2)] {
+                        for scl in [-4i64, 0, 3] {
+                            let mut pc = p.to_vec();
+                            pc.push(("CAST", cast));
+                            pc.push(("SCL", scl));
+                            let (_, bytes) = encode(&piece(k), ty);
+                            let (_, gb) = encode(&graw[k * c..(k + 1) * c], ty);
+                            let (_, bb) = encode(&braw[k * c..(k + 1) * c], ty);
+                            let tc = run_kernel(
+                                "rows",
+                                "rows",
+                                &pc,
+                                &rows_state(&pc, &[X, PAIRS, GAMMA, BETA, OUT2]),
+                                &[
+                                    (X, bytes),
+                                    (PAIRS, f32_bytes(&pairs)),
+                                    (GAMMA, gb),
+                                    (BETA, bb),
+                                ],
+                            );
+                            check_formula(&pc, &tc);
+                            let want: Vec<u8> = y
+                                .iter()
+                                .map(|&v| f8_from_f64(v as f64, scl as i32, fmt))
+                                .collect();
+                            assert_eq!(tc.read(OUT2, r * c).unwrap(), want, "{pc:?} piece {k}");
+                            let past = tc.read(OUT2 + (r * c) as u32, 2).unwrap();
+                            assert_eq!(past, [0, 0], "{pc:?} writes past its output");
+                        }
+                    }
+                }
                 for i in 0..r {
                     let v = &x[i * full..(i + 1) * full];
                     let mean = v.iter().sum::<f64>() / full as f64;

@@ -347,13 +347,37 @@ fn fold(
             } else {
                 ElemType::F8E5M2
             };
-            let (scale, _) = cast_scales(
-                spec,
-                super::fp8_scale(cx, input),
-                super::fp8_scale(cx, cx.result(op, 0)),
-            );
+            let (scale, _) =
+                cast_scales(spec, fp8_scale(cx, input), fp8_scale(cx, cx.result(op, 0)));
             b.fold_epilogue(op, input, home, label, false, |_, res| {
-                Some(records::Epilogue::CastFp8 {
+                Some(records::Epilogue::CastCopy {
+                    to,
+                    scale,
+                    out: Word::Buf(res, 0),
+                })
+            })?
+        }
+        // f32 -> f16 or FP8 (saturating) of a value nothing else reads,
+        // cast by its producer's last pass as it writes it.
+        Choice::Cast
+            if param("FROM") == ElemType::F32 as i64
+                && [ElemType::F16, ElemType::F8E4M3FN, ElemType::F8E5M2]
+                    .iter()
+                    .any(|&t| param("TO") == t as i64)
+                && spec.params.len() == 3 =>
+        {
+            let input = cx.operand(op, 0);
+            if !only_reader(input) {
+                return Ok(false);
+            }
+            let to = match param("TO") {
+                1 => ElemType::F16,
+                3 => ElemType::F8E4M3FN,
+                _ => ElemType::F8E5M2,
+            };
+            let (scale, _) = cast_scales(spec, 0, fp8_scale(cx, cx.result(op, 0)));
+            b.fold_epilogue(op, input, home, label, true, |_, res| {
+                Some(records::Epilogue::Cast {
                     to,
                     scale,
                     out: Word::Buf(res, 0),

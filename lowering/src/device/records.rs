@@ -42,7 +42,7 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
         }
         "rows" => {
             let r = |o: RowOp| op == o as i64;
-            if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
+            let words = if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
                 vec![W, Z, W, Z, A]
             } else if r(RowOp::SoftmaxApply) {
                 vec![A, A, opt("EXPS"), Z, A]
@@ -52,14 +52,23 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
                 vec![A, A, opt("GAMMA"), opt("BETA"), A]
             } else if r(RowOp::LayerNorm) {
                 vec![A, Z, opt("GAMMA"), opt("BETA"), A]
-            } else if op <= RowOp::LogSoftmax as i64
-                || r(RowOp::SoftmaxCombine)
-                || r(RowOp::LayerNormStats)
-                || r(RowOp::LayerNormCombine)
-            {
+            } else if r(RowOp::SoftmaxCombine) || r(RowOp::LayerNormCombine) {
+                // In parts (P > 1): +4 the rows' partial pairs.
+                let parts = if param(spec, "P") > 1 { A } else { Z };
+                vec![A, parts, Z, Z, A]
+            } else if r(RowOp::LayerNormStats) && param(spec, "ADD") == 1 {
+                // x and y with paired loads, s = x + y stored.
+                vec![W, W, A, Z, A]
+            } else if op <= RowOp::LogSoftmax as i64 || r(RowOp::LayerNormStats) {
                 vec![A, Z, Z, Z, A]
             } else {
                 return Err(format!("rows OP {op} has no record layout"));
+            };
+            // A cut row op's statistics and last pass: per worker, its rows.
+            if ipu_isa::kernels::rows_per_worker(op) {
+                [words, vec![V]].concat().repeat(6)
+            } else {
+                words
             }
         }
         // Per worker: its input, output, groups and the scales.
@@ -269,6 +278,24 @@ pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -
     call(spec, "elementwise", record, 0)
 }
 
+/// `rows.S`'s record of a call of `spec` on its five words: those words,
+/// or for a kernel taking one record per worker (a cut row op's
+/// statistics and last pass, `ipu_isa::kernels::rows_per_worker`) each
+/// worker's, moved on to its first row, with its rows (`rows_parts`).
+fn rows_record(spec: &KernelSpec, words: [Word; 5]) -> Vec<Word> {
+    if !ipu_isa::kernels::rows_per_worker(param(spec, "OP")) {
+        return words.to_vec();
+    }
+    ipu_isa::kernels::rows_parts(&spec.params)
+        .iter()
+        .flat_map(|&(off, rows)| {
+            let mut w: Vec<Word> = words.iter().zip(off).map(|(&w, o)| offset(w, o)).collect();
+            w.push(Word::Val(rows));
+            w
+        })
+        .collect()
+}
+
 /// `rows.S` with a row vector (add/mul_row_vector): +0 matrix, +4 unused,
 /// +8 the vector, +12 unused, +16 out.
 pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> Call {
@@ -285,28 +312,98 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
     )
 }
 
-/// `rows.S` reductions (sum/max/min), softmax/log-softmax, the
-/// combination of a cut softmax's statistics, and a cut layer norm's
-/// statistics and their combination: +0 x, +4, +8 and +12 unused, +16 out.
+/// `rows.S` reductions (sum/max/min), softmax/log-softmax and a cut
+/// layer norm's statistics: +0 x, +4, +8 and +12 unused, +16 out (the
+/// statistics: one record per worker, [`rows_record`]).
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
     let op = param(spec, "OP");
     assert!(
-        op <= RowOp::LogSoftmax as i64
-            || op == RowOp::SoftmaxCombine as i64
-            || op == RowOp::LayerNormStats as i64
-            || op == RowOp::LayerNormCombine as i64,
+        op <= RowOp::LogSoftmax as i64 || op == RowOp::LayerNormStats as i64,
         "rows OP {op} takes more than its input"
     );
+    let zero = Word::Val(0);
     call(
         spec,
         "rows",
-        vec![x, Word::Val(0), Word::Val(0), Word::Val(0), out],
+        rows_record(spec, [x, zero, zero, zero, out]),
+        0,
+    )
+}
+
+/// `rows.S` ln_stats of f32 rows summed in its first pass (ADD): +0 x,
+/// +4 y, +8 s = x + y (stored), +12 unused, +16 the pairs; one record per
+/// worker ([`rows_record`]).
+pub fn ln_stats_add(spec: &KernelSpec, x: Word, y: Word, s: Word, pairs: Word) -> Call {
+    assert_eq!(param(spec, "OP"), RowOp::LayerNormStats as i64);
+    assert_eq!(param(spec, "ADD"), 1, "ln_stats without ADD");
+    call(
+        spec,
+        "rows",
+        rows_record(spec, [x, y, s, Word::Val(0), pairs]),
+        0,
+    )
+}
+
+/// The call of `stats` (an f32 ln_stats over `r` x `c` blocks) that also
+/// does `add`, the elementwise f32 add of the same block into `x` (its
+/// last call before them on the tile): s = x + y added in the first pass
+/// and stored where the add stored it, the same sums in the same order;
+/// when the cycle formulas say one call costs less than the two.
+pub fn ln_stats_taking_add(stats: &KernelSpec, add: &Call, x: Word, pairs: Word) -> Option<Call> {
+    use ipu_isa::kernels::EwOp;
+    let Kernel::Lib(ew) = &add.kernel else {
+        return None;
+    };
+    let n = param(stats, "R") * param(stats, "C");
+    let fits = ew.source == "elementwise"
+        && param(ew, "OP") == EwOp::Add as i64
+        && param(ew, "TYPE") == 0
+        && param(ew, "N") == n
+        && param(stats, "TYPE") == 0
+        && param(stats, "ADD") == 0
+        && add.record.get(2) == Some(&x);
+    if !fits {
+        return None;
+    }
+    let spec = KernelSpec::ln_stats_add(param(stats, "R") as usize, param(stats, "C") as usize);
+    // Only where it pays: the add's elements then fall to the statistics'
+    // busiest worker, where the add alone splits them over all six.
+    let cycles = crate::device::kernel_cycles;
+    let (Ok(both), Ok(own), Ok(before)) = (cycles(&spec), cycles(stats), cycles(ew)) else {
+        return None;
+    };
+    if both >= own + before {
+        return None;
+    }
+    Some(ln_stats_add(&spec, add.record[0], add.record[1], x, pairs))
+}
+
+/// `rows.S` combining a cut softmax's or layer norm's statistics: +0 the
+/// gathered pairs, +4 the rows' partial pairs (in parts, `P` > 1), +8 and
+/// +12 unused, +16 out.
+pub fn row_combine(spec: &KernelSpec, pairs: Word, partials: Option<Word>, out: Word) -> Call {
+    let op = param(spec, "OP");
+    assert!(
+        op == RowOp::SoftmaxCombine as i64 || op == RowOp::LayerNormCombine as i64,
+        "rows OP {op} combines no statistics"
+    );
+    assert_eq!(
+        param(spec, "P") > 1,
+        partials.is_some(),
+        "a combine's partial pairs"
+    );
+    let zero = Word::Val(0);
+    call(
+        spec,
+        "rows",
+        vec![pairs, partials.unwrap_or(zero), zero, zero, out],
         0,
     )
 }
 
 /// `rows.S` softmax_stats: +0 x, +4 unused, +8 the exponentials e =
-/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs.
+/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs;
+/// one record per worker ([`rows_record`]).
 pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) -> Call {
     assert_eq!(param(spec, "OP"), RowOp::SoftmaxStats as i64);
     assert_eq!(
@@ -318,14 +415,15 @@ pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) 
     call(
         spec,
         "rows",
-        vec![x, zero, exps.unwrap_or(zero), zero, out],
+        rows_record(spec, [x, zero, exps.unwrap_or(zero), zero, out]),
         0,
     )
 }
 
 /// `rows.S` softmax_apply: +0 x (with EXPS: the statistics' exponentials
 /// e), +4 the rows' combined pairs, +8 with EXPS the piece's own [m, s]
-/// pairs, +12 unused, +16 out (may be e).
+/// pairs, +12 unused, +16 out (may be e); one record per worker
+/// ([`rows_record`]).
 pub fn softmax_apply(
     spec: &KernelSpec,
     x: Word,
@@ -343,13 +441,14 @@ pub fn softmax_apply(
     call(
         spec,
         "rows",
-        vec![x, pairs, own.unwrap_or(zero), zero, out],
+        rows_record(spec, [x, pairs, own.unwrap_or(zero), zero, out]),
         0,
     )
 }
 
 /// `rows.S` ln_apply: +0 x, +4 the rows' [mean, rstd] pairs, +8 the
-/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out.
+/// piece's scale, +12 its bias (as GAMMA and BETA say), +16 out; one
+/// record per worker ([`rows_record`]).
 pub fn ln_apply(
     spec: &KernelSpec,
     x: Word,
@@ -369,7 +468,10 @@ pub fn ln_apply(
     call(
         spec,
         "rows",
-        vec![x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        rows_record(
+            spec,
+            [x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
+        ),
         0,
     )
 }
@@ -493,14 +595,72 @@ pub enum Epilogue {
         op: ipu_isa::kernels::EwOp,
         out: Word,
     },
-    /// The f16 value also stored as FP8 (`to`) at `scale`, saturating, at
-    /// `out` (the f16 value stays where it was, so the cast is checked on
-    /// it).
-    CastFp8 {
+    /// The value cast to `to` (FP8 at power-of-two `scale`, saturating)
+    /// at `out`, in place of storing it (nothing else reads it).
+    Cast {
         to: ipu_isa::kernels::ElemType,
         scale: i32,
         out: Word,
     },
+    /// The f16 value also stored as FP8 (`to`) at `scale`, saturating, at
+    /// `out` (the f16 value stays where it was, so the cast is checked on
+    /// it).
+    CastCopy {
+        to: ipu_isa::kernels::ElemType,
+        scale: i32,
+        out: Word,
+    },
+}
+
+/// `rows.S`'s last pass of a cut row op taking an epilogue: `call` with
+/// its result cast on the way out (`KernelSpec::with_cast`), for the
+/// casts the kernel makes as the cast kernel would (the same rounding
+/// of the same f32 values): a softmax's f32 exponentials scaled into
+/// f16, a layer norm's f32 rows into FP8 (rows of whole 4-byte words).
+pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
+    use ipu_isa::kernels::ElemType;
+    let Kernel::Lib(spec) = &last.kernel else {
+        return None;
+    };
+    let Epilogue::Cast { to, scale, out } = *ep else {
+        return None;
+    };
+    if spec.source != "rows" || param(spec, "TYPE") != 0 || param(spec, "CAST") != 0 {
+        return None;
+    }
+    let op = param(spec, "OP");
+    let fits = if op == RowOp::SoftmaxApply as i64 {
+        param(spec, "EXPS") == 1 && to == ElemType::F16 && scale == 0
+    } else if op == RowOp::LayerNormApply as i64 {
+        matches!(to, ElemType::F8E4M3FN | ElemType::F8E5M2) && param(spec, "C") % 4 == 0
+    } else {
+        false
+    };
+    if !fits {
+        return None;
+    }
+    // Only where it pays: the busiest worker then casts its own rows, where
+    // the cast kernel splits the block evenly over all six.
+    let cast = &spec.with_cast(to, scale);
+    let n = (param(spec, "R") * param(spec, "C")).max(0) as usize;
+    let group = ipu_isa::kernels::cast_group(ElemType::F32 as i64, to as i64).max(1) as usize;
+    let separate = KernelSpec::cast(ElemType::F32, to, n.div_ceil(group) * group);
+    let cycles = crate::device::kernel_cycles;
+    let (Ok(folded), Ok(own), Ok(after)) = (cycles(cast), cycles(spec), cycles(&separate)) else {
+        return None;
+    };
+    if folded >= own + after {
+        return None;
+    }
+    // Worker 0's words are the call's (its first row is the first).
+    let words = [
+        last.record[0],
+        last.record[1],
+        last.record[2],
+        last.record[3],
+        out,
+    ];
+    Some(call(cast, "rows", rows_record(cast, words), last.scratch))
 }
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
@@ -556,6 +716,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             );
             Some(partials_with(&spec, c, parts, new_out, vector, None))
         }
+        Epilogue::Cast { .. } => None,
         Epilogue::Widen {
             out: wide_out,
             only,
@@ -599,7 +760,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
                 None,
             ))
         }
-        Epilogue::CastFp8 {
+        Epilogue::CastCopy {
             to,
             scale,
             out: new_out,

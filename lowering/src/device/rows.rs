@@ -11,8 +11,10 @@
 //! unless another, charged the re-layout ([`relayout_cycles`]), is
 //! cheaper by the same formulas ([`cheapest_row_plan`]). Cut: each tile's pieces'
 //! statistics ([max, sum exp] or [mean, var]) are shared out, each piece's
-//! tile combining its share of the rows, the combined shares sent to all
-//! the rows' tiles, and each piece finished ([`run_cut_rows`]); a cut
+//! tile combining its share of the rows (its rows' groups cut into parts
+//! on several workers when the share is short, [`combine_for_share`]),
+//! the combined shares sent to all the rows' tiles, and each piece
+//! finished ([`run_cut_rows`]); a cut
 //! softmax's statistics keep each piece's exponentials exp(x - m) in the
 //! result block, so its last pass is one multiply per element by the row's
 //! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
@@ -472,7 +474,7 @@ fn softmax_calls(
                 KernelSpec::softmax_combine(log, outer, groups as usize),
                 outer,
                 groups as usize,
-            ),
+            )?,
             apply: KernelSpec::softmax_apply(log, exps, e, outer, len),
         });
     }
@@ -830,7 +832,7 @@ impl DeviceOp for Softmax {
                         records::softmax_apply(&apply, x, pairs, None, res)
                     }
                 };
-                run_cut_rows(b, op, &m, &cut, &first, &combine, &last, &[], label)
+                run_cut_rows(b, op, &m, &cut, &first, None, &combine, &last, &[], label)
             }
         }
     }
@@ -854,15 +856,42 @@ fn row_share(rows: usize, groups: usize, piece: usize) -> (usize, usize) {
 
 /// The combining kernel `full` (over `rows` rows) on the busiest tile's
 /// share of the rows when `groups` tiles share them.
-fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> KernelSpec {
+fn busiest_share(full: KernelSpec, rows: usize, groups: usize) -> Result<KernelSpec, String> {
     let (start, end) = row_share(rows, groups, 0);
-    full.combine_share(end - start, rows)
+    combine_for_share(&full, end - start, rows)
+}
+
+/// The combining kernel `full` on `share` rows of groups `pitch` rows
+/// apart, its rows' groups cut into the parts its cycle formula makes
+/// cheapest ([`KernelSpec::combine_parts`]: more workers on a row, and a
+/// second round merging their partial pairs; one part when the share
+/// keeps the workers busy or the merge costs more than it saves).
+fn combine_for_share(full: &KernelSpec, share: usize, pitch: usize) -> Result<KernelSpec, String> {
+    let mut base = full.combine_share(share, pitch);
+    for k in ["P", "INV_Q", "INV_P"] {
+        base.params.remove(k);
+    }
+    let groups = base.params.get("C").copied().unwrap_or(1).max(1) as usize;
+    let mut best = (kernel_cycles(&base)?, base.clone());
+    for parts in (2..=groups).filter(|&p| groups.is_multiple_of(p) && share * p <= 6) {
+        let spec = base.combine_parts(parts);
+        let c = kernel_cycles(&spec)?;
+        if c < best.0 {
+            best = (c, spec);
+        }
+    }
+    Ok(best.1)
 }
 
 /// The first call of a cut row op on a tile: its input piece, its result
 /// block (which the call may use for what the last call reads), its
 /// piece's pairs of statistics.
 type StatsCall<'a> = &'a dyn Fn(Word, Word, Word) -> crate::program::Call;
+
+/// A cut row op's first call on a tile taking in the tile's last call
+/// before it (an op the statistics pass can do too), given that call, the
+/// input piece and the piece's pairs of statistics; `None` if it cannot.
+type TakeCall<'a> = &'a dyn Fn(&crate::program::Call, Word, Word) -> Option<crate::program::Call>;
 
 /// The last call of a cut row op on a tile: its input piece, its rows'
 /// combined pairs, its piece's own pairs (as the first call left them),
@@ -884,6 +913,7 @@ fn run_cut_rows(
     m: &Mapping,
     cut: &CutRows,
     stats: StatsCall,
+    take: Option<TakeCall>,
     combine: &KernelSpec,
     apply: ApplyCall,
     params: &[(usize, Vec<Block>, u64)],
@@ -987,14 +1017,14 @@ fn run_cut_rows(
                 });
             }
         }
-        b.call(
-            tl,
-            stats(
-                Word::Buf(input, 0),
-                Word::Buf(res, 0),
-                Word::Buf(gbuf, (piece as u64 * pb) as u32),
-            ),
-        );
+        let pairs = Word::Buf(gbuf, (piece as u64 * pb) as u32);
+        // The producer's call just before, when the statistics can do it
+        // too (one worker start-up instead of two).
+        let taken = take.and_then(|t| t(b.last_call(tl)?, Word::Buf(input, 0), pairs));
+        match taken {
+            Some(call) => b.replace_last_call(tl, call),
+            None => b.call(tl, stats(Word::Buf(input, 0), Word::Buf(res, 0), pairs)),
+        }
     }
     b.end_compute(op)?;
     let name = cx.name_str(op);
@@ -1011,11 +1041,19 @@ fn run_cut_rows(
         if start == end {
             continue;
         }
-        let spec = combine.combine_share(end - start, cut.rows);
+        let spec = combine_for_share(combine, end - start, cut.rows).map_err(|e| b.err(op, e))?;
         let off = start as u32 * 8;
+        let parts = spec.params.get("P").copied().unwrap_or(1) as u64;
+        let partials = if parts > 1 {
+            let bytes = (end - start) as u64 * parts * 8;
+            let buf = b.alloc(op, tl, &format!("s{set}.partial_stats"), bytes, false)?;
+            Some(Word::Buf(buf, 0))
+        } else {
+            None
+        };
         b.call(
             tl,
-            records::rows_along(&spec, Word::Buf(gbuf, off), Word::Buf(cbuf, off)),
+            records::row_combine(&spec, Word::Buf(gbuf, off), partials, Word::Buf(cbuf, off)),
         );
     }
     b.end_compute(op)?;
@@ -1046,6 +1084,9 @@ fn run_cut_rows(
         );
     }
     b.end_compute(op)?;
+    // A cast after it may be done on the way out (`records::rows_epilogue`).
+    let tiles = need.iter().map(|blk| blk.tile).collect();
+    b.offer_epilogue_at(cx.result(op, 0), res, tiles, 4, records::rows_epilogue);
     b.finish_op();
     Ok(())
 }
@@ -1275,7 +1316,7 @@ fn layer_norm_calls(cx: &Context, op: Op, m: &Mapping) -> Result<RowPlan, String
                 KernelSpec::ln_combine(outer, groups as usize, eps),
                 outer,
                 groups as usize,
-            ),
+            )?,
             apply: KernelSpec::ln_apply(e, outer, len, gamma, beta),
         });
     }
@@ -1418,6 +1459,11 @@ impl DeviceOp for LayerNorm {
                 let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
                 let cut = CutRows { axis, groups, rows };
                 let first = |x: Word, _: Word, pairs: Word| records::rows_along(&stats, x, pairs);
+                // An f32 add into the rows just before (a residual add):
+                // summed and stored by the statistics pass.
+                let take = |add: &crate::program::Call, x: Word, pairs: Word| {
+                    records::ln_stats_taking_add(&stats, add, x, pairs)
+                };
                 let last = |x: Word, pairs: Word, _: Word, p: &[Word], out: Word| {
                     records::ln_apply(&apply, x, pairs, p.first().copied(), p.get(1).copied(), out)
                 };
@@ -1427,6 +1473,7 @@ impl DeviceOp for LayerNorm {
                     &m,
                     &cut,
                     &first,
+                    Some(&take),
                     &combine,
                     &last,
                     &rects,

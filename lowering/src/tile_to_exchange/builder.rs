@@ -145,6 +145,8 @@ struct EpilogueSite {
     buf: BufId,
     /// The tiles making them (each its tile's last call).
     tiles: Vec<u32>,
+    /// The record word holding the address they write `buf` at.
+    out_word: usize,
     /// The producing kernel's rule: the call with the epilogue, if it takes it.
     accept: fn(&Call, &records::Epilogue) -> Option<Call>,
 }
@@ -795,6 +797,26 @@ impl<'a> ProgramBuilder<'a> {
         open.calls.entry(tile).or_default().push(call);
     }
 
+    /// The last call on `tile` in the open compute set: an earlier op's,
+    /// when the set joined the one before it (nothing exchanged or copied
+    /// between), which an op may take into a call of its own
+    /// ([`Self::replace_last_call`]).
+    pub fn last_call(&self, tile: u32) -> Option<&Call> {
+        self.open.as_ref()?.calls.get(&tile)?.last()
+    }
+
+    /// Replaces the last call on `tile` in the open compute set by `call`,
+    /// which does that call's work (its writes included) and its own.
+    pub fn replace_last_call(&mut self, tile: u32, call: Call) {
+        let open = self.open.as_mut().expect("a compute set is open");
+        let last = open
+            .calls
+            .get_mut(&tile)
+            .and_then(|c| c.last_mut())
+            .expect("a call to replace");
+        *last = call;
+    }
+
     /// Splits off the prologues ([`records::Prologue`]) that the exchange
     /// phase just before this compute set can hide: on each tile, the first
     /// call of a kernel source with one, the largest prologue whose buffers
@@ -965,11 +987,25 @@ impl<'a> ProgramBuilder<'a> {
         tiles: Vec<u32>,
         accept: fn(&Call, &records::Epilogue) -> Option<Call>,
     ) {
+        self.offer_epilogue_at(v, buf, tiles, 2, accept);
+    }
+
+    /// [`Self::offer_epilogue`] for calls whose record holds `buf`'s
+    /// address in word `out_word`.
+    pub fn offer_epilogue_at(
+        &mut self,
+        v: Value,
+        buf: BufId,
+        tiles: Vec<u32>,
+        out_word: usize,
+        accept: fn(&Call, &records::Epilogue) -> Option<Call>,
+    ) {
         if self.closed.is_some() && self.pending_copies.is_empty() {
             self.epilogue = Some(EpilogueSite {
                 value: v,
                 buf,
                 tiles,
+                out_word,
                 accept,
             });
         }
@@ -1027,7 +1063,7 @@ impl<'a> ProgramBuilder<'a> {
             let last = set.calls.get(&t).and_then(|c| c.last());
             let ok = match (last, epilogue(t, stand_in)) {
                 (Some(call), Some(ep)) => {
-                    call.record.get(2) == Some(&Word::Buf(site.buf, 0))
+                    call.record.get(site.out_word) == Some(&Word::Buf(site.buf, 0))
                         && (site.accept)(call, &ep).is_some()
                 }
                 _ => false,
@@ -1070,6 +1106,7 @@ impl<'a> ProgramBuilder<'a> {
             value: result,
             buf: res,
             tiles,
+            out_word: site.out_word,
             accept: site.accept,
         });
         Ok(Some(res))
