@@ -253,31 +253,36 @@ fn partials_with_a_bias_equal_the_adds_then_the_bias() {
     }
 }
 
+/// Checks `partials`' `.cycles` formula for `params` within 3% of the
+/// `simulated` cycles.
+fn check_formula(params: &[(&str, i64)], simulated: u64) {
+    let map: std::collections::BTreeMap<String, i64> =
+        params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let formula = assemble_kernel("partials", &map)
+        .unwrap()
+        .meta
+        .cycles
+        .unwrap() as u64;
+    let ratio = formula as f64 / simulated as f64;
+    assert!(
+        (0.97..=1.03).contains(&ratio),
+        "{params:?}: formula {formula}, simulated {simulated}"
+    );
+}
+
 #[test]
 fn partials_with_a_bias_cycle_formula_tracks_the_simulator() {
     for p in 1..=6 {
         for &(ty, n, cols, wide) in BIAS_CASES.iter().filter(|c| p <= 5 || c.3 == 0) {
-            let params: std::collections::BTreeMap<String, i64> = [
+            let (.., simulated) = run_bias(ty, n, cols, p, wide, true, 9);
+            let params = [
                 ("TYPE", ty),
                 ("N", n as i64),
                 ("P", p as i64),
                 ("C", cols as i64),
                 ("WIDE", wide),
-            ]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
-            let formula = assemble_kernel("partials", &params)
-                .unwrap()
-                .meta
-                .cycles
-                .unwrap() as u64;
-            let (.., simulated) = run_bias(ty, n, cols, p, wide, true, 9);
-            let ratio = formula as f64 / simulated as f64;
-            assert!(
-                (0.97..=1.03).contains(&ratio),
-                "TYPE {ty} N {n} C {cols} P {p} WIDE {wide}: formula {formula}, simulated {simulated}"
-            );
+            ];
+            check_formula(&params, simulated);
         }
     }
 }
@@ -379,7 +384,8 @@ fn partials_with_an_activation_and_an_fp8_result_equal_the_separate_kernels() {
 #[test]
 fn partials_with_an_activation_cycle_formula_tracks_the_simulator() {
     for &(n, cols, p, act, to8, scl) in POST_CASES {
-        let params: std::collections::BTreeMap<String, i64> = [
+        let (.., simulated) = run_post(n, cols, p, act, to8, scl, 9);
+        let params = [
             ("TYPE", 1),
             ("N", n as i64),
             ("P", p as i64),
@@ -387,20 +393,7 @@ fn partials_with_an_activation_cycle_formula_tracks_the_simulator() {
             ("ACT", act),
             ("TO8", to8),
             ("SCL", scl),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-        let formula = assemble_kernel("partials", &params)
-            .unwrap()
-            .meta
-            .cycles
-            .unwrap() as u64;
-        let (.., simulated) = run_post(n, cols, p, act, to8, scl, 9);
-        let ratio = formula as f64 / simulated as f64;
-        assert!(
-            (0.97..=1.03).contains(&ratio),
-            "N {n} C {cols} P {p} ACT {act} TO8 {to8}: formula {formula}, simulated {simulated}"
-        );
+        ];
+        check_formula(&params, simulated);
     }
 }
