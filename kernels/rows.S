@@ -36,7 +36,8 @@
 #                      t = widen(x * MULV) + v[c], each step rounded as the op it does
 #                      (x f16 with WIDEN, multiplied in x's type by the f32 bits MULV
 #                      with MUL, widened exactly, the row vector v of C f32 at +4 added
-#                      with MASK), t stored at +12 (f32 rows) in the pass taking the max
+#                      with MASK; f32 x and v then read with paired loads), t stored at
+#                      +12 (f32 rows) in the pass taking the max
 # OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
 #                      GP * 8 bytes apart, GP = R unless given; f32): out[r] = [M, 1 / S],
 #                      or [M + log S, -] with LOG, M = max m, S = sum s * exp(m - M)
@@ -288,7 +289,7 @@
         .endif
         # A prologue: PRE_G's issues per granule of x (PG), the pass taking t
         # and its max, then the exp pass.
-        .set PG, WIDEN * (MUL + 4 + 2 * MASK) + (1 - WIDEN) * (2 + MASK)
+        .set PG, WIDEN * (MUL + 4 + 2 * MASK) + (1 - WIDEN) * (2 + (MUL & MASK))
         .if PRE
         .set ITEM, 2 + MASK + (GX > 2) + GX * PG - WIDEN * MASK + 4 * GR + 4
         .endif
@@ -871,19 +872,19 @@ lnh_norm_end_\@:
         .endif
         .endif
         .else
-        # f32 x: t = x [* MULV] [+ v]
+        # f32 x: t = x [* MULV] [+ v]; with v, x's granule and v's are
+        # loaded together ($a0:1, $a6:7), one ahead.
         .if MASK
         .if MUL
-        { ld64 $a6:7, [$m5+=8] ; f32v2mul $a2:3, $a0:1, $a14:15 }
+        f32v2mul $a2:3, $a0:1, $a14:15
         .if \next
-        { ld64 $a0:1, [$m2+=8] ; f32v2add $a2:3, $a2:3, $a6:7 }
+        { ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8] ; f32v2add $a2:3, $a2:3, $a6:7 }
         .else
         f32v2add $a2:3, $a2:3, $a6:7
         .endif
         .else
-        ld64 $a6:7, [$m5+=8]
         .if \next
-        { ld64 $a0:1, [$m2+=8] ; f32v2add $a2:3, $a0:1, $a6:7 }
+        { ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8] ; f32v2add $a2:3, $a0:1, $a6:7 }
         .else
         f32v2add $a2:3, $a0:1, $a6:7
         .endif
@@ -1426,7 +1427,11 @@ row_pre:
         .if MASK
         mov $m5, $m14                  # v
         .endif
+        .if MASK & (WIDEN == 0)
+        ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8]
+        .else
         ld64 $a0:1, [$m2+=8]
+        .endif
         PRE_G 1, 1
         .if GX > 2
         rpt $m12, pre_end
