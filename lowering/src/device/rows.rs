@@ -1261,6 +1261,8 @@ fn run_cut_rows(
     let eb = crate::geometry::elem_bytes(cx, x);
     let need = blocks(m, &shape);
     let bytes = block_bytes_of(m, &shape, eb);
+    // The input and the other operands in one phase.
+    b.begin_one_phase();
     let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
     let mut param_at = Vec::new();
     for (i, rects, pbytes) in params {
@@ -1269,6 +1271,7 @@ fn run_cut_rows(
                 .at,
         );
     }
+    b.end_one_phase(op)?;
     let set = b.next_set();
     let bs = m.block_shape(&shape);
     // Each block's piece along the axis and the tiles of its rows' pieces,
