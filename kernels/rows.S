@@ -291,7 +291,7 @@
         # and its max, then the exp pass.
         .set PG, WIDEN * (MUL + 4 + 2 * MASK) + (1 - WIDEN) * (2 + (MUL & MASK))
         .if PRE
-        .set ITEM, 2 + MASK + (GX > 2) + GX * PG - WIDEN * MASK + 4 * GR + 4
+        .set ITEM, 1 + (GX > 2) + GX * PG - WIDEN * MASK + 4 * GR + 4
         .endif
         # The combining ops, a row of n groups (C, or with parts C / P, then
         # P): the fold (PF), the pass over two groups at a time (SS for
@@ -355,7 +355,7 @@
         # Its own record: its rows, and its words where its first row is.
         .set SETUP, 5 + (OP == 8) * (EXPS + 3 * ((TYPE == 0) & (GR >= 3) & (PRE == 0))) + (OP == 10) * (1 + EXPS) + (OP == 11) * (2 + 2 * ADD) + (OP == 13) * (1 + 5 * (CAST >= 3))
         .if PRE
-        .set SETUP, SETUP + 2 + MASK + 3 * MUL + (GX > 2)
+        .set SETUP, SETUP + 3 + 2 * MASK + 3 * MUL + (GX > 2)
         .endif
         .endif
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
@@ -1422,11 +1422,11 @@ row_lap:
         setzi $m12, GX - 2
         .endif
         setzi $m13, GR - 2
-row_pre:
-        mov $m3, $m4                   # the row's t, for the exp pass
+        mov $m3, $m4                   # the row's t, for the exp pass (which ends at the next)
         .if MASK
-        mov $m5, $m14                  # v
+        mov $m5, $m14                  # v (again for each row in the exp pass)
         .endif
+row_pre:
         .if MASK & (WIDEN == 0)
         ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8]
         .else
@@ -1441,7 +1441,11 @@ pre_end:
         PRE_G 0, 0
         { ld64 $a0:1, [$m3+=8] ; f32v2hmax $a12, $a10:11 }   # m
         { add $m6, $m6, -1 ; f32v2dup $a8:9, $a12 }
+        .if MASK
+        { mov $m5, $m14 ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
         f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
         { ld64 $a0:1, [$m3+=8] ; f32v2exp $a6:7, $a2:3 }
         f32v2sub $a2:3, $a0:1, $a8:9
         .if EXPS
