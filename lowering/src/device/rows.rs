@@ -18,7 +18,13 @@
 //! softmax's statistics keep each piece's exponentials exp(x - m) in the
 //! result block, so its last pass is one multiply per element by the row's
 //! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
-//! a cut layer norm's tiles read only their columns of the scale and bias. Kernel:
+//! a cut layer norm's tiles read only their columns of the scale and bias.
+//! A cut softmax may take in the elementwise chain just before it
+//! ([`prologue_chain`]: scores times a constant, widened, plus a row vector,
+//! each op read by nothing but the next): one `tile.softmax` of the chain's
+//! input whose statistics pass computes the chain as the separate ops
+//! would and stores its value (probed as the chain's last op), where the
+//! cycle formulas say it costs less than the ops apart. Kernel:
 //! `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
