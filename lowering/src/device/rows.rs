@@ -647,19 +647,14 @@ struct Prologue {
 
 /// The splat value of a `tile.constant` of f16 or f32 elements.
 fn splat_value(cx: &Context, v: Value) -> Option<f32> {
-    use ipu_ir::types::AttrKind;
     let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
     let AttrKind::DenseElements { data, .. } = cx.attr_kind(cx.get_attr(c, "value")?) else {
         return None;
     };
-    let splat = |n: usize| data.splat || data.bytes.len() == n;
-    match value_elem(cx, v)? {
-        ElemType::F32 if splat(4) && data.bytes.len() == 4 => {
-            Some(f32::from_le_bytes(data.bytes[..4].try_into().ok()?))
-        }
-        ElemType::F16 if splat(2) && data.bytes.len() == 2 => Some(ipu_isa::float::f16_value(
-            u16::from_le_bytes(data.bytes[..2].try_into().ok()?),
-        )),
+    // A splat (or a single element) holds one element's bytes.
+    match (value_elem(cx, v)?, &data.bytes[..]) {
+        (ElemType::F32, &[a, b, c, d]) => Some(f32::from_le_bytes([a, b, c, d])),
+        (ElemType::F16, &[a, b]) => Some(ipu_isa::float::f16_value(u16::from_le_bytes([a, b]))),
         _ => None,
     }
 }
@@ -947,10 +942,12 @@ impl DeviceOp for Softmax {
         let (mut m, mut plan, cost) = softmax_plan(&sm, env.target, producer).map_err(err)?;
         // The ops just before it, done by its statistics pass where that
         // costs less than they and the softmax do apart (their own cycle
-        // formulas; the softmax's re-layout then moves their input).
+        // formulas; the softmax's re-layout then moves their input). Not
+        // for a softmax whose own location is fused: the chain's probe
+        // could not name the chain's last op.
+        let own_loc_fused = matches!(cx.loc_kind(loc), ipu_ir::types::LocKind::Fused { .. });
         let mut taken = None;
-        if let Some(p) = prologue_chain(cx, x, sm.axis) {
-            let own_loc_fused = matches!(cx.loc_kind(loc), ipu_ir::types::LocKind::Fused { .. });
+        if let Some(p) = prologue_chain(cx, x, sm.axis).filter(|_| !own_loc_fused) {
             let apart: u64 = p
                 .ops
                 .iter()
@@ -963,7 +960,7 @@ impl DeviceOp for Softmax {
             };
             let producer = producer_cut(env, p.root, &sm.shape, 0, 0);
             if let Ok((pm, pp, pc)) = softmax_plan(&with, env.target, producer) {
-                if pc < cost + apart && !own_loc_fused {
+                if pc < cost + apart {
                     (m, plan) = (pm, pp);
                     taken = Some(p);
                 }
