@@ -31,7 +31,13 @@
 # OP 7 mul_row_vector: y[r][c] = x[r][c] * v[c]   (v at +8)
 # Softmax of rows cut over tiles, in three steps (rows, I = 1):
 # OP 8 softmax_stats:  out[r] = [m, s]: m = max_c x[r][c], s = sum_c exp(x[r][c] - m) (f32 pairs);
-#                      with EXPS, also e[r][c] = exp(x[r][c] - m) at +8 (x's type; may be x)
+#                      with EXPS, also e[r][c] = exp(x[r][c] - m) at +8 (x's type; may be x);
+#                      with a prologue (f32, PRE: WIDEN, MUL or MASK) of t in place of x:
+#                      t = widen(x * MULV) + v[c], each step rounded as the op it does
+#                      (x f16 with WIDEN, multiplied in x's type by the f32 bits MULV
+#                      with MUL, widened exactly, the row vector v of C f32 at +4 added
+#                      with MASK; f32 x and v then read with paired loads), t stored at
+#                      +12 (f32 rows) in the pass taking the max
 # OP 9 softmax_combine: in0 holds C groups of R [m, s] pairs (one group per piece of the rows,
 #                      GP * 8 bytes apart, GP = R unless given; f32): out[r] = [M, 1 / S],
 #                      or [M + log S, -] with LOG, M = max m, S = sum s * exp(m - M)
@@ -83,6 +89,10 @@
         .param CAST, 0
         .param SCL, 0
         .param ADD, 0
+        .param WIDEN, 0
+        .param MUL, 0
+        .param MULV, 0
+        .param MASK, 0
 
         .if (OP < 0) | (OP > 13)
         .error "OP must be 0..13"
@@ -153,6 +163,22 @@
         # before it done in its first pass, as elementwise.S adds).
         .if (ADD != 0) & ((ADD != 1) | (OP != 11) | (TYPE != 0))
         .error "ADD (0 or 1) is for ln_stats of f32 rows"
+        .endif
+        # The prologue of softmax_stats (f32): t = widen(x * MULV) + v, stored
+        # at +12, the max and exp passes over t.
+        .if (WIDEN < 0) | (WIDEN > 1) | (MUL < 0) | (MUL > 1) | (MASK < 0) | (MASK > 1)
+        .error "WIDEN, MUL and MASK are 0 or 1"
+        .endif
+        .set PRE, WIDEN | MUL | MASK
+        .if PRE & ((OP != 8) | (TYPE != 0))
+        .error "WIDEN, MUL and MASK (a prologue) are for softmax_stats in f32"
+        .endif
+        .if (MUL == 0) & (MULV != 0)
+        .error "MULV is MUL's multiplier"
+        .endif
+        .set GX, C / (2 + 2 * WIDEN)      # granules of a prologue's x row
+        .if PRE & ((C % (2 + 2 * WIDEN) != 0) | (GX < 2))
+        .error "a prologue's rows are two or more whole granules of x (C a multiple of 4, 8 or more, with WIDEN, else of 2, 4 or more)"
         .endif
         .set OSH, (CAST == 1) + 2 * (CAST >= 3)   # a cast row is the f32 row's bytes >> OSH
         # A cut row op's statistics and last pass (OP 8, 10, 11, 13) take one
@@ -261,6 +287,12 @@
         .set ITEM, GR + 11 + 4 * (GR - 1)
         .set SETUP, 18 + 2 * EXPS
         .endif
+        # A prologue: PRE_G's issues per granule of x (PG), the pass taking t
+        # and its max, then the exp pass.
+        .set PG, WIDEN * (MUL + 4 + 2 * MASK) + (1 - WIDEN) * (2 + (MUL & MASK))
+        .if PRE
+        .set ITEM, 1 + (GX > 2) + GX * PG - WIDEN * MASK + 4 * GR + 4
+        .endif
         # The combining ops, a row of n groups (C, or with parts C / P, then
         # P): the fold (PF), the pass over two groups at a time (SS for
         # softmax, DV for layer norm) and the finish.
@@ -321,7 +353,10 @@
         .set SETUP, SETUP - 4 * (ITEMS <= 6)   # the short prologue of one item a worker
         .if WREC
         # Its own record: its rows, and its words where its first row is.
-        .set SETUP, 5 + (OP == 8) * (EXPS + 3 * ((TYPE == 0) & (GR >= 3))) + (OP == 10) * (1 + EXPS) + (OP == 11) * (2 + 2 * ADD) + (OP == 13) * (1 + 5 * (CAST >= 3))
+        .set SETUP, 5 + (OP == 8) * (EXPS + 3 * ((TYPE == 0) & (GR >= 3) & (PRE == 0))) + (OP == 10) * (1 + EXPS) + (OP == 11) * (2 + 2 * ADD) + (OP == 13) * (1 + 5 * (CAST >= 3))
+        .if PRE
+        .set SETUP, SETUP + 3 + 2 * MASK + 3 * MUL + (GX > 2)
+        .endif
         .endif
         .set CYC, 14 + 6 * (SETUP + IPW * ITEM)
         .if WREC & (REM == 0)
@@ -786,6 +821,89 @@ lnh_norm_end_\@:
         .endif
         .endm
 
+# One granule of a prologue's row of x (in $a0:1) into t, stored at $m4
+# (+= 8), and the row's max in $a10:11 (first: the granule's own); next:
+# the row's next granule of x loaded into $a0:1. The scalar multiplier is
+# in $a14:15, v read at $m5 (+= 8).
+        .if MUL
+        .define XLO $a12
+        .define XHI $a13
+        .else
+        .define XLO $a0
+        .define XHI $a1
+        .endif
+        .macro PRE_G first, next
+        .if WIDEN
+        .if MUL
+        .if \next
+        { ld64 $a0:1, [$m2+=8] ; f16v4mul $a12:13, $a0:1, $a14:15 }
+        .else
+        f16v4mul $a12:13, $a0:1, $a14:15
+        .endif
+        .endif
+        .if MASK
+        { ld64 $a6:7, [$m5+=8] ; cvt.f16.f32 $a2:3, XLO }
+        { ld64 $a8:9, [$m5+=8] ; cvt.f16.f32 $a4:5, XHI }
+        .if \next & (MUL == 0)
+        { ld64 $a0:1, [$m2+=8] ; f32v2add $a2:3, $a2:3, $a6:7 }
+        .else
+        f32v2add $a2:3, $a2:3, $a6:7
+        .endif
+        { st64 $a2:3, [$m4+=8] ; f32v2add $a4:5, $a4:5, $a8:9 }
+        .if \first
+        { st64 $a4:5, [$m4+=8] ; f32v2max $a10:11, $a2:3, $a4:5 }
+        .else
+        { st64 $a4:5, [$m4+=8] ; f32v2max $a10:11, $a10:11, $a2:3 }
+        f32v2max $a10:11, $a10:11, $a4:5
+        .endif
+        .else
+        cvt.f16.f32 $a2:3, XLO
+        .if \next & (MUL == 0)
+        { ld64 $a0:1, [$m2+=8] ; cvt.f16.f32 $a4:5, XHI }
+        .else
+        cvt.f16.f32 $a4:5, XHI
+        .endif
+        .if \first
+        { st64 $a2:3, [$m4+=8] ; f32v2max $a10:11, $a2:3, $a4:5 }
+        st64 $a4:5, [$m4+=8]
+        .else
+        { st64 $a2:3, [$m4+=8] ; f32v2max $a10:11, $a10:11, $a2:3 }
+        { st64 $a4:5, [$m4+=8] ; f32v2max $a10:11, $a10:11, $a4:5 }
+        .endif
+        .endif
+        .else
+        # f32 x: t = x [* MULV] [+ v]; with v, x's granule and v's are
+        # loaded together ($a0:1, $a6:7), one ahead.
+        .if MASK
+        .if MUL
+        f32v2mul $a2:3, $a0:1, $a14:15
+        .if \next
+        { ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8] ; f32v2add $a2:3, $a2:3, $a6:7 }
+        .else
+        f32v2add $a2:3, $a2:3, $a6:7
+        .endif
+        .else
+        .if \next
+        { ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8] ; f32v2add $a2:3, $a0:1, $a6:7 }
+        .else
+        f32v2add $a2:3, $a0:1, $a6:7
+        .endif
+        .endif
+        .else
+        .if \next
+        { ld64 $a0:1, [$m2+=8] ; f32v2mul $a2:3, $a0:1, $a14:15 }
+        .else
+        f32v2mul $a2:3, $a0:1, $a14:15
+        .endif
+        .endif
+        .if \first
+        { st64 $a2:3, [$m4+=8] ; mov64 $a10:11, $a2:3 }
+        .else
+        { st64 $a2:3, [$m4+=8] ; f32v2max $a10:11, $a10:11, $a2:3 }
+        .endif
+        .endif
+        .endm
+
         .text
         .globl rows
         .type rows, @function
@@ -902,6 +1020,12 @@ rows_worker:
         .if WREC
         .if ((OP == 8) & EXPS) | ADD
         ld32 $m11, [$m0+8]             # e row, or s row
+        .endif
+        .if PRE
+        ld32 $m4, [$m0+12]             # t row
+        .endif
+        .if MASK
+        ld32 $m14, [$m0+4]             # v
         .endif
         .if ADD
         ld32 $m4, [$m0+4]              # y row
@@ -1282,7 +1406,72 @@ row_lap:
         brnz $m6, row_lap
         .endif
 
-        .if (OP == 8) & (TYPE == 0) & (GR >= 3)
+        .if (OP == 8) & PRE
+# The prologue's rows: t = widen(x * MULV) + v stored at $m4 as its max is
+# taken (PRE_G), then the exp pass over t from $m3 (as row_st32's, its sum
+# starting at the first granule's exponentials: 0 + e is e).
+        .if MUL
+        LDF $a13, MULV
+        .if WIDEN
+        f16v4dup $a14:15, $a13         # MULV in four f16 lanes
+        .else
+        f32v2dup $a14:15, $a13
+        .endif
+        .endif
+        .if GX > 2
+        setzi $m12, GX - 2
+        .endif
+        setzi $m13, GR - 2
+        mov $m3, $m4                   # the row's t, for the exp pass (which ends at the next)
+        .if MASK
+        mov $m5, $m14                  # v (again for each row in the exp pass)
+        .endif
+row_pre:
+        .if MASK & (WIDEN == 0)
+        ld2x64 $a0:1, [$m2+=8], $a6:7, [$m5+=8]
+        .else
+        ld64 $a0:1, [$m2+=8]
+        .endif
+        PRE_G 1, 1
+        .if GX > 2
+        rpt $m12, pre_end
+        PRE_G 0, 1
+pre_end:
+        .endif
+        PRE_G 0, 0
+        { ld64 $a0:1, [$m3+=8] ; f32v2hmax $a12, $a10:11 }   # m
+        { add $m6, $m6, -1 ; f32v2dup $a8:9, $a12 }
+        .if MASK
+        { mov $m5, $m14 ; f32v2sub $a2:3, $a0:1, $a8:9 }
+        .else
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        { ld64 $a0:1, [$m3+=8] ; f32v2exp $a6:7, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .if EXPS
+        { st64 $a6:7, [$m11+=8] ; f32v2exp $a4:5, $a2:3 }
+        .else
+        f32v2exp $a4:5, $a2:3
+        .endif
+        rpt $m13, pre_exp_end
+        .if EXPS
+        { ldst64 $a0:1, [$m3+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        { ld64 $a0:1, [$m3+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+pre_exp_end:
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        .endif
+        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
+        brnz $m6, row_pre
+        .endif
+
+        .if (OP == 8) & (TYPE == 0) & (GR >= 3) & (PRE == 0)
 # The f32 rows below, the loop counts in registers and each row's max
 # taken through $m3 (both pointers end at the next row).
         setzi $m12, GR - 2
@@ -1317,7 +1506,7 @@ st32_exp_end:
         brnz $m6, row_st32
         .endif
 
-        .if (OP == 8) & ((TYPE == 1) | (GR < 3))
+        .if (OP == 8) & ((TYPE == 1) | (GR < 3)) & (PRE == 0)
 row_st:
         mov $m3, $m2
         .if TYPE == 0

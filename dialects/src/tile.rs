@@ -17,7 +17,7 @@ use ipu_ir::opdef::{
 };
 use ipu_ir::parser::OpParser;
 use ipu_ir::printer::{type_to_string, Printer};
-use ipu_ir::types::{Attr, AttrKind};
+use ipu_ir::types::{Attr, AttrKind, Type};
 use ipu_ir::verify::op_error;
 
 const TENSOR: ValueDef = ValueDef {
@@ -393,24 +393,37 @@ pub static REDUCE: OpDef = OpDef {
     ..OpDef::EMPTY
 };
 
+const FLOAT_ATTR: AttrConstraint = AttrConstraint {
+    description: "float attribute",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { .. }),
+};
+
 pub static SOFTMAX: OpDef = OpDef {
     name: "tile.softmax",
     summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
               each tile holds whole rows; where the grid cuts the axis (evenly), the pieces' statistics are \
               shared out, each piece's tile combining its share of the rows and sending it to the rows' other \
-              tiles, before each piece is normalised. `kernel` is the row kernel each tile first calls, `cycles` the cycle formulas of all \
-              its calls.",
-    operands: &[TENSOR],
+              tiles, before each piece is normalised. With a prologue (the ops before it that its statistics \
+              pass does, where the axis is cut) the softmax is of t = widen(x * `scale`) + v, each step \
+              rounded as the separate op would: x times `scale` in x's type, widened exactly (f16 x, f32 \
+              result), plus the row vector v (operand #1, as many elements of the result's type as the axis, \
+              which is the last). `kernel` is the row kernel each tile first calls, `cycles` the cycle \
+              formulas of all its calls.",
+    operands: &[
+        ValueDef { name: "input", ..TENSOR },
+        ValueDef { name: "params", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR },
+    ],
     results: RESULT,
     attributes: &[
         AXIS,
         AttrDef { name: "log", optional: true, constraint: FLAG_ATTR },
+        AttrDef { name: "scale", optional: true, constraint: FLOAT_ATTR },
         KERNEL,
         CYCLES,
         MAPPING,
     ],
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    assembly_format: Some("$input attr-dict `:` type($result)"),
+    traits: &[Trait::Pure],
+    assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
     verify: Some(verify_softmax),
     ..OpDef::EMPTY
 };
@@ -1086,10 +1099,49 @@ fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_softmax(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    let rank = shape_of(cx, cx.operand(op, 0)).len();
+    let input = cx.operand(op, 0);
+    let shape = shape_of(cx, input);
+    let rank = shape.len();
     let axis = axis_of(cx, op, rank)?;
+    let element = |v| cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e);
+    let (ex, ey) = (element(input), element(cx.result(op, 0)));
+    if shape_of(cx, cx.result(op, 0)) != shape {
+        return Err(op_error(cx, op, "the result must have the input's shape"));
+    }
+    let widens = ex == Some(Type::F16) && ey == Some(Type::F32);
+    if ex != ey && !widens {
+        return Err(op_error(
+            cx,
+            op,
+            "the result must have the input's element type, or widen f16 to f32",
+        ));
+    }
+    let params = cx.operands(op).len() - 1;
+    if params > 1 {
+        return Err(op_error(
+            cx,
+            op,
+            format!("takes the input and at most a row vector, got {params} of those"),
+        ));
+    }
+    if params == 1 {
+        let v = cx.operand(op, 1);
+        let vshape = shape_of(cx, v);
+        let row = vshape.last() == shape.last()
+            && axis + 1 == rank
+            && vshape[..vshape.len().saturating_sub(1)]
+                .iter()
+                .all(|&d| d == 1);
+        if !row || element(v) != ey {
+            return Err(op_error(
+                cx,
+                op,
+                "operand #1 must be a row vector along the axis, the last, of the result's element type",
+            ));
+        }
+    }
     let m = mapping_of(cx, op)?;
-    let n = shape_of(cx, cx.operand(op, 0))[axis];
+    let n = shape[axis];
     if n % m.grid[axis] != 0 {
         return Err(op_error(
             cx,

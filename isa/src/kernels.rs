@@ -163,6 +163,15 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             if p("ADD") == 1 {
                 s.push_str("_add");
             }
+            if p("WIDEN") == 1 {
+                s.push_str("_wide");
+            }
+            if p("MUL") == 1 {
+                s.push_str(&format!("_mul{:x}", p("MULV")));
+            }
+            if p("MASK") == 1 {
+                s.push_str("_mask");
+            }
             if p("CAST") != 0 {
                 s.push_str(&format!("_cast_{}", elem(p("CAST"))));
             }
@@ -819,6 +828,23 @@ impl KernelSpec {
         }
         s
     }
+    /// Step 1 taking in what comes before the softmax (`rows.S` WIDEN,
+    /// MUL, MASK; an f32 statistics kernel): its rows t = widen(x * mul) +
+    /// v stored (the record's +12), the statistics of t.
+    pub fn with_prologue(&self, pre: &StatsPrologue) -> KernelSpec {
+        let mut s = self.clone();
+        if pre.widen {
+            s.params.insert("WIDEN".into(), 1);
+        }
+        if let Some(m) = pre.mul {
+            s.params.insert("MUL".into(), 1);
+            s.params.insert("MULV".into(), i64::from(m.to_bits()));
+        }
+        if pre.mask {
+            s.params.insert("MASK".into(), 1);
+        }
+        s
+    }
     /// Step 2: the pairs of `groups` pieces of r rows combined into each
     /// row's [max, 1 / sum] (or [max + log sum, -] for log-softmax).
     pub fn softmax_combine(log: bool, r: usize, groups: usize) -> KernelSpec {
@@ -1253,6 +1279,24 @@ pub fn worker_shares(units: u64) -> [(u64, u64); 6] {
     })
 }
 
+/// What a cut softmax's statistics pass does to its rows x first (`rows.S`
+/// WIDEN, MUL, MASK), each step rounded as the op it replaces: t =
+/// widen(x * mul) + v, x f16 widened exactly to f32 (`widen`), multiplied
+/// in x's type (`mul`), v a row vector of f32 (`mask`, the record's +4).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StatsPrologue {
+    pub widen: bool,
+    pub mul: Option<f32>,
+    pub mask: bool,
+}
+
+impl StatsPrologue {
+    /// Whether it does anything.
+    pub fn any(&self) -> bool {
+        self.widen || self.mul.is_some() || self.mask
+    }
+}
+
 /// Whether a `rows.S` call of `OP` takes one record per worker: a cut row
 /// op's statistics and last pass (softmax_stats, softmax_apply, ln_stats,
 /// ln_apply).
@@ -1270,9 +1314,10 @@ pub fn rows_per_worker(op: i64) -> bool {
 /// The records of a `rows.S` call taking one per worker
 /// ([`rows_per_worker`]; rows of whole granules): for each worker the
 /// byte offsets its first row adds to the call's five words (+0 x or the
-/// exponentials, +4 the rows' pairs or the added operand, +8 the
-/// exponentials, the piece's own pairs or the sum, +12, +16 out), and its
-/// rows (the rows split as [`worker_shares`] splits units).
+/// exponentials, +4 the rows' pairs or the added operand (a prologue's
+/// row vector: none), +8 the exponentials, the piece's own pairs or the
+/// sum, +12 a prologue's t, +16 out), and its rows (the rows split as
+/// [`worker_shares`] splits units).
 pub fn rows_parts(params: &BTreeMap<String, i64>) -> [([u64; 5], u32); 6] {
     let p = |k: &str| params.get(k).copied().unwrap_or(0);
     let (op, r, c) = (p("OP"), p("R").max(0) as u64, p("C").max(0) as u64);
@@ -1286,7 +1331,9 @@ pub fn rows_parts(params: &BTreeMap<String, i64>) -> [([u64; 5], u32); 6] {
     worker_shares(r).map(|(first, rows)| {
         let (x, pair) = (first * row, first * 8);
         let words = if op == RowOp::SoftmaxStats as i64 {
-            [x, 0, x, 0, pair]
+            // A prologue's x may be f16 (WIDEN), its t and exponentials f32.
+            let x_in = if p("WIDEN") == 1 { first * c * 2 } else { x };
+            [x_in, 0, x, x, pair]
         } else if op == RowOp::SoftmaxApply as i64 {
             [x, pair, pair, 0, first * out_row]
         } else if op == RowOp::LayerNormStats as i64 {

@@ -371,6 +371,12 @@ fn specialisations_that_cannot_work_are_refused() {
         vec![("OP", 3), ("EXPS", 1)],           // EXPS is for the cut softmax
         vec![("OP", 10), ("LOG", 1), ("EXPS", 1)], // log-softmax scales nothing
         vec![("OP", 8), ("EXPS", 2)],           // flags are 0 or 1
+        vec![("OP", 3), ("MASK", 1)],           // a prologue is for the statistics
+        vec![("OP", 8), ("TYPE", 1), ("WIDEN", 1), ("C", 8)], // in f32
+        vec![("OP", 8), ("WIDEN", 1), ("C", 4)], // one granule of x
+        vec![("OP", 8), ("MASK", 1), ("C", 6), ("WIDEN", 1)], // f16 rows of 12 bytes
+        vec![("OP", 8), ("MULV", 0x3e000000)],  // a multiplier without MUL
+        vec![("OP", 8), ("MASK", 2)],           // flags are 0 or 1
     ] {
         let p: BTreeMap<String, i64> = bad.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         assert!(assemble_kernel("rows", &p).is_err(), "{bad:?} assembles");
@@ -810,6 +816,122 @@ fn layer_norm_of_rows_cut_into_pieces() {
                             (got - w).abs() <= tol,
                             "{p:?} offset {offset} piece {k} [{i}][{j}]: {got} vs {w}"
                         );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A cut softmax's statistics taking in what comes before it (WIDEN, MUL,
+/// MASK): t = widen(x * MULV) + v, each step rounded as the separate op
+/// (an f16 or f32 multiply, an exact widening, an f32 add), stored at
+/// +12; the pairs and exponentials those of the plain statistics kernel
+/// on t, bit for bit.
+#[test]
+fn softmax_stats_with_a_prologue() {
+    const V: u32 = DATA + 0x40000;
+    const T: u32 = DATA + 0x10000;
+    const EXPS_AT: u32 = GAMMA;
+    let mut g = rng(17);
+    for &(r, c) in &[
+        (18usize, 32usize),
+        (7, 8),
+        (5, 12),
+        (1, 16),
+        (13, 24),
+        (6, 4),
+    ] {
+        for (widen, mul, mask) in [
+            (1i64, 1i64, 1i64),
+            (1, 0, 1),
+            (1, 1, 0),
+            (1, 0, 0),
+            (0, 1, 1),
+            (0, 0, 1),
+            (0, 1, 0),
+        ] {
+            if widen == 1 && c < 8 {
+                continue;
+            }
+            // A power of two and a multiplier that rounds.
+            for &m in &[0.125f32, f16_value(f16_bits(0.3))] {
+                if mul == 0 && m != 0.125 {
+                    continue;
+                }
+                let raw: Vec<f32> = (0..r * c).map(|_| g.gen_range(-40.0..40.0)).collect();
+                // Keys kept (0) and dropped (a large negative value).
+                let v: Vec<f32> = (0..c)
+                    .map(|_| {
+                        if g.gen_bool(0.3) {
+                            -1.0e4
+                        } else {
+                            g.gen_range(-0.5..0.5)
+                        }
+                    })
+                    .collect();
+                let (xv, xb) = encode(&raw, widen);
+                let t: Vec<f32> = xv
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &x)| {
+                        let mut a = x as f32;
+                        if mul == 1 {
+                            a *= m;
+                            if widen == 1 {
+                                a = f16_value(f16_bits(a));
+                            }
+                        }
+                        if mask == 1 {
+                            a += v[k % c];
+                        }
+                        a
+                    })
+                    .collect();
+                for exps in [0i64, 1] {
+                    let plain = [
+                        ("OP", 8),
+                        ("TYPE", 0),
+                        ("R", r as i64),
+                        ("C", c as i64),
+                        ("EXPS", exps),
+                    ];
+                    let tp = run_rows(&plain, &[(X, f32_bytes(&t))]);
+                    let mut p = plain.to_vec();
+                    p.extend([("WIDEN", widen), ("MUL", mul), ("MASK", mask)]);
+                    if mul == 1 {
+                        p.push(("MULV", m.to_bits() as i64));
+                    }
+                    let e_at = if exps == 1 { EXPS_AT } else { 0 };
+                    let v_at = if mask == 1 { V } else { 0 };
+                    let tk = run_kernel(
+                        "rows",
+                        "rows",
+                        &p,
+                        &rows_state(&p, &[X, v_at, e_at, T, OUT]),
+                        &[(X, xb.clone()), (V, f32_bytes(&v))],
+                    );
+                    check_formula(&p, &tk);
+                    let bits = |a: &[f32]| a.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&rd_f32(&tk, T, r * c)), bits(&t), "{p:?}: t");
+                    assert_eq!(
+                        bits(&rd_f32(&tk, OUT, 2 * r)),
+                        bits(&rd_f32(&tp, OUT, 2 * r)),
+                        "{p:?}: pairs"
+                    );
+                    if exps == 1 {
+                        assert_eq!(
+                            bits(&rd_f32(&tk, EXPS_AT, r * c)),
+                            bits(&rd_f32(&tp, EXPS_AT, r * c)),
+                            "{p:?}: exponentials"
+                        );
+                    }
+                    for (at, n) in [(T, r * c * 4), (OUT, r * 8), (EXPS_AT, r * c * 4)] {
+                        if at == EXPS_AT && exps == 0 {
+                            continue;
+                        }
+                        let past = tk.read(at + n as u32, 2).unwrap();
+                        assert_eq!(past, [0, 0], "{p:?} writes past {at:#x}");
                     }
                 }
             }

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @odd_rows
 // CHECK: %[[PAD:.*]] = tile.constant {{.*}} dense<0xFF800000> : tensor<4x1xf32>
 // CHECK: %[[X:.*]] = tile.view %{{.*}}, %[[PAD]] {axis = 1 : i64, kind = "concat"{{.*}} -> tensor<4x6xf32>
-// CHECK: %[[Y:.*]] = tile.softmax %[[X]] {{.*}} : tensor<4x6xf32>
+// CHECK: %[[Y:.*]] = tile.softmax %[[X]] {{.*}} : (tensor<4x6xf32>) -> tensor<4x6xf32>
 // CHECK: tile.view %[[Y]] {ends = array<i64: 4, 5>, kind = "slice"
 func.func @odd_rows(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
   %y = nn.softmax %x {axis = 1 : i64} : tensor<4x5xf32>
@@ -19,7 +19,7 @@ func.func @odd_rows(%x: tensor<4x5xf32>) -> tensor<4x5xf32> {
 // Log-softmax over rows of 6 f16 (12 bytes): padded with -inf to 8.
 // CHECK-LABEL: func.func @f16_rows
 // CHECK: tile.constant {{.*}} dense<0xFC00> : tensor<4x2xf16>
-// CHECK: tile.softmax {{.*}} log, {{.*}} : tensor<4x8xf16>
+// CHECK: tile.softmax {{.*}} log, {{.*}} : (tensor<4x8xf16>) -> tensor<4x8xf16>
 // CHECK: kind = "slice"
 func.func @f16_rows(%x: tensor<4x6xf16>) -> tensor<4x6xf16> {
   %y = nn.log_softmax %x {axis = 1 : i64} : tensor<4x6xf16>

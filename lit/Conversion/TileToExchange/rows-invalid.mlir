@@ -6,7 +6,7 @@
 func.func @stale_kernel(%arg0: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : tensor<8x64xf32>
   // expected-error@+1 {{'tile.softmax' op records kernel 'rows_softmax_f32_r4_c64', but its operands and mapping call for 'rows_softmax_f32_r2_c64'}}
-  %1 = tile.softmax %0 {axis = 1 : i64, cycles = 1 : i64, kernel = "rows_softmax_f32_r4_c64", mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : tensor<8x64xf32>
+  %1 = tile.softmax %0 {axis = 1 : i64, cycles = 1 : i64, kernel = "rows_softmax_f32_r4_c64", mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   tile.host_output %1 {name = "y"} : tensor<8x64xf32>
   return %1 : tensor<8x64xf32>
 }

@@ -81,3 +81,15 @@ func.func @functions(%x: tensor<8x3xf32>, %y: tensor<8x3xf32>) {
   %cast = tile.map %x {cycles = 1 : i64, fn = #tile.fn<cast>, kernel = "k_cast", mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x3xf32>) -> tensor<8x3xf16>
   return
 }
+
+// A softmax taking in the ops before it: f16 scores times a scale, widened,
+// plus a row vector (operand #1).
+// CHECK-LABEL: func.func @softmax_prologue
+// CHECK: %0 = tile.softmax %arg0, %arg1 {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 2, 4>, tiles = array<i64: 0, 1>}, scale = 0.125 : f16} : (tensor<8x64xf16>, tensor<64xf32>) -> tensor<8x64xf32>
+// CHECK: %1 = tile.softmax %arg2 {axis = 1 : i64, cycles = 1 : i64, kernel = "k", log, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+// GENERIC: "tile.softmax"(%arg0, %arg1) <{axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 2, 4>, tiles = array<i64: 0, 1>}, scale = 0.125 : f16}> : (tensor<8x64xf16>, tensor<64xf32>) -> tensor<8x64xf32>
+func.func @softmax_prologue(%x: tensor<8x64xf16>, %v: tensor<64xf32>, %z: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %y = tile.softmax %x, %v {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 2, 4>, tiles = array<i64: 0, 1>}, scale = 0.125 : f16} : (tensor<8x64xf16>, tensor<64xf32>) -> tensor<8x64xf32>
+  %l = tile.softmax %z {axis = 1 : i64, cycles = 1 : i64, kernel = "k", log, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %y, %l : tensor<8x64xf32>, tensor<8x64xf32>
+}

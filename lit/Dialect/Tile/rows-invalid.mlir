@@ -50,7 +50,7 @@ func.func @reduce_tiles(%x: tensor<8x64xf32>) -> tensor<8xf32> {
 
 func.func @softmax_cut_axis(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   // expected-error@+1 {{'tile.softmax' op the mapping cuts the axis of 64 into 3 uneven blocks}}
-  %y = tile.softmax %x {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 4, 3>, tiles = array<i64: 0, 1>}} : tensor<8x64xf32>
+  %y = tile.softmax %x {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 4, 3>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
 
@@ -58,7 +58,7 @@ func.func @softmax_cut_axis(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 func.func @softmax_axis(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   // expected-error@+1 {{'tile.softmax' op axis 2 is out of range for rank 2}}
-  %y = tile.softmax %x {axis = 2 : i64, cycles = 1 : i64, kernel = "k", log, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : tensor<8x64xf32>
+  %y = tile.softmax %x {axis = 2 : i64, cycles = 1 : i64, kernel = "k", log, mapping = {grid = array<i64: 4, 1>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf32>
   return %y : tensor<8x64xf32>
 }
 
@@ -76,4 +76,28 @@ func.func @layer_norm_cut(%x: tensor<8x4x16xf32>) -> tensor<8x4x16xf32> {
   // expected-error@+1 {{'tile.layer_norm' op the mapping may cut only the first normalized dimension, and evenly}}
   %y = tile.layer_norm %x {axis = 1 : i64, cycles = 1 : i64, epsilon = 1.0e-05 : f32, kernel = "k", mapping = {grid = array<i64: 4, 1, 2>, tiles = array<i64: 0, 1>}} : (tensor<8x4x16xf32>) -> tensor<8x4x16xf32>
   return %y : tensor<8x4x16xf32>
+}
+
+// -----
+
+func.func @softmax_narrows(%x: tensor<8x64xf32>) -> tensor<8x64xf16> {
+  // expected-error@+1 {{'tile.softmax' op the result must have the input's element type, or widen f16 to f32}}
+  %y = tile.softmax %x {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 4, 2>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>) -> tensor<8x64xf16>
+  return %y : tensor<8x64xf16>
+}
+
+// -----
+
+func.func @softmax_row_vector_axis(%x: tensor<8x64xf16>, %v: tensor<8xf32>) -> tensor<8x64xf32> {
+  // expected-error@+1 {{'tile.softmax' op operand #1 must be a row vector along the axis, the last, of the result's element type}}
+  %y = tile.softmax %x, %v {axis = 0 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 2, 4>, tiles = array<i64: 0, 1>}, scale = 0.125 : f16} : (tensor<8x64xf16>, tensor<8xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @softmax_two_vectors(%x: tensor<8x64xf32>, %v: tensor<64xf32>) -> tensor<8x64xf32> {
+  // expected-error@+1 {{'tile.softmax' op takes the input and at most a row vector, got 2 of those}}
+  %y = tile.softmax %x, %v, %v {axis = 1 : i64, cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 4, 2>, tiles = array<i64: 0, 1>}} : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
 }

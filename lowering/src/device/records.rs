@@ -47,7 +47,12 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             } else if r(RowOp::SoftmaxApply) {
                 vec![A, A, opt("EXPS"), Z, A]
             } else if r(RowOp::SoftmaxStats) {
-                vec![A, Z, opt("EXPS"), Z, A]
+                // A prologue's row vector at +4 (with f32 x, both read with
+                // paired loads), its t stored at +12.
+                let pre = ["WIDEN", "MUL", "MASK"].iter().any(|k| param(spec, k) == 1);
+                let paired = param(spec, "MASK") == 1 && param(spec, "WIDEN") == 0;
+                let (x, v) = if paired { (W, W) } else { (A, opt("MASK")) };
+                vec![x, v, opt("EXPS"), if pre { A } else { Z }, A]
             } else if r(RowOp::LayerNormApply) {
                 vec![A, A, opt("GAMMA"), opt("BETA"), A]
             } else if r(RowOp::LayerNorm) {
@@ -401,23 +406,40 @@ pub fn row_combine(spec: &KernelSpec, pairs: Word, partials: Option<Word>, out: 
     )
 }
 
-/// `rows.S` softmax_stats: +0 x, +4 unused, +8 the exponentials e =
-/// exp(x - m) (with EXPS; may be x), +12 unused, +16 the [m, s] pairs;
-/// one record per worker ([`rows_record`]).
-pub fn softmax_stats(spec: &KernelSpec, x: Word, exps: Option<Word>, out: Word) -> Call {
+/// `rows.S` softmax_stats: +0 x, +4 a prologue's row vector (MASK), +8
+/// the exponentials e = exp(x - m) (with EXPS; may be x), +12 a
+/// prologue's rows t (WIDEN, MUL or MASK; the statistics are then t's),
+/// +16 the [m, s] pairs; one record per worker ([`rows_record`]).
+pub fn softmax_stats(
+    spec: &KernelSpec,
+    x: Word,
+    exps: Option<Word>,
+    out: Word,
+    mask: Option<Word>,
+    t: Option<Word>,
+) -> Call {
     assert_eq!(param(spec, "OP"), RowOp::SoftmaxStats as i64);
     assert_eq!(
         param(spec, "EXPS") == 1,
         exps.is_some(),
         "softmax_stats exponentials"
     );
+    assert_eq!(
+        param(spec, "MASK") == 1,
+        mask.is_some(),
+        "a prologue's row vector"
+    );
+    let pre = ["WIDEN", "MUL", "MASK"].iter().any(|k| param(spec, k) == 1);
+    assert_eq!(pre, t.is_some(), "a prologue's rows");
     let zero = Word::Val(0);
-    call(
-        spec,
-        "rows",
-        rows_record(spec, [x, zero, exps.unwrap_or(zero), zero, out]),
-        0,
-    )
+    let words = [
+        x,
+        mask.unwrap_or(zero),
+        exps.unwrap_or(zero),
+        t.unwrap_or(zero),
+        out,
+    ];
+    call(spec, "rows", rows_record(spec, words), 0)
 }
 
 /// `rows.S` softmax_apply: +0 x (with EXPS: the statistics' exponentials

@@ -18,7 +18,13 @@
 //! softmax's statistics keep each piece's exponentials exp(x - m) in the
 //! result block, so its last pass is one multiply per element by the row's
 //! exp(m - M) / S (log-softmax subtracts M + log S from x and keeps none);
-//! a cut layer norm's tiles read only their columns of the scale and bias. Kernel:
+//! a cut layer norm's tiles read only their columns of the scale and bias.
+//! A cut softmax may take in the elementwise chain just before it
+//! ([`prologue_chain`]: scores times a constant, widened, plus a row vector,
+//! each op read by nothing but the next): one `tile.softmax` of the chain's
+//! input whose statistics pass computes the chain as the separate ops
+//! would and stores its value (probed as the chain's last op), where the
+//! cycle formulas say it costs less than the ops apart. Kernel:
 //! `rows.S` walks each
 //! block as `outer` rows of `len` elements, `inner` elements apart: along
 //! contiguous rows when the row's dimensions are the block's last
@@ -31,10 +37,11 @@ use crate::elem::{name as elem_name, value_elem};
 use crate::geometry::{blocks, mapping_of, Block, Layout, Run};
 use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
+use ipu_dialects::tile::MapFn;
 use ipu_dialects::tile::Mapping;
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Type, Value};
-use ipu_isa::kernels::{ElemType, KernelSpec, RowWalk};
+use ipu_isa::kernels::{ElemType, KernelSpec, RowWalk, StatsPrologue};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 
@@ -439,9 +446,25 @@ fn softmax_calls(
     axis: usize,
     log: bool,
     m: &Mapping,
+    pre: &StatsPrologue,
 ) -> Result<RowPlan, String> {
     let block = m.block_shape(shape);
     let (outer, len, inner) = walk_of(&block, axis, axis + 1);
+    if pre.any() && m.grid[axis] == 1 {
+        return Err(
+            "takes in the ops before it only where its axis is cut over tiles (in its statistics pass)"
+                .into(),
+        );
+    }
+    if pre.any() {
+        // rows.S's prologue: f32 rows of two or more whole granules of x.
+        let per = if pre.widen { 4 } else { 2 };
+        if e != ElemType::F32 || inner != 1 || !len.is_multiple_of(per) || len < 2 * per {
+            return Err(format!(
+                "takes in the ops before it on pieces of {len} elements, which are not two or more granules of its input"
+            ));
+        }
+    }
     if m.grid[axis] > 1 {
         let groups = m.grid[axis];
         if shape[axis] % groups != 0 {
@@ -469,7 +492,7 @@ fn softmax_calls(
         return Ok(RowPlan::Cut {
             groups: groups as usize,
             rows: outer,
-            stats: KernelSpec::softmax_stats(e, outer, len, exps),
+            stats: KernelSpec::softmax_stats(e, outer, len, exps).with_prologue(pre),
             combine: busiest_share(
                 KernelSpec::softmax_combine(log, outer, groups as usize),
                 outer,
@@ -515,7 +538,8 @@ fn softmax_calls(
     Ok(RowPlan::Whole(calls))
 }
 
-/// Axis, log flag, shape and element type of a softmax (nn or tile op).
+/// Axis, log flag, shape and element type (the result's: a prologue's
+/// input may be narrower) of a softmax (nn or tile op).
 fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType), String> {
     let x = cx.operand(op, 0);
     let shape = cx.value_shape(x);
@@ -525,45 +549,179 @@ fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType),
         .filter(|&a| a < shape.len())
         .ok_or_else(|| format!("has axis {axis} outside its rank {}", shape.len()))?;
     let log = cx.name_str(op) == "nn.log_softmax" || cx.get_attr(op, "log").is_some();
-    Ok((axis, log, shape, row_elem(cx, x)?))
+    row_elem(cx, x)?;
+    Ok((axis, log, shape, row_elem(cx, cx.result(op, 0))?))
+}
+
+/// The prologue a `tile.softmax` records: a widening (an f16 input, an
+/// f32 result), its `scale`, its row vector (operand #1).
+fn prologue_of(cx: &Context, op: Op) -> StatsPrologue {
+    let (x, y) = (cx.operand(op, 0), cx.result(op, 0));
+    let mul = match cx.get_attr(op, "scale").map(|a| cx.attr_kind(a)) {
+        Some(AttrKind::Float { bits, .. }) => Some(f64::from_bits(*bits) as f32),
+        _ => None,
+    };
+    StatsPrologue {
+        widen: value_elem(cx, x) == Some(ElemType::F16) && value_elem(cx, y) == Some(ElemType::F32),
+        mul,
+        mask: cx.operands(op).len() > 1,
+    }
+}
+
+/// A softmax as its plans see it: along `axis` of `shape`, computing in
+/// `e`, reading `in_bytes`-byte elements (a prologue's f16 input), taking
+/// in `pre`.
+struct SoftmaxShape {
+    axis: usize,
+    log: bool,
+    shape: Vec<i64>,
+    e: ElemType,
+    in_bytes: u64,
+    pre: StatsPrologue,
 }
 
 /// The cheapest of the producer's layout (nothing moves), the first
 /// whole-row layout that works and the axis cut over the tiles that layout
 /// leaves idle (each charged its re-layout), by the kernels' cycle formulas
-/// and the target's exchange costs.
+/// and the target's exchange costs; with the plan's estimate (its
+/// re-layout included). A prologue's plans are cut ones.
 fn softmax_plan(
-    cx: &Context,
-    op: Op,
+    sm: &SoftmaxShape,
     target: &Target,
     producer: Option<Mapping>,
-) -> Result<(Mapping, RowPlan), String> {
-    let (axis, log, shape, e) = softmax_of(cx, op)?;
+) -> Result<(Mapping, RowPlan, u64), String> {
+    let SoftmaxShape {
+        axis,
+        log,
+        ref shape,
+        e,
+        in_bytes,
+        ref pre,
+    } = *sm;
     let tiles = target.tiles() as i64;
     let try_one = |m: &Mapping| -> Result<RowPlan, (bool, String)> {
         let eb = e.bytes() as i64;
-        let block = block_bytes_of(m, &shape, eb);
+        let block = block_bytes_of(m, shape, eb);
         let f32_copy = if e == ElemType::F16
             && m.grid[axis] == 1
-            && m.block_shape(&shape)[axis + 1..].iter().product::<i64>() > 1
+            && m.block_shape(shape)[axis + 1..].iter().product::<i64>() > 1
         {
             block * 2
         } else {
             0
         };
-        check_fits(2 * block + f32_copy, &shape, m, target).map_err(whole_rows)?;
-        softmax_calls(&shape, e, axis, log, m).map_err(|e| (false, e))
+        // A prologue's input, its rows t and its piece of the row vector.
+        let need = if pre.any() {
+            let cols = m.block_shape(shape)[axis] as u64 * eb as u64;
+            block_bytes_of(m, shape, in_bytes as i64) + 2 * block + cols
+        } else {
+            2 * block + f32_copy
+        };
+        check_fits(need, shape, m, target).map_err(whole_rows)?;
+        softmax_calls(shape, e, axis, log, m, pre).map_err(|e| (false, e))
     };
-    let whole = row_grids(&shape, &outside(shape.len(), axis, axis + 1), tiles);
+    let whole = row_grids(shape, &outside(shape.len(), axis, axis + 1), tiles);
     cheapest_row_plan(
         producer,
         whole,
         axis,
-        &shape,
-        e.bytes() as u64,
+        shape,
+        in_bytes,
         target,
+        !pre.any(),
         try_one,
     )
+}
+
+/// The `tile.map` ops just before a softmax that its statistics pass can
+/// do instead ([`StatsPrologue`]), and what it then reads.
+struct Prologue {
+    /// The value before them.
+    root: Value,
+    pre: StatsPrologue,
+    /// The row vector they add.
+    mask: Option<Value>,
+    /// The ops, first to last.
+    ops: Vec<Op>,
+}
+
+/// The splat value of a `tile.constant` of f16 or f32 elements.
+fn splat_value(cx: &Context, v: Value) -> Option<f32> {
+    let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
+    let AttrKind::DenseElements { data, .. } = cx.attr_kind(cx.get_attr(c, "value")?) else {
+        return None;
+    };
+    // A splat (or a single element) holds one element's bytes.
+    match (value_elem(cx, v)?, &data.bytes[..]) {
+        (ElemType::F32, &[a, b, c, d]) => Some(f32::from_le_bytes([a, b, c, d])),
+        (ElemType::F16, &[a, b]) => Some(ipu_isa::float::f16_value(u16::from_le_bytes([a, b]))),
+        _ => None,
+    }
+}
+
+/// The ops before a softmax of `x` along `axis` that its statistics can
+/// take in, each read by nothing but the next (so none is stored): from
+/// the last, an add of a row vector of f32 along the axis (the last), an
+/// exact widening of f16 to f32 before it, a multiply by a splat constant
+/// before that; any of them, in that order. `None` when there are none.
+fn prologue_chain(cx: &Context, x: Value, axis: usize) -> Option<Prologue> {
+    let map = |v: Value, f: MapFn| {
+        cx.defining_op(v).filter(|&d| {
+            cx.is(d, "tile.map")
+                && cx.get_attr(d, "fn").and_then(|a| MapFn::from_attr(cx, a)) == Some(f)
+                && cx.uses(v).len() == 1
+                && cx.operands(d).len() == if f == MapFn::Cast { 1 } else { 2 }
+        })
+    };
+    if value_elem(cx, x) != Some(ElemType::F32) {
+        return None;
+    }
+    let shape = cx.value_shape(x);
+    let mut p = Prologue {
+        root: x,
+        pre: StatsPrologue::default(),
+        mask: None,
+        ops: Vec::new(),
+    };
+    if let Some(add) = map(x, MapFn::Add).filter(|_| axis + 1 == shape.len()) {
+        let o = cx.operands(add);
+        let row = |v: Value| {
+            let vs = cx.value_shape(v);
+            vs.last() == shape.last()
+                && vs[..vs.len().saturating_sub(1)].iter().all(|&d| d == 1)
+                && value_elem(cx, v) == Some(ElemType::F32)
+        };
+        if let Some((a, v)) = [(o[0], o[1]), (o[1], o[0])]
+            .into_iter()
+            .find(|&(a, v)| cx.value_shape(a) == shape && row(v))
+        {
+            p.mask = Some(v);
+            p.pre.mask = true;
+            p.ops.push(add);
+            p.root = a;
+        }
+    }
+    if let Some(cast) = map(p.root, MapFn::Cast) {
+        let input = cx.operand(cast, 0);
+        if value_elem(cx, input) == Some(ElemType::F16) && cx.get_attr(cast, "scale").is_none() {
+            p.pre.widen = true;
+            p.ops.push(cast);
+            p.root = input;
+        }
+    }
+    if let Some(mul) = map(p.root, MapFn::Mul) {
+        let o = cx.operands(mul);
+        let rshape = cx.value_shape(p.root);
+        if let Some((a, c)) = [(o[0], o[1]), (o[1], o[0])].into_iter().find_map(|(a, c)| {
+            Some((a, splat_value(cx, c)?)).filter(|&(a, _)| cx.value_shape(a) == rshape)
+        }) {
+            p.pre.mul = Some(c);
+            p.ops.push(mul);
+            p.root = a;
+        }
+    }
+    p.ops.reverse();
+    (!p.ops.is_empty()).then_some(p)
 }
 
 /// The cheapest plan, by the plans' estimates, of the producer's layout
@@ -580,8 +738,9 @@ fn cheapest_row_plan(
     shape: &[i64],
     elem_bytes: u64,
     target: &Target,
+    whole_rows: bool,
     mut try_one: impl FnMut(&Mapping) -> Result<RowPlan, (bool, String)>,
-) -> Result<(Mapping, RowPlan), String> {
+) -> Result<(Mapping, RowPlan, u64), String> {
     let extent = shape[axis];
     let mut best: Option<(u64, Mapping, RowPlan)> = None;
     if let Some(pm) = &producer {
@@ -624,10 +783,14 @@ fn cheapest_row_plan(
         }
         Ok(())
     };
-    match first_plan(whole.clone(), &mut try_one) {
-        Ok((wm, wp)) => consider(&mut best, wm, wp)?,
-        Err(e) if best.is_none() => return Err(e),
-        Err(_) => {}
+    // Without whole rows (`whole_rows` false) only the cut layouts are tried.
+    let mut why = None;
+    if whole_rows {
+        match first_plan(whole.clone(), &mut try_one) {
+            Ok((wm, wp)) => consider(&mut best, wm, wp)?,
+            Err(e) if best.is_none() => return Err(e),
+            Err(_) => {}
+        }
     }
     for base in whole {
         let used: i64 = base.grid.iter().product();
@@ -637,13 +800,14 @@ fn cheapest_row_plan(
             }
             let mut m = base.clone();
             m.grid[axis] = k;
-            if let Ok(p) = try_one(&m) {
-                consider(&mut best, m, p)?;
+            match try_one(&m) {
+                Ok(p) => consider(&mut best, m, p)?,
+                Err((_, e)) => why = why.or(Some(e)),
             }
         }
     }
-    let (_, m, p) = best.ok_or("has no mapping to try")?;
-    Ok((m, p))
+    let (c, m, p) = best.ok_or_else(|| why.unwrap_or_else(|| "has no mapping to try".into()))?;
+    Ok((m, p, c))
 }
 
 /// Estimated cycles of moving a value of `shape` (`elem_bytes`-byte
@@ -762,8 +926,9 @@ impl DeviceOp for Softmax {
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
         let target = env.target;
-        softmax_plan(cx, op, target, None)
-            .map(|(m, _)| vec![(0, m)])
+        softmax_shape(cx, op, &StatsPrologue::default())
+            .and_then(|sm| softmax_plan(&sm, target, None))
+            .map(|(m, _, _)| vec![(0, m)])
             .unwrap_or_default()
     }
 
@@ -771,29 +936,85 @@ impl DeviceOp for Softmax {
         let name = cx.name_str(op).to_string();
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
-        let (axis, log, shape, _) = softmax_of(cx, op).map_err(err)?;
+        let sm = softmax_shape(cx, op, &StatsPrologue::default()).map_err(err)?;
         let x = cx.operand(op, 0);
-        let producer = producer_cut(env, x, &shape, 0, 0);
-        let (m, plan) = softmax_plan(cx, op, env.target, producer).map_err(err)?;
+        let producer = producer_cut(env, x, &sm.shape, 0, 0);
+        let (mut m, mut plan, cost) = softmax_plan(&sm, env.target, producer).map_err(err)?;
+        // The ops just before it, done by its statistics pass where that
+        // costs less than they and the softmax do apart (their own cycle
+        // formulas; the softmax's re-layout then moves their input). Not
+        // for a softmax whose own location is fused: the chain's probe
+        // could not name the chain's last op.
+        let own_loc_fused = matches!(cx.loc_kind(loc), ipu_ir::types::LocKind::Fused { .. });
+        let mut taken = None;
+        if let Some(p) = prologue_chain(cx, x, sm.axis).filter(|_| !own_loc_fused) {
+            let apart: u64 = p
+                .ops
+                .iter()
+                .map(|&o| cx.get_int_attr(o, "cycles").unwrap_or(0).max(0) as u64)
+                .sum();
+            let with = SoftmaxShape {
+                in_bytes: crate::geometry::elem_bytes(cx, p.root) as u64,
+                pre: p.pre,
+                ..softmax_shape(cx, op, &p.pre).map_err(err)?
+            };
+            let producer = producer_cut(env, p.root, &sm.shape, 0, 0);
+            if let Ok((pm, pp, pc)) = softmax_plan(&with, env.target, producer) {
+                if pc < cost + apart {
+                    (m, plan) = (pm, pp);
+                    taken = Some(p);
+                }
+            }
+        }
         let cycles = plan.cycles().map_err(err)?;
         let mut attrs = vec![
-            ("axis", cx.i64_attr(axis as i64)),
+            ("axis", cx.i64_attr(sm.axis as i64)),
             ("kernel", cx.string_attr(&plan.kernel())),
             ("cycles", cx.i64_attr(cycles as i64)),
             ("mapping", m.to_attr(cx)),
         ];
-        if log {
+        if sm.log {
             attrs.push(("log", ipu_ir::Attr::UNIT));
         }
         let ty = cx.value_type(cx.result(op, 0));
-        Ok(build_op(cx, "tile.softmax", &[x], Some(ty), attrs, loc))
+        let Some(p) = taken else {
+            return Ok(build_op(cx, "tile.softmax", &[x], Some(ty), attrs, loc));
+        };
+        if let Some(s) = p.pre.mul {
+            let ety = cx
+                .tensor_parts(cx.value_type(p.root))
+                .map(|(_, e)| e)
+                .unwrap_or(Type::F32);
+            attrs.push(("scale", cx.float_attr(f64::from(s), ety)));
+        }
+        // One op for the chain: its location the chain's, in order (the
+        // locations of the ops taken first; the softmax's own last).
+        let mut locs = Vec::new();
+        for &o in &p.ops {
+            match cx.loc_kind(cx.op_loc(o)) {
+                ipu_ir::types::LocKind::Fused { locs: inner, .. } => locs.extend(inner.clone()),
+                _ => locs.push(cx.op_loc(o)),
+            }
+        }
+        locs.push(loc);
+        let floc = cx.fused_loc(locs);
+        let mut operands = vec![p.root];
+        operands.extend(p.mask);
+        let new = build_op(cx, "tile.softmax", &operands, Some(ty), attrs, floc);
+        // The ops taken are read by nothing else: they go.
+        cx.set_operand(op, 0, p.root);
+        for &o in p.ops.iter().rev() {
+            cx.erase_op(o);
+        }
+        Ok(new)
     }
 
     fn to_program(&self, op: Op, b: &mut ProgramBuilder) -> Result<(), Diagnostic> {
         let cx = b.cx;
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
+        let pre = prologue_of(cx, op);
         let (axis, log, shape, e) = softmax_of(cx, op).map_err(|e| b.err(op, e))?;
-        let plan = softmax_calls(&shape, e, axis, log, &m).map_err(|e| b.err(op, e))?;
+        let plan = softmax_calls(&shape, e, axis, log, &m, &pre).map_err(|e| b.err(op, e))?;
         let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
         if recorded != plan.kernel() {
             return Err(b.err(
@@ -822,20 +1043,137 @@ impl DeviceOp for Softmax {
                 // With the exponentials, the statistics write them into the
                 // result block and the last pass scales them there.
                 let exps = stats.params.get("EXPS") == Some(&1);
-                let first = |x: Word, res: Word, pairs: Word| {
-                    records::softmax_stats(&stats, x, exps.then_some(res), pairs)
+                // A prologue's rows t, stored by the statistics (the last
+                // pass's x when it reads x) and probed as the last op taken.
+                let set = b.next_set();
+                let mut t = None;
+                if pre.any() {
+                    let bytes = block_bytes_of(&m, &shape, 4);
+                    for blk in blocks(&m, &shape) {
+                        t = Some(b.alloc(
+                            op,
+                            blk.tile,
+                            &format!("s{set}.prologue"),
+                            bytes,
+                            false,
+                        )?);
+                    }
+                }
+                let t_word = t.map(|t| Word::Buf(t, 0));
+                let first = |x: Word, res: Word, pairs: Word, p: &[Word]| {
+                    records::softmax_stats(
+                        &stats,
+                        x,
+                        exps.then_some(res),
+                        pairs,
+                        p.first().copied(),
+                        t_word,
+                    )
                 };
                 let last = |x: Word, pairs: Word, own: Word, _: &[Word], res: Word| {
                     if exps {
                         records::softmax_apply(&apply, res, pairs, Some(own), res)
                     } else {
-                        records::softmax_apply(&apply, x, pairs, None, res)
+                        records::softmax_apply(&apply, t_word.unwrap_or(x), pairs, None, res)
                     }
                 };
-                run_cut_rows(b, op, &m, &cut, &first, None, &combine, &last, &[], label)
+                let params = if pre.mask {
+                    vec![mask_rects(cx, op, &shape, axis, &m)]
+                } else {
+                    Vec::new()
+                };
+                let stats_step = run_cut_rows(
+                    b, op, &m, &cut, &first, None, &combine, &last, &params, label,
+                )?;
+                if let Some(t) = t {
+                    probe_prologue(b, op, t, &m, stats_step, &pre);
+                }
+                Ok(())
             }
         }
     }
+}
+
+/// The softmax `op` as its plans see it, taking in `pre`.
+fn softmax_shape(cx: &Context, op: Op, pre: &StatsPrologue) -> Result<SoftmaxShape, String> {
+    let (axis, log, shape, e) = softmax_of(cx, op)?;
+    Ok(SoftmaxShape {
+        axis,
+        log,
+        shape,
+        e,
+        in_bytes: crate::geometry::elem_bytes(cx, cx.operand(op, 0)) as u64,
+        pre: *pre,
+    })
+}
+
+/// Each tile's rectangle of a prologue's row vector (operand #1, along the
+/// last axis): its piece's columns; and their bytes.
+fn mask_rects(
+    cx: &Context,
+    op: Op,
+    shape: &[i64],
+    axis: usize,
+    m: &Mapping,
+) -> (usize, Vec<Block>, u64) {
+    let v = cx.operand(op, 1);
+    let vrank = cx.value_shape(v).len();
+    let cols = m.block_shape(shape)[axis];
+    let rects = blocks(m, shape)
+        .into_iter()
+        .map(|blk| {
+            let (mut lo, mut hi) = (vec![0; vrank], vec![1; vrank]);
+            lo[vrank - 1] = blk.lo[axis];
+            hi[vrank - 1] = blk.hi[axis];
+            Block {
+                tile: blk.tile,
+                lo,
+                hi,
+            }
+        })
+        .collect();
+    let eb = crate::geometry::elem_bytes(cx, v) as u64;
+    (1, rects, cols as u64 * eb)
+}
+
+/// The probe of a prologue's rows t (buffer `t`, laid out as the result's
+/// blocks under `m`), complete after step `after`: the value of the last
+/// op the softmax took in, which answers for the chain before it (the
+/// op's location is the chain's, the softmax's own last).
+fn probe_prologue(
+    b: &mut ProgramBuilder,
+    op: Op,
+    t: usize,
+    m: &Mapping,
+    after: usize,
+    pre: &StatsPrologue,
+) {
+    let cx = b.cx;
+    let key = ipu_ir::diag::loc_key(cx, cx.op_loc(op));
+    let Some(parts) = ipu_ir::diag::fused_key_parts(&key) else {
+        return;
+    };
+    // One location per op taken (each a plain one; the softmax's last).
+    let taken = [pre.mul.is_some(), pre.widen, pre.mask]
+        .iter()
+        .filter(|&&f| f)
+        .count();
+    if parts.len() != taken + 1 {
+        return;
+    }
+    let chain = &parts[..taken];
+    let source = match chain {
+        [one] => one.to_string(),
+        _ => format!("fused[{}]", chain.join(", ")),
+    };
+    let result = cx.result(op, 0);
+    let at = crate::program::Placed::new(cx, t, m.clone(), cx.value_type(result), cx.op_loc(op));
+    b.program_mut().probes.push(crate::program::Probe {
+        after,
+        at,
+        source,
+        op: cx.name_str(op).to_string(),
+    });
 }
 
 /// Rows cut along `axis` into `groups` pieces, `rows` rows on each tile.
@@ -885,8 +1223,8 @@ fn combine_for_share(full: &KernelSpec, share: usize, pitch: usize) -> Result<Ke
 
 /// The first call of a cut row op on a tile: its input piece, its result
 /// block (which the call may use for what the last call reads), its
-/// piece's pairs of statistics.
-type StatsCall<'a> = &'a dyn Fn(Word, Word, Word) -> crate::program::Call;
+/// piece's pairs of statistics, its pieces of the op's other operands.
+type StatsCall<'a> = &'a dyn Fn(Word, Word, Word, &[Word]) -> crate::program::Call;
 
 /// A cut row op's first call on a tile taking in the tile's last call
 /// before it (an op the statistics pass can do too), given that call, the
@@ -904,8 +1242,9 @@ type ApplyCall<'a> = &'a dyn Fn(Word, Word, Word, &[Word], Word) -> crate::progr
 /// pieces' pairs of its share of the rows ([`row_share`]); each share's
 /// combination on its tile (`combine`, re-specialised per share); a phase
 /// multicasting each combined share to the rows' other tiles; each piece
-/// finished by `apply`, which also reads each tile's rectangles `params`
-/// of the op's other operands (operand index, rectangles, bytes).
+/// finished by `apply`; both also read each tile's rectangles `params` of
+/// the op's other operands (operand index, rectangles, bytes). Returns the
+/// statistics' step.
 #[allow(clippy::too_many_arguments)]
 fn run_cut_rows(
     b: &mut ProgramBuilder,
@@ -918,13 +1257,15 @@ fn run_cut_rows(
     apply: ApplyCall,
     params: &[(usize, Vec<Block>, u64)],
     label: &str,
-) -> Result<(), Diagnostic> {
+) -> Result<usize, Diagnostic> {
     let cx = b.cx;
     let x = cx.operand(op, 0);
     let shape = cx.value_shape(x);
     let eb = crate::geometry::elem_bytes(cx, x);
     let need = blocks(m, &shape);
     let bytes = block_bytes_of(m, &shape, eb);
+    // The input and the other operands in one phase.
+    b.begin_one_phase();
     let at = b.operand(op, 0, &need, Layout::RowMajor, bytes, false)?.at;
     let mut param_at = Vec::new();
     for (i, rects, pbytes) in params {
@@ -933,6 +1274,7 @@ fn run_cut_rows(
                 .at,
         );
     }
+    b.end_one_phase(op)?;
     let set = b.next_set();
     let bs = m.block_shape(&shape);
     // Each block's piece along the axis and the tiles of its rows' pieces,
@@ -1018,15 +1360,17 @@ fn run_cut_rows(
             }
         }
         let pairs = Word::Buf(gbuf, (piece as u64 * pb) as u32);
+        let p = param_words(b, op, &param_at, tl)?;
         // The producer's call just before, when the statistics can do it
         // too (one worker start-up instead of two).
         let taken = take.and_then(|t| t(b.last_call(tl)?, Word::Buf(input, 0), pairs));
         match taken {
             Some(call) => b.replace_last_call(tl, call),
-            None => b.call(tl, stats(Word::Buf(input, 0), Word::Buf(res, 0), pairs)),
+            None => b.call(tl, stats(Word::Buf(input, 0), Word::Buf(res, 0), pairs, &p)),
         }
     }
     b.end_compute(op)?;
+    let stats_step = b.program_mut().steps.len() - 1;
     let name = cx.name_str(op);
     b.exchange(
         op,
@@ -1067,11 +1411,7 @@ fn run_cut_rows(
         let tl = blk.tile;
         let input = at[&tl];
         let own = Word::Buf(gbuf, (piece_of(blk) as u64 * pb) as u32);
-        let p: Vec<Word> = param_at
-            .iter()
-            .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
-            .collect::<Option<_>>()
-            .ok_or_else(|| b.err(op, format!("has no scale or bias piece on tile {tl}")))?;
+        let p = param_words(b, op, &param_at, tl)?;
         b.call(
             tl,
             apply(
@@ -1088,7 +1428,25 @@ fn run_cut_rows(
     let tiles = need.iter().map(|blk| blk.tile).collect();
     b.offer_epilogue_at(cx.result(op, 0), res, tiles, 4, records::rows_epilogue);
     b.finish_op();
-    Ok(())
+    Ok(stats_step)
+}
+
+/// Tile `tl`'s buffers of a row op's other operands (`at`, delivered).
+fn param_words(
+    b: &ProgramBuilder,
+    op: Op,
+    at: &[FxHashMap<u32, usize>],
+    tl: u32,
+) -> Result<Vec<Word>, Diagnostic> {
+    at.iter()
+        .map(|a| a.get(&tl).map(|&buf| Word::Buf(buf, 0)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            b.err(
+                op,
+                format!("has no piece of its other operands on tile {tl}"),
+            )
+        })
 }
 
 /// The supersteps of a row op whose result blocks are its input's blocks:
@@ -1351,15 +1709,17 @@ fn layer_norm_plan(
         layer_norm_calls(cx, op, m).map_err(|e| (false, e))
     };
     let whole = row_grids(&shape, &outside(rank, axis, rank), tiles);
-    cheapest_row_plan(
+    let (m, p, _) = cheapest_row_plan(
         producer,
         whole,
         axis,
         &shape,
         e.bytes() as u64,
         target,
+        true,
         try_one,
-    )
+    )?;
+    Ok((m, p))
 }
 
 impl DeviceOp for LayerNorm {
@@ -1458,7 +1818,9 @@ impl DeviceOp for LayerNorm {
             } => {
                 let rects = param_rects(cx, op, &shape, axis, &m).map_err(|e| b.err(op, e))?;
                 let cut = CutRows { axis, groups, rows };
-                let first = |x: Word, _: Word, pairs: Word| records::rows_along(&stats, x, pairs);
+                let first = |x: Word, _: Word, pairs: Word, _: &[Word]| {
+                    records::rows_along(&stats, x, pairs)
+                };
                 // An f32 add into the rows just before (a residual add):
                 // summed and stored by the statistics pass.
                 let take = |add: &crate::program::Call, x: Word, pairs: Word| {
@@ -1478,7 +1840,8 @@ impl DeviceOp for LayerNorm {
                     &last,
                     &rects,
                     "tile.layer_norm",
-                )
+                )?;
+                Ok(())
             }
         }
     }

@@ -198,8 +198,15 @@ pub struct ProgramBuilder<'a> {
     pending: Vec<Pending>,
     pending_phases: Vec<Arc<Phase>>,
     queue: PhaseQueue<'static>,
+    /// Exchanges gathered into one phase while set
+    /// ([`Self::begin_one_phase`]): their labels and moves.
+    gathering: Option<(Vec<String>, PhaseMoves)>,
     pub totals: &'a mut Totals,
 }
+
+/// An exchange's moves: source and destination buffers, the transfers,
+/// the runs that stay on their tile.
+type PhaseMoves = Vec<(BufId, BufId, Vec<Transfer>, Vec<Run>)>;
 
 impl<'a> ProgramBuilder<'a> {
     pub fn new(
@@ -232,7 +239,26 @@ impl<'a> ProgramBuilder<'a> {
             pending: Vec::new(),
             pending_phases: Vec::new(),
             queue: PhaseQueue::new(),
+            gathering: None,
             totals,
+        }
+    }
+
+    /// From now on the exchanges an op asks for (its operands' deliveries)
+    /// are gathered into one phase, built by [`Self::end_one_phase`]: one
+    /// phase's fixed cost and sync instead of one per operand.
+    pub fn begin_one_phase(&mut self) {
+        self.gathering.get_or_insert_with(Default::default);
+    }
+
+    /// Builds the phase of the exchanges gathered since
+    /// [`Self::begin_one_phase`] (none: nothing).
+    pub fn end_one_phase(&mut self, op: Op) -> Result<(), Diagnostic> {
+        match self.gathering.take() {
+            Some((labels, moves)) if !labels.is_empty() => {
+                self.exchange_sets(op, &labels.join(", "), moves)
+            }
+            _ => Ok(()),
         }
     }
 
@@ -612,12 +638,12 @@ impl<'a> ProgramBuilder<'a> {
     }
 
     /// [`Self::exchange`] of runs already made into transfers.
-    fn exchange_sets(
-        &mut self,
-        op: Op,
-        label: &str,
-        moves: Vec<(BufId, BufId, Vec<Transfer>, Vec<Run>)>,
-    ) -> Result<(), Diagnostic> {
+    fn exchange_sets(&mut self, op: Op, label: &str, moves: PhaseMoves) -> Result<(), Diagnostic> {
+        if let Some((labels, gathered)) = self.gathering.as_mut() {
+            labels.push(label.to_string());
+            gathered.extend(moves);
+            return Ok(());
+        }
         // Local copies into a buffer this phase sends from must happen first.
         if self
             .pending_copies
