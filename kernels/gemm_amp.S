@@ -11,7 +11,9 @@
 #      readable slack after A.
 #   B: N/16 x NKC blocks of KC x 16, in that order, each block contiguous
 #      (so B is N/16 column blocks of K x 16, one after another);
-#      8*M bytes of readable slack after B.
+#      8*M bytes of readable slack after B. With BT (K in one chunk), each
+#      block is held column by column instead, 16 columns of K (`ampswapt`):
+#      B is then B^T, N x K row-major.
 #   C: M x N row-major partials (f32 or f16); 8 bytes of readable slack.
 #   T (only with K-chunks and more than one column block, TMP = 1): M x 16
 #      partials, 8 bytes of readable slack: the K-chunks of a column block
@@ -37,6 +39,7 @@
         .param K, 128
         .param N, 128
         .param KC, 0                     # K-chunk; 0: all of K in one chunk
+        .param BT, 0                     # 1: B given transposed (N x K row-major)
         .param PRE, 0                    # 1: the prologue (the worker records and the
                                          # first weight block) is the entry gemm_amp_pre,
                                          # run with the same state before gemm_amp;
@@ -120,6 +123,9 @@
         .if N * PB > 32767
         .error "N x the partials' bytes must stay below 32 KiB (a row of C)"
         .endif
+        .if (BT < 0) | (BT > 1) | (BT & (NKC > 1))
+        .error "BT is 0 or 1, and takes K in one chunk"
+        .endif
         .if (PRE < 0) | (PRE > 2)
         .error "PRE must be 0, 1 or 2"
         .endif
@@ -136,7 +142,7 @@
         # split moves some of the supervisor's set-up out of the 100), and
         # gemm_amp only reloads the next block's source; with PRE = 2 the
         # records (about 145), and gemm_amp loads the first block.
-        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16"
+        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -248,7 +254,12 @@ fill_end:
         rpt $m7, load0_end
         wld128 [$m5+=16], $m6
 load0_end:
+        .if BT
+        setzi $m6, KC
+        ampswapt $m6
+        .else
         ampswap
+        .endif
         .endm
 
         .text
@@ -285,7 +296,12 @@ block:
         wld128 [$m5+=16], $m6
 loadn_end:
         .endif
+        .if BT
+        setzi $m6, KC
+        ampswapt $m6
+        .else
         ampswap
+        .endif
         # The next block: another K-chunk of the same columns (inputs move
         # on by one chunk, outputs stay and are added to), or the first
         # chunk of the next 16 columns (inputs back to chunk 0, outputs on

@@ -185,6 +185,7 @@ isa_table! {
     Call = "call", Mem, Any, 44, [M, Target], 1, "m = address of the next bundle; pc = target";
     Jmp = "jmp", Mem, Any, 45, [M], 1, "pc = m";
     Rpt = "rpt", Mem, Any, 46, [M, RptEnd], 1, "execute the following body (up to the end label) m times with no loop overhead; m = 0 skips it; no nesting";
+    Ampswapt = "ampswapt", Mem, Supervisor, 47, [M], 1, "swap the AMP weight banks; the new active bank holds its weights column by column: m rows (K) of column 0, then of column 1, ... (weight (k, c) at element c * m + k)";
     // ---- contexts, sync, exchange
     Run = "run", Mem, Supervisor, 48, [M, M], 1, "start a worker in the lowest free context at pc s with $m0 = t and $m1 = its context number";
     Exit = "exit", Mem, Worker, 49, [], 1, "the worker ends; its context becomes free";

@@ -350,7 +350,7 @@ macro_rules! handlers {
 }
 
 static HANDLERS: [Handler; Op::COUNT] = handlers!(
-    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145 146 147 148 149 150 151 152 153 154 155 156 157 158 159
+    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145 146 147 148 149 150 151 152 153 154 155 156 157 158 159 160
 );
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -405,6 +405,9 @@ pub struct Tile {
     amp: [AmpState; WORKERS],
     banks: Vec<[u8; AMP_BANK_BYTES]>,
     active_bank: usize,
+    /// The active bank's rows when it holds its weights column by column
+    /// (`ampswapt`), 0 when row by row (`ampswap`).
+    bank_rows_t: u32,
     wcache: Vec<f32>,
     wcache_fmt: WFmt,
     e4: [f32; 256],
@@ -590,6 +593,7 @@ impl Tile {
             amp: [AmpState::default(); WORKERS],
             banks: vec![[0; AMP_BANK_BYTES]; 2],
             active_bank: 0,
+            bank_rows_t: 0,
             wcache: vec![0.0; AMP_BANK_BYTES],
             wcache_fmt: WFmt::None,
             e4: f8_table(F8Format::E4M3FN),
@@ -1229,6 +1233,21 @@ impl Tile {
             }
             Ampswap => {
                 self.active_bank ^= 1;
+                self.bank_rows_t = 0;
+                self.wcache_fmt = WFmt::None;
+            }
+            Ampswapt => {
+                let rows = self.ctx[ci].m[r[0] as usize];
+                // 16 columns of `rows` weights of the narrowest (1-byte)
+                // type must fit the bank at all; wider types are checked
+                // when the AMP reads them.
+                if rows == 0 || rows as usize * AMP_COLUMNS > AMP_BANK_BYTES {
+                    return Err(FaultKind::AmpWeights {
+                        end: rows as usize * AMP_COLUMNS,
+                    });
+                }
+                self.active_bank ^= 1;
+                self.bank_rows_t = rows;
                 self.wcache_fmt = WFmt::None;
             }
             Ampk => {
@@ -1752,6 +1771,33 @@ impl Tile {
 
     fn decode_weights(&mut self, fmt: WFmt) {
         let bank = &self.banks[self.active_bank];
+        let rows = self.bank_rows_t as usize;
+        if rows > 0 {
+            // Column by column: weight (k, c) is element c * rows + k, laid
+            // out here row by row as the AMP reads it.
+            let eb = match fmt {
+                WFmt::F32 => 4,
+                WFmt::F16 => 2,
+                _ => 1,
+            };
+            let lut = if fmt == WFmt::E5 { &self.e5 } else { &self.e4 };
+            for c in 0..AMP_COLUMNS {
+                for k in 0..rows {
+                    let at = (c * rows + k) * eb;
+                    let Some(b) = bank.get(at..at + eb) else {
+                        continue;
+                    };
+                    self.wcache[k * AMP_COLUMNS + c] = match fmt {
+                        WFmt::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                        WFmt::F16 => f16_value(u16::from_le_bytes([b[0], b[1]])),
+                        WFmt::E4 | WFmt::E5 => lut[b[0] as usize],
+                        WFmt::None => 0.0,
+                    };
+                }
+            }
+            self.wcache_fmt = fmt;
+            return;
+        }
         match fmt {
             WFmt::F32 => {
                 for (k, c) in bank.chunks_exact(4).enumerate() {
@@ -1803,8 +1849,16 @@ impl Tile {
         let p = st.phase as usize;
         let k0 = p * mode.k_per_instr;
         let end = (k0 + mode.k_per_instr) * AMP_COLUMNS * mode.in_bytes;
-        if end > AMP_BANK_BYTES {
-            return Err(FaultKind::AmpWeights { end });
+        // A bank held column by column has its rows and no more; all of
+        // them must lie in it.
+        let rows_t = self.bank_rows_t as usize;
+        let t_end = rows_t * AMP_COLUMNS * mode.in_bytes;
+        if end > AMP_BANK_BYTES
+            || (rows_t > 0 && (k0 + mode.k_per_instr > rows_t || t_end > AMP_BANK_BYTES))
+        {
+            return Err(FaultKind::AmpWeights {
+                end: end.max(t_end),
+            });
         }
         let mut out = [0u32; 2];
         if st.phase < drain_n {

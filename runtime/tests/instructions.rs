@@ -852,6 +852,66 @@ fn amp_weight_loading_and_swap() {
     assert_eq!(t.stats().amp_macs, 8 * 64);
 }
 
+/// `ampswapt`: the bank holds its weights column by column (16 columns of
+/// K = 16 f16 weights, column c at c * K), read by the AMP as the same
+/// weights row by row would be.
+#[test]
+fn amp_weights_held_column_by_column() {
+    let mut r = rng();
+    // w[k][c], stored transposed: wt[c][k].
+    let w: Vec<u16> = (0..16 * 16)
+        .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
+        .collect();
+    let wt: Vec<u16> = (0..16 * 16).map(|i| w[(i % 16) * 16 + i / 16]).collect();
+    let x: Vec<u16> = (0..16)
+        .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
+        .collect();
+    let src = ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: setzi $m9, 16\n ampswapt $m9\n \
+               setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
+               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
+               ld64 $a2:3, [$m5+=8]\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
+               { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n zero64 $a2:3\n \
+               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
+               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
+               st64 $a0:1, [$m6+=8]\n exit\n";
+    let (t, img) = {
+        let t = run_with(src, 0, |t| {
+            wr_u16(t, 0x81000, &wt);
+            wr_u16(t, 0x82000, &x);
+        })
+        .unwrap();
+        let (_, img) = tile_with(src, &[]);
+        (t, img)
+    };
+    note_ops(&t, &img);
+    let got = rd_u16(&t, 0x83000, 16);
+    for c in 0..16 {
+        let mut acc = 0f32;
+        for k in 0..16 {
+            acc += f16_value(x[k]) * f16_value(w[k * 16 + c]);
+        }
+        let g = f16_value(got[c]);
+        assert!(
+            (g - acc).abs() <= 2e-3 * acc.abs().max(1.0),
+            "column {c}: {g} vs {acc}"
+        );
+    }
+    // No rows, or 16 columns of more rows than a bank holds, is a fault;
+    // so is a row reaching past the rows the bank holds.
+    for rows in [0, 257] {
+        let src = format!(".globl main\nmain: setzi $m1, {rows}\n ampswapt $m1\n halt\n");
+        let f = run_with(&src, 0, |_| {}).unwrap_err();
+        assert!(
+            matches!(f.kind, FaultKind::AmpWeights { .. }),
+            "{rows}: {f}"
+        );
+    }
+    let src = ".globl main\nmain: setzi $m1, 16\n ampswapt $m1\n setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
+               w: setzi $m3, 8\n ampk $m3\n .rept 5\n amp.f16f16 $a0:1, $a0:1, $a0:1\n .endr\n exit\n";
+    let f = run_with(src, 0, |_| {}).unwrap_err();
+    assert!(matches!(f.kind, FaultKind::AmpWeights { .. }), "{f}");
+}
+
 /// Weights for the next block stream into the shadow bank (`ldxw`) while
 /// the AMP computes with the active one (loaded by `wld64`).
 #[test]
@@ -1047,6 +1107,7 @@ fn zz_every_op_is_exercised() {
     exchange_engine_on_one_tile();
     amp_weight_loading_and_swap();
     amp_weights_loaded_by_workers();
+    amp_weights_held_column_by_column();
     amp_modes_ops();
     pow_and_gelu_tanh();
     comparisons_selects_and_byte_logic();

@@ -59,6 +59,23 @@ fn check_gemm_pre(
     seed: u64,
     pre: i64,
 ) -> GemmRun {
+    check_gemm_full(ty, m, k, kc, n, scale, seed, pre, 0)
+}
+
+/// [`check_gemm_pre`]; with `bt` 1, B is given transposed (N x K
+/// row-major; the kernel's BT, K in one chunk).
+#[allow(clippy::too_many_arguments)]
+fn check_gemm_full(
+    ty: i64,
+    m: usize,
+    k: usize,
+    kc: usize,
+    n: usize,
+    scale: i32,
+    seed: u64,
+    pre: i64,
+    bt: i64,
+) -> GemmRun {
     let params: BTreeMap<String, i64> = [
         ("TYPE", ty),
         ("M", m as i64),
@@ -66,6 +83,7 @@ fn check_gemm_pre(
         ("KC", kc as i64),
         ("N", n as i64),
         ("PRE", pre),
+        ("BT", bt),
     ]
     .iter()
     .map(|(a, b)| (a.to_string(), *b))
@@ -133,7 +151,7 @@ fn check_gemm_pre(
             }
         }
     }
-    // B blocked: [n/16][k][16].
+    // B blocked: [n/16][k][16]; with BT, B^T: [n][k].
     let (mut bb, mut bv) = (Vec::new(), Vec::new());
     for _ in 0..n * k {
         let (b, v) = value(&mut r);
@@ -173,7 +191,12 @@ fn check_gemm_pre(
                 let mut want = 0.0;
                 let mut mag = 0.0;
                 for kk in 0..k {
-                    let p = av[row * k + kk] * bv[nb * k * 16 + kk * 16 + c] * s;
+                    let w = if bt == 1 {
+                        bv[(nb * 16 + c) * k + kk]
+                    } else {
+                        bv[nb * k * 16 + kk * 16 + c]
+                    };
+                    let p = av[row * k + kk] * w * s;
                     want += p;
                     mag += p.abs();
                 }
@@ -241,6 +264,56 @@ fn gemm_f8_scaled() {
     check_gemm(3, 64, 256, 32, -4, 8);
     check_gemm(2, 11, 32, 16, 2, 9);
     check_gemm(3, 23, 96, 64, 0, 10);
+}
+
+#[test]
+fn gemm_with_b_transposed() {
+    // (TYPE, M, K, N): every type, one and several column blocks, rows
+    // fewer than and not a multiple of the workers, K up to a bank.
+    for (seed, &(ty, m, k, n)) in [
+        (1i64, 37usize, 64usize, 16usize),
+        (1, 13, 128, 48),
+        (0, 7, 32, 32),
+        (2, 27, 256, 16),
+        (3, 5, 96, 64),
+        (4, 6, 64, 32),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let run = check_gemm_full(
+            ty,
+            m,
+            k,
+            k,
+            n,
+            -1 * (ty >= 2) as i32,
+            40 + seed as u64,
+            0,
+            1,
+        );
+        let ratio = run.formula as f64 / run.cycles as f64;
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "TYPE {ty} M{m} K{k} N{n} BT: simulated {}, formula {}",
+            run.cycles,
+            run.formula
+        );
+    }
+    // K in chunks cannot be given transposed.
+    let p: BTreeMap<String, i64> = [
+        ("TYPE", 1),
+        ("M", 8),
+        ("K", 256),
+        ("KC", 128),
+        ("N", 16),
+        ("BT", 1),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), *b))
+    .collect();
+    let e = assemble_kernel("gemm_amp", &p).unwrap_err().to_string();
+    assert!(e.contains("BT is 0 or 1, and takes K in one chunk"), "{e}");
 }
 
 #[test]
