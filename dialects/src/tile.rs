@@ -213,7 +213,8 @@ pub static MATMUL: OpDef = OpDef {
               first + (((b * pm + i) * pk + k) * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
               its cycle formula); with pk > 1 the `partials`-typed partial sums of a block are added up by its pk \
               tiles, tile k a 1/pk share of the block's rows. The result lives as `mapping` says: the (batch x) \
-              (pm * pk) x pn grid on the same tiles.",
+              (pm * pk) x pn grid on the same tiles. With `rhs_transposed` the rhs is given as [N, K] (or [B, N, K]), \
+              the GEMM's weight banks held column by column.",
     operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
     results: RESULT,
     attributes: &[
@@ -223,6 +224,7 @@ pub static MATMUL: OpDef = OpDef {
         CYCLES,
         MAPPING,
         AttrDef { name: "partials", optional: false, constraint: constraints::ANY_ATTR },
+        AttrDef { name: "rhs_transposed", optional: true, constraint: FLAG_ATTR },
     ],
     traits: &[Trait::Pure],
     assembly_format: Some("$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"),
@@ -789,7 +791,14 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             .unwrap_or_default()
     };
     verify_kernel(cx, op)?;
-    let (a, b) = (shape(cx.operand(op, 0)), shape(cx.operand(op, 1)));
+    let (a, mut b) = (shape(cx.operand(op, 0)), shape(cx.operand(op, 1)));
+    let given_b = b.clone();
+    // Given transposed, the rhs is [N, K]: checked as the [K, N] it stands for.
+    let transposed = cx.get_attr(op, "rhs_transposed").is_some();
+    if transposed && b.len() >= 2 {
+        let r = b.len();
+        b.swap(r - 2, r - 1);
+    }
     let batched = a.len() == 3;
     let plan = cx.get_i64_array_attr(op, "plan").unwrap_or_default();
     let want = if batched { 4 } else { 3 };
@@ -828,11 +837,12 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         a.len() == 2 && b.len() == 2 && a[1] == b[0]
     };
     if !ok {
-        return Err(op_error(
-            cx,
-            op,
-            format!("operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side), not {a:?} and {b:?}"),
-        ));
+        let message = if transposed {
+            format!("operands must be [M, K] and [N, K], or [B, M, K] and [B, N, K] (B may be 1 on one side; the rhs is transposed), not {a:?} and {given_b:?}")
+        } else {
+            format!("operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side), not {a:?} and {b:?}")
+        };
+        return Err(op_error(cx, op, message));
     }
     let rt = cx.value_type(cx.result(op, 0));
     let r = cx.value_shape(cx.result(op, 0));

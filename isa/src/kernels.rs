@@ -95,8 +95,9 @@ pub fn specialised_name(name: &str, params: &BTreeMap<String, i64>) -> String {
             2 => "_prerec",
             _ => "",
         };
+        let bt = if p("BT") == 1 { "_bt" } else { "" };
         return format!(
-            "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{pre}",
+            "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{bt}{pre}",
             p("K"),
             p("N"),
             m / 6,

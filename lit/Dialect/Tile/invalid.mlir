@@ -170,6 +170,22 @@ func.func @matmul_result_mapping(%a: tensor<8x32xf16>, %b: tensor<32x32xf16>) {
 
 // -----
 
+func.func @matmul_operands_transposed(%a: tensor<8x32xf16>, %b: tensor<32x16xf16>) {
+  // expected-error@+1 {{'tile.matmul' op operands must be [M, K] and [N, K], or [B, M, K] and [B, N, K] (B may be 1 on one side; the rhs is transposed), not [8, 32] and [32, 16]}}
+  %0 = tile.matmul %a, %b {cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 1>, rhs_transposed, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x16xf16>) -> tensor<8x32xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_transposed_flag(%a: tensor<8x32xf16>, %b: tensor<32x32xf16>) {
+  // expected-error@+1 {{'tile.matmul' op attribute 'rhs_transposed' failed to satisfy constraint: unit attribute}}
+  %0 = tile.matmul %a, %b {cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 1>, rhs_transposed = 1 : i64, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<32x32xf16>) -> tensor<8x32xf16>
+  return
+}
+
+// -----
+
 func.func @matmul_operands(%a: tensor<8x32xf16>, %b: tensor<16x32xf16>) {
   // expected-error@+1 {{'tile.matmul' op operands must be [M, K] and [K, N], or [B, M, K] and [B, K, N] (B may be 1 on one side), not [8, 32] and [16, 32]}}
   %0 = tile.matmul %a, %b {cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f32, plan = array<i64: 1, 2, 1>, tiles = array<i64: 0, 1>} : (tensor<8x32xf16>, tensor<16x32xf16>) -> tensor<8x32xf16>

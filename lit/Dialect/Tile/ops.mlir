@@ -24,6 +24,16 @@ func.func @stage(%x: tensor<8x32xf16> {ipu.name = "x"}, %w: tensor<32x32xf8E4M3F
   return %s : tensor<8x32xf16>
 }
 
+// A batched matmul given its rhs transposed ([B, N, K]): the result is
+// [B, M, N], N from the rhs's second dimension.
+// CHECK-LABEL: func.func @transposed
+// CHECK: tile.matmul %arg0, %arg1 {{{.*}}plan = array<i64: 2, 1, 1, 1>, rhs_transposed, tiles = array<i64: 0, 1>} : (tensor<2x16x32xf16>, tensor<2x8x32xf16>) -> tensor<2x16x8xf16>
+// GENERIC: "tile.matmul"(%arg0, %arg1) <{{{.*}}rhs_transposed, tiles = array<i64: 0, 1>}>
+func.func @transposed(%q: tensor<2x16x32xf16>, %k: tensor<2x8x32xf16>) -> tensor<2x16x8xf16> {
+  %s = tile.matmul %q, %k {cycles = 446 : i64, kernel = "gemm_f16_interleaved_k32_c16_r1_r2_m8_bt", mapping = {grid = array<i64: 2, 1, 1>, tiles = array<i64: 0, 1>}, partials = f16, plan = array<i64: 2, 1, 1, 1>, rhs_transposed, tiles = array<i64: 0, 1>} : (tensor<2x16x32xf16>, tensor<2x8x32xf16>) -> tensor<2x16x8xf16>
+  return %s : tensor<2x16x8xf16>
+}
+
 // A parameter loaded widened: the host's type, then the tiles' one.
 // CHECK-LABEL: func.func @loaded
 // CHECK: %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 2>}, resident} : tensor<32x32xf8E4M3FN> -> tensor<32x32xf16>

@@ -7,7 +7,11 @@
 //! rank-3 `tile.matmul` over `[B, M, K] x [B, K, N]`, one group of tiles
 //! per batch (reshape views flatten the batch dimensions). A transposed
 //! operand (`q x k^T`) is a transpose view: the exchange delivers the
-//! operand's blocks in the layout the GEMM reads.
+//! operand's blocks in the layout the GEMM reads. A transposed B that the
+//! GEMM reads in one K-chunk is given to it as it lies instead (the
+//! `tile.matmul` takes `rhs_transposed`, B as [..., N, K]; the kernel's
+//! `BT` form loads the AMP banks column by column, `ampswapt`), so the
+//! exchange moves whole runs of B's rows rather than 2-byte elements.
 //!
 //! Mapping: the planner ([`plan_matmul`]) cuts each product into a
 //! pm x pn x pk grid of blocks, one per tile (a row block is pk shares of
@@ -36,7 +40,7 @@ use super::matmul_plan::{
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::elem::{is_f8, value_elem};
 use crate::gemm::{GemmBlocks, GemmMode, N_BLOCK};
-use crate::geometry::{blocks, mapping_of, spread, Block, Run};
+use crate::geometry::{blocks, mapping_of, spread, Block, Layout, Run};
 use crate::program::Word;
 use crate::tile_to_exchange::ProgramBuilder;
 use ipu_dialects::tile::Mapping;
@@ -47,11 +51,43 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 pub struct Matmul;
 
+/// The operands' shapes, B as [..., K, N] (a `tile.matmul` given B
+/// transposed holds it as [..., N, K]).
 fn shapes(cx: &Context, op: Op) -> (Vec<i64>, Vec<i64>) {
-    (
-        cx.value_shape(cx.operand(op, 0)),
-        cx.value_shape(cx.operand(op, 1)),
-    )
+    let mut b = cx.value_shape(cx.operand(op, 1));
+    if rhs_transposed(cx, op) && b.len() >= 2 {
+        let r = b.len();
+        b.swap(r - 2, r - 1);
+    }
+    (cx.value_shape(cx.operand(op, 0)), b)
+}
+
+/// Whether `op` (a `tile.matmul`) reads its rhs transposed, [..., N, K].
+fn rhs_transposed(cx: &Context, op: Op) -> bool {
+    cx.get_attr(op, "rhs_transposed").is_some()
+}
+
+/// Whether `v` is a transpose view that puts its input's last (contiguous)
+/// dimension second to last: the matmul's K. Read as B, every column of it
+/// lies scattered over rows of the input; given transposed ([..., N, K],
+/// the input's own rows) the exchange moves it in whole runs.
+fn is_transposed_rows(cx: &Context, v: Value) -> bool {
+    let Some(d) = cx.defining_op(v).filter(|&d| cx.is(d, "tile.view")) else {
+        return false;
+    };
+    let p = cx.get_i64_array_attr(d, "permutation").unwrap_or(&[]);
+    let r = p.len();
+    cx.get_str_attr(d, "kind") == Some("transpose") && r >= 2 && p[r - 2] == r as i64 - 1
+}
+
+/// The gemm_amp specialisation for `g`, reading B transposed (`BT`) when
+/// `bt`.
+fn gemm_spec_for(g: &GemmBlocks, bt: bool) -> KernelSpec {
+    let mut spec = gemm_spec(g);
+    if bt {
+        spec.params.insert("BT".into(), 1);
+    }
+    spec
 }
 
 /// The element types of a matmul's operands and result.
@@ -268,8 +304,9 @@ fn check_blocks(g: &GemmBlocks, target: &Target) -> Result<(), String> {
     Ok(())
 }
 
-/// The rectangles of operand `i` each tile reads.
-fn needs(g: &GemmBlocks, [first, stride]: [u64; 2], i: usize) -> Vec<Block> {
+/// The rectangles of operand `i` each tile reads (B's as [N, K] when it is
+/// given transposed, `bt`).
+fn needs(g: &GemmBlocks, [first, stride]: [u64; 2], i: usize, bt: bool) -> Vec<Block> {
     let mut out = Vec::new();
     for bi in 0..g.pb {
         for k in 0..g.pk {
@@ -285,13 +322,18 @@ fn needs(g: &GemmBlocks, [first, stride]: [u64; 2], i: usize) -> Vec<Block> {
                             ],
                         )
                     } else {
-                        (
+                        let (mut lo, mut hi) = (
                             vec![(k * g.bk) as i64, (jn * g.bn) as i64],
                             vec![
                                 ((k + 1) * g.bk).min(g.k) as i64,
                                 ((jn + 1) * g.bn).min(g.n) as i64,
                             ],
-                        )
+                        );
+                        if bt {
+                            lo.swap(0, 1);
+                            hi.swap(0, 1);
+                        }
+                        (lo, hi)
                     };
                     if g.ranked_batch {
                         let own = if i == 0 { g.a_batched } else { g.b_batched };
@@ -308,6 +350,46 @@ fn needs(g: &GemmBlocks, [first, stride]: [u64; 2], i: usize) -> Vec<Block> {
         }
     }
     out
+}
+
+/// `v` with its last two dimensions swapped, as a view inserted before
+/// `at`; `v` being a transpose view itself, one view of its input (or that
+/// input itself, when the two transposes cancel).
+fn transpose_last_two(cx: &mut Context, v: Value, at: Op, loc: Loc, tiles: u32) -> Value {
+    let (shape, e) = cx.tensor_parts(cx.value_type(v)).expect("a tensor");
+    let (mut shape, r) = (shape.to_vec(), shape.len());
+    shape.swap(r - 2, r - 1);
+    let mut perm: Vec<i64> = (0..r as i64).collect();
+    perm.swap(r - 2, r - 1);
+    let (mut input, mut loc) = (v, loc);
+    if let Some(d) = cx
+        .defining_op(v)
+        .filter(|&d| cx.is(d, "tile.view") && cx.get_str_attr(d, "kind") == Some("transpose"))
+    {
+        let p = cx
+            .get_i64_array_attr(d, "permutation")
+            .unwrap_or(&[])
+            .to_vec();
+        if p.len() == r && p.iter().all(|&i| (0..r as i64).contains(&i)) {
+            // Dimension i of the result is dimension perm[i] of v, which is
+            // dimension p[perm[i]] of v's input.
+            perm = perm.iter().map(|&i| p[i as usize]).collect();
+            input = cx.operand(d, 0);
+            loc = cx.fused_loc(vec![cx.op_loc(d), loc]);
+            if perm.iter().enumerate().all(|(i, &j)| j == i as i64) {
+                return input;
+            }
+        }
+    }
+    let ty = cx.tensor_type(&shape, e);
+    let attrs = vec![
+        ("kind", cx.string_attr("transpose")),
+        ("mapping", spread(&shape, tiles).to_attr(cx)),
+        ("permutation", cx.i64_array_attr(perm)),
+    ];
+    let o = build_op(cx, "tile.view", &[input], Some(ty), attrs, loc);
+    cx.insert_op_before(at, o);
+    cx.result(o, 0)
 }
 
 /// A reshape view of `v` to `shape`, inserted before `at`.
@@ -352,7 +434,7 @@ impl DeviceOp for Matmul {
             } else {
                 g.bk * g.bn * eb(1) + 8 * g.bm
             };
-            out.extend(needs(&g, [0, 1], i).iter().map(|b| (b.tile, bytes)));
+            out.extend(needs(&g, [0, 1], i, false).iter().map(|b| (b.tile, bytes)));
         }
         out
     }
@@ -440,6 +522,19 @@ impl DeviceOp for Matmul {
         let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
         // The product planned: 2-D, or per batch over its share of the tiles.
         let (plan, g, batch) = plan_op(cx, op, env).map_err(err)?;
+        // B a transpose view of rows computed on the device, read in one
+        // K-chunk: given transposed, the GEMM's banks take it column by
+        // column (`BT`) and the exchange moves whole runs of its rows.
+        let rhs_resident = env
+            .resident_at(op)
+            .operands
+            .get(1)
+            .copied()
+            .unwrap_or(false);
+        let bt = g.k_chunk().is_none() && !rhs_resident && is_transposed_rows(cx, bv);
+        if bt {
+            bv = transpose_last_two(cx, bv, op, loc, tiles);
+        }
         match form {
             Form::Plain => {}
             Form::Rows { rows } => av = reshape(cx, av, &[rows, k], op, loc, tiles),
@@ -449,11 +544,12 @@ impl DeviceOp for Matmul {
                 b: bb,
             } => {
                 av = reshape(cx, av, &[if ab { batch } else { 1 }, m, k], op, loc, tiles);
-                bv = reshape(cx, bv, &[if bb { batch } else { 1 }, k, n], op, loc, tiles);
+                let (r, c) = if bt { (n, k) } else { (k, n) };
+                bv = reshape(cx, bv, &[if bb { batch } else { 1 }, r, c], op, loc, tiles);
             }
         }
         check_blocks(&g, target).map_err(err)?;
-        let spec = gemm_spec(&g);
+        let spec = gemm_spec_for(&g, bt);
         let cycles = kernel_cycles(&spec).map_err(err)?;
         let plan_attr = match batch {
             None => vec![plan.pm as i64, plan.pn as i64, plan.pk as i64],
@@ -466,7 +562,7 @@ impl DeviceOp for Matmul {
             stride: 1,
         };
         let partials = crate::elem::ir_type(plan.mode.partials);
-        let attrs = vec![
+        let mut attrs = vec![
             ("plan", cx.i64_array_attr(plan_attr)),
             ("tiles", cx.i64_array_attr(vec![0, 1])),
             ("kernel", cx.string_attr(&spec.name())),
@@ -474,6 +570,9 @@ impl DeviceOp for Matmul {
             ("partials", cx.type_attr(partials)),
             ("mapping", m_map.to_attr(cx)),
         ];
+        if bt {
+            attrs.push(("rhs_transposed", ipu_ir::types::Attr::UNIT));
+        }
         let (_, e) = cx.tensor_parts(result_ty).expect("a tensor");
         let mm_shape: Vec<i64> = match (&form, batch) {
             (Form::Plain, _) => rshape.clone(),
@@ -517,8 +616,12 @@ impl DeviceOp for Matmul {
         let pt = g.mode.partials;
         let ib = in_e.bytes();
         check_blocks(&g, b.target).map_err(|e| b.err(op, e))?;
+        let bt = rhs_transposed(cx, op);
+        if bt && g.k_chunk().is_some() {
+            return Err(b.err(op, "reads its rhs transposed, which takes K in one chunk"));
+        }
         let kernels = tile_kernels(&g, ae, be);
-        let spec = kernels.gemm.clone();
+        let spec = gemm_spec_for(&g, bt);
         let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
         if recorded != spec.name() {
             return Err(b.err(
@@ -537,16 +640,18 @@ impl DeviceOp for Matmul {
         let a_at = b.operand(
             op,
             0,
-            &needs(&g, tiles, 0),
+            &needs(&g, tiles, 0, false),
             g.a_layout(),
             (bm * bk) as u64 * aeb,
             true,
         )?;
+        // Given transposed, B's rows (N x K row-major) are the layout the
+        // GEMM reads.
         let b_at = b.operand(
             op,
             1,
-            &needs(&g, tiles, 1),
-            g.b_layout(),
+            &needs(&g, tiles, 1, bt),
+            if bt { Layout::RowMajor } else { g.b_layout() },
             (bk * bn) as u64 * beb + 8 * bm as u64,
             true,
         )?;
@@ -637,7 +742,7 @@ impl DeviceOp for Matmul {
                         if let Some(spec) = kernels
                             .block_b
                             .clone()
-                            .filter(|_| b_at.in_place.contains(&tl))
+                            .filter(|_| !bt && b_at.in_place.contains(&tl))
                         {
                             b_cur = unary(b, spec, b_cur, "rhs_blocked", b_bytes(be.bytes()))?;
                         }
