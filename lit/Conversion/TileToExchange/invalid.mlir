@@ -24,3 +24,19 @@ module attributes {ipu.target = "test4"} {
     return %1 : tensor<8x32xf16>
   }
 }
+
+// -----
+
+// A matmul given its rhs transposed whose K block needs K-chunks: the BT
+// form of the GEMM loads each bank column by column from B's rows, whole
+// K at a time, so it is refused at the op.
+module attributes {ipu.target = "test4"} {
+  func.func @main(%arg0: tensor<8x1024xf16> {ipu.name = "x"}, %arg1: tensor<32x1024xf16> {ipu.name = "w"}) -> (tensor<8x32xf16> {ipu.name = "y"}) {
+    %0 = tile.host_input %arg0 {mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}} : tensor<8x1024xf16>
+    %1 = tile.host_input %arg1 {mapping = {grid = array<i64: 2, 1>, tiles = array<i64: 0, 1>}} : tensor<32x1024xf16>
+    // expected-error@+1 {{'tile.matmul' op reads its rhs transposed ([N, K]), which the GEMM takes only with K in one chunk, but its K block of 1024 needs chunks of 128 (16 columns of 128 fill an AMP bank)}}
+    %2 = tile.matmul %0, %1 {cycles = 1 : i64, kernel = "k", mapping = {grid = array<i64: 1, 2>, tiles = array<i64: 0, 1>}, partials = f16, plan = array<i64: 1, 2, 1>, rhs_transposed, tiles = array<i64: 0, 1>} : (tensor<8x1024xf16>, tensor<32x1024xf16>) -> tensor<8x32xf16>
+    tile.host_output %2 {name = "y"} : tensor<8x32xf16>
+    return %2 : tensor<8x32xf16>
+  }
+}

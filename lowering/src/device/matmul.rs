@@ -617,8 +617,15 @@ impl DeviceOp for Matmul {
         let ib = in_e.bytes();
         check_blocks(&g, b.target).map_err(|e| b.err(op, e))?;
         let bt = rhs_transposed(cx, op);
-        if bt && g.k_chunk().is_some() {
-            return Err(b.err(op, "reads its rhs transposed, which takes K in one chunk"));
+        if let Some(kc) = g.k_chunk().filter(|_| bt) {
+            return Err(b.err(
+                op,
+                format!(
+                    "reads its rhs transposed ([N, K]), which the GEMM takes only with K in one chunk, but its \
+                     K block of {} needs chunks of {kc} (16 columns of {kc} fill an AMP bank)",
+                    g.bk
+                ),
+            ));
         }
         let kernels = tile_kernels(&g, ae, be);
         let spec = gemm_spec_for(&g, bt);
