@@ -813,9 +813,25 @@ fn exchange_engine_on_one_tile() {
     assert!(f.to_string().contains("kind 3"), "{f}");
 }
 
-#[test]
-fn amp_weight_loading_and_swap() {
-    // f16 -> f16 with K = 16: 4 instructions per row; drain appears during the next row.
+/// A program that loads a bank of 16 x 16 f16 weights from 0x81000, makes
+/// it active with `swap`, and has one worker run one row of x (0x82000,
+/// K = 16: 4 instructions per row; the drain appears during the next row)
+/// through the AMP, its 16 f16 results stored at 0x83000.
+fn amp_row_program(swap: &str) -> String {
+    format!(
+        ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: {swap}\n \
+         setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
+         w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
+         ld64 $a2:3, [$m5+=8]\n {{ ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n {{ ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n\
+         {{ ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n {{ nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n zero64 $a2:3\n \
+         {{ st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n {{ st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n\
+         {{ st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n {{ st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }}\n\
+         st64 $a0:1, [$m6+=8]\n exit\n"
+    )
+}
+
+/// Random f16 weights w[k][c] (16 x 16, row by row) and one row x of 16.
+fn amp_row_inputs() -> (Vec<u16>, Vec<u16>) {
     let mut r = rng();
     let w: Vec<u16> = (0..16 * 16)
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
@@ -823,21 +839,12 @@ fn amp_weight_loading_and_swap() {
     let x: Vec<u16> = (0..16)
         .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
         .collect();
-    let src = ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: ampswap\n \
-               setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
-               ld64 $a2:3, [$m5+=8]\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n zero64 $a2:3\n \
-               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               st64 $a0:1, [$m6+=8]\n exit\n";
-    let t = run_with(src, 0, |t| {
-        wr_u16(t, 0x81000, &w);
-        wr_u16(t, 0x82000, &x);
-    })
-    .unwrap();
-    // The arithmetic slot runs first, so each store sees the drained partials of row 0.
-    let got = rd_u16(&t, 0x83000, 16);
+    (w, x)
+}
+
+/// The row [`amp_row_program`] stored is x times w, column by column.
+fn check_amp_row(t: &Tile, w: &[u16], x: &[u16]) {
+    let got = rd_u16(t, 0x83000, 16);
     for c in 0..16 {
         let mut acc = 0f32;
         for k in 0..16 {
@@ -849,6 +856,18 @@ fn amp_weight_loading_and_swap() {
             "column {c}: {g} vs {acc}"
         );
     }
+}
+
+#[test]
+fn amp_weight_loading_and_swap() {
+    let (w, x) = amp_row_inputs();
+    let t = run_with(&amp_row_program("ampswap"), 0, |t| {
+        wr_u16(t, 0x81000, &w);
+        wr_u16(t, 0x82000, &x);
+    })
+    .unwrap();
+    // The arithmetic slot runs first, so each store sees the drained partials of row 0.
+    check_amp_row(&t, &w, &x);
     assert_eq!(t.stats().amp_macs, 8 * 64);
 }
 
@@ -857,45 +876,18 @@ fn amp_weight_loading_and_swap() {
 /// weights row by row would be.
 #[test]
 fn amp_weights_held_column_by_column() {
-    let mut r = rng();
+    let (w, x) = amp_row_inputs();
     // w[k][c], stored transposed: wt[c][k].
-    let w: Vec<u16> = (0..16 * 16)
-        .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
-        .collect();
     let wt: Vec<u16> = (0..16 * 16).map(|i| w[(i % 16) * 16 + i / 16]).collect();
-    let x: Vec<u16> = (0..16)
-        .map(|_| f16_bits(r.gen_range(-1.0f32..1.0)))
-        .collect();
-    let src = ".globl main\nmain: setzi $m2, 0x81000\n setzi $m3, 0\n setzi $m4, 32\n rpt $m4, e\n wld128 [$m2+=16], $m3\ne: setzi $m9, 16\n ampswapt $m9\n \
-               setzi $m2, w\n run $m2, $m2\n sync 0\n halt\n\
-               w: setzi $m4, 4\n ampk $m4\n setzi $m5, 0x82000\n setzi $m6, 0x83000\n zero64 $a4:5\n \
-               ld64 $a2:3, [$m5+=8]\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               { ld64 $a2:3, [$m5+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { nop ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n zero64 $a2:3\n \
-               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n { st64 $a0:1, [$m6+=8] ; amp.f16f16 $a0:1, $a2:3, $a4:5 }\n\
-               st64 $a0:1, [$m6+=8]\n exit\n";
-    let (t, img) = {
-        let t = run_with(src, 0, |t| {
-            wr_u16(t, 0x81000, &wt);
-            wr_u16(t, 0x82000, &x);
-        })
-        .unwrap();
-        let (_, img) = tile_with(src, &[]);
-        (t, img)
-    };
+    let src = amp_row_program("setzi $m9, 16\n ampswapt $m9");
+    let t = run_with(&src, 0, |t| {
+        wr_u16(t, 0x81000, &wt);
+        wr_u16(t, 0x82000, &x);
+    })
+    .unwrap();
+    let (_, img) = tile_with(&src, &[]);
     note_ops(&t, &img);
-    let got = rd_u16(&t, 0x83000, 16);
-    for c in 0..16 {
-        let mut acc = 0f32;
-        for k in 0..16 {
-            acc += f16_value(x[k]) * f16_value(w[k * 16 + c]);
-        }
-        let g = f16_value(got[c]);
-        assert!(
-            (g - acc).abs() <= 2e-3 * acc.abs().max(1.0),
-            "column {c}: {g} vs {acc}"
-        );
-    }
+    check_amp_row(&t, &w, &x);
     // No rows, or 16 columns of more rows than a bank holds, is a fault;
     // so is a row reaching past the rows the bank holds.
     for rows in [0, 257] {

@@ -40,30 +40,16 @@ fn check_gemm_kc(
     scale: i32,
     seed: u64,
 ) -> GemmRun {
-    check_gemm_pre(ty, m, k, kc, n, scale, seed, 0)
+    check_gemm_full(ty, m, k, kc, n, scale, seed, 0, 0)
 }
 
 /// Where the harness stores the cycle counter after a PRE kernel's prologue.
 const PROLOGUE_END: u32 = STATE + 0x800;
 
 /// [`check_gemm_kc`]; with `pre` (the kernel's PRE, 1 or 2), its prologue
-/// `gemm_amp_pre` is called first, and then `gemm_amp` with the same state.
-#[allow(clippy::too_many_arguments)]
-fn check_gemm_pre(
-    ty: i64,
-    m: usize,
-    k: usize,
-    kc: usize,
-    n: usize,
-    scale: i32,
-    seed: u64,
-    pre: i64,
-) -> GemmRun {
-    check_gemm_full(ty, m, k, kc, n, scale, seed, pre, 0)
-}
-
-/// [`check_gemm_pre`]; with `bt` 1, B is given transposed (N x K
-/// row-major; the kernel's BT, K in one chunk).
+/// `gemm_amp_pre` is called first, and then `gemm_amp` with the same state;
+/// with `bt` 1, B is given transposed (N x K row-major; the kernel's BT, K
+/// in one chunk).
 #[allow(clippy::too_many_arguments)]
 fn check_gemm_full(
     ty: i64,
@@ -380,7 +366,7 @@ fn gemm_cycle_formula_tracks_the_simulator() {
                     // With the prologue run first: the kernel by its own
                     // formula, the prologue by what PRE takes off it.
                     for level in [1, 2] {
-                        let pre = check_gemm_pre(ty, m, k, kc, n, 0, seed, level);
+                        let pre = check_gemm_full(ty, m, k, kc, n, 0, seed, level, 0);
                         let main = pre.formula as f64;
                         let prologue = formula - main;
                         for (what, f, sim) in [
