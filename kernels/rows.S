@@ -401,6 +401,28 @@
         .define VOP f16v4mul
         .endif
 
+# The rest of a softmax statistics row after its first exp ($a4:5; $a6:7
+# the sum so far, $a8:9 the max m in both lanes, $m13 the granules left):
+# each further granule loaded from [\src], its exp added in (and stored
+# with EXPS), then the row's [m, s] stored.
+        .macro EXP_SUM src
+        rpt $m13, exp_sum_end_\@
+        .if EXPS
+        { ldst64 $a0:1, [\src+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        { ld64 $a0:1, [\src+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .endif
+        f32v2sub $a2:3, $a0:1, $a8:9
+        f32v2exp $a4:5, $a2:3
+exp_sum_end_\@:
+        .if EXPS
+        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
+        .else
+        f32v2add $a6:7, $a6:7, $a4:5
+        .endif
+        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
+        .endm
+
 # $a4:5 = vop over n granules from $m2 (which advances by step each).
         .macro FOLD vop, n, step
         ld64 $a4:5, [$m2+=\step]
@@ -1453,21 +1475,7 @@ pre_end:
         .else
         f32v2exp $a4:5, $a2:3
         .endif
-        rpt $m13, pre_exp_end
-        .if EXPS
-        { ldst64 $a0:1, [$m3+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .else
-        { ld64 $a0:1, [$m3+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a4:5, $a2:3
-pre_exp_end:
-        .if EXPS
-        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .else
-        f32v2add $a6:7, $a6:7, $a4:5
-        .endif
-        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
+        EXP_SUM $m3
         brnz $m6, row_pre
         .endif
 
@@ -1488,21 +1496,7 @@ st32_max_end:
         { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a12 }
         { add $m6, $m6, -1 ; f32v2sub $a2:3, $a0:1, $a8:9 }
         f32v2exp $a4:5, $a2:3
-        rpt $m13, st32_exp_end
-        .if EXPS
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .else
-        { ld64 $a0:1, [$m2+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .endif
-        f32v2sub $a2:3, $a0:1, $a8:9
-        f32v2exp $a4:5, $a2:3
-st32_exp_end:
-        .if EXPS
-        { st64 $a4:5, [$m11+=8] ; f32v2add $a6:7, $a6:7, $a4:5 }
-        .else
-        f32v2add $a6:7, $a6:7, $a4:5
-        .endif
-        { st64 $a12:13, [$m9+=8] ; f32v2hadd $a13, $a6:7 }   # [m, s]
+        EXP_SUM $m2
         brnz $m6, row_st32
         .endif
 

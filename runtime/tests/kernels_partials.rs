@@ -14,6 +14,22 @@ const C: u32 = DATA;
 const PARTIALS: u32 = DATA + 0x10000;
 const OUT: u32 = DATA + 0x30000;
 
+/// `count` random values in [-4, 4) as f32 (`ty` 0) or f16 (`ty` 1) bytes.
+fn random_elems(r: &mut rand::rngs::StdRng, ty: i64, count: usize) -> Vec<u8> {
+    (0..count)
+        .flat_map(|_| enc(ty, r.gen_range(-4.0f32..4.0)))
+        .collect()
+}
+
+/// `v` as f32 (`ty` 0) or f16 (`ty` 1) bytes.
+fn enc(ty: i64, v: f32) -> Vec<u8> {
+    if ty == 0 {
+        v.to_le_bytes().to_vec()
+    } else {
+        f16_bits(v).to_le_bytes().to_vec()
+    }
+}
+
 /// Runs `partials` on random c and partials; returns (c, partials, out)
 /// as lanes of f64 (every lane of every granule) and the simulated cycles.
 fn run(ty: i64, n: usize, p: usize, in_place: bool, seed: u64) -> (Vec<u8>, Vec<u8>, Vec<u8>, u64) {
@@ -21,18 +37,7 @@ fn run(ty: i64, n: usize, p: usize, in_place: bool, seed: u64) -> (Vec<u8>, Vec<
     let eb = if ty == 0 { 4 } else { 2 };
     let gb = (n * eb).div_ceil(8) * 8;
     let lanes = gb / eb;
-    let enc = |v: f32| -> Vec<u8> {
-        if ty == 0 {
-            v.to_le_bytes().to_vec()
-        } else {
-            f16_bits(v).to_le_bytes().to_vec()
-        }
-    };
-    let mut gen = |count: usize| -> Vec<u8> {
-        (0..count)
-            .flat_map(|_| enc(r.gen_range(-4.0f32..4.0)))
-            .collect()
-    };
+    let mut gen = |count: usize| random_elems(&mut r, ty, count);
     let c = gen(lanes);
     let parts = gen(lanes * p);
     let out = if in_place { C } else { OUT };
@@ -156,18 +161,7 @@ fn run_bias(
 ) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, u64) {
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
     let eb = if ty == 0 { 4 } else { 2 };
-    let enc = |v: f32| -> Vec<u8> {
-        if ty == 0 {
-            v.to_le_bytes().to_vec()
-        } else {
-            f16_bits(v).to_le_bytes().to_vec()
-        }
-    };
-    let mut gen = |count: usize| -> Vec<u8> {
-        (0..count)
-            .flat_map(|_| enc(r.gen_range(-4.0f32..4.0)))
-            .collect()
-    };
+    let mut gen = |count: usize| random_elems(&mut r, ty, count);
     let c = gen(n);
     let parts = gen(n * p);
     let bias = gen(cols);
@@ -203,7 +197,7 @@ fn run_bias(
     for i in 0..n {
         let s = lane(&sum, i) + lane(&bias, i % cols);
         let s = if ty == 0 { s } else { f16_value(f16_bits(s)) };
-        want.extend(enc(s));
+        want.extend(enc(ty, s));
         want_wide.extend(s.to_le_bytes());
     }
     let (got, got_wide) = match wide {
@@ -304,11 +298,7 @@ fn run_post(
 ) -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, u64) {
     use ipu_isa::float::{f8_from_f64, F8Format};
     let mut r = rand::rngs::StdRng::seed_from_u64(seed);
-    let mut gen = |count: usize| -> Vec<u8> {
-        (0..count)
-            .flat_map(|_| f16_bits(r.gen_range(-4.0f32..4.0)).to_le_bytes())
-            .collect()
-    };
+    let mut gen = |count: usize| random_elems(&mut r, 1, count);
     let c = gen(n);
     let parts = gen(n * p);
     let bias = gen(cols);

@@ -743,17 +743,18 @@ fn layer_norm_of_rows_cut_into_pieces() {
                     ("GAMMA", gamma),
                     ("BETA", beta),
                 ];
+                let inputs = [
+                    (X, bytes),
+                    (PAIRS, f32_bytes(&pairs)),
+                    (GAMMA, gb),
+                    (BETA, bb),
+                ];
                 let t = run_kernel(
                     "rows",
                     "rows",
                     &p,
                     &rows_state(&p, &[X, PAIRS, GAMMA, BETA, OUT]),
-                    &[
-                        (X, bytes),
-                        (PAIRS, f32_bytes(&pairs)),
-                        (GAMMA, gb),
-                        (BETA, bb),
-                    ],
+                    &inputs,
                 );
                 check_formula(&p, &t);
                 let got = read(&t, OUT, r * c, ty);
@@ -766,20 +767,12 @@ fn layer_norm_of_rows_cut_into_pieces() {
                             let mut pc = p.to_vec();
                             pc.push(("CAST", cast));
                             pc.push(("SCL", scl));
-                            let (_, bytes) = encode(&piece(k), ty);
-                            let (_, gb) = encode(&graw[k * c..(k + 1) * c], ty);
-                            let (_, bb) = encode(&braw[k * c..(k + 1) * c], ty);
                             let tc = run_kernel(
                                 "rows",
                                 "rows",
                                 &pc,
                                 &rows_state(&pc, &[X, PAIRS, GAMMA, BETA, OUT2]),
-                                &[
-                                    (X, bytes),
-                                    (PAIRS, f32_bytes(&pairs)),
-                                    (GAMMA, gb),
-                                    (BETA, bb),
-                                ],
+                                &inputs,
                             );
                             check_formula(&pc, &tc);
                             let want: Vec<u8> = y
