@@ -846,6 +846,12 @@ impl KernelSpec {
         }
         s
     }
+    /// Whether this statistics kernel takes a prologue ([`Self::with_prologue`]).
+    pub fn has_stats_prologue(&self) -> bool {
+        ["WIDEN", "MUL", "MASK"]
+            .iter()
+            .any(|k| self.params.get(*k) == Some(&1))
+    }
     /// Step 2: the pairs of `groups` pieces of r rows combined into each
     /// row's [max, 1 / sum] (or [max + log sum, -] for log-softmax).
     pub fn softmax_combine(log: bool, r: usize, groups: usize) -> KernelSpec {

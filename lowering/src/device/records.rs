@@ -49,7 +49,7 @@ pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
             } else if r(RowOp::SoftmaxStats) {
                 // A prologue's row vector at +4 (with f32 x, both read with
                 // paired loads), its t stored at +12.
-                let pre = ["WIDEN", "MUL", "MASK"].iter().any(|k| param(spec, k) == 1);
+                let pre = spec.has_stats_prologue();
                 let paired = param(spec, "MASK") == 1 && param(spec, "WIDEN") == 0;
                 let (x, v) = if paired { (W, W) } else { (A, opt("MASK")) };
                 vec![x, v, opt("EXPS"), if pre { A } else { Z }, A]
@@ -429,7 +429,7 @@ pub fn softmax_stats(
         mask.is_some(),
         "a prologue's row vector"
     );
-    let pre = ["WIDEN", "MUL", "MASK"].iter().any(|k| param(spec, k) == 1);
+    let pre = spec.has_stats_prologue();
     assert_eq!(pre, t.is_some(), "a prologue's rows");
     let zero = Word::Val(0);
     let words = [
