@@ -1,19 +1,80 @@
 //! ONNX ops mapped to compositions of several dialect ops: activations,
-//! `Attention` and `RotaryEmbedding`.
+//! `Attention`, `RotaryEmbedding`, the losses and `Einsum`.
 
 use ipu_reference::{ElementType, OpKind, PadMode, ReduceKind, Tensor};
 
-use super::importer::{
-    attr, attr_f, attr_i, attr_s, check_alloc, invalid, unsupported, Importer, NResult, NodeErr,
-};
-use super::ValueId;
-use crate::model::{element_type, Node};
+use super::super::importer::{check_alloc, invalid, unsupported, Importer, NResult, NodeErr};
+use super::{op, AttrKind as A, Binder, OnnxOp};
+use crate::import::ValueId;
+use crate::model::element_type;
+
+const ALPHA: &[(&str, A)] = &[("alpha", A::Float)];
+const ATTENTION: &[(&str, A)] = &[
+    ("q_num_heads", A::Int),
+    ("kv_num_heads", A::Int),
+    ("scale", A::Float),
+    ("softcap", A::Float),
+    ("is_causal", A::Int),
+    ("softmax_precision", A::Int),
+    ("qk_matmul_output_mode", A::Int),
+];
+const ROTARY: &[(&str, A)] = &[
+    ("num_heads", A::Int),
+    ("rotary_embedding_dim", A::Int),
+    ("interleaved", A::Int),
+];
+const LOSS: &[(&str, A)] = &[("ignore_index", A::Int), ("reduction", A::String)];
+
+pub(super) const OPS: &[OnnxOp] = &[
+    op("LeakyRelu", 1, ALPHA, activation),
+    op("PRelu", 1, &[], activation),
+    op("Elu", 1, ALPHA, activation),
+    op("Celu", 12, ALPHA, activation),
+    op(
+        "Selu",
+        1,
+        &[("alpha", A::Float), ("gamma", A::Float)],
+        activation,
+    ),
+    op("ThresholdedRelu", 10, ALPHA, activation),
+    op(
+        "HardSigmoid",
+        1,
+        &[("alpha", A::Float), ("beta", A::Float)],
+        activation,
+    ),
+    op("HardSwish", 14, &[], activation),
+    op("Softplus", 1, &[], activation),
+    op("Mish", 18, &[], activation),
+    op("Softsign", 1, &[], activation),
+    op("Sign", 9, &[], activation),
+    op("IsNaN", 9, &[], activation),
+    op(
+        "IsInf",
+        10,
+        &[("detect_positive", A::Int), ("detect_negative", A::Int)],
+        activation,
+    ),
+    op("Attention", 23, ATTENTION, Importer::attention),
+    op("RotaryEmbedding", 23, ROTARY, Importer::rotary),
+    op("NegativeLogLikelihoodLoss", 12, LOSS, Importer::nll_loss),
+    op("SoftmaxCrossEntropyLoss", 12, LOSS, Importer::nll_loss),
+    op("Einsum", 12, &[("equation", A::String)], Importer::einsum),
+];
+
+/// An elementwise activation of input 0 ([`Importer::activation`]).
+fn activation(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let x = im.req(n, 0)?;
+    let dt = im.ty(x).dtype;
+    let y = im.activation(n, x, dt, n.name)?;
+    im.bind(n, &[Some(y)])
+}
 
 impl Importer {
     /// Elementwise activations composed from dialect ops.
     pub(super) fn activation(
         &mut self,
-        n: &Node,
+        n: &Binder,
         x: ValueId,
         dt: ElementType,
         name: &str,
@@ -25,7 +86,7 @@ impl Importer {
                 let slope = if n.op_type == "PRelu" {
                     self.req(n, 1)?
                 } else {
-                    self.scalar(attr_f(n, "alpha", 0.01)?, dt, name)?
+                    self.scalar(n.attr_f("alpha", 0.01)?, dt, name)?
                 };
                 let neg = self.op(OpKind::Less, &[x, zero], name)?;
                 let sx = self.op(OpKind::Mul, &[x, slope], name)?;
@@ -33,11 +94,11 @@ impl Importer {
             }
             "Elu" | "Selu" | "Celu" => {
                 let (alpha, gamma) = match n.op_type.as_str() {
-                    "Elu" => (attr_f(n, "alpha", 1.0)?, 1.0),
-                    "Celu" => (attr_f(n, "alpha", 1.0)?, 1.0),
+                    "Elu" => (n.attr_f("alpha", 1.0)?, 1.0),
+                    "Celu" => (n.attr_f("alpha", 1.0)?, 1.0),
                     _ => (
-                        attr_f(n, "alpha", 1.673_263_2)?,
-                        attr_f(n, "gamma", 1.050_701)?,
+                        n.attr_f("alpha", 1.673_263_2)?,
+                        n.attr_f("gamma", 1.050_701)?,
                     ),
                 };
                 let a = self.scalar(alpha, dt, name)?;
@@ -59,7 +120,7 @@ impl Importer {
                 }
             }
             "ThresholdedRelu" => {
-                let a = self.scalar(attr_f(n, "alpha", 1.0)?, dt, name)?;
+                let a = self.scalar(n.attr_f("alpha", 1.0)?, dt, name)?;
                 let gt = self.op(OpKind::Greater, &[x, a], name)?;
                 self.op(OpKind::Select, &[gt, x, zero], name)?
             }
@@ -67,7 +128,7 @@ impl Importer {
                 let (al, be) = if n.op_type == "HardSwish" {
                     (1.0 / 6.0, 0.5)
                 } else {
-                    (attr_f(n, "alpha", 0.2)?, attr_f(n, "beta", 0.5)?)
+                    (n.attr_f("alpha", 0.2)?, n.attr_f("beta", 0.5)?)
                 };
                 let a = self.scalar(al, dt, name)?;
                 let b = self.scalar(be, dt, name)?;
@@ -110,8 +171,8 @@ impl Importer {
                 self.op(OpKind::Not, &[eq], name)?
             }
             "IsInf" => {
-                let pos = attr_i(n, "detect_positive", 1)? != 0;
-                let neg = attr_i(n, "detect_negative", 1)? != 0;
+                let pos = n.attr_i("detect_positive", 1)? != 0;
+                let neg = n.attr_i("detect_negative", 1)? != 0;
                 let pinf = self.scalar(f32::INFINITY, dt, name)?;
                 let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
                 let p = self.op(OpKind::Equal, &[x, pinf], name)?;
@@ -136,7 +197,8 @@ impl Importer {
     /// the operator's function body: optional KV-cache concat, GQA head
     /// repetition, sqrt(scale) on Q and K, softcap, mask/causal bias,
     /// softmax (in `softmax_precision`), and the optional QK output.
-    pub(super) fn attention(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn attention(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let (q, k, v) = (self.req(n, 0)?, self.req(n, 1)?, self.req(n, 2)?);
         let mask = self.input(n, 3)?;
         let (past_k, past_v) = (self.input(n, 4)?, self.input(n, 5)?);
@@ -163,8 +225,8 @@ impl Importer {
         let (q4, k4, v4) = match rank {
             4 => (q, k, v),
             3 => {
-                let qh = attr_i(n, "q_num_heads", 0)?;
-                let kvh = attr_i(n, "kv_num_heads", 0)?;
+                let qh = n.attr_i("q_num_heads", 0)?;
+                let kvh = n.attr_i("kv_num_heads", 0)?;
                 (
                     to_heads(self, q, qh)?,
                     to_heads(self, k, kvh)?,
@@ -217,8 +279,8 @@ impl Importer {
         };
         let ke = expand(self, pk, ks[3])?;
         let ve = expand(self, pv, vs[3])?;
-        let scale = match attr(n, "scale") {
-            Some(_) => attr_f(n, "scale", 1.0)?,
+        let scale = match n.attr("scale")? {
+            Some(_) => n.attr_f("scale", 1.0)?,
             None => 1.0 / (hd as f32).sqrt(),
         };
         let sqs = self.scalar(scale.sqrt(), dt, name)?;
@@ -233,7 +295,7 @@ impl Importer {
         let ksc = self.op(OpKind::Mul, &[kt, sqs], name)?;
         let mut qk = self.op(OpKind::MatMul, &[qsc, ksc], name)?;
         let mut stages = vec![qk];
-        let softcap = attr_f(n, "softcap", 0.0)?;
+        let softcap = n.attr_f("softcap", 0.0)?;
         if softcap > 0.0 {
             let c = self.scalar(softcap, dt, name)?;
             let d = self.op(OpKind::Div, &[qk, c], name)?;
@@ -279,7 +341,7 @@ impl Importer {
             });
             Ok(())
         };
-        if attr_i(n, "is_causal", 0)? != 0 {
+        if n.attr_i("is_causal", 0)? != 0 {
             let tri: Vec<f32> = (0..sq * total)
                 .map(|e| {
                     if e % total > e / total + past_len {
@@ -317,7 +379,7 @@ impl Importer {
             qk = self.op(OpKind::Add, &[qk, bv], name)?;
         }
         stages.push(qk);
-        let sm_ty = match attr_i(n, "softmax_precision", 0)? as i32 {
+        let sm_ty = match n.attr_i("softmax_precision", 0)? as i32 {
             0 => dt,
             t => element_type(t).unwrap_or(dt),
         };
@@ -336,7 +398,7 @@ impl Importer {
             )?;
             y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
         }
-        let mode = attr_i(n, "qk_matmul_output_mode", 0)?;
+        let mode = n.attr_i("qk_matmul_output_mode", 0)?;
         let qk_out = match stages.get(mode as usize) {
             Some(&v) => v,
             None => return invalid(format!("qk_matmul_output_mode {mode}")),
@@ -345,7 +407,8 @@ impl Importer {
     }
 
     /// ONNX `RotaryEmbedding` (opset 23) composed from dialect ops.
-    pub(super) fn rotary(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn rotary(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let x = self.req(n, 0)?;
         let (cos, sin) = (self.req(n, 1)?, self.req(n, 2)?);
         let pos = self.input(n, 3)?;
@@ -359,7 +422,7 @@ impl Importer {
                 name,
             )?,
             3 => {
-                let h = attr_i(n, "num_heads", 0)?;
+                let h = n.attr_i("num_heads", 0)?;
                 if h <= 0 || xs[2] % h as usize != 0 {
                     return invalid("3-D input needs num_heads dividing the hidden size");
                 }
@@ -370,7 +433,7 @@ impl Importer {
         };
         let s4 = self.ty(x4).shape.clone();
         let hd = s4[3];
-        let rot = match attr_i(n, "rotary_embedding_dim", 0)? {
+        let rot = match n.attr_i("rotary_embedding_dim", 0)? {
             0 => hd,
             r if r > 0 && (r as usize) <= hd && r % 2 == 0 => r as usize,
             r => return invalid(format!("rotary_embedding_dim {r}")),
@@ -408,7 +471,7 @@ impl Importer {
             )
         };
         let xr = slice(self, x4, 0, rot, 1)?;
-        let interleaved = attr_i(n, "interleaved", 0)? != 0;
+        let interleaved = n.attr_i("interleaved", 0)? != 0;
         let (x1, x2) = if interleaved {
             (slice(self, xr, 0, rot, 2)?, slice(self, xr, 1, rot, 2)?)
         } else {
@@ -456,7 +519,8 @@ impl Importer {
     /// `NegativeLogLikelihoodLoss` and `SoftmaxCrossEntropyLoss`
     /// (= log_softmax over axis 1, then NLL), with class weights,
     /// `ignore_index` and none/sum/mean reduction.
-    pub(super) fn nll_loss(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn nll_loss(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let x = self.req(n, 0)?;
         let target = self.req(n, 1)?;
         let weight = self.input(n, 2)?;
@@ -475,8 +539,8 @@ impl Importer {
             return invalid("target must have the input's rank minus one");
         }
         let t = self.cast(target, ElementType::I64, name)?;
-        let ignore = match attr(n, "ignore_index") {
-            Some(_) => Some(attr_i(n, "ignore_index", 0)?),
+        let ignore = match n.attr("ignore_index")? {
+            Some(_) => Some(n.attr_i("ignore_index", 0)?),
             None => None,
         };
         let valid = match ignore {
@@ -524,7 +588,7 @@ impl Importer {
             loss = self.op(OpKind::Mul, &[loss, wv], name)?;
         }
         let all: Vec<i64> = (0..tshape.len() as i64).collect();
-        let y = match attr_s(n, "reduction")?.as_deref().unwrap_or("mean") {
+        let y = match n.attr_s("reduction")?.as_deref().unwrap_or("mean") {
             "none" => loss,
             "sum" => self.reduce(loss, ReduceKind::Sum, Some(all), false, false, name)?,
             "mean" => {
@@ -554,8 +618,10 @@ impl Importer {
     /// `Einsum` with one or two operands: diagonals (repeated labels),
     /// summed-out labels, then one batched matmul between transposes and
     /// reshapes. Ellipsis dims are supported; batch dims must agree.
-    pub(super) fn einsum(&mut self, n: &Node, name: &str) -> NResult<()> {
-        let eq: String = attr_s(n, "equation")?
+    pub(super) fn einsum(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
+        let eq: String = n
+            .attr_s("equation")?
             .ok_or(NodeErr::Invalid("missing equation".into()))?
             .chars()
             .filter(|c| !c.is_whitespace())
