@@ -303,6 +303,50 @@ impl Importer {
             qk = self.op(OpKind::Mul, &[t, c], name)?;
         }
         stages.push(qk);
+        let bias = self.attention_bias(n, [mask, nonpad], [b, sq, total, past_len], dt)?;
+        if let Some(bv) = bias {
+            qk = self.op(OpKind::Add, &[qk, bv], name)?;
+        }
+        stages.push(qk);
+        let sm_ty = match n.attr_i("softmax_precision", 0)? as i32 {
+            0 => dt,
+            t => element_type(t).unwrap_or(dt),
+        };
+        let qc = self.cast(qk, sm_ty, name)?;
+        let p = self.op(OpKind::Softmax { axis: 3 }, &[qc], name)?;
+        let p = self.cast(p, dt, name)?;
+        stages.push(p);
+        let mut y = self.op(OpKind::MatMul, &[p, ve], name)?;
+        if rank == 3 {
+            let t = self.op(
+                OpKind::Transpose {
+                    perm: vec![0, 2, 1, 3],
+                },
+                &[y],
+                name,
+            )?;
+            y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
+        }
+        let mode = n.attr_i("qk_matmul_output_mode", 0)?;
+        let qk_out = match stages.get(mode as usize) {
+            Some(&v) => v,
+            None => return invalid(format!("qk_matmul_output_mode {mode}")),
+        };
+        self.bind(n, &[Some(y), Some(pk), Some(pv), Some(qk_out)])
+    }
+
+    /// The additive bias of `Attention`'s scores: the mask (a boolean one
+    /// as 0/-inf; padded with -inf to the total length), the causal mask
+    /// (offset by the cached length) and the `nonpad_kv_seqlen` mask,
+    /// summed; `None` without any.
+    fn attention_bias(
+        &mut self,
+        n: &Binder,
+        [mask, nonpad]: [Option<ValueId>; 2],
+        [b, sq, total, past_len]: [usize; 4],
+        dt: ElementType,
+    ) -> NResult<Option<ValueId>> {
+        let name = n.name;
         let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
         let zero = self.scalar(0.0, dt, name)?;
         let mut bias: Option<ValueId> = None;
@@ -375,35 +419,7 @@ impl Importer {
                 Tensor::from_f32(vec![b, 1, 1, total], ElementType::F32, m)?,
             )?;
         }
-        if let Some(bv) = bias {
-            qk = self.op(OpKind::Add, &[qk, bv], name)?;
-        }
-        stages.push(qk);
-        let sm_ty = match n.attr_i("softmax_precision", 0)? as i32 {
-            0 => dt,
-            t => element_type(t).unwrap_or(dt),
-        };
-        let qc = self.cast(qk, sm_ty, name)?;
-        let p = self.op(OpKind::Softmax { axis: 3 }, &[qc], name)?;
-        let p = self.cast(p, dt, name)?;
-        stages.push(p);
-        let mut y = self.op(OpKind::MatMul, &[p, ve], name)?;
-        if rank == 3 {
-            let t = self.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[y],
-                name,
-            )?;
-            y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
-        }
-        let mode = n.attr_i("qk_matmul_output_mode", 0)?;
-        let qk_out = match stages.get(mode as usize) {
-            Some(&v) => v,
-            None => return invalid(format!("qk_matmul_output_mode {mode}")),
-        };
-        self.bind(n, &[Some(y), Some(pk), Some(pv), Some(qk_out)])
+        Ok(bias)
     }
 
     /// ONNX `RotaryEmbedding` (opset 23) composed from dialect ops.
@@ -707,7 +723,56 @@ impl Importer {
                 o
             }
         };
-        // Diagonals: a label repeated within one operand.
+        self.einsum_diagonals(&mut ops, name)?;
+        // Sum out labels used by no other operand and not in the output.
+        for k in 0..ops.len() {
+            let others: Vec<char> = ops
+                .iter()
+                .enumerate()
+                .filter(|(o, _)| *o != k)
+                .flat_map(|(_, (_, l))| l.clone())
+                .collect();
+            let (v, labels) = ops[k].clone();
+            let axes: Vec<i64> = labels
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !out_labels.contains(c) && !others.contains(c))
+                .map(|(a, _)| a as i64)
+                .collect();
+            if !axes.is_empty() {
+                let y = self.reduce(v, ReduceKind::Sum, Some(axes.clone()), false, false, name)?;
+                let nl = labels
+                    .iter()
+                    .enumerate()
+                    .filter(|(a, _)| !axes.contains(&(*a as i64)))
+                    .map(|(_, &c)| c)
+                    .collect();
+                ops[k] = (y, nl);
+            }
+        }
+        let (y, labels) = if ops.len() == 1 {
+            ops[0].clone()
+        } else {
+            self.einsum_contract(ops[0].clone(), ops[1].clone(), &out_labels, name)?
+        };
+        if labels.len() != out_labels.len() || !out_labels.iter().all(|c| labels.contains(c)) {
+            return invalid(format!("output labels of `{eq}` do not match"));
+        }
+        let perm: Vec<usize> = out_labels
+            .iter()
+            .filter_map(|c| labels.iter().position(|x| x == c))
+            .collect();
+        let y = if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            y
+        } else {
+            self.op(OpKind::Transpose { perm }, &[y], name)?
+        };
+        self.bind(n, &[Some(y)])
+    }
+
+    /// Takes the diagonal of every label an operand repeats (`ii`): the
+    /// two axes moved last, flattened, and sliced with stride `d + 1`.
+    fn einsum_diagonals(&mut self, ops: &mut [(ValueId, Vec<char>)], name: &str) -> NResult<()> {
         for (v, labels) in ops.iter_mut() {
             while let Some((i, j)) = (0..labels.len()).find_map(|i| {
                 (i + 1..labels.len())
@@ -748,98 +813,66 @@ impl Importer {
                 *labels = nl;
             }
         }
-        // Sum out labels used by no other operand and not in the output.
-        for k in 0..ops.len() {
-            let others: Vec<char> = ops
-                .iter()
-                .enumerate()
-                .filter(|(o, _)| *o != k)
-                .flat_map(|(_, (_, l))| l.clone())
-                .collect();
-            let (v, labels) = ops[k].clone();
-            let axes: Vec<i64> = labels
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| !out_labels.contains(c) && !others.contains(c))
-                .map(|(a, _)| a as i64)
-                .collect();
-            if !axes.is_empty() {
-                let y = self.reduce(v, ReduceKind::Sum, Some(axes.clone()), false, false, name)?;
-                let nl = labels
-                    .iter()
-                    .enumerate()
-                    .filter(|(a, _)| !axes.contains(&(*a as i64)))
-                    .map(|(_, &c)| c)
-                    .collect();
-                ops[k] = (y, nl);
-            }
-        }
+        Ok(())
+    }
+
+    /// The product of two einsum operands as one batched matmul: each
+    /// arranged as `[batch, free, contracted]`, the result reshaped to
+    /// `batch ++ left ++ right` (its labels returned).
+    fn einsum_contract(
+        &mut self,
+        (a, la): (ValueId, Vec<char>),
+        (b, lb): (ValueId, Vec<char>),
+        out_labels: &[char],
+        name: &str,
+    ) -> NResult<(ValueId, Vec<char>)> {
         let size_of = |s: &Self, v: ValueId, labels: &[char], c: char| -> usize {
             labels
                 .iter()
                 .position(|&l| l == c)
                 .map_or(1, |p| s.ty(v).shape[p])
         };
-        let (y, labels) = if ops.len() == 1 {
-            ops[0].clone()
-        } else {
-            let (a, la) = ops[0].clone();
-            let (b, lb) = ops[1].clone();
-            let batch: Vec<char> = la
-                .iter()
-                .copied()
-                .filter(|c| lb.contains(c) && out_labels.contains(c))
-                .collect();
-            let contr: Vec<char> = la
-                .iter()
-                .copied()
-                .filter(|c| lb.contains(c) && !out_labels.contains(c))
-                .collect();
-            let left: Vec<char> = la.iter().copied().filter(|c| !lb.contains(c)).collect();
-            let right: Vec<char> = lb.iter().copied().filter(|c| !la.contains(c)).collect();
-            for &c in batch.iter().chain(&contr) {
-                if size_of(self, a, &la, c) != size_of(self, b, &lb, c) {
-                    return unsupported("broadcasting einsum dimensions");
-                }
-            }
-            let arrange =
-                |s: &mut Self, v: ValueId, l: &[char], groups: [&[char]; 3]| -> NResult<ValueId> {
-                    let perm: Vec<usize> = groups
-                        .iter()
-                        .flat_map(|g| g.iter())
-                        .filter_map(|c| l.iter().position(|x| x == c))
-                        .collect();
-                    let t = s.op(OpKind::Transpose { perm }, &[v], name)?;
-                    let dims: Vec<usize> = groups
-                        .iter()
-                        .map(|g| g.iter().map(|&c| size_of(s, v, l, c)).product())
-                        .collect();
-                    s.reshape(t, dims, name)
-                };
-            let a3 = arrange(self, a, &la, [&batch, &left, &contr])?;
-            let b3 = arrange(self, b, &lb, [&batch, &contr, &right])?;
-            let m = self.op(OpKind::MatMul, &[a3, b3], name)?;
-            let mut dims: Vec<usize> = batch.iter().map(|&c| size_of(self, a, &la, c)).collect();
-            dims.extend(left.iter().map(|&c| size_of(self, a, &la, c)));
-            dims.extend(right.iter().map(|&c| size_of(self, b, &lb, c)));
-            let y = self.reshape(m, dims, name)?;
-            let mut l = batch.clone();
-            l.extend(left);
-            l.extend(right);
-            (y, l)
-        };
-        if labels.len() != out_labels.len() || !out_labels.iter().all(|c| labels.contains(c)) {
-            return invalid(format!("output labels of `{eq}` do not match"));
-        }
-        let perm: Vec<usize> = out_labels
+        let batch: Vec<char> = la
             .iter()
-            .filter_map(|c| labels.iter().position(|x| x == c))
+            .copied()
+            .filter(|c| lb.contains(c) && out_labels.contains(c))
             .collect();
-        let y = if perm.iter().enumerate().all(|(i, &p)| i == p) {
-            y
-        } else {
-            self.op(OpKind::Transpose { perm }, &[y], name)?
-        };
-        self.bind(n, &[Some(y)])
+        let contr: Vec<char> = la
+            .iter()
+            .copied()
+            .filter(|c| lb.contains(c) && !out_labels.contains(c))
+            .collect();
+        let left: Vec<char> = la.iter().copied().filter(|c| !lb.contains(c)).collect();
+        let right: Vec<char> = lb.iter().copied().filter(|c| !la.contains(c)).collect();
+        for &c in batch.iter().chain(&contr) {
+            if size_of(self, a, &la, c) != size_of(self, b, &lb, c) {
+                return unsupported("broadcasting einsum dimensions");
+            }
+        }
+        let arrange =
+            |s: &mut Self, v: ValueId, l: &[char], groups: [&[char]; 3]| -> NResult<ValueId> {
+                let perm: Vec<usize> = groups
+                    .iter()
+                    .flat_map(|g| g.iter())
+                    .filter_map(|c| l.iter().position(|x| x == c))
+                    .collect();
+                let t = s.op(OpKind::Transpose { perm }, &[v], name)?;
+                let dims: Vec<usize> = groups
+                    .iter()
+                    .map(|g| g.iter().map(|&c| size_of(s, v, l, c)).product())
+                    .collect();
+                s.reshape(t, dims, name)
+            };
+        let a3 = arrange(self, a, &la, [&batch, &left, &contr])?;
+        let b3 = arrange(self, b, &lb, [&batch, &contr, &right])?;
+        let m = self.op(OpKind::MatMul, &[a3, b3], name)?;
+        let mut dims: Vec<usize> = batch.iter().map(|&c| size_of(self, a, &la, c)).collect();
+        dims.extend(left.iter().map(|&c| size_of(self, a, &la, c)));
+        dims.extend(right.iter().map(|&c| size_of(self, b, &lb, c)));
+        let y = self.reshape(m, dims, name)?;
+        let mut l = batch.clone();
+        l.extend(left);
+        l.extend(right);
+        Ok((y, l))
     }
 }
