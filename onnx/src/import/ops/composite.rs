@@ -1,5 +1,5 @@
-//! ONNX ops mapped to compositions of several dialect ops: activations,
-//! `Attention`, `RotaryEmbedding`, the losses and `Einsum`.
+//! ONNX ops mapped to compositions of many dialect ops: `Attention`,
+//! `RotaryEmbedding`, the losses and `Einsum`.
 
 use ipu_reference::{ElementType, OpKind, PadMode, ReduceKind, Tensor};
 
@@ -8,7 +8,6 @@ use super::{op, AttrKind as A, Binder, OnnxOp};
 use crate::import::ValueId;
 use crate::model::element_type;
 
-const ALPHA: &[(&str, A)] = &[("alpha", A::Float)];
 const ATTENTION: &[(&str, A)] = &[
     ("q_num_heads", A::Int),
     ("kv_num_heads", A::Int),
@@ -26,35 +25,6 @@ const ROTARY: &[(&str, A)] = &[
 const LOSS: &[(&str, A)] = &[("ignore_index", A::Int), ("reduction", A::String)];
 
 pub(super) const OPS: &[OnnxOp] = &[
-    op("LeakyRelu", 1, ALPHA, activation),
-    op("PRelu", 1, &[], activation),
-    op("Elu", 1, ALPHA, activation),
-    op("Celu", 12, ALPHA, activation),
-    op(
-        "Selu",
-        1,
-        &[("alpha", A::Float), ("gamma", A::Float)],
-        activation,
-    ),
-    op("ThresholdedRelu", 10, ALPHA, activation),
-    op(
-        "HardSigmoid",
-        1,
-        &[("alpha", A::Float), ("beta", A::Float)],
-        activation,
-    ),
-    op("HardSwish", 14, &[], activation),
-    op("Softplus", 1, &[], activation),
-    op("Mish", 18, &[], activation),
-    op("Softsign", 1, &[], activation),
-    op("Sign", 9, &[], activation),
-    op("IsNaN", 9, &[], activation),
-    op(
-        "IsInf",
-        10,
-        &[("detect_positive", A::Int), ("detect_negative", A::Int)],
-        activation,
-    ),
     op("Attention", 23, ATTENTION, Importer::attention),
     op("RotaryEmbedding", 23, ROTARY, Importer::rotary),
     op("NegativeLogLikelihoodLoss", 12, LOSS, Importer::nll_loss),
@@ -62,137 +32,7 @@ pub(super) const OPS: &[OnnxOp] = &[
     op("Einsum", 12, &[("equation", A::String)], Importer::einsum),
 ];
 
-/// An elementwise activation of input 0 ([`Importer::activation`]).
-fn activation(im: &mut Importer, n: &Binder) -> NResult<()> {
-    let x = im.req(n, 0)?;
-    let dt = im.ty(x).dtype;
-    let y = im.activation(n, x, dt, n.name)?;
-    im.bind(n, &[Some(y)])
-}
-
 impl Importer {
-    /// Elementwise activations composed from dialect ops.
-    pub(super) fn activation(
-        &mut self,
-        n: &Binder,
-        x: ValueId,
-        dt: ElementType,
-        name: &str,
-    ) -> NResult<ValueId> {
-        let zero = self.scalar(0.0, dt, name)?;
-        let one_ = self.scalar(1.0, dt, name)?;
-        let y = match n.op_type.as_str() {
-            "LeakyRelu" | "PRelu" => {
-                let slope = if n.op_type == "PRelu" {
-                    self.req(n, 1)?
-                } else {
-                    self.scalar(n.attr_f("alpha", 0.01)?, dt, name)?
-                };
-                let neg = self.op(OpKind::Less, &[x, zero], name)?;
-                let sx = self.op(OpKind::Mul, &[x, slope], name)?;
-                self.op(OpKind::Select, &[neg, sx, x], name)?
-            }
-            "Elu" | "Selu" | "Celu" => {
-                let (alpha, gamma) = match n.op_type.as_str() {
-                    "Elu" => (n.attr_f("alpha", 1.0)?, 1.0),
-                    "Celu" => (n.attr_f("alpha", 1.0)?, 1.0),
-                    _ => (
-                        n.attr_f("alpha", 1.673_263_2)?,
-                        n.attr_f("gamma", 1.050_701)?,
-                    ),
-                };
-                let a = self.scalar(alpha, dt, name)?;
-                let arg = if n.op_type == "Celu" {
-                    self.op(OpKind::Div, &[x, a], name)?
-                } else {
-                    x
-                };
-                let e = self.op(OpKind::Exp, &[arg], name)?;
-                let em1 = self.op(OpKind::Sub, &[e, one_], name)?;
-                let neg_branch = self.op(OpKind::Mul, &[em1, a], name)?;
-                let pos = self.op(OpKind::Greater, &[x, zero], name)?;
-                let y = self.op(OpKind::Select, &[pos, x, neg_branch], name)?;
-                if gamma != 1.0 {
-                    let g = self.scalar(gamma, dt, name)?;
-                    self.op(OpKind::Mul, &[y, g], name)?
-                } else {
-                    y
-                }
-            }
-            "ThresholdedRelu" => {
-                let a = self.scalar(n.attr_f("alpha", 1.0)?, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, a], name)?;
-                self.op(OpKind::Select, &[gt, x, zero], name)?
-            }
-            "HardSigmoid" | "HardSwish" => {
-                let (al, be) = if n.op_type == "HardSwish" {
-                    (1.0 / 6.0, 0.5)
-                } else {
-                    (n.attr_f("alpha", 0.2)?, n.attr_f("beta", 0.5)?)
-                };
-                let a = self.scalar(al, dt, name)?;
-                let b = self.scalar(be, dt, name)?;
-                let ax = self.op(OpKind::Mul, &[x, a], name)?;
-                let axb = self.op(OpKind::Add, &[ax, b], name)?;
-                let lo = self.op(OpKind::Max, &[axb, zero], name)?;
-                let hs = self.op(OpKind::Min, &[lo, one_], name)?;
-                if n.op_type == "HardSwish" {
-                    self.op(OpKind::Mul, &[x, hs], name)?
-                } else {
-                    hs
-                }
-            }
-            "Softplus" | "Mish" => {
-                let e = self.op(OpKind::Exp, &[x], name)?;
-                let e1 = self.op(OpKind::Add, &[e, one_], name)?;
-                let sp = self.op(OpKind::Log, &[e1], name)?;
-                if n.op_type == "Mish" {
-                    let t = self.op(OpKind::Tanh, &[sp], name)?;
-                    self.op(OpKind::Mul, &[x, t], name)?
-                } else {
-                    sp
-                }
-            }
-            "Softsign" => {
-                let a = self.op(OpKind::Abs, &[x], name)?;
-                let a1 = self.op(OpKind::Add, &[a, one_], name)?;
-                self.op(OpKind::Div, &[x, a1], name)?
-            }
-            "Sign" => {
-                let m1 = self.scalar(-1.0, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, zero], name)?;
-                let lt = self.op(OpKind::Less, &[x, zero], name)?;
-                // Zero (and NaN) pass through unchanged.
-                let inner = self.op(OpKind::Select, &[lt, m1, x], name)?;
-                self.op(OpKind::Select, &[gt, one_, inner], name)?
-            }
-            "IsNaN" => {
-                let eq = self.op(OpKind::Equal, &[x, x], name)?;
-                self.op(OpKind::Not, &[eq], name)?
-            }
-            "IsInf" => {
-                let pos = n.attr_i("detect_positive", 1)? != 0;
-                let neg = n.attr_i("detect_negative", 1)? != 0;
-                let pinf = self.scalar(f32::INFINITY, dt, name)?;
-                let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
-                let p = self.op(OpKind::Equal, &[x, pinf], name)?;
-                let q = self.op(OpKind::Equal, &[x, ninf], name)?;
-                match (pos, neg) {
-                    (true, true) => self.op(OpKind::Or, &[p, q], name)?,
-                    (true, false) => p,
-                    (false, true) => q,
-                    (false, false) => {
-                        let f = self.op(OpKind::Equal, &[x, x], name)?;
-                        let t = self.op(OpKind::Not, &[f], name)?;
-                        self.op(OpKind::And, &[f, t], name)?
-                    }
-                }
-            }
-            other => return unsupported(format!("no mapping for {other}")),
-        };
-        Ok(y)
-    }
-
     /// ONNX `Attention` (opset 23/24) composed from dialect ops, following
     /// the operator's function body: optional KV-cache concat, GQA head
     /// repetition, sqrt(scale) on Q and K, softcap, mask/causal bias,

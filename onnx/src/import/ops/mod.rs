@@ -7,6 +7,7 @@
 //! by (domain, op type, opset); its declared attributes are type-checked;
 //! then its converter runs.
 
+mod activation;
 mod composite;
 mod constant;
 mod control;
@@ -39,6 +40,7 @@ const FAMILIES: &[&[OnnxOp]] = &[
     indexing::OPS,
     nn::OPS,
     norm::OPS,
+    activation::OPS,
     composite::OPS,
     quantized::OPS,
     control::OPS,
