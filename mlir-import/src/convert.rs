@@ -24,6 +24,10 @@ use std::rc::Rc;
 
 type MOp<'c, 'a> = OperationRef<'c, 'a>;
 
+/// Converts one upstream op (named, for converters shared by a family)
+/// into `nn` ops, recording its results.
+type Convert<'x> = fn(&mut Importer<'x>, &MOp<'_, '_>, &str, Loc) -> Result<(), Diagnostic>;
+
 /// Largest rank of a `!tosa.shape` constant.
 const MAX_SHAPE_RANK: usize = 64;
 /// Largest constant (in elements) the importer expands into a tensor.
@@ -674,336 +678,420 @@ impl<'x> Importer<'x> {
 
     // ---- ops --------------------------------------------------------------------
 
+    /// The converter of the upstream op `name`, for the ops mapped one by
+    /// one; the elementwise families go through [`Importer::elementwise`].
+    fn converter(name: &str) -> Option<Convert<'x>> {
+        let table: [(&str, Convert<'x>); 30] = [
+            ("func.return", Self::func_return),
+            ("arith.constant", Self::upstream_constant),
+            ("tosa.const", Self::upstream_constant),
+            ("func.call", Self::func_call),
+            ("tosa.const_shape", Self::const_shape),
+            ("tensor.empty", Self::tensor_empty),
+            ("tosa.matmul", |im, op, _, loc| im.tosa_matmul(op, loc)),
+            ("tosa.mul", Self::tosa_mul),
+            ("tosa.maximum", Self::tosa_extremum),
+            ("tosa.minimum", Self::tosa_extremum),
+            ("tosa.negate", Self::tosa_negate),
+            ("tosa.clamp", |im, op, _, loc| im.tosa_clamp(op, loc)),
+            ("tosa.reduce_sum", Self::tosa_reduce),
+            ("tosa.reduce_max", Self::tosa_reduce),
+            ("tosa.reduce_min", Self::tosa_reduce),
+            ("tosa.reduce_product", Self::tosa_reduce),
+            ("tosa.transpose", Self::tosa_transpose),
+            ("tosa.reshape", Self::reshape_op),
+            ("tensor.expand_shape", Self::reshape_op),
+            ("tensor.collapse_shape", Self::reshape_op),
+            ("tosa.cast", Self::tosa_cast),
+            ("tosa.concat", Self::tosa_concat),
+            ("tosa.slice", Self::tosa_slice),
+            ("linalg.fill", Self::linalg_fill),
+            ("linalg.matmul", |im, op, name, loc| {
+                im.linalg_matmul(op, name, loc)
+            }),
+            ("linalg.batch_matmul", |im, op, name, loc| {
+                im.linalg_matmul(op, name, loc)
+            }),
+            ("linalg.transpose", Self::linalg_transpose),
+            ("linalg.broadcast", Self::linalg_broadcast),
+            ("linalg.generic", |im, op, _, loc| {
+                im.linalg_generic(op, loc)
+            }),
+            ("linalg.reduce", Self::linalg_reduce),
+        ];
+        table.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
+    }
+
     fn op(&mut self, op: MOp<'_, '_>) -> Result<(), Diagnostic> {
         let name = op_name(&op);
         let loc = self.op_loc(&op);
-        let op = &op;
-        match name.as_str() {
-            "func.return" => {
-                let vals = self.tensors(op, op.operand_count())?;
-                let n = self.cx.op_name("func.return");
-                let mut st = OperationState::new(n, loc);
-                st.operands.extend(vals);
-                let r = self.cx.create_op(st);
-                self.append(r);
+        match Self::converter(&name) {
+            Some(convert) => convert(self, &op, &name, loc),
+            None => self.elementwise(&op, &name, loc),
+        }
+    }
+
+    fn func_return(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let vals = self.tensors(op, op.operand_count())?;
+        let n = self.cx.op_name("func.return");
+        let mut st = OperationState::new(n, loc);
+        st.operands.extend(vals);
+        let r = self.cx.create_op(st);
+        self.append(r);
+        Ok(())
+    }
+
+    fn upstream_constant(
+        &mut self,
+        op: &MOp<'_, '_>,
+        name: &str,
+        loc: Loc,
+    ) -> Result<(), Diagnostic> {
+        let attr = if name == "tosa.const" {
+            "values"
+        } else {
+            "value"
+        };
+        let m = match self.attr_tensor(op, attr) {
+            Ok(tensor) => Mapped::Const {
+                tensor: Rc::new(tensor),
+                loc,
+                value: None,
+            },
+            Err(d) => Mapped::Invalid(d),
+        };
+        self.set(op, 0, m)?;
+        Ok(())
+    }
+
+    fn func_call(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let callee = self
+            .copied_attr(op, "callee")
+            .filter(|&a| {
+                matches!(self.cx.attr_kind(a), AttrKind::SymbolRef { nested, .. } if nested.is_empty())
+            })
+            .ok_or_else(|| self.err(op, "needs a flat 'callee' symbol"))?;
+        let args = self.tensors(op, op.operand_count())?;
+        let mut types = Vec::new();
+        for i in 0..op.result_count() {
+            types.push(self.result_type(op, i)?.0);
+        }
+        let n = self.cx.op_name("func.call");
+        let mut st = OperationState::new(n, loc);
+        st.operands.extend(args);
+        st.result_types.extend(types);
+        let key = self.cx.sym("callee");
+        st.attrs = self.cx.dict_attr(vec![(key, callee)]);
+        let call = self.cx.create_op(st);
+        self.append(call);
+        for i in 0..op.result_count() {
+            let v = self.cx.result(call, i);
+            self.set(op, i, Mapped::Value(v))?;
+        }
+        Ok(())
+    }
+
+    fn const_shape(&mut self, op: &MOp<'_, '_>, _name: &str, _loc: Loc) -> Result<(), Diagnostic> {
+        let shape = self.index_values(op, "values")?;
+        self.set(op, 0, Mapped::Shape(shape))?;
+        Ok(())
+    }
+
+    fn tensor_empty(&mut self, op: &MOp<'_, '_>, _name: &str, _loc: Loc) -> Result<(), Diagnostic> {
+        self.result_type(op, 0)?;
+        self.set(op, 0, Mapped::Empty)?;
+        Ok(())
+    }
+
+    fn tosa_mul(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let shift = self.constant(op, 2)?;
+        match shift {
+            Some(s) if all_zero(&s) => {}
+            Some(_) => {
+                return Err(self.err(op, "has a non-zero shift, which nn.mul cannot express"))
             }
-            "arith.constant" | "tosa.const" => {
-                let attr = if name == "tosa.const" {
-                    "values"
+            None => return Err(self.err(op, "has a shift that is not a constant")),
+        }
+        let (_, rt) = self.result_type(op, 0)?;
+        let xs = self.tensors(op, 2)?;
+        let a = self.cast(op, xs[0], rt.dtype, loc)?;
+        let b = if xs[1] == xs[0] {
+            a
+        } else {
+            self.cast(op, xs[1], rt.dtype, loc)?
+        };
+        let v = self.build(op, &OpKind::Mul, &[a, b], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_extremum(&mut self, op: &MOp<'_, '_>, name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        self.check_nan_propagate(op)?;
+        let k = if name == "tosa.maximum" {
+            OpKind::Max
+        } else {
+            OpKind::Min
+        };
+        let xs = self.tensors(op, 2)?;
+        let v = self.build(op, &k, &xs, loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_negate(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        for i in 1..op.operand_count() {
+            match self.constant(op, i)? {
+                Some(z) if all_zero(&z) => {}
+                _ => return Err(self.err(op, "has a zero point that is not a constant 0")),
+            }
+        }
+        let x = self.tensor(op, 0)?;
+        let v = self.build(op, &OpKind::Neg, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_reduce(&mut self, op: &MOp<'_, '_>, name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let kind = match name {
+            "tosa.reduce_sum" => ReduceKind::Sum,
+            "tosa.reduce_max" => ReduceKind::Max,
+            "tosa.reduce_min" => ReduceKind::Min,
+            _ => ReduceKind::Prod,
+        };
+        if matches!(kind, ReduceKind::Max | ReduceKind::Min) {
+            self.check_nan_propagate(op)?;
+        }
+        let axis = self.int_attr(op, "axis")?;
+        let x = self.tensor(op, 0)?;
+        let rank = self.value_tensor_type(x).shape.len();
+        let axis = usize::try_from(axis)
+            .ok()
+            .filter(|&a| a < rank)
+            .ok_or_else(|| self.err(op, format!("axis {axis} is out of range for rank {rank}")))?;
+        let k = OpKind::Reduce {
+            kind,
+            axes: vec![axis],
+            keepdims: true,
+        };
+        let v = self.build(op, &k, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_transpose(
+        &mut self,
+        op: &MOp<'_, '_>,
+        _name: &str,
+        loc: Loc,
+    ) -> Result<(), Diagnostic> {
+        let perms = op
+            .attribute("perms")
+            .ok()
+            .and_then(|a| DenseI32ArrayAttribute::try_from(a).ok())
+            .ok_or_else(|| self.err(op, "needs array<i32> attribute 'perms'"))?;
+        let perm = (0..perms.len())
+            .map(|i| perms.element(i).ok().and_then(|p| usize::try_from(p).ok()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.err(op, "has a negative permutation entry"))?;
+        let x = self.tensor(op, 0)?;
+        let v = self.build(op, &OpKind::Transpose { perm }, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn reshape_op(&mut self, op: &MOp<'_, '_>, name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let (_, rt) = self.result_type(op, 0)?;
+        if name == "tosa.reshape" {
+            // The shape operand must be a known shape consistent with the result.
+            match self.mapped(op, 1)? {
+                Mapped::Shape(s)
+                    if s.len() == rt.shape.len()
+                        && s.iter()
+                            .zip(&rt.shape)
+                            .all(|(&a, &b)| a == -1 || a == b as i64) => {}
+                Mapped::Shape(s) => {
+                    return Err(self.err(op, format!("shape {s:?} disagrees with the result type")))
+                }
+                _ => return Err(self.err(op, "has a shape operand that is not a tosa.const_shape")),
+            }
+        }
+        let x = self.tensor(op, 0)?;
+        let v = self.build(op, &OpKind::Reshape { shape: rt.shape }, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_cast(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let (_, rt) = self.result_type(op, 0)?;
+        let x = self.tensor(op, 0)?;
+        let v = self.convert(op, x, rt.dtype, loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_concat(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let axis = self.int_attr(op, "axis")?;
+        let xs = self.tensors(op, op.operand_count())?;
+        let rank = xs
+            .first()
+            .map(|&x| self.value_tensor_type(x).shape.len())
+            .unwrap_or(0);
+        let axis = usize::try_from(axis)
+            .ok()
+            .filter(|&a| a < rank)
+            .ok_or_else(|| self.err(op, format!("axis {axis} is out of range for rank {rank}")))?;
+        let v = self.build(op, &OpKind::Concat { axis }, &xs, loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn tosa_slice(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let (start, size) = match (self.mapped(op, 1)?, self.mapped(op, 2)?) {
+            (Mapped::Shape(a), Mapped::Shape(b)) => (a, b),
+            _ => return Err(self.err(op, "has start/size operands that are not tosa.const_shape")),
+        };
+        let (_, rt) = self.result_type(op, 0)?;
+        if start.len() != rt.shape.len() || size.len() != rt.shape.len() {
+            return Err(self.err(op, "start/size ranks disagree with the result"));
+        }
+        let ends: Vec<i64> = start
+            .iter()
+            .zip(&rt.shape)
+            .map(|(&s, &n)| s + n as i64)
+            .collect();
+        let x = self.tensor(op, 0)?;
+        let k = OpKind::Slice {
+            steps: vec![1; start.len()],
+            starts: start,
+            ends,
+        };
+        let v = self.build(op, &k, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn linalg_fill(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        let (_, rt) = self.result_type(op, 0)?;
+        match self.mapped(op, 0)? {
+            Mapped::Const { tensor, .. } if tensor.numel() == 1 => {
+                let t = splat(&tensor, rt.shape).map_err(|m| self.err(op, m))?;
+                let t = if t.dtype() == rt.dtype {
+                    t
                 } else {
-                    "value"
+                    return Err(self.err(op, "fills with a value of another element type"));
                 };
-                let m = match self.attr_tensor(op, attr) {
-                    Ok(tensor) => Mapped::Const {
-                        tensor: Rc::new(tensor),
+                self.set(
+                    op,
+                    0,
+                    Mapped::Const {
+                        tensor: Rc::new(t),
                         loc,
                         value: None,
                     },
-                    Err(d) => Mapped::Invalid(d),
-                };
-                self.set(op, 0, m)?;
+                )?;
             }
-            "func.call" => {
-                let callee = self
-                    .copied_attr(op, "callee")
-                    .filter(|&a| {
-                        matches!(self.cx.attr_kind(a), AttrKind::SymbolRef { nested, .. } if nested.is_empty())
-                    })
-                    .ok_or_else(|| self.err(op, "needs a flat 'callee' symbol"))?;
-                let args = self.tensors(op, op.operand_count())?;
-                let mut types = Vec::new();
-                for i in 0..op.result_count() {
-                    types.push(self.result_type(op, i)?.0);
-                }
-                let n = self.cx.op_name("func.call");
-                let mut st = OperationState::new(n, loc);
-                st.operands.extend(args);
-                st.result_types.extend(types);
-                let key = self.cx.sym("callee");
-                st.attrs = self.cx.dict_attr(vec![(key, callee)]);
-                let call = self.cx.create_op(st);
-                self.append(call);
-                for i in 0..op.result_count() {
-                    let v = self.cx.result(call, i);
-                    self.set(op, i, Mapped::Value(v))?;
-                }
-            }
-            "tosa.const_shape" => {
-                let shape = self.index_values(op, "values")?;
-                self.set(op, 0, Mapped::Shape(shape))?;
-            }
-            "tensor.empty" => {
-                self.result_type(op, 0)?;
-                self.set(op, 0, Mapped::Empty)?;
-            }
-            "tosa.matmul" => self.tosa_matmul(op, loc)?,
-            "tosa.mul" => {
-                let shift = self.constant(op, 2)?;
-                match shift {
-                    Some(s) if all_zero(&s) => {}
-                    Some(_) => {
-                        return Err(
-                            self.err(op, "has a non-zero shift, which nn.mul cannot express")
-                        )
-                    }
-                    None => return Err(self.err(op, "has a shift that is not a constant")),
-                }
-                let (_, rt) = self.result_type(op, 0)?;
-                let xs = self.tensors(op, 2)?;
-                let a = self.cast(op, xs[0], rt.dtype, loc)?;
-                let b = if xs[1] == xs[0] {
-                    a
-                } else {
-                    self.cast(op, xs[1], rt.dtype, loc)?
-                };
-                let v = self.build(op, &OpKind::Mul, &[a, b], loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.maximum" | "tosa.minimum" => {
-                self.check_nan_propagate(op)?;
-                let k = if name == "tosa.maximum" {
-                    OpKind::Max
-                } else {
-                    OpKind::Min
-                };
-                let xs = self.tensors(op, 2)?;
-                let v = self.build(op, &k, &xs, loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.negate" => {
-                for i in 1..op.operand_count() {
-                    match self.constant(op, i)? {
-                        Some(z) if all_zero(&z) => {}
-                        _ => return Err(self.err(op, "has a zero point that is not a constant 0")),
-                    }
-                }
+            _ => {
                 let x = self.tensor(op, 0)?;
-                let v = self.build(op, &OpKind::Neg, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.clamp" => self.tosa_clamp(op, loc)?,
-            "tosa.reduce_sum" | "tosa.reduce_max" | "tosa.reduce_min" | "tosa.reduce_product" => {
-                let kind = match name.as_str() {
-                    "tosa.reduce_sum" => ReduceKind::Sum,
-                    "tosa.reduce_max" => ReduceKind::Max,
-                    "tosa.reduce_min" => ReduceKind::Min,
-                    _ => ReduceKind::Prod,
-                };
-                if matches!(kind, ReduceKind::Max | ReduceKind::Min) {
-                    self.check_nan_propagate(op)?;
-                }
-                let axis = self.int_attr(op, "axis")?;
-                let x = self.tensor(op, 0)?;
-                let rank = self.value_tensor_type(x).shape.len();
-                let axis = usize::try_from(axis)
-                    .ok()
-                    .filter(|&a| a < rank)
-                    .ok_or_else(|| {
-                        self.err(op, format!("axis {axis} is out of range for rank {rank}"))
-                    })?;
-                let k = OpKind::Reduce {
-                    kind,
-                    axes: vec![axis],
-                    keepdims: true,
-                };
-                let v = self.build(op, &k, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.transpose" => {
-                let perms = op
-                    .attribute("perms")
-                    .ok()
-                    .and_then(|a| DenseI32ArrayAttribute::try_from(a).ok())
-                    .ok_or_else(|| self.err(op, "needs array<i32> attribute 'perms'"))?;
-                let perm = (0..perms.len())
-                    .map(|i| perms.element(i).ok().and_then(|p| usize::try_from(p).ok()))
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| self.err(op, "has a negative permutation entry"))?;
-                let x = self.tensor(op, 0)?;
-                let v = self.build(op, &OpKind::Transpose { perm }, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.reshape" | "tensor.expand_shape" | "tensor.collapse_shape" => {
-                let (_, rt) = self.result_type(op, 0)?;
-                if name == "tosa.reshape" {
-                    // The shape operand must be a known shape consistent with the result.
-                    match self.mapped(op, 1)? {
-                        Mapped::Shape(s)
-                            if s.len() == rt.shape.len()
-                                && s.iter()
-                                    .zip(&rt.shape)
-                                    .all(|(&a, &b)| a == -1 || a == b as i64) => {}
-                        Mapped::Shape(s) => {
-                            return Err(
-                                self.err(op, format!("shape {s:?} disagrees with the result type"))
-                            )
-                        }
-                        _ => {
-                            return Err(
-                                self.err(op, "has a shape operand that is not a tosa.const_shape")
-                            )
-                        }
-                    }
-                }
-                let x = self.tensor(op, 0)?;
-                let v = self.build(op, &OpKind::Reshape { shape: rt.shape }, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.cast" => {
-                let (_, rt) = self.result_type(op, 0)?;
-                let x = self.tensor(op, 0)?;
-                let v = self.convert(op, x, rt.dtype, loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.concat" => {
-                let axis = self.int_attr(op, "axis")?;
-                let xs = self.tensors(op, op.operand_count())?;
-                let rank = xs
-                    .first()
-                    .map(|&x| self.value_tensor_type(x).shape.len())
-                    .unwrap_or(0);
-                let axis = usize::try_from(axis)
-                    .ok()
-                    .filter(|&a| a < rank)
-                    .ok_or_else(|| {
-                        self.err(op, format!("axis {axis} is out of range for rank {rank}"))
-                    })?;
-                let v = self.build(op, &OpKind::Concat { axis }, &xs, loc)?;
-                self.define(op, v)?;
-            }
-            "tosa.slice" => {
-                let (start, size) = match (self.mapped(op, 1)?, self.mapped(op, 2)?) {
-                    (Mapped::Shape(a), Mapped::Shape(b)) => (a, b),
-                    _ => {
-                        return Err(
-                            self.err(op, "has start/size operands that are not tosa.const_shape")
-                        )
-                    }
-                };
-                let (_, rt) = self.result_type(op, 0)?;
-                if start.len() != rt.shape.len() || size.len() != rt.shape.len() {
-                    return Err(self.err(op, "start/size ranks disagree with the result"));
-                }
-                let ends: Vec<i64> = start
-                    .iter()
-                    .zip(&rt.shape)
-                    .map(|(&s, &n)| s + n as i64)
-                    .collect();
-                let x = self.tensor(op, 0)?;
-                let k = OpKind::Slice {
-                    steps: vec![1; start.len()],
-                    starts: start,
-                    ends,
-                };
-                let v = self.build(op, &k, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "linalg.fill" => {
-                let (_, rt) = self.result_type(op, 0)?;
-                match self.mapped(op, 0)? {
-                    Mapped::Const { tensor, .. } if tensor.numel() == 1 => {
-                        let t = splat(&tensor, rt.shape).map_err(|m| self.err(op, m))?;
-                        let t = if t.dtype() == rt.dtype {
-                            t
-                        } else {
-                            return Err(self.err(op, "fills with a value of another element type"));
-                        };
-                        self.set(
-                            op,
-                            0,
-                            Mapped::Const {
-                                tensor: Rc::new(t),
-                                loc,
-                                value: None,
-                            },
-                        )?;
-                    }
-                    _ => {
-                        let x = self.tensor(op, 0)?;
-                        let v =
-                            self.build(op, &OpKind::Broadcast { shape: rt.shape }, &[x], loc)?;
-                        self.define(op, v)?;
-                    }
-                }
-            }
-            "linalg.matmul" | "linalg.batch_matmul" => self.linalg_matmul(op, &name, loc)?,
-            "linalg.transpose" => {
-                let perm = self.i64_array(op, "permutation")?;
-                let perm = perm
-                    .iter()
-                    .map(|&p| usize::try_from(p).ok())
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| self.err(op, "has a negative permutation entry"))?;
-                let x = self.tensor(op, 0)?;
-                let v = self.build(op, &OpKind::Transpose { perm }, &[x], loc)?;
-                self.define(op, v)?;
-            }
-            "linalg.broadcast" => {
-                let dims = self.i64_array(op, "dimensions")?;
-                let (_, rt) = self.result_type(op, 0)?;
-                let x = self.tensor(op, 0)?;
-                let xt = self.value_tensor_type(x);
-                let mut expanded = Vec::with_capacity(rt.shape.len());
-                let mut src = xt.shape.iter();
-                for d in 0..rt.shape.len() {
-                    if dims.contains(&(d as i64)) {
-                        expanded.push(1);
-                    } else {
-                        expanded.push(*src.next().ok_or_else(|| {
-                            self.err(op, "input rank disagrees with 'dimensions'")
-                        })?);
-                    }
-                }
-                if src.next().is_some() {
-                    return Err(self.err(op, "input rank disagrees with 'dimensions'"));
-                }
-                let x = if expanded != xt.shape {
-                    self.build(op, &OpKind::Reshape { shape: expanded }, &[x], loc)?
-                } else {
-                    x
-                };
                 let v = self.build(op, &OpKind::Broadcast { shape: rt.shape }, &[x], loc)?;
                 self.define(op, v)?;
             }
-            "linalg.generic" => self.linalg_generic(op, loc)?,
-            "linalg.reduce" => {
-                if op.operand_count() != 2 || op.result_count() != 1 {
-                    return Err(self.err(op, "reduces other than one input into one init"));
-                }
-                let dims = self.i64_array(op, "dimensions")?;
-                let dims = dims
-                    .iter()
-                    .map(|&d| usize::try_from(d).ok())
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(|| self.err(op, "has a negative dimension"))?;
-                self.reduction(op, dims, loc)?;
+        }
+        Ok(())
+    }
+
+    fn linalg_transpose(
+        &mut self,
+        op: &MOp<'_, '_>,
+        _name: &str,
+        loc: Loc,
+    ) -> Result<(), Diagnostic> {
+        let perm = self.i64_array(op, "permutation")?;
+        let perm = perm
+            .iter()
+            .map(|&p| usize::try_from(p).ok())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.err(op, "has a negative permutation entry"))?;
+        let x = self.tensor(op, 0)?;
+        let v = self.build(op, &OpKind::Transpose { perm }, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn linalg_broadcast(
+        &mut self,
+        op: &MOp<'_, '_>,
+        _name: &str,
+        loc: Loc,
+    ) -> Result<(), Diagnostic> {
+        let dims = self.i64_array(op, "dimensions")?;
+        let (_, rt) = self.result_type(op, 0)?;
+        let x = self.tensor(op, 0)?;
+        let xt = self.value_tensor_type(x);
+        let mut expanded = Vec::with_capacity(rt.shape.len());
+        let mut src = xt.shape.iter();
+        for d in 0..rt.shape.len() {
+            if dims.contains(&(d as i64)) {
+                expanded.push(1);
+            } else {
+                expanded.push(
+                    *src.next()
+                        .ok_or_else(|| self.err(op, "input rank disagrees with 'dimensions'"))?,
+                );
             }
-            _ => {
-                if let Some((kind, n)) = tosa_simple(&name) {
-                    if op.operand_count() != n {
-                        return Err(self.err(op, format!("expected {n} operands")));
-                    }
-                    let xs = self.tensors(op, n)?;
-                    let v = self.build(op, &kind, &xs, loc)?;
-                    self.define(op, v)?;
-                } else if let Some(kind) = linalg_elementwise(&name) {
-                    let n = op.operand_count().saturating_sub(1);
-                    let xs = self.tensors(op, n)?;
-                    let v = self.build(op, &kind, &xs, loc)?;
-                    self.define(op, v)?;
-                } else if let Some(kind) = elementwise_kind(&name, op) {
-                    // Function level: upstream tensors of one shape.
-                    let xs = self.tensors(op, op.operand_count())?;
-                    let v = self.build(op, &kind, &xs, loc)?;
-                    self.define(op, v)?;
-                } else if let Some(to) = self.scalar_cast_target(op, &name) {
-                    let x = self.tensor(op, 0)?;
-                    let v = self.cast(op, x, to, loc)?;
-                    self.define(op, v)?;
-                } else {
-                    return Err(self.err(op, "is not supported by the MLIR importer"));
-                }
+        }
+        if src.next().is_some() {
+            return Err(self.err(op, "input rank disagrees with 'dimensions'"));
+        }
+        let x = if expanded != xt.shape {
+            self.build(op, &OpKind::Reshape { shape: expanded }, &[x], loc)?
+        } else {
+            x
+        };
+        let v = self.build(op, &OpKind::Broadcast { shape: rt.shape }, &[x], loc)?;
+        self.define(op, v)?;
+        Ok(())
+    }
+
+    fn linalg_reduce(&mut self, op: &MOp<'_, '_>, _name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        if op.operand_count() != 2 || op.result_count() != 1 {
+            return Err(self.err(op, "reduces other than one input into one init"));
+        }
+        let dims = self.i64_array(op, "dimensions")?;
+        let dims = dims
+            .iter()
+            .map(|&d| usize::try_from(d).ok())
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| self.err(op, "has a negative dimension"))?;
+        self.reduction(op, dims, loc)?;
+        Ok(())
+    }
+
+    /// The elementwise families: simple `tosa` ops, `linalg` named
+    /// elementwise ops, function-level `arith`/`math` ops and scalar casts.
+    fn elementwise(&mut self, op: &MOp<'_, '_>, name: &str, loc: Loc) -> Result<(), Diagnostic> {
+        if let Some((kind, n)) = tosa_simple(name) {
+            if op.operand_count() != n {
+                return Err(self.err(op, format!("expected {n} operands")));
             }
+            let xs = self.tensors(op, n)?;
+            let v = self.build(op, &kind, &xs, loc)?;
+            self.define(op, v)?;
+        } else if let Some(kind) = linalg_elementwise(name) {
+            let n = op.operand_count().saturating_sub(1);
+            let xs = self.tensors(op, n)?;
+            let v = self.build(op, &kind, &xs, loc)?;
+            self.define(op, v)?;
+        } else if let Some(kind) = elementwise_kind(name, op) {
+            // Function level: upstream tensors of one shape.
+            let xs = self.tensors(op, op.operand_count())?;
+            let v = self.build(op, &kind, &xs, loc)?;
+            self.define(op, v)?;
+        } else if let Some(to) = self.scalar_cast_target(op, name) {
+            let x = self.tensor(op, 0)?;
+            let v = self.cast(op, x, to, loc)?;
+            self.define(op, v)?;
+        } else {
+            return Err(self.err(op, "is not supported by the MLIR importer"));
         }
         Ok(())
     }

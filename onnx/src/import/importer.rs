@@ -273,14 +273,11 @@ impl Importer {
         Ok(acc)
     }
 
-    pub(super) fn reduce_axes(&self, n: &Node, from_input: bool) -> NResult<Option<Vec<i64>>> {
-        if from_input {
-            match self.input(n, 1)? {
-                Some(id) => Ok(Some(self.static_ints(id)?)),
-                None => Ok(None),
-            }
-        } else {
-            attr_ints(n, "axes")
+    /// Input `i` as static integers, if given.
+    pub(super) fn static_ints_input(&self, n: &Node, i: usize) -> NResult<Option<Vec<i64>>> {
+        match self.input(n, i)? {
+            Some(id) => Ok(Some(self.static_ints(id)?)),
+            None => Ok(None),
         }
     }
 

@@ -15,12 +15,8 @@
 //! default value (IR version 4 on; before, it is a constant), so the input
 //! stays an input.
 
-mod composite;
-mod control;
 mod importer;
-mod indexing;
 mod ops;
-mod quantized;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
@@ -30,6 +26,7 @@ use ipu_reference::{evaluate, OpKind, Tensor, TensorType};
 use crate::error::OnnxError;
 use crate::model::{data_type_name, element_type, Dim, Model, Node, ValueKind};
 use importer::{Importer, NodeErr};
+pub use ops::supports;
 
 /// Index of a value in [`MappedGraph::values`].
 pub type ValueId = usize;

@@ -1,142 +1,44 @@
-//! ONNX ops mapped to compositions of several dialect ops: activations,
-//! `Attention` and `RotaryEmbedding`.
+//! ONNX ops mapped to compositions of many dialect ops: `Attention`,
+//! `RotaryEmbedding`, the losses and `Einsum`.
 
 use ipu_reference::{ElementType, OpKind, PadMode, ReduceKind, Tensor};
 
-use super::importer::{
-    attr, attr_f, attr_i, attr_s, check_alloc, invalid, unsupported, Importer, NResult, NodeErr,
-};
-use super::ValueId;
-use crate::model::{element_type, Node};
+use super::super::importer::{check_alloc, invalid, unsupported, Importer, NResult, NodeErr};
+use super::{op, AttrKind as A, Binder, OnnxOp};
+use crate::import::ValueId;
+use crate::model::element_type;
+
+const ATTENTION: &[(&str, A)] = &[
+    ("q_num_heads", A::Int),
+    ("kv_num_heads", A::Int),
+    ("scale", A::Float),
+    ("softcap", A::Float),
+    ("is_causal", A::Int),
+    ("softmax_precision", A::Int),
+    ("qk_matmul_output_mode", A::Int),
+];
+const ROTARY: &[(&str, A)] = &[
+    ("num_heads", A::Int),
+    ("rotary_embedding_dim", A::Int),
+    ("interleaved", A::Int),
+];
+const LOSS: &[(&str, A)] = &[("ignore_index", A::Int), ("reduction", A::String)];
+
+pub(super) const OPS: &[OnnxOp] = &[
+    op("Attention", 23, ATTENTION, Importer::attention),
+    op("RotaryEmbedding", 23, ROTARY, Importer::rotary),
+    op("NegativeLogLikelihoodLoss", 12, LOSS, Importer::nll_loss),
+    op("SoftmaxCrossEntropyLoss", 12, LOSS, Importer::nll_loss),
+    op("Einsum", 12, &[("equation", A::String)], Importer::einsum),
+];
 
 impl Importer {
-    /// Elementwise activations composed from dialect ops.
-    pub(super) fn activation(
-        &mut self,
-        n: &Node,
-        x: ValueId,
-        dt: ElementType,
-        name: &str,
-    ) -> NResult<ValueId> {
-        let zero = self.scalar(0.0, dt, name)?;
-        let one_ = self.scalar(1.0, dt, name)?;
-        let y = match n.op_type.as_str() {
-            "LeakyRelu" | "PRelu" => {
-                let slope = if n.op_type == "PRelu" {
-                    self.req(n, 1)?
-                } else {
-                    self.scalar(attr_f(n, "alpha", 0.01)?, dt, name)?
-                };
-                let neg = self.op(OpKind::Less, &[x, zero], name)?;
-                let sx = self.op(OpKind::Mul, &[x, slope], name)?;
-                self.op(OpKind::Select, &[neg, sx, x], name)?
-            }
-            "Elu" | "Selu" | "Celu" => {
-                let (alpha, gamma) = match n.op_type.as_str() {
-                    "Elu" => (attr_f(n, "alpha", 1.0)?, 1.0),
-                    "Celu" => (attr_f(n, "alpha", 1.0)?, 1.0),
-                    _ => (
-                        attr_f(n, "alpha", 1.673_263_2)?,
-                        attr_f(n, "gamma", 1.050_701)?,
-                    ),
-                };
-                let a = self.scalar(alpha, dt, name)?;
-                let arg = if n.op_type == "Celu" {
-                    self.op(OpKind::Div, &[x, a], name)?
-                } else {
-                    x
-                };
-                let e = self.op(OpKind::Exp, &[arg], name)?;
-                let em1 = self.op(OpKind::Sub, &[e, one_], name)?;
-                let neg_branch = self.op(OpKind::Mul, &[em1, a], name)?;
-                let pos = self.op(OpKind::Greater, &[x, zero], name)?;
-                let y = self.op(OpKind::Select, &[pos, x, neg_branch], name)?;
-                if gamma != 1.0 {
-                    let g = self.scalar(gamma, dt, name)?;
-                    self.op(OpKind::Mul, &[y, g], name)?
-                } else {
-                    y
-                }
-            }
-            "ThresholdedRelu" => {
-                let a = self.scalar(attr_f(n, "alpha", 1.0)?, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, a], name)?;
-                self.op(OpKind::Select, &[gt, x, zero], name)?
-            }
-            "HardSigmoid" | "HardSwish" => {
-                let (al, be) = if n.op_type == "HardSwish" {
-                    (1.0 / 6.0, 0.5)
-                } else {
-                    (attr_f(n, "alpha", 0.2)?, attr_f(n, "beta", 0.5)?)
-                };
-                let a = self.scalar(al, dt, name)?;
-                let b = self.scalar(be, dt, name)?;
-                let ax = self.op(OpKind::Mul, &[x, a], name)?;
-                let axb = self.op(OpKind::Add, &[ax, b], name)?;
-                let lo = self.op(OpKind::Max, &[axb, zero], name)?;
-                let hs = self.op(OpKind::Min, &[lo, one_], name)?;
-                if n.op_type == "HardSwish" {
-                    self.op(OpKind::Mul, &[x, hs], name)?
-                } else {
-                    hs
-                }
-            }
-            "Softplus" | "Mish" => {
-                let e = self.op(OpKind::Exp, &[x], name)?;
-                let e1 = self.op(OpKind::Add, &[e, one_], name)?;
-                let sp = self.op(OpKind::Log, &[e1], name)?;
-                if n.op_type == "Mish" {
-                    let t = self.op(OpKind::Tanh, &[sp], name)?;
-                    self.op(OpKind::Mul, &[x, t], name)?
-                } else {
-                    sp
-                }
-            }
-            "Softsign" => {
-                let a = self.op(OpKind::Abs, &[x], name)?;
-                let a1 = self.op(OpKind::Add, &[a, one_], name)?;
-                self.op(OpKind::Div, &[x, a1], name)?
-            }
-            "Sign" => {
-                let m1 = self.scalar(-1.0, dt, name)?;
-                let gt = self.op(OpKind::Greater, &[x, zero], name)?;
-                let lt = self.op(OpKind::Less, &[x, zero], name)?;
-                // Zero (and NaN) pass through unchanged.
-                let inner = self.op(OpKind::Select, &[lt, m1, x], name)?;
-                self.op(OpKind::Select, &[gt, one_, inner], name)?
-            }
-            "IsNaN" => {
-                let eq = self.op(OpKind::Equal, &[x, x], name)?;
-                self.op(OpKind::Not, &[eq], name)?
-            }
-            "IsInf" => {
-                let pos = attr_i(n, "detect_positive", 1)? != 0;
-                let neg = attr_i(n, "detect_negative", 1)? != 0;
-                let pinf = self.scalar(f32::INFINITY, dt, name)?;
-                let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
-                let p = self.op(OpKind::Equal, &[x, pinf], name)?;
-                let q = self.op(OpKind::Equal, &[x, ninf], name)?;
-                match (pos, neg) {
-                    (true, true) => self.op(OpKind::Or, &[p, q], name)?,
-                    (true, false) => p,
-                    (false, true) => q,
-                    (false, false) => {
-                        let f = self.op(OpKind::Equal, &[x, x], name)?;
-                        let t = self.op(OpKind::Not, &[f], name)?;
-                        self.op(OpKind::And, &[f, t], name)?
-                    }
-                }
-            }
-            other => return unsupported(format!("no mapping for {other}")),
-        };
-        Ok(y)
-    }
-
     /// ONNX `Attention` (opset 23/24) composed from dialect ops, following
     /// the operator's function body: optional KV-cache concat, GQA head
     /// repetition, sqrt(scale) on Q and K, softcap, mask/causal bias,
     /// softmax (in `softmax_precision`), and the optional QK output.
-    pub(super) fn attention(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn attention(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let (q, k, v) = (self.req(n, 0)?, self.req(n, 1)?, self.req(n, 2)?);
         let mask = self.input(n, 3)?;
         let (past_k, past_v) = (self.input(n, 4)?, self.input(n, 5)?);
@@ -163,8 +65,8 @@ impl Importer {
         let (q4, k4, v4) = match rank {
             4 => (q, k, v),
             3 => {
-                let qh = attr_i(n, "q_num_heads", 0)?;
-                let kvh = attr_i(n, "kv_num_heads", 0)?;
+                let qh = n.attr_i("q_num_heads", 0)?;
+                let kvh = n.attr_i("kv_num_heads", 0)?;
                 (
                     to_heads(self, q, qh)?,
                     to_heads(self, k, kvh)?,
@@ -217,8 +119,8 @@ impl Importer {
         };
         let ke = expand(self, pk, ks[3])?;
         let ve = expand(self, pv, vs[3])?;
-        let scale = match attr(n, "scale") {
-            Some(_) => attr_f(n, "scale", 1.0)?,
+        let scale = match n.attr("scale")? {
+            Some(_) => n.attr_f("scale", 1.0)?,
             None => 1.0 / (hd as f32).sqrt(),
         };
         let sqs = self.scalar(scale.sqrt(), dt, name)?;
@@ -233,7 +135,7 @@ impl Importer {
         let ksc = self.op(OpKind::Mul, &[kt, sqs], name)?;
         let mut qk = self.op(OpKind::MatMul, &[qsc, ksc], name)?;
         let mut stages = vec![qk];
-        let softcap = attr_f(n, "softcap", 0.0)?;
+        let softcap = n.attr_f("softcap", 0.0)?;
         if softcap > 0.0 {
             let c = self.scalar(softcap, dt, name)?;
             let d = self.op(OpKind::Div, &[qk, c], name)?;
@@ -241,6 +143,50 @@ impl Importer {
             qk = self.op(OpKind::Mul, &[t, c], name)?;
         }
         stages.push(qk);
+        let bias = self.attention_bias(n, [mask, nonpad], [b, sq, total, past_len], dt)?;
+        if let Some(bv) = bias {
+            qk = self.op(OpKind::Add, &[qk, bv], name)?;
+        }
+        stages.push(qk);
+        let sm_ty = match n.attr_i("softmax_precision", 0)? as i32 {
+            0 => dt,
+            t => element_type(t).unwrap_or(dt),
+        };
+        let qc = self.cast(qk, sm_ty, name)?;
+        let p = self.op(OpKind::Softmax { axis: 3 }, &[qc], name)?;
+        let p = self.cast(p, dt, name)?;
+        stages.push(p);
+        let mut y = self.op(OpKind::MatMul, &[p, ve], name)?;
+        if rank == 3 {
+            let t = self.op(
+                OpKind::Transpose {
+                    perm: vec![0, 2, 1, 3],
+                },
+                &[y],
+                name,
+            )?;
+            y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
+        }
+        let mode = n.attr_i("qk_matmul_output_mode", 0)?;
+        let qk_out = match stages.get(mode as usize) {
+            Some(&v) => v,
+            None => return invalid(format!("qk_matmul_output_mode {mode}")),
+        };
+        self.bind(n, &[Some(y), Some(pk), Some(pv), Some(qk_out)])
+    }
+
+    /// The additive bias of `Attention`'s scores: the mask (a boolean one
+    /// as 0/-inf; padded with -inf to the total length), the causal mask
+    /// (offset by the cached length) and the `nonpad_kv_seqlen` mask,
+    /// summed; `None` without any.
+    fn attention_bias(
+        &mut self,
+        n: &Binder,
+        [mask, nonpad]: [Option<ValueId>; 2],
+        [b, sq, total, past_len]: [usize; 4],
+        dt: ElementType,
+    ) -> NResult<Option<ValueId>> {
+        let name = n.name;
         let ninf = self.scalar(f32::NEG_INFINITY, dt, name)?;
         let zero = self.scalar(0.0, dt, name)?;
         let mut bias: Option<ValueId> = None;
@@ -279,7 +225,7 @@ impl Importer {
             });
             Ok(())
         };
-        if attr_i(n, "is_causal", 0)? != 0 {
+        if n.attr_i("is_causal", 0)? != 0 {
             let tri: Vec<f32> = (0..sq * total)
                 .map(|e| {
                     if e % total > e / total + past_len {
@@ -313,39 +259,12 @@ impl Importer {
                 Tensor::from_f32(vec![b, 1, 1, total], ElementType::F32, m)?,
             )?;
         }
-        if let Some(bv) = bias {
-            qk = self.op(OpKind::Add, &[qk, bv], name)?;
-        }
-        stages.push(qk);
-        let sm_ty = match attr_i(n, "softmax_precision", 0)? as i32 {
-            0 => dt,
-            t => element_type(t).unwrap_or(dt),
-        };
-        let qc = self.cast(qk, sm_ty, name)?;
-        let p = self.op(OpKind::Softmax { axis: 3 }, &[qc], name)?;
-        let p = self.cast(p, dt, name)?;
-        stages.push(p);
-        let mut y = self.op(OpKind::MatMul, &[p, ve], name)?;
-        if rank == 3 {
-            let t = self.op(
-                OpKind::Transpose {
-                    perm: vec![0, 2, 1, 3],
-                },
-                &[y],
-                name,
-            )?;
-            y = self.reshape(t, vec![b, sq, qh * vs[3]], name)?;
-        }
-        let mode = attr_i(n, "qk_matmul_output_mode", 0)?;
-        let qk_out = match stages.get(mode as usize) {
-            Some(&v) => v,
-            None => return invalid(format!("qk_matmul_output_mode {mode}")),
-        };
-        self.bind(n, &[Some(y), Some(pk), Some(pv), Some(qk_out)])
+        Ok(bias)
     }
 
     /// ONNX `RotaryEmbedding` (opset 23) composed from dialect ops.
-    pub(super) fn rotary(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn rotary(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let x = self.req(n, 0)?;
         let (cos, sin) = (self.req(n, 1)?, self.req(n, 2)?);
         let pos = self.input(n, 3)?;
@@ -359,7 +278,7 @@ impl Importer {
                 name,
             )?,
             3 => {
-                let h = attr_i(n, "num_heads", 0)?;
+                let h = n.attr_i("num_heads", 0)?;
                 if h <= 0 || xs[2] % h as usize != 0 {
                     return invalid("3-D input needs num_heads dividing the hidden size");
                 }
@@ -370,7 +289,7 @@ impl Importer {
         };
         let s4 = self.ty(x4).shape.clone();
         let hd = s4[3];
-        let rot = match attr_i(n, "rotary_embedding_dim", 0)? {
+        let rot = match n.attr_i("rotary_embedding_dim", 0)? {
             0 => hd,
             r if r > 0 && (r as usize) <= hd && r % 2 == 0 => r as usize,
             r => return invalid(format!("rotary_embedding_dim {r}")),
@@ -408,7 +327,7 @@ impl Importer {
             )
         };
         let xr = slice(self, x4, 0, rot, 1)?;
-        let interleaved = attr_i(n, "interleaved", 0)? != 0;
+        let interleaved = n.attr_i("interleaved", 0)? != 0;
         let (x1, x2) = if interleaved {
             (slice(self, xr, 0, rot, 2)?, slice(self, xr, 1, rot, 2)?)
         } else {
@@ -456,7 +375,8 @@ impl Importer {
     /// `NegativeLogLikelihoodLoss` and `SoftmaxCrossEntropyLoss`
     /// (= log_softmax over axis 1, then NLL), with class weights,
     /// `ignore_index` and none/sum/mean reduction.
-    pub(super) fn nll_loss(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn nll_loss(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let x = self.req(n, 0)?;
         let target = self.req(n, 1)?;
         let weight = self.input(n, 2)?;
@@ -475,8 +395,8 @@ impl Importer {
             return invalid("target must have the input's rank minus one");
         }
         let t = self.cast(target, ElementType::I64, name)?;
-        let ignore = match attr(n, "ignore_index") {
-            Some(_) => Some(attr_i(n, "ignore_index", 0)?),
+        let ignore = match n.attr("ignore_index")? {
+            Some(_) => Some(n.attr_i("ignore_index", 0)?),
             None => None,
         };
         let valid = match ignore {
@@ -524,7 +444,7 @@ impl Importer {
             loss = self.op(OpKind::Mul, &[loss, wv], name)?;
         }
         let all: Vec<i64> = (0..tshape.len() as i64).collect();
-        let y = match attr_s(n, "reduction")?.as_deref().unwrap_or("mean") {
+        let y = match n.attr_s("reduction")?.as_deref().unwrap_or("mean") {
             "none" => loss,
             "sum" => self.reduce(loss, ReduceKind::Sum, Some(all), false, false, name)?,
             "mean" => {
@@ -554,8 +474,10 @@ impl Importer {
     /// `Einsum` with one or two operands: diagonals (repeated labels),
     /// summed-out labels, then one batched matmul between transposes and
     /// reshapes. Ellipsis dims are supported; batch dims must agree.
-    pub(super) fn einsum(&mut self, n: &Node, name: &str) -> NResult<()> {
-        let eq: String = attr_s(n, "equation")?
+    pub(super) fn einsum(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
+        let eq: String = n
+            .attr_s("equation")?
             .ok_or(NodeErr::Invalid("missing equation".into()))?
             .chars()
             .filter(|c| !c.is_whitespace())
@@ -641,7 +563,56 @@ impl Importer {
                 o
             }
         };
-        // Diagonals: a label repeated within one operand.
+        self.einsum_diagonals(&mut ops, name)?;
+        // Sum out labels used by no other operand and not in the output.
+        for k in 0..ops.len() {
+            let others: Vec<char> = ops
+                .iter()
+                .enumerate()
+                .filter(|(o, _)| *o != k)
+                .flat_map(|(_, (_, l))| l.clone())
+                .collect();
+            let (v, labels) = ops[k].clone();
+            let axes: Vec<i64> = labels
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !out_labels.contains(c) && !others.contains(c))
+                .map(|(a, _)| a as i64)
+                .collect();
+            if !axes.is_empty() {
+                let y = self.reduce(v, ReduceKind::Sum, Some(axes.clone()), false, false, name)?;
+                let nl = labels
+                    .iter()
+                    .enumerate()
+                    .filter(|(a, _)| !axes.contains(&(*a as i64)))
+                    .map(|(_, &c)| c)
+                    .collect();
+                ops[k] = (y, nl);
+            }
+        }
+        let (y, labels) = if ops.len() == 1 {
+            ops[0].clone()
+        } else {
+            self.einsum_contract(ops[0].clone(), ops[1].clone(), &out_labels, name)?
+        };
+        if labels.len() != out_labels.len() || !out_labels.iter().all(|c| labels.contains(c)) {
+            return invalid(format!("output labels of `{eq}` do not match"));
+        }
+        let perm: Vec<usize> = out_labels
+            .iter()
+            .filter_map(|c| labels.iter().position(|x| x == c))
+            .collect();
+        let y = if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            y
+        } else {
+            self.op(OpKind::Transpose { perm }, &[y], name)?
+        };
+        self.bind(n, &[Some(y)])
+    }
+
+    /// Takes the diagonal of every label an operand repeats (`ii`): the
+    /// two axes moved last, flattened, and sliced with stride `d + 1`.
+    fn einsum_diagonals(&mut self, ops: &mut [(ValueId, Vec<char>)], name: &str) -> NResult<()> {
         for (v, labels) in ops.iter_mut() {
             while let Some((i, j)) = (0..labels.len()).find_map(|i| {
                 (i + 1..labels.len())
@@ -682,98 +653,66 @@ impl Importer {
                 *labels = nl;
             }
         }
-        // Sum out labels used by no other operand and not in the output.
-        for k in 0..ops.len() {
-            let others: Vec<char> = ops
-                .iter()
-                .enumerate()
-                .filter(|(o, _)| *o != k)
-                .flat_map(|(_, (_, l))| l.clone())
-                .collect();
-            let (v, labels) = ops[k].clone();
-            let axes: Vec<i64> = labels
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| !out_labels.contains(c) && !others.contains(c))
-                .map(|(a, _)| a as i64)
-                .collect();
-            if !axes.is_empty() {
-                let y = self.reduce(v, ReduceKind::Sum, Some(axes.clone()), false, false, name)?;
-                let nl = labels
-                    .iter()
-                    .enumerate()
-                    .filter(|(a, _)| !axes.contains(&(*a as i64)))
-                    .map(|(_, &c)| c)
-                    .collect();
-                ops[k] = (y, nl);
-            }
-        }
+        Ok(())
+    }
+
+    /// The product of two einsum operands as one batched matmul: each
+    /// arranged as `[batch, free, contracted]`, the result reshaped to
+    /// `batch ++ left ++ right` (its labels returned).
+    fn einsum_contract(
+        &mut self,
+        (a, la): (ValueId, Vec<char>),
+        (b, lb): (ValueId, Vec<char>),
+        out_labels: &[char],
+        name: &str,
+    ) -> NResult<(ValueId, Vec<char>)> {
         let size_of = |s: &Self, v: ValueId, labels: &[char], c: char| -> usize {
             labels
                 .iter()
                 .position(|&l| l == c)
                 .map_or(1, |p| s.ty(v).shape[p])
         };
-        let (y, labels) = if ops.len() == 1 {
-            ops[0].clone()
-        } else {
-            let (a, la) = ops[0].clone();
-            let (b, lb) = ops[1].clone();
-            let batch: Vec<char> = la
-                .iter()
-                .copied()
-                .filter(|c| lb.contains(c) && out_labels.contains(c))
-                .collect();
-            let contr: Vec<char> = la
-                .iter()
-                .copied()
-                .filter(|c| lb.contains(c) && !out_labels.contains(c))
-                .collect();
-            let left: Vec<char> = la.iter().copied().filter(|c| !lb.contains(c)).collect();
-            let right: Vec<char> = lb.iter().copied().filter(|c| !la.contains(c)).collect();
-            for &c in batch.iter().chain(&contr) {
-                if size_of(self, a, &la, c) != size_of(self, b, &lb, c) {
-                    return unsupported("broadcasting einsum dimensions");
-                }
-            }
-            let arrange =
-                |s: &mut Self, v: ValueId, l: &[char], groups: [&[char]; 3]| -> NResult<ValueId> {
-                    let perm: Vec<usize> = groups
-                        .iter()
-                        .flat_map(|g| g.iter())
-                        .filter_map(|c| l.iter().position(|x| x == c))
-                        .collect();
-                    let t = s.op(OpKind::Transpose { perm }, &[v], name)?;
-                    let dims: Vec<usize> = groups
-                        .iter()
-                        .map(|g| g.iter().map(|&c| size_of(s, v, l, c)).product())
-                        .collect();
-                    s.reshape(t, dims, name)
-                };
-            let a3 = arrange(self, a, &la, [&batch, &left, &contr])?;
-            let b3 = arrange(self, b, &lb, [&batch, &contr, &right])?;
-            let m = self.op(OpKind::MatMul, &[a3, b3], name)?;
-            let mut dims: Vec<usize> = batch.iter().map(|&c| size_of(self, a, &la, c)).collect();
-            dims.extend(left.iter().map(|&c| size_of(self, a, &la, c)));
-            dims.extend(right.iter().map(|&c| size_of(self, b, &lb, c)));
-            let y = self.reshape(m, dims, name)?;
-            let mut l = batch.clone();
-            l.extend(left);
-            l.extend(right);
-            (y, l)
-        };
-        if labels.len() != out_labels.len() || !out_labels.iter().all(|c| labels.contains(c)) {
-            return invalid(format!("output labels of `{eq}` do not match"));
-        }
-        let perm: Vec<usize> = out_labels
+        let batch: Vec<char> = la
             .iter()
-            .filter_map(|c| labels.iter().position(|x| x == c))
+            .copied()
+            .filter(|c| lb.contains(c) && out_labels.contains(c))
             .collect();
-        let y = if perm.iter().enumerate().all(|(i, &p)| i == p) {
-            y
-        } else {
-            self.op(OpKind::Transpose { perm }, &[y], name)?
-        };
-        self.bind(n, &[Some(y)])
+        let contr: Vec<char> = la
+            .iter()
+            .copied()
+            .filter(|c| lb.contains(c) && !out_labels.contains(c))
+            .collect();
+        let left: Vec<char> = la.iter().copied().filter(|c| !lb.contains(c)).collect();
+        let right: Vec<char> = lb.iter().copied().filter(|c| !la.contains(c)).collect();
+        for &c in batch.iter().chain(&contr) {
+            if size_of(self, a, &la, c) != size_of(self, b, &lb, c) {
+                return unsupported("broadcasting einsum dimensions");
+            }
+        }
+        let arrange =
+            |s: &mut Self, v: ValueId, l: &[char], groups: [&[char]; 3]| -> NResult<ValueId> {
+                let perm: Vec<usize> = groups
+                    .iter()
+                    .flat_map(|g| g.iter())
+                    .filter_map(|c| l.iter().position(|x| x == c))
+                    .collect();
+                let t = s.op(OpKind::Transpose { perm }, &[v], name)?;
+                let dims: Vec<usize> = groups
+                    .iter()
+                    .map(|g| g.iter().map(|&c| size_of(s, v, l, c)).product())
+                    .collect();
+                s.reshape(t, dims, name)
+            };
+        let a3 = arrange(self, a, &la, [&batch, &left, &contr])?;
+        let b3 = arrange(self, b, &lb, [&batch, &contr, &right])?;
+        let m = self.op(OpKind::MatMul, &[a3, b3], name)?;
+        let mut dims: Vec<usize> = batch.iter().map(|&c| size_of(self, a, &la, c)).collect();
+        dims.extend(left.iter().map(|&c| size_of(self, a, &la, c)));
+        dims.extend(right.iter().map(|&c| size_of(self, b, &lb, c)));
+        let y = self.reshape(m, dims, name)?;
+        let mut l = batch.clone();
+        l.extend(left);
+        l.extend(right);
+        Ok((y, l))
     }
 }

@@ -7,12 +7,39 @@
 
 use ipu_reference::{ElementType, OpKind, Tensor};
 
-use super::importer::{
-    attr, attr_i, attr_ints, check_alloc, invalid, norm_axis, unsupported, Importer, NResult,
-    NodeErr,
+use super::super::importer::{
+    check_alloc, invalid, norm_axis, unsupported, Importer, NResult, NodeErr,
 };
-use super::ValueId;
-use crate::model::{Attribute, Dim, Graph, Node};
+use super::{op, AttrKind as A, Binder, OnnxOp};
+use crate::import::ValueId;
+use crate::model::{Dim, Graph};
+
+const SCAN_8: &[(&str, A)] = &[
+    ("body", A::Graph),
+    ("num_scan_inputs", A::Int),
+    ("directions", A::Ints),
+];
+const SCAN_9: &[(&str, A)] = &[
+    ("body", A::Graph),
+    ("num_scan_inputs", A::Int),
+    ("scan_input_axes", A::Ints),
+    ("scan_input_directions", A::Ints),
+    ("scan_output_axes", A::Ints),
+    ("scan_output_directions", A::Ints),
+];
+
+pub(super) const OPS: &[OnnxOp] = &[
+    op(
+        "If",
+        1,
+        &[("then_branch", A::Graph), ("else_branch", A::Graph)],
+        Importer::if_node,
+    ),
+    op("Loop", 1, &[("body", A::Graph)], Importer::loop_node),
+    // Opset 8's form has a batch axis and a sequence-lengths input.
+    op("Scan", 8, SCAN_8, Importer::scan_node).until(8),
+    op("Scan", 9, SCAN_9, Importer::scan_node),
+];
 
 /// The most iterations a `Loop` is unrolled to.
 pub const MAX_UNROLLED_ITERATIONS: i64 = 4096;
@@ -71,7 +98,7 @@ impl Importer {
             };
             let context = |m: String| format!("node `{label}` ({}): {m}", node.op_type);
             if node.domain.is_empty() {
-                super::check_attributes(node, self.opset)
+                crate::import::check_attributes(node, self.opset)
                     .map_err(|m| NodeErr::Invalid(context(m)))?;
             }
             let start = std::mem::replace(&mut self.node_start, self.g.values.len());
@@ -98,23 +125,16 @@ impl Importer {
         Ok(outs)
     }
 
-    fn graph_attr<'a>(n: &'a Node, key: &str) -> NResult<&'a Graph> {
-        match attr(n, key) {
-            Some(Attribute::Graph(g)) => Ok(g),
-            Some(a) => invalid(format!("attribute `{key}` should be a graph, got {a:?}")),
-            None => invalid(format!("missing graph attribute `{key}`")),
-        }
-    }
-
     /// `If(cond)` with `cond` known at import: the taken branch, inlined.
-    pub(super) fn if_node(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn if_node(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let c = self.req(n, 0)?;
         let key = if self.known_scalar(c, "the condition")? != 0 {
             "then_branch"
         } else {
             "else_branch"
         };
-        let g = Self::graph_attr(n, key)?;
+        let g = n.attr_graph(key)?;
         if !g.inputs.is_empty() {
             return invalid(format!("the {key} has inputs"));
         }
@@ -134,7 +154,8 @@ impl Importer {
     /// the body maps `(i, cond, v...)` to `(cond, v..., scan...)`; the
     /// results are the last `v`s and each scan output's values stacked on
     /// a new first axis. `M` and every condition must be known at import.
-    pub(super) fn loop_node(&mut self, n: &Node, name: &str) -> NResult<()> {
+    pub(super) fn loop_node(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
         let trip = match self.input(n, 0)? {
             Some(m) => Some(self.known_scalar(m, "the trip count")?),
             None => None,
@@ -150,7 +171,7 @@ impl Importer {
         let mut carried = (2..n.inputs.len())
             .map(|i| self.req(n, i))
             .collect::<NResult<Vec<_>>>()?;
-        let body = Self::graph_attr(n, "body")?;
+        let body = n.attr_graph("body")?;
         let nc = carried.len();
         if body.inputs.len() != nc + 2 || body.outputs.len() < nc + 1 {
             return invalid(format!(
@@ -381,17 +402,18 @@ impl Importer {
     /// axes and directions; opset 8, `(sequence_lens, states..., scan
     /// inputs...)` with a batch dimension first (each batch scanned along
     /// axis 1), every sequence its full length.
-    pub(super) fn scan_node(&mut self, n: &Node, name: &str) -> NResult<()> {
-        let body = Self::graph_attr(n, "body")?;
-        let m = attr_i(n, "num_scan_inputs", -1)?;
+    pub(super) fn scan_node(&mut self, n: &Binder) -> NResult<()> {
+        let name = n.name;
+        let body = n.attr_graph("body")?;
+        let m = n.attr_i("num_scan_inputs", -1)?;
         let dirs = |key: &str| -> NResult<Vec<bool>> {
-            Ok(attr_ints(n, key)?
+            Ok(n.attr_ints(key)?
                 .unwrap_or_default()
                 .iter()
                 .map(|&d| d != 0)
                 .collect())
         };
-        let first = if self.opset < 9 { 1 } else { 0 };
+        let first = if n.opset < 9 { 1 } else { 0 };
         let operands = (first..n.inputs.len())
             .map(|i| self.req(n, i))
             .collect::<NResult<Vec<_>>>()?;
@@ -403,11 +425,11 @@ impl Importer {
         }
         let ns = operands.len() - m as usize;
         let (states, inputs) = operands.split_at(ns);
-        let results = if self.opset >= 9 {
+        let results = if n.opset >= 9 {
             let layout = ScanLayout {
-                input_axes: attr_ints(n, "scan_input_axes")?.unwrap_or_default(),
+                input_axes: n.attr_ints("scan_input_axes")?.unwrap_or_default(),
                 input_reverse: dirs("scan_input_directions")?,
-                output_axes: attr_ints(n, "scan_output_axes")?.unwrap_or_default(),
+                output_axes: n.attr_ints("scan_output_axes")?.unwrap_or_default(),
                 output_reverse: dirs("scan_output_directions")?,
             };
             self.scan_steps(body, states.to_vec(), inputs, &layout, name, name)?
@@ -429,7 +451,7 @@ impl Importer {
     /// (axis 1 of the operands is the sequence), the results restacked.
     fn scan_batched(
         &mut self,
-        n: &Node,
+        n: &Binder,
         body: &Graph,
         states: &[ValueId],
         inputs: &[ValueId],
