@@ -237,6 +237,7 @@ macro_rules! declare_op {
             }
 
             /// The view of `op` if it is this op.
+            #[allow(clippy::self_named_constructors)]
             pub fn cast(cx: &$crate::context::Context, op: $crate::context::Op) -> Option<Self> {
                 Self::isa(cx, op).then_some(Self(op))
             }
@@ -327,4 +328,93 @@ macro_rules! __operand_getters {
         }
         $crate::__operand_getters!($i + 1; $($rest),*);
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::context::{Context, OperationState};
+    use crate::opdef::{constraints, Arity, Dialect, Registry};
+    use crate::types::{Attr, Type};
+    use std::sync::Arc;
+
+    crate::declare_op! {
+        pub static PROBE: Probe = "acc.probe" {
+            operands: [lhs: constraints::ANY_TYPE, rhs: constraints::ANY_TYPE],
+            variadic: [rest: constraints::ANY_TYPE],
+            attributes: [
+                axis: i64 [constraints::INTEGER_ATTR],
+                ty = "type": Option<Type> [constraints::ANY_ATTR],
+                flag: bool [constraints::ANY_ATTR],
+                mode: &str [constraints::STRING_ATTR] = "constant",
+                dims: &[i64] [constraints::ANY_ATTR],
+            ],
+            summary: "An op exercising every kind of accessor.",
+        }
+    }
+
+    static ACC: Dialect = Dialect {
+        name: "acc",
+        description: "",
+        ops: &[&PROBE],
+        materialize_constant: None,
+    };
+
+    #[test]
+    fn one_declaration_names_the_opdef_and_the_accessors() {
+        let names: Vec<_> = PROBE.operands.iter().map(|o| (o.name, o.arity)).collect();
+        assert_eq!(
+            names,
+            [
+                ("lhs", Arity::Single),
+                ("rhs", Arity::Single),
+                ("rest", Arity::Variadic)
+            ]
+        );
+        let attrs: Vec<_> = PROBE
+            .attributes
+            .iter()
+            .map(|a| (a.name, a.optional))
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                ("axis", false),
+                ("type", true),
+                ("flag", true),
+                ("mode", true),
+                ("dims", false)
+            ]
+        );
+
+        let mut registry = Registry::new();
+        registry.register_dialect(&ACC);
+        let mut cx = Context::new(Arc::new(registry));
+        let loc = cx.file_loc("t", 1, 1);
+        let b = cx.create_detached_block(&[(Type::F32, loc), (Type::I64, loc), (Type::I1, loc)]);
+        let args = cx.block_args(b).to_vec();
+        let mut st = OperationState::new(cx.op_name("acc.probe"), loc);
+        st.operands.extend_from_slice(&args);
+        let (axis, dims) = (cx.i64_attr(-3), cx.i64_array_attr(vec![1, 2]));
+        let entries = vec![
+            (cx.sym("axis"), axis),
+            (cx.sym("dims"), dims),
+            (cx.sym("flag"), Attr::UNIT),
+        ];
+        st.attrs = cx.dict_attr(entries);
+        let op = cx.create_op(st);
+
+        let p = Probe::cast(&cx, op).expect("an acc.probe");
+        assert_eq!((p.lhs(&cx), p.rhs(&cx)), (args[0], args[1]));
+        assert_eq!(p.rest(&cx), &args[2..]);
+        assert_eq!(p.axis(&cx), -3);
+        assert_eq!(p.ty(&cx), None);
+        assert!(p.flag(&cx));
+        assert_eq!(p.mode(&cx), "constant");
+        assert_eq!(p.dims(&cx), &[1, 2]);
+        let t = cx.type_attr(Type::F16);
+        cx.set_attr(op, "type", t);
+        assert_eq!(Probe(op).ty(&cx), Some(Type::F16));
+        cx.set_attr(op, "flag", Attr::FALSE);
+        assert!(!Probe(op).flag(&cx));
+    }
 }
