@@ -112,17 +112,18 @@ macro_rules! binary {
     };
 }
 
-macro_rules! unary {
-    ($stat:ident: $view:ident = $name:literal, $summary:literal) => {
-        tensor_op! {
+/// Ops of one input that share their attributes, traits and format.
+macro_rules! input_ops {
+    ($attrs:tt, $traits:expr, $format:expr; $($stat:ident: $view:ident = $name:literal, $summary:literal;)*) => {
+        $(tensor_op! {
             $stat: $view = $name {
                 operands: [input: TENSOR],
-                attributes: [],
+                attributes: $attrs,
                 summary: $summary,
-                traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-                assembly_format: Some(UNARY_FORMAT),
+                traits: $traits,
+                assembly_format: Some($format),
             }
-        }
+        })*
     };
 }
 
@@ -164,23 +165,26 @@ binary!(GREATER: Greater = "nn.greater", "Elementwise greater-than, giving i1.")
 binary!(AND: And = "nn.and", "Elementwise logical and of i1 tensors.", Trait::Commutative);
 binary!(OR: Or = "nn.or", "Elementwise logical or of i1 tensors.", Trait::Commutative);
 
-unary!(NOT: Not = "nn.not", "Elementwise logical not of an i1 tensor.");
-unary!(NEG: Neg = "nn.neg", "Elementwise negation.");
-unary!(ABS: Abs = "nn.abs", "Elementwise absolute value.");
-unary!(EXP: Exp = "nn.exp", "Elementwise exponential.");
-unary!(LOG: Log = "nn.log", "Elementwise natural logarithm.");
-unary!(SQRT: Sqrt = "nn.sqrt", "Elementwise square root.");
-unary!(RSQRT: Rsqrt = "nn.rsqrt", "Elementwise reciprocal square root.");
-unary!(RECIPROCAL: Reciprocal = "nn.reciprocal", "Elementwise reciprocal.");
-unary!(TANH: Tanh = "nn.tanh", "Elementwise hyperbolic tangent.");
-unary!(ERF: Erf = "nn.erf", "Elementwise error function.");
-unary!(SIGMOID: Sigmoid = "nn.sigmoid", "Elementwise logistic sigmoid.");
-unary!(RELU: Relu = "nn.relu", "Elementwise max(x, 0).");
-unary!(FLOOR: Floor = "nn.floor", "Elementwise round toward negative infinity.");
-unary!(CEIL: Ceil = "nn.ceil", "Elementwise round toward positive infinity.");
-unary!(ROUND: Round = "nn.round", "Elementwise round to nearest, ties to even.");
-unary!(SIN: Sin = "nn.sin", "Elementwise sine.");
-unary!(COS: Cos = "nn.cos", "Elementwise cosine.");
+input_ops! {
+    [], &[Trait::Pure, Trait::SameOperandsAndResultType], UNARY_FORMAT;
+    NOT: Not = "nn.not", "Elementwise logical not of an i1 tensor.";
+    NEG: Neg = "nn.neg", "Elementwise negation.";
+    ABS: Abs = "nn.abs", "Elementwise absolute value.";
+    EXP: Exp = "nn.exp", "Elementwise exponential.";
+    LOG: Log = "nn.log", "Elementwise natural logarithm.";
+    SQRT: Sqrt = "nn.sqrt", "Elementwise square root.";
+    RSQRT: Rsqrt = "nn.rsqrt", "Elementwise reciprocal square root.";
+    RECIPROCAL: Reciprocal = "nn.reciprocal", "Elementwise reciprocal.";
+    TANH: Tanh = "nn.tanh", "Elementwise hyperbolic tangent.";
+    ERF: Erf = "nn.erf", "Elementwise error function.";
+    SIGMOID: Sigmoid = "nn.sigmoid", "Elementwise logistic sigmoid.";
+    RELU: Relu = "nn.relu", "Elementwise max(x, 0).";
+    FLOOR: Floor = "nn.floor", "Elementwise round toward negative infinity.";
+    CEIL: Ceil = "nn.ceil", "Elementwise round toward positive infinity.";
+    ROUND: Round = "nn.round", "Elementwise round to nearest, ties to even.";
+    SIN: Sin = "nn.sin", "Elementwise sine.";
+    COS: Cos = "nn.cos", "Elementwise cosine.";
+}
 
 tensor_op! {
     MOD: Mod = "nn.mod" {
@@ -193,61 +197,33 @@ tensor_op! {
     }
 }
 
-/// Index of the largest or smallest element along an axis.
-macro_rules! arg_reduce {
-    ($stat:ident: $view:ident = $name:literal, $summary:literal) => {
-        tensor_op! {
-            $stat: $view = $name {
-                operands: [input: TENSOR],
-                attributes: [
-                    axis: i64 [I64_ATTR],
-                    keepdims: bool [FLAG_ATTR],
-                    select_last_index: bool [FLAG_ATTR],
-                ],
-                summary: $summary,
-                traits: &[Trait::Pure],
-                assembly_format: Some(CONVERT_FORMAT),
-            }
-        }
-    };
-}
-
-arg_reduce!(
+input_ops! {
+    [
+        axis: i64 [I64_ATTR],
+        keepdims: bool [FLAG_ATTR],
+        select_last_index: bool [FLAG_ATTR],
+    ],
+    &[Trait::Pure],
+    CONVERT_FORMAT;
     ARGMAX: ArgMax = "nn.argmax",
-    "Index (i64) of the largest element along `axis` (the first, or the last with `select_last_index`)."
-);
-arg_reduce!(
+        "Index (i64) of the largest element along `axis` (the first, or the last with `select_last_index`).";
     ARGMIN: ArgMin = "nn.argmin",
-    "Index (i64) of the smallest element along `axis` (the first, or the last with `select_last_index`)."
-);
-
-/// A running sum or product along an axis.
-macro_rules! scan {
-    ($stat:ident: $view:ident = $name:literal, $summary:literal) => {
-        tensor_op! {
-            $stat: $view = $name {
-                operands: [input: TENSOR],
-                attributes: [
-                    axis: i64 [I64_ATTR],
-                    exclusive: bool [FLAG_ATTR],
-                    reverse: bool [FLAG_ATTR],
-                ],
-                summary: $summary,
-                traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-                assembly_format: Some(UNARY_FORMAT),
-            }
-        }
-    };
+        "Index (i64) of the smallest element along `axis` (the first, or the last with `select_last_index`).";
 }
 
-scan!(
+input_ops! {
+    [
+        axis: i64 [I64_ATTR],
+        exclusive: bool [FLAG_ATTR],
+        reverse: bool [FLAG_ATTR],
+    ],
+    &[Trait::Pure, Trait::SameOperandsAndResultType],
+    UNARY_FORMAT;
     CUMSUM: CumSum = "nn.cumsum",
-    "Running sum along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end."
-);
-scan!(
+        "Running sum along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end.";
     CUMPROD: CumProd = "nn.cumprod",
-    "Running product along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end."
-);
+        "Running product along `axis`; `exclusive` leaves out the current element, `reverse` runs from the end.";
+}
 
 const PAD_MODE: AttrConstraint = AttrConstraint {
     description: "\"constant\", \"reflect\", \"edge\" or \"wrap\"",
@@ -336,23 +312,15 @@ tensor_op! {
     }
 }
 
-/// A row op along one axis.
-macro_rules! along_axis {
-    ($stat:ident: $view:ident = $name:literal, $summary:literal) => {
-        tensor_op! {
-            $stat: $view = $name {
-                operands: [input: TENSOR],
-                attributes: [axis: i64 [I64_ATTR]],
-                summary: $summary,
-                traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-                assembly_format: Some(UNARY_FORMAT),
-            }
-        }
-    };
+input_ops! {
+    [axis: i64 [I64_ATTR]],
+    &[Trait::Pure, Trait::SameOperandsAndResultType],
+    UNARY_FORMAT;
+    SOFTMAX: Softmax = "nn.softmax",
+        "Softmax along `axis`.";
+    LOG_SOFTMAX: LogSoftmax = "nn.log_softmax",
+        "Log-softmax along `axis`.";
 }
-
-along_axis!(SOFTMAX: Softmax = "nn.softmax", "Softmax along `axis`.");
-along_axis!(LOG_SOFTMAX: LogSoftmax = "nn.log_softmax", "Log-softmax along `axis`.");
 
 tensor_op! {
     LAYER_NORM: LayerNorm = "nn.layer_norm" {
@@ -366,40 +334,21 @@ tensor_op! {
     }
 }
 
-macro_rules! reduce {
-    ($stat:ident: $view:ident = $name:literal, $summary:literal) => {
-        tensor_op! {
-            $stat: $view = $name {
-                operands: [input: TENSOR],
-                attributes: [axes: &[i64] [I64_ARRAY], keepdims: bool [FLAG_ATTR]],
-                summary: $summary,
-                traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
-                assembly_format: Some(CONVERT_FORMAT),
-            }
-        }
-    };
-}
-
-reduce!(
+input_ops! {
+    [axes: &[i64] [I64_ARRAY], keepdims: bool [FLAG_ATTR]],
+    &[Trait::Pure, Trait::SameOperandsAndResultElementType],
+    CONVERT_FORMAT;
     REDUCE_SUM: ReduceSum = "nn.reduce_sum",
-    "Sum over `axes` (f64 accumulation); `keepdims` keeps them as size 1."
-);
-reduce!(
+        "Sum over `axes` (f64 accumulation); `keepdims` keeps them as size 1.";
     REDUCE_MEAN: ReduceMean = "nn.reduce_mean",
-    "Mean over `axes`; `keepdims` keeps them as size 1."
-);
-reduce!(
+        "Mean over `axes`; `keepdims` keeps them as size 1.";
     REDUCE_MAX: ReduceMax = "nn.reduce_max",
-    "Maximum over `axes`; `keepdims` keeps them as size 1."
-);
-reduce!(
+        "Maximum over `axes`; `keepdims` keeps them as size 1.";
     REDUCE_MIN: ReduceMin = "nn.reduce_min",
-    "Minimum over `axes`; `keepdims` keeps them as size 1."
-);
-reduce!(
+        "Minimum over `axes`; `keepdims` keeps them as size 1.";
     REDUCE_PROD: ReduceProd = "nn.reduce_prod",
-    "Product over `axes`; `keepdims` keeps them as size 1."
-);
+        "Product over `axes`; `keepdims` keeps them as size 1.";
+}
 
 tensor_op! {
     TRANSPOSE: Transpose = "nn.transpose" {

@@ -374,62 +374,68 @@ declare_op! {
     }
 }
 
+/// A row op (softmax, layer norm) of an input and its parameters.
+macro_rules! row_op {
+    ($stat:ident: $view:ident = $name:literal, $attrs:tt, $summary:expr, $verify:expr) => {
+        declare_op! {
+            pub static $stat: $view = $name {
+                operands: [input: constraints::ANY_TENSOR],
+                variadic: [params: constraints::ANY_TENSOR],
+                attributes: $attrs,
+                summary: $summary,
+                results: RESULT,
+                traits: &[Trait::Pure],
+                assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
+                verify: Some($verify),
+            }
+        }
+    };
+}
+
 const FLOAT_ATTR: AttrConstraint = AttrConstraint {
     description: "float attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { .. }),
 };
 
-declare_op! {
-    pub static SOFTMAX: Softmax = "tile.softmax" {
-        operands: [input: constraints::ANY_TENSOR],
-        variadic: [params: constraints::ANY_TENSOR],
-        attributes: [
-            axis: i64 [I64_ATTR],
-            log: bool [FLAG_ATTR],
-            scale: Option<f64> [FLOAT_ATTR],
-            kernel: &str [constraints::STRING_ATTR],
-            cycles: i64 [I64_ATTR],
-            mapping: Mapping [MAPPING_ATTR],
-        ],
-        summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
-                  each tile holds whole rows; where the grid cuts the axis (evenly), the pieces' statistics are \
-                  shared out, each piece's tile combining its share of the rows and sending it to the rows' other \
-                  tiles, before each piece is normalised. With a prologue (the ops before it that its statistics \
-                  pass does, where the axis is cut) the softmax is of t = widen(x * `scale`) + v, each step \
-                  rounded as the separate op would: x times `scale` in x's type, widened exactly (f16 x, f32 \
-                  result), plus the row vector v (operand #1, as many elements of the result's type as the axis, \
-                  which is the last). `kernel` is the row kernel each tile first calls, `cycles` the cycle \
-                  formulas of all its calls.",
-        results: RESULT,
-        traits: &[Trait::Pure],
-        assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
-        verify: Some(verify_softmax),
-    }
+row_op! {
+    SOFTMAX: Softmax = "tile.softmax",
+    [
+        axis: i64 [I64_ATTR],
+        log: bool [FLAG_ATTR],
+        scale: Option<f64> [FLOAT_ATTR],
+        kernel: &str [constraints::STRING_ATTR],
+        cycles: i64 [I64_ATTR],
+        mapping: Mapping [MAPPING_ATTR],
+    ],
+    "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
+              each tile holds whole rows; where the grid cuts the axis (evenly), the pieces' statistics are \
+              shared out, each piece's tile combining its share of the rows and sending it to the rows' other \
+              tiles, before each piece is normalised. With a prologue (the ops before it that its statistics \
+              pass does, where the axis is cut) the softmax is of t = widen(x * `scale`) + v, each step \
+              rounded as the separate op would: x times `scale` in x's type, widened exactly (f16 x, f32 \
+              result), plus the row vector v (operand #1, as many elements of the result's type as the axis, \
+              which is the last). `kernel` is the row kernel each tile first calls, `cycles` the cycle \
+              formulas of all its calls.",
+    verify_softmax
 }
 
-declare_op! {
-    pub static LAYER_NORM: LayerNorm = "tile.layer_norm" {
-        operands: [input: constraints::ANY_TENSOR],
-        variadic: [params: constraints::ANY_TENSOR],
-        attributes: [
-            axis: i64 [I64_ATTR],
-            epsilon: f32 [F32_ATTR],
-            kernel: &str [constraints::STRING_ATTR],
-            cycles: i64 [I64_ATTR],
-            mapping: Mapping [MAPPING_ATTR],
-        ],
-        summary: "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
-                  operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
-                  from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
-                  first normalized dimension (evenly), the pieces' means and variances are shared out, each piece's \
-                  tile combining its share of the rows and sending it to the rows' other tiles, before each piece \
-                  is normalised with its columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
-                  cycle formulas of all its calls.",
-        results: RESULT,
-        traits: &[Trait::Pure],
-        assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
-        verify: Some(verify_layer_norm),
-    }
+row_op! {
+    LAYER_NORM: LayerNorm = "tile.layer_norm",
+    [
+        axis: i64 [I64_ATTR],
+        epsilon: f32 [F32_ATTR],
+        kernel: &str [constraints::STRING_ATTR],
+        cycles: i64 [I64_ATTR],
+        mapping: Mapping [MAPPING_ATTR],
+    ],
+    "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
+              operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
+              from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
+              first normalized dimension (evenly), the pieces' means and variances are shared out, each piece's \
+              tile combining its share of the rows and sending it to the rows' other tiles, before each piece \
+              is normalised with its columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
+              cycle formulas of all its calls.",
+    verify_layer_norm
 }
 
 declare_op! {
