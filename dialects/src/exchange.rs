@@ -25,11 +25,11 @@
 
 use crate::tile::Mapping;
 use ipu_ir::context::{Context, Op};
+use ipu_ir::declare_op;
 use ipu_ir::diag::Diagnostic;
-use ipu_ir::opdef::{
-    constraints, Arity, AttrConstraint, AttrDef, Dialect, OpDef, RegionDef, Trait, ValueDef,
-};
+use ipu_ir::opdef::{constraints, Arity, AttrConstraint, Dialect, RegionDef, Trait, ValueDef};
 use ipu_ir::types::AttrKind;
+use ipu_ir::types::{Attr, Sym, Type};
 use ipu_ir::verify::op_error;
 
 const I64_ATTR: AttrConstraint = AttrConstraint {
@@ -60,233 +60,225 @@ const DICT_ATTR: AttrConstraint = AttrConstraint {
     },
 };
 
-const fn req(name: &'static str, constraint: AttrConstraint) -> AttrDef {
-    AttrDef {
-        name,
-        optional: false,
-        constraint,
-    }
-}
-const fn opt(name: &'static str, constraint: AttrConstraint) -> AttrDef {
-    AttrDef {
-        name,
-        optional: true,
-        constraint,
-    }
-}
-const SYM: AttrDef = req("sym_name", constraints::SYMBOL_NAME_ATTR);
-const BUFFER: AttrDef = req("buffer", constraints::FLAT_SYMBOL_REF_ATTR);
-const MAPPING: AttrDef = req("mapping", MAPPING_ATTR);
 const BODY: &[RegionDef] = &[RegionDef {
     name: "body",
     arity: Arity::Single,
     single_block: true,
 }];
 
-pub static BUFFER_OP: OpDef = OpDef {
-    name: "exchange.buffer",
-    summary: "Storage of `bytes` bytes on each tile of `tiles`, referenced as @sym_name. Kernels read it with \
-              128-bit loads when `interleaved`. With `reads = [{tiles = \"...\", ranges = array<i64: count, \
-              len, stride>}, ...]` the exchange phases (and local copies) before the compute set that reads it \
-              must write the byte ranges [k * stride, k * stride + len), k < count, exactly once on those tiles.",
-    attributes: &[
-        SYM,
-        req("tiles", TILES_ATTR),
-        req("bytes", I64_ATTR),
-        opt("interleaved", constraints::ANY_ATTR),
-        opt("reads", constraints::DICT_ARRAY_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_buffer),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static BUFFER_OP: Buffer = "exchange.buffer" {
+        operands: [],
+        attributes: [
+            sym_name: &str [constraints::SYMBOL_NAME_ATTR],
+            tiles: &str [TILES_ATTR],
+            bytes: i64 [I64_ATTR],
+            interleaved: bool [constraints::ANY_ATTR],
+            reads: Option<Attr> [constraints::DICT_ARRAY_ATTR],
+        ],
+        summary: "Storage of `bytes` bytes on each tile of `tiles`, referenced as @sym_name. Kernels read it with \
+                  128-bit loads when `interleaved`. With `reads = [{tiles = \"...\", ranges = array<i64: count, \
+                  len, stride>}, ...]` the exchange phases (and local copies) before the compute set that reads it \
+                  must write the byte ranges [k * stride, k * stride + len), k < count, exactly once on those tiles.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_buffer),
+    }
+}
 
-const PLACEMENTS: AttrDef = opt("placements", constraints::DICT_ARRAY_ATTR);
+declare_op! {
+    pub static HOST_INPUT: HostInput = "exchange.host_input" {
+        operands: [input: constraints::ANY_TENSOR],
+        attributes: [
+            buffer: Option<Sym> [constraints::FLAT_SYMBOL_REF_ATTR],
+            mapping: Option<Mapping> [MAPPING_ATTR],
+            placements: Option<Attr> [constraints::DICT_ARRAY_ATTR],
+            load: bool [constraints::ANY_ATTR],
+            tile_type: Option<Type> [TENSOR_TYPE_ATTR],
+        ],
+        summary: "A function argument streamed from the host: into `buffer`, its blocks laid out by `mapping`, and into \
+                  the operand buffers of its readers (`placements`: [{buffer, rects = [{tiles, lo, hi}], chunks?}], each \
+                  rectangle in the layout its reader wants). With `load`, it is a parameter written once when the program \
+                  is loaded; otherwise before every run. A loaded one with `tile_type` holds on the tiles that type, its \
+                  input's elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32) by the host \
+                  when it loads the program.",
+        assembly_format: Some("$input attr-dict `:` type($input)"),
+        verify: Some(verify_host_input),
+    }
+}
 
-pub static HOST_INPUT: OpDef = OpDef {
-    name: "exchange.host_input",
-    summary: "A function argument streamed from the host: into `buffer`, its blocks laid out by `mapping`, and into \
-              the operand buffers of its readers (`placements`: [{buffer, rects = [{tiles, lo, hi}], chunks?}], each \
-              rectangle in the layout its reader wants). With `load`, it is a parameter written once when the program \
-              is loaded; otherwise before every run. A loaded one with `tile_type` holds on the tiles that type, its \
-              input's elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32) by the host \
-              when it loads the program.",
-    operands: &[ValueDef {
-        name: "input",
-        arity: Arity::Single,
-        constraint: constraints::ANY_TENSOR,
-    }],
-    attributes: &[
-        opt("buffer", constraints::FLAT_SYMBOL_REF_ATTR),
-        opt("mapping", MAPPING_ATTR),
-        PLACEMENTS,
-        opt("load", constraints::ANY_ATTR),
-        opt("tile_type", TENSOR_TYPE_ATTR),
-    ],
-    assembly_format: Some("$input attr-dict `:` type($input)"),
-    verify: Some(verify_host_input),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static CONSTANT: Constant = "exchange.constant" {
+        operands: [],
+        attributes: [
+            buffer: Option<Sym> [constraints::FLAT_SYMBOL_REF_ATTR],
+            mapping: Option<Mapping> [MAPPING_ATTR],
+            placements: Option<Attr> [constraints::DICT_ARRAY_ATTR],
+            value: Attr [constraints::TYPED_ATTR],
+        ],
+        summary: "A constant loaded with the tile images: its blocks (laid out by `mapping`) into `buffer`, and \
+                  rectangles into the operand buffers of its readers (`placements`, as for exchange.host_input).",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_mapping_rank),
+    }
+}
 
-pub static CONSTANT: OpDef = OpDef {
-    name: "exchange.constant",
-    summary: "A constant loaded with the tile images: its blocks (laid out by `mapping`) into `buffer`, and \
-              rectangles into the operand buffers of its readers (`placements`, as for exchange.host_input).",
-    attributes: &[
-        opt("buffer", constraints::FLAT_SYMBOL_REF_ATTR),
-        opt("mapping", MAPPING_ATTR),
-        PLACEMENTS,
-        req("value", constraints::TYPED_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_mapping_rank),
-    ..OpDef::EMPTY
-};
-
-pub static HOST_OUTPUT: OpDef = OpDef {
-    name: "exchange.host_output",
-    summary: "Streams `buffer` (blocks laid out by `mapping`) to the host as output `name`; the result stands for \
-              the streamed value in the function's return.",
-    results: &[ValueDef {
-        name: "result",
-        arity: Arity::Single,
-        constraint: constraints::ANY_TENSOR,
-    }],
-    attributes: &[BUFFER, MAPPING, req("name", constraints::STRING_ATTR)],
-    assembly_format: Some("attr-dict `:` type($result)"),
-    verify: Some(verify_mapping_rank),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static HOST_OUTPUT: HostOutput = "exchange.host_output" {
+        operands: [],
+        attributes: [
+            buffer: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+            name: &str [constraints::STRING_ATTR],
+        ],
+        summary: "Streams `buffer` (blocks laid out by `mapping`) to the host as output `name`; the result stands for \
+                  the streamed value in the function's return.",
+        results: &[ValueDef {
+            name: "result",
+            arity: Arity::Single,
+            constraint: constraints::ANY_TENSOR,
+        }],
+        assembly_format: Some("attr-dict `:` type($result)"),
+        verify: Some(verify_mapping_rank),
+    }
+}
 
 const TENSOR_TYPE_ATTR: AttrConstraint = AttrConstraint {
     description: "tensor type attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Type(t) if cx.tensor_parts(*t).is_some()),
 };
 
-pub static PROBE: OpDef = OpDef {
-    name: "exchange.probe",
-    summary: "Where a value of type `type` is complete: `buffer` (blocks laid out by `mapping`) holds it at the end \
-              of compute set `after`. `source` is the location of the op that made it (in the model the program \
-              was compiled from), `op` that op's name. Debug information for per-op checks (`ipu-run \
-              --check-ops`): a plain run ignores it.",
-    attributes: &[
-        BUFFER,
-        MAPPING,
-        req("after", constraints::FLAT_SYMBOL_REF_ATTR),
-        req("type", TENSOR_TYPE_ATTR),
-        req("source", constraints::STRING_ATTR),
-        req("op", constraints::STRING_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_mapping_rank),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static PROBE: Probe = "exchange.probe" {
+        operands: [],
+        attributes: [
+            buffer: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+            after: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            ty = "type": Type [TENSOR_TYPE_ATTR],
+            source: &str [constraints::STRING_ATTR],
+            source_op = "op": &str [constraints::STRING_ATTR],
+        ],
+        summary: "Where a value of type `type` is complete: `buffer` (blocks laid out by `mapping`) holds it at the end \
+                  of compute set `after`. `source` is the location of the op that made it (in the model the program \
+                  was compiled from), `op` that op's name. Debug information for per-op checks (`ipu-run \
+                  --check-ops`): a plain run ignores it.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_mapping_rank),
+    }
+}
 
-pub static COMPUTE_SET: OpDef = OpDef {
-    name: "exchange.compute_set",
-    summary: "A compute superstep `sym_name`: every tile makes its copies, then runs the vertices naming it, in \
-              order (`label` says which tile op it computes, `cycles` the estimate from the kernels' cycle \
-              formulas, `bound` the roofline: the tile ops' arithmetic at the peak rate of their types over \
-              every tile).",
-    attributes: &[
-        SYM,
-        req("label", constraints::STRING_ATTR),
-        opt("cycles", I64_ATTR),
-        opt("bound", I64_ATTR),
-    ],
-    regions: BODY,
-    traits: &[Trait::NoTerminator],
-    assembly_format: Some("attr-dict-with-keyword $body"),
-    verify: Some(verify_compute_set),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static COMPUTE_SET: ComputeSet = "exchange.compute_set" {
+        operands: [],
+        attributes: [
+            sym_name: &str [constraints::SYMBOL_NAME_ATTR],
+            label: &str [constraints::STRING_ATTR],
+            cycles: Option<i64> [I64_ATTR],
+            bound: Option<i64> [I64_ATTR],
+        ],
+        summary: "A compute superstep `sym_name`: every tile makes its copies, then runs the vertices naming it, in \
+                  order (`label` says which tile op it computes, `cycles` the estimate from the kernels' cycle \
+                  formulas, `bound` the roofline: the tile ops' arithmetic at the peak rate of their types over \
+                  every tile).",
+        regions: BODY,
+        traits: &[Trait::NoTerminator],
+        assembly_format: Some("attr-dict-with-keyword $body"),
+        verify: Some(verify_compute_set),
+    }
+}
 
-pub static VERTEX: OpDef = OpDef {
-    name: "exchange.vertex",
-    summary: "One kernel call on each tile of `tiles`: library kernel `kernel` specialised by `params` (named \
-              `name`); `record` is its state record, one entry per 32-bit word: an integer, a buffer @b (its \
-              address on the tile), or [@b, offset]; `scratch` zero bytes follow.",
-    attributes: &[
-        req("tiles", TILES_ATTR),
-        req("kernel", constraints::STRING_ATTR),
-        req("name", constraints::STRING_ATTR),
-        req("params", DICT_ATTR),
-        req("record", constraints::ARRAY_ATTR),
-        opt("scratch", I64_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_vertex),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static VERTEX: Vertex = "exchange.vertex" {
+        operands: [],
+        attributes: [
+            tiles: &str [TILES_ATTR],
+            kernel: &str [constraints::STRING_ATTR],
+            name: &str [constraints::STRING_ATTR],
+            params: Attr [DICT_ATTR],
+            record: Attr [constraints::ARRAY_ATTR],
+            scratch: Option<i64> [I64_ATTR],
+        ],
+        summary: "One kernel call on each tile of `tiles`: library kernel `kernel` specialised by `params` (named \
+                  `name`); `record` is its state record, one entry per 32-bit word: an integer, a buffer @b (its \
+                  address on the tile), or [@b, offset]; `scratch` zero bytes follow.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_vertex),
+    }
+}
 
-pub static COPY: OpDef = OpDef {
-    name: "exchange.copy",
-    summary: "Operand bytes that stay on their tile: each tile copies them from buffer `src` to buffer `dst` \
-              itself, before the vertices of its compute set; `runs` as in exchange.move, every transfer's \
-              destination being its source tile.",
-    attributes: &[
-        req("src", constraints::FLAT_SYMBOL_REF_ATTR),
-        req("dst", constraints::FLAT_SYMBOL_REF_ATTR),
-        req("runs", constraints::ARRAY_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_move),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static COPY: LocalCopy = "exchange.copy" {
+        operands: [],
+        attributes: [
+            src: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            dst: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            runs: Attr [constraints::ARRAY_ATTR],
+        ],
+        summary: "Operand bytes that stay on their tile: each tile copies them from buffer `src` to buffer `dst` \
+                  itself, before the vertices of its compute set; `runs` as in exchange.move, every transfer's \
+                  destination being its source tile.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_move),
+    }
+}
 
-pub static PHASE: OpDef = OpDef {
-    name: "exchange.phase",
-    summary: "An exchange superstep `sym_name`: the moves of its body, scheduled together. It `moves` an operand \
-              of the next compute set into the layout it reads, or split-K partial sums onto the tiles that add \
-              them up; with its verified schedule's horizon (cycles after the phase's fixed cost), endpoint \
-              lower bound, gap, kind, largest row (words), and the transfers grouped by pattern for reading.",
-    attributes: &[
-        SYM,
-        req("moves", constraints::STRING_ATTR),
-        req("transfers", I64_ATTR),
-        req("bytes", I64_ATTR),
-        req("local_bytes", I64_ATTR),
-        req("horizon", I64_ATTR),
-        req("initial_horizon", I64_ATTR),
-        req("lower_bound", I64_ATTR),
-        req("gap", I64_ATTR),
-        req("kind", KIND_ATTR),
-        req("row_words", I64_ATTR),
-        req("patterns", constraints::ARRAY_ATTR),
-    ],
-    regions: BODY,
-    traits: &[Trait::NoTerminator],
-    assembly_format: Some("attr-dict-with-keyword $body"),
-    verify: Some(verify_phase),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static PHASE: Phase = "exchange.phase" {
+        operands: [],
+        attributes: [
+            sym_name: &str [constraints::SYMBOL_NAME_ATTR],
+            moves: &str [constraints::STRING_ATTR],
+            transfers: i64 [I64_ATTR],
+            bytes: i64 [I64_ATTR],
+            local_bytes: i64 [I64_ATTR],
+            horizon: i64 [I64_ATTR],
+            initial_horizon: i64 [I64_ATTR],
+            lower_bound: i64 [I64_ATTR],
+            gap: i64 [I64_ATTR],
+            kind: &str [KIND_ATTR],
+            row_words: i64 [I64_ATTR],
+            patterns: Attr [constraints::ARRAY_ATTR],
+        ],
+        summary: "An exchange superstep `sym_name`: the moves of its body, scheduled together. It `moves` an operand \
+                  of the next compute set into the layout it reads, or split-K partial sums onto the tiles that add \
+                  them up; with its verified schedule's horizon (cycles after the phase's fixed cost), endpoint \
+                  lower bound, gap, kind, largest row (words), and the transfers grouped by pattern for reading.",
+        regions: BODY,
+        traits: &[Trait::NoTerminator],
+        assembly_format: Some("attr-dict-with-keyword $body"),
+        verify: Some(verify_phase),
+    }
+}
 
-pub static MOVE: OpDef = OpDef {
-    name: "exchange.move",
-    summary: "Transfers from buffer `src` on their source tiles to buffer `dst` on their destination tiles \
-              (offsets relative to the buffers), as runs: array<i64: repeat, repeat_src_tile_step, \
-              repeat_src_offset_step, repeat_dst_tile_step, repeat_dst_offset_step, n, src_tile, src_tile_step, \
-              src_offset, src_offset_step, len, dst_tile_step, dst_offset_step, segments, then per segment \
-              count, tile, tile_step, offset, offset_step>. Transfer (r, i) of a run sends len bytes from \
-              (src_tile + i * src_tile_step + r * repeat_src_tile_step, src_offset + ...) to every destination \
-              of the segments (the j-th of a segment at tile + j * tile_step, offset + j * offset_step), each \
-              moved by i * (dst_tile_step, dst_offset_step) + r * (repeat_dst_tile_step, repeat_dst_offset_step).",
-    attributes: &[
-        req("src", constraints::FLAT_SYMBOL_REF_ATTR),
-        req("dst", constraints::FLAT_SYMBOL_REF_ATTR),
-        req("runs", constraints::ARRAY_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_move),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static MOVE: Move = "exchange.move" {
+        operands: [],
+        attributes: [
+            src: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            dst: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            runs: Attr [constraints::ARRAY_ATTR],
+        ],
+        summary: "Transfers from buffer `src` on their source tiles to buffer `dst` on their destination tiles \
+                  (offsets relative to the buffers), as runs: array<i64: repeat, repeat_src_tile_step, \
+                  repeat_src_offset_step, repeat_dst_tile_step, repeat_dst_offset_step, n, src_tile, src_tile_step, \
+                  src_offset, src_offset_step, len, dst_tile_step, dst_offset_step, segments, then per segment \
+                  count, tile, tile_step, offset, offset_step>. Transfer (r, i) of a run sends len bytes from \
+                  (src_tile + i * src_tile_step + r * repeat_src_tile_step, src_offset + ...) to every destination \
+                  of the segments (the j-th of a segment at tile + j * tile_step, offset + j * offset_step), each \
+                  moved by i * (dst_tile_step, dst_offset_step) + r * (repeat_dst_tile_step, repeat_dst_offset_step).",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_move),
+    }
+}
 
-pub static SYNC: OpDef = OpDef {
-    name: "exchange.sync",
-    summary: "The chip-wide sync that ends a superstep: every tile waits until all have arrived.",
-    assembly_format: Some("attr-dict"),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static SYNC: Sync = "exchange.sync" {
+        operands: [],
+        attributes: [],
+        summary: "The chip-wide sync that ends a superstep: every tile waits until all have arrived.",
+        assembly_format: Some("attr-dict"),
+    }
+}
 
 pub static EXCHANGE_DIALECT: Dialect = Dialect {
     name: "exchange",
@@ -549,19 +541,23 @@ impl TransferRun {
 }
 
 /// The op's `tiles`: a tile set of at least one tile.
-fn verify_tiles(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let s = cx.get_str_attr(op, "tiles").unwrap_or_default();
-    match crate::machine::parse_tiles(s) {
+fn verify_tiles(cx: &Context, op: Op, tiles: &str) -> Result<(), Diagnostic> {
+    match crate::machine::parse_tiles(tiles) {
         Ok(t) if t.is_empty() => Err(op_error(cx, op, "tiles must name at least one tile")),
         Ok(_) => Ok(()),
         Err(e) => Err(op_error(cx, op, format!("tiles: {e}"))),
     }
 }
 
-/// Integer attributes that count cycles, bytes or words: not negative.
-fn verify_non_negative(cx: &Context, op: Op, names: &[&str]) -> Result<(), Diagnostic> {
-    for &n in names {
-        if let Some(v) = cx.get_int_attr(op, n).filter(|&v| v < 0) {
+/// Integer attributes that count cycles, bytes or words (name, value if
+/// present): not negative.
+fn verify_non_negative(
+    cx: &Context,
+    op: Op,
+    values: &[(&str, Option<i64>)],
+) -> Result<(), Diagnostic> {
+    for &(n, v) in values {
+        if let Some(v) = v.filter(|&v| v < 0) {
             return Err(op_error(
                 cx,
                 op,
@@ -573,8 +569,9 @@ fn verify_non_negative(cx: &Context, op: Op, names: &[&str]) -> Result<(), Diagn
 }
 
 fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    verify_tiles(cx, op)?;
-    let bytes = cx.get_int_attr(op, "bytes").unwrap_or(0);
+    let buffer = Buffer(op);
+    verify_tiles(cx, op, buffer.tiles(cx))?;
+    let bytes = i128::from(buffer.bytes(cx));
     if !(1..=u32::MAX as i128).contains(&bytes) {
         return Err(op_error(
             cx,
@@ -582,7 +579,7 @@ fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             format!("bytes must be between 1 and {}, not {bytes}", u32::MAX),
         ));
     }
-    if let Some(AttrKind::Array(entries)) = cx.get_attr(op, "reads").map(|a| cx.attr_kind(a)) {
+    if let Some(AttrKind::Array(entries)) = buffer.reads(cx).map(|a| cx.attr_kind(a)) {
         for (i, &e) in entries.iter().enumerate() {
             let AttrKind::Dictionary(kv) = cx.attr_kind(e) else {
                 unreachable!("checked by the constraint")
@@ -635,14 +632,14 @@ fn verify_buffer(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 /// The type a host input has on the tiles: its `tile_type`, or its input's.
 pub fn host_input_tile_type(cx: &Context, op: Op) -> ipu_ir::Type {
-    match cx.get_attr(op, "tile_type").map(|a| cx.attr_kind(a)) {
-        Some(AttrKind::Type(t)) => *t,
-        _ => cx.value_type(cx.operand(op, 0)),
-    }
+    let input = HostInput(op);
+    input
+        .tile_type(cx)
+        .unwrap_or_else(|| cx.value_type(input.input(cx)))
 }
 
 fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let host = cx.value_type(cx.operand(op, 0));
+    let host = cx.value_type(HostInput(op).input(cx));
     let tile = host_input_tile_type(cx, op);
     if tile != host {
         crate::tile::verify_load_conversion(cx, op, host, tile, "load")?;
@@ -708,12 +705,17 @@ fn body_ops(cx: &Context, op: Op) -> Vec<Op> {
 }
 
 fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    verify_non_negative(cx, op, &["cycles", "bound"])?;
+    let set = ComputeSet(op);
+    verify_non_negative(
+        cx,
+        op,
+        &[("cycles", set.cycles(cx)), ("bound", set.bound(cx))],
+    )?;
     let mut vertices = false;
     for o in body_ops(cx, op) {
-        if cx.is(o, "exchange.vertex") {
+        if Vertex::isa(cx, o) {
             vertices = true;
-        } else if cx.is(o, "exchange.copy") {
+        } else if LocalCopy::isa(cx, o) {
             if vertices {
                 return Err(op_error(
                     cx,
@@ -733,18 +735,19 @@ fn verify_compute_set(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let p = Phase(op);
     verify_non_negative(
         cx,
         op,
         &[
-            "transfers",
-            "bytes",
-            "local_bytes",
-            "horizon",
-            "initial_horizon",
-            "lower_bound",
-            "gap",
-            "row_words",
+            ("transfers", Some(p.transfers(cx))),
+            ("bytes", Some(p.bytes(cx))),
+            ("local_bytes", Some(p.local_bytes(cx))),
+            ("horizon", Some(p.horizon(cx))),
+            ("initial_horizon", Some(p.initial_horizon(cx))),
+            ("lower_bound", Some(p.lower_bound(cx))),
+            ("gap", Some(p.gap(cx))),
+            ("row_words", Some(p.row_words(cx))),
         ],
     )?;
     let ops = body_ops(cx, op);
@@ -752,7 +755,7 @@ fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         return Err(op_error(cx, op, "has no exchange.move"));
     }
     for o in ops {
-        if !cx.is(o, "exchange.move") {
+        if !Move::isa(cx, o) {
             return Err(op_error(
                 cx,
                 o,
@@ -764,9 +767,10 @@ fn verify_phase(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_vertex(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    verify_tiles(cx, op)?;
-    verify_non_negative(cx, op, &["scratch"])?;
-    let Some(AttrKind::Array(words)) = cx.get_attr(op, "record").map(|a| cx.attr_kind(a)) else {
+    let vertex = Vertex(op);
+    verify_tiles(cx, op, vertex.tiles(cx))?;
+    verify_non_negative(cx, op, &[("scratch", vertex.scratch(cx))])?;
+    let AttrKind::Array(words) = cx.attr_kind(vertex.record(cx)) else {
         return Err(op_error(cx, op, "record must be an array"));
     };
     let word = |a| matches!(cx.attr_kind(a), AttrKind::Integer { value, .. } if (0..=u32::MAX as i128).contains(value));

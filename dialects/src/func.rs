@@ -1,102 +1,75 @@
 //! The `func` dialect: functions, calls and returns, with MLIR's syntax.
 
 use ipu_ir::context::{Context, Op};
+use ipu_ir::declare_op;
 use ipu_ir::diag::Diagnostic;
 use ipu_ir::lexer::Tok;
-use ipu_ir::opdef::{
-    constraints, Arity, AttrDef, CustomAssembly, Dialect, OpDef, RegionDef, Trait, ValueDef,
-};
+use ipu_ir::opdef::{constraints, Arity, CustomAssembly, Dialect, RegionDef, Trait, ValueDef};
 use ipu_ir::parser::{OpParser, OperandRef};
 use ipu_ir::printer::{type_to_string, Printer};
-use ipu_ir::types::{AttrKind, Loc, Type, TypeKind};
+use ipu_ir::types::{Attr, AttrKind, Loc, Sym, Type, TypeKind};
 use ipu_ir::verify::op_error as err;
 
-pub static FUNC: OpDef = OpDef {
-    name: "func.func",
-    summary: "A function: a symbol with a signature and an optional body.",
-    attributes: &[
-        AttrDef {
-            name: "sym_name",
-            optional: false,
-            constraint: constraints::SYMBOL_NAME_ATTR,
-        },
-        AttrDef {
-            name: "function_type",
-            optional: false,
-            constraint: constraints::FUNCTION_TYPE_ATTR,
-        },
-        AttrDef {
-            name: "sym_visibility",
-            optional: true,
-            constraint: constraints::STRING_ATTR,
-        },
-        AttrDef {
-            name: "arg_attrs",
-            optional: true,
-            constraint: constraints::DICT_ARRAY_ATTR,
-        },
-        AttrDef {
-            name: "res_attrs",
-            optional: true,
-            constraint: constraints::DICT_ARRAY_ATTR,
-        },
-    ],
-    regions: &[RegionDef {
-        name: "body",
-        arity: Arity::Single,
-        single_block: false,
-    }],
-    traits: &[Trait::IsolatedFromAbove, Trait::Symbol],
-    custom_assembly: Some(CustomAssembly {
-        parse: parse_func,
-        print: print_func,
-    }),
-    default_dialect: Some("func"),
-    verify: Some(verify_func),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static FUNC: Func = "func.func" {
+        operands: [],
+        attributes: [
+            sym_name: &str [constraints::SYMBOL_NAME_ATTR],
+            function_type: Type [constraints::FUNCTION_TYPE_ATTR],
+            sym_visibility: Option<&str> [constraints::STRING_ATTR],
+            arg_attrs: Option<Attr> [constraints::DICT_ARRAY_ATTR],
+            res_attrs: Option<Attr> [constraints::DICT_ARRAY_ATTR],
+        ],
+        summary: "A function: a symbol with a signature and an optional body.",
+        regions: &[RegionDef {
+            name: "body",
+            arity: Arity::Single,
+            single_block: false,
+        }],
+        traits: &[Trait::IsolatedFromAbove, Trait::Symbol],
+        custom_assembly: Some(CustomAssembly {
+            parse: parse_func,
+            print: print_func,
+        }),
+        default_dialect: Some("func"),
+        verify: Some(verify_func),
+    }
+}
 
-pub static RETURN: OpDef = OpDef {
-    name: "func.return",
-    summary: "Returns from the enclosing function with the given values.",
-    operands: &[ValueDef {
-        name: "operands",
-        arity: Arity::Variadic,
-        constraint: constraints::ANY_TYPE,
-    }],
-    traits: &[Trait::Terminator, Trait::ReturnLike],
-    custom_assembly: Some(CustomAssembly {
-        parse: parse_return,
-        print: print_return,
-    }),
-    verify: Some(verify_return),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static RETURN: Return = "func.return" {
+        operands: [],
+        variadic: [operands: constraints::ANY_TYPE],
+        attributes: [],
+        summary: "Returns from the enclosing function with the given values.",
+        traits: &[Trait::Terminator, Trait::ReturnLike],
+        custom_assembly: Some(CustomAssembly {
+            parse: parse_return,
+            print: print_return,
+        }),
+        verify: Some(verify_return),
+    }
+}
 
-pub static CALL: OpDef = OpDef {
-    name: "func.call",
-    summary: "Calls a function of the enclosing symbol table by name.",
-    operands: &[ValueDef {
-        name: "operands",
-        arity: Arity::Variadic,
-        constraint: constraints::ANY_TYPE,
-    }],
-    results: &[ValueDef {
-        name: "results",
-        arity: Arity::Variadic,
-        constraint: constraints::ANY_TYPE,
-    }],
-    attributes: &[AttrDef {
-        name: "callee",
-        optional: false,
-        constraint: constraints::FLAT_SYMBOL_REF_ATTR,
-    }],
-    assembly_format: Some(
-        "$callee `(` $operands `)` attr-dict `:` functional-type(operands, results)",
-    ),
-    verify: Some(verify_call),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static CALL: Call = "func.call" {
+        operands: [],
+        variadic: [operands: constraints::ANY_TYPE],
+        attributes: [
+            callee: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+        ],
+        summary: "Calls a function of the enclosing symbol table by name.",
+        results: &[ValueDef {
+            name: "results",
+            arity: Arity::Variadic,
+            constraint: constraints::ANY_TYPE,
+        }],
+        assembly_format: Some(
+            "$callee `(` $operands `)` attr-dict `:` functional-type(operands, results)",
+        ),
+        verify: Some(verify_call),
+    }
+}
 
 pub static FUNC_DIALECT: Dialect = Dialect {
     name: "func",
@@ -448,11 +421,11 @@ fn print_return(p: &mut Printer<'_>, op: Op) -> std::fmt::Result {
 }
 
 fn verify_return(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let Some(f) = cx.parent_op(op).filter(|&f| cx.is(f, "func.func")) else {
+    let Some(f) = cx.parent_op(op).filter(|&f| Func::isa(cx, f)) else {
         return Err(err(cx, op, "expects parent op 'func.func'"));
     };
     let (_, results) = function_type(cx, f).unwrap_or_default();
-    let name = cx.get_str_attr(f, "sym_name").unwrap_or("");
+    let name = Func(f).sym_name(cx);
     let n = cx.operands(op).len();
     if n != results.len() {
         return Err(err(
@@ -481,20 +454,11 @@ fn verify_return(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 fn verify_call(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    let callee = match cx.get_attr(op, "callee").map(|a| cx.attr_kind(a)) {
-        Some(AttrKind::SymbolRef { root, .. }) => cx.str(*root).to_string(),
-        _ => {
-            return Err(err(
-                cx,
-                op,
-                "requires a 'callee' symbol reference attribute",
-            ))
-        }
-    };
+    let callee = cx.str(Call(op).callee(cx));
     let Some(f) = cx
         .nearest_symbol_table(op)
-        .and_then(|t| cx.lookup_symbol(t, &callee))
-        .filter(|&f| cx.is(f, "func.func"))
+        .and_then(|t| cx.lookup_symbol(t, callee))
+        .filter(|&f| Func::isa(cx, f))
     else {
         return Err(err(
             cx,

@@ -2,6 +2,7 @@
 //! with the reference numerics. It is the ground truth the simulated device
 //! is checked against.
 
+use crate::func::{Call, Return};
 use crate::nn::{op_kind, tensor_type};
 use ipu_ir::context::{Context, Op, Value};
 use ipu_ir::diag::Diagnostic;
@@ -87,20 +88,14 @@ fn interpret_at_depth(
                     .ok_or_else(|| err(cx, op, "uses a value the interpreter has not computed"))
             })
             .collect::<Result<_, _>>()?;
-        if name == "func.return" {
+        if Return::isa(cx, op) {
             return Ok(operands.into_iter().cloned().collect());
         }
-        let results = if name == "func.call" {
-            let callee = cx
-                .get_attr(op, "callee")
-                .and_then(|a| match cx.attr_kind(a) {
-                    ipu_ir::AttrKind::SymbolRef { root, .. } => Some(cx.str(*root).to_string()),
-                    _ => None,
-                })
-                .ok_or_else(|| err(cx, op, "has no callee"))?;
+        let results = if let Some(call) = Call::cast(cx, op) {
+            let callee = cx.str(call.callee(cx));
             let target = cx
                 .nearest_symbol_table(op)
-                .and_then(|t| cx.lookup_symbol(t, &callee))
+                .and_then(|t| cx.lookup_symbol(t, callee))
                 .ok_or_else(|| err(cx, op, format!("calls unknown function @{callee}")))?;
             let args: Vec<Tensor> = operands.iter().map(|&t| t.clone()).collect();
             interpret_at_depth(cx, target, &args, depth + 1, &mut |_, _, r| Ok(r))?

@@ -26,8 +26,9 @@
 use std::collections::BTreeMap;
 
 use ipu_ir::context::{Block, Context, Op, OperationState};
+use ipu_ir::declare_op;
 use ipu_ir::diag::Diagnostic;
-use ipu_ir::opdef::{constraints, AttrConstraint, AttrDef, Dialect, OpDef};
+use ipu_ir::opdef::{constraints, AttrConstraint, Dialect};
 use ipu_ir::types::{Attr, AttrKind, Loc};
 use ipu_package::{
     DataSegment, Digest, Direction, ElementType, EntryPoint, GridDim, HostStream, ImageGroup,
@@ -61,53 +62,56 @@ fn verify_listing(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-pub static MEMORY_MAP: OpDef = OpDef {
-    name: "machine.memory_map",
-    summary: "The data memory of a set of tiles: every buffer with its address, size and what it holds \
-              (buffers whose lifetimes do not overlap share addresses), the bytes used and still free.",
-    attributes: &[
-        AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "used", optional: false, constraint: I64_ATTR },
-        AttrDef { name: "free", optional: false, constraint: I64_ATTR },
-        AttrDef { name: "buffers", optional: false, constraint: STRING_ARRAY_ATTR },
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_listing),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static MEMORY_MAP: MemoryMap = "machine.memory_map" {
+        operands: [],
+        attributes: [
+            tiles: &str [constraints::STRING_ATTR],
+            used: i64 [I64_ATTR],
+            free: i64 [I64_ATTR],
+            buffers: Attr [STRING_ARRAY_ATTR],
+        ],
+        summary: "The data memory of a set of tiles: every buffer with its address, size and what it holds \
+                  (buffers whose lifetimes do not overlap share addresses), the bytes used and still free.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_listing),
+    }
+}
 
-pub static CODE: OpDef = OpDef {
-    name: "machine.code",
-    summary: "The code image of a set of tiles: the kernel specialisations linked into it, its size, its \
-              executable ranges, and the program its supervisor runs (one entry per superstep: the kernels it \
-              calls, or the exchange row it runs, then the sync).",
-    attributes: &[
-        AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "kernels", optional: false, constraint: STRING_ARRAY_ATTR },
-        AttrDef { name: "code_bytes", optional: false, constraint: I64_ATTR },
-        AttrDef { name: "exec", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "program", optional: true, constraint: STRING_ARRAY_ATTR },
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_listing),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static CODE: Code = "machine.code" {
+        operands: [],
+        attributes: [
+            tiles: &str [constraints::STRING_ATTR],
+            kernels: Attr [STRING_ARRAY_ATTR],
+            code_bytes: i64 [I64_ATTR],
+            exec: &str [constraints::STRING_ATTR],
+            program: Option<Attr> [STRING_ARRAY_ATTR],
+        ],
+        summary: "The code image of a set of tiles: the kernel specialisations linked into it, its size, its \
+                  executable ranges, and the program its supervisor runs (one entry per superstep: the kernels it \
+                  calls, or the exchange row it runs, then the sync).",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_listing),
+    }
+}
 
-pub static EXCHANGE_ROW: OpDef = OpDef {
-    name: "machine.exchange_row",
-    summary: "A readable copy of the exchange-table row a set of tiles runs in one exchange phase (printed \
-              on request): each entry with its cycle from the engine's start, `send`, `select` (the sender \
-              this tile's port listens to from then on) or `capture` (bytes written from the port, or from \
-              the supertile partner's port).",
-    attributes: &[
-        AttrDef { name: "tiles", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "phase", optional: false, constraint: constraints::STRING_ATTR },
-        AttrDef { name: "entries", optional: false, constraint: STRING_ARRAY_ATTR },
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(verify_listing),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static EXCHANGE_ROW: ExchangeRow = "machine.exchange_row" {
+        operands: [],
+        attributes: [
+            tiles: &str [constraints::STRING_ATTR],
+            phase: &str [constraints::STRING_ATTR],
+            entries: Attr [STRING_ARRAY_ATTR],
+        ],
+        summary: "A readable copy of the exchange-table row a set of tiles runs in one exchange phase (printed \
+                  on request): each entry with its cycle from the engine's start, `send`, `select` (the sender \
+                  this tile's port listens to from then on) or `capture` (bytes written from the port, or from \
+                  the supertile partner's port).",
+        assembly_format: Some("attr-dict"),
+        verify: Some(verify_listing),
+    }
+}
 
 const DICT_ATTR: AttrConstraint = AttrConstraint {
     description: "dictionary attribute",
@@ -396,116 +400,105 @@ fn long_str(cx: &Context, a: Attr) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
-const fn req(name: &'static str, constraint: AttrConstraint) -> AttrDef {
-    AttrDef {
-        name,
-        optional: false,
-        constraint,
+declare_op! {
+    pub static PACKAGE: PackageOp = "machine.package" {
+        operands: [],
+        attributes: [
+            target: &str [constraints::STRING_ATTR],
+            target_sha256: &str [constraints::STRING_ATTR],
+            tile_count: i64 [I64_ATTR],
+            memory_base: &str [constraints::STRING_ATTR],
+            memory_bytes: i64 [I64_ATTR],
+            compiler_version: &str [constraints::STRING_ATTR],
+            source_sha256: &str [constraints::STRING_ATTR],
+            entry_points: Attr [constraints::DICT_ARRAY_ATTR],
+            steps: Attr [constraints::DICT_ARRAY_ATTR],
+            source: Option<Attr> [LONG_STRING_ATTR],
+        ],
+        summary: "The metadata of an executable package: the target (name, SHA-256 of its description, tile count, \
+                  memory base and size), the compiler version, the SHA-256 and (optionally) the text of the nn-dialect \
+                  source, the entry points ({name, command, phases}) and the step summaries ({kind, label, cycles?, bound?}: the estimate and the roofline bound). \
+                  One per module; the `machine.host_stream`, `machine.image` and `machine.tile_data` ops of the module \
+                  are the rest of the package.",
+        assembly_format: Some("$target attr-dict"),
+        verify: Some(|cx, op| decode_package(cx, op).map(|_| ())),
     }
 }
 
-pub static PACKAGE: OpDef = OpDef {
-    name: "machine.package",
-    summary: "The metadata of an executable package: the target (name, SHA-256 of its description, tile count, \
-              memory base and size), the compiler version, the SHA-256 and (optionally) the text of the nn-dialect \
-              source, the entry points ({name, command, phases}) and the step summaries ({kind, label, cycles?, bound?}: the estimate and the roofline bound). \
-              One per module; the `machine.host_stream`, `machine.image` and `machine.tile_data` ops of the module \
-              are the rest of the package.",
-    attributes: &[
-        req("target", constraints::STRING_ATTR),
-        req("target_sha256", constraints::STRING_ATTR),
-        req("tile_count", I64_ATTR),
-        req("memory_base", constraints::STRING_ATTR),
-        req("memory_bytes", I64_ATTR),
-        req("compiler_version", constraints::STRING_ATTR),
-        req("source_sha256", constraints::STRING_ATTR),
-        req("entry_points", constraints::DICT_ARRAY_ATTR),
-        req("steps", constraints::DICT_ARRAY_ATTR),
-        AttrDef {
-            name: "source",
-            optional: true,
-            constraint: LONG_STRING_ATTR,
-        },
-    ],
-    assembly_format: Some("$target attr-dict"),
-    verify: Some(|cx, op| decode_package(cx, op).map(|_| ())),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static HOST_STREAM: HostStreamOp = "machine.host_stream" {
+        operands: [],
+        attributes: [
+            name: &str [constraints::STRING_ATTR],
+            direction: &str [constraints::STRING_ATTR],
+            element: &str [constraints::STRING_ATTR],
+            shape: &[i64] [I64_ARRAY],
+            layout: Attr [constraints::DICT_ARRAY_ATTR],
+            host_element: Option<&str> [constraints::STRING_ATTR],
+        ],
+        summary: "A host stream of the package: its name, direction (input, output, or load: written once when the \
+                  program is loaded), element type, shape and layout \
+                  (a load stream with `host_element` takes the host's elements of that type, widened exactly to \
+                  `element` when loaded; the layout's offsets are of the widened buffer) \
+                  (pieces {tile, address, offset, len} or {tiles, address, offset, stride, len}: the i-th tile of \
+                  `tiles` moves `len` bytes at `address` to/from host bytes offset + i * stride).",
+        assembly_format: Some("$name attr-dict"),
+        verify: Some(|cx, op| decode_stream(cx, op).map(|_| ())),
+    }
+}
 
-pub static HOST_STREAM: OpDef = OpDef {
-    name: "machine.host_stream",
-    summary: "A host stream of the package: its name, direction (input, output, or load: written once when the \
-              program is loaded), element type, shape and layout \
-              (a load stream with `host_element` takes the host's elements of that type, widened exactly to \
-              `element` when loaded; the layout's offsets are of the widened buffer) \
-              (pieces {tile, address, offset, len} or {tiles, address, offset, stride, len}: the i-th tile of \
-              `tiles` moves `len` bytes at `address` to/from host bytes offset + i * stride).",
-    attributes: &[
-        req("name", constraints::STRING_ATTR),
-        req("direction", constraints::STRING_ATTR),
-        req("element", constraints::STRING_ATTR),
-        req("shape", I64_ARRAY),
-        req("layout", constraints::DICT_ARRAY_ATTR),
-        AttrDef {
-            name: "host_element",
-            optional: true,
-            constraint: constraints::STRING_ATTR,
-        },
-    ],
-    assembly_format: Some("$name attr-dict"),
-    verify: Some(|cx, op| decode_stream(cx, op).map(|_| ())),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static PROBE: ProbeOp = "machine.probe" {
+        operands: [],
+        attributes: [
+            step: i64 [I64_ATTR],
+            source_op = "op": &str [constraints::STRING_ATTR],
+            source: &str [constraints::STRING_ATTR],
+            element: &str [constraints::STRING_ATTR],
+            shape: &[i64] [I64_ARRAY],
+            layout: Attr [constraints::DICT_ARRAY_ATTR],
+        ],
+        summary: "Where an op's result can be read (debug information for per-op checks; a plain run ignores it): at \
+                  the end of step `step`, the tile bytes of `layout` (as for machine.host_stream) hold the value of \
+                  element type `element` and shape `shape` that op `op` at `source` made.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(|cx, op| decode_probe(cx, op).map(|_| ())),
+    }
+}
 
-pub static PROBE: OpDef = OpDef {
-    name: "machine.probe",
-    summary: "Where an op's result can be read (debug information for per-op checks; a plain run ignores it): at \
-              the end of step `step`, the tile bytes of `layout` (as for machine.host_stream) hold the value of \
-              element type `element` and shape `shape` that op `op` at `source` made.",
-    attributes: &[
-        req("step", I64_ATTR),
-        req("op", constraints::STRING_ATTR),
-        req("source", constraints::STRING_ATTR),
-        req("element", constraints::STRING_ATTR),
-        req("shape", I64_ARRAY),
-        req("layout", constraints::DICT_ARRAY_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(|cx, op| decode_probe(cx, op).map(|_| ())),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static IMAGE: Image = "machine.image" {
+        operands: [],
+        attributes: [
+            tiles: &str [constraints::STRING_ATTR],
+            code_address: &str [constraints::STRING_ATTR],
+            code: Attr [LONG_STRING_ATTR],
+            entries: Attr [DICT_ATTR],
+            zero: Attr [constraints::DICT_ARRAY_ATTR],
+            data: Attr [constraints::DICT_ARRAY_ATTR],
+        ],
+        summary: "An image group of the package: the tiles running it, its code address and bytes, entry points \
+                  (name -> address), zero ranges ({address, len}) and the data segments every tile of the group holds \
+                  ({address, bytes}).",
+        assembly_format: Some("`tiles` $tiles attr-dict"),
+        verify: Some(|cx, op| decode_image(cx, op).map(|_| ())),
+    }
+}
 
-pub static IMAGE: OpDef = OpDef {
-    name: "machine.image",
-    summary: "An image group of the package: the tiles running it, its code address and bytes, entry points \
-              (name -> address), zero ranges ({address, len}) and the data segments every tile of the group holds \
-              ({address, bytes}).",
-    attributes: &[
-        req("tiles", constraints::STRING_ATTR),
-        req("code_address", constraints::STRING_ATTR),
-        req("code", LONG_STRING_ATTR),
-        req("entries", DICT_ATTR),
-        req("zero", constraints::DICT_ARRAY_ATTR),
-        req("data", constraints::DICT_ARRAY_ATTR),
-    ],
-    assembly_format: Some("`tiles` $tiles attr-dict"),
-    verify: Some(|cx, op| decode_image(cx, op).map(|_| ())),
-    ..OpDef::EMPTY
-};
-
-pub static TILE_DATA: OpDef = OpDef {
-    name: "machine.tile_data",
-    summary: "A data segment only one tile holds (weights, tables): the tile, the address and the bytes. It \
-              belongs to the image group that runs the tile.",
-    attributes: &[
-        req("tile", I64_ATTR),
-        req("address", constraints::STRING_ATTR),
-        req("bytes", LONG_STRING_ATTR),
-    ],
-    assembly_format: Some("attr-dict"),
-    verify: Some(|cx, op| decode_tile_data(cx, op, false).map(|_| ())),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static TILE_DATA: TileData = "machine.tile_data" {
+        operands: [],
+        attributes: [
+            tile: i64 [I64_ATTR],
+            address: &str [constraints::STRING_ATTR],
+            bytes: Attr [LONG_STRING_ATTR],
+        ],
+        summary: "A data segment only one tile holds (weights, tables): the tile, the address and the bytes. It \
+                  belongs to the image group that runs the tile.",
+        assembly_format: Some("attr-dict"),
+        verify: Some(|cx, op| decode_tile_data(cx, op, false).map(|_| ())),
+    }
+}
 
 pub static MACHINE_DIALECT: Dialect = Dialect {
     name: "machine",
@@ -1474,7 +1467,7 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
     let mut tile_data: Vec<(u32, DataSegment, Op)> = Vec::new();
     for op in cx.block_ops(body) {
         match cx.name_str(op) {
-            "machine.package" => {
+            PackageOp::NAME => {
                 if let Some((_, first)) = &meta {
                     return Err(Fields { cx, op }
                         .err("is a second package in the module (a module holds one)")
@@ -1482,10 +1475,10 @@ pub fn read_package(cx: &Context, module: Op) -> Result<Package, Diagnostic> {
                 }
                 meta = Some((decode_package(cx, op)?, op));
             }
-            "machine.host_stream" => streams.push((decode_stream(cx, op)?, op)),
-            "machine.probe" => probes.push(decode_probe(cx, op)?),
-            "machine.image" => images.push((decode_image(cx, op)?, op)),
-            "machine.tile_data" => {
+            HostStreamOp::NAME => streams.push((decode_stream(cx, op)?, op)),
+            ProbeOp::NAME => probes.push(decode_probe(cx, op)?),
+            Image::NAME => images.push((decode_image(cx, op)?, op)),
+            TileData::NAME => {
                 let (t, d) = decode_tile_data(cx, op, true)?;
                 tile_data.push((t, d, op));
             }

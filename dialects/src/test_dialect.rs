@@ -3,9 +3,9 @@
 //! MLIR's own test dialect. Not part of any compilation pipeline.
 
 use ipu_ir::context::{Context, Op};
+use ipu_ir::declare_op;
 use ipu_ir::opdef::{
-    constraints, Arity, AttrDef, Dialect, FoldResult, FoldValue, OpDef, RegionDef, SuccessorDef,
-    Trait, ValueDef,
+    constraints, Arity, Dialect, FoldResult, FoldValue, RegionDef, SuccessorDef, Trait, ValueDef,
 };
 use ipu_ir::rewrite::{RewritePattern, Rewriter};
 use ipu_ir::types::{Attr, AttrKind, Loc, Type};
@@ -16,136 +16,129 @@ const SCALAR: ValueDef = ValueDef {
     constraint: constraints::INT_OR_FLOAT_OR_INDEX,
 };
 
-pub static CONSTANT: OpDef = OpDef {
-    name: "test.constant",
-    summary: "A scalar constant; its result type is the value's type.",
-    results: &[ValueDef {
-        name: "result",
-        arity: Arity::Single,
-        constraint: constraints::ANY_TYPE,
-    }],
-    attributes: &[AttrDef {
-        name: "value",
-        optional: false,
-        constraint: constraints::TYPED_ATTR,
-    }],
-    traits: &[Trait::ConstantLike, Trait::Pure],
-    custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
-    verify: Some(ipu_ir::constant::verify_constant),
-    ..OpDef::EMPTY
-};
-
-pub static ADD: OpDef = OpDef {
-    name: "test.add",
-    summary: "Integer addition; folds constants and `x + 0`.",
-    operands: &[
-        ValueDef {
-            name: "lhs",
-            ..SCALAR
-        },
-        ValueDef {
-            name: "rhs",
-            ..SCALAR
-        },
-    ],
-    results: &[ValueDef {
-        name: "result",
-        ..SCALAR
-    }],
-    traits: &[
-        Trait::Pure,
-        Trait::Commutative,
-        Trait::SameOperandsAndResultType,
-    ],
-    assembly_format: Some("$lhs `,` $rhs attr-dict `:` type($result)"),
-    fold: Some(fold_add),
-    ..OpDef::EMPTY
-};
-
-pub static NEG: OpDef = OpDef {
-    name: "test.neg",
-    summary: "Integer negation; `neg(neg(x))` canonicalizes to `x`.",
-    operands: &[SCALAR],
-    results: &[ValueDef {
-        name: "result",
-        ..SCALAR
-    }],
-    traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
-    assembly_format: Some("$input attr-dict `:` type($result)"),
-    canonicalization_patterns: Some(|| vec![Box::new(DoubleNegation)]),
-    ..OpDef::EMPTY
-};
-
-pub static PRINT: OpDef = OpDef {
-    name: "test.print",
-    summary: "Consumes values with a side effect; never removed as dead.",
-    operands: &[ValueDef {
-        name: "inputs",
-        arity: Arity::Variadic,
-        constraint: constraints::ANY_TYPE,
-    }],
-    assembly_format: Some("$inputs attr-dict `:` type($inputs)"),
-    ..OpDef::EMPTY
-};
-
-pub static REGION: OpDef = OpDef {
-    name: "test.region",
-    summary: "Holds one region that sees values from above.",
-    regions: &[RegionDef {
-        name: "body",
-        arity: Arity::Single,
-        single_block: false,
-    }],
-    traits: &[Trait::NoTerminator],
-    assembly_format: Some("$body attr-dict"),
-    ..OpDef::EMPTY
-};
-
-pub static ISOLATED: OpDef = OpDef {
-    name: "test.isolated",
-    summary: "Holds one region isolated from above.",
-    regions: &[RegionDef {
-        name: "body",
-        arity: Arity::Single,
-        single_block: false,
-    }],
-    traits: &[Trait::NoTerminator, Trait::IsolatedFromAbove],
-    assembly_format: Some("$body attr-dict"),
-    ..OpDef::EMPTY
-};
-
-pub static BR: OpDef = OpDef {
-    name: "test.br",
-    summary: "Unconditional branch (generic form only).",
-    successors: &[SuccessorDef {
-        name: "dest",
-        arity: Arity::Single,
-    }],
-    traits: &[Trait::Terminator],
-    ..OpDef::EMPTY
-};
-
-pub static COND_BR: OpDef = OpDef {
-    name: "test.cond_br",
-    summary: "Conditional branch on an i1 (generic form only).",
-    operands: &[ValueDef {
-        name: "condition",
-        arity: Arity::Single,
-        constraint: constraints::ANY_INTEGER,
-    }],
-    successors: &[
-        SuccessorDef {
-            name: "true_dest",
+declare_op! {
+    pub static CONSTANT: Constant = "test.constant" {
+        operands: [],
+        attributes: [
+            value: Attr [constraints::TYPED_ATTR],
+        ],
+        summary: "A scalar constant; its result type is the value's type.",
+        results: &[ValueDef {
+            name: "result",
             arity: Arity::Single,
-        },
-        SuccessorDef {
-            name: "false_dest",
+            constraint: constraints::ANY_TYPE,
+        }],
+        traits: &[Trait::ConstantLike, Trait::Pure],
+        custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
+        verify: Some(ipu_ir::constant::verify_constant),
+    }
+}
+
+declare_op! {
+    pub static ADD: Add = "test.add" {
+        operands: [lhs: constraints::INT_OR_FLOAT_OR_INDEX, rhs: constraints::INT_OR_FLOAT_OR_INDEX],
+        attributes: [],
+        summary: "Integer addition; folds constants and `x + 0`.",
+        results: &[ValueDef {
+            name: "result",
+            ..SCALAR
+        }],
+        traits: &[
+            Trait::Pure,
+            Trait::Commutative,
+            Trait::SameOperandsAndResultType,
+        ],
+        assembly_format: Some("$lhs `,` $rhs attr-dict `:` type($result)"),
+        fold: Some(fold_add),
+    }
+}
+
+declare_op! {
+    pub static NEG: Neg = "test.neg" {
+        operands: [input: constraints::INT_OR_FLOAT_OR_INDEX],
+        attributes: [],
+        summary: "Integer negation; `neg(neg(x))` canonicalizes to `x`.",
+        results: &[ValueDef {
+            name: "result",
+            ..SCALAR
+        }],
+        traits: &[Trait::Pure, Trait::SameOperandsAndResultType],
+        assembly_format: Some("$input attr-dict `:` type($result)"),
+        canonicalization_patterns: Some(|| vec![Box::new(DoubleNegation)]),
+    }
+}
+
+declare_op! {
+    pub static PRINT: Print = "test.print" {
+        operands: [],
+        variadic: [inputs: constraints::ANY_TYPE],
+        attributes: [],
+        summary: "Consumes values with a side effect; never removed as dead.",
+        assembly_format: Some("$inputs attr-dict `:` type($inputs)"),
+    }
+}
+
+declare_op! {
+    pub static REGION: RegionOp = "test.region" {
+        operands: [],
+        attributes: [],
+        summary: "Holds one region that sees values from above.",
+        regions: &[RegionDef {
+            name: "body",
             arity: Arity::Single,
-        },
-    ],
-    traits: &[Trait::Terminator],
-    ..OpDef::EMPTY
-};
+            single_block: false,
+        }],
+        traits: &[Trait::NoTerminator],
+        assembly_format: Some("$body attr-dict"),
+    }
+}
+
+declare_op! {
+    pub static ISOLATED: Isolated = "test.isolated" {
+        operands: [],
+        attributes: [],
+        summary: "Holds one region isolated from above.",
+        regions: &[RegionDef {
+            name: "body",
+            arity: Arity::Single,
+            single_block: false,
+        }],
+        traits: &[Trait::NoTerminator, Trait::IsolatedFromAbove],
+        assembly_format: Some("$body attr-dict"),
+    }
+}
+
+declare_op! {
+    pub static BR: Br = "test.br" {
+        operands: [],
+        attributes: [],
+        summary: "Unconditional branch (generic form only).",
+        successors: &[SuccessorDef {
+            name: "dest",
+            arity: Arity::Single,
+        }],
+        traits: &[Trait::Terminator],
+    }
+}
+
+declare_op! {
+    pub static COND_BR: CondBr = "test.cond_br" {
+        operands: [condition: constraints::ANY_INTEGER],
+        attributes: [],
+        summary: "Conditional branch on an i1 (generic form only).",
+        successors: &[
+            SuccessorDef {
+                name: "true_dest",
+                arity: Arity::Single,
+            },
+            SuccessorDef {
+                name: "false_dest",
+                arity: Arity::Single,
+            },
+        ],
+        traits: &[Trait::Terminator],
+    }
+}
 
 pub static TEST_DIALECT: Dialect = Dialect {
     name: "test",
@@ -188,8 +181,8 @@ fn fold_add(cx: &mut Context, op: Op, consts: &[Option<Attr>]) -> FoldResult {
             let v = wrap(cx, a + b, ty);
             FoldResult::Replace(vec![FoldValue::Constant(cx.int_attr(v, ty))])
         }
-        (_, Some(0)) => FoldResult::Replace(vec![FoldValue::Value(cx.operand(op, 0))]),
-        (Some(0), _) => FoldResult::Replace(vec![FoldValue::Value(cx.operand(op, 1))]),
+        (_, Some(0)) => FoldResult::Replace(vec![FoldValue::Value(Add(op).lhs(cx))]),
+        (Some(0), _) => FoldResult::Replace(vec![FoldValue::Value(Add(op).rhs(cx))]),
         _ => FoldResult::None,
     }
 }
@@ -198,26 +191,25 @@ struct DoubleNegation;
 
 impl RewritePattern for DoubleNegation {
     fn root(&self) -> Option<&'static str> {
-        Some("test.neg")
+        Some(Neg::NAME)
     }
     fn name(&self) -> &'static str {
         "test-double-negation"
     }
     fn match_and_rewrite(&self, rw: &mut Rewriter<'_>, op: Op) -> bool {
-        let input = rw.cx.operand(op, 0);
-        let Some(inner) = rw
-            .cx
-            .defining_op(input)
-            .filter(|&d| rw.cx.is(d, "test.neg"))
+        let cx = &*rw.cx;
+        let Some(inner) = cx
+            .defining_op(Neg(op).input(cx))
+            .and_then(|d| Neg::cast(cx, d))
         else {
             return false;
         };
-        let x = rw.cx.operand(inner, 0);
+        let x = inner.input(cx);
         rw.replace_op(op, &[x]);
         true
     }
 }
 
 fn materialize_constant(cx: &mut Context, value: Attr, ty: Type, loc: Loc) -> Option<Op> {
-    ipu_ir::constant::create_constant(cx, "test.constant", value, ty, loc)
+    ipu_ir::constant::create_constant(cx, Constant::NAME, value, ty, loc)
 }

@@ -9,25 +9,21 @@
 //! (the last ones may be short or empty), and block `b` (row-major over the
 //! grid) lives on tile `first + b * stride`.
 
+use ipu_ir::accessors::AttrValue;
 use ipu_ir::context::{Context, Op};
+use ipu_ir::declare_op;
 use ipu_ir::diag::Diagnostic;
 use ipu_ir::lexer::Tok;
-use ipu_ir::opdef::{
-    constraints, Arity, AttrConstraint, AttrDef, CustomAssembly, Dialect, OpDef, Trait, ValueDef,
-};
+use ipu_ir::opdef::{constraints, Arity, AttrConstraint, CustomAssembly, Dialect, Trait, ValueDef};
 use ipu_ir::parser::OpParser;
 use ipu_ir::printer::{type_to_string, Printer};
 use ipu_ir::types::{Attr, AttrKind, Type};
 use ipu_ir::verify::op_error;
 
-const TENSOR: ValueDef = ValueDef {
-    name: "input",
-    arity: Arity::Single,
-    constraint: constraints::ANY_TENSOR,
-};
 const RESULT: &[ValueDef] = &[ValueDef {
     name: "result",
-    ..TENSOR
+    arity: Arity::Single,
+    constraint: constraints::ANY_TENSOR,
 }];
 
 /// The op verifiers say what is wrong with a mapping ([`Mapping::from_attr`]).
@@ -43,40 +39,28 @@ const I64_ATTR: AttrConstraint = AttrConstraint {
     description: "64-bit integer attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Integer { ty, .. } if *ty == ipu_ir::Type::I64),
 };
-const MAPPING: AttrDef = AttrDef {
-    name: "mapping",
-    optional: false,
-    constraint: MAPPING_ATTR,
-};
-const KERNEL: AttrDef = AttrDef {
-    name: "kernel",
-    optional: false,
-    constraint: constraints::STRING_ATTR,
-};
-const CYCLES: AttrDef = AttrDef {
-    name: "cycles",
-    optional: false,
-    constraint: I64_ATTR,
-};
 
-pub static HOST_INPUT: OpDef = OpDef {
-    name: "tile.host_input",
-    summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
-              (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it. A \
-              resident one may hold its elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to \
-              f32): the host converts them once, when the program is loaded (`%w : tensor<..xf8E4M3FN> -> \
-              tensor<..xf16>`).",
-    operands: &[TENSOR],
-    results: RESULT,
-    attributes: &[MAPPING, AttrDef { name: "resident", optional: true, constraint: constraints::ANY_ATTR }],
-    traits: &[Trait::Pure],
-    custom_assembly: Some(CustomAssembly {
-        parse: parse_host_input,
-        print: print_host_input,
-    }),
-    verify: Some(verify_host_input),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static HOST_INPUT: HostInput = "tile.host_input" {
+        operands: [input: constraints::ANY_TENSOR],
+        attributes: [
+            mapping: Mapping [MAPPING_ATTR],
+            resident: bool [constraints::ANY_ATTR],
+        ],
+        summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
+                  (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it. A \
+                  resident one may hold its elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to \
+                  f32): the host converts them once, when the program is loaded (`%w : tensor<..xf8E4M3FN> -> \
+                  tensor<..xf16>`).",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        custom_assembly: Some(CustomAssembly {
+            parse: parse_host_input,
+            print: print_host_input,
+        }),
+        verify: Some(verify_host_input),
+    }
+}
 
 /// `%x {attrs} : type`, or `: host type -> tile type` for a load that widens.
 fn parse_host_input(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
@@ -179,7 +163,7 @@ pub fn verify_load_conversion(
 
 fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let (host, tile) = (
-        cx.value_type(cx.operand(op, 0)),
+        cx.value_type(HostInput(op).input(cx)),
         cx.value_type(cx.result(op, 0)),
     );
     if host != tile {
@@ -188,49 +172,46 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)
 }
 
-pub static CONSTANT: OpDef = OpDef {
-    name: "tile.constant",
-    summary: "A constant loaded with the tile images, laid out by `mapping`.",
-    results: RESULT,
-    attributes: &[
-        AttrDef {
-            name: "value",
-            optional: false,
-            constraint: constraints::TYPED_ATTR,
-        },
-        MAPPING,
-    ],
-    traits: &[Trait::Pure, Trait::ConstantLike],
-    custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
-    verify: Some(verify_constant),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static CONSTANT: Constant = "tile.constant" {
+        operands: [],
+        attributes: [
+            value: Attr [constraints::TYPED_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "A constant loaded with the tile images, laid out by `mapping`.",
+        results: RESULT,
+        traits: &[Trait::Pure, Trait::ConstantLike],
+        custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
+        verify: Some(verify_constant),
+    }
+}
 
-pub static MATMUL: OpDef = OpDef {
-    name: "tile.matmul",
-    summary: "A compute set multiplying [M, K] by [K, N], or a batch [B, M, K] by [B, K, N] (either batch may be 1, \
-              shared): the work is cut into a (pb x) pm x pn x pk grid of blocks (`plan`), block (b, i, j, k) on tile \
-              first + (((b * pm + i) * pk + k) * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
-              its cycle formula); with pk > 1 the `partials`-typed partial sums of a block are added up by its pk \
-              tiles, tile k a 1/pk share of the block's rows. The result lives as `mapping` says: the (batch x) \
-              (pm * pk) x pn grid on the same tiles. With `rhs_transposed` the rhs is given as [N, K] (or [B, N, K]), \
-              the GEMM's weight banks held column by column.",
-    operands: &[ValueDef { name: "lhs", ..TENSOR }, ValueDef { name: "rhs", ..TENSOR }],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "plan", optional: false, constraint: I64_ARRAY },
-        AttrDef { name: "tiles", optional: false, constraint: I64_ARRAY },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-        AttrDef { name: "partials", optional: false, constraint: constraints::ANY_ATTR },
-        AttrDef { name: "rhs_transposed", optional: true, constraint: FLAG_ATTR },
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_matmul),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static MATMUL: Matmul = "tile.matmul" {
+        operands: [lhs: constraints::ANY_TENSOR, rhs: constraints::ANY_TENSOR],
+        attributes: [
+            plan: &[i64] [I64_ARRAY],
+            tiles: &[i64] [I64_ARRAY],
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+            partials: Type [constraints::ANY_ATTR],
+            rhs_transposed: bool [FLAG_ATTR],
+        ],
+        summary: "A compute set multiplying [M, K] by [K, N], or a batch [B, M, K] by [B, K, N] (either batch may be 1, \
+                  shared): the work is cut into a (pb x) pm x pn x pk grid of blocks (`plan`), block (b, i, j, k) on tile \
+                  first + (((b * pm + i) * pk + k) * pn + j) * stride (`tiles`), each running `kernel` (`cycles` by \
+                  its cycle formula); with pk > 1 the `partials`-typed partial sums of a block are added up by its pk \
+                  tiles, tile k a 1/pk share of the block's rows. The result lives as `mapping` says: the (batch x) \
+                  (pm * pk) x pn grid on the same tiles. With `rhs_transposed` the rhs is given as [N, K] (or [B, N, K]), \
+                  the GEMM's weight banks held column by column.",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_matmul),
+    }
+}
 
 const MAP_FN_ATTR: AttrConstraint = AttrConstraint {
     description: "elementwise function #tile.fn<name> (add, sub, mul, div, max, min, pow, relu, gelu, gelu_tanh, \
@@ -239,115 +220,118 @@ const MAP_FN_ATTR: AttrConstraint = AttrConstraint {
     check: |cx, a| MapFn::from_attr(cx, a).is_some(),
 };
 
-pub static MAP: OpDef = OpDef {
-    name: "tile.map",
-    summary: "An elementwise compute set (`fn`, a #tile.fn<...>): each tile of `mapping` computes its block of the \
-              result with `kernel` (the exact specialisation the machine stage calls; `cycles` from its cycle \
-              formula), from the matching (broadcast) elements of the operands; a cast to FP8 carries the \
-              result's power-of-two `scale`.",
-    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "fn", optional: false, constraint: MAP_FN_ATTR },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-        AttrDef { name: "scale", optional: true, constraint: I64_ATTR },
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_map),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static MAP: Map = "tile.map" {
+        operands: [],
+        variadic: [inputs: constraints::ANY_TENSOR],
+        attributes: [
+            map_fn = "fn": MapFn [MAP_FN_ATTR],
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+            scale: Option<i64> [I64_ATTR],
+        ],
+        summary: "An elementwise compute set (`fn`, a #tile.fn<...>): each tile of `mapping` computes its block of the \
+                  result with `kernel` (the exact specialisation the machine stage calls; `cycles` from its cycle \
+                  formula), from the matching (broadcast) elements of the operands; a cast to FP8 carries the \
+                  result's power-of-two `scale`.",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_map),
+    }
+}
 
-pub static PREDICATE: OpDef = OpDef {
-    name: "tile.predicate",
-    summary: "An elementwise compute set with a boolean (i1, one byte per element) result: a comparison of f32 or \
-              f16 operands (`fn` equal, less, greater; NaN compares false) or boolean logic (and, or, not). Each \
-              tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula) from the \
-              matching (broadcast) elements of the operands.",
-    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "fn", optional: false, constraint: MAP_FN_ATTR },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_mapped),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static PREDICATE: Predicate = "tile.predicate" {
+        operands: [],
+        variadic: [inputs: constraints::ANY_TENSOR],
+        attributes: [
+            map_fn = "fn": MapFn [MAP_FN_ATTR],
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "An elementwise compute set with a boolean (i1, one byte per element) result: a comparison of f32 or \
+                  f16 operands (`fn` equal, less, greater; NaN compares false) or boolean logic (and, or, not). Each \
+                  tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula) from the \
+                  matching (broadcast) elements of the operands.",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_mapped),
+    }
+}
 
-pub static SELECT: OpDef = OpDef {
-    name: "tile.select",
-    summary: "An elementwise select: `cond ? a : b` with numpy broadcasting, `cond` boolean (i1), `a` and `b` f32 or \
-              f16. Each tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula).",
-    operands: &[
-        ValueDef { name: "cond", ..TENSOR },
-        ValueDef { name: "a", ..TENSOR },
-        ValueDef { name: "b", ..TENSOR },
-    ],
-    results: RESULT,
-    attributes: &[KERNEL, CYCLES, MAPPING],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_mapped),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static SELECT: Select = "tile.select" {
+        operands: [cond: constraints::ANY_TENSOR, a: constraints::ANY_TENSOR, b: constraints::ANY_TENSOR],
+        attributes: [
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "An elementwise select: `cond ? a : b` with numpy broadcasting, `cond` boolean (i1), `a` and `b` f32 or \
+                  f16. Each tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula).",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_mapped),
+    }
+}
 
-pub static GATHER: OpDef = OpDef {
-    name: "tile.gather",
-    summary: "A gather along `axis` with integer indices known only at run time (an embedding lookup): `data` is \
-              laid out with the whole axis on every tile (`data_mapping`: split over the other dimensions only), \
-              every tile receives all the indices, and looks its rows up locally with `kernel` (`cycles` from its \
-              cycle formula; an index out of range faults). The result's blocks (`mapping`) sit on their data \
-              block's tile.",
-    operands: &[ValueDef { name: "data", ..TENSOR }, ValueDef { name: "indices", ..TENSOR }],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "axis", optional: false, constraint: I64_ATTR },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-        AttrDef { name: "data_mapping", optional: false, constraint: MAPPING_ATTR },
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$data `,` $indices attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_mapped),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static GATHER: Gather = "tile.gather" {
+        operands: [data: constraints::ANY_TENSOR, indices: constraints::ANY_TENSOR],
+        attributes: [
+            axis: i64 [I64_ATTR],
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+            data_mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "A gather along `axis` with integer indices known only at run time (an embedding lookup): `data` is \
+                  laid out with the whole axis on every tile (`data_mapping`: split over the other dimensions only), \
+                  every tile receives all the indices, and looks its rows up locally with `kernel` (`cycles` from its \
+                  cycle formula; an index out of range faults). The result's blocks (`mapping`) sit on their data \
+                  block's tile.",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$data `,` $indices attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_mapped),
+    }
+}
 
 const VIEW_KIND_ATTR: AttrConstraint = AttrConstraint {
     description: "\"transpose\", \"reshape\", \"broadcast\", \"slice\", \"concat\" or \"gather\"",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "transpose" | "reshape" | "broadcast" | "slice" | "concat" | "gather")),
 };
 
-pub static VIEW: OpDef = OpDef {
-    name: "tile.view",
-    summary: "A re-indexing of its inputs (`kind`: transpose by `permutation`, reshape, broadcast, slice by \
-              `starts`/`ends`/`steps`, concat along `axis`, gather along `axis` of the constant `indices`) with no \
-              storage of its own: its readers receive \
-              their rectangles from the inputs' blocks during the exchange that feeds them. `mapping` is where \
-              its blocks go if it has to be stored (streamed to the host).",
-    operands: &[ValueDef { name: "inputs", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR }],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "kind", optional: false, constraint: VIEW_KIND_ATTR },
-        AttrDef { name: "permutation", optional: true, constraint: I64_ARRAY },
-        AttrDef { name: "starts", optional: true, constraint: I64_ARRAY },
-        AttrDef { name: "ends", optional: true, constraint: I64_ARRAY },
-        AttrDef { name: "steps", optional: true, constraint: I64_ARRAY },
-        AttrDef { name: "axis", optional: true, constraint: I64_ATTR },
-        AttrDef { name: "indices", optional: true, constraint: I64_ARRAY },
-        MAPPING,
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_view),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static VIEW: View = "tile.view" {
+        operands: [],
+        variadic: [inputs: constraints::ANY_TENSOR],
+        attributes: [
+            kind: &str [VIEW_KIND_ATTR],
+            permutation: Option<&[i64]> [I64_ARRAY],
+            starts: Option<&[i64]> [I64_ARRAY],
+            ends: Option<&[i64]> [I64_ARRAY],
+            steps: Option<&[i64]> [I64_ARRAY],
+            axis: Option<i64> [I64_ATTR],
+            indices: Option<&[i64]> [I64_ARRAY],
+            mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "A re-indexing of its inputs (`kind`: transpose by `permutation`, reshape, broadcast, slice by \
+                  `starts`/`ends`/`steps`, concat along `axis`, gather along `axis` of the constant `indices`) with no \
+                  storage of its own: its readers receive \
+                  their rectangles from the inputs' blocks during the exchange that feeds them. `mapping` is where \
+                  its blocks go if it has to be stored (streamed to the host).",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$inputs attr-dict `:` functional-type(operands, results)"),
+        verify: Some(verify_view),
+    }
+}
 
 const REDUCE_KIND_ATTR: AttrConstraint = AttrConstraint {
     description: "reduction kind: \"sum\", \"mean\", \"max\" or \"min\"",
@@ -363,46 +347,67 @@ const F32_ATTR: AttrConstraint = AttrConstraint {
     description: "f32 attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { ty, .. } if *ty == ipu_ir::Type::F32),
 };
-const AXIS: AttrDef = AttrDef {
-    name: "axis",
-    optional: false,
-    constraint: I64_ATTR,
-};
 
-pub static REDUCE: OpDef = OpDef {
-    name: "tile.reduce",
-    summary: "A reduction (`kind`: sum, mean, max, min) over `axes` (`keepdims` keeps them as size 1): the input is \
-              cut into the blocks of `grid`, block b on tile first + b * stride (`tiles`); each tile reduces its \
-              block with `kernel` (the exact row-kernel specialisation; `cycles` from the cycle formulas of all \
-              its calls). Where `grid` cuts a reduced axis, each tile's partial results are gathered onto the \
-              tile of their result block and combined there. The result lives as `mapping` says: `grid` on \
-              the kept axes.",
-    operands: &[TENSOR],
-    results: RESULT,
-    attributes: &[
-        AttrDef { name: "kind", optional: false, constraint: REDUCE_KIND_ATTR },
-        AttrDef { name: "axes", optional: false, constraint: I64_ARRAY },
-        AttrDef { name: "keepdims", optional: true, constraint: FLAG_ATTR },
-        AttrDef { name: "grid", optional: false, constraint: I64_ARRAY },
-        AttrDef { name: "tiles", optional: false, constraint: I64_ARRAY },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("$input attr-dict `:` type($input) `->` type($result)"),
-    verify: Some(verify_reduce),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static REDUCE: Reduce = "tile.reduce" {
+        operands: [input: constraints::ANY_TENSOR],
+        attributes: [
+            kind: &str [REDUCE_KIND_ATTR],
+            axes: &[i64] [I64_ARRAY],
+            keepdims: bool [FLAG_ATTR],
+            grid: &[i64] [I64_ARRAY],
+            tiles: &[i64] [I64_ARRAY],
+            kernel: &str [constraints::STRING_ATTR],
+            cycles: i64 [I64_ATTR],
+            mapping: Mapping [MAPPING_ATTR],
+        ],
+        summary: "A reduction (`kind`: sum, mean, max, min) over `axes` (`keepdims` keeps them as size 1): the input is \
+                  cut into the blocks of `grid`, block b on tile first + b * stride (`tiles`); each tile reduces its \
+                  block with `kernel` (the exact row-kernel specialisation; `cycles` from the cycle formulas of all \
+                  its calls). Where `grid` cuts a reduced axis, each tile's partial results are gathered onto the \
+                  tile of their result block and combined there. The result lives as `mapping` says: `grid` on \
+                  the kept axes.",
+        results: RESULT,
+        traits: &[Trait::Pure],
+        assembly_format: Some("$input attr-dict `:` type($input) `->` type($result)"),
+        verify: Some(verify_reduce),
+    }
+}
+
+/// A row op (softmax, layer norm) of an input and its parameters.
+macro_rules! row_op {
+    ($stat:ident: $view:ident = $name:literal, $attrs:tt, $summary:expr, $verify:expr) => {
+        declare_op! {
+            pub static $stat: $view = $name {
+                operands: [input: constraints::ANY_TENSOR],
+                variadic: [params: constraints::ANY_TENSOR],
+                attributes: $attrs,
+                summary: $summary,
+                results: RESULT,
+                traits: &[Trait::Pure],
+                assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
+                verify: Some($verify),
+            }
+        }
+    };
+}
 
 const FLOAT_ATTR: AttrConstraint = AttrConstraint {
     description: "float attribute",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::Float { .. }),
 };
 
-pub static SOFTMAX: OpDef = OpDef {
-    name: "tile.softmax",
-    summary: "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
+row_op! {
+    SOFTMAX: Softmax = "tile.softmax",
+    [
+        axis: i64 [I64_ATTR],
+        log: bool [FLAG_ATTR],
+        scale: Option<f64> [FLOAT_ATTR],
+        kernel: &str [constraints::STRING_ATTR],
+        cycles: i64 [I64_ATTR],
+        mapping: Mapping [MAPPING_ATTR],
+    ],
+    "Softmax along `axis` (`log`: log-softmax) over the blocks of `mapping`: with grid 1 along the axis \
               each tile holds whole rows; where the grid cuts the axis (evenly), the pieces' statistics are \
               shared out, each piece's tile combining its share of the rows and sending it to the rows' other \
               tiles, before each piece is normalised. With a prologue (the ops before it that its statistics \
@@ -411,64 +416,38 @@ pub static SOFTMAX: OpDef = OpDef {
               result), plus the row vector v (operand #1, as many elements of the result's type as the axis, \
               which is the last). `kernel` is the row kernel each tile first calls, `cycles` the cycle \
               formulas of all its calls.",
-    operands: &[
-        ValueDef { name: "input", ..TENSOR },
-        ValueDef { name: "params", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR },
-    ],
-    results: RESULT,
-    attributes: &[
-        AXIS,
-        AttrDef { name: "log", optional: true, constraint: FLAG_ATTR },
-        AttrDef { name: "scale", optional: true, constraint: FLOAT_ATTR },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_softmax),
-    ..OpDef::EMPTY
-};
+    verify_softmax
+}
 
-pub static LAYER_NORM: OpDef = OpDef {
-    name: "tile.layer_norm",
-    summary: "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
+row_op! {
+    LAYER_NORM: LayerNorm = "tile.layer_norm",
+    [
+        axis: i64 [I64_ATTR],
+        epsilon: f32 [F32_ATTR],
+        kernel: &str [constraints::STRING_ATTR],
+        cycles: i64 [I64_ATTR],
+        mapping: Mapping [MAPPING_ATTR],
+    ],
+    "Layer normalization over dimensions `axis`..rank with `epsilon`, then the optional scale and bias \
               operands (each as many elements as the normalized shape), over the blocks of `mapping`: with grid 1 \
               from `axis` on each tile holds whole rows and the whole scale and bias; where the grid cuts the \
               first normalized dimension (evenly), the pieces' means and variances are shared out, each piece's \
               tile combining its share of the rows and sending it to the rows' other tiles, before each piece \
               is normalised with its columns of the scale and bias. `kernel` is the row kernel each tile first calls, `cycles` the \
               cycle formulas of all its calls.",
-    operands: &[
-        ValueDef { name: "input", ..TENSOR },
-        ValueDef { name: "params", arity: Arity::Variadic, constraint: constraints::ANY_TENSOR },
-    ],
-    results: RESULT,
-    attributes: &[
-        AXIS,
-        AttrDef { name: "epsilon", optional: false, constraint: F32_ATTR },
-        KERNEL,
-        CYCLES,
-        MAPPING,
-    ],
-    traits: &[Trait::Pure],
-    assembly_format: Some("operands attr-dict `:` functional-type(operands, results)"),
-    verify: Some(verify_layer_norm),
-    ..OpDef::EMPTY
-};
+    verify_layer_norm
+}
 
-pub static HOST_OUTPUT: OpDef = OpDef {
-    name: "tile.host_output",
-    summary: "Streams a result from tile memory to the host as output `name`.",
-    operands: &[TENSOR],
-    attributes: &[AttrDef {
-        name: "name",
-        optional: false,
-        constraint: constraints::STRING_ATTR,
-    }],
-    assembly_format: Some("$input attr-dict `:` type($input)"),
-    ..OpDef::EMPTY
-};
+declare_op! {
+    pub static HOST_OUTPUT: HostOutput = "tile.host_output" {
+        operands: [input: constraints::ANY_TENSOR],
+        attributes: [
+            name: &str [constraints::STRING_ATTR],
+        ],
+        summary: "Streams a result from tile memory to the host as output `name`.",
+        assembly_format: Some("$input attr-dict `:` type($input)"),
+    }
+}
 
 pub static TILE_DIALECT: Dialect = Dialect {
     name: "tile",
@@ -662,6 +641,21 @@ impl Mapping {
     }
 }
 
+/// A mapping attribute; a malformed one reads as none (the verifiers say
+/// what is wrong with it, `mapping_of`).
+impl AttrValue<'_> for Mapping {
+    fn from_attr(cx: &Context, a: Attr) -> Option<Self> {
+        Mapping::from_attr(cx, a).ok()
+    }
+}
+
+/// `#tile.fn<name>`.
+impl AttrValue<'_> for MapFn {
+    fn from_attr(cx: &Context, a: Attr) -> Option<Self> {
+        MapFn::from_attr(cx, a)
+    }
+}
+
 fn mapping_of(cx: &Context, op: Op) -> Result<Mapping, Diagnostic> {
     let a = cx
         .get_attr(op, "mapping")
@@ -703,30 +697,29 @@ fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 }
 
 /// The kernel a compute set calls and its estimated cycles.
-fn verify_kernel(cx: &Context, op: Op) -> Result<(), Diagnostic> {
-    if cx.get_str_attr(op, "kernel").is_some_and(str::is_empty) {
+fn verify_kernel(cx: &Context, op: Op, kernel: &str, cycles: i64) -> Result<(), Diagnostic> {
+    if kernel.is_empty() {
         return Err(op_error(
             cx,
             op,
             "kernel must name a kernel specialisation, not be empty",
         ));
     }
-    match cx.get_int_attr(op, "cycles") {
-        Some(c) if c < 0 => Err(op_error(
+    if cycles < 0 {
+        return Err(op_error(
             cx,
             op,
-            format!("cycles must be non-negative, not {c}"),
-        )),
-        _ => Ok(()),
+            format!("cycles must be non-negative, not {cycles}"),
+        ));
     }
+    Ok(())
 }
 
 fn verify_map(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    verify_kernel(cx, op)?;
-    let Some(f) = cx.get_attr(op, "fn").and_then(|a| MapFn::from_attr(cx, a)) else {
-        return Err(op_error(cx, op, "requires attribute 'fn'"));
-    };
+    let map = Map(op);
+    verify_kernel(cx, op, map.kernel(cx), map.cycles(cx))?;
+    let f = map.map_fn(cx);
     let want = if f.is_binary() { 2 } else { 1 };
     let n = cx.operands(op).len();
     if n != want {
@@ -790,17 +783,18 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             .map(|(s, _)| s.to_vec())
             .unwrap_or_default()
     };
-    verify_kernel(cx, op)?;
-    let (a, mut b) = (shape(cx.operand(op, 0)), shape(cx.operand(op, 1)));
+    let matmul = Matmul(op);
+    verify_kernel(cx, op, matmul.kernel(cx), matmul.cycles(cx))?;
+    let (a, mut b) = (shape(matmul.lhs(cx)), shape(matmul.rhs(cx)));
     let given_b = b.clone();
     // Given transposed, the rhs is [N, K]: checked as the [K, N] it stands for.
-    let transposed = cx.get_attr(op, "rhs_transposed").is_some();
+    let transposed = matmul.rhs_transposed(cx);
     if transposed && b.len() >= 2 {
         let r = b.len();
         b.swap(r - 2, r - 1);
     }
     let batched = a.len() == 3;
-    let plan = cx.get_i64_array_attr(op, "plan").unwrap_or_default();
+    let plan = matmul.plan(cx);
     let want = if batched { 4 } else { 3 };
     if plan.len() != want || plan.iter().any(|&p| p < 1) {
         return Err(op_error(
@@ -813,7 +807,7 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             },
         ));
     }
-    let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
+    let tiles = matmul.tiles(cx);
     if tiles.len() != 2 || tiles[0] < 0 || tiles[1] < 1 {
         return Err(op_error(cx, op, "tiles must be [first, stride]"));
     }
@@ -871,7 +865,8 @@ fn verify_matmul(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    let kind = cx.get_str_attr(op, "kind").unwrap_or("");
+    let view = View(op);
+    let kind = view.kind(cx);
     let rank_of = |v| {
         cx.tensor_parts(cx.value_type(v))
             .map(|(s, _)| s.to_vec())
@@ -886,15 +881,14 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             format!("a {kind} view takes one input, this one {}", ins.len()),
         ));
     }
-    let need = |n: &str| -> Result<Vec<i64>, Diagnostic> {
-        cx.get_i64_array_attr(op, n)
-            .map(<[i64]>::to_vec)
+    let need = |n: &str, a: Option<&[i64]>| -> Result<Vec<i64>, Diagnostic> {
+        a.map(<[i64]>::to_vec)
             .ok_or_else(|| op_error(cx, op, format!("a {kind} view needs '{n}'")))
     };
     let numel = |s: &[i64]| s.iter().product::<i64>();
     match kind {
         "transpose" => {
-            let p = need("permutation")?;
+            let p = need("permutation", view.permutation(cx))?;
             let mut seen = vec![false; ins[0].len()];
             let ok = p.len() == ins[0].len()
                 && p.iter().all(|&d| {
@@ -937,7 +931,11 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             }
         }
         "slice" => {
-            let (st, en, sp) = (need("starts")?, need("ends")?, need("steps")?);
+            let (st, en, sp) = (
+                need("starts", view.starts(cx))?,
+                need("ends", view.ends(cx))?,
+                need("steps", view.steps(cx))?,
+            );
             let r = ins[0].len();
             if st.len() != r || en.len() != r || sp.len() != r || out.len() != r {
                 return Err(op_error(
@@ -968,8 +966,8 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             }
         }
         "gather" => {
-            let axis = cx.get_int_attr(op, "axis").unwrap_or(-1);
-            let idx = need("indices")?;
+            let axis = view.axis(cx).map_or(-1, i128::from);
+            let idx = need("indices", view.indices(cx))?;
             let i = &ins[0];
             let n = out.len() as i64 + 1 - i.len() as i64;
             let ok = (0..i.len() as i128).contains(&axis) && n >= 0 && {
@@ -993,7 +991,7 @@ fn verify_view(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             }
         }
         "concat" => {
-            let axis = cx.get_int_attr(op, "axis").unwrap_or(-1);
+            let axis = view.axis(cx).map_or(-1, i128::from);
             let r = out.len() as i128;
             let ok = (0..r).contains(&axis)
                 && ins.iter().all(|s| s.len() == out.len())
@@ -1027,11 +1025,7 @@ fn elem_of(cx: &Context, v: ipu_ir::Value) -> Option<ipu_ir::Type> {
 }
 
 /// The `axis` attribute of `op`, checked against `rank`.
-fn axis_of(cx: &Context, op: Op, rank: usize) -> Result<usize, Diagnostic> {
-    let axis = match cx.get_attr(op, "axis").map(|a| cx.attr_kind(a)) {
-        Some(AttrKind::Integer { value, .. }) => *value,
-        _ => return Err(op_error(cx, op, "requires integer attribute 'axis'")),
-    };
+fn axis_of(cx: &Context, op: Op, axis: i64, rank: usize) -> Result<usize, Diagnostic> {
     if axis < 0 || axis as usize >= rank {
         return Err(op_error(
             cx,
@@ -1059,10 +1053,11 @@ pub fn reduced_shape(shape: &[i64], axes: &[i64], keepdims: bool) -> Vec<i64> {
 
 fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    let (input, result) = (cx.operand(op, 0), cx.result(op, 0));
+    let reduce = Reduce(op);
+    let (input, result) = (reduce.input(cx), cx.result(op, 0));
     let shape = shape_of(cx, input);
     let rank = shape.len() as i64;
-    let axes = cx.get_i64_array_attr(op, "axes").unwrap_or_default();
+    let axes = reduce.axes(cx);
     if axes.is_empty()
         || !axes.windows(2).all(|w| w[0] < w[1])
         || axes.iter().any(|&a| a < 0 || a >= rank)
@@ -1073,7 +1068,7 @@ fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             format!("axes {axes:?} must be sorted, unique and within rank {rank}, and not empty"),
         ));
     }
-    let keepdims = cx.get_attr(op, "keepdims").is_some();
+    let keepdims = reduce.keepdims(cx);
     let want = reduced_shape(&shape, axes, keepdims);
     if shape_of(cx, result) != want || elem_of(cx, input) != elem_of(cx, result) {
         return Err(op_error(
@@ -1082,7 +1077,7 @@ fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             format!("the result must be the input's element type with shape {want:?}"),
         ));
     }
-    let grid = cx.get_i64_array_attr(op, "grid").unwrap_or_default();
+    let grid = reduce.grid(cx);
     if grid.len() != shape.len() || grid.iter().any(|&g| g < 1) {
         return Err(op_error(
             cx,
@@ -1090,7 +1085,7 @@ fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
             format!("grid must give every one of the input's {rank} dimensions at least 1 block"),
         ));
     }
-    let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
+    let tiles = reduce.tiles(cx);
     if tiles.len() != 2 || tiles[0] < 0 || tiles[1] < 1 {
         return Err(op_error(cx, op, "tiles must be [first, stride]"));
     }
@@ -1109,10 +1104,11 @@ fn verify_reduce(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_softmax(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    let input = cx.operand(op, 0);
+    let softmax = Softmax(op);
+    let input = softmax.input(cx);
     let shape = shape_of(cx, input);
     let rank = shape.len();
-    let axis = axis_of(cx, op, rank)?;
+    let axis = axis_of(cx, op, softmax.axis(cx), rank)?;
     let element = |v| cx.tensor_parts(cx.value_type(v)).map(|(_, e)| e);
     let (ex, ey) = (element(input), element(cx.result(op, 0)));
     if shape_of(cx, cx.result(op, 0)) != shape {
@@ -1167,9 +1163,10 @@ fn verify_softmax(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_layer_norm(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     verify_mapped(cx, op)?;
-    let input = cx.operand(op, 0);
+    let ln = LayerNorm(op);
+    let input = ln.input(cx);
     let shape = shape_of(cx, input);
-    let axis = axis_of(cx, op, shape.len())?;
+    let axis = axis_of(cx, op, ln.axis(cx), shape.len())?;
     let params = cx.operands(op).len() - 1;
     if params > 2 {
         return Err(op_error(

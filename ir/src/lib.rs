@@ -3,11 +3,13 @@
 //! - [`context`]: the IR store (interned types/attributes/locations, op, block,
 //!   region and value arenas with use lists);
 //! - [`opdef`]: op declarations and the registry of dialects, passes and pipelines;
+//! - [`accessors`]: `declare_op!`, an op's declaration with its typed view;
 //! - [`parser`], [`printer`], [`format`]: the textual form, generic and custom;
 //! - [`verify`]: structural and op-specific verification;
 //! - [`diag`]: diagnostics rendered at `file:line:col`;
 //! - [`pass`], [`rewrite`]: the pass manager and the greedy rewrite driver.
 
+pub mod accessors;
 pub mod builtin;
 pub mod constant;
 pub mod context;

@@ -16,7 +16,8 @@
 //! and every value of it must have `x`'s type, so the rewrite drops nothing
 //! another op reads and changes no shape.
 
-use ipu_dialects::nn;
+use ipu_dialects::nn::{self, Add, Constant, Div, Erf, Mul, Pow, Tanh};
+use ipu_ir::accessors::OpView;
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Block, Context, Diagnostic, Op, Type, Value};
 use ipu_reference::{ElementType, GeluApproximation, OpKind};
@@ -55,7 +56,7 @@ impl Pass for FuseGelu {
         let mut ops = Vec::new();
         cx.walk_preorder(root, &mut |o| ops.push(o));
         for op in ops {
-            if cx.is_erased(op) || !(cx.is(op, "nn.mul") || cx.is(op, "nn.div")) {
+            if cx.is_erased(op) || !(Mul::isa(cx, op) || Div::isa(cx, op)) {
                 continue;
             }
             let Some(m) = match_gelu(cx, op) else {
@@ -179,18 +180,18 @@ impl Matcher<'_> {
         self.constants.truncate(c);
     }
 
-    /// The op defining `v` when it is a `name` op of the chain: in the same
+    /// The op defining `v` when it is a `V` op of the chain: in the same
     /// block, of the chain's type, read only once.
-    fn inner(&mut self, v: Value, name: &str) -> Option<Op> {
+    fn inner<V: OpView>(&mut self, v: Value) -> Option<V> {
         let d = self.cx.defining_op(v)?;
-        let ok = self.cx.is(d, name)
-            && self.cx.parent_block(d) == self.block
+        let view = V::cast(self.cx, d)?;
+        let ok = self.cx.parent_block(d) == self.block
             && self.cx.num_results(d) == 1
             && self.cx.value_type(v) == self.ty
             && self.cx.uses(v).len() == 1;
         ok.then(|| {
             self.ops.push(d);
-            d
+            view
         })
     }
 
@@ -200,7 +201,7 @@ impl Matcher<'_> {
         let Some(d) = self.cx.defining_op(v) else {
             return false;
         };
-        if !self.cx.is(d, "nn.constant") {
+        if !Constant::isa(self.cx, d) {
             return false;
         }
         let Ok(t) = nn::constant_tensor(self.cx, d) else {
@@ -231,13 +232,13 @@ impl Matcher<'_> {
     /// Flattens the product `op` heads into `leaves`: multiplications of
     /// the chain are opened, a division by 2 is a half.
     fn product_node(&mut self, op: Op, leaves: &mut Vec<Factor>) -> Option<()> {
-        let (a, b) = (self.cx.operand(op, 0), self.cx.operand(op, 1));
-        if self.cx.is(op, "nn.mul") {
-            self.product(a, leaves)?;
-            self.product(b, leaves)
-        } else if self.cx.is(op, "nn.div") && self.is_constant(b, 2.0) {
+        let cx = self.cx;
+        if let Some(mul) = Mul::cast(cx, op) {
+            self.product(mul.lhs(cx), leaves)?;
+            self.product(mul.rhs(cx), leaves)
+        } else if let Some(div) = Div::cast(cx, op).filter(|d| self.is_constant(d.rhs(cx), 2.0)) {
             leaves.push(Factor::Half);
-            self.product(a, leaves)
+            self.product(div.lhs(cx), leaves)
         } else {
             None
         }
@@ -248,14 +249,16 @@ impl Matcher<'_> {
             return None;
         }
         let mark = self.mark();
-        for name in ["nn.mul", "nn.div"] {
-            if let Some(d) = self.inner(v, name) {
-                if self.product_node(d, leaves).is_some() {
-                    return Some(());
-                }
-                self.reset(mark);
-                return None;
+        let node = match self.inner::<Mul>(v) {
+            Some(mul) => Some(mul.op()),
+            None => self.inner::<Div>(v).map(Div::op),
+        };
+        if let Some(d) = node {
+            if self.product_node(d, leaves).is_some() {
+                return Some(());
             }
+            self.reset(mark);
+            return None;
         }
         leaves.push(Factor::Value(v));
         Some(())
@@ -263,8 +266,8 @@ impl Matcher<'_> {
 
     /// Matches `1 + t(x)`, either order; the form of `t` is the answer.
     fn one_plus_t(&mut self, v: Value, x: Value) -> Option<GeluApproximation> {
-        let add = self.inner(v, "nn.add")?;
-        let (a, b) = (self.cx.operand(add, 0), self.cx.operand(add, 1));
+        let add = self.inner::<Add>(v)?;
+        let (a, b) = (add.lhs(self.cx), add.rhs(self.cx));
         for (one, t) in [(a, b), (b, a)] {
             let mark = self.mark();
             if self.is_constant(one, 1.0) {
@@ -280,15 +283,15 @@ impl Matcher<'_> {
     /// Matches `tanh(sqrt(2/pi) (x + 0.044715 x^3))` or `erf(x / sqrt 2)`.
     fn t(&mut self, v: Value, x: Value) -> Option<GeluApproximation> {
         let mark = self.mark();
-        if let Some(th) = self.inner(v, "nn.tanh") {
-            if self.tanh_argument(self.cx.operand(th, 0), x) {
+        if let Some(th) = self.inner::<Tanh>(v) {
+            if self.tanh_argument(th.input(self.cx), x) {
                 return Some(GeluApproximation::Tanh);
             }
             self.reset(mark);
             return None;
         }
-        let e = self.inner(v, "nn.erf")?;
-        if self.erf_argument(self.cx.operand(e, 0), x) {
+        let e = self.inner::<Erf>(v)?;
+        if self.erf_argument(e.input(self.cx), x) {
             return Some(GeluApproximation::None);
         }
         self.reset(mark);
@@ -298,8 +301,8 @@ impl Matcher<'_> {
     /// `x / sqrt 2` or `x * (1/sqrt 2)`, either order.
     fn erf_argument(&mut self, v: Value, x: Value) -> bool {
         let mark = self.mark();
-        if let Some(d) = self.inner(v, "nn.div") {
-            let (a, b) = (self.cx.operand(d, 0), self.cx.operand(d, 1));
+        if let Some(d) = self.inner::<Div>(v) {
+            let (a, b) = (d.lhs(self.cx), d.rhs(self.cx));
             if a == x && self.is_constant(b, std::f64::consts::SQRT_2) {
                 return true;
             }
@@ -313,10 +316,10 @@ impl Matcher<'_> {
     fn tanh_argument(&mut self, v: Value, x: Value) -> bool {
         let sqrt_2_over_pi = (2.0 / std::f64::consts::PI).sqrt();
         self.scaled(v, sqrt_2_over_pi, |m, w| {
-            let Some(add) = m.inner(w, "nn.add") else {
+            let Some(add) = m.inner::<Add>(w) else {
                 return false;
             };
-            let (a, b) = (m.cx.operand(add, 0), m.cx.operand(add, 1));
+            let (a, b) = (add.lhs(m.cx), add.rhs(m.cx));
             for (xx, cubic) in [(a, b), (b, a)] {
                 if xx == x {
                     let mark = m.mark();
@@ -333,10 +336,10 @@ impl Matcher<'_> {
     /// `c * w` or `w * c` with `c` the constant `exact` and `w` as `rest` says.
     fn scaled(&mut self, v: Value, exact: f64, rest: impl Fn(&mut Self, Value) -> bool) -> bool {
         let mark = self.mark();
-        let Some(mul) = self.inner(v, "nn.mul") else {
+        let Some(mul) = self.inner::<Mul>(v) else {
             return false;
         };
-        let (a, b) = (self.cx.operand(mul, 0), self.cx.operand(mul, 1));
+        let (a, b) = (mul.lhs(self.cx), mul.rhs(self.cx));
         for (c, w) in [(a, b), (b, a)] {
             let inner = self.mark();
             if self.is_constant(c, exact) && rest(self, w) {
@@ -351,8 +354,8 @@ impl Matcher<'_> {
     /// `x^3`: `nn.pow x, 3`, or three `x` multiplied in any grouping.
     fn is_cube(&mut self, v: Value, x: Value) -> bool {
         let mark = self.mark();
-        if let Some(p) = self.inner(v, "nn.pow") {
-            let (a, b) = (self.cx.operand(p, 0), self.cx.operand(p, 1));
+        if let Some(p) = self.inner::<Pow>(v) {
+            let (a, b) = (p.lhs(self.cx), p.rhs(self.cx));
             if a == x && self.is_constant_exactly(b, 3.0) {
                 return true;
             }
@@ -373,9 +376,9 @@ impl Matcher<'_> {
             *n += 1;
             return *n <= 3;
         }
-        match self.inner(v, "nn.mul") {
+        match self.inner::<Mul>(v) {
             Some(m) => {
-                let (a, b) = (self.cx.operand(m, 0), self.cx.operand(m, 1));
+                let (a, b) = (m.lhs(self.cx), m.rhs(self.cx));
                 self.count_x(a, x, n) && self.count_x(b, x, n)
             }
             None => false,
@@ -387,7 +390,7 @@ impl Matcher<'_> {
         let Some(d) = self.cx.defining_op(v) else {
             return false;
         };
-        let ok = self.cx.is(d, "nn.constant")
+        let ok = Constant::isa(self.cx, d)
             && nn::constant_tensor(self.cx, d)
                 .is_ok_and(|t| t.numel() > 0 && t.to_f32_vec().iter().all(|&c| c as f64 == value));
         if ok && !self.constants.contains(&d) {

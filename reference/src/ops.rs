@@ -547,8 +547,90 @@ pub fn normalize_slice(start: i64, end: i64, step: i64, dim: usize) -> (i64, i64
 
 /// Result type of `op` applied to operands of the given types.
 /// This is the verifier's shape/type rule; [`crate::evaluate`] applies it
-/// before computing.
+/// before computing. The rules live in one function per family of ops.
 pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, EvalError> {
+    let name = op.name();
+    check_arity(op, inputs)?;
+    let out = match op {
+        OpKind::Constant(t) => t.ty(),
+        OpKind::MatMul => infer_matmul(name, &inputs[0], &inputs[1])?,
+        OpKind::Add
+        | OpKind::Sub
+        | OpKind::Mul
+        | OpKind::Div
+        | OpKind::Max
+        | OpKind::Min
+        | OpKind::Mod { .. }
+        | OpKind::Equal
+        | OpKind::Less
+        | OpKind::Greater
+        | OpKind::Pow
+        | OpKind::And
+        | OpKind::Or => infer_binary(op, &inputs[0], &inputs[1])?,
+        OpKind::Not
+        | OpKind::Neg
+        | OpKind::Abs
+        | OpKind::Relu
+        | OpKind::Exp
+        | OpKind::Log
+        | OpKind::Sqrt
+        | OpKind::Rsqrt
+        | OpKind::Reciprocal
+        | OpKind::Tanh
+        | OpKind::Erf
+        | OpKind::Sigmoid
+        | OpKind::Sin
+        | OpKind::Cos
+        | OpKind::Floor
+        | OpKind::Ceil
+        | OpKind::Round
+        | OpKind::Gelu { .. } => infer_unary(op, &inputs[0])?,
+        OpKind::ArgMax { axis, keepdims, .. } | OpKind::ArgMin { axis, keepdims, .. } => {
+            infer_arg_reduce(name, &inputs[0], *axis, *keepdims)?
+        }
+        OpKind::CumSum { axis, .. } | OpKind::CumProd { axis, .. } => {
+            axis_ok(name, *axis, inputs[0].shape.len())?;
+            inputs[0].clone()
+        }
+        OpKind::TopK { axis, k, .. } => infer_topk(name, &inputs[0], *axis, *k)?,
+        OpKind::Softmax { axis } | OpKind::LogSoftmax { axis } => {
+            float_only(name, &inputs[0])?;
+            axis_ok(name, *axis, inputs[0].shape.len())?;
+            inputs[0].clone()
+        }
+        OpKind::LayerNorm { axis, .. } => infer_layer_norm(name, inputs, *axis)?,
+        OpKind::Reduce {
+            kind,
+            axes,
+            keepdims,
+        } => infer_reduce(name, &inputs[0], *kind, axes, *keepdims)?,
+        OpKind::Pad {
+            low, high, mode, ..
+        } => infer_pad(name, &inputs[0], low, high, *mode)?,
+        OpKind::Transpose { perm } => infer_transpose(name, &inputs[0], perm)?,
+        OpKind::Reshape { shape } => infer_reshape(name, &inputs[0], shape)?,
+        OpKind::Broadcast { shape } => infer_broadcast(name, &inputs[0], shape)?,
+        OpKind::Slice {
+            starts,
+            ends,
+            steps,
+        } => infer_slice(name, &inputs[0], starts, ends, steps)?,
+        OpKind::Concat { axis } => infer_concat(name, inputs, *axis)?,
+        OpKind::Gather { axis } => infer_gather(name, &inputs[0], &inputs[1], *axis)?,
+        OpKind::GatherElements { axis } => {
+            infer_gather_elements(name, &inputs[0], &inputs[1], *axis)?
+        }
+        OpKind::ScatterElements { axis, .. } => infer_scatter_elements(name, inputs, *axis)?,
+        OpKind::ScatterNd { .. } => infer_scatter_nd(name, inputs)?,
+        OpKind::Select => infer_select(name, inputs)?,
+        OpKind::Cast { to, scale, .. } => infer_cast(name, &inputs[0], *to, *scale)?,
+    };
+    checked_numel(name, &out.shape)?;
+    Ok(out)
+}
+
+/// The operand count `op` takes (at least one for a variadic op).
+fn check_arity(op: &OpKind, inputs: &[TensorType]) -> Result<(), EvalError> {
     let name = op.name();
     let arity = op.arity();
     if arity == usize::MAX {
@@ -566,451 +648,501 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
             got: inputs.len(),
         });
     }
-    let float_only = |t: &TensorType| -> Result<(), EvalError> {
-        if t.dtype.is_float() {
-            Ok(())
-        } else {
-            Err(EvalError::ty(name, t.dtype, "expected a float type"))
-        }
-    };
-    let same_type = |a: &TensorType, b: &TensorType| -> Result<(), EvalError> {
-        if a.dtype == b.dtype {
-            Ok(())
-        } else {
-            Err(EvalError::ty(
+    Ok(())
+}
+
+fn float_only(name: &'static str, t: &TensorType) -> Result<(), EvalError> {
+    if t.dtype.is_float() {
+        Ok(())
+    } else {
+        Err(EvalError::ty(name, t.dtype, "expected a float type"))
+    }
+}
+
+fn same_type(name: &'static str, a: &TensorType, b: &TensorType) -> Result<(), EvalError> {
+    if a.dtype == b.dtype {
+        Ok(())
+    } else {
+        Err(EvalError::ty(
+            name,
+            b.dtype,
+            format!("operand types differ: {} vs {}", a.dtype, b.dtype),
+        ))
+    }
+}
+
+fn axis_ok(name: &'static str, axis: usize, rank: usize) -> Result<(), EvalError> {
+    if axis < rank {
+        Ok(())
+    } else {
+        Err(EvalError::attr(
+            name,
+            format!("axis {axis} out of range for rank {rank}"),
+        ))
+    }
+}
+
+/// Integer indices (not booleans).
+fn integer_indices(name: &'static str, idx: &TensorType) -> Result<(), EvalError> {
+    if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
+        return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+    }
+    Ok(())
+}
+
+// ---- matmul and elementwise -----------------------------------------------------
+
+fn infer_matmul(
+    name: &'static str,
+    a: &TensorType,
+    b: &TensorType,
+) -> Result<TensorType, EvalError> {
+    let dtype = match (a.dtype, b.dtype) {
+        // Two FP8 operands accumulate into f16, as the AMP's FP8 mode does.
+        (x, y) if x.is_fp8() && y.is_fp8() => ElementType::F16,
+        (x, y) if x == y => x,
+        (x, y) if y.is_fp8() && x.is_float() => x,
+        (x, y) if x.is_fp8() && y.is_float() => y,
+        (x, y) => {
+            return Err(EvalError::ty(
                 name,
-                b.dtype,
-                format!("operand types differ: {} vs {}", a.dtype, b.dtype),
+                y,
+                format!("operand types differ: {x} vs {y}"),
             ))
         }
     };
-    let axis_ok = |axis: usize, rank: usize| -> Result<(), EvalError> {
-        if axis < rank {
-            Ok(())
-        } else {
-            Err(EvalError::attr(
-                name,
-                format!("axis {axis} out of range for rank {rank}"),
-            ))
-        }
+    // Integers (not booleans) multiply exactly, wrapping to the type.
+    if dtype == ElementType::I1 {
+        return Err(EvalError::ty(
+            name,
+            dtype,
+            "expected a float or integer type",
+        ));
+    }
+    if a.shape.is_empty() || b.shape.is_empty() {
+        return Err(EvalError::shape(name, "operands must have rank >= 1"));
+    }
+    let sa: Vec<usize> = if a.shape.len() == 1 {
+        vec![1, a.shape[0]]
+    } else {
+        a.shape.clone()
     };
-    let out = match op {
-        OpKind::Constant(t) => t.ty(),
-        OpKind::MatMul => {
-            let (a, b) = (&inputs[0], &inputs[1]);
-            let dtype = match (a.dtype, b.dtype) {
-                // Two FP8 operands accumulate into f16, as the AMP's FP8 mode does.
-                (x, y) if x.is_fp8() && y.is_fp8() => ElementType::F16,
-                (x, y) if x == y => x,
-                (x, y) if y.is_fp8() && x.is_float() => x,
-                (x, y) if x.is_fp8() && y.is_float() => y,
-                (x, y) => {
-                    return Err(EvalError::ty(
-                        name,
-                        y,
-                        format!("operand types differ: {x} vs {y}"),
-                    ))
-                }
-            };
-            // Integers (not booleans) multiply exactly, wrapping to the type.
-            if dtype == ElementType::I1 {
-                return Err(EvalError::ty(
-                    name,
-                    dtype,
-                    "expected a float or integer type",
-                ));
-            }
-            if a.shape.is_empty() || b.shape.is_empty() {
-                return Err(EvalError::shape(name, "operands must have rank >= 1"));
-            }
-            let sa: Vec<usize> = if a.shape.len() == 1 {
-                vec![1, a.shape[0]]
-            } else {
-                a.shape.clone()
-            };
-            let sb: Vec<usize> = if b.shape.len() == 1 {
-                vec![b.shape[0], 1]
-            } else {
-                b.shape.clone()
-            };
-            let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
-            let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
-            if k != k2 {
-                return Err(EvalError::shape(
-                    name,
-                    format!(
-                        "contracting dimensions differ: {:?} x {:?}",
-                        a.shape, b.shape
-                    ),
-                ));
-            }
-            let mut shape = bcast(name, &sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
-            if a.shape.len() > 1 {
-                shape.push(m);
-            }
-            if b.shape.len() > 1 {
-                shape.push(n);
-            }
-            TensorType::new(shape, dtype)
-        }
-        OpKind::Add
-        | OpKind::Sub
-        | OpKind::Mul
-        | OpKind::Div
-        | OpKind::Max
-        | OpKind::Min
-        | OpKind::Mod { .. }
-        | OpKind::Equal
-        | OpKind::Less
-        | OpKind::Greater => {
-            same_type(&inputs[0], &inputs[1])?;
-            let shape = bcast(name, &inputs[0].shape, &inputs[1].shape)?;
-            let dtype = if matches!(op, OpKind::Equal | OpKind::Less | OpKind::Greater) {
-                ElementType::I1
-            } else {
-                inputs[0].dtype
-            };
-            TensorType::new(shape, dtype)
-        }
-        OpKind::Pow => TensorType::new(
-            bcast(name, &inputs[0].shape, &inputs[1].shape)?,
-            inputs[0].dtype,
-        ),
+    let sb: Vec<usize> = if b.shape.len() == 1 {
+        vec![b.shape[0], 1]
+    } else {
+        b.shape.clone()
+    };
+    let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+    let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
+    if k != k2 {
+        return Err(EvalError::shape(
+            name,
+            format!(
+                "contracting dimensions differ: {:?} x {:?}",
+                a.shape, b.shape
+            ),
+        ));
+    }
+    let mut shape = bcast(name, &sa[..sa.len() - 2], &sb[..sb.len() - 2])?;
+    if a.shape.len() > 1 {
+        shape.push(m);
+    }
+    if b.shape.len() > 1 {
+        shape.push(n);
+    }
+    Ok(TensorType::new(shape, dtype))
+}
+
+/// Elementwise binary ops, numpy broadcasting.
+fn infer_binary(op: &OpKind, a: &TensorType, b: &TensorType) -> Result<TensorType, EvalError> {
+    let name = op.name();
+    let shape = || bcast(name, &a.shape, &b.shape);
+    Ok(match op {
+        // Any exponent type.
+        OpKind::Pow => TensorType::new(shape()?, a.dtype),
         OpKind::And | OpKind::Or => {
-            for t in inputs {
+            for t in [a, b] {
                 if t.dtype != ElementType::I1 {
                     return Err(EvalError::ty(name, t.dtype, "expected i1"));
                 }
             }
-            TensorType::new(
-                bcast(name, &inputs[0].shape, &inputs[1].shape)?,
-                ElementType::I1,
-            )
+            TensorType::new(shape()?, ElementType::I1)
         }
-        OpKind::Not => {
-            if inputs[0].dtype != ElementType::I1 {
-                return Err(EvalError::ty(name, inputs[0].dtype, "expected i1"));
-            }
-            inputs[0].clone()
-        }
-        OpKind::Neg | OpKind::Abs | OpKind::Relu => {
-            if inputs[0].dtype == ElementType::I1 {
-                return Err(EvalError::ty(name, inputs[0].dtype, ""));
-            }
-            inputs[0].clone()
-        }
-        OpKind::Exp
-        | OpKind::Log
-        | OpKind::Sqrt
-        | OpKind::Rsqrt
-        | OpKind::Reciprocal
-        | OpKind::Tanh
-        | OpKind::Erf
-        | OpKind::Sigmoid
-        | OpKind::Sin
-        | OpKind::Cos
-        | OpKind::Floor
-        | OpKind::Ceil
-        | OpKind::Round
-        | OpKind::Gelu { .. } => {
-            float_only(&inputs[0])?;
-            inputs[0].clone()
-        }
-        OpKind::ArgMax { axis, keepdims, .. } | OpKind::ArgMin { axis, keepdims, .. } => {
-            let x = &inputs[0];
-            axis_ok(*axis, x.shape.len())?;
-            let mut shape = x.shape.clone();
-            if *keepdims {
-                shape[*axis] = 1;
+        _ => {
+            same_type(name, a, b)?;
+            let shape = shape()?;
+            let dtype = if matches!(op, OpKind::Equal | OpKind::Less | OpKind::Greater) {
+                ElementType::I1
             } else {
-                shape.remove(*axis);
-            }
-            TensorType::new(shape, ElementType::I64)
+                a.dtype
+            };
+            TensorType::new(shape, dtype)
         }
-        OpKind::CumSum { axis, .. } | OpKind::CumProd { axis, .. } => {
-            axis_ok(*axis, inputs[0].shape.len())?;
-            inputs[0].clone()
+    })
+}
+
+/// Elementwise unary ops: the operand's type.
+fn infer_unary(op: &OpKind, x: &TensorType) -> Result<TensorType, EvalError> {
+    let name = op.name();
+    match op {
+        OpKind::Not if x.dtype != ElementType::I1 => {
+            return Err(EvalError::ty(name, x.dtype, "expected i1"))
         }
-        OpKind::Pad {
-            low, high, mode, ..
-        } => {
-            let x = &inputs[0];
-            let r = x.shape.len();
-            if low.len() != r || high.len() != r {
-                return Err(EvalError::attr(name, format!("pads must have {r} entries")));
-            }
-            let mut shape = Vec::with_capacity(r);
-            for i in 0..r {
-                let d = (x.shape[i] as i64)
-                    .checked_add(low[i])
-                    .and_then(|v| v.checked_add(high[i]))
-                    .unwrap_or(-1);
-                if d < 0 {
-                    return Err(EvalError::attr(name, "pads crop below zero"));
-                }
-                if d > 0 && x.shape[i] == 0 && *mode != PadMode::Constant {
-                    return Err(EvalError::attr(name, "cannot pad an empty dimension"));
-                }
-                shape.push(d as usize);
-            }
-            TensorType::new(shape, x.dtype)
+        OpKind::Not => {}
+        OpKind::Neg | OpKind::Abs | OpKind::Relu if x.dtype == ElementType::I1 => {
+            return Err(EvalError::ty(name, x.dtype, ""))
         }
-        OpKind::GatherElements { axis } => {
-            let (x, idx) = (&inputs[0], &inputs[1]);
-            axis_ok(*axis, x.shape.len())?;
-            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
-                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
-            }
-            if idx.shape.len() != x.shape.len() {
-                return Err(EvalError::shape(name, "indices must have the data's rank"));
-            }
-            TensorType::new(idx.shape.clone(), x.dtype)
+        OpKind::Neg | OpKind::Abs | OpKind::Relu => {}
+        _ => float_only(name, x)?,
+    }
+    Ok(x.clone())
+}
+
+// ---- along axes -------------------------------------------------------------------
+
+fn infer_arg_reduce(
+    name: &'static str,
+    x: &TensorType,
+    axis: usize,
+    keepdims: bool,
+) -> Result<TensorType, EvalError> {
+    axis_ok(name, axis, x.shape.len())?;
+    let mut shape = x.shape.clone();
+    if keepdims {
+        shape[axis] = 1;
+    } else {
+        shape.remove(axis);
+    }
+    Ok(TensorType::new(shape, ElementType::I64))
+}
+
+fn infer_topk(
+    name: &'static str,
+    x: &TensorType,
+    axis: usize,
+    k: usize,
+) -> Result<TensorType, EvalError> {
+    axis_ok(name, axis, x.shape.len())?;
+    if k > x.shape[axis] {
+        return Err(EvalError::attr(
+            name,
+            format!("k = {k} exceeds dimension {}", x.shape[axis]),
+        ));
+    }
+    let mut shape = x.shape.clone();
+    shape[axis] = k;
+    Ok(TensorType::new(shape, ElementType::I64))
+}
+
+fn infer_layer_norm(
+    name: &'static str,
+    inputs: &[TensorType],
+    axis: usize,
+) -> Result<TensorType, EvalError> {
+    let x = &inputs[0];
+    float_only(name, x)?;
+    axis_ok(name, axis, x.shape.len())?;
+    let norm = &x.shape[axis..];
+    for p in &inputs[1..] {
+        float_only(name, p)?;
+        let b = bcast(name, norm, &p.shape)?;
+        if b != norm {
+            return Err(EvalError::shape(
+                name,
+                format!(
+                    "scale/bias shape {:?} does not broadcast to {norm:?}",
+                    p.shape
+                ),
+            ));
         }
-        OpKind::ScatterElements { axis, .. } => {
-            let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
-            axis_ok(*axis, x.shape.len())?;
-            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
-                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
+    }
+    Ok(x.clone())
+}
+
+fn infer_reduce(
+    name: &'static str,
+    x: &TensorType,
+    kind: ReduceKind,
+    axes: &[usize],
+    keepdims: bool,
+) -> Result<TensorType, EvalError> {
+    if matches!(kind, ReduceKind::Mean) {
+        float_only(name, x)?;
+    }
+    for w in axes.windows(2) {
+        if w[0] >= w[1] {
+            return Err(EvalError::attr(name, "axes must be sorted and unique"));
+        }
+    }
+    for &a in axes {
+        axis_ok(name, a, x.shape.len())?;
+    }
+    let shape = x
+        .shape
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &d)| {
+            if axes.contains(&i) {
+                keepdims.then_some(1)
+            } else {
+                Some(d)
             }
-            same_type(x, upd)?;
-            if idx.shape != upd.shape || idx.shape.len() != x.shape.len() {
-                return Err(EvalError::shape(
+        })
+        .collect();
+    Ok(TensorType::new(shape, x.dtype))
+}
+
+// ---- layout -----------------------------------------------------------------------
+
+fn infer_pad(
+    name: &'static str,
+    x: &TensorType,
+    low: &[i64],
+    high: &[i64],
+    mode: PadMode,
+) -> Result<TensorType, EvalError> {
+    let r = x.shape.len();
+    if low.len() != r || high.len() != r {
+        return Err(EvalError::attr(name, format!("pads must have {r} entries")));
+    }
+    let mut shape = Vec::with_capacity(r);
+    for i in 0..r {
+        let d = (x.shape[i] as i64)
+            .checked_add(low[i])
+            .and_then(|v| v.checked_add(high[i]))
+            .unwrap_or(-1);
+        if d < 0 {
+            return Err(EvalError::attr(name, "pads crop below zero"));
+        }
+        if d > 0 && x.shape[i] == 0 && mode != PadMode::Constant {
+            return Err(EvalError::attr(name, "cannot pad an empty dimension"));
+        }
+        shape.push(d as usize);
+    }
+    Ok(TensorType::new(shape, x.dtype))
+}
+
+fn infer_transpose(
+    name: &'static str,
+    x: &TensorType,
+    perm: &[usize],
+) -> Result<TensorType, EvalError> {
+    let mut seen = vec![false; x.shape.len()];
+    if perm.len() != x.shape.len() {
+        return Err(EvalError::attr(
+            name,
+            format!("perm {perm:?} does not match rank {}", x.shape.len()),
+        ));
+    }
+    for &p in perm {
+        if p >= seen.len() || seen[p] {
+            return Err(EvalError::attr(
+                name,
+                format!("perm {perm:?} is not a permutation"),
+            ));
+        }
+        seen[p] = true;
+    }
+    Ok(TensorType::new(
+        perm.iter().map(|&p| x.shape[p]).collect(),
+        x.dtype,
+    ))
+}
+
+fn infer_reshape(
+    name: &'static str,
+    x: &TensorType,
+    shape: &[usize],
+) -> Result<TensorType, EvalError> {
+    if checked_numel(name, shape)? != x.numel() {
+        return Err(EvalError::shape(
+            name,
+            format!("cannot reshape {:?} to {shape:?}", x.shape),
+        ));
+    }
+    Ok(TensorType::new(shape.to_vec(), x.dtype))
+}
+
+fn infer_broadcast(
+    name: &'static str,
+    x: &TensorType,
+    shape: &[usize],
+) -> Result<TensorType, EvalError> {
+    checked_numel(name, shape)?;
+    let b = bcast(name, &x.shape, shape)?;
+    if b != shape {
+        return Err(EvalError::shape(
+            name,
+            format!("cannot broadcast {:?} to {shape:?}", x.shape),
+        ));
+    }
+    Ok(TensorType::new(shape.to_vec(), x.dtype))
+}
+
+fn infer_slice(
+    name: &'static str,
+    x: &TensorType,
+    starts: &[i64],
+    ends: &[i64],
+    steps: &[i64],
+) -> Result<TensorType, EvalError> {
+    let r = x.shape.len();
+    if starts.len() != r || ends.len() != r || steps.len() != r {
+        return Err(EvalError::attr(
+            name,
+            format!("starts/ends/steps must have {r} entries"),
+        ));
+    }
+    let mut shape = Vec::with_capacity(r);
+    for i in 0..r {
+        let (s, e, st, d) = (starts[i], ends[i], steps[i], x.shape[i] as i64);
+        if st == 0 {
+            return Err(EvalError::attr(name, "step must not be 0"));
+        }
+        let n = slice_len(s, e, st);
+        if n > 0 {
+            let last = s as i128 + (n as i128 - 1) * st as i128;
+            if s < 0 || s >= d || last < 0 || last >= d as i128 {
+                return Err(EvalError::attr(
                     name,
-                    "indices and updates must have one shape, of the data's rank",
+                    format!("slice {s}:{e}:{st} out of range for dimension {d}"),
                 ));
             }
-            if idx
-                .shape
+        }
+        shape.push(n);
+    }
+    Ok(TensorType::new(shape, x.dtype))
+}
+
+fn infer_concat(
+    name: &'static str,
+    inputs: &[TensorType],
+    axis: usize,
+) -> Result<TensorType, EvalError> {
+    let x = &inputs[0];
+    axis_ok(name, axis, x.shape.len())?;
+    let mut shape = x.shape.clone();
+    for t in &inputs[1..] {
+        same_type(name, x, t)?;
+        let ok = t.shape.len() == x.shape.len()
+            && t.shape
                 .iter()
                 .zip(&x.shape)
                 .enumerate()
-                .any(|(i, (a, b))| i != *axis && a > b)
-            {
-                return Err(EvalError::shape(name, "indices exceed the data's shape"));
-            }
-            x.clone()
+                .all(|(i, (a, b))| i == axis || a == b);
+        if !ok {
+            return Err(EvalError::shape(
+                name,
+                format!("operand shapes differ: {:?} vs {:?}", x.shape, t.shape),
+            ));
         }
-        OpKind::ScatterNd { .. } => {
-            let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
-            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
-                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
-            }
-            same_type(x, upd)?;
-            let q = idx.shape.last().copied().unwrap_or(0);
-            if idx.shape.is_empty() || q > x.shape.len() {
-                return Err(EvalError::shape(
-                    name,
-                    "index depth exceeds the data's rank",
-                ));
-            }
-            let mut want = idx.shape[..idx.shape.len() - 1].to_vec();
-            want.extend_from_slice(&x.shape[q..]);
-            if upd.shape != want {
-                return Err(EvalError::shape(
-                    name,
-                    format!("updates shape {:?}, expected {want:?}", upd.shape),
-                ));
-            }
-            x.clone()
-        }
-        OpKind::TopK { axis, k, .. } => {
-            let x = &inputs[0];
-            axis_ok(*axis, x.shape.len())?;
-            if *k > x.shape[*axis] {
-                return Err(EvalError::attr(
-                    name,
-                    format!("k = {k} exceeds dimension {}", x.shape[*axis]),
-                ));
-            }
-            let mut shape = x.shape.clone();
-            shape[*axis] = *k;
-            TensorType::new(shape, ElementType::I64)
-        }
-        OpKind::Softmax { axis } | OpKind::LogSoftmax { axis } => {
-            float_only(&inputs[0])?;
-            axis_ok(*axis, inputs[0].shape.len())?;
-            inputs[0].clone()
-        }
-        OpKind::LayerNorm { axis, .. } => {
-            let x = &inputs[0];
-            float_only(x)?;
-            axis_ok(*axis, x.shape.len())?;
-            let norm = &x.shape[*axis..];
-            for p in &inputs[1..] {
-                float_only(p)?;
-                let b = bcast(name, norm, &p.shape)?;
-                if b != norm {
-                    return Err(EvalError::shape(
-                        name,
-                        format!(
-                            "scale/bias shape {:?} does not broadcast to {norm:?}",
-                            p.shape
-                        ),
-                    ));
-                }
-            }
-            x.clone()
-        }
-        OpKind::Reduce {
-            kind,
-            axes,
-            keepdims,
-        } => {
-            let x = &inputs[0];
-            if matches!(kind, ReduceKind::Mean) {
-                float_only(x)?;
-            }
-            for w in axes.windows(2) {
-                if w[0] >= w[1] {
-                    return Err(EvalError::attr(name, "axes must be sorted and unique"));
-                }
-            }
-            for &a in axes {
-                axis_ok(a, x.shape.len())?;
-            }
-            let shape = x
-                .shape
-                .iter()
-                .enumerate()
-                .filter_map(|(i, &d)| {
-                    if axes.contains(&i) {
-                        keepdims.then_some(1)
-                    } else {
-                        Some(d)
-                    }
-                })
-                .collect();
-            TensorType::new(shape, x.dtype)
-        }
-        OpKind::Transpose { perm } => {
-            let x = &inputs[0];
-            let mut seen = vec![false; x.shape.len()];
-            if perm.len() != x.shape.len() {
-                return Err(EvalError::attr(
-                    name,
-                    format!("perm {perm:?} does not match rank {}", x.shape.len()),
-                ));
-            }
-            for &p in perm {
-                if p >= seen.len() || seen[p] {
-                    return Err(EvalError::attr(
-                        name,
-                        format!("perm {perm:?} is not a permutation"),
-                    ));
-                }
-                seen[p] = true;
-            }
-            TensorType::new(perm.iter().map(|&p| x.shape[p]).collect(), x.dtype)
-        }
-        OpKind::Reshape { shape } => {
-            let x = &inputs[0];
-            if checked_numel(name, shape)? != x.numel() {
-                return Err(EvalError::shape(
-                    name,
-                    format!("cannot reshape {:?} to {shape:?}", x.shape),
-                ));
-            }
-            TensorType::new(shape.clone(), x.dtype)
-        }
-        OpKind::Broadcast { shape } => {
-            let x = &inputs[0];
-            checked_numel(name, shape)?;
-            let b = bcast(name, &x.shape, shape)?;
-            if &b != shape {
-                return Err(EvalError::shape(
-                    name,
-                    format!("cannot broadcast {:?} to {shape:?}", x.shape),
-                ));
-            }
-            TensorType::new(shape.clone(), x.dtype)
-        }
-        OpKind::Slice {
-            starts,
-            ends,
-            steps,
-        } => {
-            let x = &inputs[0];
-            let r = x.shape.len();
-            if starts.len() != r || ends.len() != r || steps.len() != r {
-                return Err(EvalError::attr(
-                    name,
-                    format!("starts/ends/steps must have {r} entries"),
-                ));
-            }
-            let mut shape = Vec::with_capacity(r);
-            for i in 0..r {
-                let (s, e, st, d) = (starts[i], ends[i], steps[i], x.shape[i] as i64);
-                if st == 0 {
-                    return Err(EvalError::attr(name, "step must not be 0"));
-                }
-                let n = slice_len(s, e, st);
-                if n > 0 {
-                    let last = s as i128 + (n as i128 - 1) * st as i128;
-                    if s < 0 || s >= d || last < 0 || last >= d as i128 {
-                        return Err(EvalError::attr(
-                            name,
-                            format!("slice {s}:{e}:{st} out of range for dimension {d}"),
-                        ));
-                    }
-                }
-                shape.push(n);
-            }
-            TensorType::new(shape, x.dtype)
-        }
-        OpKind::Concat { axis } => {
-            let x = &inputs[0];
-            axis_ok(*axis, x.shape.len())?;
-            let mut shape = x.shape.clone();
-            for t in &inputs[1..] {
-                same_type(x, t)?;
-                let ok = t.shape.len() == x.shape.len()
-                    && t.shape
-                        .iter()
-                        .zip(&x.shape)
-                        .enumerate()
-                        .all(|(i, (a, b))| i == *axis || a == b);
-                if !ok {
-                    return Err(EvalError::shape(
-                        name,
-                        format!("operand shapes differ: {:?} vs {:?}", x.shape, t.shape),
-                    ));
-                }
-                shape[*axis] += t.shape[*axis];
-            }
-            TensorType::new(shape, x.dtype)
-        }
-        OpKind::Gather { axis } => {
-            let (x, idx) = (&inputs[0], &inputs[1]);
-            axis_ok(*axis, x.shape.len())?;
-            if idx.dtype.is_float() || idx.dtype == ElementType::I1 {
-                return Err(EvalError::ty(name, idx.dtype, "indices must be integers"));
-            }
-            let mut shape = x.shape[..*axis].to_vec();
-            shape.extend_from_slice(&idx.shape);
-            shape.extend_from_slice(&x.shape[axis + 1..]);
-            TensorType::new(shape, x.dtype)
-        }
-        OpKind::Select => {
-            let (c, a, b) = (&inputs[0], &inputs[1], &inputs[2]);
-            if c.dtype != ElementType::I1 {
-                return Err(EvalError::ty(name, c.dtype, "condition must be i1"));
-            }
-            same_type(a, b)?;
-            let s = bcast(name, &c.shape, &a.shape)?;
-            TensorType::new(bcast(name, &s, &b.shape)?, a.dtype)
-        }
-        OpKind::Cast { to, scale, .. } => {
-            if *scale != 0 && !to.is_fp8() && !inputs[0].dtype.is_fp8() {
-                return Err(EvalError::attr(name, "scale applies to FP8 casts only"));
-            }
-            if !(-64..=63).contains(scale) {
-                return Err(EvalError::attr(name, format!("scale {scale} out of range")));
-            }
-            TensorType::new(inputs[0].shape.clone(), *to)
-        }
-    };
-    checked_numel(name, &out.shape)?;
-    Ok(out)
+        shape[axis] += t.shape[axis];
+    }
+    Ok(TensorType::new(shape, x.dtype))
+}
+
+// ---- indexing, select, cast ---------------------------------------------------
+
+fn infer_gather(
+    name: &'static str,
+    x: &TensorType,
+    idx: &TensorType,
+    axis: usize,
+) -> Result<TensorType, EvalError> {
+    axis_ok(name, axis, x.shape.len())?;
+    integer_indices(name, idx)?;
+    let mut shape = x.shape[..axis].to_vec();
+    shape.extend_from_slice(&idx.shape);
+    shape.extend_from_slice(&x.shape[axis + 1..]);
+    Ok(TensorType::new(shape, x.dtype))
+}
+
+fn infer_gather_elements(
+    name: &'static str,
+    x: &TensorType,
+    idx: &TensorType,
+    axis: usize,
+) -> Result<TensorType, EvalError> {
+    axis_ok(name, axis, x.shape.len())?;
+    integer_indices(name, idx)?;
+    if idx.shape.len() != x.shape.len() {
+        return Err(EvalError::shape(name, "indices must have the data's rank"));
+    }
+    Ok(TensorType::new(idx.shape.clone(), x.dtype))
+}
+
+fn infer_scatter_elements(
+    name: &'static str,
+    inputs: &[TensorType],
+    axis: usize,
+) -> Result<TensorType, EvalError> {
+    let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
+    axis_ok(name, axis, x.shape.len())?;
+    integer_indices(name, idx)?;
+    same_type(name, x, upd)?;
+    if idx.shape != upd.shape || idx.shape.len() != x.shape.len() {
+        return Err(EvalError::shape(
+            name,
+            "indices and updates must have one shape, of the data's rank",
+        ));
+    }
+    if idx
+        .shape
+        .iter()
+        .zip(&x.shape)
+        .enumerate()
+        .any(|(i, (a, b))| i != axis && a > b)
+    {
+        return Err(EvalError::shape(name, "indices exceed the data's shape"));
+    }
+    Ok(x.clone())
+}
+
+fn infer_scatter_nd(name: &'static str, inputs: &[TensorType]) -> Result<TensorType, EvalError> {
+    let (x, idx, upd) = (&inputs[0], &inputs[1], &inputs[2]);
+    integer_indices(name, idx)?;
+    same_type(name, x, upd)?;
+    let q = idx.shape.last().copied().unwrap_or(0);
+    if idx.shape.is_empty() || q > x.shape.len() {
+        return Err(EvalError::shape(
+            name,
+            "index depth exceeds the data's rank",
+        ));
+    }
+    let mut want = idx.shape[..idx.shape.len() - 1].to_vec();
+    want.extend_from_slice(&x.shape[q..]);
+    if upd.shape != want {
+        return Err(EvalError::shape(
+            name,
+            format!("updates shape {:?}, expected {want:?}", upd.shape),
+        ));
+    }
+    Ok(x.clone())
+}
+
+fn infer_select(name: &'static str, inputs: &[TensorType]) -> Result<TensorType, EvalError> {
+    let (c, a, b) = (&inputs[0], &inputs[1], &inputs[2]);
+    if c.dtype != ElementType::I1 {
+        return Err(EvalError::ty(name, c.dtype, "condition must be i1"));
+    }
+    same_type(name, a, b)?;
+    let s = bcast(name, &c.shape, &a.shape)?;
+    Ok(TensorType::new(bcast(name, &s, &b.shape)?, a.dtype))
+}
+
+fn infer_cast(
+    name: &'static str,
+    x: &TensorType,
+    to: ElementType,
+    scale: i32,
+) -> Result<TensorType, EvalError> {
+    if scale != 0 && !to.is_fp8() && !x.dtype.is_fp8() {
+        return Err(EvalError::attr(name, "scale applies to FP8 casts only"));
+    }
+    if !(-64..=63).contains(&scale) {
+        return Err(EvalError::attr(name, format!("scale {scale} out of range")));
+    }
+    Ok(TensorType::new(x.shape.clone(), to))
 }
 
 /// Shapes-only convenience for [`infer_type`].
