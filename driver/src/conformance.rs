@@ -591,7 +591,7 @@ fn run(args: &Args) -> Result<i32, String> {
     }
     print!("{report}");
     if let Some(p) = &args.write_table {
-        std::fs::write(p, &report).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        crate::cli::write_output(p, &report)?;
     }
     if let Some(p) = &args.write_baseline {
         let mut s = match &setup {
@@ -607,7 +607,7 @@ fn run(args: &Args) -> Result<i32, String> {
                 s.push('\n');
             }
         }
-        std::fs::write(p, s).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        crate::cli::write_output(p, s)?;
     }
     if let Some(p) = &args.baseline {
         let text = std::fs::read_to_string(p)

@@ -263,15 +263,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return 1;
         }
     };
-    let mut out: Box<dyn Write> = if o.output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        match std::fs::File::create(&o.output) {
-            Ok(f) => Box::new(std::io::BufWriter::new(f)),
-            Err(e) => {
-                let _ = writeln!(stderr, "ipu-opt: cannot open output '{}': {e}", o.output);
-                return 1;
-            }
+    // A file output is a temporary until the run has succeeded: a failed
+    // run leaves the old file as it was (finding 1 of issue 32).
+    let mut out = match crate::cli::Output::open(&o.output) {
+        Ok(out) => out,
+        Err(e) => {
+            let _ = writeln!(stderr, "ipu-opt: {e}");
+            return 1;
         }
     };
     let text: Arc<str> = text.into();
@@ -311,7 +309,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     }
-    if let Err(e) = out.flush() {
+    if !ok {
+        // Dropped uncommitted: standard output has what was printed, a file is untouched.
+        let _ = out.flush();
+        return 1;
+    }
+    if let Err(e) = out.commit() {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
         }

@@ -672,7 +672,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     if let Some(prof) = m.get_one::<String>("profile") {
         let trace = device::chrome_trace(&pkg, &run.report, &package_name, memory.as_ref());
         create_parent(prof)?;
-        std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
+        crate::cli::write_output(prof, trace)?;
         let _ = writeln!(
             stdout,
             "profile={prof} tiles={tiles} cycles={}{}",
@@ -834,8 +834,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             golden: golden.as_deref(),
         });
         let html = dir.join("report.html");
-        std::fs::write(&html, page)
-            .map_err(|e| format!("cannot write '{}': {e}", html.display()))?;
+        crate::cli::write_output(&html, page)?;
         let mut line = format!("report={}", html.display());
         if let Some(mem) = &memory {
             let json = dir.join("memory.json");

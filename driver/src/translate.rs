@@ -201,7 +201,7 @@ fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
             .and_then(|()| out.flush())
             .map_err(|e| format!("cannot write the output: {e}"))
     } else {
-        std::fs::write(output, &bytes).map_err(|e| format!("cannot write '{output}': {e}"))
+        crate::cli::write_output(output, &bytes)
     }
 }
 
@@ -232,17 +232,11 @@ fn write_module(cx: &Context, module: Op, m: &clap::ArgMatches) -> Result<(), St
         generic: false,
         debug_info: m.get_flag("mlir-print-debuginfo"),
     };
-    let mut sink: Box<dyn Write> = if output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        Box::new(std::io::BufWriter::new(
-            std::fs::File::create(output).map_err(|e| format!("cannot write '{output}': {e}"))?,
-        ))
-    };
-    let mut p = Printer::with_sink(cx, opts, &mut *sink);
+    let mut sink = crate::cli::Output::open(output)?;
+    let mut p = Printer::with_sink(cx, opts, &mut sink);
     p.print_top(module)
         .map_err(|e| format!("cannot write the output: {e}"))?;
     drop(p);
-    sink.flush()
+    sink.commit()
         .map_err(|e| format!("cannot write the output: {e}"))
 }

@@ -47,10 +47,10 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Tensor, NpyError> {
     parse_npy(&bytes)
 }
 
-/// Write a `.npy` file.
+/// Write a `.npy` file (atomically: the old file or the complete new one).
 pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<(), NpyError> {
     let p = path.as_ref();
-    std::fs::write(p, to_npy_bytes(t)).map_err(|source| NpyError::Io {
+    ipu_files::write_atomic(p, to_npy_bytes(t)).map_err(|source| NpyError::Io {
         path: p.display().to_string(),
         source,
     })
