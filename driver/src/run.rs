@@ -337,9 +337,11 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         }
     };
     let elapsed = start.elapsed();
+    let Some(names) = result_names(loaded, f, outputs.len(), out_dir.is_some(), stderr) else {
+        return Ok(1);
+    };
     let mut stdout = std::io::stdout().lock();
-    for (i, t) in outputs.iter().enumerate() {
-        let name = value_name(cx, f, "res_attrs", i, "result");
+    for (t, name) in outputs.iter().zip(&names) {
         if let Some(dir) = out_dir {
             let file = std::path::Path::new(dir).join(format!("{name}.npy"));
             ipu_reference::npy::write_npy(&file, t).map_err(|e| e.to_string())?;
@@ -355,6 +357,38 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         elapsed.as_secs_f64() * 1e3
     );
     Ok(0)
+}
+
+/// The names of `f`'s `count` results (`ipu.name`, else `resultN`), checked
+/// ([`crate::names::check_result_names`]; `files`: they become file names).
+/// `None`: a diagnostic at the offending result's value was rendered.
+fn result_names(
+    loaded: &Loaded,
+    f: ipu_ir::Op,
+    count: usize,
+    files: bool,
+    stderr: &mut StandardStream,
+) -> Option<Vec<String>> {
+    let cx = &loaded.cx;
+    let names: Vec<String> = (0..count)
+        .map(|i| value_name(cx, f, "res_attrs", i, "result"))
+        .collect();
+    let Some((i, message)) = crate::names::check_result_names(&names, files) else {
+        return Some(names);
+    };
+    // The result's location: where the returned value is made.
+    let ret = cx
+        .entry_block(cx.region(f, 0))
+        .and_then(|b| cx.last_op(b))
+        .filter(|&r| i < cx.operands(r).len());
+    let loc = ret.map_or(cx.op_loc(f), |r| {
+        let v = cx.operand(r, i);
+        cx.defining_op(v)
+            .map_or_else(|| cx.block_arg_loc(v), |d| cx.op_loc(d))
+    });
+    let d = ipu_ir::diag::Diagnostic::error(loc, message);
+    loaded.sources.render(cx, &d, stderr);
+    None
 }
 
 /// Compiles a module with `ipu-lower-to-machine` (for `target` when given)
@@ -540,9 +574,10 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         }
     };
     tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "reference run");
-    let out_names: Vec<String> = (0..ref_outputs.len())
-        .map(|i| value_name(cx, f, "res_attrs", i, "result"))
-        .collect();
+    let Some(out_names) = result_names(&reference, f, ref_outputs.len(), out_dir.is_some(), stderr)
+    else {
+        return Ok(1);
+    };
     let precision = device::computed_precision(cx, f);
 
     // Inputs to stream bytes.
