@@ -87,6 +87,10 @@ fn command(registry: &Registry) -> Command {
             "Print the pass pipeline that will run (to stderr)",
         ))
         .arg(flag(
+            "allow-external-weights",
+            "Read a weights file the module names outside its own folder (an absolute path, or one with '..')",
+        ))
+        .arg(flag(
             "no-verify-each",
             "Do not verify the IR after each pass",
         ))
@@ -164,6 +168,7 @@ struct Options {
     verify_each: bool,
     target: Option<String>,
     memory_report: Option<String>,
+    allow_external_weights: bool,
 }
 
 fn options(registry: &Registry, m: &ArgMatches) -> Options {
@@ -222,6 +227,7 @@ fn options(registry: &Registry, m: &ArgMatches) -> Options {
         verify_each: !m.get_flag("no-verify-each"),
         target: m.get_one::<String>("target").cloned(),
         memory_report: m.get_one::<String>("memory-report").cloned(),
+        allow_external_weights: m.get_flag("allow-external-weights"),
     }
 }
 
@@ -407,7 +413,7 @@ fn process_chunk(
                 .parent()
                 .filter(|_| o.input != "-")
                 .unwrap_or(std::path::Path::new("."));
-            let weights = crate::load::read_weights(&mut cx, m, base);
+            let weights = crate::load::read_weights(&mut cx, m, base, o.allow_external_weights);
             let t = Instant::now();
             let v = match weights {
                 Err(crate::load::WeightsError::Damaged(d)) => Err(d),

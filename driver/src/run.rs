@@ -65,6 +65,7 @@ fn command() -> Command {
         .arg(Arg::new("device-lock").long("device-lock").value_name("PATH").help("Lock file guarding the device (default: $TMPDIR/ipu-run-device.lock, one per machine)"))
         .arg(Arg::new("write-package").long("write-package").value_name("FILE.ipuexe").help("With an .mlir model: also write the compiled package (carrying the model as its source) to FILE"))
         .arg(Arg::new("check-ops").long("check-ops").action(ArgAction::SetTrue).help("Check every op on the device: each op's device result (read where the package's probes say, after its superstep) against the reference evaluated on the device's values of its operands; prints a table in program order and names the first op outside its tolerance (exit 1 then)"))
+        .arg(Arg::new("allow-external-weights").long("allow-external-weights").action(ArgAction::SetTrue).help("Read a weights file the model names outside its own folder (an absolute path, or one with '..')"))
         .arg(Arg::new("max-cycles").long("max-cycles").value_name("N").default_value("1000000000").value_parser(clap::value_parser!(u64)).help("Cycle budget of the device run (exceeding it fails the hardware test)"))
 }
 
@@ -222,6 +223,7 @@ impl Model {
 fn read_model(
     registry: &Arc<ipu_ir::Registry>,
     path: &str,
+    allow_external: bool,
     stderr: &mut StandardStream,
 ) -> Result<Option<Model>, String> {
     let (name, bytes) = crate::load::read_bytes(path)?;
@@ -242,7 +244,13 @@ fn read_model(
                 "{path}: the package carries no source model (Metadata::source), so there is no reference to run"
             ));
         };
-        let reference = match load_text(registry, &format!("{path}(source)"), src.into(), &base) {
+        let reference = match load_text(
+            registry,
+            &format!("{path}(source)"),
+            src.into(),
+            &base,
+            allow_external,
+        ) {
             Ok(l) => l,
             Err(e) => {
                 render_load_error(e, stderr)?;
@@ -255,7 +263,7 @@ fn read_model(
         }));
     }
     let text: Arc<str> = crate::load::utf8_text(&name, bytes)?.into();
-    match load_text(registry, &name, text.clone(), &base) {
+    match load_text(registry, &name, text.clone(), &base, allow_external) {
         Ok(reference) => Ok(Some(Model::Text {
             name,
             text,
@@ -314,7 +322,13 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         prepare_output_dir(dir)?;
     }
     let registry = crate::full_registry();
-    let Some(model) = read_model(&registry, path, stderr)? else {
+    let Some(model) = read_model(
+        &registry,
+        path,
+        m.get_flag("allow-external-weights"),
+        stderr,
+    )?
+    else {
         return Ok(1);
     };
     let loaded = model.reference();
@@ -460,7 +474,13 @@ fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
     let registry = crate::full_registry();
-    let Some(model) = read_model(&registry, path, stderr)? else {
+    let Some(model) = read_model(
+        &registry,
+        path,
+        m.get_flag("allow-external-weights"),
+        stderr,
+    )?
+    else {
         return Ok(1);
     };
     if matches!(model, Model::Package { .. }) && m.get_one::<String>("write-package").is_some() {
@@ -497,13 +517,15 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                 .parent()
                 .unwrap_or(Path::new("."))
                 .to_path_buf();
-            let mut compiled = match load_text(&registry, &name, text.clone(), &base) {
-                Ok(l) => l,
-                Err(e) => {
-                    render_load_error(e, stderr)?;
-                    return Ok(1);
-                }
-            };
+            let allow_external = m.get_flag("allow-external-weights");
+            let mut compiled =
+                match load_text(&registry, &name, text.clone(), &base, allow_external) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        render_load_error(e, stderr)?;
+                        return Ok(1);
+                    }
+                };
             let (pkg, mut reports) = ipu_lowering::exchange_to_machine::memory::collecting(|| {
                 compile_to_package(&registry, &mut compiled, target_opt, stderr)
             });
