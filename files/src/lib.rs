@@ -15,6 +15,8 @@
 //! chunk written to a temporary, so a test can kill a tool mid-write
 //! (`driver/tests/kill_during_write.rs`). It is for tests only.
 
+pub mod kill_test;
+
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
