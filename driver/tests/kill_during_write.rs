@@ -104,14 +104,24 @@ fn ipu_translate_import_and_packages() {
         c.arg("--to-ipuexe").arg(&machine).arg("-o").arg(&pkg);
         c
     };
-    check("ipu-translate --to-ipuexe", &to, std::slice::from_ref(&pkg), 3);
+    check(
+        "ipu-translate --to-ipuexe",
+        &to,
+        std::slice::from_ref(&pkg),
+        3,
+    );
     let back = d.join("back.mlir");
     let from = || {
         let mut c = tool("ipu-translate");
         c.arg("--from-ipuexe").arg(&pkg).arg("-o").arg(&back);
         c
     };
-    check("ipu-translate --from-ipuexe", &from, std::slice::from_ref(&back), 4);
+    check(
+        "ipu-translate --from-ipuexe",
+        &from,
+        std::slice::from_ref(&back),
+        4,
+    );
     let _ = std::fs::remove_dir_all(d);
 }
 
