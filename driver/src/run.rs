@@ -222,10 +222,11 @@ impl Model {
 /// extension) or IR text. `Ok(None)`: its diagnostics were rendered.
 fn read_model(
     registry: &Arc<ipu_ir::Registry>,
-    path: &str,
-    allow_external: bool,
+    m: &clap::ArgMatches,
     stderr: &mut StandardStream,
 ) -> Result<Option<Model>, String> {
+    let path = m.get_one::<String>("model").expect("required");
+    let allow_external = m.get_flag("allow-external-weights");
     let (name, bytes) = crate::load::read_bytes(path)?;
     let base = Path::new(path)
         .parent()
@@ -287,27 +288,20 @@ fn prepare_output_dir(dir: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that `file` can be written (its folder made, the file created),
-/// before any run; the file is written later.
+/// Checks that `file` can be written (its folder made, a temporary made
+/// and removed beside it), before any run; the file is written later. The
+/// file itself is not touched, so a run that fails leaves it as it was.
 fn prepare_output_file(file: &str) -> Result<(), String> {
     create_parent(file)?;
     if Path::new(file).is_dir() {
         return Err(format!("cannot write '{file}': it is a directory"));
     }
-    let existed = Path::new(file).exists();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(file)
-        .map_err(|e| format!("cannot write '{file}': {e}"))?;
-    if !existed {
-        let _ = std::fs::remove_file(file);
-    }
-    Ok(())
+    ipu_files::AtomicFile::create(file)
+        .map(drop)
+        .map_err(|e| format!("cannot write '{file}': {e}"))
 }
 
 fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
-    let path = m.get_one::<String>("model").expect("required");
     if m.get_one::<String>("write-package").is_some() {
         return Err("--write-package needs a device run (it writes the compiled package); drop --reference-only".into());
     }
@@ -322,13 +316,7 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         prepare_output_dir(dir)?;
     }
     let registry = crate::full_registry();
-    let Some(model) = read_model(
-        &registry,
-        path,
-        m.get_flag("allow-external-weights"),
-        stderr,
-    )?
-    else {
+    let Some(model) = read_model(&registry, m, stderr)? else {
         return Ok(1);
     };
     let loaded = model.reference();
@@ -474,13 +462,7 @@ fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
     let registry = crate::full_registry();
-    let Some(model) = read_model(
-        &registry,
-        path,
-        m.get_flag("allow-external-weights"),
-        stderr,
-    )?
-    else {
+    let Some(model) = read_model(&registry, m, stderr)? else {
         return Ok(1);
     };
     prepare_device_outputs(m, &model, path)?;
