@@ -28,7 +28,11 @@ fuzz_target!(|data: &[u8]| {
     }
     // Graph output names become result names, and with --output-dir file
     // names: the check `ipu-run` makes must hold for any of them.
-    if let Some(f) = cx.nested_ops(module).into_iter().find(|&o| cx.is(o, "func.func")) {
+    if let Some(f) = cx
+        .nested_ops(module)
+        .into_iter()
+        .find(|&o| cx.is(o, "func.func"))
+    {
         let count = ipu_dialects::func::function_type(&cx, f).map_or(0, |(_, r)| r.len());
         let names: Vec<String> = (0..count)
             .map(|i| ipu_driver::load::value_name(&cx, f, "res_attrs", i, "result"))

@@ -43,7 +43,7 @@ fn result_names(text: &str) {
         let file = dir.join(format!("{n}.npy"));
         assert_eq!(file.parent(), Some(dir), "{n:?} leaves the folder");
         assert!(
-            matches!(file.components().last(), Some(Component::Normal(_))),
+            matches!(file.components().next_back(), Some(Component::Normal(_))),
             "{n:?}"
         );
         assert!(seen.insert(n.to_lowercase()), "{n:?} collides");
@@ -80,5 +80,21 @@ fn ir_weights(text: &str) {
     if let Ok(true) = ipu_driver::load::read_weights(&mut cx, m, &base, false) {
         let f = file.unwrap_or_default();
         assert!(ipu_driver::load::is_contained(&f), "read {f:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every committed seed passes the checks (and so would a fuzz run
+    /// that starts from them).
+    #[test]
+    fn the_seeds_pass() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/seeds/paths");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).unwrap() {
+            super::check(&std::fs::read(e.unwrap().path()).unwrap());
+            n += 1;
+        }
+        assert!(n >= 10);
     }
 }
