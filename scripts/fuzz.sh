@@ -22,7 +22,7 @@ root="$PWD"
 
 seconds="${1:-60}"
 [ $# -gt 0 ] && shift
-all_targets=(parse onnx package asm npy target differential)
+all_targets=(parse onnx package asm npy target differential paths)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 

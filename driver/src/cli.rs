@@ -3,6 +3,7 @@
 
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
 use std::ffi::OsString;
+use std::io::Write;
 
 /// Parses `args`; on `--help`/`--version` or an error, the exit code to return.
 pub fn parse_args(
@@ -29,4 +30,61 @@ pub fn stderr_stream() -> StandardStream {
     } else {
         ColorChoice::Never
     })
+}
+
+/// Writes an output file through the one atomic writer ([`ipu_files`]): the
+/// old file stays whole unless the new one is complete.
+pub fn write_output(
+    path: impl AsRef<std::path::Path>,
+    bytes: impl AsRef<[u8]>,
+) -> Result<(), String> {
+    let path = path.as_ref();
+    ipu_files::write_atomic(path, bytes)
+        .map_err(|e| format!("cannot write '{}': {e}", path.display()))
+}
+
+/// A tool's streamed output (`-o`): standard output for `-`, else a
+/// temporary beside the file that [`Output::commit`] renames over it. A
+/// run that fails drops it uncommitted, which leaves the old file as it was.
+pub enum Output {
+    Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
+    File(ipu_files::AtomicFile),
+}
+
+impl Output {
+    /// Opens `path` (`-`: standard output).
+    pub fn open(path: &str) -> Result<Output, String> {
+        if path == "-" {
+            return Ok(Output::Stdout(std::io::BufWriter::new(
+                std::io::stdout().lock(),
+            )));
+        }
+        ipu_files::AtomicFile::create(path)
+            .map(Output::File)
+            .map_err(|e| format!("cannot open output '{path}': {e}"))
+    }
+
+    /// Finishes the output: flushes standard output, or puts the file in place.
+    pub fn commit(self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(mut s) => s.flush(),
+            Output::File(f) => f.commit(),
+        }
+    }
+}
+
+impl std::io::Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::Stdout(s) => s.write(buf),
+            Output::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::Stdout(s) => s.flush(),
+            Output::File(f) => f.flush(),
+        }
+    }
 }

@@ -399,6 +399,58 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
 }
 
 fn run(args: &Args) -> Result<i32, String> {
+    let sel = select_cases(args)?;
+    let start = std::time::Instant::now();
+    let results = run_cases(args, &sel)?;
+    let elapsed = start.elapsed();
+    let counts = Counts::of(&sel, &results);
+    let mut report = String::new();
+    report_table(&mut report, &sel, &counts);
+    report_cases(&mut report, args, &sel, &results);
+    report_totals(&mut report, &sel, &counts, &results, elapsed);
+    print!("{report}");
+    if let Some(p) = &args.write_table {
+        crate::cli::write_output(p, &report)?;
+    }
+    if let Some(p) = &args.write_baseline {
+        let mut s = match &sel.setup {
+            Some(d) => format!(
+                "# ONNX node tests of the device ops passing on the simulated device ({})\n",
+                d.target_name
+            ),
+            None => String::from("# ONNX node tests passing with ipu-onnx + ipu-reference\n"),
+        };
+        for (name, r) in &results {
+            if *r == Outcome::Pass {
+                s.push_str(name);
+                s.push('\n');
+            }
+        }
+        crate::cli::write_output(p, s)?;
+    }
+    match &args.baseline {
+        Some(p) => check_baseline(args, p, &results),
+        None => Ok(0),
+    }
+}
+
+/// The cases to run, their ops, and (device mode) the setup and the cases
+/// left out for their element types, per op.
+struct Selection {
+    cases: Vec<(String, PathBuf)>,
+    ops: HashMap<String, String>,
+    other_types: BTreeMap<String, Vec<String>>,
+    setup: Option<DeviceSetup>,
+}
+
+impl Selection {
+    fn op_of(&self, name: &str) -> String {
+        self.ops.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// The case directories under `--data` that `--filter` and the mode select.
+fn select_cases(args: &Args) -> Result<Selection, String> {
     let mut cases: Vec<(String, PathBuf)> = std::fs::read_dir(&args.data)
         .map_err(|e| format!("cannot read {}: {e}", args.data.display()))?
         .flatten()
@@ -432,227 +484,248 @@ fn run(args: &Args) -> Result<i32, String> {
     if cases.is_empty() {
         return Err(format!("no test cases under {}", args.data.display()));
     }
-    let start = std::time::Instant::now();
-    let run_one = |dir: &Path| match &setup {
+    Ok(Selection {
+        cases,
+        ops,
+        other_types,
+        setup,
+    })
+}
+
+/// Runs every selected case (in parallel; holding the device lock in
+/// device mode), a panic caught as a failure.
+fn run_cases(args: &Args, sel: &Selection) -> Result<Vec<(String, Outcome)>, String> {
+    let run_one = |dir: &Path| match &sel.setup {
         Some(s) => run_case_on_device(dir, s),
         None => run_case_with(dir, !args.no_specialize),
     };
-    let results: Vec<(String, Outcome)> = {
-        let _lock = match &setup {
-            Some(_) => Some(device::DeviceLock::acquire(
-                &args
-                    .device_lock
-                    .clone()
-                    .unwrap_or_else(device::default_lock_path),
-            )?),
-            None => None,
-        };
-        cases
-            .par_iter()
-            .map(|(name, dir)| {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(dir)))
-                    .unwrap_or_else(|p| {
-                        Outcome::Fail(format!("PANIC (bug): {}", panic_message(&*p)))
-                    });
-                (name.clone(), r)
-            })
-            .collect()
+    let _lock = match &sel.setup {
+        Some(_) => Some(device::DeviceLock::acquire(
+            &args
+                .device_lock
+                .clone()
+                .unwrap_or_else(device::default_lock_path),
+        )?),
+        None => None,
     };
-    let elapsed = start.elapsed();
+    Ok(sel
+        .cases
+        .par_iter()
+        .map(|(name, dir)| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_one(dir)))
+                .unwrap_or_else(|p| Outcome::Fail(format!("PANIC (bug): {}", panic_message(&*p))));
+            (name.clone(), r)
+        })
+        .collect())
+}
 
-    let mut by_op: BTreeMap<String, Count> = BTreeMap::new();
-    let (mut req, mut total) = (Count::default(), Count::default());
-    for (name, r) in &results {
-        let op = op_of(name);
-        by_op.entry(op.clone()).or_default().add(r);
-        total.add(r);
-        if REQUIRED.contains(&op.as_str()) {
-            req.add(r);
+/// The outcomes counted per op, for the required ops and in all.
+struct Counts {
+    by_op: BTreeMap<String, Count>,
+    req: Count,
+    total: Count,
+}
+
+impl Counts {
+    fn of(sel: &Selection, results: &[(String, Outcome)]) -> Counts {
+        let mut by_op: BTreeMap<String, Count> = BTreeMap::new();
+        let (mut req, mut total) = (Count::default(), Count::default());
+        for (name, r) in results {
+            let op = sel.op_of(name);
+            by_op.entry(op.clone()).or_default().add(r);
+            total.add(r);
+            if REQUIRED.contains(&op.as_str()) {
+                req.add(r);
+            }
         }
+        Counts { by_op, req, total }
     }
-    // The report: the per-op table, failures, reasons and totals (the same
-    // bytes on every run; timing goes to stderr), printed and optionally
-    // written (`--write-table`).
-    let mut report = String::new();
-    macro_rules! out {
-        () => {
-            report.push('\n')
-        };
-        ($($t:tt)*) => {{
-            report.push_str(&format!($($t)*));
-            report.push('\n');
-        }};
-    }
-    if setup.is_some() {
+}
+
+// The report: the per-op table, failures, reasons and totals (the same
+// bytes on every run; timing goes to stderr), printed and optionally
+// written (`--write-table`).
+
+/// The per-op table (device mode: with the cases not run for their types).
+fn report_table(report: &mut String, sel: &Selection, counts: &Counts) {
+    use std::fmt::Write;
+    if sel.setup.is_some() {
         // The last column: cases not run, for their element types.
-        out!(
+        let _ = writeln!(
+            report,
             "{:<28} {:>6} {:>6} {:>6} {:>6}",
-            "op",
-            "pass",
-            "fail",
-            "unsup",
-            "types"
+            "op", "pass", "fail", "unsup", "types"
         );
         let ops: std::collections::BTreeSet<&String> =
-            by_op.keys().chain(other_types.keys()).collect();
+            counts.by_op.keys().chain(sel.other_types.keys()).collect();
         for op in ops {
-            let (p, f, u) = by_op
+            let (p, f, u) = counts
+                .by_op
                 .get(op)
                 .map_or((0, 0, 0), |c| (c.pass, c.fail, c.unsup));
-            let o = other_types.get(op).map_or(0, Vec::len);
-            out!(" {op:<27} {p:>6} {f:>6} {u:>6} {o:>6}");
+            let o = sel.other_types.get(op).map_or(0, Vec::len);
+            let _ = writeln!(report, " {op:<27} {p:>6} {f:>6} {u:>6} {o:>6}");
         }
     } else {
-        out!("{:<28} {:>6} {:>6} {:>6}", "op", "pass", "fail", "unsup");
-        for (op, c) in &by_op {
+        let _ = writeln!(
+            report,
+            "{:<28} {:>6} {:>6} {:>6}",
+            "op", "pass", "fail", "unsup"
+        );
+        for (op, c) in &counts.by_op {
             let mark = if REQUIRED.contains(&op.as_str()) {
                 "*"
             } else {
                 " "
             };
-            out!(
+            let _ = writeln!(
+                report,
                 "{mark}{:<27} {:>6} {:>6} {:>6}",
-                op,
-                c.pass,
-                c.fail,
-                c.unsup
+                op, c.pass, c.fail, c.unsup
             );
         }
     }
-    out!();
-    for (name, r) in &results {
-        let op = op_of(name);
+    report.push('\n');
+}
+
+/// The failing (and with `--details`, unsupported and left-out) cases.
+fn report_cases(report: &mut String, args: &Args, sel: &Selection, results: &[(String, Outcome)]) {
+    use std::fmt::Write;
+    for (name, r) in results {
+        let op = sel.op_of(name);
         match r {
             Outcome::Fail(m)
-                if args.details || setup.is_some() || REQUIRED.contains(&op.as_str()) =>
+                if args.details || sel.setup.is_some() || REQUIRED.contains(&op.as_str()) =>
             {
-                out!("FAIL  {name} [{op}]: {m}")
+                let _ = writeln!(report, "FAIL  {name} [{op}]: {m}");
             }
-            Outcome::Unsupported(m) if args.details => out!("UNSUP {name} [{op}]: {m}"),
+            Outcome::Unsupported(m) if args.details => {
+                let _ = writeln!(report, "UNSUP {name} [{op}]: {m}");
+            }
             _ => {}
         }
     }
     if args.details {
-        for (op, names) in &other_types {
+        for (op, names) in &sel.other_types {
             for name in names {
-                out!("TYPES {name} [{op}]: element types outside the device mode");
+                let _ = writeln!(
+                    report,
+                    "TYPES {name} [{op}]: element types outside the device mode"
+                );
             }
         }
     }
-    if let Some(s) = &setup {
-        // The reasons for unsupported cases, most frequent first.
-        let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, r) in &results {
-            if let Outcome::Unsupported(m) = r {
-                *reasons.entry(m.as_str()).or_default() += 1;
-            }
-        }
-        let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
-        reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        if !reasons.is_empty() {
-            out!();
-            out!("unsupported, by reason:");
-            for (m, n) in &reasons {
-                out!("{n:>6}  {m}");
-            }
-        }
-        out!();
-        out!(
-            "device {}: {} passed, {} failed, {} unsupported (of {} cases of the device ops; {:.1}% pass); {} cases of other element types not run",
-            s.target_name,
-            total.pass,
-            total.fail,
-            total.unsup,
-            total.total(),
-            100.0 * total.pass as f64 / total.total().max(1) as f64,
-            other_types.values().map(Vec::len).sum::<usize>()
-        );
-        // Timing on stderr, so the report itself is the same on every run.
-        eprintln!(
-            "device run: {} cases in {:.1} s",
-            total.total(),
-            elapsed.as_secs_f64()
-        );
-    } else {
-        out!();
-        out!(
+}
+
+/// The totals (device mode: with the reasons for unsupported cases, most
+/// frequent first; the timing goes to stderr).
+fn report_totals(
+    report: &mut String,
+    sel: &Selection,
+    counts: &Counts,
+    results: &[(String, Outcome)],
+    elapsed: std::time::Duration,
+) {
+    use std::fmt::Write;
+    let total = &counts.total;
+    let Some(s) = &sel.setup else {
+        let req = &counts.req;
+        report.push('\n');
+        let _ = writeln!(
+            report,
             "required ops (*): {} passed, {} failed, {} unsupported",
-            req.pass,
-            req.fail,
-            req.unsup
+            req.pass, req.fail, req.unsup
         );
-        out!(
+        let _ = writeln!(
+            report,
             "all cases: {} passed, {} failed, {} unsupported (of {})",
             total.pass,
             total.fail,
             total.unsup,
             results.len()
         );
+        return;
+    };
+    let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, r) in results {
+        if let Outcome::Unsupported(m) = r {
+            *reasons.entry(m.as_str()).or_default() += 1;
+        }
     }
-    print!("{report}");
-    if let Some(p) = &args.write_table {
-        std::fs::write(p, &report).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+    let mut reasons: Vec<(&str, usize)> = reasons.into_iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    if !reasons.is_empty() {
+        report.push('\n');
+        let _ = writeln!(report, "unsupported, by reason:");
+        for (m, n) in &reasons {
+            let _ = writeln!(report, "{n:>6}  {m}");
+        }
     }
-    if let Some(p) = &args.write_baseline {
-        let mut s = match &setup {
-            Some(d) => format!(
-                "# ONNX node tests of the device ops passing on the simulated device ({})\n",
-                d.target_name
-            ),
-            None => String::from("# ONNX node tests passing with ipu-onnx + ipu-reference\n"),
-        };
-        for (name, r) in &results {
-            if *r == Outcome::Pass {
-                s.push_str(name);
-                s.push('\n');
+    report.push('\n');
+    let _ = writeln!(
+        report,
+        "device {}: {} passed, {} failed, {} unsupported (of {} cases of the device ops; {:.1}% pass); {} cases of other element types not run",
+        s.target_name,
+        total.pass,
+        total.fail,
+        total.unsup,
+        total.total(),
+        100.0 * total.pass as f64 / total.total().max(1) as f64,
+        sel.other_types.values().map(Vec::len).sum::<usize>()
+    );
+    // Timing on stderr, so the report itself is the same on every run.
+    eprintln!(
+        "device run: {} cases in {:.1} s",
+        total.total(),
+        elapsed.as_secs_f64()
+    );
+}
+
+/// `--baseline`: every case it lists must pass (1 otherwise); new passes
+/// are noted.
+fn check_baseline(args: &Args, p: &Path, results: &[(String, Outcome)]) -> Result<i32, String> {
+    let text = std::fs::read_to_string(p)
+        .map_err(|e| format!("cannot read baseline {}: {e}", p.display()))?;
+    let now: HashMap<&str, &Outcome> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
+    let mut regressions = 0;
+    let listed = read_baseline(&text);
+    for &line in &listed {
+        if args
+            .filter
+            .as_ref()
+            .is_some_and(|f| !line.contains(f.as_str()))
+        {
+            continue;
+        }
+        match now.get(line) {
+            Some(Outcome::Pass) => {}
+            Some(r) => {
+                regressions += 1;
+                println!("REGRESSION {line}: {r:?}");
+            }
+            None => {
+                regressions += 1;
+                println!("REGRESSION {line}: case missing");
             }
         }
-        std::fs::write(p, s).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
     }
-    if let Some(p) = &args.baseline {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| format!("cannot read baseline {}: {e}", p.display()))?;
-        let now: HashMap<&str, &Outcome> = results.iter().map(|(n, r)| (n.as_str(), r)).collect();
-        let mut regressions = 0;
-        let listed = read_baseline(&text);
-        for &line in &listed {
-            if args
-                .filter
-                .as_ref()
-                .is_some_and(|f| !line.contains(f.as_str()))
-            {
-                continue;
-            }
-            match now.get(line) {
-                Some(Outcome::Pass) => {}
-                Some(r) => {
-                    regressions += 1;
-                    println!("REGRESSION {line}: {r:?}");
-                }
-                None => {
-                    regressions += 1;
-                    println!("REGRESSION {line}: case missing");
-                }
-            }
-        }
-        let new: Vec<&str> = results
-            .iter()
-            .filter(|(n, r)| *r == Outcome::Pass && !listed.contains(&n.as_str()))
-            .map(|(n, _)| n.as_str())
-            .collect();
-        if !new.is_empty() {
-            println!(
-                "note: {} case(s) pass that the baseline does not list (regenerate it with --write-baseline): {}",
-                new.len(),
-                new.join(", ")
-            );
-        }
-        if regressions > 0 {
-            println!("{regressions} baseline case(s) no longer pass");
-            return Ok(1);
-        }
-        println!("baseline: no regressions");
+    let new: Vec<&str> = results
+        .iter()
+        .filter(|(n, r)| *r == Outcome::Pass && !listed.contains(&n.as_str()))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !new.is_empty() {
+        println!(
+            "note: {} case(s) pass that the baseline does not list (regenerate it with --write-baseline): {}",
+            new.len(),
+            new.join(", ")
+        );
     }
+    if regressions > 0 {
+        println!("{regressions} baseline case(s) no longer pass");
+        return Ok(1);
+    }
+    println!("baseline: no regressions");
     Ok(0)
 }
 

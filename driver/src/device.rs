@@ -684,34 +684,100 @@ pub fn chrome_trace(
     pkg: &Package,
     report: &ChipReport,
     name: &str,
-    memory: Option<&ipu_lowering::exchange_to_machine::memory::MemoryReport>,
+    memory: Option<&MemoryReport>,
 ) -> String {
     use serde_json::json;
     let groups = pkg.images.len() as u32;
-    // Process and thread ids from 1 (0 is the idle task of system traces),
-    // thread ids unique over the trace: the chip, the groups, the tiles.
-    const CHIP: u32 = 1;
-    let tiles_pid = groups + 2;
-    let tile_tid = |tile: u32| groups + 3 + tile;
     let mut events = vec![
         json!({"name": "process_name", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"name": format!("ipu-run {name}")}}),
         json!({"name": "process_sort_index", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"sort_index": 0}}),
         json!({"name": "thread_name", "ph": "M", "pid": CHIP, "tid": CHIP, "args": {"name": "supersteps"}}),
     ];
-    let label = |i: usize| {
-        pkg.meta.steps.get(i).map_or_else(
-            || format!("superstep {i}"),
-            |st| format!("{} {}", st.kind, st.label),
-        )
-    };
+    let starts = superstep_events(pkg, report, &mut events);
+    chip_memory_events(pkg, memory, &starts, &mut events);
+    for (gi, g) in pkg.images.iter().enumerate() {
+        group_events(pkg, report, memory, &starts, gi, g, &mut events);
+    }
+    tile_events(pkg, report, &starts, &mut events);
+    let other = json!({
+        "time_unit": "1 trace microsecond = 1 device cycle",
+        "package": name,
+        "target": pkg.meta.target.name,
+        "tiles": pkg.meta.target.tile_count,
+        "tile_groups": groups,
+        "cycles": report.cycles,
+        "supersteps": report.supersteps.len(),
+        "step_summaries": pkg.meta.steps.len(),
+        "memory_report": memory.is_some(),
+    });
+    let mut out = String::from("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
+    out.push_str(&other.to_string());
+    out.push_str(",\n\"traceEvents\":[\n");
+    for (i, e) in events.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push_str(&e.to_string());
+    }
+    out.push_str("\n]}\n");
+    out
+}
+
+use ipu_lowering::exchange_to_machine::memory::MemoryReport;
+
+// Process and thread ids from 1 (0 is the idle task of system traces),
+// thread ids unique over the trace: the chip, the groups, the tiles.
+const CHIP: u32 = 1;
+const IN_USE: &str = "memory in use (bytes)";
+
+/// The tiles' process id in the trace (after the chip and the groups).
+fn tiles_pid(pkg: &Package) -> u32 {
+    pkg.images.len() as u32 + 2
+}
+
+/// A tile's thread id in the trace.
+fn tile_tid(pkg: &Package, tile: u32) -> u32 {
+    pkg.images.len() as u32 + 3 + tile
+}
+
+/// A superstep's name: its summary's kind and label, else its index.
+fn step_label(pkg: &Package, i: usize) -> String {
+    pkg.meta.steps.get(i).map_or_else(
+        || format!("superstep {i}"),
+        |st| format!("{} {}", st.kind, st.label),
+    )
+}
+
+/// Bytes a tile holds from the package alone: code, loaded data, zeroed.
+fn tile_package_bytes(g: &ipu_package::ImageGroup, tile: u32) -> (u64, u64, u64) {
+    let code = g.image.code.len() as u64;
+    let shared: u64 = g.image.data.iter().map(|d| d.bytes.len() as u64).sum();
+    let zero: u64 = g.image.zero.iter().map(|z| u64::from(z.len)).sum();
+    let own: u64 = g
+        .tile_data
+        .get(&tile)
+        .map_or(0, |v| v.iter().map(|d| d.bytes.len() as u64).sum());
+    (code, shared + own, zero)
+}
+
+fn counter(pid: u32, ts: u64, name: &str, args: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"name": name, "cat": "memory", "ph": "C", "pid": pid, "tid": pid, "ts": ts, "args": args})
+}
+
+/// The chip track: one slice per superstep. Returns each superstep's start.
+fn superstep_events(
+    pkg: &Package,
+    report: &ChipReport,
+    events: &mut Vec<serde_json::Value>,
+) -> Vec<u64> {
     let mut start = 0u64;
     let mut starts = Vec::with_capacity(report.supersteps.len());
     for s in &report.supersteps {
         let step = pkg.meta.steps.get(s.index);
         let end = s.end_cycle.max(start);
         starts.push(start);
-        events.push(json!({
-            "name": label(s.index),
+        events.push(serde_json::json!({
+            "name": step_label(pkg, s.index),
             "cat": "superstep",
             "ph": "X",
             "pid": CHIP,
@@ -731,19 +797,18 @@ pub fn chrome_trace(
         }));
         start = s.release_cycle.unwrap_or(end);
     }
-    // Bytes a tile holds from the package alone: code and loaded data.
-    let loaded = |g: &ipu_package::ImageGroup, tile: u32| -> (u64, u64, u64) {
-        let code = g.image.code.len() as u64;
-        let shared: u64 = g.image.data.iter().map(|d| d.bytes.len() as u64).sum();
-        let zero: u64 = g.image.zero.iter().map(|z| u64::from(z.len)).sum();
-        let own: u64 = g
-            .tile_data
-            .get(&tile)
-            .map_or(0, |v| v.iter().map(|d| d.bytes.len() as u64).sum());
-        (code, shared + own, zero)
-    };
-    let counter = |pid: u32, ts: u64, name: &str, args: serde_json::Value| json!({"name": name, "cat": "memory", "ph": "C", "pid": pid, "tid": pid, "ts": ts, "args": args});
-    const IN_USE: &str = "memory in use (bytes)";
+    starts
+}
+
+/// The chip's memory counter: bytes in use per superstep from the memory
+/// report, else the bytes the package loads.
+fn chip_memory_events(
+    pkg: &Package,
+    memory: Option<&MemoryReport>,
+    starts: &[u64],
+    events: &mut Vec<serde_json::Value>,
+) {
+    use serde_json::json;
     match memory {
         Some(m) => {
             for (s, (_, max, all)) in m.in_use_by_step().into_iter().enumerate() {
@@ -761,7 +826,7 @@ pub fn chrome_trace(
             let (mut max, mut all) = (0, 0);
             for g in &pkg.images {
                 for tile in g.tiles.iter() {
-                    let (c, d, z) = loaded(g, tile);
+                    let (c, d, z) = tile_package_bytes(g, tile);
                     max = u64::max(max, c + d + z);
                     all += c + d + z;
                 }
@@ -774,82 +839,105 @@ pub fn chrome_trace(
             ));
         }
     }
-    // One track per tile group.
-    for (gi, g) in pkg.images.iter().enumerate() {
-        let (pid, tid) = (gi as u32 + 2, gi as u32 + 2);
-        let set = g.tiles.to_string();
-        let gname = format!("group {gi}: tiles {set}");
-        events.push(json!({"name": "process_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": gname}}));
-        events.push(json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": pid}}));
-        events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": format!("group {gi}")}}));
-        for (s, &begin) in report.supersteps.iter().zip(&starts) {
-            let mine: Vec<_> = s
-                .tiles
-                .iter()
-                .filter(|ts| g.tiles.contains(ts.tile))
-                .collect();
-            let cycles: Vec<u64> = mine
-                .iter()
-                .map(|ts| ts.arrival.saturating_sub(begin))
-                .collect();
-            let max = cycles.iter().copied().max().unwrap_or(0);
-            let min = cycles.iter().copied().min().unwrap_or(0);
-            let mean = cycles.iter().sum::<u64>() as f64 / cycles.len().max(1) as f64;
-            events.push(json!({
-                "name": label(s.index),
-                "cat": "group_superstep",
-                "ph": "X",
-                "pid": pid,
-                "tid": tid,
-                "ts": begin,
-                "dur": max,
-                "args": {
-                    "superstep": s.index,
-                    "tiles": set,
-                    "tile_count": mine.len(),
-                    "min_cycles": min,
-                    "mean_cycles": (mean * 10.0).round() / 10.0,
-                    "max_cycles": max,
-                    "instructions": mine.iter().map(|ts| ts.instructions).sum::<u64>(),
-                    "words_sent": mine.iter().map(|ts| ts.words_sent).sum::<u64>(),
-                    "words_received": mine.iter().map(|ts| ts.words_received).sum::<u64>(),
-                }
-            }));
-            if let Some(m) = memory {
-                let v = g
-                    .tiles
-                    .iter()
-                    .filter_map(|t| m.tiles.get(t as usize))
-                    .map(|tm| tm.in_use(s.index))
-                    .max()
-                    .unwrap_or(0);
-                events.push(counter(pid, begin, IN_USE, json!({"max tile": v})));
+}
+
+/// One tile group's track: its supersteps' cycle spread and its memory.
+fn group_events(
+    pkg: &Package,
+    report: &ChipReport,
+    memory: Option<&MemoryReport>,
+    starts: &[u64],
+    gi: usize,
+    g: &ipu_package::ImageGroup,
+    events: &mut Vec<serde_json::Value>,
+) {
+    use serde_json::json;
+    let (pid, tid) = (gi as u32 + 2, gi as u32 + 2);
+    let set = g.tiles.to_string();
+    let gname = format!("group {gi}: tiles {set}");
+    events.push(
+        json!({"name": "process_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": gname}}),
+    );
+    events.push(json!({"name": "process_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": pid}}));
+    events.push(json!({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": format!("group {gi}")}}));
+    for (s, &begin) in report.supersteps.iter().zip(starts) {
+        let mine: Vec<_> = s
+            .tiles
+            .iter()
+            .filter(|ts| g.tiles.contains(ts.tile))
+            .collect();
+        let cycles: Vec<u64> = mine
+            .iter()
+            .map(|ts| ts.arrival.saturating_sub(begin))
+            .collect();
+        let max = cycles.iter().copied().max().unwrap_or(0);
+        let min = cycles.iter().copied().min().unwrap_or(0);
+        let mean = cycles.iter().sum::<u64>() as f64 / cycles.len().max(1) as f64;
+        events.push(json!({
+            "name": step_label(pkg, s.index),
+            "cat": "group_superstep",
+            "ph": "X",
+            "pid": pid,
+            "tid": tid,
+            "ts": begin,
+            "dur": max,
+            "args": {
+                "superstep": s.index,
+                "tiles": set,
+                "tile_count": mine.len(),
+                "min_cycles": min,
+                "mean_cycles": (mean * 10.0).round() / 10.0,
+                "max_cycles": max,
+                "instructions": mine.iter().map(|ts| ts.instructions).sum::<u64>(),
+                "words_sent": mine.iter().map(|ts| ts.words_sent).sum::<u64>(),
+                "words_received": mine.iter().map(|ts| ts.words_received).sum::<u64>(),
             }
-        }
-        if memory.is_none() {
+        }));
+        if let Some(m) = memory {
             let v = g
                 .tiles
                 .iter()
-                .map(|t| {
-                    let (c, d, z) = loaded(g, t);
-                    c + d + z
-                })
+                .filter_map(|t| m.tiles.get(t as usize))
+                .map(|tm| tm.in_use(s.index))
                 .max()
                 .unwrap_or(0);
-            events.push(counter(
-                pid,
-                0,
-                "memory loaded (bytes)",
-                json!({"max tile": v}),
-            ));
+            events.push(counter(pid, begin, IN_USE, json!({"max tile": v})));
         }
     }
-    // Per tile: the whole run, and each superstep up to the tile's arrival.
+    if memory.is_none() {
+        let v = g
+            .tiles
+            .iter()
+            .map(|t| {
+                let (c, d, z) = tile_package_bytes(g, t);
+                c + d + z
+            })
+            .max()
+            .unwrap_or(0);
+        events.push(counter(
+            pid,
+            0,
+            "memory loaded (bytes)",
+            json!({"max tile": v}),
+        ));
+    }
+}
+
+/// Per tile: the whole run, and each superstep up to the tile's arrival.
+fn tile_events(
+    pkg: &Package,
+    report: &ChipReport,
+    starts: &[u64],
+    events: &mut Vec<serde_json::Value>,
+) {
+    use serde_json::json;
+    let tiles_pid = tiles_pid(pkg);
+    let tile_tid = |tile: u32| tile_tid(pkg, tile);
     events.push(json!({"name": "process_name", "ph": "M", "pid": tiles_pid, "tid": tile_tid(0), "args": {"name": "tiles"}}));
     events.push(json!({"name": "process_sort_index", "ph": "M", "pid": tiles_pid, "tid": tile_tid(0), "args": {"sort_index": tiles_pid}}));
     for g in &pkg.images {
         for tile in g.tiles.iter() {
-            let (code, data, zero) = loaded(g, tile);
+            let (code, data, zero) = tile_package_bytes(g, tile);
             let Some(t) = report.tiles.get(tile as usize) else {
                 continue;
             };
@@ -878,13 +966,13 @@ pub fn chrome_trace(
             }));
         }
     }
-    for (s, &begin) in report.supersteps.iter().zip(&starts) {
+    for (s, &begin) in report.supersteps.iter().zip(starts) {
         for ts in &s.tiles {
             if ts.arrival < begin || (ts.halted && ts.instructions == 0 && ts.arrival == begin) {
                 continue;
             }
             events.push(json!({
-                "name": label(s.index),
+                "name": step_label(pkg, s.index),
                 "cat": "tile_superstep",
                 "ph": "X",
                 "pid": tiles_pid,
@@ -904,28 +992,6 @@ pub fn chrome_trace(
             }));
         }
     }
-    let other = json!({
-        "time_unit": "1 trace microsecond = 1 device cycle",
-        "package": name,
-        "target": pkg.meta.target.name,
-        "tiles": pkg.meta.target.tile_count,
-        "tile_groups": groups,
-        "cycles": report.cycles,
-        "supersteps": report.supersteps.len(),
-        "step_summaries": pkg.meta.steps.len(),
-        "memory_report": memory.is_some(),
-    });
-    let mut out = String::from("{\"displayTimeUnit\":\"ns\",\n\"otherData\":");
-    out.push_str(&other.to_string());
-    out.push_str(",\n\"traceEvents\":[\n");
-    for (i, e) in events.iter().enumerate() {
-        if i > 0 {
-            out.push_str(",\n");
-        }
-        out.push_str(&e.to_string());
-    }
-    out.push_str("\n]}\n");
-    out
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ pub mod device;
 pub mod expected;
 pub mod load;
 pub mod memory_report;
+pub mod names;
 pub mod opt;
 pub mod report;
 pub mod run;

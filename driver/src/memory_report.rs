@@ -148,9 +148,7 @@ pub fn text_path(json: &Path) -> PathBuf {
 /// summary's path.
 pub fn write(r: &MemoryReport, json: &Path) -> Result<PathBuf, String> {
     let txt = text_path(json);
-    std::fs::write(json, to_json(r))
-        .map_err(|e| format!("cannot write '{}': {e}", json.display()))?;
-    std::fs::write(&txt, r.summary_text(LARGEST_GROUPS))
-        .map_err(|e| format!("cannot write '{}': {e}", txt.display()))?;
+    crate::cli::write_output(json, to_json(r))?;
+    crate::cli::write_output(&txt, r.summary_text(LARGEST_GROUPS))?;
     Ok(txt)
 }

@@ -87,6 +87,10 @@ fn command(registry: &Registry) -> Command {
             "Print the pass pipeline that will run (to stderr)",
         ))
         .arg(flag(
+            "allow-external-weights",
+            "Read a weights file the module names outside its own folder (an absolute path, or one with '..')",
+        ))
+        .arg(flag(
             "no-verify-each",
             "Do not verify the IR after each pass",
         ))
@@ -164,6 +168,7 @@ struct Options {
     verify_each: bool,
     target: Option<String>,
     memory_report: Option<String>,
+    allow_external_weights: bool,
 }
 
 fn options(registry: &Registry, m: &ArgMatches) -> Options {
@@ -222,6 +227,7 @@ fn options(registry: &Registry, m: &ArgMatches) -> Options {
         verify_each: !m.get_flag("no-verify-each"),
         target: m.get_one::<String>("target").cloned(),
         memory_report: m.get_one::<String>("memory-report").cloned(),
+        allow_external_weights: m.get_flag("allow-external-weights"),
     }
 }
 
@@ -263,15 +269,13 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return 1;
         }
     };
-    let mut out: Box<dyn Write> = if o.output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        match std::fs::File::create(&o.output) {
-            Ok(f) => Box::new(std::io::BufWriter::new(f)),
-            Err(e) => {
-                let _ = writeln!(stderr, "ipu-opt: cannot open output '{}': {e}", o.output);
-                return 1;
-            }
+    // A file output is a temporary until the run has succeeded: a failed
+    // run leaves the old file as it was (finding 1 of issue 32).
+    let mut out = match crate::cli::Output::open(&o.output) {
+        Ok(out) => out,
+        Err(e) => {
+            let _ = writeln!(stderr, "ipu-opt: {e}");
+            return 1;
         }
     };
     let text: Arc<str> = text.into();
@@ -311,7 +315,12 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             }
         }
     }
-    if let Err(e) = out.flush() {
+    if !ok {
+        // Dropped uncommitted: standard output has what was printed, a file is untouched.
+        let _ = out.flush();
+        return 1;
+    }
+    if let Err(e) = out.commit() {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             let _ = writeln!(stderr, "ipu-opt: failed to write the output: {e}");
         }
@@ -404,7 +413,7 @@ fn process_chunk(
                 .parent()
                 .filter(|_| o.input != "-")
                 .unwrap_or(std::path::Path::new("."));
-            let weights = crate::load::read_weights(&mut cx, m, base);
+            let weights = crate::load::read_weights(&mut cx, m, base, o.allow_external_weights);
             let t = Instant::now();
             let v = match weights {
                 Err(crate::load::WeightsError::Damaged(d)) => Err(d),

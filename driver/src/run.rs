@@ -65,6 +65,7 @@ fn command() -> Command {
         .arg(Arg::new("device-lock").long("device-lock").value_name("PATH").help("Lock file guarding the device (default: $TMPDIR/ipu-run-device.lock, one per machine)"))
         .arg(Arg::new("write-package").long("write-package").value_name("FILE.ipuexe").help("With an .mlir model: also write the compiled package (carrying the model as its source) to FILE"))
         .arg(Arg::new("check-ops").long("check-ops").action(ArgAction::SetTrue).help("Check every op on the device: each op's device result (read where the package's probes say, after its superstep) against the reference evaluated on the device's values of its operands; prints a table in program order and names the first op outside its tolerance (exit 1 then)"))
+        .arg(Arg::new("allow-external-weights").long("allow-external-weights").action(ArgAction::SetTrue).help("Read a weights file the model names outside its own folder (an absolute path, or one with '..')"))
         .arg(Arg::new("max-cycles").long("max-cycles").value_name("N").default_value("1000000000").value_parser(clap::value_parser!(u64)).help("Cycle budget of the device run (exceeding it fails the hardware test)"))
 }
 
@@ -221,9 +222,11 @@ impl Model {
 /// extension) or IR text. `Ok(None)`: its diagnostics were rendered.
 fn read_model(
     registry: &Arc<ipu_ir::Registry>,
-    path: &str,
+    m: &clap::ArgMatches,
     stderr: &mut StandardStream,
 ) -> Result<Option<Model>, String> {
+    let path = m.get_one::<String>("model").expect("required");
+    let allow_external = m.get_flag("allow-external-weights");
     let (name, bytes) = crate::load::read_bytes(path)?;
     let base = Path::new(path)
         .parent()
@@ -242,7 +245,13 @@ fn read_model(
                 "{path}: the package carries no source model (Metadata::source), so there is no reference to run"
             ));
         };
-        let reference = match load_text(registry, &format!("{path}(source)"), src.into(), &base) {
+        let reference = match load_text(
+            registry,
+            &format!("{path}(source)"),
+            src.into(),
+            &base,
+            allow_external,
+        ) {
             Ok(l) => l,
             Err(e) => {
                 render_load_error(e, stderr)?;
@@ -255,7 +264,7 @@ fn read_model(
         }));
     }
     let text: Arc<str> = crate::load::utf8_text(&name, bytes)?.into();
-    match load_text(registry, &name, text.clone(), &base) {
+    match load_text(registry, &name, text.clone(), &base, allow_external) {
         Ok(reference) => Ok(Some(Model::Text {
             name,
             text,
@@ -279,27 +288,20 @@ fn prepare_output_dir(dir: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that `file` can be written (its folder made, the file created),
-/// before any run; the file is written later.
+/// Checks that `file` can be written (its folder made, a temporary made
+/// and removed beside it), before any run; the file is written later. The
+/// file itself is not touched, so a run that fails leaves it as it was.
 fn prepare_output_file(file: &str) -> Result<(), String> {
     create_parent(file)?;
     if Path::new(file).is_dir() {
         return Err(format!("cannot write '{file}': it is a directory"));
     }
-    let existed = Path::new(file).exists();
-    std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(file)
-        .map_err(|e| format!("cannot write '{file}': {e}"))?;
-    if !existed {
-        let _ = std::fs::remove_file(file);
-    }
-    Ok(())
+    ipu_files::AtomicFile::create(file)
+        .map(drop)
+        .map_err(|e| format!("cannot write '{file}': {e}"))
 }
 
 fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
-    let path = m.get_one::<String>("model").expect("required");
     if m.get_one::<String>("write-package").is_some() {
         return Err("--write-package needs a device run (it writes the compiled package); drop --reference-only".into());
     }
@@ -314,7 +316,7 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         prepare_output_dir(dir)?;
     }
     let registry = crate::full_registry();
-    let Some(model) = read_model(&registry, path, stderr)? else {
+    let Some(model) = read_model(&registry, m, stderr)? else {
         return Ok(1);
     };
     let loaded = model.reference();
@@ -337,9 +339,11 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         }
     };
     let elapsed = start.elapsed();
+    let Some(names) = result_names(loaded, f, outputs.len(), out_dir.is_some(), stderr) else {
+        return Ok(1);
+    };
     let mut stdout = std::io::stdout().lock();
-    for (i, t) in outputs.iter().enumerate() {
-        let name = value_name(cx, f, "res_attrs", i, "result");
+    for (t, name) in outputs.iter().zip(&names) {
         if let Some(dir) = out_dir {
             let file = std::path::Path::new(dir).join(format!("{name}.npy"));
             ipu_reference::npy::write_npy(&file, t).map_err(|e| e.to_string())?;
@@ -355,6 +359,38 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         elapsed.as_secs_f64() * 1e3
     );
     Ok(0)
+}
+
+/// The names of `f`'s `count` results (`ipu.name`, else `resultN`), checked
+/// ([`crate::names::check_result_names`]; `files`: they become file names).
+/// `None`: a diagnostic at the offending result's value was rendered.
+fn result_names(
+    loaded: &Loaded,
+    f: ipu_ir::Op,
+    count: usize,
+    files: bool,
+    stderr: &mut StandardStream,
+) -> Option<Vec<String>> {
+    let cx = &loaded.cx;
+    let names: Vec<String> = (0..count)
+        .map(|i| value_name(cx, f, "res_attrs", i, "result"))
+        .collect();
+    let Some((i, message)) = crate::names::check_result_names(&names, files) else {
+        return Some(names);
+    };
+    // The result's location: where the returned value is made.
+    let ret = cx
+        .entry_block(cx.region(f, 0))
+        .and_then(|b| cx.last_op(b))
+        .filter(|&r| i < cx.operands(r).len());
+    let loc = ret.map_or(cx.op_loc(f), |r| {
+        let v = cx.operand(r, i);
+        cx.defining_op(v)
+            .map_or_else(|| cx.block_arg_loc(v), |d| cx.op_loc(d))
+    });
+    let d = ipu_ir::diag::Diagnostic::error(loc, message);
+    loaded.sources.render(cx, &d, stderr);
+    None
 }
 
 /// Compiles a module with `ipu-lower-to-machine` (for `target` when given)
@@ -426,21 +462,135 @@ fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
     let registry = crate::full_registry();
-    let Some(model) = read_model(&registry, path, stderr)? else {
+    let Some(model) = read_model(&registry, m, stderr)? else {
         return Ok(1);
     };
+    prepare_device_outputs(m, &model, path)?;
+    let Some(built) = build_package(&registry, m, path, model, stderr)? else {
+        return Ok(1);
+    };
+    let pkg = &built.pkg;
+    let target = package_target(m.get_one::<String>("target").map(|s| s.as_str()), pkg)?;
+    let out_dir = m.get_one::<String>("output-dir");
+    let Some(rr) = reference_run(m, &built.reference, out_dir.is_some(), stderr)? else {
+        return Ok(1);
+    };
+    let cx = &built.reference.cx;
+    let host_inputs = stream_inputs(pkg, &rr.inputs, stderr)?;
+    let out_streams = output_streams(pkg, &rr, stderr)?;
+    let entry = entry_point(pkg)?;
+
+    // The device run, holding the device.
+    let lock_path = m
+        .get_one::<String>("device-lock")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(device::default_lock_path);
+    let check_ops = m.get_flag("check-ops");
+    if check_ops && pkg.meta.probes.is_empty() {
+        return Err(format!(
+            "--check-ops needs the package's probes (its .ipu.debug section), but {} has none",
+            built.package_name
+        ));
+    }
+    let fp8_casts = computed_fp8_casts(cx, rr.f);
+    let run = {
+        let _lock = DeviceLock::acquire(&lock_path)?;
+        device::run_on_chip_probed(
+            pkg,
+            &target,
+            &host_inputs,
+            &entry,
+            *m.get_one::<u64>("max-cycles").expect("default"),
+            check_ops || fp8_casts > 0,
+        )?
+    };
+    // Per-op checks: for the table, and to anchor the FP8 casts.
+    let probed = crate::check_ops::Probed::new(pkg, &run.probes);
+    let op_rows = if run.hardware_pass() && (check_ops || fp8_casts > 0) {
+        let start = Instant::now();
+        let (rows, _) = crate::check_ops::check_ops(cx, rr.f, &rr.tensors, &probed)?;
+        tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "per-op checks");
+        Some(rows)
+    } else {
+        None
+    };
+    let anchored = match &op_rows {
+        Some(rows) if fp8_casts > 0 => {
+            Some(anchored_outputs(cx, &rr, &probed, rows, fp8_casts, stderr)?)
+        }
+        _ => None,
+    };
+    let mut stdout = std::io::stdout().lock();
+    print_cycles(&mut stdout, m, &built, &target, &run)?;
+    let hardware = run.hardware_pass();
+    let (numerical, max_err) = if hardware {
+        compare_outputs(
+            &mut stdout,
+            stderr,
+            m,
+            &rr,
+            &out_streams,
+            &run,
+            anchored.as_deref(),
+        )?
+    } else {
+        report_incomplete_run(stderr, m, &run);
+        (false, 0.0)
+    };
+    print_verdict(&mut stdout, &built, hardware, numerical, max_err);
+    let mut ops_pass = true;
+    if check_ops {
+        match &op_rows {
+            Some(rows) => {
+                let _ = write!(stdout, "{}", crate::check_ops::render(rows));
+                ops_pass = crate::check_ops::first_failure(rows).is_none();
+            }
+            None => {
+                let _ = writeln!(
+                    stderr,
+                    "ipu-run: no per-op checks: the run did not complete"
+                );
+                ops_pass = false;
+            }
+        }
+    }
+    if let Some(dir) = m.get_one::<String>("report") {
+        let golden = op_rows.as_deref().filter(|_| check_ops).map(golden_rows);
+        let verdict = crate::report::Verdict {
+            hardware,
+            numerical,
+            max_abs_error: hardware.then_some(max_err),
+        };
+        write_report(
+            &mut stdout,
+            Path::new(dir),
+            path,
+            &built,
+            &run,
+            &target,
+            verdict,
+            golden.as_deref(),
+        )?;
+    }
+    Ok(if hardware && numerical && ops_pass {
+        0
+    } else {
+        1
+    })
+}
+
+/// Checks every output place of a device run before the model is compiled
+/// or run: the folders made and writable, the files creatable.
+fn prepare_device_outputs(m: &clap::ArgMatches, model: &Model, path: &str) -> Result<(), String> {
     if matches!(model, Model::Package { .. }) && m.get_one::<String>("write-package").is_some() {
         return Err(format!(
             "--write-package writes the package compiled from an .mlir model, but '{path}' is already a package"
         ));
     }
-    // Every output place is checked before the model is compiled or run.
-    let out_dir = m.get_one::<String>("output-dir");
-    if let Some(dir) = out_dir {
-        prepare_output_dir(dir)?;
-    }
-    let report_dir = m.get_one::<String>("report");
-    if let Some(dir) = report_dir {
+    for dir in ["output-dir", "report"]
+        .iter()
+        .filter_map(|k| m.get_one::<String>(k))
+    {
         prepare_output_dir(dir)?;
     }
     for file in ["profile", "write-package"]
@@ -449,51 +599,86 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     {
         prepare_output_file(file)?;
     }
-    let mut package_name = path.clone();
-    let target_opt = m.get_one::<String>("target").map(|s| s.as_str());
-    let mut memory = None;
-    let (pkg, reference) = match model {
-        Model::Package { pkg, reference } => (*pkg, *reference),
+    Ok(())
+}
+
+/// The package a device run runs, with its reference model, the name the
+/// verdict gives it and (when compiled here) the compile's memory report.
+struct Built {
+    pkg: Package,
+    reference: Loaded,
+    package_name: String,
+    memory: Option<ipu_lowering::exchange_to_machine::memory::MemoryReport>,
+}
+
+/// The package of the model argument: read, or compiled from IR (and
+/// written with `--write-package`). `Ok(None)`: diagnostics were rendered.
+fn build_package(
+    registry: &Arc<ipu_ir::Registry>,
+    m: &clap::ArgMatches,
+    path: &str,
+    model: Model,
+    stderr: &mut StandardStream,
+) -> Result<Option<Built>, String> {
+    let (name, text, reference) = match model {
+        Model::Package { pkg, reference } => {
+            return Ok(Some(Built {
+                pkg: *pkg,
+                reference: *reference,
+                package_name: path.to_string(),
+                memory: None,
+            }))
+        }
         Model::Text {
             name,
             text,
             reference,
-        } => {
-            let base = Path::new(path)
-                .parent()
-                .unwrap_or(Path::new("."))
-                .to_path_buf();
-            let mut compiled = match load_text(&registry, &name, text.clone(), &base) {
-                Ok(l) => l,
-                Err(e) => {
-                    render_load_error(e, stderr)?;
-                    return Ok(1);
-                }
-            };
-            let (pkg, mut reports) = ipu_lowering::exchange_to_machine::memory::collecting(|| {
-                compile_to_package(&registry, &mut compiled, target_opt, stderr)
-            });
-            let mut pkg = pkg?;
-            memory = reports.pop();
-            // The model is the package's reference.
-            pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
-            pkg.meta.source = Some(text.to_string());
-            if let Some(out) = m.get_one::<String>("write-package") {
-                tracing::info!(
-                    tiles = pkg.meta.target.tile_count,
-                    "writing application package"
-                );
-                create_parent(out)?;
-                pkg.write_file(out)
-                    .map_err(|e| format!("cannot write '{out}': {e}"))?;
-                tracing::info!("application package written");
-                package_name = out.clone();
-            }
-            (pkg, *reference)
+        } => (name, text, reference),
+    };
+    let base = Path::new(path)
+        .parent()
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let allow_external = m.get_flag("allow-external-weights");
+    let mut compiled = match load_text(registry, &name, text.clone(), &base, allow_external) {
+        Ok(l) => l,
+        Err(e) => {
+            render_load_error(e, stderr)?;
+            return Ok(None);
         }
     };
+    let target_opt = m.get_one::<String>("target").map(|s| s.as_str());
+    let (pkg, mut reports) = ipu_lowering::exchange_to_machine::memory::collecting(|| {
+        compile_to_package(registry, &mut compiled, target_opt, stderr)
+    });
+    let mut pkg = pkg?;
+    let memory = reports.pop();
+    // The model is the package's reference.
+    pkg.meta.source_sha256 = ipu_package::Digest::of(text.as_bytes());
+    pkg.meta.source = Some(text.to_string());
+    let mut package_name = path.to_string();
+    if let Some(out) = m.get_one::<String>("write-package") {
+        tracing::info!(
+            tiles = pkg.meta.target.tile_count,
+            "writing application package"
+        );
+        create_parent(out)?;
+        pkg.write_file(out)
+            .map_err(|e| format!("cannot write '{out}': {e}"))?;
+        tracing::info!("application package written");
+        package_name = out.clone();
+    }
+    Ok(Some(Built {
+        pkg,
+        reference: *reference,
+        package_name,
+        memory,
+    }))
+}
 
-    // The target the package was built for.
+/// The target to run on (`--target`, else the package's), checked against
+/// the machine the package was built for.
+fn package_target(target_opt: Option<&str>, pkg: &Package) -> Result<ipu_target::Target, String> {
     let target_name = target_opt.unwrap_or(&pkg.meta.target.name);
     let target = ipu_target::Target::load(target_name).map_err(|e| e.to_string())?;
     let t = &pkg.meta.target;
@@ -519,35 +704,70 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             "the target description differs from the one the package was compiled for (SHA-256 mismatch)"
         );
     }
+    Ok(target)
+}
 
-    // The reference run, on the inputs the device gets too.
+/// The reference side of a device run: the entry function, its inputs
+/// (given to the device too), its results and their checked names.
+struct ReferenceRun {
+    f: ipu_ir::Op,
+    inputs: Vec<(String, Tensor)>,
+    tensors: Vec<Tensor>,
+    outputs: Vec<Tensor>,
+    names: Vec<String>,
+    precision: Vec<Option<ipu_package::ElementType>>,
+}
+
+/// Runs the reference on the inputs the device gets too. `Ok(None)`:
+/// diagnostics were rendered.
+fn reference_run(
+    m: &clap::ArgMatches,
+    reference: &Loaded,
+    files: bool,
+    stderr: &mut StandardStream,
+) -> Result<Option<ReferenceRun>, String> {
     let cx = &reference.cx;
     let f = entry_function(
         cx,
         reference.module,
         m.get_one::<String>("entry").map(|s| s.as_str()),
     )?;
-    let Some(inputs) = gather_inputs(&reference, f, m, stderr)? else {
-        return Ok(1);
+    let Some(inputs) = gather_inputs(reference, f, m, stderr)? else {
+        return Ok(None);
     };
     let start = Instant::now();
     let tensors: Vec<Tensor> = inputs.iter().map(|(_, t)| t.clone()).collect();
-    let ref_outputs = match ipu_dialects::interpret::interpret(cx, f, &tensors) {
+    let outputs = match ipu_dialects::interpret::interpret(cx, f, &tensors) {
         Ok(o) => o,
         Err(d) => {
             reference.sources.render(cx, &d, stderr);
-            return Ok(1);
+            return Ok(None);
         }
     };
     tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "reference run");
-    let out_names: Vec<String> = (0..ref_outputs.len())
-        .map(|i| value_name(cx, f, "res_attrs", i, "result"))
-        .collect();
+    let Some(names) = result_names(reference, f, outputs.len(), files, stderr) else {
+        return Ok(None);
+    };
     let precision = device::computed_precision(cx, f);
+    Ok(Some(ReferenceRun {
+        f,
+        inputs,
+        tensors,
+        outputs,
+        names,
+        precision,
+    }))
+}
 
-    // Inputs to stream bytes.
+/// The inputs as the bytes of their streams, by stream name; every input
+/// stream of the package must be fed.
+fn stream_inputs(
+    pkg: &Package,
+    inputs: &[(String, Tensor)],
+    stderr: &mut StandardStream,
+) -> Result<BTreeMap<String, Vec<u8>>, String> {
     let in_names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
-    let in_streams = match_streams(&in_names, &pkg, Direction::Input, stderr);
+    let in_streams = match_streams(&in_names, pkg, Direction::Input, stderr);
     let mut host_inputs = BTreeMap::new();
     for ((name, tensor), s) in inputs.iter().zip(&in_streams) {
         let Some(s) = s else {
@@ -578,8 +798,18 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             ));
         }
     }
-    let out_streams = match_streams(&out_names, &pkg, Direction::Output, stderr);
-    for ((name, t), s) in out_names.iter().zip(&ref_outputs).zip(&out_streams) {
+    Ok(host_inputs)
+}
+
+/// The output stream of each result, checked against its type.
+fn output_streams<'p>(
+    pkg: &'p Package,
+    rr: &ReferenceRun,
+    stderr: &mut StandardStream,
+) -> Result<Vec<&'p HostStream>, String> {
+    let out_streams = match_streams(&rr.names, pkg, Direction::Output, stderr);
+    let mut found = Vec::with_capacity(out_streams.len());
+    for ((name, t), s) in rr.names.iter().zip(&rr.outputs).zip(out_streams) {
         match s {
             None => {
                 return Err(format!(
@@ -594,181 +824,200 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
                     s.type_string()
                 ))
             }
-            _ => {}
+            Some(s) => found.push(s),
         }
     }
-    let entry = if pkg.meta.entry_points.iter().any(|e| e.name == "main") {
-        "main".to_string()
-    } else {
-        match pkg.meta.entry_points.as_slice() {
-            [only] => only.name.clone(),
-            _ => return Err("the package has no entry point `main`".into()),
-        }
-    };
+    Ok(found)
+}
 
-    // The device run, holding the device.
-    let lock_path = m
-        .get_one::<String>("device-lock")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(device::default_lock_path);
-    let check_ops = m.get_flag("check-ops");
-    if check_ops && pkg.meta.probes.is_empty() {
-        return Err(format!(
-            "--check-ops needs the package's probes (its .ipu.debug section), but {package_name} has none"
-        ));
+/// The package's entry point: `main`, or its only one.
+fn entry_point(pkg: &Package) -> Result<String, String> {
+    if pkg.meta.entry_points.iter().any(|e| e.name == "main") {
+        return Ok("main".to_string());
     }
-    let fp8_casts = computed_fp8_casts(cx, f);
-    let run = {
-        let _lock = DeviceLock::acquire(&lock_path)?;
-        device::run_on_chip_probed(
-            &pkg,
-            &target,
-            &host_inputs,
-            &entry,
-            *m.get_one::<u64>("max-cycles").expect("default"),
-            check_ops || fp8_casts > 0,
-        )?
-    };
-    // Per-op checks: for the table, and to anchor the FP8 casts.
-    let probed = crate::check_ops::Probed::new(&pkg, &run.probes);
-    let op_rows = if run.hardware_pass() && (check_ops || fp8_casts > 0) {
-        let start = Instant::now();
-        let (rows, _) = crate::check_ops::check_ops(cx, f, &tensors, &probed)?;
-        tracing::info!(milliseconds = %format!("{:.3}", start.elapsed().as_secs_f64() * 1e3), "per-op checks");
-        Some(rows)
-    } else {
-        None
-    };
-    let anchored_outputs = match &op_rows {
-        Some(rows) if fp8_casts > 0 => {
-            let exact: std::collections::HashSet<String> = rows
-                .iter()
-                .filter(|r| {
-                    r.observed
-                        .as_ref()
-                        .is_some_and(|o| o.pass() && o.fp8.is_some())
-                })
-                .map(|r| r.location.clone())
-                .collect();
-            let (outs, n) = crate::check_ops::anchored_reference(cx, f, &tensors, &probed, &exact)?;
-            tracing::info!(
-                anchored = n,
-                of = fp8_casts,
-                "FP8 casts of computed values anchored to the device's values"
-            );
-            if n < fp8_casts {
-                let _ = writeln!(
-                    stderr,
-                    "note: {} of {fp8_casts} casts to FP8 of computed values are not anchored to the device's values (not stored, or not exact on the device's input): the plain reference is used there",
-                    fp8_casts - n
-                );
-            }
-            Some(outs)
-        }
-        _ => None,
-    };
-    let mut stdout = std::io::stdout().lock();
-    let tiles = pkg.meta.target.tile_count;
-    if let Some(prof) = m.get_one::<String>("profile") {
-        let trace = device::chrome_trace(&pkg, &run.report, &package_name, memory.as_ref());
-        create_parent(prof)?;
-        std::fs::write(prof, trace).map_err(|e| format!("cannot write '{prof}': {e}"))?;
-        let _ = writeln!(
-            stdout,
-            "profile={prof} tiles={tiles} cycles={}{}",
-            run.report.cycles,
-            device::cycle_figures(&pkg, &target, run.report.cycles)
-        );
-    } else {
-        let _ = writeln!(
-            stdout,
-            "tiles={tiles} cycles={}{}",
-            run.report.cycles,
-            device::cycle_figures(&pkg, &target, run.report.cycles)
-        );
+    match pkg.meta.entry_points.as_slice() {
+        [only] => Ok(only.name.clone()),
+        _ => Err("the package has no entry point `main`".into()),
     }
-    let hardware = run.hardware_pass();
-    let mut numerical = hardware;
-    let mut max_err = 0f64;
-    if !hardware {
-        for line in device::describe_faults(&run.faults) {
-            let _ = writeln!(stderr, "ipu-run: device fault: {line}");
-        }
-        if run.faults.is_empty() {
-            let stuck: Vec<String> = run
-                .started
-                .iter()
-                .filter(|&&t| !run.report.tiles.get(t as usize).is_some_and(|r| r.halted))
-                .take(8)
-                .map(|t| t.to_string())
-                .collect();
-            let _ = writeln!(
-                stderr,
-                "ipu-run: the device did not finish within {} cycles (tiles not halted: {}{})",
-                m.get_one::<u64>("max-cycles").expect("default"),
-                stuck.join(", "),
-                if stuck.len() == 8 { ", ..." } else { "" }
-            );
-        }
+}
+
+/// The reference whose casts to FP8 of computed values take the device's
+/// values (those checked exact on the device's own input).
+fn anchored_outputs(
+    cx: &ipu_ir::Context,
+    rr: &ReferenceRun,
+    probed: &crate::check_ops::Probed<'_>,
+    rows: &[crate::check_ops::OpCheck],
+    fp8_casts: usize,
+    stderr: &mut StandardStream,
+) -> Result<Vec<Tensor>, String> {
+    let exact: std::collections::HashSet<String> = rows
+        .iter()
+        .filter(|r| {
+            r.observed
+                .as_ref()
+                .is_some_and(|o| o.pass() && o.fp8.is_some())
+        })
+        .map(|r| r.location.clone())
+        .collect();
+    let (outs, n) = crate::check_ops::anchored_reference(cx, rr.f, &rr.tensors, probed, &exact)?;
+    tracing::info!(
+        anchored = n,
+        of = fp8_casts,
+        "FP8 casts of computed values anchored to the device's values"
+    );
+    if n < fp8_casts {
         let _ = writeln!(
             stderr,
-            "ipu-run: no device results to compare: the run did not complete"
+            "note: {} of {fp8_casts} casts to FP8 of computed values are not anchored to the device's values (not stored, or not exact on the device's input): the plain reference is used there",
+            fp8_casts - n
+        );
+    }
+    Ok(outs)
+}
+
+/// The cycles line (with `--profile`, after writing the trace).
+fn print_cycles(
+    stdout: &mut impl Write,
+    m: &clap::ArgMatches,
+    built: &Built,
+    target: &ipu_target::Target,
+    run: &device::DeviceRun,
+) -> Result<(), String> {
+    let pkg = &built.pkg;
+    let tiles = pkg.meta.target.tile_count;
+    let figures = device::cycle_figures(pkg, target, run.report.cycles);
+    if let Some(prof) = m.get_one::<String>("profile") {
+        let trace =
+            device::chrome_trace(pkg, &run.report, &built.package_name, built.memory.as_ref());
+        create_parent(prof)?;
+        crate::cli::write_output(prof, trace)?;
+        let _ = writeln!(
+            stdout,
+            "profile={prof} tiles={tiles} cycles={}{figures}",
+            run.report.cycles,
         );
     } else {
-        for (i, ((name, reference), s)) in out_names
+        let _ = writeln!(
+            stdout,
+            "tiles={tiles} cycles={}{figures}",
+            run.report.cycles
+        );
+    }
+    Ok(())
+}
+
+/// Why a run gave no results: its faults, or the tiles that did not halt.
+fn report_incomplete_run(
+    stderr: &mut StandardStream,
+    m: &clap::ArgMatches,
+    run: &device::DeviceRun,
+) {
+    for line in device::describe_faults(&run.faults) {
+        let _ = writeln!(stderr, "ipu-run: device fault: {line}");
+    }
+    if run.faults.is_empty() {
+        let stuck: Vec<String> = run
+            .started
             .iter()
-            .zip(&ref_outputs)
-            .zip(&out_streams)
-            .enumerate()
-        {
-            let s = s.expect("checked above");
-            let bytes = &run.outputs[&s.name];
-            let dev =
-                device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
-                    .map_err(|e| format!("output '{name}': {e}"))?;
-            if let Some(dir) = out_dir {
-                let file = Path::new(dir).join(format!("{name}.npy"));
-                ipu_reference::npy::write_npy(&file, &dev).map_err(|e| e.to_string())?;
-            }
-            if m.get_flag("print-outputs") {
-                let _ = writeln!(stdout, "{name}: {} = {}", dev.ty(), format_values(&dev));
-            }
-            let compared = device::compared_type(s.element, precision.get(i).copied().flatten());
-            // The verdict's reference: FP8-anchored when there is one.
-            let gate = anchored_outputs.as_ref().map_or(reference, |o| &o[i]);
-            let c = device::compare(&dev, gate, compared);
-            // The reported error is against the plain reference.
-            let plain = device::compare(&dev, reference, compared);
-            tracing::info!(
-                output = %name,
-                max_abs_error = c.max_abs_error,
-                tolerance = c.tolerance,
-                max_abs_reference = c.max_abs_reference,
-                "compared with the reference"
+            .filter(|&&t| !run.report.tiles.get(t as usize).is_some_and(|r| r.halted))
+            .take(8)
+            .map(|t| t.to_string())
+            .collect();
+        let _ = writeln!(
+            stderr,
+            "ipu-run: the device did not finish within {} cycles (tiles not halted: {}{})",
+            m.get_one::<u64>("max-cycles").expect("default"),
+            stuck.join(", "),
+            if stuck.len() == 8 { ", ..." } else { "" }
+        );
+    }
+    let _ = writeln!(
+        stderr,
+        "ipu-run: no device results to compare: the run did not complete"
+    );
+}
+
+/// Reads each result from the device, writes it (`--output-dir`), prints it
+/// (`--print-outputs`) and compares it with the reference (FP8-anchored when
+/// there is one). Returns whether all pass and the largest error against
+/// the plain reference.
+fn compare_outputs(
+    stdout: &mut impl Write,
+    stderr: &mut StandardStream,
+    m: &clap::ArgMatches,
+    rr: &ReferenceRun,
+    out_streams: &[&HostStream],
+    run: &device::DeviceRun,
+    anchored: Option<&[Tensor]>,
+) -> Result<(bool, f64), String> {
+    let out_dir = m.get_one::<String>("output-dir");
+    let mut numerical = true;
+    let mut max_err = 0f64;
+    for (i, ((name, reference), s)) in rr
+        .names
+        .iter()
+        .zip(&rr.outputs)
+        .zip(out_streams)
+        .enumerate()
+    {
+        let bytes = &run.outputs[&s.name];
+        let dev =
+            device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
+                .map_err(|e| format!("output '{name}': {e}"))?;
+        if let Some(dir) = out_dir {
+            let file = Path::new(dir).join(format!("{name}.npy"));
+            ipu_reference::npy::write_npy(&file, &dev).map_err(|e| e.to_string())?;
+        }
+        if m.get_flag("print-outputs") {
+            let _ = writeln!(stdout, "{name}: {} = {}", dev.ty(), format_values(&dev));
+        }
+        let compared = device::compared_type(s.element, rr.precision.get(i).copied().flatten());
+        // The verdict's reference: FP8-anchored when there is one.
+        let gate = anchored.map_or(reference, |o| &o[i]);
+        let c = device::compare(&dev, gate, compared);
+        // The reported error is against the plain reference.
+        let plain = device::compare(&dev, reference, compared);
+        tracing::info!(
+            output = %name,
+            max_abs_error = c.max_abs_error,
+            tolerance = c.tolerance,
+            max_abs_reference = c.max_abs_reference,
+            "compared with the reference"
+        );
+        max_err = max_err.max(plain.max_abs_error);
+        if !c.pass() {
+            numerical = false;
+            let _ = writeln!(
+                stderr,
+                "ipu-run: output '{name}': {} of {} elements beyond the tolerance {:e} (largest |reference| {}, largest error {})",
+                c.failure_count,
+                dev.numel(),
+                c.tolerance,
+                c.max_abs_reference,
+                c.max_abs_error
             );
-            max_err = max_err.max(plain.max_abs_error);
-            if !c.pass() {
-                numerical = false;
+            for (i, d, r) in &c.failures {
                 let _ = writeln!(
                     stderr,
-                    "ipu-run: output '{name}': {} of {} elements beyond the tolerance {:e} (largest |reference| {}, largest error {})",
-                    c.failure_count,
-                    dev.numel(),
-                    c.tolerance,
-                    c.max_abs_reference,
-                    c.max_abs_error
+                    "  at {} (element {i}): device {d}, reference {r}, error {}",
+                    device::multi_index(reference.shape(), *i),
+                    (d - r).abs()
                 );
-                for (i, d, r) in &c.failures {
-                    let _ = writeln!(
-                        stderr,
-                        "  at {} (element {i}): device {d}, reference {r}, error {}",
-                        device::multi_index(reference.shape(), *i),
-                        (d - r).abs()
-                    );
-                }
             }
         }
     }
+    Ok((numerical, max_err))
+}
+
+/// The verdict lines.
+fn print_verdict(
+    stdout: &mut impl Write,
+    built: &Built,
+    hardware: bool,
+    numerical: bool,
+    max_err: f64,
+) {
     if hardware {
         let _ = writeln!(
             stdout,
@@ -783,72 +1032,61 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     }
     let _ = writeln!(
         stdout,
-        "package={package_name} tiles={tiles} hardwareTest={}",
+        "package={} tiles={} hardwareTest={}",
+        built.package_name,
+        built.pkg.meta.target.tile_count,
         if hardware { "PASS" } else { "FAIL" }
     );
-    let mut ops_pass = true;
-    if check_ops {
-        match &op_rows {
-            Some(rows) => {
-                let _ = write!(stdout, "{}", crate::check_ops::render(rows));
-                ops_pass = crate::check_ops::first_failure(rows).is_none();
-            }
-            None => {
-                let _ = writeln!(
-                    stderr,
-                    "ipu-run: no per-op checks: the run did not complete"
-                );
-                ops_pass = false;
-            }
-        }
+}
+
+/// The per-op table's rows as the report shows them.
+fn golden_rows(rows: &[crate::check_ops::OpCheck]) -> Vec<crate::report::GoldenRow> {
+    rows.iter()
+        .filter_map(|r| {
+            r.observed.as_ref().map(|o| crate::report::GoldenRow {
+                op: r.op.clone(),
+                loc: r.location.clone(),
+                max_abs_error: o.max_abs_error,
+                tolerance: o.tolerance,
+                pass: o.pass(),
+            })
+        })
+        .collect()
+}
+
+/// `--report DIR`: the HTML page, and the compile's memory report beside it.
+#[allow(clippy::too_many_arguments)]
+fn write_report(
+    stdout: &mut impl Write,
+    dir: &Path,
+    path: &str,
+    built: &Built,
+    run: &device::DeviceRun,
+    target: &ipu_target::Target,
+    verdict: crate::report::Verdict,
+    golden: Option<&[crate::report::GoldenRow]>,
+) -> Result<(), String> {
+    let page = crate::report::html(&crate::report::ReportInput {
+        name: path,
+        package: (built.package_name != path).then_some(built.package_name.as_str()),
+        pkg: &built.pkg,
+        run: &run.report,
+        target,
+        memory: built.memory.as_ref(),
+        verdict: Some(verdict),
+        bounds: None,
+        golden,
+    });
+    let html = dir.join("report.html");
+    crate::cli::write_output(&html, page)?;
+    let mut line = format!("report={}", html.display());
+    if let Some(mem) = &built.memory {
+        let json = dir.join("memory.json");
+        crate::memory_report::write(mem, &json)?;
+        line.push_str(&format!(" memory={}", json.display()));
     }
-    let golden: Option<Vec<crate::report::GoldenRow>> =
-        op_rows.as_ref().filter(|_| check_ops).map(|rows| {
-            rows.iter()
-                .filter_map(|r| {
-                    r.observed.as_ref().map(|o| crate::report::GoldenRow {
-                        op: r.op.clone(),
-                        loc: r.location.clone(),
-                        max_abs_error: o.max_abs_error,
-                        tolerance: o.tolerance,
-                        pass: o.pass(),
-                    })
-                })
-                .collect()
-        });
-    if let Some(dir) = report_dir {
-        let dir = Path::new(dir);
-        let page = crate::report::html(&crate::report::ReportInput {
-            name: path,
-            package: (package_name != *path).then_some(package_name.as_str()),
-            pkg: &pkg,
-            run: &run.report,
-            target: &target,
-            memory: memory.as_ref(),
-            verdict: Some(crate::report::Verdict {
-                hardware,
-                numerical,
-                max_abs_error: hardware.then_some(max_err),
-            }),
-            bounds: None,
-            golden: golden.as_deref(),
-        });
-        let html = dir.join("report.html");
-        std::fs::write(&html, page)
-            .map_err(|e| format!("cannot write '{}': {e}", html.display()))?;
-        let mut line = format!("report={}", html.display());
-        if let Some(mem) = &memory {
-            let json = dir.join("memory.json");
-            crate::memory_report::write(mem, &json)?;
-            line.push_str(&format!(" memory={}", json.display()));
-        }
-        let _ = writeln!(stdout, "{line}");
-    }
-    Ok(if hardware && numerical && ops_pass {
-        0
-    } else {
-        1
-    })
+    let _ = writeln!(stdout, "{line}");
+    Ok(())
 }
 
 /// How many `nn.cast`s to FP8 in `f`'s body take a computed value (not an

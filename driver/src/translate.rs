@@ -56,6 +56,12 @@ fn command() -> Command {
                 .value_name("FILE")
                 .help("Side file for large constants (default with -o: <output>.weights; with stdout: inline resources)"),
         )
+        .arg(
+            Arg::new("allow-external-weights")
+                .long("allow-external-weights")
+                .action(ArgAction::SetTrue)
+                .help("Allow a weights file outside the IR's folder: with --import-onnx, a --weights-file elsewhere (recorded with '..'); with --to-ipuexe, reading one the module names there"),
+        )
         .arg(Arg::new("input-shape").long("input-shape").value_name("NAME=DxDx...").action(ArgAction::Append).help("Static shape of a graph input"))
         .arg(Arg::new("default-dim").long("default-dim").value_name("N").value_parser(clap::value_parser!(usize)).help("Size of symbolic input dimensions not given by --input-shape"))
         .arg(Arg::new("mlir-print-debuginfo").long("mlir-print-debuginfo").action(ArgAction::SetTrue).help("Print locations"))
@@ -126,19 +132,18 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
     let module = ipu_onnx::emit::emit_graph(&mut cx, &graph, &file_name)?;
-    if let Some(w) = weights.as_ref().filter(|_| !cx.resources.blobs.is_empty()) {
-        // The module names its side file relative to the IR file.
-        let rel = std::path::Path::new(w)
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| w.clone());
-        let a = cx.string_attr(&rel);
-        cx.set_attr(module, crate::load::WEIGHTS_ATTR, a);
-        std::fs::write(w, ipu_ir::resources::side_file::write(&cx.resources))
-            .map_err(|e| format!("cannot write '{w}': {e}"))?;
-        cx.resources.side_file = Some(rel);
-    }
     ipu_ir::verify::verify(&cx, module).map_err(|d| format!("imported IR does not verify: {d}"))?;
+    // The weights file is written only once the IR verified, and the IR
+    // records it relative to its own folder with its size and SHA-256, so a
+    // run never reads another model's weights (issue 32 finding 4). When the
+    // IR then fails to be written, the old IR's hash refuses the new weights.
+    if let Some(w) = weights.as_ref().filter(|_| !cx.resources.blobs.is_empty()) {
+        let reference =
+            crate::load::weights_reference(output, w, m.get_flag("allow-external-weights"))?;
+        let bytes = ipu_ir::resources::side_file::write(&cx.resources);
+        crate::load::bind_weights(&mut cx, module, &reference, &bytes);
+        crate::cli::write_output(w, &bytes)?;
+    }
     write_module(&cx, module, m)
 }
 
@@ -165,7 +170,7 @@ fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
     let input = m.get_one::<String>("input").expect("required");
     let output = m.get_one::<String>("output").expect("default");
     let registry = crate::full_registry();
-    let loaded = match crate::load::load(&registry, input) {
+    let loaded = match crate::load::load(&registry, input, m.get_flag("allow-external-weights")) {
         Ok(l) => l,
         Err(crate::load::LoadError::Io(msg)) => return Err(msg),
         Err(crate::load::LoadError::Diag(l, d)) => {
@@ -201,7 +206,7 @@ fn to_ipuexe(m: &clap::ArgMatches) -> Result<(), String> {
             .and_then(|()| out.flush())
             .map_err(|e| format!("cannot write the output: {e}"))
     } else {
-        std::fs::write(output, &bytes).map_err(|e| format!("cannot write '{output}': {e}"))
+        crate::cli::write_output(output, &bytes)
     }
 }
 
@@ -232,17 +237,11 @@ fn write_module(cx: &Context, module: Op, m: &clap::ArgMatches) -> Result<(), St
         generic: false,
         debug_info: m.get_flag("mlir-print-debuginfo"),
     };
-    let mut sink: Box<dyn Write> = if output == "-" {
-        Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
-    } else {
-        Box::new(std::io::BufWriter::new(
-            std::fs::File::create(output).map_err(|e| format!("cannot write '{output}': {e}"))?,
-        ))
-    };
-    let mut p = Printer::with_sink(cx, opts, &mut *sink);
+    let mut sink = crate::cli::Output::open(output)?;
+    let mut p = Printer::with_sink(cx, opts, &mut sink);
     p.print_top(module)
         .map_err(|e| format!("cannot write the output: {e}"))?;
     drop(p);
-    sink.flush()
+    sink.commit()
         .map_err(|e| format!("cannot write the output: {e}"))
 }

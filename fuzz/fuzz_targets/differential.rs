@@ -25,6 +25,7 @@ fn load(text: &Arc<str>) -> ipu_driver::load::Loaded {
         "fuzz.mlir",
         text.clone(),
         std::path::Path::new("."),
+        false,
     ) {
         Ok(l) => l,
         Err(ipu_driver::load::LoadError::Diag(_, d)) => {

@@ -101,6 +101,24 @@ def main():
     save("int_ops", [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Mod", ["c", "b"], ["y"])],
          [vi("a", [3], TensorProto.INT64), vi("b", [3], TensorProto.INT64)], [vi("y", [3], TensorProto.INT64)])
 
+    hostile()
+
+
+def hostile():
+    """Names and references a model must not use to leave the user's
+    folders (issue 32): graph outputs that climb, are absolute, empty or
+    twice the same, and an initializer stored as external data that climbs."""
+    for name, outs in [("out_climb", ["../../x"]), ("out_abs", ["/tmp/abs"]), ("out_empty", [""]),
+                       ("out_twice", ["y", "y"]), ("out_case", ["Y", "y"])]:
+        nodes = [helper.make_node("Relu", ["x"], [f"r{i}"]) for i in range(len(outs))]
+        nodes += [helper.make_node("Identity", [f"r{i}"], [o]) for i, o in enumerate(outs) if o]
+        save(name, nodes, [vi("x", [4])], [vi(o or "r0", [4]) for o in outs])
+    w = TensorProto(name="w", data_type=F, dims=[4], data_location=TensorProto.EXTERNAL)
+    for k, v in [("location", "../../etc/passwd"), ("offset", "0"), ("length", "16")]:
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    save("external_climb", [helper.make_node("Add", ["x", "w"], ["y"])], [vi("x", [4])], [vi("y", [4])], [w])
+
 
 if __name__ == "__main__":
     main()

@@ -3,6 +3,7 @@
 //! small valid `nn` programs for the differential target.
 
 pub mod nn_gen;
+pub mod paths;
 pub mod reseal;
 
 use std::sync::{Arc, OnceLock};

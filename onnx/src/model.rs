@@ -381,14 +381,45 @@ fn decode_graph(g: &proto::GraphProto, opset: i64) -> Result<Graph, OnnxError> {
     })
 }
 
+/// Why a tensor stored outside the model file is refused. External data is
+/// not read at all (nothing outside the paths on the command line is
+/// opened); a `location` that would leave the model's folder (absolute, or
+/// with `..`), which onnxruntime refuses too, is named as such.
+fn external_data_refusal(t: &proto::TensorProto) -> String {
+    let location = t
+        .external_data
+        .iter()
+        .find(|e| e.key == "location")
+        .map(|e| e.value.as_str());
+    match location {
+        Some(loc)
+            if loc.starts_with(['/', '\\'])
+                || loc.split(['/', '\\']).any(|c| c == "..")
+                || loc.get(1..2) == Some(":") =>
+        {
+            format!(
+                "external data location '{}' is outside the model's folder (an absolute path, or one that climbs out with '..'): refused",
+                loc.escape_debug()
+            )
+        }
+        Some(loc) => format!(
+            "external data (location '{}') is not supported: save the model with its tensors inside it",
+            loc.escape_debug()
+        ),
+        None => "external data is not supported".into(),
+    }
+}
+
 /// Convert a `TensorProto` (raw_data or typed fields) to a [`Tensor`].
 pub fn decode_tensor(t: &proto::TensorProto) -> Result<Tensor, OnnxError> {
     let err = |m: String| OnnxError::Tensor {
         name: t.name.clone(),
         message: m,
     };
-    if t.data_location == proto::tensor_proto::DataLocation::External as i32 {
-        return Err(err("external data is not supported".into()));
+    if t.data_location == proto::tensor_proto::DataLocation::External as i32
+        || !t.external_data.is_empty()
+    {
+        return Err(err(external_data_refusal(t)));
     }
     let ty = element_type(t.data_type).ok_or_else(|| {
         err(format!(

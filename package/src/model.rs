@@ -883,11 +883,12 @@ impl Package {
         Package::from_elf_bytes(&bytes)
     }
 
-    /// Validates and writes a package file.
+    /// Validates and writes a package file (atomically: the old file or
+    /// the complete new one).
     pub fn write_file(&self, path: impl AsRef<std::path::Path>) -> Result<(), crate::PackageError> {
         let path = path.as_ref();
         let bytes = self.try_to_elf_bytes()?;
-        std::fs::write(path, bytes).map_err(|e| crate::PackageError::Io {
+        ipu_files::write_atomic(path, bytes).map_err(|e| crate::PackageError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
         })

@@ -47,10 +47,10 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Tensor, NpyError> {
     parse_npy(&bytes)
 }
 
-/// Write a `.npy` file.
+/// Write a `.npy` file (atomically: the old file or the complete new one).
 pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<(), NpyError> {
     let p = path.as_ref();
-    std::fs::write(p, to_npy_bytes(t)).map_err(|source| NpyError::Io {
+    ipu_files::write_atomic(p, to_npy_bytes(t)).map_err(|source| NpyError::Io {
         path: p.display().to_string(),
         source,
     })
@@ -115,6 +115,63 @@ fn header_value<'a>(header: &'a str, key: &str) -> Result<&'a str, NpyError> {
         }
     }
     Err(fmt_err(format!("unterminated value for '{key}'")))
+}
+
+/// Checks that the header is one dict with exactly the keys `descr`,
+/// `fortran_order` and `shape`, each once. numpy refuses other keys but
+/// takes the last of two equal ones; a reader that took the first would see
+/// another array than numpy does, so a repeated key is refused.
+fn check_header_keys(header: &str) -> Result<(), NpyError> {
+    let body = header
+        .trim_end_matches(['\n', ' ', '\0'])
+        .trim_start()
+        .strip_prefix('{')
+        .and_then(|r| r.trim_end().strip_suffix('}'))
+        .ok_or_else(|| fmt_err("header is not a dict"))?;
+    let mut keys: Vec<&str> = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, None::<usize>);
+    let mut expect_key = true;
+    for (i, c) in body.char_indices() {
+        if let Some(q) = quote {
+            if c == q {
+                quote = None;
+                if let Some(st) = start.take() {
+                    // A quoted string at the top level where a key belongs.
+                    if body[i + 1..].trim_start().starts_with(':') {
+                        keys.push(&body[st..i]);
+                        expect_key = false;
+                    }
+                }
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' => {
+                quote = Some(c);
+                if depth == 0 && expect_key {
+                    start = Some(i + 1);
+                }
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => expect_key = true,
+            _ => {}
+        }
+    }
+    for k in &keys {
+        if keys.iter().filter(|x| *x == k).count() > 1 {
+            return Err(fmt_err(format!("header key '{k}' appears more than once")));
+        }
+        if !matches!(*k, "descr" | "fortran_order" | "shape") {
+            return Err(fmt_err(format!("header has an unknown key '{k}'")));
+        }
+    }
+    if keys.len() != 3 {
+        return Err(fmt_err(
+            "header must have exactly the keys 'descr', 'fortran_order' and 'shape'",
+        ));
+    }
+    Ok(())
 }
 
 fn unquote(s: &str) -> Option<&str> {
@@ -242,6 +299,7 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Tensor, NpyError> {
         .ok_or_else(|| fmt_err("truncated header"))?;
     let header =
         std::str::from_utf8(&bytes[hstart..hend]).map_err(|_| fmt_err("header is not UTF-8"))?;
+    check_header_keys(header)?;
     let descr = parse_descr(header_value(header, "descr")?)?;
     let fortran = match header_value(header, "fortran_order")? {
         "True" => true,
@@ -269,6 +327,15 @@ pub fn parse_npy(bytes: &[u8]) -> Result<Tensor, NpyError> {
         return Err(fmt_err(format!(
             "data truncated: need {need} bytes, have {}",
             payload.len()
+        )));
+    }
+    // Stricter than numpy, which ignores what follows the data: bytes after
+    // it mean the header and the file disagree (a shape cut short, two
+    // files run together), so the values cannot be trusted.
+    if payload.len() > need {
+        return Err(fmt_err(format!(
+            "{} bytes after the data: the header's shape and dtype say {need} bytes",
+            payload.len() - need
         )));
     }
     let word = |i: usize| -> u64 {
@@ -532,6 +599,44 @@ mod tests {
         assert_eq!(t.shape(), &[2, 3]);
         assert_eq!(t.dtype(), ElementType::I16);
         assert_eq!(t.as_i64().unwrap(), &[0, 1, 2, 3, 4, 5]);
+    }
+
+    /// The header and the file must agree: no bytes after the data, no
+    /// repeated or unknown header keys (issue 32 finding 6).
+    #[test]
+    fn strict_about_trailing_bytes_and_header_keys() {
+        let t = Tensor::from_f32(vec![2], ElementType::F32, vec![1.0, 2.0]).unwrap();
+        let good = to_npy_bytes(&t);
+        assert!(parse_npy(&good).is_ok());
+        let mut extra = good.clone();
+        extra.extend_from_slice(&[0, 0, 0, 0]);
+        let e = parse_npy(&extra).unwrap_err().to_string();
+        assert!(e.contains("4 bytes after the data"), "{e}");
+        let with_header = |h: &str| {
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            let mut h = h.to_string();
+            while (10 + h.len() + 1) % 64 != 0 {
+                h.push(' ');
+            }
+            h.push('\n');
+            b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            b.extend_from_slice(h.as_bytes());
+            b.extend_from_slice(&[0u8; 8]);
+            b
+        };
+        let ok = with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }");
+        assert!(parse_npy(&ok).is_ok());
+        let dup =
+            with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2,), }");
+        let e = parse_npy(&dup).unwrap_err().to_string();
+        assert!(e.contains("'shape' appears more than once"), "{e}");
+        let unknown =
+            with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}");
+        let e = parse_npy(&unknown).unwrap_err().to_string();
+        assert!(e.contains("unknown key 'extra'"), "{e}");
+        let structured =
+            with_header("{'descr': [('bf16', '<u2')], 'fortran_order': False, 'shape': (4,)}");
+        assert!(parse_npy(&structured).is_ok());
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn main() -> ExitCode {
                     if c.hit { "cached" } else { "assembled" }
                 );
                 if let Some(o) = &cli.output {
-                    if let Err(e) = std::fs::write(o, c.object.to_elf()) {
+                    if let Err(e) = ipu_files::write_atomic(o, c.object.to_elf()) {
                         eprintln!("error: {}: {e}", o.display());
                         return ExitCode::FAILURE;
                     }
@@ -138,13 +138,13 @@ fn main() -> ExitCode {
                 .output
                 .clone()
                 .unwrap_or_else(|| input.with_extension("o"));
-            if let Err(e) = std::fs::write(&out, a.elf_bytes()) {
+            if let Err(e) = ipu_files::write_atomic(&out, a.elf_bytes()) {
                 eprintln!("error: {}: {e}", out.display());
                 return ExitCode::FAILURE;
             }
             if let Some(m) = &cli.meta {
                 let json = serde_json::to_string_pretty(&a.meta).unwrap_or_default();
-                if let Err(e) = std::fs::write(m, json) {
+                if let Err(e) = ipu_files::write_atomic(m, json) {
                     eprintln!("error: {}: {e}", m.display());
                     return ExitCode::FAILURE;
                 }
