@@ -660,6 +660,46 @@ lnh_var_end_\@:
         mov $m2, $m3
         .endm
 
+# t = (x - mean) * rstd from x in $a0:1 into $a2:3 (`vsub`, `vmul`: the
+# f32v2 or f16v4 forms), loading the next gamma into `g` and beta into
+# $a4:5 beside it, as the specialisation has them.
+        .macro LN_T vsub, vmul, g
+        .if GAMMA
+        { ld64 \g, [$m11+=8] ; \vsub $a2:3, $a0:1, $a8:9 }
+        .else
+        \vsub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; \vmul $a2:3, $a2:3, $a10:11 }
+        .else
+        \vmul $a2:3, $a2:3, $a10:11
+        .endif
+        .endm
+
+# $a4:5 = `op` a, b, storing the previous y from $a4:5 beside it and, unless
+# `last`, loading the next x into $a0:1.
+        .macro LN_STORE last, op, a, b
+        .if \last
+        { st64 $a4:5, [$m9+=8] ; \op $a4:5, \a, \b }
+        .else
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; \op $a4:5, \a, \b }
+        .endif
+        .endm
+
+# y = t * gamma + beta (as the specialisation has them) from t in $a2:3,
+# gamma in `g` and beta in $a4:5, with LN_STORE's store and load.
+        .macro LN_Y last, vfma, vmul, vadd, g
+        .if GAMMA & BETA
+        LN_STORE \last, \vfma, $a2:3, \g
+        .endif
+        .if GAMMA & (BETA == 0)
+        LN_STORE \last, \vmul, $a2:3, \g
+        .endif
+        .if (GAMMA == 0) & BETA
+        LN_STORE \last, \vadd, $a4:5, $a2:3
+        .endif
+        .endm
+
 # y = (x - mean) * rstd [* gamma] [+ beta] for the f32 row at $m2 into $m9,
 # from $a8:9 = mean and $a10:11 = rstd (both lanes); gamma and beta from
 # the record's +8 and +12.
@@ -669,49 +709,15 @@ lnh_var_end_\@:
         ld32 $m12, [$m0+12]
         # y = t * gamma + beta, t = (x - mean) * rstd
         ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_T f32v2sub, f32v2mul, $a12:13
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, ln_apply_end_\@
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_Y 0, f32v2fma, f32v2mul, f32v2add, $a12:13
+        LN_T f32v2sub, f32v2mul, $a12:13
 ln_apply_end_\@:
         .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
+        LN_Y 1, f32v2fma, f32v2mul, f32v2add, $a12:13
         .else
         # y = (x - mean) * rstd
         ld64 $a0:1, [$m2+=8]
@@ -735,51 +741,17 @@ ln_norm_end_\@:
         ld32 $m11, [$m0+8]
         ld32 $m12, [$m0+12]
         ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_T f16v4sub, f16v4mul, $a6:7
         f16v4add $a2:3, $a2:3, $a12:13
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, lnh_apply_end_\@
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_Y 0, f16v4fma, f16v4mul, f16v4add, $a6:7
+        LN_T f16v4sub, f16v4mul, $a6:7
         f16v4add $a2:3, $a2:3, $a12:13
 lnh_apply_end_\@:
         .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
+        LN_Y 1, f16v4fma, f16v4mul, f16v4add, $a6:7
         .else
         ld64 $a0:1, [$m2+=8]
         f16v4sub $a2:3, $a0:1, $a8:9
