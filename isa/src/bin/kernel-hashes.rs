@@ -70,7 +70,10 @@ fn hash(name: &str, params: &BTreeMap<String, i64>) -> String {
             a.object.meta = Some(a.meta.clone());
             sha256_hex(&a.elf_bytes())[..16].to_string()
         }
-        Err(e) => format!("error:{}", sha256_hex(e.to_string().as_bytes())[..10].to_string()),
+        Err(e) => format!(
+            "error:{}",
+            sha256_hex(e.to_string().as_bytes())[..10].to_string()
+        ),
     }
 }
 
@@ -90,7 +93,11 @@ fn main() -> ExitCode {
     }
     for (name, params) in &specs {
         let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let p = if p.is_empty() { "-".into() } else { p.join(",") };
+        let p = if p.is_empty() {
+            "-".into()
+        } else {
+            p.join(",")
+        };
         println!("{} {name} {p}", hash(name, params));
     }
     ExitCode::SUCCESS
