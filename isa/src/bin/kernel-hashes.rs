@@ -70,10 +70,7 @@ fn hash(name: &str, params: &BTreeMap<String, i64>) -> String {
             a.object.meta = Some(a.meta.clone());
             sha256_hex(&a.elf_bytes())[..16].to_string()
         }
-        Err(e) => format!(
-            "error:{}",
-            sha256_hex(e.to_string().as_bytes())[..10].to_string()
-        ),
+        Err(e) => format!("error:{}", &sha256_hex(e.to_string().as_bytes())[..10]),
     }
 }
 
