@@ -627,6 +627,27 @@ ln_var_end_\@:
         mov $m2, $m3
         .endm
 
+# ln_stats' variance of the f32 row at `ptr` about the mean in $a6 (the
+# order of LN_MOMENTS32), [mean, var] stored at $m9, the row count $m6
+# stepped; `end` labels the repeat's end.
+        .macro LN_VAR_PAIR ptr, end
+        { ld64 $a0:1, [\ptr+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, \end
+        { ld64 $a0:1, [\ptr+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+\end:
+        .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        .endm
+
 # The same for an f16 row: $a8:9 holds m' = the mean rounded to f16 (four
 # lanes), $a12 m' - mean, $a6 the biased variance (about m', corrected).
         .macro LN_MOMENTS16
@@ -1294,21 +1315,7 @@ lsa_sum_end:
         { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
         f32v2hadd $a6, $a4:5
         f32mul $a6, $a6, $a14          # mean
-        { ld64 $a0:1, [$m3+=8] ; f32v2dup $a8:9, $a6 }
-        .if GR > 1
-        { setzi $m10, GR - 1 ; zero64 $a4:5 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-        rpt $m10, lsa_end
-        { ld64 $a0:1, [$m3+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-lsa_end:
-        .else
-        zero64 $a4:5
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        f32v2fma $a4:5, $a2:3, $a2:3
-        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
-        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        LN_VAR_PAIR $m3, lsa_end
         brnz $m6, row_lsa
         .endif
 
@@ -1320,21 +1327,7 @@ row_lst32:
         FOLD f32v2add, GR, 8
         f32v2hadd $a6, $a4:5
         { mov $m2, $m3 ; f32mul $a6, $a6, $a14 }       # mean
-        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a6 }
-        .if GR > 1
-        { setzi $m10, GR - 1 ; zero64 $a4:5 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-        rpt $m10, lst32_end
-        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-lst32_end:
-        .else
-        zero64 $a4:5
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        f32v2fma $a4:5, $a2:3, $a2:3
-        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
-        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        LN_VAR_PAIR $m2, lst32_end
         brnz $m6, row_lst32
         .endif
 
