@@ -46,6 +46,19 @@
         .define CVT_F8_TO_F32 cvt.f8e4.f32
         .define CVT_F8_TO_F16 cvt.f8e4.f16
         .endif
+        # And the 16-bit side's (1 f16, 2 bf16).
+        .if TO == 2
+        .define CVT_F32_TO_H cvt.f32.bf16
+        .else
+        .define CVT_F32_TO_H cvt.f32.f16
+        .endif
+        .if FROM == 2
+        .define CVT_H_TO_F32 cvt.bf16.f32
+        .define CVT_H_TO_H cvt.bf16.f16
+        .else
+        .define CVT_H_TO_F32 cvt.f16.f32
+        .define CVT_H_TO_H cvt.f16.bf16
+        .endif
         .if (FROM == 0) & (TO == 0)
         .set GROUP, 2
         .set GLEN, 2
@@ -54,22 +67,13 @@
         st64 $a0:1, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 0) & (TO == 1)
+        .if (FROM == 0) & (TO >= 1) & (TO <= 2)
         .set GROUP, 4
         .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f16 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f32.f16 $a5, $a2:3 }
-        .endm
-        .endif
-        .if (FROM == 0) & (TO == 2)
-        .set GROUP, 4
-        .set GLEN, 3
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.bf16 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f32.bf16 $a5, $a2:3 }
+        { ld64 $a2:3, [$m2+=8] ; CVT_F32_TO_H $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; CVT_F32_TO_H $a5, $a2:3 }
         .endm
         .endif
         .if (FROM == 0) & (TO >= 3)
@@ -85,16 +89,16 @@
         { st64 $a10:11, [$m4+=8] ; pack16 $a11, $a8, $a9 }
         .endm
         .endif
-        .if (FROM == 1) & (TO == 0)
+        .if (FROM >= 1) & (FROM <= 2) & (TO == 0)
         .set GROUP, 4
         .set GLEN, 2
         .set PIPE, 1
         .macro CONVERT
-        { st64 $a2:3, [$m4+=8] ; cvt.f16.f32 $a2:3, $a0 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f32 $a4:5, $a1 }
+        { st64 $a2:3, [$m4+=8] ; CVT_H_TO_F32 $a2:3, $a0 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; CVT_H_TO_F32 $a4:5, $a1 }
         .endm
         .endif
-        .if (FROM == 1) & (TO == 1)
+        .if (FROM >= 1) & (FROM <= 2) & (FROM == TO)
         .set GROUP, 4
         .set GLEN, 2
         .macro CONVERT
@@ -102,13 +106,13 @@
         st64 $a0:1, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 1) & (TO == 2)
+        .if (FROM >= 1) & (FROM <= 2) & (TO >= 1) & (TO <= 2) & (FROM != TO)
         .set GROUP, 4
         .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        cvt.f16.bf16 $a2, $a0
-        { st64 $a2:3, [$m4+=8] ; cvt.f16.bf16 $a3, $a1 }
+        CVT_H_TO_H $a2, $a0
+        { st64 $a2:3, [$m4+=8] ; CVT_H_TO_H $a3, $a1 }
         .endm
         .endif
         .if (FROM == 1) & (TO >= 3)
@@ -124,32 +128,6 @@
         { ld64 $a2:3, [$m2+=8] ; CVT_F16_TO_F8 $a4, $a0:1 }
         { st64 $a4:5, [$m4+=8] ; CVT_F16_TO_F8 $a5, $a2:3 }
         .endif
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 0)
-        .set GROUP, 4
-        .set GLEN, 2
-        .set PIPE, 1
-        .macro CONVERT
-        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f32 $a2:3, $a0 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.bf16.f32 $a4:5, $a1 }
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 1)
-        .set GROUP, 4
-        .set GLEN, 3
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        cvt.bf16.f16 $a2, $a0
-        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f16 $a3, $a1 }
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 2)
-        .set GROUP, 4
-        .set GLEN, 2
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        st64 $a0:1, [$m4+=8]
         .endm
         .endif
         .if (FROM == 2) & (TO >= 3)
