@@ -30,6 +30,35 @@
         # each next one in the last bundle of the group before; the last
         # turn reads one group past the input, within its slack).
         .set PIPE, 0
+        # The FP8 side's conversions, by its format (3 f8E4M3FN, 4 f8E5M2):
+        # one CONVERT serves both.
+        .if TO == 4
+        .define CVT_F32_TO_F8 cvt.f32.f8e5
+        .define CVT_F16_TO_F8 cvt.f16.f8e5
+        .else
+        .define CVT_F32_TO_F8 cvt.f32.f8e4
+        .define CVT_F16_TO_F8 cvt.f16.f8e4
+        .endif
+        .if FROM == 4
+        .define CVT_F8_TO_F32 cvt.f8e5.f32
+        .define CVT_F8_TO_F16 cvt.f8e5.f16
+        .else
+        .define CVT_F8_TO_F32 cvt.f8e4.f32
+        .define CVT_F8_TO_F16 cvt.f8e4.f16
+        .endif
+        # And the 16-bit side's (1 f16, 2 bf16).
+        .if TO == 2
+        .define CVT_F32_TO_H cvt.f32.bf16
+        .else
+        .define CVT_F32_TO_H cvt.f32.f16
+        .endif
+        .if FROM == 2
+        .define CVT_H_TO_F32 cvt.bf16.f32
+        .define CVT_H_TO_H cvt.bf16.f16
+        .else
+        .define CVT_H_TO_F32 cvt.f16.f32
+        .define CVT_H_TO_H cvt.f16.bf16
+        .endif
         .if (FROM == 0) & (TO == 0)
         .set GROUP, 2
         .set GLEN, 2
@@ -38,60 +67,38 @@
         st64 $a0:1, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 0) & (TO == 1)
+        .if (FROM == 0) & (TO >= 1) & (TO <= 2)
         .set GROUP, 4
         .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f16 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f32.f16 $a5, $a2:3 }
+        { ld64 $a2:3, [$m2+=8] ; CVT_F32_TO_H $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; CVT_F32_TO_H $a5, $a2:3 }
         .endm
         .endif
-        .if (FROM == 0) & (TO == 2)
-        .set GROUP, 4
-        .set GLEN, 3
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.bf16 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f32.bf16 $a5, $a2:3 }
-        .endm
-        .endif
-        .if (FROM == 0) & (TO == 3)
+        .if (FROM == 0) & (TO >= 3)
         .set GROUP, 8
         .set GLEN, 7
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f8e4 $a8, $a0:1 }
-        { ld64 $a4:5, [$m2+=8] ; cvt.f32.f8e4 $a9, $a2:3 }
+        { ld64 $a2:3, [$m2+=8] ; CVT_F32_TO_F8 $a8, $a0:1 }
+        { ld64 $a4:5, [$m2+=8] ; CVT_F32_TO_F8 $a9, $a2:3 }
         { ld64 $a6:7, [$m2+=8] ; pack16 $a10, $a8, $a9 }
-        cvt.f32.f8e4 $a8, $a4:5
-        cvt.f32.f8e4 $a9, $a6:7
+        CVT_F32_TO_F8 $a8, $a4:5
+        CVT_F32_TO_F8 $a9, $a6:7
         { st64 $a10:11, [$m4+=8] ; pack16 $a11, $a8, $a9 }
         .endm
         .endif
-        .if (FROM == 0) & (TO == 4)
-        .set GROUP, 8
-        .set GLEN, 7
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f32.f8e5 $a8, $a0:1 }
-        { ld64 $a4:5, [$m2+=8] ; cvt.f32.f8e5 $a9, $a2:3 }
-        { ld64 $a6:7, [$m2+=8] ; pack16 $a10, $a8, $a9 }
-        cvt.f32.f8e5 $a8, $a4:5
-        cvt.f32.f8e5 $a9, $a6:7
-        { st64 $a10:11, [$m4+=8] ; pack16 $a11, $a8, $a9 }
-        .endm
-        .endif
-        .if (FROM == 1) & (TO == 0)
+        .if (FROM >= 1) & (FROM <= 2) & (TO == 0)
         .set GROUP, 4
         .set GLEN, 2
         .set PIPE, 1
         .macro CONVERT
-        { st64 $a2:3, [$m4+=8] ; cvt.f16.f32 $a2:3, $a0 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f32 $a4:5, $a1 }
+        { st64 $a2:3, [$m4+=8] ; CVT_H_TO_F32 $a2:3, $a0 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; CVT_H_TO_F32 $a4:5, $a1 }
         .endm
         .endif
-        .if (FROM == 1) & (TO == 1)
+        .if (FROM >= 1) & (FROM <= 2) & (FROM == TO)
         .set GROUP, 4
         .set GLEN, 2
         .macro CONVERT
@@ -99,72 +106,31 @@
         st64 $a0:1, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 1) & (TO == 2)
+        .if (FROM >= 1) & (FROM <= 2) & (TO >= 1) & (TO <= 2) & (FROM != TO)
         .set GROUP, 4
         .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        cvt.f16.bf16 $a2, $a0
-        { st64 $a2:3, [$m4+=8] ; cvt.f16.bf16 $a3, $a1 }
+        CVT_H_TO_H $a2, $a0
+        { st64 $a2:3, [$m4+=8] ; CVT_H_TO_H $a3, $a1 }
         .endm
         .endif
-        .if (FROM == 1) & (TO == 3)
+        .if (FROM == 1) & (TO >= 3)
         .set GROUP, 8
         .set GLEN, 3 - (SAT != 0)
         .set PIPE, SAT != 0
         .macro CONVERT
         .if PIPE
-        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e4 $a4, $a0:1 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f8e4 $a5, $a2:3 }
+        { ld64 $a2:3, [$m2+=8] ; CVT_F16_TO_F8 $a4, $a0:1 }
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; CVT_F16_TO_F8 $a5, $a2:3 }
         .else
         ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e4 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e4 $a5, $a2:3 }
+        { ld64 $a2:3, [$m2+=8] ; CVT_F16_TO_F8 $a4, $a0:1 }
+        { st64 $a4:5, [$m4+=8] ; CVT_F16_TO_F8 $a5, $a2:3 }
         .endif
         .endm
         .endif
-        .if (FROM == 1) & (TO == 4)
-        .set GROUP, 8
-        .set GLEN, 3 - (SAT != 0)
-        .set PIPE, SAT != 0
-        .macro CONVERT
-        .if PIPE
-        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e5 $a4, $a0:1 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.f16.f8e5 $a5, $a2:3 }
-        .else
-        ld64 $a0:1, [$m2+=8]
-        { ld64 $a2:3, [$m2+=8] ; cvt.f16.f8e5 $a4, $a0:1 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f16.f8e5 $a5, $a2:3 }
-        .endif
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 0)
-        .set GROUP, 4
-        .set GLEN, 2
-        .set PIPE, 1
-        .macro CONVERT
-        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f32 $a2:3, $a0 }
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m4+=8] ; cvt.bf16.f32 $a4:5, $a1 }
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 1)
-        .set GROUP, 4
-        .set GLEN, 3
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        cvt.bf16.f16 $a2, $a0
-        { st64 $a2:3, [$m4+=8] ; cvt.bf16.f16 $a3, $a1 }
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 2)
-        .set GROUP, 4
-        .set GLEN, 2
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        st64 $a0:1, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 2) & (TO == 3)
+        .if (FROM == 2) & (TO >= 3)
         .set GROUP, 8
         .set GLEN, 13
         .macro CONVERT
@@ -174,67 +140,48 @@
         cvt.bf16.f32 $a2:3, $a13
         cvt.bf16.f32 $a4:5, $a14
         cvt.bf16.f32 $a6:7, $a15
-        cvt.f32.f8e4 $a8, $a0:1
-        cvt.f32.f8e4 $a9, $a2:3
+        CVT_F32_TO_F8 $a8, $a0:1
+        CVT_F32_TO_F8 $a9, $a2:3
         pack16 $a10, $a8, $a9
-        cvt.f32.f8e4 $a8, $a4:5
-        cvt.f32.f8e4 $a9, $a6:7
+        CVT_F32_TO_F8 $a8, $a4:5
+        CVT_F32_TO_F8 $a9, $a6:7
         pack16 $a11, $a8, $a9
         st64 $a10:11, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 2) & (TO == 4)
-        .set GROUP, 8
-        .set GLEN, 13
-        .macro CONVERT
-        ld64 $a12:13, [$m2+=8]
-        ld64 $a14:15, [$m2+=8]
-        cvt.bf16.f32 $a0:1, $a12
-        cvt.bf16.f32 $a2:3, $a13
-        cvt.bf16.f32 $a4:5, $a14
-        cvt.bf16.f32 $a6:7, $a15
-        cvt.f32.f8e5 $a8, $a0:1
-        cvt.f32.f8e5 $a9, $a2:3
-        pack16 $a10, $a8, $a9
-        cvt.f32.f8e5 $a8, $a4:5
-        cvt.f32.f8e5 $a9, $a6:7
-        pack16 $a11, $a8, $a9
-        st64 $a10:11, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 3) & (TO == 0)
+        .if (FROM >= 3) & (FROM <= 4) & (TO == 0)
         .set GROUP, 8
         .set GLEN, 7
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        { st64 $a2:3, [$m4+=8] ; cvt.f8e4.f32 $a2:3, $a0 }
+        { st64 $a2:3, [$m4+=8] ; CVT_F8_TO_F32 $a2:3, $a0 }
         hi16 $a10, $a0
-        { st64 $a4:5, [$m4+=8] ; cvt.f8e4.f32 $a4:5, $a10 }
-        { st64 $a6:7, [$m4+=8] ; cvt.f8e4.f32 $a6:7, $a1 }
+        { st64 $a4:5, [$m4+=8] ; CVT_F8_TO_F32 $a4:5, $a10 }
+        { st64 $a6:7, [$m4+=8] ; CVT_F8_TO_F32 $a6:7, $a1 }
         hi16 $a10, $a1
-        { st64 $a8:9, [$m4+=8] ; cvt.f8e4.f32 $a8:9, $a10 }
+        { st64 $a8:9, [$m4+=8] ; CVT_F8_TO_F32 $a8:9, $a10 }
         .endm
         .endif
-        .if (FROM == 3) & (TO == 1)
+        .if (FROM >= 3) & (FROM <= 4) & (TO == 1)
         .set GROUP, 8
         .set GLEN, 3
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        { st64 $a2:3, [$m4+=8] ; cvt.f8e4.f16 $a2:3, $a0 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f8e4.f16 $a4:5, $a1 }
+        { st64 $a2:3, [$m4+=8] ; CVT_F8_TO_F16 $a2:3, $a0 }
+        { st64 $a4:5, [$m4+=8] ; CVT_F8_TO_F16 $a4:5, $a1 }
         .endm
         .endif
-        .if (FROM == 3) & (TO == 2)
+        .if (FROM >= 3) & (FROM <= 4) & (TO == 2)
         .set GROUP, 8
         .set GLEN, 13
         .macro CONVERT
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e4.f32 $a2:3, $a0
+        CVT_F8_TO_F32 $a2:3, $a0
         hi16 $a10, $a0
-        cvt.f8e4.f32 $a4:5, $a10
-        cvt.f8e4.f32 $a6:7, $a1
+        CVT_F8_TO_F32 $a4:5, $a10
+        CVT_F8_TO_F32 $a6:7, $a1
         hi16 $a10, $a1
-        cvt.f8e4.f32 $a8:9, $a10
+        CVT_F8_TO_F32 $a8:9, $a10
         cvt.f32.bf16 $a12, $a2:3
         cvt.f32.bf16 $a13, $a4:5
         cvt.f32.bf16 $a14, $a6:7
@@ -243,100 +190,17 @@
         st64 $a14:15, [$m4+=8]
         .endm
         .endif
-        .if (FROM == 3) & (TO == 3)
+        .if (FROM >= 3) & (FROM <= 4) & (TO >= 3)
         .set GROUP, 8
         .set GLEN, 8
         .macro CONVERT
         setscl $m8
         ld64 $a0:1, [$m2+=8]
-        cvt.f8e4.f16 $a2:3, $a0
-        cvt.f8e4.f16 $a4:5, $a1
+        CVT_F8_TO_F16 $a2:3, $a0
+        CVT_F8_TO_F16 $a4:5, $a1
         setscl $m9
-        cvt.f16.f8e4 $a6, $a2:3
-        cvt.f16.f8e4 $a7, $a4:5
-        st64 $a6:7, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 3) & (TO == 4)
-        .set GROUP, 8
-        .set GLEN, 8
-        .macro CONVERT
-        setscl $m8
-        ld64 $a0:1, [$m2+=8]
-        cvt.f8e4.f16 $a2:3, $a0
-        cvt.f8e4.f16 $a4:5, $a1
-        setscl $m9
-        cvt.f16.f8e5 $a6, $a2:3
-        cvt.f16.f8e5 $a7, $a4:5
-        st64 $a6:7, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 4) & (TO == 0)
-        .set GROUP, 8
-        .set GLEN, 7
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        { st64 $a2:3, [$m4+=8] ; cvt.f8e5.f32 $a2:3, $a0 }
-        hi16 $a10, $a0
-        { st64 $a4:5, [$m4+=8] ; cvt.f8e5.f32 $a4:5, $a10 }
-        { st64 $a6:7, [$m4+=8] ; cvt.f8e5.f32 $a6:7, $a1 }
-        hi16 $a10, $a1
-        { st64 $a8:9, [$m4+=8] ; cvt.f8e5.f32 $a8:9, $a10 }
-        .endm
-        .endif
-        .if (FROM == 4) & (TO == 1)
-        .set GROUP, 8
-        .set GLEN, 3
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        { st64 $a2:3, [$m4+=8] ; cvt.f8e5.f16 $a2:3, $a0 }
-        { st64 $a4:5, [$m4+=8] ; cvt.f8e5.f16 $a4:5, $a1 }
-        .endm
-        .endif
-        .if (FROM == 4) & (TO == 2)
-        .set GROUP, 8
-        .set GLEN, 13
-        .macro CONVERT
-        ld64 $a0:1, [$m2+=8]
-        cvt.f8e5.f32 $a2:3, $a0
-        hi16 $a10, $a0
-        cvt.f8e5.f32 $a4:5, $a10
-        cvt.f8e5.f32 $a6:7, $a1
-        hi16 $a10, $a1
-        cvt.f8e5.f32 $a8:9, $a10
-        cvt.f32.bf16 $a12, $a2:3
-        cvt.f32.bf16 $a13, $a4:5
-        cvt.f32.bf16 $a14, $a6:7
-        cvt.f32.bf16 $a15, $a8:9
-        st64 $a12:13, [$m4+=8]
-        st64 $a14:15, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 4) & (TO == 3)
-        .set GROUP, 8
-        .set GLEN, 8
-        .macro CONVERT
-        setscl $m8
-        ld64 $a0:1, [$m2+=8]
-        cvt.f8e5.f16 $a2:3, $a0
-        cvt.f8e5.f16 $a4:5, $a1
-        setscl $m9
-        cvt.f16.f8e4 $a6, $a2:3
-        cvt.f16.f8e4 $a7, $a4:5
-        st64 $a6:7, [$m4+=8]
-        .endm
-        .endif
-        .if (FROM == 4) & (TO == 4)
-        .set GROUP, 8
-        .set GLEN, 8
-        .macro CONVERT
-        setscl $m8
-        ld64 $a0:1, [$m2+=8]
-        cvt.f8e5.f16 $a2:3, $a0
-        cvt.f8e5.f16 $a4:5, $a1
-        setscl $m9
-        cvt.f16.f8e5 $a6, $a2:3
-        cvt.f16.f8e5 $a7, $a4:5
+        CVT_F16_TO_F8 $a6, $a2:3
+        CVT_F16_TO_F8 $a7, $a4:5
         st64 $a6:7, [$m4+=8]
         .endm
         .endif

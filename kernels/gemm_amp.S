@@ -45,41 +45,22 @@
                                          # run with the same state before gemm_amp;
                                          # 2: the prologue is the worker records only
 
-        .if TYPE == 0
-        .define AMPOP amp.f16f32
-        .set KPI, 2
-        .set PPI, 2
-        .set EB, 2
-        .set PB, 4
+# TYPE's AMP mode: its instruction (AMPOP), K per issue (KPI), partials
+# per issue (PPI), input element bytes (EB) and partial bytes (PB).
+        .macro AMP_MODE type, op, kpi, ppi, eb, pb
+        .if TYPE == \type
+        .define AMPOP \op
+        .set KPI, \kpi
+        .set PPI, \ppi
+        .set EB, \eb
+        .set PB, \pb
         .endif
-        .if TYPE == 1
-        .define AMPOP amp.f16f16
-        .set KPI, 4
-        .set PPI, 4
-        .set EB, 2
-        .set PB, 2
-        .endif
-        .if TYPE == 2
-        .define AMPOP amp.f8e4f16
-        .set KPI, 8
-        .set PPI, 4
-        .set EB, 1
-        .set PB, 2
-        .endif
-        .if TYPE == 3
-        .define AMPOP amp.f8e5f16
-        .set KPI, 8
-        .set PPI, 4
-        .set EB, 1
-        .set PB, 2
-        .endif
-        .if TYPE == 4
-        .define AMPOP amp.f32f32
-        .set KPI, 1
-        .set PPI, 2
-        .set EB, 4
-        .set PB, 4
-        .endif
+        .endm
+        AMP_MODE 0, amp.f16f32, 2, 2, 2, 4
+        AMP_MODE 1, amp.f16f16, 4, 4, 2, 2
+        AMP_MODE 2, amp.f8e4f16, 8, 4, 1, 2
+        AMP_MODE 3, amp.f8e5f16, 8, 4, 1, 2
+        AMP_MODE 4, amp.f32f32, 1, 2, 4, 4
         .if (TYPE < 0) | (TYPE > 4)
         .error "TYPE must be 0, 1, 2, 3 or 4"
         .endif

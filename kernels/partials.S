@@ -137,6 +137,68 @@
         .cycles "18 + 6 * (BSETUP + TPG * GC * (R_LO + (REMR > 0)))"
         .endif
 
+# Partial k's add into the sum of c and the partials before it (register
+# `reg`, pointer `ptr`): the last (k = P) ends the sum and stores the one
+# before, loading the next granule's c and this partial; an earlier one
+# loads its own next granule. With `last` (the last granule) no loads.
+        .macro PA_ADD last, k, reg, ptr
+        .if P == \k
+        .if \last
+        VADD $a14:15, $a0:1, \reg
+        .else
+        { ld2st64 $a0:1, [$m2+=8], \reg, [\ptr+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, \reg }
+        .endif
+        .endif
+        .if P > \k
+        .if \last
+        VADD $a0:1, $a0:1, \reg
+        .else
+        { ld64 \reg, [\ptr+=8] ; VADD $a0:1, $a0:1, \reg }
+        .endif
+        .endif
+        .endm
+
+# Partial k's pointer: $m3 (k = 1), $m(k + 5) (k >= 2), each partial one
+# block (GB bytes, set in `step`) after the one before.
+        .macro PARTIAL_PTRS step
+        .if P >= 2
+        setzi \step, GB
+        add $m7, $m3, \step
+        .endif
+        .if P >= 3
+        add $m8, $m7, \step
+        .endif
+        .if P >= 4
+        add $m9, $m8, \step
+        .endif
+        .if P >= 5
+        add $m10, $m9, \step
+        .endif
+        .if P >= 6
+        add $m11, $m10, \step
+        .endif
+        .endm
+
+# The first granule's loads: c and partial k in $a(2k):(2k+1).
+        .macro FIRST_LOADS
+        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m3+=8]
+        .if P == 2
+        ld64 $a4:5, [$m7+=8]
+        .endif
+        .if P >= 3
+        ld2x64 $a4:5, [$m7+=8], $a6:7, [$m8+=8]
+        .endif
+        .if P == 4
+        ld64 $a8:9, [$m9+=8]
+        .endif
+        .if P >= 5
+        ld2x64 $a8:9, [$m9+=8], $a10:11, [$m10+=8]
+        .endif
+        .if P == 6
+        ld64 $a12:13, [$m11+=8]
+        .endif
+        .endm
+
         # The row-vector form. Registers: c and then the granule's bias
         # $a0:1 (the first add reads c before the bias lands, the last
         # reads the bias before the next c lands), partial k $a(2k):(2k+1),
@@ -284,40 +346,9 @@
         shl $m14, $m5, 1
         add $m13, $m13, $m14
         .endif
-        .if P >= 2
-        setzi $m14, GB
-        add $m7, $m3, $m14
-        .endif
-        .if P >= 3
-        add $m8, $m7, $m14
-        .endif
-        .if P >= 4
-        add $m9, $m8, $m14
-        .endif
-        .if P >= 5
-        add $m10, $m9, $m14
-        .endif
-        .if P >= 6
-        add $m11, $m10, $m14
-        .endif
+        PARTIAL_PTRS $m14
         add $m6, $m6, -1
-        # The first granule's c and partials.
-        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m3+=8]
-        .if P == 2
-        ld64 $a4:5, [$m7+=8]
-        .endif
-        .if P >= 3
-        ld2x64 $a4:5, [$m7+=8], $a6:7, [$m8+=8]
-        .endif
-        .if P == 4
-        ld64 $a8:9, [$m9+=8]
-        .endif
-        .if P >= 5
-        ld2x64 $a8:9, [$m9+=8], $a10:11, [$m10+=8]
-        .endif
-        .if P == 6
-        ld64 $a12:13, [$m11+=8]
-        .endif
+        FIRST_LOADS
         rpt $m6, pb_loop_end
         PB_ROW 0
 pb_loop_end:
@@ -359,106 +390,24 @@ partials_worker:
         add $m2, $m2, $m5
         add $m3, $m3, $m5
         add $m4, $m4, $m5
-        # Partial k's pointer: $m3 (k = 1), $m7 + k - 2 (k >= 2).
-        .if P >= 2
-        setzi $m12, GB
-        add $m7, $m3, $m12
-        .endif
-        .if P >= 3
-        add $m8, $m7, $m12
-        .endif
-        .if P >= 4
-        add $m9, $m8, $m12
-        .endif
-        .if P >= 5
-        add $m10, $m9, $m12
-        .endif
-        .if P >= 6
-        add $m11, $m10, $m12
-        .endif
+        PARTIAL_PTRS $m12
         add $m6, $m6, -1
-        # The first granule: c and partial k in $a(2k):(2k+1).
-        ld2x64 $a0:1, [$m2+=8], $a2:3, [$m3+=8]
-        .if P == 2
-        ld64 $a4:5, [$m7+=8]
-        .endif
-        .if P >= 3
-        ld2x64 $a4:5, [$m7+=8], $a6:7, [$m8+=8]
-        .endif
-        .if P == 4
-        ld64 $a8:9, [$m9+=8]
-        .endif
-        .if P >= 5
-        ld2x64 $a8:9, [$m9+=8], $a10:11, [$m10+=8]
-        .endif
-        .if P == 6
-        ld64 $a12:13, [$m11+=8]
-        .endif
+        FIRST_LOADS
         rpt $m6, pa_loop_end
-        .if P == 1
-        { ld2st64 $a0:1, [$m2+=8], $a2:3, [$m3+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a2:3 }
-        .endif
-        .if P >= 2
-        { ld64 $a2:3, [$m3+=8] ; VADD $a0:1, $a0:1, $a2:3 }
-        .endif
-        .if P == 2
-        { ld2st64 $a0:1, [$m2+=8], $a4:5, [$m7+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a4:5 }
-        .endif
-        .if P >= 3
-        { ld64 $a4:5, [$m7+=8] ; VADD $a0:1, $a0:1, $a4:5 }
-        .endif
-        .if P == 3
-        { ld2st64 $a0:1, [$m2+=8], $a6:7, [$m8+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a6:7 }
-        .endif
-        .if P >= 4
-        { ld64 $a6:7, [$m8+=8] ; VADD $a0:1, $a0:1, $a6:7 }
-        .endif
-        .if P == 4
-        { ld2st64 $a0:1, [$m2+=8], $a8:9, [$m9+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a8:9 }
-        .endif
-        .if P >= 5
-        { ld64 $a8:9, [$m9+=8] ; VADD $a0:1, $a0:1, $a8:9 }
-        .endif
-        .if P == 5
-        { ld2st64 $a0:1, [$m2+=8], $a10:11, [$m10+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a10:11 }
-        .endif
-        .if P == 6
-        { ld64 $a10:11, [$m10+=8] ; VADD $a0:1, $a0:1, $a10:11 }
-        { ld2st64 $a0:1, [$m2+=8], $a12:13, [$m11+=8], $a14:15, [$m4+=8] ; VADD $a14:15, $a0:1, $a12:13 }
-        .endif
+        PA_ADD 0, 1, $a2:3, $m3
+        PA_ADD 0, 2, $a4:5, $m7
+        PA_ADD 0, 3, $a6:7, $m8
+        PA_ADD 0, 4, $a8:9, $m9
+        PA_ADD 0, 5, $a10:11, $m10
+        PA_ADD 0, 6, $a12:13, $m11
 pa_loop_end:
         # The last granule: its adds, no loads.
-        .if P == 1
-        VADD $a14:15, $a0:1, $a2:3
-        .endif
-        .if P >= 2
-        VADD $a0:1, $a0:1, $a2:3
-        .endif
-        .if P == 2
-        VADD $a14:15, $a0:1, $a4:5
-        .endif
-        .if P >= 3
-        VADD $a0:1, $a0:1, $a4:5
-        .endif
-        .if P == 3
-        VADD $a14:15, $a0:1, $a6:7
-        .endif
-        .if P >= 4
-        VADD $a0:1, $a0:1, $a6:7
-        .endif
-        .if P == 4
-        VADD $a14:15, $a0:1, $a8:9
-        .endif
-        .if P >= 5
-        VADD $a0:1, $a0:1, $a8:9
-        .endif
-        .if P == 5
-        VADD $a14:15, $a0:1, $a10:11
-        .endif
-        .if P == 6
-        VADD $a0:1, $a0:1, $a10:11
-        VADD $a14:15, $a0:1, $a12:13
-        .endif
+        PA_ADD 1, 1, $a2:3, $m3
+        PA_ADD 1, 2, $a4:5, $m7
+        PA_ADD 1, 3, $a6:7, $m8
+        PA_ADD 1, 4, $a8:9, $m9
+        PA_ADD 1, 5, $a10:11, $m10
+        PA_ADD 1, 6, $a12:13, $m11
         st64 $a14:15, [$m4+=8]
 pa_done:
         exit

@@ -627,6 +627,27 @@ ln_var_end_\@:
         mov $m2, $m3
         .endm
 
+# ln_stats' variance of the f32 row at `ptr` about the mean in $a6 (the
+# order of LN_MOMENTS32), [mean, var] stored at $m9, the row count $m6
+# stepped; `end` labels the repeat's end.
+        .macro LN_VAR_PAIR ptr, end
+        { ld64 $a0:1, [\ptr+=8] ; f32v2dup $a8:9, $a6 }
+        .if GR > 1
+        { setzi $m10, GR - 1 ; zero64 $a4:5 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+        rpt $m10, \end
+        { ld64 $a0:1, [\ptr+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
+        f32v2sub $a2:3, $a0:1, $a8:9
+\end:
+        .else
+        zero64 $a4:5
+        f32v2sub $a2:3, $a0:1, $a8:9
+        .endif
+        f32v2fma $a4:5, $a2:3, $a2:3
+        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
+        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        .endm
+
 # The same for an f16 row: $a8:9 holds m' = the mean rounded to f16 (four
 # lanes), $a12 m' - mean, $a6 the biased variance (about m', corrected).
         .macro LN_MOMENTS16
@@ -660,6 +681,46 @@ lnh_var_end_\@:
         mov $m2, $m3
         .endm
 
+# t = (x - mean) * rstd from x in $a0:1 into $a2:3 (`vsub`, `vmul`: the
+# f32v2 or f16v4 forms), loading the next gamma into `g` and beta into
+# $a4:5 beside it, as the specialisation has them.
+        .macro LN_T vsub, vmul, g
+        .if GAMMA
+        { ld64 \g, [$m11+=8] ; \vsub $a2:3, $a0:1, $a8:9 }
+        .else
+        \vsub $a2:3, $a0:1, $a8:9
+        .endif
+        .if BETA
+        { ld64 $a4:5, [$m12+=8] ; \vmul $a2:3, $a2:3, $a10:11 }
+        .else
+        \vmul $a2:3, $a2:3, $a10:11
+        .endif
+        .endm
+
+# $a4:5 = `op` a, b, storing the previous y from $a4:5 beside it and, unless
+# `last`, loading the next x into $a0:1.
+        .macro LN_STORE last, op, a, b
+        .if \last
+        { st64 $a4:5, [$m9+=8] ; \op $a4:5, \a, \b }
+        .else
+        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; \op $a4:5, \a, \b }
+        .endif
+        .endm
+
+# y = t * gamma + beta (as the specialisation has them) from t in $a2:3,
+# gamma in `g` and beta in $a4:5, with LN_STORE's store and load.
+        .macro LN_Y last, vfma, vmul, vadd, g
+        .if GAMMA & BETA
+        LN_STORE \last, \vfma, $a2:3, \g
+        .endif
+        .if GAMMA & (BETA == 0)
+        LN_STORE \last, \vmul, $a2:3, \g
+        .endif
+        .if (GAMMA == 0) & BETA
+        LN_STORE \last, \vadd, $a4:5, $a2:3
+        .endif
+        .endm
+
 # y = (x - mean) * rstd [* gamma] [+ beta] for the f32 row at $m2 into $m9,
 # from $a8:9 = mean and $a10:11 = rstd (both lanes); gamma and beta from
 # the record's +8 and +12.
@@ -669,49 +730,15 @@ lnh_var_end_\@:
         ld32 $m12, [$m0+12]
         # y = t * gamma + beta, t = (x - mean) * rstd
         ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_T f32v2sub, f32v2mul, $a12:13
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, ln_apply_end_\@
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a12:13, [$m11+=8] ; f32v2sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f32v2mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f32v2mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_Y 0, f32v2fma, f32v2mul, f32v2add, $a12:13
+        LN_T f32v2sub, f32v2mul, $a12:13
 ln_apply_end_\@:
         .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2fma $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f32v2mul $a4:5, $a2:3, $a12:13 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f32v2add $a4:5, $a4:5, $a2:3 }
-        .endif
+        LN_Y 1, f32v2fma, f32v2mul, f32v2add, $a12:13
         .else
         # y = (x - mean) * rstd
         ld64 $a0:1, [$m2+=8]
@@ -735,51 +762,17 @@ ln_norm_end_\@:
         ld32 $m11, [$m0+8]
         ld32 $m12, [$m0+12]
         ld64 $a0:1, [$m2+=8]
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_T f16v4sub, f16v4mul, $a6:7
         f16v4add $a2:3, $a2:3, $a12:13
         .if GR > 1
         setzi $m10, GR - 1
         rpt $m10, lnh_apply_end_\@
-        .if GAMMA & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { ldst64 $a0:1, [$m2+=8], $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
-        .if GAMMA
-        { ld64 $a6:7, [$m11+=8] ; f16v4sub $a2:3, $a0:1, $a8:9 }
-        .else
-        f16v4sub $a2:3, $a0:1, $a8:9
-        .endif
-        .if BETA
-        { ld64 $a4:5, [$m12+=8] ; f16v4mul $a2:3, $a2:3, $a10:11 }
-        .else
-        f16v4mul $a2:3, $a2:3, $a10:11
-        .endif
+        LN_Y 0, f16v4fma, f16v4mul, f16v4add, $a6:7
+        LN_T f16v4sub, f16v4mul, $a6:7
         f16v4add $a2:3, $a2:3, $a12:13
 lnh_apply_end_\@:
         .endif
-        .if GAMMA & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4fma $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if GAMMA & (BETA == 0)
-        { st64 $a4:5, [$m9+=8] ; f16v4mul $a4:5, $a2:3, $a6:7 }
-        .endif
-        .if (GAMMA == 0) & BETA
-        { st64 $a4:5, [$m9+=8] ; f16v4add $a4:5, $a4:5, $a2:3 }
-        .endif
+        LN_Y 1, f16v4fma, f16v4mul, f16v4add, $a6:7
         .else
         ld64 $a0:1, [$m2+=8]
         f16v4sub $a2:3, $a0:1, $a8:9
@@ -1322,21 +1315,7 @@ lsa_sum_end:
         { st64 $a10:11, [$m11+=8] ; f32v2add $a4:5, $a4:5, $a10:11 }
         f32v2hadd $a6, $a4:5
         f32mul $a6, $a6, $a14          # mean
-        { ld64 $a0:1, [$m3+=8] ; f32v2dup $a8:9, $a6 }
-        .if GR > 1
-        { setzi $m10, GR - 1 ; zero64 $a4:5 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-        rpt $m10, lsa_end
-        { ld64 $a0:1, [$m3+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-lsa_end:
-        .else
-        zero64 $a4:5
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        f32v2fma $a4:5, $a2:3, $a2:3
-        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
-        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        LN_VAR_PAIR $m3, lsa_end
         brnz $m6, row_lsa
         .endif
 
@@ -1348,21 +1327,7 @@ row_lst32:
         FOLD f32v2add, GR, 8
         f32v2hadd $a6, $a4:5
         { mov $m2, $m3 ; f32mul $a6, $a6, $a14 }       # mean
-        { ld64 $a0:1, [$m2+=8] ; f32v2dup $a8:9, $a6 }
-        .if GR > 1
-        { setzi $m10, GR - 1 ; zero64 $a4:5 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-        rpt $m10, lst32_end
-        { ld64 $a0:1, [$m2+=8] ; f32v2fma $a4:5, $a2:3, $a2:3 }
-        f32v2sub $a2:3, $a0:1, $a8:9
-lst32_end:
-        .else
-        zero64 $a4:5
-        f32v2sub $a2:3, $a0:1, $a8:9
-        .endif
-        f32v2fma $a4:5, $a2:3, $a2:3
-        { add $m6, $m6, -1 ; f32v2hadd $a7, $a4:5 }
-        { st64 $a6:7, [$m9+=8] ; f32mul $a7, $a7, $a14 }   # var
+        LN_VAR_PAIR $m2, lst32_end
         brnz $m6, row_lst32
         .endif
 

@@ -621,29 +621,73 @@ fn gemm_rows(a: &[f32], b: &[f32], out: &mut [f32], k: usize, n: usize) {
     gemm_rows_body::<false>(a, b, out, k, n)
 }
 
+/// A matmul's operands as batches of matrices, a of M x K and b of K x N
+/// (a vector a read as one row, b as one column), their batch dimensions
+/// broadcast.
+struct MatmulDims {
+    m: usize,
+    k: usize,
+    n: usize,
+    batch: Vec<usize>,
+    stra: Vec<isize>,
+    strb: Vec<isize>,
+}
+
+impl MatmulDims {
+    fn of(a: &Tensor, b: &Tensor) -> MatmulDims {
+        let sa: Vec<usize> = if a.rank() == 1 {
+            vec![1, a.shape()[0]]
+        } else {
+            a.shape().to_vec()
+        };
+        let sb: Vec<usize> = if b.rank() == 1 {
+            vec![b.shape()[0], 1]
+        } else {
+            b.shape().to_vec()
+        };
+        let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+        let n = sb[sb.len() - 1];
+        let (ba, bb) = (&sa[..sa.len() - 2], &sb[..sb.len() - 2]);
+        let batch = crate::ops::broadcast_shapes(ba, bb).unwrap_or_default();
+        let stra = broadcast_strides(ba, &batch);
+        let strb = broadcast_strides(bb, &batch);
+        MatmulDims {
+            m,
+            k,
+            n,
+            batch,
+            stra,
+            strb,
+        }
+    }
+
+    /// The result's matrices (the batch's elements).
+    fn matrices(&self) -> usize {
+        self.batch.iter().product()
+    }
+
+    /// The first elements of result matrix `bi`'s a and b matrices.
+    fn starts(&self, bi: usize) -> (usize, usize) {
+        let (mut oa, mut ob, mut r) = (0isize, 0isize, bi);
+        for d in (0..self.batch.len()).rev() {
+            let i = r % self.batch[d];
+            r /= self.batch[d];
+            oa += i as isize * self.stra[d];
+            ob += i as isize * self.strb[d];
+        }
+        (oa as usize * self.m * self.k, ob as usize * self.k * self.n)
+    }
+}
+
 fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
     if !out.dtype.is_float() {
         return matmul_int(a, b, out);
     }
     let av = a.to_f32_vec();
     let bv = b.to_f32_vec();
-    let sa: Vec<usize> = if a.rank() == 1 {
-        vec![1, a.shape()[0]]
-    } else {
-        a.shape().to_vec()
-    };
-    let sb: Vec<usize> = if b.rank() == 1 {
-        vec![b.shape()[0], 1]
-    } else {
-        b.shape().to_vec()
-    };
-    let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
-    let n = sb[sb.len() - 1];
-    let (ba, bb) = (&sa[..sa.len() - 2], &sb[..sb.len() - 2]);
-    let batch = crate::ops::broadcast_shapes(ba, bb).unwrap_or_default();
-    let nb: usize = batch.iter().product();
-    let stra = broadcast_strides(ba, &batch);
-    let strb = broadcast_strides(bb, &batch);
+    let dims = MatmulDims::of(a, b);
+    let (m, k, n) = (dims.m, dims.k, dims.n);
+    let nb = dims.matrices();
     let mut res = vec![0f32; nb * m * n];
     let mat = m * n;
     if mat > 0 {
@@ -652,17 +696,8 @@ fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
             // idx enumerates (batch, row block).
             let blocks = m.div_ceil(MM_ROWS);
             let (bi, blk) = (idx / blocks, idx % blocks);
-            let mut oa = 0isize;
-            let mut ob = 0isize;
-            let mut r = bi;
-            for d in (0..batch.len()).rev() {
-                let i = r % batch[d];
-                r /= batch[d];
-                oa += i as isize * stra[d];
-                ob += i as isize * strb[d];
-            }
-            let a0 = oa as usize * m * k + blk * MM_ROWS * k;
-            let b0 = ob as usize * k * n;
+            let (a0, b0) = dims.starts(bi);
+            let a0 = a0 + blk * MM_ROWS * k;
             let rows = chunk.len() / n;
             gemm_rows(&av[a0..a0 + rows * k], &bv[b0..b0 + k * n], chunk, k, n);
         };
@@ -685,33 +720,11 @@ fn matmul(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
 fn matmul_int(a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
     let av = a.to_i64_vec();
     let bv = b.to_i64_vec();
-    let sa: Vec<usize> = if a.rank() == 1 {
-        vec![1, a.shape()[0]]
-    } else {
-        a.shape().to_vec()
-    };
-    let sb: Vec<usize> = if b.rank() == 1 {
-        vec![b.shape()[0], 1]
-    } else {
-        b.shape().to_vec()
-    };
-    let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
-    let n = sb[sb.len() - 1];
-    let (ba, bb) = (&sa[..sa.len() - 2], &sb[..sb.len() - 2]);
-    let batch = crate::ops::broadcast_shapes(ba, bb).unwrap_or_default();
-    let nb: usize = batch.iter().product();
-    let stra = broadcast_strides(ba, &batch);
-    let strb = broadcast_strides(bb, &batch);
-    let mut res = vec![0i64; nb * m * n];
+    let dims = MatmulDims::of(a, b);
+    let (m, k, n) = (dims.m, dims.k, dims.n);
+    let mut res = vec![0i64; dims.matrices() * m * n];
     for (bi, mtx) in res.chunks_mut((m * n).max(1)).enumerate() {
-        let (mut oa, mut ob, mut r) = (0isize, 0isize, bi);
-        for d in (0..batch.len()).rev() {
-            let i = r % batch[d];
-            r /= batch[d];
-            oa += i as isize * stra[d];
-            ob += i as isize * strb[d];
-        }
-        let (a0, b0) = (oa as usize * m * k, ob as usize * k * n);
+        let (a0, b0) = dims.starts(bi);
         for (i, row) in mtx.chunks_mut(n.max(1)).enumerate() {
             for kk in 0..k {
                 let x = av[a0 + i * k + kk];

@@ -298,18 +298,7 @@ fn same16(got: u16, want: u16) -> bool {
 /// interpreter's encoder (saturating; NaN keeps its sign).
 #[test]
 fn special_values_follow_ieee_and_onnx() {
-    let sp: [f32; 10] = [
-        f32::NAN,
-        -f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        0.0,
-        -0.0,
-        1.5,
-        -2.5,
-        f32::MAX,
-        -1e-40,
-    ];
+    let sp = f32_specials();
     let (m, mut a) = rand_regs(&mut rng());
     for &x in &sp {
         for &y in &sp {

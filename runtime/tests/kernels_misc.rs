@@ -172,20 +172,11 @@ fn casts_between_all_types() {
                 let inv: Vec<f64> = (0..cap)
                     .map(|i| decode(&input[i * eb[from]..], from, s_in))
                     .collect();
-                let t = run_kernel(
-                    "cast",
-                    "cast",
-                    &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
-                    &cast_state(
-                        from as i64,
-                        to as i64,
-                        n as u64,
-                        IN0,
-                        OUT,
-                        state_scale,
-                        s_out,
-                    ),
-                    &[(IN0, input.clone())],
+                let t = run_cast(
+                    (from, to, n),
+                    (IN0, OUT),
+                    input.clone(),
+                    (state_scale, s_out),
                 );
                 let out = t.read(OUT, cap * eb[to]).unwrap();
                 for i in 0..n {
@@ -419,18 +410,7 @@ fn copy2d_relayouts_gemm_output() {
     let mut r = rng(7);
     for (m, n) in [(13usize, 48usize), (64, 128), (1, 16)] {
         let blocked: Vec<u16> = (0..m * n).map(|_| r.gen()).collect();
-        let g = 16 * 2 / 8;
-        let spec =
-            ipu_isa::kernels::KernelSpec::copy2d(n / 16, m, g, (g * 8, m * g * 8), (n * 2, g * 8));
-        let p: Vec<(&str, i64)> = spec.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        let t = run_kernel(
-            "copy2d",
-            "copy2d",
-            &p,
-            &[IN0, OUT],
-            &[(IN0, u16_bytes(&blocked))],
-        );
-        let out = rd_u16(&t, OUT, m * n);
+        let out = copy2d_gemm_to_rows(m, n, &blocked, (IN0, OUT));
         for row in 0..m {
             for col in 0..n {
                 assert_eq!(

@@ -18,7 +18,7 @@
 
 mod common;
 
-use ipu_isa::kernels::{cast_state, elementwise_state};
+use ipu_isa::kernels::elementwise_state;
 
 use common::*;
 use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value};
@@ -37,18 +37,7 @@ const POISON: u8 = 0xFF;
 
 /// The f32 special values, with finite ones around them.
 fn specials() -> Vec<f32> {
-    vec![
-        f32::NAN,
-        -f32::NAN,
-        f32::INFINITY,
-        f32::NEG_INFINITY,
-        0.0,
-        -0.0,
-        1.5,
-        -2.5,
-        f32::MAX,
-        -1e-40,
-    ]
+    f32_specials().to_vec()
 }
 
 /// How a device value must match the reference's.
@@ -500,21 +489,7 @@ fn casts_keep_nan_and_saturate_infinity_like_the_reference() {
                 }
             };
             let state_scale = if from >= 3 { s_in } else { s_out };
-            let t = run_kernel(
-                "cast",
-                "cast",
-                &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
-                &cast_state(
-                    from as i64,
-                    to as i64,
-                    n as u64,
-                    IN0,
-                    OUT,
-                    state_scale,
-                    s_out,
-                ),
-                &[(IN0, input)],
-            );
+            let t = run_cast((from, to, n), (IN0, OUT), input, (state_scale, s_out));
             let op = OpKind::Cast {
                 to: CAST_TYPES[to],
                 saturate: true,
@@ -710,18 +685,7 @@ fn copy2d_moves_nan_payloads_bit_for_bit() {
         0x7C01u16, 0xFE00, 0x7E55, 0x7C00, 0xFC00, 0x8000, 0x0000, 0x3C00, 0x0001,
     ];
     let blocked: Vec<u16> = (0..m * n).map(|i| patterns[i % patterns.len()]).collect();
-    let g = 16 * 2 / 8;
-    let spec =
-        ipu_isa::kernels::KernelSpec::copy2d(n / 16, m, g, (g * 8, m * g * 8), (n * 2, g * 8));
-    let p: Vec<(&str, i64)> = spec.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    let t = run_kernel(
-        "copy2d",
-        "copy2d",
-        &p,
-        &[IN0, OUT],
-        &[(IN0, u16_bytes(&blocked))],
-    );
-    let out = rd_u16(&t, OUT, m * n);
+    let out = copy2d_gemm_to_rows(m, n, &blocked, (IN0, OUT));
     let x = Tensor::from_f32(
         vec![n / 16, m, 16],
         Ty::F16,

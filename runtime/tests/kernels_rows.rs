@@ -406,6 +406,29 @@ fn combine_in_parts(p: &[(&str, i64)], stats: &[f32], r: usize) -> Vec<f32> {
     rd_f32(&t, OUT, 2 * r)
 }
 
+/// Where a cut softmax's tests keep the rows' combined pairs, a piece's
+/// own pairs, and the exponentials step 1 stores.
+const PAIRS: u32 = DATA + 0x40000;
+const OWN: u32 = DATA + 0x44000;
+const EXPS_AT: u32 = GAMMA;
+
+/// One piece of a row cut over tiles in a test: piece `k`, `r` rows of `c`
+/// columns of rows `full` long, of TYPE `ty`.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    ty: i64,
+    r: usize,
+    c: usize,
+    full: usize,
+    k: usize,
+}
+
+impl Piece {
+    fn elem_bytes(&self) -> usize {
+        4 - 2 * self.ty as usize
+    }
+}
+
 /// Softmax of rows cut into `groups` pieces: each piece's statistics, the
 /// pieces' statistics combined per row, and each piece normalised, against
 /// the softmax of the whole rows. With EXPS the statistics also store each
@@ -414,9 +437,6 @@ fn combine_in_parts(p: &[(&str, i64)], stats: &[f32], r: usize) -> Vec<f32> {
 /// row's exp(m - M) / S (into another buffer, or in place).
 #[test]
 fn softmax_of_rows_cut_into_pieces() {
-    const PAIRS: u32 = DATA + 0x40000;
-    const OWN: u32 = DATA + 0x44000;
-    const EXPS_AT: u32 = GAMMA;
     let mut g = rng(15);
     for &(ty, r, c, groups) in &[
         (0i64, 7usize, 12usize, 3usize),
@@ -435,9 +455,9 @@ fn softmax_of_rows_cut_into_pieces() {
             .collect();
         let (x, _) = encode(&raw, ty);
         let full = c * groups;
-        let eb = 4 - 2 * ty as usize;
+        let piece = |k: usize| Piece { ty, r, c, full, k };
         // Piece k of row i holds columns [k * c, (k + 1) * c).
-        let piece = |k: usize| -> Vec<f32> {
+        let values = |k: usize| -> Vec<f32> {
             (0..r)
                 .flat_map(|i| raw[i * full + k * c..i * full + (k + 1) * c].to_vec())
                 .collect()
@@ -445,96 +465,15 @@ fn softmax_of_rows_cut_into_pieces() {
         let mut stats = Vec::new();
         let mut exps = Vec::new();
         for k in 0..groups {
-            let (xk, bytes) = encode(&piece(k), ty);
-            let p = [("OP", 8), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
-            let t = run_rows(&p, &[(X, bytes.clone())]);
-            let pairs = rd_f32(&t, OUT, 2 * r);
-            let p = [
-                ("OP", 8),
-                ("TYPE", ty),
-                ("R", r as i64),
-                ("C", c as i64),
-                ("EXPS", 1),
-            ];
-            let t = run_rows(&p, &[(X, bytes)]);
-            let pe = rd_f32(&t, OUT, 2 * r);
-            let same = pairs
-                .iter()
-                .zip(&pe)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
-            assert!(
-                same,
-                "{p:?} piece {k}: pairs {pe:?}, without EXPS {pairs:?}"
-            );
-            let e = read(&t, EXPS_AT, r * c, ty);
-            let past = t.read(EXPS_AT + (r * c * eb) as u32, 2).unwrap();
-            assert_eq!(past, [0, 0], "{p:?} writes past its exponentials");
-            for i in 0..r {
-                let m = pairs[2 * i] as f64;
-                assert_eq!(
-                    m,
-                    xk[i * c..(i + 1) * c]
-                        .iter()
-                        .cloned()
-                        .fold(f64::MIN, f64::max),
-                    "{p:?} piece {k} row {i}: max"
-                );
-                for j in 0..c {
-                    // f16: x - m is rounded to f16 before its exp.
-                    let d = xk[i * c + j] - m;
-                    let d = if ty == 0 {
-                        d
-                    } else {
-                        f16_value(f16_bits(d as f32)) as f64
-                    };
-                    let (gv, w) = (e[i * c + j], d.exp());
-                    let tol = if ty == 0 {
-                        1e-6 * w + 1e-7
-                    } else {
-                        1e-3 * w + 6e-8
-                    };
-                    assert!(
-                        (gv - w).abs() <= tol,
-                        "{p:?} piece {k} e[{i}][{j}]: {gv} vs {w}"
-                    );
-                }
-            }
+            let (pairs, e) = check_cut_softmax_stats(piece(k), &values(k));
             stats.extend(pairs);
-            exps.push(t.read(EXPS_AT, r * c * eb).unwrap().to_vec());
+            exps.push(e);
         }
         for log in [0i64, 1] {
-            let p = [
-                ("OP", 9),
-                ("R", r as i64),
-                ("C", groups as i64),
-                ("LOG", log),
-            ];
-            let t = run_rows(&p, &[(X, f32_bytes(&stats))]);
-            let pairs = rd_f32(&t, OUT, 2 * r);
-            // The same combination in parts (two rounds of workers): the
-            // same pairs, up to rounding.
-            for parts in combine_parts(r, groups) {
-                let p = [
-                    ("OP", 9),
-                    ("R", r as i64),
-                    ("C", groups as i64),
-                    ("LOG", log),
-                    ("P", parts as i64),
-                ];
-                let got = combine_in_parts(&p, &stats, r);
-                for i in 0..r {
-                    for lane in 0..2 - log as usize {
-                        let (a, b) = (got[2 * i + lane], pairs[2 * i + lane]);
-                        assert!(
-                            (a - b).abs() <= 2e-6 * b.abs(),
-                            "{p:?} row {i} lane {lane}: {a} vs {b}"
-                        );
-                    }
-                }
-            }
+            let pairs = check_cut_softmax_combine(r, groups, log, &stats);
             let want = softmax_model(&x, r, full, 1, log == 1);
             for k in 0..groups {
-                let (_, bytes) = encode(&piece(k), ty);
+                let (_, bytes) = encode(&values(k), ty);
                 let own = f32_bytes(&stats[2 * r * k..2 * r * (k + 1)]);
                 // (EXPS, in place)
                 let variants: &[(i64, bool)] = if log == 0 {
@@ -542,84 +481,189 @@ fn softmax_of_rows_cut_into_pieces() {
                 } else {
                     &[(0, false)]
                 };
-                for &(e, in_place) in variants {
-                    let p = [
-                        ("OP", 10),
-                        ("TYPE", ty),
-                        ("R", r as i64),
-                        ("C", c as i64),
-                        ("LOG", log),
-                        ("EXPS", e),
-                    ];
-                    let t = if e == 0 {
-                        run_kernel(
-                            "rows",
-                            "rows",
-                            &p,
-                            &rows_state(&p, &[X, PAIRS, 0, 0, OUT]),
-                            &[(X, bytes.clone()), (PAIRS, f32_bytes(&pairs))],
-                        )
-                    } else {
-                        let from = if in_place { OUT } else { X };
-                        run_kernel(
-                            "rows",
-                            "rows",
-                            &p,
-                            &rows_state(&p, &[from, PAIRS, OWN, 0, OUT]),
-                            &[
-                                (from, exps[k].clone()),
-                                (PAIRS, f32_bytes(&pairs)),
-                                (OWN, own.clone()),
-                            ],
-                        )
-                    };
-                    check_formula(&p, &t);
-                    let got = read(&t, OUT, r * c, ty);
-                    let past = t.read(OUT + (r * c * eb) as u32, 2).unwrap();
-                    assert_eq!(past, [0, 0], "{p:?} writes past its output");
-                    if e == 1 && ty == 0 {
-                        // The f16 cast on the way out: each element the
-                        // f32 result rounded to f16, as the cast after it.
-                        let mut pc = p.to_vec();
-                        pc.push(("CAST", 1));
-                        let from = if in_place { OUT } else { X };
-                        let tc = run_kernel(
-                            "rows",
-                            "rows",
-                            &pc,
-                            &rows_state(&pc, &[from, PAIRS, OWN, 0, OUT2]),
-                            &[
-                                (from, exps[k].clone()),
-                                (PAIRS, f32_bytes(&pairs)),
-                                (OWN, own.clone()),
-                            ],
-                        );
-                        check_formula(&pc, &tc);
-                        let want: Vec<u16> = rd_f32(&t, OUT, r * c)
-                            .iter()
-                            .map(|&v| f16_bits(v))
-                            .collect();
-                        assert_eq!(rd_u16(&tc, OUT2, r * c), want, "{pc:?} piece {k}");
-                        let past = tc.read(OUT2 + (r * c * 2) as u32, 2).unwrap();
-                        assert_eq!(past, [0, 0], "{pc:?} writes past its output");
-                    }
-                    for i in 0..r {
-                        for j in 0..c {
-                            let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
-                            let tol = match (ty, log) {
-                                (0, 0) => 1e-6 + 1e-5 * w.abs(),
-                                (0, _) => 2e-6 * (1.0 + w.abs()),
-                                (_, 0) => 3e-3 * w.abs() + 1e-5,
-                                (_, _) => 4e-3 * (1.0 + w.abs()),
-                            };
-                            assert!(
-                                (gv - w).abs() <= tol,
-                                "{p:?} in place {in_place} piece {k} [{i}][{j}]: {gv} vs {w}"
-                            );
-                        }
-                    }
+                for &variant in variants {
+                    let inputs = (&bytes[..], &exps[k][..], &own[..], &pairs[..]);
+                    check_cut_softmax_apply(piece(k), log, variant, inputs, &want);
                 }
             }
+        }
+    }
+}
+
+/// A cut softmax's step 1 on one piece (`values`): its [max, sum] pairs,
+/// the same with EXPS, and the exponentials that stores against exp(x - m);
+/// returns the pairs and the exponentials' bytes.
+fn check_cut_softmax_stats(pc: Piece, values: &[f32]) -> (Vec<f32>, Vec<u8>) {
+    let Piece { ty, r, c, k, .. } = pc;
+    let (xk, bytes) = encode(values, ty);
+    let p = [("OP", 8), ("TYPE", ty), ("R", r as i64), ("C", c as i64)];
+    let t = run_rows(&p, &[(X, bytes.clone())]);
+    let pairs = rd_f32(&t, OUT, 2 * r);
+    let p = [
+        ("OP", 8),
+        ("TYPE", ty),
+        ("R", r as i64),
+        ("C", c as i64),
+        ("EXPS", 1),
+    ];
+    let t = run_rows(&p, &[(X, bytes)]);
+    let pe = rd_f32(&t, OUT, 2 * r);
+    let same = pairs
+        .iter()
+        .zip(&pe)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
+    assert!(
+        same,
+        "{p:?} piece {k}: pairs {pe:?}, without EXPS {pairs:?}"
+    );
+    let e = read(&t, EXPS_AT, r * c, ty);
+    let past = t
+        .read(EXPS_AT + (r * c * pc.elem_bytes()) as u32, 2)
+        .unwrap();
+    assert_eq!(past, [0, 0], "{p:?} writes past its exponentials");
+    for i in 0..r {
+        let m = pairs[2 * i] as f64;
+        assert_eq!(
+            m,
+            xk[i * c..(i + 1) * c]
+                .iter()
+                .cloned()
+                .fold(f64::MIN, f64::max),
+            "{p:?} piece {k} row {i}: max"
+        );
+        for j in 0..c {
+            // f16: x - m is rounded to f16 before its exp.
+            let d = xk[i * c + j] - m;
+            let d = if ty == 0 {
+                d
+            } else {
+                f16_value(f16_bits(d as f32)) as f64
+            };
+            let (gv, w) = (e[i * c + j], d.exp());
+            let tol = if ty == 0 {
+                1e-6 * w + 1e-7
+            } else {
+                1e-3 * w + 6e-8
+            };
+            assert!(
+                (gv - w).abs() <= tol,
+                "{p:?} piece {k} e[{i}][{j}]: {gv} vs {w}"
+            );
+        }
+    }
+    let exps = t.read(EXPS_AT, r * c * pc.elem_bytes()).unwrap().to_vec();
+    (pairs, exps)
+}
+
+/// A cut softmax's step 2: the pieces' `stats` combined per row, and the
+/// same in parts (two rounds of workers) up to rounding; returns the pairs.
+fn check_cut_softmax_combine(r: usize, groups: usize, log: i64, stats: &[f32]) -> Vec<f32> {
+    let p = [
+        ("OP", 9),
+        ("R", r as i64),
+        ("C", groups as i64),
+        ("LOG", log),
+    ];
+    let t = run_rows(&p, &[(X, f32_bytes(stats))]);
+    let pairs = rd_f32(&t, OUT, 2 * r);
+    for parts in combine_parts(r, groups) {
+        let p = [
+            ("OP", 9),
+            ("R", r as i64),
+            ("C", groups as i64),
+            ("LOG", log),
+            ("P", parts as i64),
+        ];
+        let got = combine_in_parts(&p, stats, r);
+        for i in 0..r {
+            for lane in 0..2 - log as usize {
+                let (a, b) = (got[2 * i + lane], pairs[2 * i + lane]);
+                assert!(
+                    (a - b).abs() <= 2e-6 * b.abs(),
+                    "{p:?} row {i} lane {lane}: {a} vs {b}"
+                );
+            }
+        }
+    }
+    pairs
+}
+
+/// A cut softmax's step 3 on one piece, with EXPS `e` (from step 1's
+/// exponentials, `in_place` or not): each element against `want`, the
+/// whole rows' softmax; from f32 exponentials also the f16 cast on the way
+/// out. `inputs`: the piece's x, its exponentials, its own pairs and the
+/// rows' combined pairs.
+fn check_cut_softmax_apply(
+    pc: Piece,
+    log: i64,
+    (e, in_place): (i64, bool),
+    (x, exps, own, pairs): (&[u8], &[u8], &[u8], &[f32]),
+    want: &[f64],
+) {
+    let Piece { ty, r, c, full, k } = pc;
+    let eb = pc.elem_bytes();
+    let p = [
+        ("OP", 10),
+        ("TYPE", ty),
+        ("R", r as i64),
+        ("C", c as i64),
+        ("LOG", log),
+        ("EXPS", e),
+    ];
+    let from = if in_place { OUT } else { X };
+    let run = |p: &[(&str, i64)], out: u32| {
+        if e == 0 {
+            let data = [(X, x.to_vec()), (PAIRS, f32_bytes(pairs))];
+            run_kernel(
+                "rows",
+                "rows",
+                p,
+                &rows_state(p, &[X, PAIRS, 0, 0, out]),
+                &data,
+            )
+        } else {
+            let data = [
+                (from, exps.to_vec()),
+                (PAIRS, f32_bytes(pairs)),
+                (OWN, own.to_vec()),
+            ];
+            let state = rows_state(p, &[from, PAIRS, OWN, 0, out]);
+            run_kernel("rows", "rows", p, &state, &data)
+        }
+    };
+    let t = run(&p, OUT);
+    check_formula(&p, &t);
+    let got = read(&t, OUT, r * c, ty);
+    let past = t.read(OUT + (r * c * eb) as u32, 2).unwrap();
+    assert_eq!(past, [0, 0], "{p:?} writes past its output");
+    if e == 1 && ty == 0 {
+        // The f16 cast on the way out: each element the f32 result rounded
+        // to f16, as the cast after it.
+        let mut pc = p.to_vec();
+        pc.push(("CAST", 1));
+        let tc = run(&pc, OUT2);
+        check_formula(&pc, &tc);
+        let want: Vec<u16> = rd_f32(&t, OUT, r * c)
+            .iter()
+            .map(|&v| f16_bits(v))
+            .collect();
+        assert_eq!(rd_u16(&tc, OUT2, r * c), want, "{pc:?} piece {k}");
+        let past = tc.read(OUT2 + (r * c * 2) as u32, 2).unwrap();
+        assert_eq!(past, [0, 0], "{pc:?} writes past its output");
+    }
+    for i in 0..r {
+        for j in 0..c {
+            let (gv, w) = (got[i * c + j], want[i * full + k * c + j]);
+            let tol = match (ty, log) {
+                (0, 0) => 1e-6 + 1e-5 * w.abs(),
+                (0, _) => 2e-6 * (1.0 + w.abs()),
+                (_, 0) => 3e-3 * w.abs() + 1e-5,
+                (_, _) => 4e-3 * (1.0 + w.abs()),
+            };
+            assert!(
+                (gv - w).abs() <= tol,
+                "{p:?} in place {in_place} piece {k} [{i}][{j}]: {gv} vs {w}"
+            );
         }
     }
 }

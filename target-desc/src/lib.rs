@@ -175,6 +175,9 @@ pub struct Target {
     pub source_text: String,
 }
 
+/// How a check names the field it refuses and why.
+type Bad<'a> = &'a dyn Fn(&str, String) -> TargetError;
+
 impl Target {
     /// Names of the built-in targets, in a stable order.
     pub fn builtin_names() -> impl Iterator<Item = &'static str> {
@@ -242,6 +245,17 @@ impl Target {
             field: field.to_string(),
             message,
         };
+        self.validate_chip(&bad)?;
+        self.validate_memory(&bad)?;
+        self.validate_threads_vector(&bad)?;
+        self.validate_amp(&bad)?;
+        self.validate_exchange(&bad)?;
+        self.validate_host(&bad)?;
+        Ok(())
+    }
+
+    /// Checks the name and `chip`.
+    fn validate_chip(&self, bad: Bad) -> Result<(), TargetError> {
         if self.name.trim().is_empty() {
             return Err(bad("name", "must not be empty".into()));
         }
@@ -280,7 +294,11 @@ impl Target {
                 }
             }
         }
+        Ok(())
+    }
 
+    /// Checks `memory`.
+    fn validate_memory(&self, bad: Bad) -> Result<(), TargetError> {
         let m = &self.memory;
         if m.bytes == 0 || !m.bytes.is_multiple_of(8) {
             return Err(bad(
@@ -344,7 +362,11 @@ impl Target {
                 ),
             ));
         }
+        Ok(())
+    }
 
+    /// Checks `threads` and `vector`.
+    fn validate_threads_vector(&self, bad: Bad) -> Result<(), TargetError> {
         let t = &self.threads;
         if !(1..=16).contains(&t.worker_contexts) {
             return Err(bad(
@@ -358,7 +380,6 @@ impl Target {
                 format!("must be in 1..=4, got {}", t.supervisor_contexts),
             ));
         }
-
         let v = &self.vector;
         if !matches!(v.datapath_bits, 32 | 64 | 128 | 256) {
             return Err(bad(
@@ -381,7 +402,11 @@ impl Target {
                 ));
             }
         }
+        Ok(())
+    }
 
+    /// Checks `amp` and the `gemm` estimates.
+    fn validate_amp(&self, bad: Bad) -> Result<(), TargetError> {
         if self.amp.is_empty() {
             return Err(bad("amp", "at least one AMP mode is required".into()));
         }
@@ -426,7 +451,12 @@ impl Target {
                 }
             }
         }
+        Ok(())
+    }
 
+    /// Checks `exchange`.
+    fn validate_exchange(&self, bad: Bad) -> Result<(), TargetError> {
+        let c = &self.chip;
         let x = &self.exchange;
         for (field, v) in [
             ("exchange.send_bytes_per_cycle", x.send_bytes_per_cycle),
@@ -500,7 +530,11 @@ impl Target {
                 "must be at least 1".into(),
             ));
         }
+        Ok(())
+    }
 
+    /// Checks `host`.
+    fn validate_host(&self, bad: Bad) -> Result<(), TargetError> {
         let h = &self.host;
         if h.ipu_links > 64 {
             return Err(bad(

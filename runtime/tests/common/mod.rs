@@ -139,3 +139,69 @@ pub fn f32_bytes(v: &[f32]) -> Vec<u8> {
 pub fn u16_bytes(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
+
+/// The f32 special values, with finite ones around them.
+pub fn f32_specials() -> [f32; 10] {
+    [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.5,
+        f32::MAX,
+        -1e-40,
+    ]
+}
+
+/// Runs `cast.S` from type code `from` to `to` over `n` elements: `bytes`
+/// written at `input`, the result at `out`, the record's scales (the FP8
+/// side's, and FP8 -> FP8's output scale).
+pub fn run_cast(
+    (from, to, n): (usize, usize, usize),
+    (input, out): (u32, u32),
+    bytes: Vec<u8>,
+    (scale, out_scale): (i32, i32),
+) -> Tile {
+    let state = ipu_isa::kernels::cast_state(
+        from as i64,
+        to as i64,
+        n as u64,
+        input,
+        out,
+        scale,
+        out_scale,
+    );
+    run_kernel(
+        "cast",
+        "cast",
+        &[("FROM", from as i64), ("TO", to as i64), ("N", n as i64)],
+        &state,
+        &[(input, bytes)],
+    )
+}
+
+/// Runs `copy2d.S` on the GEMM's blocked output of m x n 2-byte elements
+/// (n / 16 blocks of m x 16) at `input` into row-major order at `out`, and
+/// reads that back.
+pub fn copy2d_gemm_to_rows(
+    m: usize,
+    n: usize,
+    blocked: &[u16],
+    (input, out): (u32, u32),
+) -> Vec<u16> {
+    let g = 16 * 2 / 8;
+    let spec =
+        ipu_isa::kernels::KernelSpec::copy2d(n / 16, m, g, (g * 8, m * g * 8), (n * 2, g * 8));
+    let p: Vec<(&str, i64)> = spec.params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let t = run_kernel(
+        "copy2d",
+        "copy2d",
+        &p,
+        &[input, out],
+        &[(input, u16_bytes(blocked))],
+    );
+    rd_u16(&t, out, m * n)
+}
