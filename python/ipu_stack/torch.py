@@ -23,6 +23,27 @@ import ipu_stack
 OPSET = 17
 
 
+class _Positional:
+    """Calls the module with the example inputs alone. The TorchScript
+    exporter otherwise fills in the module's keyword defaults as traced
+    inputs (TransformerEncoderLayer's ``is_causal=False`` becomes a tensor,
+    which ``scaled_dot_product_attention`` refuses)."""
+
+    @staticmethod
+    def wrap(module):
+        import torch
+
+        class Positional(torch.nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, *xs):
+                return self.inner(*xs)
+
+        return Positional(module).eval()
+
+
 class TorchCompiled:
     """A module compiled for the device: call it with tensors like the module."""
 
@@ -61,7 +82,7 @@ def export(module, example_inputs: Sequence, *, quiet: bool = False) -> tuple[by
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, tuple(example_inputs), buf, dynamo=False, opset_version=OPSET,
+        torch.onnx.export(_Positional.wrap(module), tuple(example_inputs), buf, dynamo=False, opset_version=OPSET,
                           do_constant_folding=True, input_names=input_names,
                           output_names=output_names)
     return buf.getvalue(), input_names, output_names
