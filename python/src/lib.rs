@@ -6,10 +6,11 @@
 //! `NativeError(kind, message, location, rendered)`, never a crash; the GIL
 //! is released while compiling and running (`Python::detach`), and
 //! progress is reported to an optional Python callable. Tensors cross as
-//! NumPy arrays: `float32` both ways without a format of its own (an output
-//! array takes over the simulator's buffer), every other element type as
-//! `.npy` bytes, the one format `ipu-run` reads and writes, so an output is
-//! the very file `ipu-run --output-dir` writes.
+//! NumPy arrays: `float32` both ways as plain values (one copy each way,
+//! into the tensor the reference and the device read, and out of the run's
+//! result), every other element type as `.npy` bytes, the one format
+//! `ipu-run` reads and writes, so an output is the very file `ipu-run
+//! --output-dir` writes.
 
 use ipu_driver::api::{self, ApiError, CompileOptions, Model, RunOptions, RunResult};
 use ipu_package::Package;
@@ -100,8 +101,7 @@ fn input_tensor(name: &str, v: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     Tensor::from_f32(shape, ElementType::F32, data).map_err(|e| bad(e.to_string()))
 }
 
-/// An output for Python: a `float32` array (taking over the buffer), or
-/// its `.npy` bytes.
+/// An output for Python: a `float32` array, or its `.npy` bytes.
 fn output_object(py: Python<'_>, t: &Tensor) -> PyResult<Py<PyAny>> {
     if let (ElementType::F32, TensorData::F32(v)) = (t.dtype(), t.data()) {
         let a = ArrayD::from_shape_vec(IxDyn(t.shape()), v.clone())
