@@ -9,6 +9,17 @@ import textwrap
 
 import pytest
 
+def run_with(array: str) -> str:
+    """A program that runs the small model with input x = ``array``."""
+    return f"""
+        c = ipu_stack.compile(SMALL, target="test16")
+        try:
+            c.run({{"x": {array}}}, device_lock=LOCK)
+        except ipu_stack.InputError as e:
+            print("LOCATION", e.location); print("MESSAGE", e.message)
+        """
+
+
 CASES = {
     "malformed model": (
         """
@@ -19,26 +30,8 @@ CASES = {
         """,
         "LOCATION <python>:2:",
     ),
-    "shape mismatch": (
-        """
-        c = ipu_stack.compile(SMALL, target="test16")
-        try:
-            c.run({"x": np.zeros((16, 31), np.float32)}, device_lock=LOCK)
-        except ipu_stack.InputError as e:
-            print("LOCATION", e.location); print("MESSAGE", e.message)
-        """,
-        "LOCATION <python>:1:",
-    ),
-    "wrong dtype": (
-        """
-        c = ipu_stack.compile(SMALL, target="test16")
-        try:
-            c.run({"x": np.zeros((16, 32), np.float64)}, device_lock=LOCK)
-        except ipu_stack.InputError as e:
-            print("LOCATION", e.location); print("MESSAGE", e.message)
-        """,
-        "LOCATION <python>:1:",
-    ),
+    "shape mismatch": (run_with("np.zeros((16, 31), np.float32)"), "LOCATION <python>:1:"),
+    "wrong dtype": (run_with("np.zeros((16, 32), np.float64)"), "LOCATION <python>:1:"),
 }
 
 
