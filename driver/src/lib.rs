@@ -1,6 +1,7 @@
 //! The command-line tools (`ipu-opt`, and the translate and run tools of the
 //! later stages) as a library: each binary is a thin shell over a `main` here.
 
+pub mod api;
 pub mod check_ops;
 pub mod cli;
 pub mod conformance;
