@@ -110,7 +110,7 @@ impl Model {
         text: Arc<str>,
         base: &Path,
     ) -> Result<Model, ApiError> {
-        let reference = load_text(registry, name, text.clone(), base).map_err(load_error)?;
+        let reference = load_text(registry, name, text.clone(), base, false).map_err(load_error)?;
         Ok(Model {
             name: name.to_string(),
             text,
@@ -207,7 +207,7 @@ pub fn compile(
 ) -> Result<Compiled, ApiError> {
     let start = Instant::now();
     let mut l =
-        load_text(registry, &model.name, model.text.clone(), &model.base).map_err(load_error)?;
+        load_text(registry, &model.name, model.text.clone(), &model.base, false).map_err(load_error)?;
     if let Some(t) = &opts.target {
         let a = l.cx.string_attr(t);
         l.cx.set_attr(l.module, ipu_lowering::target::TARGET_ATTR, a);
@@ -775,7 +775,7 @@ pub fn write_report(
         golden: golden.as_deref(),
     });
     let html = dir.join("report.html");
-    std::fs::write(&html, page)
+    ipu_files::write_atomic(&html, page)
         .map_err(|e| ApiError::plain(format!("cannot write '{}': {e}", html.display())))?;
     let mut files = vec![html];
     if let Some(mem) = memory {
@@ -819,7 +819,7 @@ pub fn opt(
     pipeline: &str,
     target: Option<&str>,
 ) -> Result<String, ApiError> {
-    let mut l = load_text(registry, name, text, base).map_err(load_error)?;
+    let mut l = load_text(registry, name, text, base, false).map_err(load_error)?;
     if let Some(t) = target {
         let a = l.cx.string_attr(t);
         l.cx.set_attr(l.module, ipu_lowering::target::TARGET_ATTR, a);
