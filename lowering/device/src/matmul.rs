@@ -35,7 +35,8 @@
 //! split-K shares added up and converted to the result type.
 
 use super::matmul_plan::{
-    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, TileBudget,
+    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, ResultKernels,
+    TileBudget,
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
@@ -664,8 +665,6 @@ impl DeviceOp for Matmul {
         )?;
         b.begin_compute(op, "", "tile.matmul");
         let psize = (bm * bn * pt.bytes()) as u64;
-        // With split K, the bytes of one tile's share of its block's rows.
-        let sbytes = g.share_rows() * g.bn * pt.bytes() as u64;
         let result = cx.result(op, 0);
         let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let finish = result_kernels(&g, out);
@@ -784,138 +783,16 @@ impl DeviceOp for Matmul {
                 }
             }
         }
-        // With split K, the pk tiles of a block add its partials up, each
-        // one share of its rows (its block of the result grid): every tile
-        // sends the other shares of its partials to their tiles.
-        let mut incoming: FxHashMap<u32, usize> = FxHashMap::default();
-        let res = if pk > 1 {
-            let homes: FxHashSet<u32> = blocks(&rmap, &cx.value_shape(result))
-                .iter()
-                .map(|bl| bl.tile)
-                .collect();
-            let mut runs = Vec::new();
-            let mut src = None;
-            for bi in 0..pb {
-                for i in 0..pm {
-                    for j in 0..pn {
-                        for kk in 0..pk {
-                            let from = tile(bi, kk, i, j);
-                            let Some(&(c, _)) = partials.get(&from) else {
-                                continue;
-                            };
-                            src = Some(c);
-                            for share in (0..pk).filter(|&s| s != kk) {
-                                let to = tile(bi, share, i, j);
-                                if !homes.contains(&to) {
-                                    continue;
-                                }
-                                // In K order, the receiving tile's own left out.
-                                let slot = (kk - usize::from(kk > share)) as u64;
-                                runs.push(Run {
-                                    src_tile: from,
-                                    src_off: share as u64 * sbytes,
-                                    dst_tile: to,
-                                    dst_off: slot * sbytes,
-                                    len: sbytes,
-                                });
-                            }
-                        }
-                    }
-                }
-            }
-            let mut inc = None;
-            let mut receivers: Vec<u32> = partials
-                .keys()
-                .copied()
-                .filter(|t| homes.contains(t))
-                .collect();
-            receivers.sort_unstable();
-            for tl in receivers {
-                let buf = b.alloc(
-                    op,
-                    tl,
-                    &format!("s{set}.partials_in"),
-                    sbytes * (pk - 1) as u64,
-                    true,
-                )?;
-                incoming.insert(tl, buf);
-                inc = Some(buf);
-            }
-            let (Some(src), Some(dst)) = (src, inc) else {
-                return Err(b.err(op, "has no partial sums to reduce"));
-            };
-            b.end_compute(op)?;
-            b.exchange(
-                op,
-                &format!("partial sums of s{set} tile.matmul"),
-                vec![(src, dst, runs)],
-            )?;
-            b.begin_compute(op, ".reduce", "tile.matmul reduction");
-            b.home(op, result, &rmap, &format!("s{set}.result"), false)?
+        let (res, incoming) = if pk > 1 {
+            exchange_partials(b, op, &g, tiles, &partials, &rmap)?
         } else {
-            match direct {
+            let res = match direct {
                 Some(res) => res,
                 None => b.home(op, result, &rmap, &format!("s{set}.result"), false)?,
-            }
-        };
-        let home_tiles: Vec<u32> = b
-            .home_of(result)
-            .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
-            .unwrap_or_default();
-        // The result written by each tile's last call, a `partials` call
-        // into the result block itself: a following elementwise op may fold
-        // into it (`records::partials_epilogue`).
-        let mut epilogue_tiles = Some(Vec::new()).filter(|_| pk > 1 && finish.convert.is_none());
-        for tl in home_tiles {
-            let Some(&(c, kk)) = partials.get(&tl) else {
-                epilogue_tiles = None;
-                continue;
             };
-            // The tile's own share of its partials.
-            let own = Word::Buf(c, (kk as u64 * sbytes) as u32);
-            if let Some(&inc) = incoming.get(&tl) {
-                if let Some(t) = &mut epilogue_tiles {
-                    t.push(tl);
-                }
-                // The incoming partials added to its own in K order, one
-                // pass per run of them (`partials.S`); the last pass writes
-                // the result unless it is converted.
-                let passes = partial_runs(pk as u64 - 1).zip(&finish.reduce);
-                let last = finish.reduce.len() - 1;
-                for (pass, ((first, _), spec)) in passes.enumerate() {
-                    let out = if pass == last && finish.convert.is_none() {
-                        Word::Buf(res, 0)
-                    } else {
-                        own
-                    };
-                    b.call(
-                        tl,
-                        records::partials(
-                            spec,
-                            own,
-                            Word::Buf(inc, (first as u64 * sbytes) as u32),
-                            out,
-                        ),
-                    );
-                }
-            } else {
-                epilogue_tiles = None;
-            }
-            match &finish.convert {
-                Some(convert) => b.call(tl, records::unary(convert, own, Word::Buf(res, 0))),
-                None if in_place || pk > 1 => {}
-                // Partials of the result type, but a result block of another
-                // shape than the GEMM's: copied.
-                None => b.call(
-                    tl,
-                    records::unary(
-                        &KernelSpec::elementwise(ipu_isa::kernels::EwOp::Copy, pt, bm * bn),
-                        own,
-                        Word::Buf(res, 0),
-                    ),
-                ),
-            }
-        }
+            (res, FxHashMap::default())
+        };
+        let epilogue_tiles = result_calls(b, op, &g, &finish, &partials, &incoming, res, in_place);
         b.end_compute(op)?;
         if let Some(tiles) = epilogue_tiles.filter(|t| !t.is_empty()) {
             b.offer_epilogue(result, res, tiles, records::partials_epilogue);
@@ -923,4 +800,176 @@ impl DeviceOp for Matmul {
         b.finish_op();
         Ok(())
     }
+}
+
+/// With split K, the pk tiles of a block add its partials up, each one
+/// share of its rows (its block of the result grid): every tile sends the
+/// other shares of its partials to their tiles. Ends the GEMM's compute
+/// set, and opens the reduction's: the result's buffer, and each receiving
+/// tile's buffer of incoming partials.
+fn exchange_partials(
+    b: &mut dyn ProgramBuilder<'_>,
+    op: Op,
+    g: &GemmBlocks,
+    tiles: [u64; 2],
+    partials: &FxHashMap<u32, (usize, usize)>,
+    rmap: &Mapping,
+) -> Result<(usize, FxHashMap<u32, usize>), Diagnostic> {
+    let cx = b.cx();
+    let result = cx.result(op, 0);
+    let set = b.next_set();
+    let (pb, pm, pn, pk) = (g.pb as usize, g.pm as usize, g.pn as usize, g.pk as usize);
+    // The bytes of one tile's share of its block's rows.
+    let sbytes = g.share_rows() * g.bn * g.mode.partials.bytes() as u64;
+    let tile = |bi: usize, kk: usize, i: usize, j: usize| {
+        g.tile(tiles[0], tiles[1], bi as u64, kk as u64, i as u64, j as u64)
+    };
+    let mut incoming: FxHashMap<u32, usize> = FxHashMap::default();
+    let homes: FxHashSet<u32> = blocks(rmap, &cx.value_shape(result))
+        .iter()
+        .map(|bl| bl.tile)
+        .collect();
+    let mut runs = Vec::new();
+    let mut src = None;
+    for bi in 0..pb {
+        for i in 0..pm {
+            for j in 0..pn {
+                for kk in 0..pk {
+                    let from = tile(bi, kk, i, j);
+                    let Some(&(c, _)) = partials.get(&from) else {
+                        continue;
+                    };
+                    src = Some(c);
+                    for share in (0..pk).filter(|&s| s != kk) {
+                        let to = tile(bi, share, i, j);
+                        if !homes.contains(&to) {
+                            continue;
+                        }
+                        // In K order, the receiving tile's own left out.
+                        let slot = (kk - usize::from(kk > share)) as u64;
+                        runs.push(Run {
+                            src_tile: from,
+                            src_off: share as u64 * sbytes,
+                            dst_tile: to,
+                            dst_off: slot * sbytes,
+                            len: sbytes,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut inc = None;
+    let mut receivers: Vec<u32> = partials
+        .keys()
+        .copied()
+        .filter(|t| homes.contains(t))
+        .collect();
+    receivers.sort_unstable();
+    for tl in receivers {
+        let buf = b.alloc(
+            op,
+            tl,
+            &format!("s{set}.partials_in"),
+            sbytes * (pk - 1) as u64,
+            true,
+        )?;
+        incoming.insert(tl, buf);
+        inc = Some(buf);
+    }
+    let (Some(src), Some(dst)) = (src, inc) else {
+        return Err(b.err(op, "has no partial sums to reduce"));
+    };
+    b.end_compute(op)?;
+    b.exchange(
+        op,
+        &format!("partial sums of s{set} tile.matmul"),
+        vec![(src, dst, runs)],
+    )?;
+    b.begin_compute(op, ".reduce", "tile.matmul reduction");
+    let res = b.home(op, result, rmap, &format!("s{set}.result"), false)?;
+    Ok((res, incoming))
+}
+
+/// The calls after the GEMMs on each tile of the result's blocks: the
+/// incoming partials added to its own share, the conversion to the result
+/// type, or a copy into a result block of another shape. Returns the tiles
+/// whose last call writes the result, a `partials` call into the result
+/// block itself, when a following elementwise op may fold into them
+/// (`records::partials_epilogue`).
+#[allow(clippy::too_many_arguments)]
+fn result_calls(
+    b: &mut dyn ProgramBuilder<'_>,
+    op: Op,
+    g: &GemmBlocks,
+    finish: &ResultKernels,
+    partials: &FxHashMap<u32, (usize, usize)>,
+    incoming: &FxHashMap<u32, usize>,
+    res: usize,
+    in_place: bool,
+) -> Option<Vec<u32>> {
+    let result = b.cx().result(op, 0);
+    let (pk, bm, bn) = (g.pk as usize, g.bm as usize, g.bn as usize);
+    let pt = g.mode.partials;
+    // The bytes of one tile's share of its block's rows.
+    let sbytes = g.share_rows() * g.bn * pt.bytes() as u64;
+    let home_tiles: Vec<u32> = b
+        .home_of(result)
+        .map(|h| h.blocks.iter().map(|bl| bl.tile).collect())
+        .unwrap_or_default();
+    // The result written by each tile's last call, a `partials` call
+    // into the result block itself: a following elementwise op may fold
+    // into it (`records::partials_epilogue`).
+    let mut epilogue_tiles = Some(Vec::new()).filter(|_| pk > 1 && finish.convert.is_none());
+    for tl in home_tiles {
+        let Some(&(c, kk)) = partials.get(&tl) else {
+            epilogue_tiles = None;
+            continue;
+        };
+        // The tile's own share of its partials.
+        let own = Word::Buf(c, (kk as u64 * sbytes) as u32);
+        if let Some(&inc) = incoming.get(&tl) {
+            if let Some(t) = &mut epilogue_tiles {
+                t.push(tl);
+            }
+            // The incoming partials added to its own in K order, one
+            // pass per run of them (`partials.S`); the last pass writes
+            // the result unless it is converted.
+            let passes = partial_runs(pk as u64 - 1).zip(&finish.reduce);
+            let last = finish.reduce.len() - 1;
+            for (pass, ((first, _), spec)) in passes.enumerate() {
+                let out = if pass == last && finish.convert.is_none() {
+                    Word::Buf(res, 0)
+                } else {
+                    own
+                };
+                b.call(
+                    tl,
+                    records::partials(
+                        spec,
+                        own,
+                        Word::Buf(inc, (first as u64 * sbytes) as u32),
+                        out,
+                    ),
+                );
+            }
+        } else {
+            epilogue_tiles = None;
+        }
+        match &finish.convert {
+            Some(convert) => b.call(tl, records::unary(convert, own, Word::Buf(res, 0))),
+            None if in_place || pk > 1 => {}
+            // Partials of the result type, but a result block of another
+            // shape than the GEMM's: copied.
+            None => b.call(
+                tl,
+                records::unary(
+                    &KernelSpec::elementwise(ipu_isa::kernels::EwOp::Copy, pt, bm * bn),
+                    own,
+                    Word::Buf(res, 0),
+                ),
+            ),
+        }
+    }
+    epilogue_tiles
 }

@@ -358,19 +358,14 @@ fn verify_events(
     bound: u64,
     maps: Option<&(Occupancy, Occupancy)>,
 ) -> Option<Result<(), Vec<VerifyError>>> {
-    let word = target.exchange_word_bytes();
-    let tiles = target.tiles();
-    let size = target.sram_bytes();
     let paired_allowed =
         target.exchange.supertile_tiles == 2 && schedule.kind != ScheduleKind::CompactStreams;
-
-    let n = tiles as usize;
+    let n = target.tiles() as usize;
     if schedule.horizon > u64::from(u32::MAX) {
         return Some(Err(vec![VerifyError::HorizonTooLarge {
             horizon: schedule.horizon,
         }]));
     }
-    let sat = super::sat;
     // Destination index of (transfer, dst) = first_dst[transfer] + dst.
     let mut first_dst: Vec<usize> = Vec::with_capacity(phase.transfers.len() + 1);
     // Bytes each destination (by index) takes: its transfer's length.
@@ -383,186 +378,15 @@ fn verify_events(
     }
     // Slices of fragments are checked in parallel; their findings are
     // joined in fragment order, so errors and events are one pass's.
-    let check = |base: usize, frags: &[Fragment]| -> Events {
-        let mut errs: Vec<VerifyError> = Vec::new();
-        // (tile, start, end, fragment, transfer): sender occupancy.
-        let mut sends: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
-        // (port, start, end, fragment, sender, transfer): port selections,
-        // grouped by port as they are made.
-        // Sized by a first count of the receives that name a destination
-        // (none when they are marked on the maps instead).
-        let (per_port, per_tile) = match maps {
-            None => receive_counts(phase, frags, n),
-            Some(_) => (vec![0; n + 1], vec![0; n + 1]),
-        };
-        let mut selects: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_port);
-        // (tile, port, start, end, fragment, transfer): captures, by tile.
-        let mut captures: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_tile);
-        // Per port, the (fragment, cycle) of the last selection marked on
-        // the maps: one fragment's receives on one port share it.
-        let mut marked: Vec<(u32, u32)> = match maps {
-            Some(_) => vec![(u32::MAX, u32::MAX); n],
-            None => Vec::new(),
-        };
-        // (destination index, start, end): received transfer-relative byte ranges.
-        let mut got: Vec<(u32, u32, u32)> = Vec::new();
-        // Ports on which some receive of the current fragment is its own tile's.
-        let mut own_ports: Vec<u32> = Vec::new();
-        for (k, f) in frags.iter().enumerate() {
-            let fi = base + k;
-            let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
-            if f.len == 0 {
-                errs.push(VerifyError::EmptyFragment { fragment: fi });
-                continue;
-            }
-            if f.receives.is_empty() {
-                errs.push(VerifyError::NoReceivers { fragment: fi });
-                continue;
-            }
-            if f.src_tile >= tiles || end > size {
-                errs.push(VerifyError::SourceOutOfRange {
-                    fragment: fi,
-                    tile: f.src_tile,
-                    start,
-                    end,
-                });
-                continue;
-            }
-            let words = f.words(word);
-            let first_transfer = f.receives[0].transfer;
-            own_ports.clear();
-            let mut own_ports_known = false;
-            sends.push((
-                f.src_tile,
-                sat(f.send_cycle),
-                sat(f.send_cycle.saturating_add(words)),
-                sat(fi as u64),
-                first_transfer,
-            ));
-            for r in &f.receives {
-                let found = phase
-                    .transfers
-                    .get(r.transfer as usize)
-                    .and_then(|t| Some((t, t.dsts.get(r.dst as usize)?)));
-                let Some((t, d)) = found else {
-                    errs.push(VerifyError::BadReference {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        dst: r.dst,
-                    });
-                    continue;
-                };
-                let (ts, te) = (t.src_offset as u64, t.src_offset as u64 + t.len as u64);
-                if t.src_tile != f.src_tile || start < ts || end > te {
-                    errs.push(VerifyError::NotTransferBytes {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        tile: f.src_tile,
-                        start,
-                        end,
-                    });
-                    continue;
-                }
-                let partner_ok = paired_allowed && target.supertile_partner(d.tile) == Some(r.port);
-                if r.port != d.tile && !partner_ok {
-                    errs.push(VerifyError::BadPort {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        tile: d.tile,
-                        port: r.port,
-                        paired_allowed,
-                    });
-                    continue;
-                }
-                let rs = u64::from(r.select_cycle);
-                let re = rs.saturating_add(words);
-                if r.port != d.tile {
-                    // The partner must capture the same words from its own port.
-                    if !own_ports_known {
-                        own_ports.extend(f.receives.iter().filter_map(|o| {
-                            phase
-                                .transfers
-                                .get(o.transfer as usize)
-                                .and_then(|t| t.dsts.get(o.dst as usize))
-                                .filter(|od| od.tile == o.port)
-                                .map(|_| o.port)
-                        }));
-                        own_ports.sort_unstable();
-                        own_ports_known = true;
-                    }
-                    let partner_captures = own_ports.binary_search(&r.port).is_ok();
-                    if !partner_captures {
-                        errs.push(VerifyError::PartnerNotCapturing {
-                            fragment: fi,
-                            tile: d.tile,
-                            port: r.port,
-                            start: rs,
-                            end: re,
-                        });
-                    }
-                }
-                let arrival = f
-                    .send_cycle
-                    .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
-                if rs != arrival {
-                    errs.push(VerifyError::WrongSelectCycle {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        port: r.port,
-                        sender: f.src_tile,
-                        send_cycle: f.send_cycle,
-                        select_cycle: rs,
-                        arrival,
-                    });
-                }
-                if re > schedule.horizon {
-                    errs.push(VerifyError::Late {
-                        fragment: fi,
-                        transfer: r.transfer,
-                        tile: d.tile,
-                        end: re,
-                        horizon: schedule.horizon,
-                    });
-                }
-                let (rs, re, fk) = (sat(rs), sat(re), sat(fi as u64));
-                match maps {
-                    Some((ports, caps)) => {
-                        match marked.get_mut(r.port as usize) {
-                            Some(m) if *m == (fk, rs) => {}
-                            Some(m) => {
-                                *m = (fk, rs);
-                                ports.mark(r.port as usize, rs, re);
-                            }
-                            // Outside the map: a clash, for the sorting check.
-                            None => ports.mark(usize::MAX, rs, re),
-                        }
-                        let from_partner = usize::from(r.port != d.tile);
-                        caps.mark(2 * d.tile as usize + from_partner, rs, re);
-                    }
-                    None => {
-                        selects.push(
-                            r.port as usize,
-                            (r.port, rs, re, fk, f.src_tile, r.transfer),
-                        );
-                        captures.push(d.tile as usize, (d.tile, r.port, rs, re, fk, r.transfer));
-                    }
-                }
-                // Within the transfer: its length is 32 bits.
-                got.push((
-                    sat((first_dst[r.transfer as usize] + r.dst as usize) as u64),
-                    (start - ts) as u32,
-                    (end - ts) as u32,
-                ));
-            }
-        }
-        Events {
-            errs,
-            sends,
-            selects,
-            captures,
-            got,
-        }
+    let c = SliceCheck {
+        phase,
+        schedule,
+        target,
+        maps,
+        first_dst: &first_dst,
+        paired_allowed,
     };
+    let check = |base: usize, frags: &[Fragment]| check_slice(&c, base, frags);
     let fragments = &schedule.fragments;
     let mut parts: Vec<Events> = if fragments.len() > SLICE {
         fragments
@@ -589,6 +413,222 @@ fn verify_events(
             return None;
         }
     }
+    check_overlaps(sends, &selects, &captures, n, &mut errs);
+    check_coverage(phase, &first_dst, &dst_len, got, &mut errs);
+    Some(bound_checks(schedule, bound, errs))
+}
+
+/// What each slice of fragments is checked against ([`check_slice`]).
+struct SliceCheck<'a> {
+    phase: &'a Phase,
+    schedule: &'a Schedule,
+    target: &'a Target,
+    maps: Option<&'a (Occupancy, Occupancy)>,
+    /// Destination index of (transfer, dst) = first_dst[transfer] + dst.
+    first_dst: &'a [usize],
+    paired_allowed: bool,
+}
+
+/// The per-fragment checks of [`verify_events`] on fragments `frags`,
+/// the first numbered `base`: their errors, and the events the checks
+/// across fragments sort.
+fn check_slice(c: &SliceCheck<'_>, base: usize, frags: &[Fragment]) -> Events {
+    let (phase, schedule, target, maps) = (c.phase, c.schedule, c.target, c.maps);
+    let (first_dst, paired_allowed) = (c.first_dst, c.paired_allowed);
+    let word = target.exchange_word_bytes();
+    let tiles = target.tiles();
+    let size = target.sram_bytes();
+    let n = tiles as usize;
+    let sat = super::sat;
+    let mut errs: Vec<VerifyError> = Vec::new();
+    // (tile, start, end, fragment, transfer): sender occupancy.
+    let mut sends: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
+    // (port, start, end, fragment, sender, transfer): port selections,
+    // grouped by port as they are made.
+    // Sized by a first count of the receives that name a destination
+    // (none when they are marked on the maps instead).
+    let (per_port, per_tile) = match maps {
+        None => receive_counts(phase, frags, n),
+        Some(_) => (vec![0; n + 1], vec![0; n + 1]),
+    };
+    let mut selects: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_port);
+    // (tile, port, start, end, fragment, transfer): captures, by tile.
+    let mut captures: Groups<(u32, u32, u32, u32, u32, u32)> = Groups::with_counts(&per_tile);
+    // Per port, the (fragment, cycle) of the last selection marked on
+    // the maps: one fragment's receives on one port share it.
+    let mut marked: Vec<(u32, u32)> = match maps {
+        Some(_) => vec![(u32::MAX, u32::MAX); n],
+        None => Vec::new(),
+    };
+    // (destination index, start, end): received transfer-relative byte ranges.
+    let mut got: Vec<(u32, u32, u32)> = Vec::new();
+    // Ports on which some receive of the current fragment is its own tile's.
+    let mut own_ports: Vec<u32> = Vec::new();
+    for (k, f) in frags.iter().enumerate() {
+        let fi = base + k;
+        let (start, end) = (f.src_offset as u64, f.src_offset as u64 + f.len as u64);
+        if f.len == 0 {
+            errs.push(VerifyError::EmptyFragment { fragment: fi });
+            continue;
+        }
+        if f.receives.is_empty() {
+            errs.push(VerifyError::NoReceivers { fragment: fi });
+            continue;
+        }
+        if f.src_tile >= tiles || end > size {
+            errs.push(VerifyError::SourceOutOfRange {
+                fragment: fi,
+                tile: f.src_tile,
+                start,
+                end,
+            });
+            continue;
+        }
+        let words = f.words(word);
+        let first_transfer = f.receives[0].transfer;
+        own_ports.clear();
+        let mut own_ports_known = false;
+        sends.push((
+            f.src_tile,
+            sat(f.send_cycle),
+            sat(f.send_cycle.saturating_add(words)),
+            sat(fi as u64),
+            first_transfer,
+        ));
+        for r in &f.receives {
+            let found = phase
+                .transfers
+                .get(r.transfer as usize)
+                .and_then(|t| Some((t, t.dsts.get(r.dst as usize)?)));
+            let Some((t, d)) = found else {
+                errs.push(VerifyError::BadReference {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    dst: r.dst,
+                });
+                continue;
+            };
+            let (ts, te) = (t.src_offset as u64, t.src_offset as u64 + t.len as u64);
+            if t.src_tile != f.src_tile || start < ts || end > te {
+                errs.push(VerifyError::NotTransferBytes {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: f.src_tile,
+                    start,
+                    end,
+                });
+                continue;
+            }
+            let partner_ok = paired_allowed && target.supertile_partner(d.tile) == Some(r.port);
+            if r.port != d.tile && !partner_ok {
+                errs.push(VerifyError::BadPort {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: d.tile,
+                    port: r.port,
+                    paired_allowed,
+                });
+                continue;
+            }
+            let rs = u64::from(r.select_cycle);
+            let re = rs.saturating_add(words);
+            if r.port != d.tile {
+                // The partner must capture the same words from its own port.
+                if !own_ports_known {
+                    own_ports.extend(f.receives.iter().filter_map(|o| {
+                        phase
+                            .transfers
+                            .get(o.transfer as usize)
+                            .and_then(|t| t.dsts.get(o.dst as usize))
+                            .filter(|od| od.tile == o.port)
+                            .map(|_| o.port)
+                    }));
+                    own_ports.sort_unstable();
+                    own_ports_known = true;
+                }
+                let partner_captures = own_ports.binary_search(&r.port).is_ok();
+                if !partner_captures {
+                    errs.push(VerifyError::PartnerNotCapturing {
+                        fragment: fi,
+                        tile: d.tile,
+                        port: r.port,
+                        start: rs,
+                        end: re,
+                    });
+                }
+            }
+            let arrival = f
+                .send_cycle
+                .saturating_add(target.route_latency(f.src_tile, r.port) as u64);
+            if rs != arrival {
+                errs.push(VerifyError::WrongSelectCycle {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    port: r.port,
+                    sender: f.src_tile,
+                    send_cycle: f.send_cycle,
+                    select_cycle: rs,
+                    arrival,
+                });
+            }
+            if re > schedule.horizon {
+                errs.push(VerifyError::Late {
+                    fragment: fi,
+                    transfer: r.transfer,
+                    tile: d.tile,
+                    end: re,
+                    horizon: schedule.horizon,
+                });
+            }
+            let (rs, re, fk) = (sat(rs), sat(re), sat(fi as u64));
+            match maps {
+                Some((ports, caps)) => {
+                    match marked.get_mut(r.port as usize) {
+                        Some(m) if *m == (fk, rs) => {}
+                        Some(m) => {
+                            *m = (fk, rs);
+                            ports.mark(r.port as usize, rs, re);
+                        }
+                        // Outside the map: a clash, for the sorting check.
+                        None => ports.mark(usize::MAX, rs, re),
+                    }
+                    let from_partner = usize::from(r.port != d.tile);
+                    caps.mark(2 * d.tile as usize + from_partner, rs, re);
+                }
+                None => {
+                    selects.push(
+                        r.port as usize,
+                        (r.port, rs, re, fk, f.src_tile, r.transfer),
+                    );
+                    captures.push(d.tile as usize, (d.tile, r.port, rs, re, fk, r.transfer));
+                }
+            }
+            // Within the transfer: its length is 32 bits.
+            got.push((
+                sat((first_dst[r.transfer as usize] + r.dst as usize) as u64),
+                (start - ts) as u32,
+                (end - ts) as u32,
+            ));
+        }
+    }
+    Events {
+        errs,
+        sends,
+        selects,
+        captures,
+        got,
+    }
+}
+
+/// Senders sending two words at once, ports selecting two senders at
+/// once, and tiles capturing two words on one port at once.
+fn check_overlaps(
+    mut sends: Vec<(u32, u32, u32, u32, u32)>,
+    selects: &[Groups<(u32, u32, u32, u32, u32, u32)>],
+    captures: &[Groups<(u32, u32, u32, u32, u32, u32)>],
+    n: usize,
+    errs: &mut Vec<VerifyError>,
+) {
     // Sender bandwidth: one word per cycle.
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     for w in sends.windows(2) {
@@ -648,6 +688,18 @@ fn verify_events(
         errs
     });
     errs.extend(doubles.into_iter().flatten());
+}
+
+/// Coverage errors: destination bytes `got` (per slice: destination index,
+/// start, end) missed or received twice.
+fn check_coverage(
+    phase: &Phase,
+    first_dst: &[usize],
+    dst_len: &[u32],
+    got: Vec<Vec<(u32, u32, u32)>>,
+    errs: &mut Vec<VerifyError>,
+) {
+    let dsts = dst_len.len();
     // Coverage: every byte of every destination exactly once.
     // A destination that got its transfer's bytes in one piece is covered
     // exactly once: only the ranges of the others are sorted and walked.
@@ -712,9 +764,7 @@ fn verify_events(
             }
         }
     }
-    Some(bound_checks(schedule, bound, errs))
 }
-
 /// The checks of the schedule's recorded bound and horizon against the
 /// bound its fragments give, after the per-fragment errors `errs`.
 fn bound_checks(

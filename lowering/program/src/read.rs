@@ -293,6 +293,89 @@ impl Reader<'_> {
         })
     }
 
+    /// The `reads` of buffer declaration `op`: where its readers read.
+    fn reads(&self, op: Op) -> Result<Vec<Reads>, Diagnostic> {
+        let mut reads = Vec::new();
+        if let Some(AttrKind::Array(es)) =
+            self.cx.get_attr(op, "reads").map(|a| self.cx.attr_kind(a))
+        {
+            for &e in es {
+                let AttrKind::Dictionary(kv) = self.cx.attr_kind(e) else {
+                    return Err(self.err(op, "reads entries are dictionaries"));
+                };
+                let get = |k: &str| {
+                    kv.iter()
+                        .find(|(n, _)| self.cx.str(*n) == k)
+                        .map(|(_, v)| self.cx.attr_kind(*v))
+                };
+                let (Some(AttrKind::String(ts)), Some(AttrKind::I64Array(rg))) =
+                    (get("tiles"), get("ranges"))
+                else {
+                    return Err(self.err(op, "a reads entry needs tiles and ranges"));
+                };
+                let tiles = parse_bounded_tiles(ts)
+                    .map_err(|e| self.err(op, format!("reads tiles: {e}")))?;
+                let &[c, l, s] = &rg[..] else {
+                    return Err(self.err(op, "ranges must be [count, len, stride]"));
+                };
+                if c < 1 || l < 1 || s < l {
+                    return Err(self.err(op, "ranges must be [count, len, stride] with count, len >= 1 and stride >= len"));
+                }
+                reads.push(Reads {
+                    tiles: tiles.iter().collect(),
+                    count: c as u64,
+                    len: l as u64,
+                    stride: s as u64,
+                });
+            }
+        }
+        Ok(reads)
+    }
+
+    /// Compute set `op`: its local copies and vertices.
+    fn compute_set(&self, op: Op) -> Result<ComputeSet, Diagnostic> {
+        let mut vertices = Vec::new();
+        let mut copies = Vec::new();
+        for o in body_of(self.cx, op) {
+            if self.cx.is(o, "exchange.copy") {
+                let m = self.read_move(o)?;
+                if let Some(t) = m
+                    .transfers
+                    .iter()
+                    .find(|t| t.dsts.len() != 1 || t.dsts[0].tile != t.src_tile)
+                {
+                    return Err(self.err(
+                        o,
+                        format!(
+                            "copies from tile {} to another tile; exchange.copy stays on its tile",
+                            t.src_tile
+                        ),
+                    ));
+                }
+                copies.push(m);
+            } else {
+                vertices.push(self.vertex(o)?);
+            }
+        }
+        let cycles = match self.cx.get_attr(op, "cycles") {
+            Some(_) => Some(self.int(op, "cycles")?),
+            None => None,
+        };
+        let bound = match self.cx.get_attr(op, "bound") {
+            Some(_) => Some(self.int(op, "bound")?),
+            None => None,
+        };
+        Ok(ComputeSet {
+            name: self.str(op, "sym_name")?,
+            label: self.str(op, "label")?,
+            cycles,
+            bound,
+            copies,
+            vertices,
+            loc: self.cx.op_loc(op),
+        })
+    }
+
     fn read_move(&self, m: Op) -> Result<Move, Diagnostic> {
         let cx = self.cx;
         let Some(AttrKind::Array(runs)) = cx.get_attr(m, "runs").map(|a| cx.attr_kind(a)) else {
@@ -385,39 +468,7 @@ impl Program {
                 let mut tiles = r.tiles(op)?;
                 tiles.sort_unstable();
                 tiles.dedup();
-                let mut reads = Vec::new();
-                if let Some(AttrKind::Array(es)) = cx.get_attr(op, "reads").map(|a| cx.attr_kind(a))
-                {
-                    for &e in es {
-                        let AttrKind::Dictionary(kv) = cx.attr_kind(e) else {
-                            return Err(r.err(op, "reads entries are dictionaries"));
-                        };
-                        let get = |k: &str| {
-                            kv.iter()
-                                .find(|(n, _)| cx.str(*n) == k)
-                                .map(|(_, v)| cx.attr_kind(*v))
-                        };
-                        let (Some(AttrKind::String(ts)), Some(AttrKind::I64Array(rg))) =
-                            (get("tiles"), get("ranges"))
-                        else {
-                            return Err(r.err(op, "a reads entry needs tiles and ranges"));
-                        };
-                        let tiles = parse_bounded_tiles(ts)
-                            .map_err(|e| r.err(op, format!("reads tiles: {e}")))?;
-                        let &[c, l, s] = &rg[..] else {
-                            return Err(r.err(op, "ranges must be [count, len, stride]"));
-                        };
-                        if c < 1 || l < 1 || s < l {
-                            return Err(r.err(op, "ranges must be [count, len, stride] with count, len >= 1 and stride >= len"));
-                        }
-                        reads.push(Reads {
-                            tiles: tiles.iter().collect(),
-                            count: c as u64,
-                            len: l as u64,
-                            stride: s as u64,
-                        });
-                    }
-                }
+                let reads = r.reads(op)?;
                 r.names.insert(name.clone(), p.buffers.len());
                 p.buffers.push(BufferDecl {
                     name,
@@ -495,43 +546,7 @@ impl Program {
                     probes.push((op, after, probe));
                 }
                 "exchange.compute_set" => {
-                    let mut vertices = Vec::new();
-                    let mut copies = Vec::new();
-                    for o in body_of(cx, op) {
-                        if cx.is(o, "exchange.copy") {
-                            let m = r.read_move(o)?;
-                            if let Some(t) = m
-                                .transfers
-                                .iter()
-                                .find(|t| t.dsts.len() != 1 || t.dsts[0].tile != t.src_tile)
-                            {
-                                return Err(r.err(
-                                    o,
-                                    format!("copies from tile {} to another tile; exchange.copy stays on its tile", t.src_tile),
-                                ));
-                            }
-                            copies.push(m);
-                        } else {
-                            vertices.push(r.vertex(o)?);
-                        }
-                    }
-                    let cycles = match cx.get_attr(op, "cycles") {
-                        Some(_) => Some(r.int(op, "cycles")?),
-                        None => None,
-                    };
-                    let bound = match cx.get_attr(op, "bound") {
-                        Some(_) => Some(r.int(op, "bound")?),
-                        None => None,
-                    };
-                    p.steps.push(Step::Compute(ComputeSet {
-                        name: r.str(op, "sym_name")?,
-                        label: r.str(op, "label")?,
-                        cycles,
-                        bound,
-                        copies,
-                        vertices,
-                        loc: cx.op_loc(op),
-                    }));
+                    p.steps.push(Step::Compute(r.compute_set(op)?));
                     expect_sync = true;
                     last_step = Some(op);
                 }
