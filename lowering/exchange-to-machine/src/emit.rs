@@ -13,8 +13,8 @@ use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, EntryPoint, GridDim, HostStream, Metadata, Package, Probe, StreamPiece,
-    TargetInfo, TileImage, Transfer,
+    DataSegment, Digest, EntryPoint, GridDim, HostStream, Metadata, Package, Probe, StepSummary,
+    StreamPiece, TargetInfo, TileImage, Transfer,
 };
 use ipu_program::records;
 use ipu_target::Target;
@@ -461,105 +461,18 @@ pub(crate) fn build_package_from(
         place_tiles(cx, f, target, &tiles, &facts, &steps)
     })?;
     let max_data = used_by.values().copied().max().unwrap_or(0);
-    let mut summary = Summary::default();
-    {
-        let capacity =
-            target.memory_end() - (target.memory.base_address + target.memory.code_reserve_bytes);
-        let mut groups: Layouts = BTreeMap::new();
-        for (&t, w) in &tiles {
-            let mut layout: Vec<(u64, u64, String)> = w
-                .bufs
-                .iter()
-                .zip(&addrs[&t])
-                .map(|(b, &a)| (a, b.size, b.name.clone()))
-                .collect();
-            layout.sort();
-            let e = groups.entry(layout).or_insert((Vec::new(), 0));
-            e.0.push(t);
-            e.1 = e.1.max(used_by[&t]);
-        }
-        for (layout, (ts, used)) in groups {
-            summary.memory_maps.push(MemoryMap {
-                tiles: ts,
-                used,
-                free: capacity.saturating_sub(used),
-                buffers: layout
-                    .into_iter()
-                    .map(|(a, size, name)| format!("{a:#x} {size} B {name}"))
-                    .collect(),
-            });
-        }
-        summary.memory_maps.sort_by(|a, b| {
-            b.tiles
-                .len()
-                .cmp(&a.tiles.len())
-                .then(a.tiles[0].cmp(&b.tiles[0]))
-        });
-    }
+    let mut summary = Summary {
+        memory_maps: memory_maps(target, &tiles, &addrs, &used_by),
+        ..Summary::default()
+    };
     let nsteps = steps.len();
     let base = target.memory.base_address;
-    // Each tile's program shape: per superstep, its kernel calls or an exchange.
-    // A call's prologue entry, when it has one split off.
-    let prologue_of = |c: &Call| match &c.kernel {
-        Kernel::Lib(spec) => {
-            records::prologue(spec).map(|p| format!("{}.{}", spec.name(), p.entry))
-        }
-        Kernel::Memcpy => None,
-    };
-    let shape_of = |w: &TileWork| -> Shape {
-        (0..nsteps)
-            .map(|s| match steps[s].kind {
-                ipu_package::StepKind::Exchange => {
-                    let next = w.calls.get(&(s + 1)).map_or(&[][..], |v| v.as_slice());
-                    let whole = w.during.get(&s).into_iter().flatten().filter_map(|&k| {
-                        next.get(k).map(|c| {
-                            let (n, e) = link_name(&c.kernel);
-                            (format!("{n}.{e}"), k)
-                        })
-                    });
-                    let pro = w
-                        .ahead
-                        .get(&s)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|&k| next.get(k).and_then(prologue_of).map(|p| (p, k)));
-                    StepShape::Exchange(whole.chain(pro).collect())
-                }
-                _ => {
-                    fn before(m: &BTreeMap<usize, Vec<usize>>, s: usize) -> &[usize] {
-                        s.checked_sub(1)
-                            .and_then(|p| m.get(&p))
-                            .map_or(&[][..], |v| v.as_slice())
-                    }
-                    let (ahead, during) = (before(&w.ahead, s), before(&w.during, s));
-                    StepShape::Compute(
-                        w.calls
-                            .get(&s)
-                            .map(|cs| {
-                                cs.iter()
-                                    .enumerate()
-                                    .map(|(k, c)| {
-                                        if during.contains(&k) {
-                                            return None;
-                                        }
-                                        let (n, e) = link_name(&c.kernel);
-                                        let pre = prologue_of(c).filter(|_| !ahead.contains(&k));
-                                        Some((format!("{n}.{e}"), pre))
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    )
-                }
-            })
-            .collect()
-    };
     // Each tile's program shape, once (tiles in order).
     let shapes: Vec<Shape> = tiles
         .values()
         .collect::<Vec<_>>()
         .par_iter()
-        .map(|w| shape_of(w))
+        .map(|w| tile_shape(w, &steps))
         .collect();
     let images = timed_phase("link", || {
         let cache = KernelCache::from_env();
@@ -591,79 +504,10 @@ pub(crate) fn build_package_from(
             }
             linking.push((shape, members, specs));
         }
-        let link_shape = |(shape, members, specs): Linking<'_>| {
-            let layout = LinkLayout::new(base as u32, target.memory_end() as u32);
-            let link_with = |table: u64| {
-                let text = main_text(shape, table);
-                let main =
-                    ipu_isa::asm::assemble("main.S", &text, &BTreeMap::new()).map_err(|e| {
-                        Diagnostic::error(
-                            loc,
-                            format!("the supervisor program does not assemble: {e}"),
-                        )
-                    })?;
-                let mut objs: Vec<(&str, &ipu_isa::elf::ObjectFile)> = vec![("main", &main.object)];
-                for name in specs.keys() {
-                    objs.push((name.as_str(), &objects[name]));
-                }
-                link(&objs, &layout).map_err(|e| {
-                    Diagnostic::error(loc, format!("linking tile {}: {e}", members[0]))
-                })
-            };
-            let first = link_with(0)?;
-            let end = first
-                .segments
-                .iter()
-                .map(|s| s.address as u64 + s.bytes.len() as u64)
-                .max()
-                .unwrap_or(base);
-            let table = end.div_ceil(8) * 8;
-            let image = link_with(table)?;
-            let mut kernels: Vec<String> = specs.into_keys().collect();
-            kernels.insert(0, "main".into());
-            let program = shape
-                .iter()
-                .zip(&steps)
-                .map(|(calls, step)| {
-                    let label = step.label.split(' ').next().unwrap_or("");
-                    match calls {
-                        StepShape::Exchange(ahead) if ahead.is_empty() => format!("{label}: exch"),
-                        StepShape::Exchange(ahead) => {
-                            let pre: Vec<&str> = ahead.iter().map(|(p, _)| p.as_str()).collect();
-                            format!("{label}: exch, {}", pre.join(", "))
-                        }
-                        StepShape::Compute(c) if c.iter().all(Option::is_none) => {
-                            format!("{label}: -")
-                        }
-                        StepShape::Compute(c) => {
-                            let names: Vec<String> = c
-                                .iter()
-                                .flatten()
-                                .map(|(n, pre)| match pre {
-                                    Some(p) => format!("{p}, {n}"),
-                                    None => n.clone(),
-                                })
-                                .collect();
-                            format!("{label}: {}", names.join(", "))
-                        }
-                    }
-                })
-                .collect();
-            let code = CodeSummary {
-                tiles: members.clone(),
-                kernels,
-                program,
-                code_bytes: image.code_size as u64,
-                exec: image
-                    .exec_ranges
-                    .iter()
-                    .map(|r| format!("{:#x} to {:#x}", r.start, r.end))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            };
-            Ok::<_, Diagnostic>((image, table, code))
-        };
-        let done: Vec<_> = linking.into_par_iter().map(link_shape).collect();
+        let done: Vec<_> = linking
+            .into_par_iter()
+            .map(|l| link_shape(target, loc, &steps, &objects, l))
+            .collect();
         // shape -> (linked image, table address); the first shape that fails is reported.
         let mut linked = BTreeMap::new();
         for (&shape, r) in by_shape.keys().zip(done) {
@@ -683,33 +527,7 @@ pub(crate) fn build_package_from(
     let mut readable: BTreeMap<(usize, Vec<String>), Vec<u32>> = BTreeMap::new();
     // Per tile, where its table, records and rows went (the memory report).
     let mut tables: BTreeMap<u32, TableLayout> = BTreeMap::new();
-    let host_stream = |s: &StreamSpec| -> Result<HostStream, Diagnostic> {
-        let element_of = |t: ipu_ir::Type| {
-            let (_, e) = cx.tensor_parts(t).ok_or_else(|| {
-                Diagnostic::error(loc, format!("stream {} is not a tensor", s.name))
-            })?;
-            ipu_program::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
-                Diagnostic::error(
-                    loc,
-                    format!(
-                        "stream {} has an element type without a host format",
-                        s.name
-                    ),
-                )
-            })
-        };
-        let element = element_of(s.ty)?;
-        // A parameter the host widens at load: its host format beside.
-        let host_element = s.host_ty.map(element_of).transpose()?;
-        Ok(HostStream {
-            name: s.name.clone(),
-            direction: s.direction,
-            element,
-            shape: s.shape.iter().map(|&d| d as u64).collect(),
-            host_element,
-            layout: stream_layout(s, &addrs),
-        })
-    };
+    let host_stream = |s: &StreamSpec| host_stream_of(cx, loc, &addrs, s);
     let package = timed_phase("encode", || {
         // Tiles are encoded in parallel (each on its own), then collected in
         // tile order: the first tile that fails is the one reported.
@@ -802,6 +620,244 @@ pub(crate) fn build_package_from(
         .collect::<Vec<_>>()
         .into_par_iter()
         .for_each(drop);
+    sort_summary(&mut summary, readable, &steps);
+    Ok((package, stats, summary))
+}
+
+/// The memory map of each group of tiles whose buffers lie alike, the
+/// largest groups first.
+fn memory_maps(
+    target: &Target,
+    tiles: &BTreeMap<u32, TileWork>,
+    addrs: &Addresses,
+    used_by: &BTreeMap<u32, u64>,
+) -> Vec<MemoryMap> {
+    let mut maps = Vec::new();
+    let capacity =
+        target.memory_end() - (target.memory.base_address + target.memory.code_reserve_bytes);
+    let mut groups: Layouts = BTreeMap::new();
+    for (&t, w) in tiles {
+        let mut layout: Vec<(u64, u64, String)> = w
+            .bufs
+            .iter()
+            .zip(&addrs[&t])
+            .map(|(b, &a)| (a, b.size, b.name.clone()))
+            .collect();
+        layout.sort();
+        let e = groups.entry(layout).or_insert((Vec::new(), 0));
+        e.0.push(t);
+        e.1 = e.1.max(used_by[&t]);
+    }
+    for (layout, (ts, used)) in groups {
+        maps.push(MemoryMap {
+            tiles: ts,
+            used,
+            free: capacity.saturating_sub(used),
+            buffers: layout
+                .into_iter()
+                .map(|(a, size, name)| format!("{a:#x} {size} B {name}"))
+                .collect(),
+        });
+    }
+    maps.sort_by(|a, b| {
+        b.tiles
+            .len()
+            .cmp(&a.tiles.len())
+            .then(a.tiles[0].cmp(&b.tiles[0]))
+    });
+    maps
+}
+
+/// A call's prologue entry, when it has one split off.
+fn prologue_of(c: &Call) -> Option<String> {
+    match &c.kernel {
+        Kernel::Lib(spec) => {
+            records::prologue(spec).map(|p| format!("{}.{}", spec.name(), p.entry))
+        }
+        Kernel::Memcpy => None,
+    }
+}
+
+/// A tile's program shape: per superstep, its kernel calls or an exchange.
+fn tile_shape(w: &TileWork, steps: &[StepSummary]) -> Shape {
+    let nsteps = steps.len();
+    (0..nsteps)
+        .map(|s| match steps[s].kind {
+            ipu_package::StepKind::Exchange => {
+                let next = w.calls.get(&(s + 1)).map_or(&[][..], |v| v.as_slice());
+                let whole = w.during.get(&s).into_iter().flatten().filter_map(|&k| {
+                    next.get(k).map(|c| {
+                        let (n, e) = link_name(&c.kernel);
+                        (format!("{n}.{e}"), k)
+                    })
+                });
+                let pro = w
+                    .ahead
+                    .get(&s)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|&k| next.get(k).and_then(prologue_of).map(|p| (p, k)));
+                StepShape::Exchange(whole.chain(pro).collect())
+            }
+            _ => {
+                fn before(m: &BTreeMap<usize, Vec<usize>>, s: usize) -> &[usize] {
+                    s.checked_sub(1)
+                        .and_then(|p| m.get(&p))
+                        .map_or(&[][..], |v| v.as_slice())
+                }
+                let (ahead, during) = (before(&w.ahead, s), before(&w.during, s));
+                StepShape::Compute(
+                    w.calls
+                        .get(&s)
+                        .map(|cs| {
+                            cs.iter()
+                                .enumerate()
+                                .map(|(k, c)| {
+                                    if during.contains(&k) {
+                                        return None;
+                                    }
+                                    let (n, e) = link_name(&c.kernel);
+                                    let pre = prologue_of(c).filter(|_| !ahead.contains(&k));
+                                    Some((format!("{n}.{e}"), pre))
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                )
+            }
+        })
+        .collect()
+}
+
+/// A shape's program as the summary prints it: per superstep, its label
+/// and what runs.
+fn program_lines(shape: &Shape, steps: &[StepSummary]) -> Vec<String> {
+    shape
+        .iter()
+        .zip(steps)
+        .map(|(calls, step)| {
+            let label = step.label.split(' ').next().unwrap_or("");
+            match calls {
+                StepShape::Exchange(ahead) if ahead.is_empty() => format!("{label}: exch"),
+                StepShape::Exchange(ahead) => {
+                    let pre: Vec<&str> = ahead.iter().map(|(p, _)| p.as_str()).collect();
+                    format!("{label}: exch, {}", pre.join(", "))
+                }
+                StepShape::Compute(c) if c.iter().all(Option::is_none) => {
+                    format!("{label}: -")
+                }
+                StepShape::Compute(c) => {
+                    let names: Vec<String> = c
+                        .iter()
+                        .flatten()
+                        .map(|(n, pre)| match pre {
+                            Some(p) => format!("{p}, {n}"),
+                            None => n.clone(),
+                        })
+                        .collect();
+                    format!("{label}: {}", names.join(", "))
+                }
+            }
+        })
+        .collect()
+}
+
+/// The package's description of stream `s`.
+fn host_stream_of(
+    cx: &Context,
+    loc: ipu_ir::Loc,
+    addrs: &Addresses,
+    s: &StreamSpec,
+) -> Result<HostStream, Diagnostic> {
+    let element_of = |t: ipu_ir::Type| {
+        let (_, e) = cx
+            .tensor_parts(t)
+            .ok_or_else(|| Diagnostic::error(loc, format!("stream {} is not a tensor", s.name)))?;
+        ipu_program::elem::host_element(cx.type_kind(e)).ok_or_else(|| {
+            Diagnostic::error(
+                loc,
+                format!(
+                    "stream {} has an element type without a host format",
+                    s.name
+                ),
+            )
+        })
+    };
+    let element = element_of(s.ty)?;
+    // A parameter the host widens at load: its host format beside.
+    let host_element = s.host_ty.map(element_of).transpose()?;
+    Ok(HostStream {
+        name: s.name.clone(),
+        direction: s.direction,
+        element,
+        shape: s.shape.iter().map(|&d| d as u64).collect(),
+        host_element,
+        layout: stream_layout(s, addrs),
+    })
+}
+
+/// Links the supervisor program of one shape with its kernels (`objects`,
+/// by name), its table placed just after the code: the image, the table's
+/// address, and its code summary.
+fn link_shape(
+    target: &Target,
+    loc: ipu_ir::Loc,
+    steps: &[StepSummary],
+    objects: &BTreeMap<String, ipu_isa::elf::ObjectFile>,
+    (shape, members, specs): Linking<'_>,
+) -> Result<(ipu_isa::link::TileImage, u64, CodeSummary), Diagnostic> {
+    let base = target.memory.base_address;
+    let layout = LinkLayout::new(base as u32, target.memory_end() as u32);
+    let link_with = |table: u64| {
+        let text = main_text(shape, table);
+        let main = ipu_isa::asm::assemble("main.S", &text, &BTreeMap::new()).map_err(|e| {
+            Diagnostic::error(
+                loc,
+                format!("the supervisor program does not assemble: {e}"),
+            )
+        })?;
+        let mut objs: Vec<(&str, &ipu_isa::elf::ObjectFile)> = vec![("main", &main.object)];
+        for name in specs.keys() {
+            objs.push((name.as_str(), &objects[name]));
+        }
+        link(&objs, &layout)
+            .map_err(|e| Diagnostic::error(loc, format!("linking tile {}: {e}", members[0])))
+    };
+    let first = link_with(0)?;
+    let end = first
+        .segments
+        .iter()
+        .map(|s| s.address as u64 + s.bytes.len() as u64)
+        .max()
+        .unwrap_or(base);
+    let table = end.div_ceil(8) * 8;
+    let image = link_with(table)?;
+    let mut kernels: Vec<String> = specs.into_keys().collect();
+    kernels.insert(0, "main".into());
+    let program = program_lines(shape, steps);
+    let code = CodeSummary {
+        tiles: members.clone(),
+        kernels,
+        program,
+        code_bytes: image.code_size as u64,
+        exec: image
+            .exec_ranges
+            .iter()
+            .map(|r| format!("{:#x} to {:#x}", r.start, r.end))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    Ok((image, table, code))
+}
+
+/// The readable exchange rows (per step and entries, their tiles) grouped
+/// by phase into the summary, and the code summaries in order: the
+/// largest groups first.
+fn sort_summary(
+    summary: &mut Summary,
+    readable: BTreeMap<(usize, Vec<String>), Vec<u32>>,
+    steps: &[StepSummary],
+) {
     for ((s, text), tiles) in readable {
         let phase = steps[s].label.split(' ').next().unwrap_or("").to_string();
         match summary.rows.last_mut() {
@@ -818,7 +874,6 @@ pub(crate) fn build_package_from(
             .cmp(&a.tiles.len())
             .then(a.tiles[0].cmp(&b.tiles[0]))
     });
-    Ok((package, stats, summary))
 }
 
 /// The function's text, for the package's source hash.

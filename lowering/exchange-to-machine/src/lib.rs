@@ -44,7 +44,7 @@ use ipu_package::{Direction, Package, StepKind, StepSummary};
 use ipu_program::geometry::{blocks, runs_for_layout, Block, Layout};
 use ipu_program::records::{self, LocalCopyCall};
 use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
-use ipu_program::{BufId, Program, Step, VirtualSpace};
+use ipu_program::{BufId, ComputeSet, Program, Step, VirtualSpace};
 use ipu_target::Target;
 use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc};
@@ -780,55 +780,6 @@ pub(crate) fn plan(
         program,
         tiles: BTreeMap::new(),
     };
-    // Inputs and constants: their stream layouts and initial images.
-    let layout_io = |p: &mut Planner<'_>| -> Result<_, Diagnostic> {
-        let mut init = Vec::new();
-        let mut streams = Vec::new();
-        // Inputs and constants are there from the start; outputs stay to the end.
-        for i in &program.inputs {
-            let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
-                .unwrap_or_else(|| format!("arg{}", i.arg));
-            let direction = if i.load {
-                Direction::Load
-            } else {
-                Direction::Input
-            };
-            let at = stored_rects(p, &i.at, 0);
-            let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
-            let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
-            streams.push(StreamSpec {
-                name,
-                direction,
-                ty: i.at.ty,
-                host_ty: host.filter(|&h| h != i.at.ty),
-                shape: i.at.shape.clone(),
-                at,
-            });
-        }
-        for c in &program.constants {
-            let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
-            // Each buffer's image: the constant's bytes where the runs put them.
-            let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
-            let at = stored_rects(p, &c.at, 0);
-            let (mut scratch, mut runs) = (Vec::new(), Vec::new());
-            for (i, (rect, buf, _)) in at.rects.iter().enumerate() {
-                let img = images.entry((rect.tile, *buf)).or_default();
-                runs.clear();
-                at.runs(i, &mut scratch, &mut runs);
-                for &(dst, src, len) in &runs {
-                    let (dst, src, len) = (dst as usize, src as usize, len as usize);
-                    if img.len() < dst + len {
-                        img.resize(dst + len, 0);
-                    }
-                    img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
-                }
-            }
-            for ((tile, buf), img) in images {
-                init.push((tile, buf, img));
-            }
-        }
-        Ok((init, streams))
-    };
     // The steps in program order, each exchange phase's rows merged as they arrive.
     let merge = |p: &mut Planner<'_>,
                  (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
@@ -839,118 +790,7 @@ pub(crate) fn plan(
             let si = s as u32;
             match step {
                 Step::Compute(c) => {
-                    // Local copies first: each tile's stepped groups on its
-                    // workers (lcopy), or the supervisor's byte copy where cheaper.
-                    // A copy runs during the phase just before (after its
-                    // `exch`) when that phase cannot disturb it (`runs_during`).
-                    let phase_before = match si.checked_sub(1).map(|b| &program.steps[b as usize]) {
-                        Some(Step::Exchange(ph)) => Some(ph),
-                        _ => None,
-                    };
-                    // Per tile: cycles of the copies run during the phase, and of the rest.
-                    let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();
-                    let mut rest_cycles: BTreeMap<u32, u64> = BTreeMap::new();
-                    for m in &c.copies {
-                        let in_phase = phase_before.is_some_and(|ph| runs_during(ph, m));
-                        let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
-                        for t in &m.transfers {
-                            by_tile.entry(t.src_tile).or_default().push((
-                                t.src_offset,
-                                t.dsts[0].offset,
-                                t.len,
-                            ));
-                        }
-                        for (tile, ts) in by_tile {
-                            let groups = records::local_copy_calls(&ts)
-                                .map_err(|e| Diagnostic::error(c.loc, e))?;
-                            let cost: u64 = groups.iter().map(|g| g.1).sum();
-                            let cycles = if in_phase {
-                                &mut during_cycles
-                            } else {
-                                &mut rest_cycles
-                            };
-                            *cycles.entry(tile).or_default() += cost;
-                            let mut calls = Vec::new();
-                            for (group, _) in groups {
-                                match group {
-                                    LocalCopyCall::Workers {
-                                        src_offset,
-                                        dst_offset,
-                                        copy,
-                                    } => calls.push(records::lcopy(
-                                        &copy,
-                                        (m.src, src_offset),
-                                        (m.dst, dst_offset),
-                                    )),
-                                    LocalCopyCall::Supervisor(each) => {
-                                        calls.extend(each.into_iter().map(|(so, d, len)| Call {
-                                            kernel: Kernel::Memcpy,
-                                            record: vec![
-                                                Word::Buf(m.src, so),
-                                                Word::Buf(m.dst, d),
-                                                Word::Val(len),
-                                            ],
-                                            scratch: 0,
-                                        }))
-                                    }
-                                }
-                            }
-                            let w = p.tiles.entry(tile).or_default();
-                            // A copy run during the phase uses its buffers from then on.
-                            let at = if in_phase { si - 1 } else { si };
-                            for mut call in calls {
-                                for x in &mut call.record {
-                                    *x = w.local_word(program, *x, at);
-                                }
-                                let here = w.calls.entry(s).or_default();
-                                if in_phase {
-                                    w.during.entry(s - 1).or_default().push(here.len());
-                                }
-                                here.push(call);
-                            }
-                        }
-                    }
-                    for v in &c.vertices {
-                        for &t in &v.tiles {
-                            let w = p.tiles.entry(t).or_default();
-                            let record = v
-                                .call
-                                .record
-                                .iter()
-                                .map(|&x| w.local_word(program, x, si))
-                                .collect();
-                            w.calls.entry(s).or_default().push(Call {
-                                kernel: v.call.kernel.clone(),
-                                record,
-                                scratch: v.call.scratch,
-                            });
-                        }
-                    }
-                    // With copies moved into the phase, this set's estimate is
-                    // the busiest tile's rest (the phase's is raised below).
-                    let mut cycles = c.cycles;
-                    if !during_cycles.is_empty() {
-                        for v in &c.vertices {
-                            let k = match &v.call.kernel {
-                                Kernel::Lib(spec) => ipu_program::kernel_cycles(spec)
-                                    .map_err(|e| Diagnostic::error(c.loc, e))?,
-                                Kernel::Memcpy => 0,
-                            };
-                            for &t in &v.tiles {
-                                *rest_cycles.entry(t).or_default() += k;
-                            }
-                        }
-                        cycles = Some(rest_cycles.values().copied().max().unwrap_or(0));
-                        for (t, c) in during_cycles {
-                            p.tiles.entry(t).or_default().during_cycles.insert(s - 1, c);
-                        }
-                    }
-                    steps.push(StepSummary {
-                        kind: StepKind::Compute,
-                        label: format!("{} {}", c.name, c.label),
-                        cycles,
-                        bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
-                    });
+                    steps.push(plan_compute(p, target, s, c)?);
                 }
                 Step::Exchange(_) => {
                     // One entry per phase up to the first that failed, which returns here.
@@ -1016,44 +856,7 @@ pub(crate) fn plan(
         for w in p.tiles.values_mut() {
             w.place_prologues(&kinds);
         }
-        // An exchange step's estimate: its phase, or the supervisor's work
-        // run during it (copies, then prologues) on the busiest tile.
-        let mut during: BTreeMap<usize, u64> = BTreeMap::new();
-        let mut pro_memo: rustc_hash::FxHashMap<&ipu_isa::kernels::KernelSpec, u64> =
-            rustc_hash::FxHashMap::default();
-        for w in p.tiles.values() {
-            let mut work = w.during_cycles.clone();
-            for (&x, ks) in &w.ahead {
-                for &k in ks {
-                    if let Some(Kernel::Lib(spec)) = w
-                        .calls
-                        .get(&(x + 1))
-                        .and_then(|c| c.get(k))
-                        .map(|c| &c.kernel)
-                    {
-                        let c = match pro_memo.get(spec) {
-                            Some(&c) => c,
-                            None => {
-                                let c = records::prologue_cycles(spec)
-                                    .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
-                                pro_memo.insert(spec, c);
-                                c
-                            }
-                        };
-                        *work.entry(x).or_default() += c;
-                    }
-                }
-            }
-            for (x, c) in work {
-                let e = during.entry(x).or_default();
-                *e = (*e).max(c);
-            }
-        }
-        for (x, c) in during {
-            if let Some(step) = steps.get_mut(x) {
-                step.cycles = step.cycles.map(|e| e.max(c + DURING_ISSUE_CYCLES));
-            }
-        }
+        exchange_estimates(cx, f, &p, &mut steps)?;
         Ok(Plan {
             tiles: std::mem::take(&mut p.tiles),
             init,
@@ -1072,15 +875,241 @@ pub(crate) fn plan(
     if rayon::current_thread_index().is_some() {
         // On a pool's thread, which must not wait for its own pool's work:
         // every row is made before the merge.
-        let (io, ()) = rayon::join(|| layout_io(&mut p), || rows(senders));
+        let (io, ()) = rayon::join(|| layout_io(cx, f, program, &mut p), || rows(senders));
         merge(&mut p, io?, &mut arrived)
     } else {
         std::thread::scope(|threads| {
             threads.spawn(move || rows(senders));
-            let io = layout_io(&mut p)?;
+            let io = layout_io(cx, f, program, &mut p)?;
             merge(&mut p, io, &mut arrived)
         })
     }
+}
+
+/// Inputs and constants: their stream layouts and initial images.
+fn layout_io(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    p: &mut Planner<'_>,
+) -> Result<(Vec<InitImage>, Vec<StreamSpec>), Diagnostic> {
+    let mut init = Vec::new();
+    let mut streams = Vec::new();
+    // Inputs and constants are there from the start; outputs stay to the end.
+    for i in &program.inputs {
+        let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
+            .unwrap_or_else(|| format!("arg{}", i.arg));
+        let direction = if i.load {
+            Direction::Load
+        } else {
+            Direction::Input
+        };
+        let at = stored_rects(p, &i.at, 0);
+        let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
+        let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
+        streams.push(StreamSpec {
+            name,
+            direction,
+            ty: i.at.ty,
+            host_ty: host.filter(|&h| h != i.at.ty),
+            shape: i.at.shape.clone(),
+            at,
+        });
+    }
+    for c in &program.constants {
+        let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
+        // Each buffer's image: the constant's bytes where the runs put them.
+        let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
+        let at = stored_rects(p, &c.at, 0);
+        let (mut scratch, mut runs) = (Vec::new(), Vec::new());
+        for (i, (rect, buf, _)) in at.rects.iter().enumerate() {
+            let img = images.entry((rect.tile, *buf)).or_default();
+            runs.clear();
+            at.runs(i, &mut scratch, &mut runs);
+            for &(dst, src, len) in &runs {
+                let (dst, src, len) = (dst as usize, src as usize, len as usize);
+                if img.len() < dst + len {
+                    img.resize(dst + len, 0);
+                }
+                img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
+            }
+        }
+        for ((tile, buf), img) in images {
+            init.push((tile, buf, img));
+        }
+    }
+    Ok((init, streams))
+}
+
+/// Compute set `c`, step `s`, on every tile: its local copies (each tile's
+/// stepped groups on its workers, or the supervisor's byte copy where
+/// cheaper; run during the phase just before, after its `exch`, when that
+/// phase cannot disturb them, `runs_during`) and its vertices' calls.
+/// Returns the step's summary.
+fn plan_compute(
+    p: &mut Planner<'_>,
+    target: &Target,
+    s: usize,
+    c: &ComputeSet,
+) -> Result<StepSummary, Diagnostic> {
+    let program = p.program;
+    let si = s as u32;
+    // Local copies first: each tile's stepped groups on its
+    // workers (lcopy), or the supervisor's byte copy where cheaper.
+    // A copy runs during the phase just before (after its
+    // `exch`) when that phase cannot disturb it (`runs_during`).
+    let phase_before = match si.checked_sub(1).map(|b| &program.steps[b as usize]) {
+        Some(Step::Exchange(ph)) => Some(ph),
+        _ => None,
+    };
+    // Per tile: cycles of the copies run during the phase, and of the rest.
+    let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut rest_cycles: BTreeMap<u32, u64> = BTreeMap::new();
+    for m in &c.copies {
+        let in_phase = phase_before.is_some_and(|ph| runs_during(ph, m));
+        let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
+        for t in &m.transfers {
+            by_tile
+                .entry(t.src_tile)
+                .or_default()
+                .push((t.src_offset, t.dsts[0].offset, t.len));
+        }
+        for (tile, ts) in by_tile {
+            let groups = records::local_copy_calls(&ts).map_err(|e| Diagnostic::error(c.loc, e))?;
+            let cost: u64 = groups.iter().map(|g| g.1).sum();
+            let cycles = if in_phase {
+                &mut during_cycles
+            } else {
+                &mut rest_cycles
+            };
+            *cycles.entry(tile).or_default() += cost;
+            let mut calls = Vec::new();
+            for (group, _) in groups {
+                match group {
+                    LocalCopyCall::Workers {
+                        src_offset,
+                        dst_offset,
+                        copy,
+                    } => calls.push(records::lcopy(
+                        &copy,
+                        (m.src, src_offset),
+                        (m.dst, dst_offset),
+                    )),
+                    LocalCopyCall::Supervisor(each) => {
+                        calls.extend(each.into_iter().map(|(so, d, len)| Call {
+                            kernel: Kernel::Memcpy,
+                            record: vec![Word::Buf(m.src, so), Word::Buf(m.dst, d), Word::Val(len)],
+                            scratch: 0,
+                        }))
+                    }
+                }
+            }
+            let w = p.tiles.entry(tile).or_default();
+            // A copy run during the phase uses its buffers from then on.
+            let at = if in_phase { si - 1 } else { si };
+            for mut call in calls {
+                for x in &mut call.record {
+                    *x = w.local_word(program, *x, at);
+                }
+                let here = w.calls.entry(s).or_default();
+                if in_phase {
+                    w.during.entry(s - 1).or_default().push(here.len());
+                }
+                here.push(call);
+            }
+        }
+    }
+    for v in &c.vertices {
+        for &t in &v.tiles {
+            let w = p.tiles.entry(t).or_default();
+            let record = v
+                .call
+                .record
+                .iter()
+                .map(|&x| w.local_word(program, x, si))
+                .collect();
+            w.calls.entry(s).or_default().push(Call {
+                kernel: v.call.kernel.clone(),
+                record,
+                scratch: v.call.scratch,
+            });
+        }
+    }
+    // With copies moved into the phase, this set's estimate is
+    // the busiest tile's rest (the phase's is raised below).
+    let mut cycles = c.cycles;
+    if !during_cycles.is_empty() {
+        for v in &c.vertices {
+            let k = match &v.call.kernel {
+                Kernel::Lib(spec) => {
+                    ipu_program::kernel_cycles(spec).map_err(|e| Diagnostic::error(c.loc, e))?
+                }
+                Kernel::Memcpy => 0,
+            };
+            for &t in &v.tiles {
+                *rest_cycles.entry(t).or_default() += k;
+            }
+        }
+        cycles = Some(rest_cycles.values().copied().max().unwrap_or(0));
+        for (t, c) in during_cycles {
+            p.tiles.entry(t).or_default().during_cycles.insert(s - 1, c);
+        }
+    }
+    Ok(StepSummary {
+        kind: StepKind::Compute,
+        label: format!("{} {}", c.name, c.label),
+        cycles,
+        bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
+    })
+}
+
+/// Raises each exchange step's estimate to the supervisor's work run
+/// during it (copies, then prologues) on the busiest tile, when larger.
+fn exchange_estimates(
+    cx: &Context,
+    f: Op,
+    p: &Planner<'_>,
+    steps: &mut [StepSummary],
+) -> Result<(), Diagnostic> {
+    // An exchange step's estimate: its phase, or the supervisor's work
+    // run during it (copies, then prologues) on the busiest tile.
+    let mut during: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut pro_memo: rustc_hash::FxHashMap<&ipu_isa::kernels::KernelSpec, u64> =
+        rustc_hash::FxHashMap::default();
+    for w in p.tiles.values() {
+        let mut work = w.during_cycles.clone();
+        for (&x, ks) in &w.ahead {
+            for &k in ks {
+                if let Some(Kernel::Lib(spec)) = w
+                    .calls
+                    .get(&(x + 1))
+                    .and_then(|c| c.get(k))
+                    .map(|c| &c.kernel)
+                {
+                    let c = match pro_memo.get(spec) {
+                        Some(&c) => c,
+                        None => {
+                            let c = records::prologue_cycles(spec)
+                                .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
+                            pro_memo.insert(spec, c);
+                            c
+                        }
+                    };
+                    *work.entry(x).or_default() += c;
+                }
+            }
+        }
+        for (x, c) in work {
+            let e = during.entry(x).or_default();
+            *e = (*e).max(c);
+        }
+    }
+    for (x, c) in during {
+        if let Some(step) = steps.get_mut(x) {
+            step.cycles = step.cycles.map(|e| e.max(c + DURING_ISSUE_CYCLES));
+        }
+    }
+    Ok(())
 }
 
 /// The little-endian element bytes of a constant's value (splats expanded).
