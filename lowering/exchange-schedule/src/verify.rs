@@ -183,6 +183,11 @@ enum Whole {
 /// Fragments per slice checked on one thread.
 const SLICE: usize = 4096;
 
+/// (port, start, end, fragment, sender, transfer): a port selection.
+type Selection = (u32, u32, u32, u32, u32, u32);
+/// (tile, port, start, end, fragment, transfer): a capture.
+type Capture = (u32, u32, u32, u32, u32, u32);
+
 /// What checking a slice of fragments found (see [`verify_valid`]).
 ///
 /// Cycles, fragment and destination indices and byte offsets are 32 bits:
@@ -624,8 +629,8 @@ fn check_slice(c: &SliceCheck<'_>, base: usize, frags: &[Fragment]) -> Events {
 /// once, and tiles capturing two words on one port at once.
 fn check_overlaps(
     mut sends: Vec<(u32, u32, u32, u32, u32)>,
-    selects: &[Groups<(u32, u32, u32, u32, u32, u32)>],
-    captures: &[Groups<(u32, u32, u32, u32, u32, u32)>],
+    selects: &[Groups<Selection>],
+    captures: &[Groups<Capture>],
     n: usize,
     errs: &mut Vec<VerifyError>,
 ) {
@@ -647,7 +652,7 @@ fn check_overlaps(
     // Port selections: one sender per cycle (one selection per fragment).
     // Groups hold distinct ports (but the last), so no pair across two
     // groups could conflict or be a duplicate.
-    let conflicts = each_group(&selects, |_, g| {
+    let conflicts = each_group(selects, |_, g| {
         g.dedup_by(|b, a| a.0 == b.0 && a.3 == b.3 && a.1 == b.1);
         let mut errs = Vec::new();
         for w in g.windows(2) {
@@ -669,7 +674,7 @@ fn check_overlaps(
     });
     errs.extend(conflicts.into_iter().flatten());
     // Captures: one word per port per tile per cycle.
-    let doubles = each_group(&captures, |_, g| {
+    let doubles = each_group(captures, |_, g| {
         let mut errs = Vec::new();
         for w in g.windows(2) {
             let (a, b) = (w[0], w[1]);

@@ -856,7 +856,7 @@ pub(crate) fn plan(
         for w in p.tiles.values_mut() {
             w.place_prologues(&kinds);
         }
-        exchange_estimates(cx, f, &p, &mut steps)?;
+        exchange_estimates(cx, f, p, &mut steps)?;
         Ok(Plan {
             tiles: std::mem::take(&mut p.tiles),
             init,
