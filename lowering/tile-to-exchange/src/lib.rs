@@ -174,7 +174,10 @@ fn lower_op(
             let name = &target.name;
             return Err(b.err(
                 op,
-                format!("has a mapping whose blocks reach tile {reach}, but target {name} has {tiles} tiles"),
+                format!(
+                    "has a mapping whose blocks reach tile {reach}, but target {name} has \
+                     {tiles} tiles"
+                ),
             ));
         }
     }
@@ -190,9 +193,15 @@ fn lower_op(
         "tile.host_input" => {
             let v = cx.result(op, 0);
             let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-            let arg = args.iter().position(|&a| a == cx.operand(op, 0)).ok_or_else(|| {
-                b.err(op, "streams a value that is not an argument of the function")
-            })?;
+            let arg = args
+                .iter()
+                .position(|&a| a == cx.operand(op, 0))
+                .ok_or_else(|| {
+                    b.err(
+                        op,
+                        "streams a value that is not an argument of the function",
+                    )
+                })?;
             // A parameter is loaded once, straight into the buffers
             // of the ops that read it; an activation lands in its
             // blocks each run and moves from there.
@@ -212,7 +221,9 @@ fn lower_op(
         "tile.constant" => {
             let v = cx.result(op, 0);
             let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-            let value = cx.get_attr(op, "value").ok_or_else(|| b.err(op, "has no value"))?;
+            let value = cx
+                .get_attr(op, "value")
+                .ok_or_else(|| b.err(op, "has no value"))?;
             // Constants are loaded with the image, straight into the
             // buffers of the ops that read them.
             let mut at = Stored::new(cx, cx.value_type(v), loc);
@@ -262,7 +273,8 @@ fn lower_op(
             None => {
                 return Err(b.err(
                     op,
-                    "is not lowered to the exchange stage (convert-tile-to-exchange takes the tile dialect)",
+                    "is not lowered to the exchange stage (convert-tile-to-exchange takes the \
+                     tile dialect)",
                 ))
             }
         },
