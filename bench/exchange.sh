@@ -8,4 +8,4 @@
 # EXCHANGE_BENCH_VARIANTS=1 also prints every scheduler variant's outcome.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo run --quiet --release -p ipu-lowering --example exchange_bench -- "${1:-ipu21}" "${2:-}"
+cargo run --quiet --release -p ipu-exchange-schedule --example exchange_bench -- "${1:-ipu21}" "${2:-}"

@@ -1,29 +1,32 @@
-//! The lowerings between the compiler's stages, and what they share:
+//! The lowerings between the compiler's stages, one crate per stage under
+//! `lowering/`, and this thin crate that registers their passes and the
+//! named pipelines made of them. It re-exports the stage crates under
+//! their module names, so users name one crate:
 //!
-//! - [`device`]: how each op family reaches the device (mapping, kernel,
-//!   cost, state record), the one interface the conversions dispatch through;
-//! - [`nn_to_tile`]: `convert-nn-to-tile`, distributing `nn` ops over tiles;
-//! - [`tile_to_exchange`]: `convert-tile-to-exchange`, building the
-//!   bulk-synchronous [`program`] (buffers, scheduled exchange phases,
-//!   compute sets of kernel calls) and writing it in the exchange dialect;
-//! - [`exchange_to_machine`]: `convert-exchange-to-machine`, every tile's
-//!   program, tables and storage, linked, as the package of the machine stage;
-//! - [`exchange_schedule`]: turns an exchange phase (tile-to-tile transfers)
-//!   into a cycle-exact, verified schedule;
-//! - shared pieces: [`target`] (which machine a module is compiled for),
-//!   [`geometry`] (blocks, rectangles, runs), [`gemm`] (the AMP GEMM's
-//!   rules), [`elem`] (element-type conversions).
+//! - [`exchange_schedule`] (`ipu-exchange-schedule`): turns an exchange
+//!   phase (tile-to-tile transfers) into a cycle-exact, verified schedule;
+//! - [`program`] (`ipu-program`): the bulk-synchronous program of the
+//!   exchange stage (data, its `exchange`-dialect form, its checks), kernel
+//!   state records, and the shared pieces [`target`], [`geometry`],
+//!   [`gemm`], [`elem`];
+//! - [`device`] (`ipu-device`): how each op family reaches the device
+//!   (mapping, kernel, cost, supersteps through the `ProgramBuilder` trait);
+//! - [`nn_to_tile`] (`ipu-nn-to-tile`): `convert-nn-to-tile`;
+//! - [`tile_to_exchange`] (`ipu-tile-to-exchange`): `convert-tile-to-exchange`;
+//! - [`exchange_to_machine`] (`ipu-exchange-to-machine`):
+//!   `convert-exchange-to-machine`, the package of the machine stage.
+//!
+//! Crate graph (acyclic): exchange-schedule <- program <- device <-
+//! {nn-to-tile, tile-to-exchange}; exchange-to-machine depends on program
+//! and exchange-schedule only.
 
-pub mod device;
-pub mod elem;
-pub mod exchange_schedule;
-pub mod exchange_to_machine;
-pub mod gemm;
-pub mod geometry;
-pub mod nn_to_tile;
-pub mod program;
-pub mod target;
-pub mod tile_to_exchange;
+pub use ipu_device as device;
+pub use ipu_exchange_schedule as exchange_schedule;
+pub use ipu_exchange_to_machine as exchange_to_machine;
+pub use ipu_nn_to_tile as nn_to_tile;
+pub use ipu_program as program;
+pub use ipu_program::{elem, gemm, geometry, target};
+pub use ipu_tile_to_exchange as tile_to_exchange;
 
 use ipu_ir::Registry;
 

@@ -1,0 +1,1226 @@
+//! `convert-exchange-to-machine`: the code generator. From the exchange
+//! stage's program (and nothing else: [`Program::read`]) it builds what
+//! every tile runs and holds, as an [`ipu_package::Package`]:
+//!
+//! * **Program.** Each superstep of the exchange stage (a compute set or an
+//!   exchange phase) ends with a chip-wide `sync 1`. Every started tile runs
+//!   every superstep, so all tiles leave each sync at one cycle.
+//! * **Compute.** A tile's part of a compute set is its vertices: library
+//!   kernel calls (`call $m15, <specialisation>.<entry>`), each with a state
+//!   record of buffer addresses and words; local copies on the workers
+//!   (`lcopy`) or by the supervisor's byte copy.
+//! * **Exchange.** Each phase's transfers are scheduled again (the
+//!   scheduler is deterministic, so the schedule is the one the exchange
+//!   stage recorded: the horizon is checked against it, and a schedule not
+//!   made in this process is verified) and become one exchange-table row per
+//!   tile, run by the tile's exchange engine (`exch`): sends, port selects
+//!   and captures at fixed cycles. Tiles with nothing to do run an empty
+//!   row, so every tile's program has the same timing.
+//! * **Storage.** Per tile, every buffer gets an address for its lifetime
+//!   (the supersteps that use it); buffers never alive together share
+//!   memory ([`storage::place`]). Interleaved buffers go to the interleaved
+//!   region. Code, the tile's pointer table, kernel records and exchange rows
+//!   go in the memory kept for code and exchange tables.
+//! * **Code.** The supervisor program reads every record and row pointer
+//!   from a per-tile table at a fixed address, so tiles calling the same
+//!   kernels run byte-identical code and share one program group.
+//! * **Host streams.** Inputs and outputs are described block by block,
+//!   compressed into regular pieces.
+//!
+//! Depends on the program model (`ipu-program`) and the exchange scheduler
+//! only: no op family, no other pass (its tests lower a model through
+//! `ipu-nn-to-tile` and `ipu-tile-to-exchange`, dev-dependencies).
+
+mod emit;
+pub mod memory;
+pub mod storage;
+#[cfg(test)]
+mod tests;
+
+use ipu_exchange_schedule::{sat, tile_rows, verify, ExchangeScheduler, RowEntry};
+use ipu_ir::pass::{Pass, PassInfo, PassOptionInfo, PassOptions, Statistic};
+use ipu_ir::{Context, Diagnostic, Loc, Op, Type};
+use ipu_package::{Direction, Package, StepKind, StepSummary};
+use ipu_program::geometry::{blocks, runs_for_layout, Block, Layout};
+use ipu_program::records::{self, LocalCopyCall};
+use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
+use ipu_program::{BufId, ComputeSet, Program, Step, VirtualSpace};
+use ipu_target::Target;
+use std::collections::BTreeMap;
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
+use storage::Buffer;
+
+use emit::build_package_from;
+pub(crate) use ipu_program::{Call, Kernel, Word};
+
+pub const INFO: PassInfo = PassInfo {
+    argument: "convert-exchange-to-machine",
+    name: "ConvertExchangeToMachine",
+    description: "Generate every tile's program from the exchange-stage program: kernel calls with their state \
+                  records, exchange-table rows for the exchange engine, storage placement, linked code shared \
+                  by tiles with the same program, host stream layouts; the function becomes the machine-dialect \
+                  package.",
+    anchor: Some("builtin.module"),
+    options: &[
+        TARGET_OPTION,
+        PassOptionInfo {
+            name: "print-rows",
+            description: "Also print every exchange phase's rows readably (machine.exchange_row, one per \
+                          group of tiles with the same row)",
+            default: "false",
+        },
+    ],
+    create,
+};
+
+fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(Codegen {
+        target_option: target_option(o),
+        stats: Stats::default(),
+        print_rows: o.get_bool("print-rows", false)?,
+    }))
+}
+
+#[derive(Default, Clone, Copy, Debug)]
+pub struct Stats {
+    pub tiles: u64,
+    pub groups: u64,
+    pub supersteps: u64,
+    pub max_code_bytes: u64,
+    pub max_data_bytes: u64,
+    pub max_table_bytes: u64,
+}
+
+struct Codegen {
+    target_option: Option<String>,
+    stats: Stats,
+    print_rows: bool,
+}
+
+impl Pass for Codegen {
+    fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
+        let target = module_target(cx, module, self.target_option.as_deref())?;
+        let funcs = functions(cx, module);
+        let [f] = funcs[..] else {
+            return Err(Diagnostic::error(
+                cx.op_loc(module),
+                format!(
+                    "the machine stage compiles exactly one function with a body; this module has {}",
+                    funcs.len()
+                ),
+            ));
+        };
+        let (pkg, stats, mut summary) = build_package_with(cx, f, &target, self.print_rows)?;
+        memory::offer(std::mem::take(&mut summary.memory));
+        self.stats = stats;
+        let loc = cx.op_loc(f);
+        let body = cx
+            .entry_block(cx.region(module, 0))
+            .expect("a module has a body");
+        for op in cx.block_ops_vec(body) {
+            cx.erase_op(op);
+        }
+        emit_summary(cx, body, &summary, loc);
+        if self.print_rows {
+            emit_rows(cx, body, &summary, loc);
+        }
+        timed_phase("emit_ir", || {
+            ipu_dialects::machine::emit_package(cx, body, &pkg, loc);
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    fn statistics(&self) -> Vec<Statistic> {
+        let s = self.stats;
+        vec![
+            Statistic {
+                name: "tiles",
+                description: "Tiles started",
+                value: s.tiles,
+            },
+            Statistic {
+                name: "program-groups",
+                description: "Distinct tile programs",
+                value: s.groups,
+            },
+            Statistic {
+                name: "supersteps",
+                description: "Supersteps (compute sets and exchange phases)",
+                value: s.supersteps,
+            },
+            Statistic {
+                name: "max-code-bytes",
+                description: "Largest tile code image",
+                value: s.max_code_bytes,
+            },
+            Statistic {
+                name: "max-table-bytes",
+                description: "Largest tile pointer table, records and exchange rows",
+                value: s.max_table_bytes,
+            },
+            Statistic {
+                name: "max-data-bytes",
+                description: "Most data bytes used on one tile",
+                value: s.max_data_bytes,
+            },
+        ]
+    }
+}
+
+/// Human-readable summaries the pass prints before the package.
+#[derive(Default, Debug, Clone)]
+pub struct Summary {
+    pub memory_maps: Vec<MemoryMap>,
+    pub code: Vec<CodeSummary>,
+    /// Per exchange phase (its label's first word), the tiles running each
+    /// distinct row and the row's entries, readable.
+    pub rows: Vec<(String, Vec<RowGroup>)>,
+    /// Every byte of every tile by what holds it, and the live bytes.
+    pub memory: memory::MemoryReport,
+}
+
+/// Tiles running one exchange row, and its entries (readable).
+pub type RowGroup = (Vec<u32>, Vec<String>);
+
+/// Tiles with the same buffers at the same addresses.
+#[derive(Debug, Clone)]
+pub struct MemoryMap {
+    pub tiles: Vec<u32>,
+    pub used: u64,
+    pub free: u64,
+    /// `0x80000 4112 B s1.partials`, by address.
+    pub buffers: Vec<String>,
+}
+
+/// Tiles running the same code.
+#[derive(Debug, Clone)]
+pub struct CodeSummary {
+    pub tiles: Vec<u32>,
+    pub kernels: Vec<String>,
+    /// Per superstep: `x0: exch` or `s1: call a, call b` or `s1: sync`.
+    pub program: Vec<String>,
+    pub code_bytes: u64,
+    pub exec: String,
+}
+
+/// One tile's exchange row of a phase: each entry with the tile's buffer
+/// its offset is relative to (none for selects).
+pub(crate) type RowWork = Vec<(RowEntry, Option<u32>)>;
+
+/// One tile: its buffers (indices are local to the tile) and its work per
+/// superstep.
+#[derive(Default)]
+pub(crate) struct TileWork {
+    pub bufs: Vec<Buffer>,
+    pub interleaved: Vec<bool>,
+    /// Calls per superstep, their records' buffers local indices.
+    pub calls: BTreeMap<usize, Vec<Call>>,
+    pub rows: BTreeMap<usize, RowWork>,
+    /// Per exchange step, the calls of the next step (their indices) whose
+    /// prologue runs in it, after the `exch`; a call with a prologue that
+    /// is not here runs it just before itself.
+    pub ahead: BTreeMap<usize, Vec<usize>>,
+    /// Per exchange step, the calls of the next step (their indices, in
+    /// order) that run whole in it, after the `exch` and before the
+    /// prologues: local copies the phase does not disturb.
+    pub during: BTreeMap<usize, Vec<usize>>,
+    /// Per exchange step, the cycles of the copies in `during`.
+    pub during_cycles: BTreeMap<usize, u64>,
+    /// Program buffer -> local index ([`NOT_LOCAL`] for none).
+    local: Vec<usize>,
+    /// Local index -> program buffer.
+    pub ids: Vec<BufId>,
+}
+
+/// Supervisor issues between a phase's `exch` and the first copy it runs
+/// (the copy's record address and its call).
+const DURING_ISSUE_CYCLES: u64 = 3;
+
+/// Whether local copy `m` of a compute set may run during `phase`, the
+/// exchange just before it: the phase captures into nothing the copy reads
+/// and sends from nothing it writes, and its captures into the copy's
+/// destination buffer land in other bytes of it.
+pub(crate) fn runs_during(phase: &ipu_program::PhaseDecl, m: &ipu_program::Move) -> bool {
+    if phase.moves.iter().any(|x| x.dst == m.src || x.src == m.dst) {
+        return false;
+    }
+    let into: Vec<&ipu_program::Move> = phase.moves.iter().filter(|x| x.dst == m.dst).collect();
+    if into.is_empty() {
+        return true;
+    }
+    // The bytes the copy writes, per tile (by index): sorted, disjoint ranges.
+    let mut written: Vec<Vec<(u64, u64)>> = Vec::new();
+    for t in &m.transfers {
+        for d in &t.dsts {
+            let (tile, a) = (d.tile as usize, u64::from(d.offset));
+            if written.len() <= tile {
+                written.resize_with(tile + 1, Vec::new);
+            }
+            written[tile].push((a, a + u64::from(t.len)));
+        }
+    }
+    for v in written.iter_mut() {
+        v.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+        for &(a, b) in v.iter() {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        *v = merged;
+    }
+    !into.iter().any(|x| {
+        x.transfers.iter().any(|t| {
+            t.dsts.iter().any(|d| {
+                written.get(d.tile as usize).is_some_and(|v| {
+                    let (a, b) = (u64::from(d.offset), u64::from(d.offset) + u64::from(t.len));
+                    // The last range starting before b is the only one that can reach past a.
+                    let i = v.partition_point(|r| r.0 < b);
+                    i > 0 && v[i - 1].1 > a
+                })
+            })
+        })
+    })
+}
+
+/// [`TileWork::local`]'s mark of a buffer the tile does not hold.
+const NOT_LOCAL: usize = usize::MAX;
+
+impl TileWork {
+    /// This tile's local index of `program`'s buffer `b`, used at `step`.
+    fn touch(&mut self, program: &Program, b: BufId, step: u32) -> usize {
+        let i = match self.local.get(b) {
+            Some(&i) if i != NOT_LOCAL => i,
+            _ => {
+                let decl = &program.buffers[b];
+                self.bufs.push(Buffer {
+                    name: decl.name.clone(),
+                    size: pad(decl.bytes),
+                    first: step,
+                    last: step,
+                });
+                self.interleaved.push(decl.interleaved);
+                self.ids.push(b);
+                let i = self.bufs.len() - 1;
+                if self.local.len() <= b {
+                    self.local.resize(b + 1, NOT_LOCAL);
+                }
+                self.local[b] = i;
+                i
+            }
+        };
+        let buf = &mut self.bufs[i];
+        buf.first = buf.first.min(step);
+        buf.last = buf.last.max(step);
+        i
+    }
+
+    /// Puts each call's split-off prologue ([`records::Prologue`]) in the
+    /// exchange step before the call's, when nothing between the two
+    /// disturbs it there: no call of its kernel source before it in its
+    /// step, and neither that phase's captures on this tile nor the calls
+    /// before it touch a buffer the prologue reads (the copies run during
+    /// the phase, [`Self::during`], come before the prologues there and do
+    /// not count). The buffers it reads are then alive from the exchange
+    /// step on.
+    fn place_prologues(&mut self, kinds: &[StepKind]) {
+        let steps: Vec<usize> = self.calls.keys().copied().collect();
+        for s in steps {
+            if s == 0 || kinds.get(s - 1) != Some(&StepKind::Exchange) {
+                continue;
+            }
+            let calls = &self.calls[&s];
+            let captured: Vec<usize> = self
+                .rows
+                .get(&(s - 1))
+                .map(|row| {
+                    row.iter()
+                        .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
+                        .filter_map(|&(_, b)| b.map(|b| b as usize))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut ahead = Vec::new();
+            let mut reads_ahead: Vec<usize> = Vec::new();
+            for (i, c) in calls.iter().enumerate() {
+                let Kernel::Lib(spec) = &c.kernel else {
+                    continue;
+                };
+                let Some(pro) = records::prologue(spec) else {
+                    continue;
+                };
+                // The copies run during the phase come first there.
+                let during = self.during.get(&(s - 1)).map_or(&[][..], |v| v.as_slice());
+                let before: Vec<&Call> = calls[..i]
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !during.contains(k))
+                    .map(|(_, c)| c)
+                    .collect();
+                let same_source = before
+                    .iter()
+                    .any(|b| matches!(&b.kernel, Kernel::Lib(x) if x.source == spec.source));
+                let reads: Vec<usize> = pro
+                    .reads
+                    .iter()
+                    .filter_map(|&w| match c.record.get(w) {
+                        Some(Word::Buf(b, _)) => Some(*b),
+                        _ => None,
+                    })
+                    .collect();
+                let touched = reads.iter().any(|b| {
+                    captured.contains(b)
+                        || before.iter().any(|x| {
+                            x.record
+                                .iter()
+                                .any(|w| matches!(w, Word::Buf(y, _) if y == b))
+                        })
+                });
+                if same_source || touched {
+                    continue;
+                }
+                ahead.push(i);
+                reads_ahead.extend(reads);
+            }
+            for b in reads_ahead {
+                let buf = &mut self.bufs[b];
+                buf.first = buf.first.min(s as u32 - 1);
+            }
+            if !ahead.is_empty() {
+                self.ahead.insert(s - 1, ahead);
+            }
+        }
+    }
+
+    /// Record word `w` with its buffer (if any) as this tile's local index.
+    fn local_word(&mut self, program: &Program, w: Word, step: u32) -> Word {
+        match w {
+            Word::Val(v) => Word::Val(v),
+            Word::Buf(b, off) => Word::Buf(self.touch(program, b, step), off),
+        }
+    }
+}
+
+/// A host stream: its name, direction, element type, shape, and where its
+/// bytes are on the tiles.
+pub(crate) struct StreamSpec {
+    pub name: String,
+    pub direction: Direction,
+    pub ty: Type,
+    /// The host's type when it differs from `ty` (a parameter the host
+    /// widens at load).
+    pub host_ty: Option<Type>,
+    pub shape: Vec<i64>,
+    pub at: StoredRects,
+}
+
+/// Where a stored value's bytes are: rectangles of the row-major tensor,
+/// each on its tile in a local buffer in a layout, in the order its home's
+/// blocks and its placements give them. Kept as rectangles, not runs: a
+/// weight read in GEMM blocks is a million 16-byte runs, made when they are
+/// needed ([`StoredRects::runs`]), a tile at a time.
+pub(crate) struct StoredRects {
+    /// The whole tensor, the rectangles' source.
+    pub whole: Block,
+    pub elem_bytes: i64,
+    pub rects: Vec<(Block, usize, Layout)>,
+}
+
+impl StoredRects {
+    /// Appends the runs of rectangle `i` to `out` as (offset in its buffer,
+    /// offset in the row-major tensor, bytes); `scratch` is reused.
+    pub fn runs(
+        &self,
+        i: usize,
+        scratch: &mut Vec<ipu_program::geometry::Run>,
+        out: &mut Vec<(u64, u64, u64)>,
+    ) {
+        let (rect, _, layout) = &self.rects[i];
+        scratch.clear();
+        runs_for_layout(
+            rect,
+            std::slice::from_ref(&self.whole),
+            self.elem_bytes,
+            *layout,
+            scratch,
+        );
+        out.extend(scratch.iter().map(|r| (r.dst_off, r.src_off, r.len)));
+    }
+}
+
+/// The whole program before placement.
+pub(crate) struct Plan {
+    pub tiles: BTreeMap<u32, TileWork>,
+    /// Constant blocks loaded with the images: (tile, buffer, bytes).
+    pub init: Vec<InitImage>,
+    pub steps: Vec<StepSummary>,
+    pub streams: Vec<StreamSpec>,
+    /// Per probe: (step, op, source, where its bytes are).
+    pub probes: Vec<(u32, String, String, StreamSpec)>,
+    /// Per program buffer, what it holds (for the memory report).
+    pub facts: Vec<memory::BufferFacts>,
+}
+
+fn pad(bytes: u64) -> u64 {
+    // Kernels process whole groups (up to 8 FP8 elements as f32 = 32 B)
+    // and may read 8 bytes past their buffers.
+    bytes.div_ceil(32) * 32 + 16
+}
+
+struct Planner<'a> {
+    program: &'a Program,
+    tiles: BTreeMap<u32, TileWork>,
+}
+
+impl Planner<'_> {
+    /// The tile's local index of program buffer `b`, used at `step`.
+    fn touch(&mut self, tile: u32, b: BufId, step: u32) -> usize {
+        self.tiles
+            .entry(tile)
+            .or_default()
+            .touch(self.program, b, step)
+    }
+}
+
+/// Appends the memory maps and code summaries to `block`.
+fn emit_summary(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for m in &s.memory_maps {
+        let set = ipu_package::TileSet::from_tiles(m.tiles.iter().copied()).to_string();
+        let bufs: Vec<_> = m.buffers.iter().map(|b| cx.string_attr(b)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("used"), cx.i64_attr(m.used as i64)),
+            (cx.sym("free"), cx.i64_attr(m.free as i64)),
+            (cx.sym("buffers"), cx.array_attr(bufs)),
+        ];
+        let name = cx.op_name("machine.memory_map");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+    for c in &s.code {
+        let set = ipu_package::TileSet::from_tiles(c.tiles.iter().copied()).to_string();
+        let names: Vec<_> = c.kernels.iter().map(|k| cx.string_attr(k)).collect();
+        let attrs = vec![
+            (cx.sym("tiles"), cx.string_attr(&set)),
+            (cx.sym("kernels"), cx.array_attr(names)),
+            (cx.sym("code_bytes"), cx.i64_attr(c.code_bytes as i64)),
+            (cx.sym("exec"), cx.string_attr(&c.exec)),
+            (cx.sym("program"), {
+                let steps: Vec<_> = c.program.iter().map(|p| cx.string_attr(p)).collect();
+                cx.array_attr(steps)
+            }),
+        ];
+        let name = cx.op_name("machine.code");
+        let mut st = ipu_ir::OperationState::new(name, loc);
+        st.attrs = cx.dict_attr(attrs);
+        let o = cx.create_op(st);
+        cx.append_op(block, o);
+    }
+}
+
+/// Appends the readable exchange rows to `block`.
+fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
+    for (phase, groups) in &s.rows {
+        for (tiles, entries) in groups {
+            let set = ipu_package::TileSet::from_tiles(tiles.iter().copied()).to_string();
+            let es: Vec<_> = entries.iter().map(|e| cx.string_attr(e)).collect();
+            let attrs = vec![
+                (cx.sym("tiles"), cx.string_attr(&set)),
+                (cx.sym("phase"), cx.string_attr(phase)),
+                (cx.sym("entries"), cx.array_attr(es)),
+            ];
+            let name = cx.op_name("machine.exchange_row");
+            let mut st = ipu_ir::OperationState::new(name, loc);
+            st.attrs = cx.dict_attr(attrs);
+            let o = cx.create_op(st);
+            cx.append_op(block, o);
+        }
+    }
+}
+
+/// One exchange phase ready to merge into the tiles' work: its step, its
+/// summary, and per tile with entries (in tile order) its row, each entry
+/// with the program buffer its offset is relative to (none for selects).
+pub(crate) struct PhaseRows {
+    pub step: usize,
+    pub summary: StepSummary,
+    pub rows: Vec<(u32, ProgramRow)>,
+}
+
+/// A tile's row before it is merged: each entry with the program buffer its
+/// offset is relative to (none for selects).
+pub(crate) type ProgramRow = Vec<(RowEntry, Option<u32>)>;
+
+/// An exchange phase scheduled, before its rows are built.
+struct Scheduled<'a> {
+    step: usize,
+    decl: &'a ipu_program::PhaseDecl,
+    phase: ipu_exchange_schedule::Phase,
+    space: VirtualSpace,
+    schedule: Arc<ipu_exchange_schedule::Schedule>,
+    summary: StepSummary,
+}
+
+/// The rows of every exchange phase, in program order. Schedules are looked
+/// up (or made and verified) one phase after another, as the scheduler's
+/// cache needs; the rows, a pure function of a phase and its schedule, are
+/// built in parallel, each as soon as its phase is scheduled, and collected
+/// in order. The list ends at the first phase that fails, with its error;
+/// an error in a phase's rows stays at that phase, so the first error in
+/// program order is the one reported, as when each phase is done in turn.
+#[cfg(test)]
+pub(crate) fn exchange_rows(
+    program: &Program,
+    target: &Arc<Target>,
+) -> Vec<Result<PhaseRows, Diagnostic>> {
+    let (senders, receivers) = row_channels(program);
+    send_exchange_rows(program, target, senders);
+    receivers.into_iter().map_while(|r| r.recv().ok()).collect()
+}
+
+/// What one exchange phase's channel carries, once.
+type PhaseResult = Result<PhaseRows, Diagnostic>;
+
+/// One channel per exchange phase of `program`, in program order.
+fn row_channels(
+    program: &Program,
+) -> (
+    Vec<mpsc::Sender<PhaseResult>>,
+    Vec<mpsc::Receiver<PhaseResult>>,
+) {
+    let phases = program
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::Exchange(_)))
+        .count();
+    (0..phases).map(|_| mpsc::channel()).unzip()
+}
+
+/// [`exchange_rows`], each phase's result sent on its channel as soon as it
+/// is made (a reader can take them in order while later phases are built).
+/// Phases after the first that fails to schedule are not scheduled: their
+/// channels close empty. Returns when every phase's rows are sent.
+fn send_exchange_rows(
+    program: &Program,
+    target: &Arc<Target>,
+    senders: Vec<mpsc::Sender<PhaseResult>>,
+) {
+    let mut scheduler = ExchangeScheduler::new(target.clone());
+    rayon::scope(|scope| {
+        let mut free = senders.into_iter();
+        for (s, step) in program.steps.iter().enumerate() {
+            let Step::Exchange(ph) = step else { continue };
+            let Some(tx) = free.next() else { break };
+            // A send fails only once the reader has stopped (at an earlier error).
+            match schedule_phase(&mut scheduler, program, target, s, ph) {
+                Ok(x) => scope.spawn(move |_| {
+                    let _ = tx.send(phase_rows(x, target));
+                }),
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+}
+
+/// `'exchange.phase' op @name: message`, at the phase.
+fn phase_error(ph: &ipu_program::PhaseDecl, m: String) -> Diagnostic {
+    Diagnostic::error(ph.loc, format!("'exchange.phase' op @{}: {m}", ph.name))
+}
+
+/// Schedules phase `ph` (step `s`), checks the schedule against what the
+/// exchange stage recorded, and summarises the step.
+fn schedule_phase<'a>(
+    scheduler: &mut ExchangeScheduler,
+    program: &Program,
+    target: &Target,
+    s: usize,
+    ph: &'a ipu_program::PhaseDecl,
+) -> Result<Scheduled<'a>, Diagnostic> {
+    let err = |m: String| phase_error(ph, m);
+    let (phase, space) = program.virtual_phase(ph);
+    let (schedule, known) = scheduler
+        .schedule_memo(&phase)
+        .map_err(|e| err(e.to_string()))?;
+    // A schedule made in this process was verified when it was made; one
+    // made here is verified now.
+    if !known {
+        if let Err(errors) = verify(&phase, &schedule, target) {
+            return Err(err(format!(
+                "the schedule fails verification, first: {}",
+                errors.first().map(|e| e.to_string()).unwrap_or_default()
+            )));
+        }
+    }
+    if schedule.horizon != ph.figures.horizon {
+        return Err(err(format!(
+            "records horizon {}, but the schedule of its transfers has horizon {}; run convert-tile-to-exchange again after changing the program",
+            ph.figures.horizon, schedule.horizon
+        )));
+    }
+    tracing::info!(
+        phase = s,
+        tile = schedule.rows.max_row_tile,
+        row_words = schedule.rows.max_row_words,
+        horizon = schedule.horizon,
+        transfers = phase.transfers.len(),
+        "finished physical exchange phase"
+    );
+    let summary = StepSummary {
+        kind: StepKind::Exchange,
+        label: format!(
+            "{} {} (horizon {}, lower bound {}, {})",
+            ph.name,
+            ph.label,
+            schedule.horizon,
+            schedule.lower_bound,
+            schedule.kind.as_str()
+        ),
+        cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
+        // The endpoint bound: the busiest tile's bytes at the link rate.
+        bound: Some(
+            target.exchange_phase_cycles(schedule.lower_bound)
+                + u64::from(target.exchange.sync_cycles),
+        ),
+    };
+    Ok(Scheduled {
+        step: s,
+        decl: ph,
+        phase,
+        space,
+        schedule,
+        summary,
+    })
+}
+
+/// A scheduled phase's rows, every entry's virtual offset resolved to a
+/// buffer of its tile and the offset in it.
+fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic> {
+    let Scheduled {
+        step,
+        decl,
+        phase,
+        space: vs,
+        schedule,
+        summary,
+    } = x;
+    let rows = tile_rows(&phase, &schedule.fragments, target);
+    // Only the rows are needed from here: the phase is freed now.
+    drop((phase, schedule));
+    let mut out = Vec::new();
+    for (tile, entries) in rows.into_iter().enumerate() {
+        if entries.is_empty() {
+            continue;
+        }
+        let tile = tile as u32;
+        let mut row = Vec::with_capacity(entries.len());
+        for e in entries {
+            let (space, off) = match e {
+                RowEntry::Send { offset, .. } => (&vs.src, offset),
+                // A capture from the partner's port writes this tile's memory.
+                RowEntry::Capture { offset, .. } => (&vs.dst, offset),
+                RowEntry::Select { .. } => {
+                    row.push((e, None));
+                    continue;
+                }
+            };
+            let resolved = VirtualSpace::resolve(space, tile, u64::from(off))
+                .and_then(|(b, rel)| Some((u32::try_from(b).ok()?, sat(rel))));
+            let Some((b, rel)) = resolved else {
+                return Err(phase_error(
+                    decl,
+                    format!("tile {tile} has a row entry outside its buffers"),
+                ));
+            };
+            let e = match e {
+                RowEntry::Send { cycle, len, .. } => RowEntry::Send {
+                    cycle,
+                    offset: rel,
+                    len,
+                },
+                RowEntry::Capture {
+                    cycle, port, len, ..
+                } => RowEntry::Capture {
+                    cycle,
+                    port,
+                    offset: rel,
+                    len,
+                },
+                other => other,
+            };
+            row.push((e, Some(b)));
+        }
+        out.push((tile, row));
+    }
+    Ok(PhaseRows {
+        step,
+        summary,
+        rows: out,
+    })
+}
+
+/// A buffer's image loaded with the program: (tile, local buffer, bytes).
+type InitImage = (u32, usize, Vec<u8>);
+
+/// Plans every tile's work from the exchange-stage program.
+pub(crate) fn plan(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    target: &Arc<Target>,
+) -> Result<Plan, Diagnostic> {
+    let mut p = Planner {
+        program,
+        tiles: BTreeMap::new(),
+    };
+    // The steps in program order, each exchange phase's rows merged as they arrive.
+    let merge = |p: &mut Planner<'_>,
+                 (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
+                 phases: &mut dyn Iterator<Item = PhaseResult>|
+     -> Result<Plan, Diagnostic> {
+        let mut steps: Vec<StepSummary> = Vec::with_capacity(program.steps.len());
+        for (s, step) in program.steps.iter().enumerate() {
+            let si = s as u32;
+            match step {
+                Step::Compute(c) => {
+                    steps.push(plan_compute(p, target, s, c)?);
+                }
+                Step::Exchange(_) => {
+                    // One entry per phase up to the first that failed, which returns here.
+                    let ready = phases
+                        .next()
+                        .expect("every phase up to the first failure sends its rows")?;
+                    debug_assert_eq!(ready.step, s);
+                    steps.push(ready.summary);
+                    for (tile, mut row) in ready.rows {
+                        let w = p.tiles.entry(tile).or_default();
+                        // The buffers are touched in the row's order, as its entries were resolved
+                        // (an entry in the buffer of the one before needs no second touch).
+                        let mut last: Option<(u32, u32)> = None;
+                        for (_, buf) in &mut row {
+                            if let Some(b) = buf {
+                                let i = match last {
+                                    Some((pb, pi)) if pb == *b => pi,
+                                    // A tile holds fewer buffers than the program.
+                                    _ => w.touch(program, *b as BufId, si) as u32,
+                                };
+                                last = Some((*b, i));
+                                *b = i;
+                            }
+                        }
+                        w.rows.insert(s, row);
+                    }
+                }
+            }
+        }
+        for o in &program.outputs {
+            let at = ipu_program::Stored {
+                home: Some((o.at.buffer, o.at.mapping.clone())),
+                ..ipu_program::Stored::new(cx, o.at.ty, o.at.loc)
+            };
+            let at = stored_rects(p, &at, u32::MAX);
+            streams.push(StreamSpec {
+                name: o.name.clone(),
+                direction: Direction::Output,
+                ty: o.at.ty,
+                host_ty: None,
+                shape: o.at.shape.clone(),
+                at,
+            });
+        }
+        let mut probes = Vec::with_capacity(program.probes.len());
+        for pr in &program.probes {
+            let at = ipu_program::Stored {
+                home: Some((pr.at.buffer, pr.at.mapping.clone())),
+                ..ipu_program::Stored::new(cx, pr.at.ty, pr.at.loc)
+            };
+            let at = stored_rects(p, &at, pr.after as u32);
+            let spec = StreamSpec {
+                name: pr.source.clone(),
+                direction: Direction::Output,
+                ty: pr.at.ty,
+                host_ty: None,
+                shape: pr.at.shape.clone(),
+                at,
+            };
+            probes.push((pr.after as u32, pr.op.clone(), pr.source.clone(), spec));
+        }
+        let kinds: Vec<StepKind> = steps.iter().map(|s| s.kind).collect();
+        for w in p.tiles.values_mut() {
+            w.place_prologues(&kinds);
+        }
+        exchange_estimates(cx, f, p, &mut steps)?;
+        Ok(Plan {
+            tiles: std::mem::take(&mut p.tiles),
+            init,
+            steps,
+            streams,
+            probes,
+            facts: memory::buffer_facts(cx, f, program),
+        })
+    };
+    // The exchange rows are built while the host streams and constants are
+    // laid out and while the rows made so far are merged: the rows touch no
+    // tile until they are merged, in program order.
+    let (senders, receivers) = row_channels(program);
+    let rows = move |senders| send_exchange_rows(program, target, senders);
+    let mut arrived = receivers.into_iter().map_while(|r| r.recv().ok());
+    if rayon::current_thread_index().is_some() {
+        // On a pool's thread, which must not wait for its own pool's work:
+        // every row is made before the merge.
+        let (io, ()) = rayon::join(|| layout_io(cx, f, program, &mut p), || rows(senders));
+        merge(&mut p, io?, &mut arrived)
+    } else {
+        std::thread::scope(|threads| {
+            threads.spawn(move || rows(senders));
+            let io = layout_io(cx, f, program, &mut p)?;
+            merge(&mut p, io, &mut arrived)
+        })
+    }
+}
+
+/// Inputs and constants: their stream layouts and initial images.
+fn layout_io(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    p: &mut Planner<'_>,
+) -> Result<(Vec<InitImage>, Vec<StreamSpec>), Diagnostic> {
+    let mut init = Vec::new();
+    let mut streams = Vec::new();
+    // Inputs and constants are there from the start; outputs stay to the end.
+    for i in &program.inputs {
+        let name = ipu_dialects::func::io_name(cx, f, "arg_attrs", i.arg)
+            .unwrap_or_else(|| format!("arg{}", i.arg));
+        let direction = if i.load {
+            Direction::Load
+        } else {
+            Direction::Input
+        };
+        let at = stored_rects(p, &i.at, 0);
+        let entry = cx.entry_block(cx.region(f, 0)).expect("verified");
+        let host = cx.block_args(entry).get(i.arg).map(|&a| cx.value_type(a));
+        streams.push(StreamSpec {
+            name,
+            direction,
+            ty: i.at.ty,
+            host_ty: host.filter(|&h| h != i.at.ty),
+            shape: i.at.shape.clone(),
+            at,
+        });
+    }
+    for c in &program.constants {
+        let bytes = constant_bytes(cx, c.value).map_err(|e| Diagnostic::error(c.at.loc, e))?;
+        // Each buffer's image: the constant's bytes where the runs put them.
+        let mut images: BTreeMap<(u32, usize), Vec<u8>> = BTreeMap::new();
+        let at = stored_rects(p, &c.at, 0);
+        let (mut scratch, mut runs) = (Vec::new(), Vec::new());
+        for (i, (rect, buf, _)) in at.rects.iter().enumerate() {
+            let img = images.entry((rect.tile, *buf)).or_default();
+            runs.clear();
+            at.runs(i, &mut scratch, &mut runs);
+            for &(dst, src, len) in &runs {
+                let (dst, src, len) = (dst as usize, src as usize, len as usize);
+                if img.len() < dst + len {
+                    img.resize(dst + len, 0);
+                }
+                img[dst..dst + len].copy_from_slice(&bytes[src..src + len]);
+            }
+        }
+        for ((tile, buf), img) in images {
+            init.push((tile, buf, img));
+        }
+    }
+    Ok((init, streams))
+}
+
+/// Compute set `c`, step `s`, on every tile: its local copies (each tile's
+/// stepped groups on its workers, or the supervisor's byte copy where
+/// cheaper; run during the phase just before, after its `exch`, when that
+/// phase cannot disturb them, `runs_during`) and its vertices' calls.
+/// Returns the step's summary.
+fn plan_compute(
+    p: &mut Planner<'_>,
+    target: &Target,
+    s: usize,
+    c: &ComputeSet,
+) -> Result<StepSummary, Diagnostic> {
+    let program = p.program;
+    let si = s as u32;
+    // Local copies first: each tile's stepped groups on its
+    // workers (lcopy), or the supervisor's byte copy where cheaper.
+    // A copy runs during the phase just before (after its
+    // `exch`) when that phase cannot disturb it (`runs_during`).
+    let phase_before = match si.checked_sub(1).map(|b| &program.steps[b as usize]) {
+        Some(Step::Exchange(ph)) => Some(ph),
+        _ => None,
+    };
+    // Per tile: cycles of the copies run during the phase, and of the rest.
+    let mut during_cycles: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut rest_cycles: BTreeMap<u32, u64> = BTreeMap::new();
+    for m in &c.copies {
+        let in_phase = phase_before.is_some_and(|ph| runs_during(ph, m));
+        let mut by_tile: BTreeMap<u32, Vec<(u32, u32, u32)>> = BTreeMap::new();
+        for t in &m.transfers {
+            by_tile
+                .entry(t.src_tile)
+                .or_default()
+                .push((t.src_offset, t.dsts[0].offset, t.len));
+        }
+        for (tile, ts) in by_tile {
+            let groups = records::local_copy_calls(&ts).map_err(|e| Diagnostic::error(c.loc, e))?;
+            let cost: u64 = groups.iter().map(|g| g.1).sum();
+            let cycles = if in_phase {
+                &mut during_cycles
+            } else {
+                &mut rest_cycles
+            };
+            *cycles.entry(tile).or_default() += cost;
+            let mut calls = Vec::new();
+            for (group, _) in groups {
+                match group {
+                    LocalCopyCall::Workers {
+                        src_offset,
+                        dst_offset,
+                        copy,
+                    } => calls.push(records::lcopy(
+                        &copy,
+                        (m.src, src_offset),
+                        (m.dst, dst_offset),
+                    )),
+                    LocalCopyCall::Supervisor(each) => {
+                        calls.extend(each.into_iter().map(|(so, d, len)| Call {
+                            kernel: Kernel::Memcpy,
+                            record: vec![Word::Buf(m.src, so), Word::Buf(m.dst, d), Word::Val(len)],
+                            scratch: 0,
+                        }))
+                    }
+                }
+            }
+            let w = p.tiles.entry(tile).or_default();
+            // A copy run during the phase uses its buffers from then on.
+            let at = if in_phase { si - 1 } else { si };
+            for mut call in calls {
+                for x in &mut call.record {
+                    *x = w.local_word(program, *x, at);
+                }
+                let here = w.calls.entry(s).or_default();
+                if in_phase {
+                    w.during.entry(s - 1).or_default().push(here.len());
+                }
+                here.push(call);
+            }
+        }
+    }
+    for v in &c.vertices {
+        for &t in &v.tiles {
+            let w = p.tiles.entry(t).or_default();
+            let record = v
+                .call
+                .record
+                .iter()
+                .map(|&x| w.local_word(program, x, si))
+                .collect();
+            w.calls.entry(s).or_default().push(Call {
+                kernel: v.call.kernel.clone(),
+                record,
+                scratch: v.call.scratch,
+            });
+        }
+    }
+    // With copies moved into the phase, this set's estimate is
+    // the busiest tile's rest (the phase's is raised below).
+    let mut cycles = c.cycles;
+    if !during_cycles.is_empty() {
+        for v in &c.vertices {
+            let k = match &v.call.kernel {
+                Kernel::Lib(spec) => {
+                    ipu_program::kernel_cycles(spec).map_err(|e| Diagnostic::error(c.loc, e))?
+                }
+                Kernel::Memcpy => 0,
+            };
+            for &t in &v.tiles {
+                *rest_cycles.entry(t).or_default() += k;
+            }
+        }
+        cycles = Some(rest_cycles.values().copied().max().unwrap_or(0));
+        for (t, c) in during_cycles {
+            p.tiles.entry(t).or_default().during_cycles.insert(s - 1, c);
+        }
+    }
+    Ok(StepSummary {
+        kind: StepKind::Compute,
+        label: format!("{} {}", c.name, c.label),
+        cycles,
+        bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
+    })
+}
+
+/// Raises each exchange step's estimate to the supervisor's work run
+/// during it (copies, then prologues) on the busiest tile, when larger.
+fn exchange_estimates(
+    cx: &Context,
+    f: Op,
+    p: &Planner<'_>,
+    steps: &mut [StepSummary],
+) -> Result<(), Diagnostic> {
+    // An exchange step's estimate: its phase, or the supervisor's work
+    // run during it (copies, then prologues) on the busiest tile.
+    let mut during: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut pro_memo: rustc_hash::FxHashMap<&ipu_isa::kernels::KernelSpec, u64> =
+        rustc_hash::FxHashMap::default();
+    for w in p.tiles.values() {
+        let mut work = w.during_cycles.clone();
+        for (&x, ks) in &w.ahead {
+            for &k in ks {
+                if let Some(Kernel::Lib(spec)) = w
+                    .calls
+                    .get(&(x + 1))
+                    .and_then(|c| c.get(k))
+                    .map(|c| &c.kernel)
+                {
+                    let c = match pro_memo.get(spec) {
+                        Some(&c) => c,
+                        None => {
+                            let c = records::prologue_cycles(spec)
+                                .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
+                            pro_memo.insert(spec, c);
+                            c
+                        }
+                    };
+                    *work.entry(x).or_default() += c;
+                }
+            }
+        }
+        for (x, c) in work {
+            let e = during.entry(x).or_default();
+            *e = (*e).max(c);
+        }
+    }
+    for (x, c) in during {
+        if let Some(step) = steps.get_mut(x) {
+            step.cycles = step.cycles.map(|e| e.max(c + DURING_ISSUE_CYCLES));
+        }
+    }
+    Ok(())
+}
+
+/// The little-endian element bytes of a constant's value (splats expanded).
+fn constant_bytes(cx: &Context, a: ipu_ir::Attr) -> Result<Vec<u8>, String> {
+    use ipu_ir::types::{AttrKind, DenseData};
+    let (ty, splat, bytes): (Type, bool, &[u8]) = match cx.attr_kind(a) {
+        AttrKind::DenseElements {
+            ty,
+            data: DenseData { splat, bytes },
+        } => (*ty, *splat, bytes),
+        AttrKind::DenseResource { ty, handle } => {
+            let name = cx.str(*handle);
+            let blob = cx.resources.get(name).ok_or_else(|| {
+                format!("'exchange.constant' op has a resource blob '{name}' that is not present (missing weights file?)")
+            })?;
+            (*ty, false, &blob.data[..])
+        }
+        _ => return Err("'exchange.constant' op has a value that is not dense elements".into()),
+    };
+    let (shape, e) = cx
+        .tensor_parts(ty)
+        .ok_or("'exchange.constant' op has a value that is not a tensor")?;
+    let n: i64 = shape.iter().product();
+    let eb = ipu_ir::numeric::storage_bytes(cx.type_kind(e)).unwrap_or(4);
+    let want = n as usize * eb;
+    if splat && bytes.len() == eb {
+        return Ok(bytes.repeat(n as usize));
+    }
+    if bytes.len() != want {
+        return Err(format!(
+            "'exchange.constant' op holds {} bytes of elements, but its type needs {want}",
+            bytes.len()
+        ));
+    }
+    Ok(bytes.to_vec())
+}
+
+/// Where the bytes of a stored value go: its home's blocks, row-major, and
+/// its placements, in their layouts, each on its tile in that tile's local
+/// buffer; the buffers are used at `step`.
+fn stored_rects(p: &mut Planner<'_>, at: &ipu_program::Stored, step: u32) -> StoredRects {
+    let mut rects = Vec::new();
+    if let Some((buf, m)) = &at.home {
+        for b in blocks(m, &at.shape) {
+            let local = p.touch(b.tile, *buf, step);
+            rects.push((b, local, Layout::RowMajor));
+        }
+    }
+    for pl in &at.placements {
+        for r in &pl.rects {
+            let local = p.touch(r.tile, pl.buffer, step);
+            rects.push((r.clone(), local, pl.layout));
+        }
+    }
+    StoredRects {
+        whole: Block {
+            tile: u32::MAX,
+            lo: vec![0; at.shape.len()],
+            hi: at.shape.clone(),
+        },
+        elem_bytes: at.elem_bytes as i64,
+        rects,
+    }
+}
+
+/// Builds the package of function `f`, with the build's figures.
+pub fn build_package(
+    cx: &Context,
+    f: Op,
+    target: &Arc<Target>,
+) -> Result<(Package, Stats, Summary), Diagnostic> {
+    build_package_with(cx, f, target, false)
+}
+
+/// [`build_package`], with readable exchange rows in the summary when
+/// `rows` is set.
+pub fn build_package_with(
+    cx: &Context,
+    f: Op,
+    target: &Arc<Target>,
+    rows: bool,
+) -> Result<(Package, Stats, Summary), Diagnostic> {
+    let operations = cx
+        .block_ops(cx.entry_block(cx.region(f, 0)).expect("checked"))
+        .count();
+    let span = tracing::info_span!(
+        "ipu_codegen.package.build",
+        tile_count = target.tiles(),
+        operations = operations
+    );
+    let _g = span.enter();
+    let program = timed_phase("read_program", || Program::read(cx, f))?;
+    timed_phase("check_program", || program.check(target))?;
+    let plan = timed_phase("plan_package", || plan(cx, f, &program, target))?;
+    build_package_from(cx, f, target, plan, rows)
+}
+
+/// Runs one build phase inside its tracing span and logs its time.
+pub(crate) fn timed_phase<T>(
+    phase: &'static str,
+    body: impl FnOnce() -> Result<T, Diagnostic>,
+) -> Result<T, Diagnostic> {
+    let span = tracing::info_span!("ipu_codegen.package.phase", phase = phase);
+    let _g = span.enter();
+    let t0 = Instant::now();
+    let r = body();
+    tracing::info!(
+        phase = phase,
+        elapsed_ms = t0.elapsed().as_millis() as u64,
+        success = r.is_ok(),
+        "package build phase finished"
+    );
+    r
+}

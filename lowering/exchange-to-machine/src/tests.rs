@@ -1,0 +1,244 @@
+//! The machine stage's parallel parts give what doing each part in turn
+//! gives: the exchange rows equal a sequential build, and the package and
+//! summaries do not depend on the number of threads. And local copies run
+//! during the phase before their compute set only when it cannot disturb
+//! them.
+
+use super::*;
+use ipu_ir::pass::PassManager;
+use ipu_ir::Registry;
+
+/// The 16-tile MLP of the lit tests, lowered to the exchange stage: (context, function).
+fn exchange_stage() -> (Context, Op) {
+    let mut r = Registry::new();
+    ipu_dialects::register_all_dialects(&mut r);
+    r.register_pass(ipu_nn_to_tile::INFO);
+    r.register_pass(ipu_tile_to_exchange::INFO);
+    let r = Arc::new(r);
+    let mut cx = Context::new(r.clone());
+    let src = include_str!("../../../lit/Conversion/ExchangeToMachine/mlp.mlir");
+    let m = ipu_ir::parser::parse_source(&mut cx, "mlp.mlir", src).expect("parses");
+    let mut pm = PassManager::new("builtin.module");
+    pm.add_pipeline(
+        &r,
+        "builtin.module(convert-nn-to-tile{target=test16},convert-tile-to-exchange{target=test16})",
+    )
+    .expect("pipeline");
+    pm.run(&mut cx, m, &mut std::io::sink())
+        .unwrap_or_else(|d| panic!("{d}"));
+    let f = cx
+        .nested_ops(m)
+        .into_iter()
+        .find(|&o| cx.is(o, "func.func"))
+        .expect("a function");
+    (cx, f)
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool")
+}
+
+/// Each phase's rows as when the phases are done one after another: its
+/// schedule, its tiles' rows, every entry resolved to its tile's buffer.
+fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
+    let mut scheduler = ExchangeScheduler::new(target.clone());
+    let mut out = Vec::new();
+    for (s, step) in program.steps.iter().enumerate() {
+        let Step::Exchange(ph) = step else { continue };
+        let (phase, vs) = program.virtual_phase(ph);
+        let (schedule, _) = scheduler.schedule_memo(&phase).expect("schedules");
+        let mut rows = Vec::new();
+        for (tile, entries) in tile_rows(&phase, &schedule.fragments, target)
+            .into_iter()
+            .enumerate()
+        {
+            let tile = tile as u32;
+            let row: Vec<_> = entries
+                .into_iter()
+                .map(|e| match e {
+                    RowEntry::Send { cycle, offset, len } => {
+                        let (b, rel) =
+                            VirtualSpace::resolve(&vs.src, tile, u64::from(offset)).expect("in");
+                        let (b, rel) = (b as u32, rel as u32);
+                        let e = RowEntry::Send {
+                            cycle,
+                            offset: rel,
+                            len,
+                        };
+                        (e, Some(b))
+                    }
+                    RowEntry::Capture {
+                        cycle,
+                        port,
+                        offset,
+                        len,
+                    } => {
+                        let (b, rel) =
+                            VirtualSpace::resolve(&vs.dst, tile, u64::from(offset)).expect("in");
+                        let (b, rel) = (b as u32, rel as u32);
+                        let e = RowEntry::Capture {
+                            cycle,
+                            port,
+                            offset: rel,
+                            len,
+                        };
+                        (e, Some(b))
+                    }
+                    select => (select, None),
+                })
+                .collect();
+            if !row.is_empty() {
+                rows.push((tile, row));
+            }
+        }
+        out.push(PhaseRows {
+            step: s,
+            summary: StepSummary {
+                kind: StepKind::Exchange,
+                label: String::new(),
+                cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
+                bound: None,
+            },
+            rows,
+        });
+    }
+    out
+}
+
+#[test]
+fn exchange_rows_equal_a_sequential_build_at_any_thread_count() {
+    let (cx, f) = exchange_stage();
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let program = Program::read(&cx, f).unwrap_or_else(|d| panic!("{d}"));
+    let want = sequential_rows(&program, &target);
+    assert!(want.len() >= 2, "the MLP has several exchange phases");
+    assert!(want.iter().all(|p| !p.rows.is_empty()));
+    for threads in [1, 2, 4] {
+        let got = pool(threads).install(|| exchange_rows(&program, &target));
+        assert_eq!(got.len(), want.len(), "{threads} threads");
+        for (g, w) in got.into_iter().zip(&want) {
+            let g = g.unwrap_or_else(|d| panic!("{d}"));
+            assert_eq!(g.step, w.step, "{threads} threads");
+            assert_eq!(g.summary.cycles, w.summary.cycles);
+            assert_eq!(
+                g.rows, w.rows,
+                "phase at step {}, {threads} threads",
+                w.step
+            );
+        }
+    }
+}
+
+#[test]
+fn package_and_summaries_do_not_depend_on_the_thread_count() {
+    let (cx, f) = exchange_stage();
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let build = |threads: usize| {
+        let (pkg, stats, summary) = pool(threads)
+            .install(|| build_package_with(&cx, f, &target, true))
+            .unwrap_or_else(|d| panic!("{d}"));
+        (pkg, format!("{stats:?}"), format!("{summary:?}"))
+    };
+    let one = build(1);
+    assert!(!one.0.images.is_empty());
+    assert!(
+        one.2.contains("select tile"),
+        "readable rows are summarised"
+    );
+    for threads in [2, 4] {
+        let many = build(threads);
+        assert!(many.0 == one.0, "package differs with {threads} threads");
+        assert_eq!(many.1, one.1, "{threads} threads");
+        assert_eq!(many.2, one.2, "{threads} threads");
+    }
+}
+
+#[test]
+fn local_copies_run_during_the_phase_before_unless_it_touches_them() {
+    use ipu_program::Move;
+    let (cx, f) = exchange_stage();
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let program = Program::read(&cx, f).unwrap_or_else(|d| panic!("{d}"));
+    // The MLP's tile 0 copies the part of the bias it holds itself, in a
+    // compute set right after a phase.
+    let (s, copy) = program
+        .steps
+        .iter()
+        .enumerate()
+        .find_map(|(s, st)| match st {
+            Step::Compute(c)
+                if s > 0
+                    && !c.copies.is_empty()
+                    && matches!(program.steps[s - 1], Step::Exchange(_)) =>
+            {
+                Some((s, c.copies[0].clone()))
+            }
+            _ => None,
+        })
+        .expect("a compute set with a local copy after a phase");
+    let tile = copy.transfers[0].src_tile;
+    let during = |program: &Program| {
+        let plan = plan(&cx, f, program, &target).unwrap_or_else(|d| panic!("{d}"));
+        let w = &plan.tiles[&tile];
+        let calls = w.calls.get(&s).map_or(0, |c| c.len());
+        let moved = w.during.get(&(s - 1)).cloned().unwrap_or_default();
+        (calls, moved)
+    };
+    let (calls, moved) = during(&program);
+    assert!(calls > 0);
+    assert!(!moved.is_empty(), "the copy runs during the phase");
+    assert!(moved.iter().all(|&k| k < calls));
+    // A phase that sends from the copy's destination, or captures into its
+    // source or onto the bytes it writes, keeps the copy in its compute set;
+    // a capture beside those bytes does not.
+    let other = other_buffer(&program, &copy);
+    let end = copy
+        .transfers
+        .iter()
+        .filter(|t| t.dsts[0].tile == tile)
+        .map(|t| t.dsts[0].offset + t.len)
+        .max()
+        .expect("a transfer");
+    let capture_at = |offset: u32| {
+        let Step::Exchange(ph) = &program.steps[s - 1] else {
+            unreachable!()
+        };
+        let mut ph = ph.clone();
+        ph.moves.push(Move {
+            src: other,
+            dst: copy.dst,
+            transfers: vec![ipu_exchange_schedule::Transfer::unicast(
+                tile, 0, 1, tile, offset,
+            )],
+        });
+        runs_during(&ph, &copy)
+    };
+    assert!(!capture_at(end - 1), "a capture onto the copy's last byte");
+    assert!(capture_at(end), "a capture just past the copy's bytes");
+    for (src, dst) in [(copy.dst, other), (other, copy.src)] {
+        let mut touched = program.clone();
+        let Step::Exchange(ph) = &mut touched.steps[s - 1] else {
+            unreachable!()
+        };
+        let disturbing = Move {
+            src,
+            dst,
+            transfers: Vec::new(),
+        };
+        ph.moves.push(disturbing);
+        assert!(!runs_during(ph, &copy));
+        let (calls_after, moved_after) = during(&touched);
+        assert_eq!(calls_after, calls, "the copy is still called");
+        assert!(moved_after.is_empty(), "the copy stays in its compute set");
+    }
+}
+
+/// A buffer of `program` that is neither `copy`'s source nor its destination.
+fn other_buffer(program: &Program, copy: &ipu_program::Move) -> BufId {
+    (0..program.buffers.len())
+        .find(|&b| b != copy.src && b != copy.dst)
+        .expect("another buffer")
+}

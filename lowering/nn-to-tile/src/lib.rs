@@ -1,0 +1,386 @@
+//! `convert-nn-to-tile`: distributes an `nn` program over the target's tiles.
+//!
+//! Every op with a device lowering ([`ipu_device`]) chooses its result's
+//! mapping and its kernel and becomes a `tile` op; function arguments
+//! become host inputs and constants tile constants, laid out as their first
+//! consumer wants them; returned values are streamed out. An op without a
+//! device lowering is a diagnostic naming it.
+//!
+//! `legalize` first rewrites shapes the kernels cannot take into padded
+//! `nn` ops. Depends on `ipu-device` (the op families) and `ipu-program`
+//! (target, geometry); nothing depends on it but the `ipu-lowering` facade.
+
+pub mod legalize;
+
+use ipu_device::{for_nn, TileEnv};
+use ipu_dialects::tile::Mapping;
+use ipu_ir::pass::{Pass, PassInfo, PassOptions};
+use ipu_ir::types::AttrKind;
+use ipu_ir::{Context, Diagnostic, Op, Value};
+use ipu_program::geometry::spread;
+use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
+use ipu_target::Target;
+use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+pub const INFO: PassInfo = PassInfo {
+    argument: "convert-nn-to-tile",
+    name: "ConvertNNToTile",
+    description: "Distribute nn ops over the tiles of the target: every op's device lowering chooses its \
+                  mapping (the matmul planner cuts M/N/K with the target's cost model within each tile's \
+                  memory; elementwise ops follow their producers) and its kernel specialisation, costed by \
+                  the kernel's cycle formula; arguments stream in and results out.",
+    anchor: Some("builtin.module"),
+    options: &[TARGET_OPTION],
+    create,
+};
+
+fn create(o: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    Ok(Box::new(NnToTile {
+        target_option: target_option(o),
+    }))
+}
+
+struct NnToTile {
+    target_option: Option<String>,
+}
+
+impl Pass for NnToTile {
+    fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
+        let target = module_target(cx, module, self.target_option.as_deref())?;
+        for f in functions(cx, module) {
+            lower_function(cx, f, &target)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the consumers of a value want its layout to be (the first one wins).
+fn operand_preferences(
+    cx: &Context,
+    f: Op,
+    ops: &[Op],
+    env: &TileEnv,
+) -> FxHashMap<Value, Mapping> {
+    let mut want: FxHashMap<Value, Mapping> = FxHashMap::default();
+    for &op in ops {
+        if is_load_cast(cx, f, op) {
+            continue;
+        }
+        if let Some(d) = for_nn(cx, op) {
+            for (i, m) in d.operand_mappings(cx, op, env) {
+                want.entry(cx.operand(op, i)).or_insert(m);
+            }
+        }
+    }
+    want
+}
+
+/// Whether argument `i` of `f` is a parameter (`ipu.weight`): loaded once
+/// with the program, not streamed every run.
+pub fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
+    use ipu_ir::types::AttrKind;
+    let Some(AttrKind::Array(items)) = cx.get_attr(f, "arg_attrs").map(|a| cx.attr_kind(a)) else {
+        return false;
+    };
+    matches!(items.get(i).map(|&a| cx.attr_kind(a)), Some(AttrKind::Dictionary(es)) if es.iter().any(|(k, _)| cx.str(*k) == "ipu.weight"))
+}
+
+/// Whether `v` is an argument of `f` that is a parameter.
+pub fn is_parameter(cx: &Context, f: Op, v: Value) -> bool {
+    if cx.defining_op(v).is_some() || cx.num_regions(f) == 0 {
+        return false;
+    }
+    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+        return false;
+    };
+    cx.block_args(entry)
+        .iter()
+        .position(|&a| a == v)
+        .is_some_and(|i| is_weight(cx, f, i))
+}
+
+/// Whether `op` is a cast the host does when it loads the program: an
+/// `nn.cast` without a scale that widens a parameter exactly, the
+/// parameter's only reader. It folds into the parameter's
+/// `tile.host_input`, which then holds the widened elements.
+pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
+    if !cx.is(op, "nn.cast") || cx.get_int_attr(op, "scale").is_some_and(|s| s != 0) {
+        return false;
+    }
+    let x = cx.operand(op, 0);
+    let (tx, ty) = (cx.value_type(x), cx.value_type(cx.result(op, 0)));
+    let (Some((sx, ex)), Some((sy, ey))) = (cx.tensor_parts(tx), cx.tensor_parts(ty)) else {
+        return false;
+    };
+    is_parameter(cx, f, x)
+        && cx.uses(x).len() == 1
+        && sx == sy
+        && ipu_dialects::tile::load_widens_exactly(cx, ex, ey)
+}
+
+/// Whether `v` is in tile memory from load: a constant, a parameter, or a
+/// parameter widened at load.
+fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
+    match cx.defining_op(v) {
+        Some(d) => cx.is(d, "nn.constant") || is_load_cast(cx, f, d),
+        None => is_parameter(cx, f, v),
+    }
+}
+
+/// For each op that plans within memory, what else is resident on the
+/// tiles: constants and parameters sit in the operand buffers of each op
+/// reading them from load until it runs, so while an op runs its tiles hold
+/// what the later ops read, and at load what every op reads. Walked
+/// backwards, so each such op is planned beside the later ones' choices.
+fn resident_ledger(
+    cx: &Context,
+    f: Op,
+    ops: &[Op],
+    target: &Target,
+) -> FxHashMap<Op, ipu_device::Resident> {
+    let tiles = target.tiles() as usize;
+    let empty = FxHashMap::default();
+    let mut ledger: FxHashMap<Op, ipu_device::Resident> = FxHashMap::default();
+    let flags = |op: Op| -> Vec<bool> {
+        cx.operands(op)
+            .iter()
+            .map(|&v| is_resident(cx, f, v))
+            .collect()
+    };
+    let add = |held: &mut Vec<u64>, bytes: &[(u32, u64)]| {
+        for &(t, b) in bytes {
+            if let Some(h) = held.get_mut(t as usize) {
+                *h += b;
+            }
+        }
+    };
+    // An op reading resident operands holds them in its operand buffers (a
+    // view has none: it reads through the exchange); one that reads other
+    // than operand buffers also keeps the value's own blocks, its home.
+    let held_for = |d: &dyn ipu_device::DeviceOp, op: Op, env: &TileEnv, fl: &[bool]| {
+        let bytes = d.resident_operand_bytes(cx, op, env, &|i| fl[i]);
+        let placed = d.tile_op() != "tile.view";
+        let home = !d.reads_operand_buffers();
+        let times = u64::from(placed) + u64::from(home);
+        bytes
+            .into_iter()
+            .map(|(t, b)| (t, b * times))
+            .collect::<Vec<_>>()
+    };
+    // What the ops whose layout does not depend on memory hold, before each
+    // op that plans within memory.
+    let mut fixed = vec![0u64; tiles];
+    let mut fixed_before: FxHashMap<Op, Vec<u64>> = FxHashMap::default();
+    let device_op = |op: Op| for_nn(cx, op).filter(|_| !is_load_cast(cx, f, op));
+    for &op in ops {
+        let Some(d) = device_op(op) else { continue };
+        let fl = flags(op);
+        if d.plans_within_memory() {
+            fixed_before.insert(op, fixed.clone());
+        } else if fl.iter().any(|&r| r) {
+            let env = TileEnv {
+                target,
+                mappings: &empty,
+                resident: &ledger,
+            };
+            add(&mut fixed, &held_for(d, op, &env, &fl));
+        }
+    }
+    let mut after = vec![0u64; tiles];
+    for &op in ops.iter().rev() {
+        let Some(d) = device_op(op) else { continue };
+        let fl = flags(op);
+        if d.plans_within_memory() {
+            let mut at_load = after.clone();
+            if let Some(before) = fixed_before.get(&op) {
+                for (a, b) in at_load.iter_mut().zip(before) {
+                    *a += b;
+                }
+            }
+            ledger.insert(
+                op,
+                ipu_device::Resident {
+                    during: Arc::new(after.clone()),
+                    at_load: Arc::new(at_load),
+                    operands: fl.clone(),
+                },
+            );
+        }
+        if fl.iter().any(|&r| r) {
+            let env = TileEnv {
+                target,
+                mappings: &empty,
+                resident: &ledger,
+            };
+            add(&mut after, &held_for(d, op, &env, &fl));
+        }
+    }
+    ledger
+}
+
+/// Refuses, at the constant, a `dense_resource` whose blob was never loaded:
+/// its bytes go into the image, so lowering without them cannot succeed.
+fn check_resources(cx: &Context, f: Op) -> Result<(), Diagnostic> {
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    for op in cx.block_ops_vec(entry) {
+        let Some(a) = cx.get_attr(op, "value") else {
+            continue;
+        };
+        if let AttrKind::DenseResource { handle, .. } = cx.attr_kind(a) {
+            let name = cx.str(*handle);
+            if cx.resources.get(name).is_none() {
+                return Err(Diagnostic::error(
+                    cx.op_loc(op),
+                    format!(
+                        "'{}' op has no data for resource blob '{name}': neither the file's \
+                         dialect_resources section nor a loaded weights file (ipu.weights, read \
+                         beside the input) holds it",
+                        cx.name_str(op)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+    check_resources(cx, f)?;
+    legalize::legalize(cx, f, target);
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let ops = cx.block_ops_vec(entry);
+    let resident = resident_ledger(cx, f, &ops, target);
+    let want = operand_preferences(
+        cx,
+        f,
+        &ops,
+        &TileEnv {
+            target,
+            mappings: &FxHashMap::default(),
+            resident: &resident,
+        },
+    );
+    let mut mappings: FxHashMap<Value, Mapping> = FxHashMap::default();
+    let tiles = target.tiles();
+    let first = cx.first_op(entry);
+    // Arguments: streamed in; a parameter's load cast folded into its load.
+    let mut folded: Vec<Op> = Vec::new();
+    for arg in cx.block_args(entry).to_vec() {
+        if !cx.has_uses(arg) {
+            continue;
+        }
+        let load_cast = match cx.uses(arg) {
+            [u] if is_load_cast(cx, f, u.op) => Some(u.op),
+            _ => None,
+        };
+        // What the host's value becomes on the tiles: the widened one.
+        let tile_value = load_cast.map_or(arg, |c| cx.result(c, 0));
+        let m = want
+            .get(&tile_value)
+            .cloned()
+            .unwrap_or_else(|| spread(&cx.value_shape(arg), tiles));
+        let loc = cx.block_arg_loc(arg);
+        let (ty, mapping) = (cx.value_type(tile_value), m.to_attr(cx));
+        let mut attrs = vec![("mapping", mapping)];
+        let index = cx
+            .block_args(entry)
+            .iter()
+            .position(|&a| a == arg)
+            .unwrap_or(0);
+        if is_weight(cx, f, index) {
+            attrs.push(("resident", ipu_ir::Attr::UNIT));
+        }
+        let op = ipu_device::build_op(cx, "tile.host_input", &[arg], Some(ty), attrs, loc);
+        match first {
+            Some(o) => cx.insert_op_before(o, op),
+            None => cx.append_op(entry, op),
+        }
+        let v = cx.result(op, 0);
+        if let Some(c) = load_cast {
+            cx.replace_all_uses(tile_value, v);
+            folded.push(c);
+        }
+        for u in cx.uses(arg).to_vec() {
+            if u.op != op && Some(u.op) != load_cast {
+                cx.set_operand(u.op, u.index as usize, v);
+            }
+        }
+        mappings.insert(v, m);
+    }
+    // After the inputs are in: the first op may be a folded cast.
+    for &c in &folded {
+        cx.erase_op(c);
+    }
+    for op in ops {
+        if folded.contains(&op) {
+            continue;
+        }
+        let loc = cx.op_loc(op);
+        if cx.is(op, "func.return") {
+            for (i, v) in cx.operands(op).to_vec().into_iter().enumerate() {
+                let out_name = ipu_dialects::func::io_name(cx, f, "res_attrs", i)
+                    .unwrap_or_else(|| format!("result{i}"));
+                let a = cx.string_attr(&out_name);
+                let o = ipu_device::build_op(
+                    cx,
+                    "tile.host_output",
+                    &[v],
+                    None,
+                    vec![("name", a)],
+                    loc,
+                );
+                cx.insert_op_before(op, o);
+            }
+            continue;
+        }
+        let new = if cx.is(op, "nn.constant") {
+            let v = cx.result(op, 0);
+            let m = want
+                .get(&v)
+                .cloned()
+                .unwrap_or_else(|| spread(&cx.value_shape(v), tiles));
+            let value = cx.get_attr(op, "value").expect("verified");
+            let ty = cx.value_type(v);
+            let mapping = m.to_attr(cx);
+            ipu_device::build_op(
+                cx,
+                "tile.constant",
+                &[],
+                Some(ty),
+                vec![("value", value), ("mapping", mapping)],
+                loc,
+            )
+        } else {
+            let Some(d) = for_nn(cx, op) else {
+                return Err(Diagnostic::error(
+                    loc,
+                    format!(
+                        "'{}' op is not lowered to the tile dialect yet",
+                        cx.name_str(op)
+                    ),
+                ));
+            };
+            let env = TileEnv {
+                target,
+                mappings: &mappings,
+                resident: &resident,
+            };
+            d.to_tile(cx, op, &env)?
+        };
+        let m = ipu_program::geometry::mapping_of(cx, new).expect("tile ops carry their mapping");
+        cx.insert_op_before(op, new);
+        let (old, newv) = (cx.result(op, 0), cx.result(new, 0));
+        cx.replace_all_uses(old, newv);
+        cx.erase_op(op);
+        mappings.insert(newv, m);
+    }
+    // Constants and views that lowering left without readers go.
+    for op in cx.block_ops_vec(entry).into_iter().rev() {
+        if (cx.is(op, "tile.constant") || cx.is(op, "tile.view")) && !cx.has_uses(cx.result(op, 0))
+        {
+            cx.erase_op(op);
+        }
+    }
+    Ok(())
+}
