@@ -206,8 +206,14 @@ pub fn compile(
     progress: &mut dyn FnMut(&str, usize, usize),
 ) -> Result<Compiled, ApiError> {
     let start = Instant::now();
-    let mut l =
-        load_text(registry, &model.name, model.text.clone(), &model.base, false).map_err(load_error)?;
+    let mut l = load_text(
+        registry,
+        &model.name,
+        model.text.clone(),
+        &model.base,
+        false,
+    )
+    .map_err(load_error)?;
     if let Some(t) = &opts.target {
         let a = l.cx.string_attr(t);
         l.cx.set_attr(l.module, ipu_lowering::target::TARGET_ATTR, a);
