@@ -40,7 +40,7 @@ use super::matmul_plan::{
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
 use ipu_isa::kernels::{ElemType, KernelSpec};
 use ipu_program::elem::{is_f8, value_elem};
@@ -65,7 +65,7 @@ fn shapes(cx: &Context, op: Op) -> (Vec<i64>, Vec<i64>) {
 
 /// Whether `op` (a `tile.matmul`) reads its rhs transposed, [..., N, K].
 fn rhs_transposed(cx: &Context, op: Op) -> bool {
-    cx.get_attr(op, "rhs_transposed").is_some()
+    tile::Matmul(op).rhs_transposed(cx)
 }
 
 /// Whether `v` is a transpose view that puts its input's last (contiguous)
@@ -73,12 +73,12 @@ fn rhs_transposed(cx: &Context, op: Op) -> bool {
 /// lies scattered over rows of the input; given transposed ([..., N, K],
 /// the input's own rows) the exchange moves it in whole runs.
 fn is_transposed_rows(cx: &Context, v: Value) -> bool {
-    let Some(d) = cx.defining_op(v).filter(|&d| cx.is(d, "tile.view")) else {
+    let Some(d) = cx.defining_op(v).and_then(|d| tile::View::cast(cx, d)) else {
         return false;
     };
-    let p = cx.get_i64_array_attr(d, "permutation").unwrap_or(&[]);
+    let p = d.permutation(cx).unwrap_or(&[]);
     let r = p.len();
-    cx.get_str_attr(d, "kind") == Some("transpose") && r >= 2 && p[r - 2] == r as i64 - 1
+    d.kind(cx) == "transpose" && r >= 2 && p[r - 2] == r as i64 - 1
 }
 
 /// The gemm_amp specialisation for `g`, reading B transposed (`BT`) when
@@ -244,8 +244,7 @@ fn plan_op(
 
 /// The blocks of a `tile.matmul` from its `plan`.
 fn blocks_of(cx: &Context, op: Op) -> Result<(GemmBlocks, [u64; 2]), String> {
-    let plan = cx.get_i64_array_attr(op, "plan").ok_or("has no plan")?;
-    let tiles = cx.get_i64_array_attr(op, "tiles").ok_or("has no tiles")?;
+    let (plan, tiles) = (tile::Matmul(op).plan(cx), tile::Matmul(op).tiles(cx));
     let &[first, stride] = tiles else {
         return Err("has malformed tiles".into());
     };
@@ -365,12 +364,11 @@ fn transpose_last_two(cx: &mut Context, v: Value, at: Op, loc: Loc, tiles: u32) 
     let (mut input, mut loc) = (v, loc);
     if let Some(d) = cx
         .defining_op(v)
-        .filter(|&d| cx.is(d, "tile.view") && cx.get_str_attr(d, "kind") == Some("transpose"))
+        .and_then(|d| tile::View::cast(cx, d))
+        .filter(|d| d.kind(cx) == "transpose")
     {
-        let p = cx
-            .get_i64_array_attr(d, "permutation")
-            .unwrap_or(&[])
-            .to_vec();
+        let p = d.permutation(cx).unwrap_or(&[]).to_vec();
+        let d = d.op();
         if p.len() == r && p.iter().all(|&i| (0..r as i64).contains(&i)) {
             // Dimension i of the result is dimension perm[i] of v, which is
             // dimension p[perm[i]] of v's input.
@@ -630,7 +628,7 @@ impl DeviceOp for Matmul {
         }
         let kernels = tile_kernels(&g, ae, be);
         let spec = gemm_spec_for(&g, bt);
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = tile::Matmul(op).kernel(cx);
         if recorded != spec.name() {
             return Err(b.err(
                 op,

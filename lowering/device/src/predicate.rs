@@ -15,7 +15,7 @@
 use super::map::splat_at;
 use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::{MapFn, Mapping};
+use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op, TypeKind, Value};
 use ipu_isa::kernels::{CompareOp, ElemType, KernelSpec};
 use ipu_program::elem::{name as elem_name, value_elem};
@@ -189,7 +189,10 @@ fn program(
     call: impl Fn(&[Word], Word) -> ipu_program::Call,
 ) -> Result<(), Diagnostic> {
     let cx = b.cx();
-    let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+    let recorded = match tile::Predicate::cast(cx, op) {
+        Some(p) => p.kernel(cx),
+        None => tile::Select(op).kernel(cx),
+    };
     if recorded != spec.name() {
         return Err(b.err(
             op,
@@ -274,10 +277,7 @@ impl DeviceOp for Predicates {
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
         let cx = b.cx();
-        let f = cx
-            .get_attr(op, "fn")
-            .and_then(|a| MapFn::from_attr(cx, a))
-            .ok_or_else(|| b.err(op, "has no function"))?;
+        let f = tile::Predicate(op).map_fn(cx);
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let spec = predicate_kernel(cx, op, f, &m).map_err(|e| b.err(op, e))?;
         let binary = cx.operands(op).len() == 2;

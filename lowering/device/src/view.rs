@@ -12,7 +12,7 @@
 
 use super::{build_op, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Attr, Context, Diagnostic, Op};
 use ipu_program::geometry::spread;
 use ipu_program::view::{View, ViewKind};
@@ -25,14 +25,11 @@ pub struct Views;
 pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
     let shape = cx.value_shape(cx.result(op, 0));
     let input_shapes: Vec<Vec<i64>> = cx.operands(op).iter().map(|&v| cx.value_shape(v)).collect();
-    let ints = |n: &str| {
-        cx.get_i64_array_attr(op, n)
-            .map(<[i64]>::to_vec)
-            .ok_or(format!("has no '{n}'"))
-    };
-    let kind = match cx.get_str_attr(op, "kind").ok_or("has no kind")? {
+    let v = tile::View(op);
+    let ints = |a: Option<&[i64]>, n: &str| a.map(<[i64]>::to_vec).ok_or(format!("has no '{n}'"));
+    let kind = match v.kind(cx) {
         "transpose" => ViewKind::Transpose(
-            ints("permutation")?
+            ints(v.permutation(cx), "permutation")?
                 .into_iter()
                 .map(|p| p as usize)
                 .collect(),
@@ -40,15 +37,15 @@ pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
         "reshape" => ViewKind::Reshape,
         "broadcast" => ViewKind::Broadcast,
         "slice" => ViewKind::Slice {
-            starts: ints("starts")?,
-            steps: ints("steps")?,
+            starts: ints(v.starts(cx), "starts")?,
+            steps: ints(v.steps(cx), "steps")?,
         },
         "concat" => ViewKind::Concat {
-            axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
+            axis: v.axis(cx).ok_or("has no axis")? as usize,
         },
         "gather" => ViewKind::Gather {
-            axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
-            indices: ints("indices")?,
+            axis: v.axis(cx).ok_or("has no axis")? as usize,
+            indices: ints(v.indices(cx), "indices")?,
         },
         other => return Err(format!("has an unknown view kind '{other}'")),
     };
