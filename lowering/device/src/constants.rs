@@ -80,7 +80,7 @@ pub fn converted_to(
     let ty = cx.tensor_type(&cx.value_shape(v), to);
     Ok(Some(build_op(
         cx,
-        "tile.constant",
+        tile::Constant::NAME,
         &[],
         Some(ty),
         vec![("value", value), ("mapping", mapping)],
@@ -116,7 +116,7 @@ pub fn broadcast_to(
     let mapping = m.to_attr(cx);
     Ok(Some(build_op(
         cx,
-        "tile.constant",
+        tile::Constant::NAME,
         &[],
         Some(ty),
         vec![("value", value), ("mapping", mapping)],

@@ -142,11 +142,11 @@ impl DeviceOp for Gather {
     }
 
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.gather"]
+        vec![nn::Gather::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.gather"
+        tile::Gather::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
@@ -190,7 +190,14 @@ impl DeviceOp for Gather {
                 ("indices", cx.i64_array_attr(idx)),
                 ("mapping", spread(&rshape, env.target.tiles()).to_attr(cx)),
             ];
-            return Ok(build_op(cx, "tile.view", &[data], Some(ty), attrs, loc));
+            return Ok(build_op(
+                cx,
+                tile::View::NAME,
+                &[data],
+                Some(ty),
+                attrs,
+                loc,
+            ));
         }
         let dm = data_mapping(&shape, axis, env.target.tiles());
         let p = plan(cx, op, axis, dm).map_err(err)?;
@@ -214,7 +221,7 @@ impl DeviceOp for Gather {
         ];
         Ok(build_op(
             cx,
-            "tile.gather",
+            tile::Gather::NAME,
             &[data, indices],
             Some(ty),
             attrs,
@@ -252,7 +259,7 @@ impl DeviceOp for Gather {
             .collect();
         let idx_at = b.operand(op, 1, &ineed, Layout::RowMajor, p.index_buffer_bytes, false)?;
         let set = b.next_set();
-        b.begin_compute(op, "", "tile.gather");
+        b.begin_compute(op, "", tile::Gather::NAME);
         let result = cx.result(op, 0);
         let res = b.home(op, result, &p.mapping, &format!("s{set}.result"), false)?;
         for d in &dblocks {

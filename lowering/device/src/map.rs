@@ -35,27 +35,27 @@ const fn row(nn: &'static str, f: MapFn, op: EwOp) -> EwRow {
 
 /// The elementwise ops with a kernel (`kernels/elementwise.S`, f32 and f16).
 pub static ELEMENTWISE: &[EwRow] = &[
-    row("nn.add", MapFn::Add, EwOp::Add),
-    row("nn.sub", MapFn::Sub, EwOp::Sub),
-    row("nn.mul", MapFn::Mul, EwOp::Mul),
-    row("nn.div", MapFn::Div, EwOp::Div),
-    row("nn.max", MapFn::Max, EwOp::Max),
-    row("nn.min", MapFn::Min, EwOp::Min),
-    row("nn.relu", MapFn::Relu, EwOp::Relu),
-    row("nn.gelu", MapFn::Gelu, EwOp::Gelu),
-    row("nn.exp", MapFn::Exp, EwOp::Exp),
-    row("nn.tanh", MapFn::Tanh, EwOp::Tanh),
-    row("nn.erf", MapFn::Erf, EwOp::Erf),
-    row("nn.rsqrt", MapFn::Rsqrt, EwOp::Rsqrt),
-    row("nn.sqrt", MapFn::Sqrt, EwOp::Sqrt),
-    row("nn.neg", MapFn::Neg, EwOp::Neg),
-    row("nn.abs", MapFn::Abs, EwOp::Abs),
-    row("nn.sigmoid", MapFn::Sigmoid, EwOp::Sigmoid),
-    row("nn.reciprocal", MapFn::Reciprocal, EwOp::Recip),
-    row("nn.log", MapFn::Log, EwOp::Log),
-    row("nn.pow", MapFn::Pow, EwOp::Pow),
+    row(nn::Add::NAME, MapFn::Add, EwOp::Add),
+    row(nn::Sub::NAME, MapFn::Sub, EwOp::Sub),
+    row(nn::Mul::NAME, MapFn::Mul, EwOp::Mul),
+    row(nn::Div::NAME, MapFn::Div, EwOp::Div),
+    row(nn::Max::NAME, MapFn::Max, EwOp::Max),
+    row(nn::Min::NAME, MapFn::Min, EwOp::Min),
+    row(nn::Relu::NAME, MapFn::Relu, EwOp::Relu),
+    row(nn::Gelu::NAME, MapFn::Gelu, EwOp::Gelu),
+    row(nn::Exp::NAME, MapFn::Exp, EwOp::Exp),
+    row(nn::Tanh::NAME, MapFn::Tanh, EwOp::Tanh),
+    row(nn::Erf::NAME, MapFn::Erf, EwOp::Erf),
+    row(nn::Rsqrt::NAME, MapFn::Rsqrt, EwOp::Rsqrt),
+    row(nn::Sqrt::NAME, MapFn::Sqrt, EwOp::Sqrt),
+    row(nn::Neg::NAME, MapFn::Neg, EwOp::Neg),
+    row(nn::Abs::NAME, MapFn::Abs, EwOp::Abs),
+    row(nn::Sigmoid::NAME, MapFn::Sigmoid, EwOp::Sigmoid),
+    row(nn::Reciprocal::NAME, MapFn::Reciprocal, EwOp::Recip),
+    row(nn::Log::NAME, MapFn::Log, EwOp::Log),
+    row(nn::Pow::NAME, MapFn::Pow, EwOp::Pow),
     // `nn.gelu {approximate = "tanh"}`.
-    row("nn.gelu", MapFn::GeluTanh, EwOp::GeluTanh),
+    row(nn::Gelu::NAME, MapFn::GeluTanh, EwOp::GeluTanh),
 ];
 
 /// The row-vector kernel of a broadcast binary op, where there is one.
@@ -265,7 +265,14 @@ pub(crate) fn splat_at(
         data: DenseData { splat: true, bytes },
     });
     let attrs = vec![("value", value), ("mapping", m.to_attr(cx))];
-    Some(build_op(cx, "tile.constant", &[], Some(ty), attrs, loc))
+    Some(build_op(
+        cx,
+        tile::Constant::NAME,
+        &[],
+        Some(ty),
+        attrs,
+        loc,
+    ))
 }
 
 fn map_fn_of_nn(name: &str) -> Option<MapFn> {
@@ -399,12 +406,12 @@ impl DeviceOp for Map {
 
     fn nn_ops(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = ELEMENTWISE.iter().map(|r| r.nn).collect();
-        v.push("nn.cast");
+        v.push(nn::Cast::NAME);
         v
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.map"
+        tile::Map::NAME
     }
 
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
@@ -504,7 +511,14 @@ impl DeviceOp for Map {
             attrs.push((NONSATURATING, ipu_ir::Attr::UNIT));
         }
         let ty = cx.value_type(result);
-        Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))
+        Ok(build_op(
+            cx,
+            tile::Map::NAME,
+            &operands,
+            Some(ty),
+            attrs,
+            loc,
+        ))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {

@@ -40,6 +40,7 @@ use super::matmul_plan::{
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
+use ipu_dialects::nn;
 use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
 use ipu_isa::kernels::{ElemType, KernelSpec};
@@ -386,7 +387,7 @@ fn transpose_last_two(cx: &mut Context, v: Value, at: Op, loc: Loc, tiles: u32) 
         ("mapping", spread(&shape, tiles).to_attr(cx)),
         ("permutation", cx.i64_array_attr(perm)),
     ];
-    let o = build_op(cx, "tile.view", &[input], Some(ty), attrs, loc);
+    let o = build_op(cx, tile::View::NAME, &[input], Some(ty), attrs, loc);
     cx.insert_op_before(at, o);
     cx.result(o, 0)
 }
@@ -399,7 +400,7 @@ fn reshape(cx: &mut Context, v: Value, shape: &[i64], at: Op, loc: Loc, tiles: u
         ("kind", cx.string_attr("reshape")),
         ("mapping", spread(shape, tiles).to_attr(cx)),
     ];
-    let o = build_op(cx, "tile.view", &[v], Some(ty), attrs, loc);
+    let o = build_op(cx, tile::View::NAME, &[v], Some(ty), attrs, loc);
     cx.insert_op_before(at, o);
     cx.result(o, 0)
 }
@@ -439,11 +440,11 @@ impl DeviceOp for Matmul {
     }
 
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.matmul"]
+        vec![nn::MatMul::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.matmul"
+        tile::Matmul::NAME
     }
 
     /// The MACs at the AMP mode the types select (its MACs per cycle).
@@ -580,7 +581,7 @@ impl DeviceOp for Matmul {
             _ => rshape.clone(),
         };
         let mm_ty = cx.tensor_type(&mm_shape, e);
-        let mm = build_op(cx, "tile.matmul", &[av, bv], Some(mm_ty), attrs, loc);
+        let mm = build_op(cx, tile::Matmul::NAME, &[av, bv], Some(mm_ty), attrs, loc);
         if mm_shape == rshape {
             return Ok(mm);
         }
@@ -593,7 +594,7 @@ impl DeviceOp for Matmul {
         ];
         Ok(build_op(
             cx,
-            "tile.view",
+            tile::View::NAME,
             &[mv],
             Some(result_ty),
             attrs,
@@ -661,7 +662,7 @@ impl DeviceOp for Matmul {
             (bk * bn) as u64 * beb + 8 * bm as u64,
             true,
         )?;
-        b.begin_compute(op, "", "tile.matmul");
+        b.begin_compute(op, "", tile::Matmul::NAME);
         let psize = (bm * bn * pt.bytes()) as u64;
         let result = cx.result(op, 0);
         let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;

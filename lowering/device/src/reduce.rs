@@ -388,15 +388,15 @@ fn producer_cut(env: &TileEnv, cx: &Context, op: Op) -> Option<Mapping> {
 impl DeviceOp for Reduce {
     fn nn_ops(&self) -> Vec<&'static str> {
         vec![
-            "nn.reduce_sum",
-            "nn.reduce_mean",
-            "nn.reduce_max",
-            "nn.reduce_min",
+            nn::ReduceSum::NAME,
+            nn::ReduceMean::NAME,
+            nn::ReduceMax::NAME,
+            nn::ReduceMin::NAME,
         ]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.reduce"
+        tile::Reduce::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
@@ -438,7 +438,7 @@ impl DeviceOp for Reduce {
         }
         let x = cx.operand(op, 0);
         let ty = cx.value_type(cx.result(op, 0));
-        Ok(build_op(cx, "tile.reduce", &[x], Some(ty), attrs, loc))
+        Ok(build_op(cx, tile::Reduce::NAME, &[x], Some(ty), attrs, loc))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
@@ -456,7 +456,7 @@ impl DeviceOp for Reduce {
             stride,
         };
         let plan = plan_for(&f, &m).map_err(|e| b.err(op, e))?;
-        check_recorded(b, op, &plan.calls)?;
+        check_recorded(b, op, tile::Reduce(op).kernel(cx), &plan.calls)?;
         let x = cx.operand(op, 0);
         let result = cx.result(op, 0);
         let need = blocks(&m, &f.shape);

@@ -12,6 +12,7 @@
 
 use super::{build_op, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
+use ipu_dialects::nn;
 use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Attr, Context, Diagnostic, Op};
 use ipu_program::geometry::spread;
@@ -59,16 +60,16 @@ pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
 impl DeviceOp for Views {
     fn nn_ops(&self) -> Vec<&'static str> {
         vec![
-            "nn.transpose",
-            "nn.reshape",
-            "nn.broadcast",
-            "nn.slice",
-            "nn.concat",
+            nn::Transpose::NAME,
+            nn::Reshape::NAME,
+            nn::Broadcast::NAME,
+            nn::Slice::NAME,
+            nn::Concat::NAME,
         ]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.view"
+        tile::View::NAME
     }
 
     /// Layout only: no arithmetic (its bytes move in exchanges).
@@ -130,7 +131,14 @@ impl DeviceOp for Views {
         attrs.push(("mapping", mapping.to_attr(cx)));
         let operands = cx.operands(op).to_vec();
         let ty = cx.value_type(result);
-        Ok(build_op(cx, "tile.view", &operands, Some(ty), attrs, loc))
+        Ok(build_op(
+            cx,
+            tile::View::NAME,
+            &operands,
+            Some(ty),
+            attrs,
+            loc,
+        ))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
