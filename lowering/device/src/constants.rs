@@ -3,13 +3,16 @@
 
 use super::build_op;
 use ipu_dialects::nn::{element_type, elements_attr, elements_to_tensor};
+use ipu_dialects::tile;
 use ipu_ir::{Context, Loc, Op, Type, Value};
 use ipu_reference::{evaluate, OpKind, Tensor};
 
 /// The values of `v` when it is a `tile.constant`.
 pub fn constant_tensor(cx: &Context, v: Value) -> Option<Tensor> {
-    let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
-    elements_to_tensor(cx, cx.get_attr(c, "value")?).ok()
+    let c = cx
+        .defining_op(v)
+        .and_then(|c| tile::Constant::cast(cx, c))?;
+    elements_to_tensor(cx, c.value(cx)).ok()
 }
 
 /// `t` converted to element type `to` by the reference's cast, when the
@@ -77,7 +80,7 @@ pub fn converted_to(
     let ty = cx.tensor_type(&cx.value_shape(v), to);
     Ok(Some(build_op(
         cx,
-        "tile.constant",
+        tile::Constant::NAME,
         &[],
         Some(ty),
         vec![("value", value), ("mapping", mapping)],
@@ -113,7 +116,7 @@ pub fn broadcast_to(
     let mapping = m.to_attr(cx);
     Ok(Some(build_op(
         cx,
-        "tile.constant",
+        tile::Constant::NAME,
         &[],
         Some(ty),
         vec![("value", value), ("mapping", mapping)],

@@ -17,7 +17,8 @@
 use super::constants::constant_tensor;
 use super::{build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Op, TypeKind, Value};
 use ipu_isa::kernels::KernelSpec;
 use ipu_program::geometry::{blocks, elem_bytes, mapping_of, spread, Block, Layout};
@@ -128,13 +129,9 @@ fn plan(cx: &Context, op: Op, axis: usize, dm: Mapping) -> Result<Plan, String> 
     })
 }
 
-fn axis_of(cx: &Context, op: Op) -> Option<usize> {
-    cx.get_int_attr(op, "axis").map(|a| a as usize)
-}
-
 /// Whether `v` is a constant at the `nn` stage.
 fn is_nn_constant(cx: &Context, v: Value) -> bool {
-    cx.defining_op(v).is_some_and(|c| cx.is(c, "nn.constant"))
+    cx.defining_op(v).is_some_and(|c| nn::Constant::isa(cx, c))
 }
 
 impl DeviceOp for Gather {
@@ -145,18 +142,19 @@ impl DeviceOp for Gather {
     }
 
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.gather"]
+        vec![nn::Gather::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.gather"
+        tile::Gather::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
         let target = env.target;
-        let (Some(axis), false) = (axis_of(cx, op), is_nn_constant(cx, cx.operand(op, 1))) else {
+        if is_nn_constant(cx, cx.operand(op, 1)) {
             return Vec::new();
-        };
+        }
+        let axis = nn::Gather(op).axis(cx) as usize;
         let shape = cx.value_shape(cx.operand(op, 0));
         if axis >= shape.len() {
             return Vec::new();
@@ -167,7 +165,7 @@ impl DeviceOp for Gather {
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'nn.gather' op {m}"));
-        let axis = axis_of(cx, op).ok_or_else(|| err("has no axis".into()))?;
+        let axis = nn::Gather(op).axis(cx) as usize;
         let (data, indices) = (cx.operand(op, 0), cx.operand(op, 1));
         let shape = cx.value_shape(data);
         let result = cx.result(op, 0);
@@ -192,7 +190,14 @@ impl DeviceOp for Gather {
                 ("indices", cx.i64_array_attr(idx)),
                 ("mapping", spread(&rshape, env.target.tiles()).to_attr(cx)),
             ];
-            return Ok(build_op(cx, "tile.view", &[data], Some(ty), attrs, loc));
+            return Ok(build_op(
+                cx,
+                tile::View::NAME,
+                &[data],
+                Some(ty),
+                attrs,
+                loc,
+            ));
         }
         let dm = data_mapping(&shape, axis, env.target.tiles());
         let p = plan(cx, op, axis, dm).map_err(err)?;
@@ -216,7 +221,7 @@ impl DeviceOp for Gather {
         ];
         Ok(build_op(
             cx,
-            "tile.gather",
+            tile::Gather::NAME,
             &[data, indices],
             Some(ty),
             attrs,
@@ -226,13 +231,10 @@ impl DeviceOp for Gather {
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
         let cx = b.cx();
-        let axis = axis_of(cx, op).ok_or_else(|| b.err(op, "has no axis"))?;
-        let dm = cx
-            .get_attr(op, "data_mapping")
-            .and_then(|a| Mapping::from_attr(cx, a).ok())
-            .ok_or_else(|| b.err(op, "has no data mapping"))?;
+        let g = tile::Gather(op);
+        let (axis, dm) = (g.axis(cx) as usize, g.data_mapping(cx));
         let p = plan(cx, op, axis, dm).map_err(|e| b.err(op, e))?;
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = g.kernel(cx);
         if recorded != p.spec.name() || mapping_of(cx, op).as_ref() != Some(&p.mapping) {
             return Err(b.err(
                 op,
@@ -257,7 +259,7 @@ impl DeviceOp for Gather {
             .collect();
         let idx_at = b.operand(op, 1, &ineed, Layout::RowMajor, p.index_buffer_bytes, false)?;
         let set = b.next_set();
-        b.begin_compute(op, "", "tile.gather");
+        b.begin_compute(op, "", tile::Gather::NAME);
         let result = cx.result(op, 0);
         let res = b.home(op, result, &p.mapping, &format!("s{set}.result"), false)?;
         for d in &dblocks {

@@ -36,7 +36,8 @@ pub use builder::{EpilogueRule, Home, OperandAt, ProgramBuilder};
 pub use ipu_program::kernel_cycles;
 pub use ipu_program::records;
 
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
@@ -215,11 +216,17 @@ pub fn fp8_scale(cx: &Context, v: Value) -> i32 {
     let Some(op) = cx.defining_op(v).filter(|_| is_f8) else {
         return 0;
     };
-    if let Some(s) = cx.get_int_attr(op, "scale") {
+    // The casts to FP8 (`nn.cast`, `tile.map`) carry it.
+    let scale = match nn::Cast::cast(cx, op) {
+        Some(c) => c.scale(cx),
+        None => tile::Map::cast(cx, op).and_then(|m| m.scale(cx)),
+    };
+    if let Some(s) = scale {
         return s as i32;
     }
-    let keeps_scale = matches!(cx.name_str(op), "tile.view" | "tile.gather")
-        || for_nn(cx, op).is_some_and(|d| d.tile_op() == "tile.view");
+    let keeps_scale = tile::View::isa(cx, op)
+        || tile::Gather::isa(cx, op)
+        || for_nn(cx, op).is_some_and(|d| d.tile_op() == tile::View::NAME);
     if keeps_scale && !cx.operands(op).is_empty() {
         return fp8_scale(cx, cx.operand(op, 0));
     }

@@ -12,7 +12,8 @@ use super::{
     block_bytes_of, build_op, data_bytes, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv,
 };
 use crate::ProgramBuilder;
-use ipu_dialects::tile::{MapFn, Mapping};
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::{ElemType, EwOp, KernelSpec, RowOp};
 use ipu_program::elem::{name as elem_name, value_elem};
@@ -34,27 +35,27 @@ const fn row(nn: &'static str, f: MapFn, op: EwOp) -> EwRow {
 
 /// The elementwise ops with a kernel (`kernels/elementwise.S`, f32 and f16).
 pub static ELEMENTWISE: &[EwRow] = &[
-    row("nn.add", MapFn::Add, EwOp::Add),
-    row("nn.sub", MapFn::Sub, EwOp::Sub),
-    row("nn.mul", MapFn::Mul, EwOp::Mul),
-    row("nn.div", MapFn::Div, EwOp::Div),
-    row("nn.max", MapFn::Max, EwOp::Max),
-    row("nn.min", MapFn::Min, EwOp::Min),
-    row("nn.relu", MapFn::Relu, EwOp::Relu),
-    row("nn.gelu", MapFn::Gelu, EwOp::Gelu),
-    row("nn.exp", MapFn::Exp, EwOp::Exp),
-    row("nn.tanh", MapFn::Tanh, EwOp::Tanh),
-    row("nn.erf", MapFn::Erf, EwOp::Erf),
-    row("nn.rsqrt", MapFn::Rsqrt, EwOp::Rsqrt),
-    row("nn.sqrt", MapFn::Sqrt, EwOp::Sqrt),
-    row("nn.neg", MapFn::Neg, EwOp::Neg),
-    row("nn.abs", MapFn::Abs, EwOp::Abs),
-    row("nn.sigmoid", MapFn::Sigmoid, EwOp::Sigmoid),
-    row("nn.reciprocal", MapFn::Reciprocal, EwOp::Recip),
-    row("nn.log", MapFn::Log, EwOp::Log),
-    row("nn.pow", MapFn::Pow, EwOp::Pow),
+    row(nn::Add::NAME, MapFn::Add, EwOp::Add),
+    row(nn::Sub::NAME, MapFn::Sub, EwOp::Sub),
+    row(nn::Mul::NAME, MapFn::Mul, EwOp::Mul),
+    row(nn::Div::NAME, MapFn::Div, EwOp::Div),
+    row(nn::Max::NAME, MapFn::Max, EwOp::Max),
+    row(nn::Min::NAME, MapFn::Min, EwOp::Min),
+    row(nn::Relu::NAME, MapFn::Relu, EwOp::Relu),
+    row(nn::Gelu::NAME, MapFn::Gelu, EwOp::Gelu),
+    row(nn::Exp::NAME, MapFn::Exp, EwOp::Exp),
+    row(nn::Tanh::NAME, MapFn::Tanh, EwOp::Tanh),
+    row(nn::Erf::NAME, MapFn::Erf, EwOp::Erf),
+    row(nn::Rsqrt::NAME, MapFn::Rsqrt, EwOp::Rsqrt),
+    row(nn::Sqrt::NAME, MapFn::Sqrt, EwOp::Sqrt),
+    row(nn::Neg::NAME, MapFn::Neg, EwOp::Neg),
+    row(nn::Abs::NAME, MapFn::Abs, EwOp::Abs),
+    row(nn::Sigmoid::NAME, MapFn::Sigmoid, EwOp::Sigmoid),
+    row(nn::Reciprocal::NAME, MapFn::Reciprocal, EwOp::Recip),
+    row(nn::Log::NAME, MapFn::Log, EwOp::Log),
+    row(nn::Pow::NAME, MapFn::Pow, EwOp::Pow),
     // `nn.gelu {approximate = "tanh"}`.
-    row("nn.gelu", MapFn::GeluTanh, EwOp::GeluTanh),
+    row(nn::Gelu::NAME, MapFn::GeluTanh, EwOp::GeluTanh),
 ];
 
 /// The row-vector kernel of a broadcast binary op, where there is one.
@@ -121,10 +122,10 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
         let mut spec = KernelSpec::cast(from, out, round_up(full, g));
         // nn casts to FP8 saturate with `saturate`; tile casts unless marked.
         let nonsaturating = ipu_program::elem::is_f8(out)
-            && if cx.name_str(op).starts_with("nn.") {
-                cx.get_attr(op, "saturate").is_none()
-            } else {
-                cx.get_attr(op, NONSATURATING).is_some()
+            && match nn::Cast::cast(cx, op) {
+                Some(c) => !c.saturate(cx),
+                // An undeclared unit attribute of `tile.map`: any value is on.
+                None => cx.get_attr(op, NONSATURATING).is_some(),
             };
         if nonsaturating {
             spec.params.insert("SAT".into(), 0);
@@ -243,8 +244,10 @@ pub(crate) fn splat_at(
     loc: ipu_ir::Loc,
 ) -> Option<Op> {
     use ipu_ir::types::{AttrKind, DenseData};
-    let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
-    let AttrKind::DenseElements { ty, data } = cx.attr_kind(cx.get_attr(c, "value")?) else {
+    let c = cx
+        .defining_op(v)
+        .and_then(|c| tile::Constant::cast(cx, c))?;
+    let AttrKind::DenseElements { ty, data } = cx.attr_kind(c.value(cx)) else {
         return None;
     };
     let eb = cx
@@ -262,11 +265,18 @@ pub(crate) fn splat_at(
         data: DenseData { splat: true, bytes },
     });
     let attrs = vec![("value", value), ("mapping", m.to_attr(cx))];
-    Some(build_op(cx, "tile.constant", &[], Some(ty), attrs, loc))
+    Some(build_op(
+        cx,
+        tile::Constant::NAME,
+        &[],
+        Some(ty),
+        attrs,
+        loc,
+    ))
 }
 
 fn map_fn_of_nn(name: &str) -> Option<MapFn> {
-    if name == "nn.cast" {
+    if name == nn::Cast::NAME {
         return Some(MapFn::Cast);
     }
     ELEMENTWISE.iter().find(|r| r.nn == name).map(|r| r.f)
@@ -396,12 +406,12 @@ impl DeviceOp for Map {
 
     fn nn_ops(&self) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = ELEMENTWISE.iter().map(|r| r.nn).collect();
-        v.push("nn.cast");
+        v.push(nn::Cast::NAME);
         v
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.map"
+        tile::Map::NAME
     }
 
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
@@ -409,12 +419,12 @@ impl DeviceOp for Map {
         let loc = cx.op_loc(op);
         let err = |m: String| Diagnostic::error(loc, format!("'{name}' op {m}"));
         let mut f = map_fn_of_nn(&name).ok_or_else(|| err("is not an elementwise op".into()))?;
-        if f == MapFn::Gelu && cx.get_str_attr(op, "approximate") == Some("tanh") {
+        if f == MapFn::Gelu && nn::Gelu(op).approximate(cx) == "tanh" {
             f = MapFn::GeluTanh;
         }
         let result = cx.result(op, 0);
         let to_f8 = value_elem(cx, result).is_some_and(ipu_program::elem::is_f8);
-        let nonsaturating = f == MapFn::Cast && to_f8 && cx.get_attr(op, "saturate").is_none();
+        let nonsaturating = f == MapFn::Cast && to_f8 && !nn::Cast(op).saturate(cx);
         let from_f32_f16 = value_elem(cx, cx.operand(op, 0))
             .is_some_and(|e| matches!(e, ElemType::F32 | ElemType::F16));
         if nonsaturating && !from_f32_f16 {
@@ -422,7 +432,7 @@ impl DeviceOp for Map {
                 "to FP8 without saturate (overflow becomes NaN or infinity) has a kernel from f32 and f16 only; cast through one, or add `saturate`".into(),
             ));
         }
-        let scale = cx.get_int_attr(op, "scale").map(|s| s as i64);
+        let scale = nn::Cast::cast(cx, op).and_then(|c| c.scale(cx));
         let rshape = cx.value_shape(result);
         let mut operands = cx.operands(op).to_vec();
         if f == MapFn::Pow {
@@ -501,18 +511,22 @@ impl DeviceOp for Map {
             attrs.push((NONSATURATING, ipu_ir::Attr::UNIT));
         }
         let ty = cx.value_type(result);
-        Ok(build_op(cx, "tile.map", &operands, Some(ty), attrs, loc))
+        Ok(build_op(
+            cx,
+            tile::Map::NAME,
+            &operands,
+            Some(ty),
+            attrs,
+            loc,
+        ))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
         let cx = b.cx();
-        let f = cx
-            .get_attr(op, "fn")
-            .and_then(|a| MapFn::from_attr(cx, a))
-            .ok_or_else(|| b.err(op, "has no function"))?;
+        let f = tile::Map(op).map_fn(cx);
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let (choice, spec) = choose(cx, op, f, &m).map_err(|e| b.err(op, e))?;
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = tile::Map(op).kernel(cx);
         if recorded != spec.name() {
             return Err(b.err(
                 op,

@@ -40,7 +40,8 @@ use super::matmul_plan::{
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
 use ipu_isa::kernels::{ElemType, KernelSpec};
 use ipu_program::elem::{is_f8, value_elem};
@@ -65,7 +66,7 @@ fn shapes(cx: &Context, op: Op) -> (Vec<i64>, Vec<i64>) {
 
 /// Whether `op` (a `tile.matmul`) reads its rhs transposed, [..., N, K].
 fn rhs_transposed(cx: &Context, op: Op) -> bool {
-    cx.get_attr(op, "rhs_transposed").is_some()
+    tile::Matmul(op).rhs_transposed(cx)
 }
 
 /// Whether `v` is a transpose view that puts its input's last (contiguous)
@@ -73,12 +74,12 @@ fn rhs_transposed(cx: &Context, op: Op) -> bool {
 /// lies scattered over rows of the input; given transposed ([..., N, K],
 /// the input's own rows) the exchange moves it in whole runs.
 fn is_transposed_rows(cx: &Context, v: Value) -> bool {
-    let Some(d) = cx.defining_op(v).filter(|&d| cx.is(d, "tile.view")) else {
+    let Some(d) = cx.defining_op(v).and_then(|d| tile::View::cast(cx, d)) else {
         return false;
     };
-    let p = cx.get_i64_array_attr(d, "permutation").unwrap_or(&[]);
+    let p = d.permutation(cx).unwrap_or(&[]);
     let r = p.len();
-    cx.get_str_attr(d, "kind") == Some("transpose") && r >= 2 && p[r - 2] == r as i64 - 1
+    d.kind(cx) == "transpose" && r >= 2 && p[r - 2] == r as i64 - 1
 }
 
 /// The gemm_amp specialisation for `g`, reading B transposed (`BT`) when
@@ -244,8 +245,7 @@ fn plan_op(
 
 /// The blocks of a `tile.matmul` from its `plan`.
 fn blocks_of(cx: &Context, op: Op) -> Result<(GemmBlocks, [u64; 2]), String> {
-    let plan = cx.get_i64_array_attr(op, "plan").ok_or("has no plan")?;
-    let tiles = cx.get_i64_array_attr(op, "tiles").ok_or("has no tiles")?;
+    let (plan, tiles) = (tile::Matmul(op).plan(cx), tile::Matmul(op).tiles(cx));
     let &[first, stride] = tiles else {
         return Err("has malformed tiles".into());
     };
@@ -365,12 +365,11 @@ fn transpose_last_two(cx: &mut Context, v: Value, at: Op, loc: Loc, tiles: u32) 
     let (mut input, mut loc) = (v, loc);
     if let Some(d) = cx
         .defining_op(v)
-        .filter(|&d| cx.is(d, "tile.view") && cx.get_str_attr(d, "kind") == Some("transpose"))
+        .and_then(|d| tile::View::cast(cx, d))
+        .filter(|d| d.kind(cx) == "transpose")
     {
-        let p = cx
-            .get_i64_array_attr(d, "permutation")
-            .unwrap_or(&[])
-            .to_vec();
+        let p = d.permutation(cx).unwrap_or(&[]).to_vec();
+        let d = d.op();
         if p.len() == r && p.iter().all(|&i| (0..r as i64).contains(&i)) {
             // Dimension i of the result is dimension perm[i] of v, which is
             // dimension p[perm[i]] of v's input.
@@ -388,7 +387,7 @@ fn transpose_last_two(cx: &mut Context, v: Value, at: Op, loc: Loc, tiles: u32) 
         ("mapping", spread(&shape, tiles).to_attr(cx)),
         ("permutation", cx.i64_array_attr(perm)),
     ];
-    let o = build_op(cx, "tile.view", &[input], Some(ty), attrs, loc);
+    let o = build_op(cx, tile::View::NAME, &[input], Some(ty), attrs, loc);
     cx.insert_op_before(at, o);
     cx.result(o, 0)
 }
@@ -401,7 +400,7 @@ fn reshape(cx: &mut Context, v: Value, shape: &[i64], at: Op, loc: Loc, tiles: u
         ("kind", cx.string_attr("reshape")),
         ("mapping", spread(shape, tiles).to_attr(cx)),
     ];
-    let o = build_op(cx, "tile.view", &[v], Some(ty), attrs, loc);
+    let o = build_op(cx, tile::View::NAME, &[v], Some(ty), attrs, loc);
     cx.insert_op_before(at, o);
     cx.result(o, 0)
 }
@@ -441,11 +440,11 @@ impl DeviceOp for Matmul {
     }
 
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.matmul"]
+        vec![nn::MatMul::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.matmul"
+        tile::Matmul::NAME
     }
 
     /// The MACs at the AMP mode the types select (its MACs per cycle).
@@ -582,7 +581,7 @@ impl DeviceOp for Matmul {
             _ => rshape.clone(),
         };
         let mm_ty = cx.tensor_type(&mm_shape, e);
-        let mm = build_op(cx, "tile.matmul", &[av, bv], Some(mm_ty), attrs, loc);
+        let mm = build_op(cx, tile::Matmul::NAME, &[av, bv], Some(mm_ty), attrs, loc);
         if mm_shape == rshape {
             return Ok(mm);
         }
@@ -595,7 +594,7 @@ impl DeviceOp for Matmul {
         ];
         Ok(build_op(
             cx,
-            "tile.view",
+            tile::View::NAME,
             &[mv],
             Some(result_ty),
             attrs,
@@ -630,7 +629,7 @@ impl DeviceOp for Matmul {
         }
         let kernels = tile_kernels(&g, ae, be);
         let spec = gemm_spec_for(&g, bt);
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = tile::Matmul(op).kernel(cx);
         if recorded != spec.name() {
             return Err(b.err(
                 op,
@@ -663,7 +662,7 @@ impl DeviceOp for Matmul {
             (bk * bn) as u64 * beb + 8 * bm as u64,
             true,
         )?;
-        b.begin_compute(op, "", "tile.matmul");
+        b.begin_compute(op, "", tile::Matmul::NAME);
         let psize = (bm * bn * pt.bytes()) as u64;
         let result = cx.result(op, 0);
         let rmap = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;

@@ -15,7 +15,8 @@
 use super::map::splat_at;
 use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::{MapFn, Mapping};
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op, TypeKind, Value};
 use ipu_isa::kernels::{CompareOp, ElemType, KernelSpec};
 use ipu_program::elem::{name as elem_name, value_elem};
@@ -25,12 +26,12 @@ use ipu_program::Word;
 
 /// The `nn` ops of `tile.predicate`, their function and kernel op.
 const PREDICATES: &[(&str, MapFn, CompareOp)] = &[
-    ("nn.equal", MapFn::Equal, CompareOp::Eq),
-    ("nn.less", MapFn::Less, CompareOp::Lt),
-    ("nn.greater", MapFn::Greater, CompareOp::Gt),
-    ("nn.and", MapFn::And, CompareOp::And),
-    ("nn.or", MapFn::Or, CompareOp::Or),
-    ("nn.not", MapFn::Not, CompareOp::Not),
+    (nn::Equal::NAME, MapFn::Equal, CompareOp::Eq),
+    (nn::Less::NAME, MapFn::Less, CompareOp::Lt),
+    (nn::Greater::NAME, MapFn::Greater, CompareOp::Gt),
+    (nn::And::NAME, MapFn::And, CompareOp::And),
+    (nn::Or::NAME, MapFn::Or, CompareOp::Or),
+    (nn::Not::NAME, MapFn::Not, CompareOp::Not),
 ];
 
 fn is_bool(cx: &Context, v: Value) -> bool {
@@ -189,7 +190,10 @@ fn program(
     call: impl Fn(&[Word], Word) -> ipu_program::Call,
 ) -> Result<(), Diagnostic> {
     let cx = b.cx();
-    let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+    let recorded = match tile::Predicate::cast(cx, op) {
+        Some(p) => p.kernel(cx),
+        None => tile::Select(op).kernel(cx),
+    };
     if recorded != spec.name() {
         return Err(b.err(
             op,
@@ -249,7 +253,7 @@ impl DeviceOp for Predicates {
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.predicate"
+        tile::Predicate::NAME
     }
 
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
@@ -266,7 +270,7 @@ impl DeviceOp for Predicates {
             cx,
             op,
             env,
-            "tile.predicate",
+            tile::Predicate::NAME,
             move |cx, op, m| predicate_kernel(cx, op, f, m),
             attrs,
         )
@@ -274,10 +278,7 @@ impl DeviceOp for Predicates {
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
         let cx = b.cx();
-        let f = cx
-            .get_attr(op, "fn")
-            .and_then(|a| MapFn::from_attr(cx, a))
-            .ok_or_else(|| b.err(op, "has no function"))?;
+        let f = tile::Predicate(op).map_fn(cx);
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let spec = predicate_kernel(cx, op, f, &m).map_err(|e| b.err(op, e))?;
         let binary = cx.operands(op).len() == 2;
@@ -298,15 +299,15 @@ pub struct Select;
 
 impl DeviceOp for Select {
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.select"]
+        vec![nn::Select::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.select"
+        tile::Select::NAME
     }
 
     fn to_tile(&self, cx: &mut Context, op: Op, env: &TileEnv) -> Result<Op, Diagnostic> {
-        lower(cx, op, env, "tile.select", select_kernel, Vec::new())
+        lower(cx, op, env, tile::Select::NAME, select_kernel, Vec::new())
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
@@ -318,7 +319,7 @@ impl DeviceOp for Select {
             op,
             b,
             &spec,
-            "tile.select",
+            tile::Select::NAME,
             &[false, true, true],
             move |ins, out| records::select(&s, ins[0], ins[1], ins[2], out),
         )

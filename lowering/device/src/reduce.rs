@@ -19,8 +19,8 @@ use super::rows::{
 };
 use super::{block_bytes_of, build_op, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::{reduced_shape, Mapping};
-use ipu_ir::types::AttrKind;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, reduced_shape, Mapping};
 use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::{ElemType, KernelSpec, RowOp, RowWalk};
 use ipu_program::geometry::{blocks, elem_bytes, mapping_of, Layout, Run};
@@ -70,19 +70,31 @@ struct Form {
     elem: ElemType,
 }
 
+/// The kind, axes and `keepdims` of a `tile.reduce` or an `nn.reduce_*`
+/// (its kind from its name; an op that is neither reduces nothing).
+fn reduction(cx: &Context, op: Op) -> (Option<Kind>, &[i64], bool) {
+    if let Some(t) = tile::Reduce::cast(cx, op) {
+        return (Kind::from_name(t.kind(cx)), t.axes(cx), t.keepdims(cx));
+    }
+    macro_rules! nn_reductions {
+        ($($view:ident),*) => {$(
+            if let Some(r) = nn::$view::cast(cx, op) {
+                let kind = nn::$view::NAME.strip_prefix("nn.reduce_").and_then(Kind::from_name);
+                return (kind, r.axes(cx), r.keepdims(cx));
+            }
+        )*};
+    }
+    nn_reductions!(ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd);
+    (None, &[], false)
+}
+
 impl Form {
     fn of(cx: &Context, op: Op) -> Result<Form, String> {
-        let name = cx.name_str(op);
-        let kind = match name.strip_prefix("nn.reduce_") {
-            Some(k) => Kind::from_name(k),
-            None => cx.get_str_attr(op, "kind").and_then(Kind::from_name),
-        }
-        .ok_or("is not a sum, mean, max or min reduction")?;
+        let (kind, axes, keepdims) = reduction(cx, op);
+        let kind = kind.ok_or("is not a sum, mean, max or min reduction")?;
         let x = cx.operand(op, 0);
         let shape = cx.value_shape(x);
-        let axes: Vec<usize> = cx
-            .get_i64_array_attr(op, "axes")
-            .unwrap_or_default()
+        let axes: Vec<usize> = axes
             .iter()
             .map(|&a| usize::try_from(a).unwrap_or(usize::MAX))
             .collect();
@@ -94,10 +106,6 @@ impl Form {
                 "has axes {axes:?} that are not sorted axes of its input"
             ));
         }
-        let keepdims = matches!(
-            cx.get_attr(op, "keepdims").map(|a| cx.attr_kind(a)),
-            Some(AttrKind::Unit | AttrKind::Bool(true))
-        );
         let elem = row_elem(cx, x)?;
         Ok(Form {
             kind,
@@ -380,15 +388,15 @@ fn producer_cut(env: &TileEnv, cx: &Context, op: Op) -> Option<Mapping> {
 impl DeviceOp for Reduce {
     fn nn_ops(&self) -> Vec<&'static str> {
         vec![
-            "nn.reduce_sum",
-            "nn.reduce_mean",
-            "nn.reduce_max",
-            "nn.reduce_min",
+            nn::ReduceSum::NAME,
+            nn::ReduceMean::NAME,
+            nn::ReduceMax::NAME,
+            nn::ReduceMin::NAME,
         ]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.reduce"
+        tile::Reduce::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
@@ -430,18 +438,15 @@ impl DeviceOp for Reduce {
         }
         let x = cx.operand(op, 0);
         let ty = cx.value_type(cx.result(op, 0));
-        Ok(build_op(cx, "tile.reduce", &[x], Some(ty), attrs, loc))
+        Ok(build_op(cx, tile::Reduce::NAME, &[x], Some(ty), attrs, loc))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {
         let cx = b.cx();
         let f = Form::of(cx, op).map_err(|e| b.err(op, e))?;
         let rm = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-        let grid = cx
-            .get_i64_array_attr(op, "grid")
-            .ok_or_else(|| b.err(op, "has no grid"))?
-            .to_vec();
-        let tiles = cx.get_i64_array_attr(op, "tiles").unwrap_or_default();
+        let grid = tile::Reduce(op).grid(cx).to_vec();
+        let tiles = tile::Reduce(op).tiles(cx);
         let &[first_tile, stride] = tiles else {
             return Err(b.err(op, "has no tiles [first, stride]"));
         };
@@ -451,7 +456,7 @@ impl DeviceOp for Reduce {
             stride,
         };
         let plan = plan_for(&f, &m).map_err(|e| b.err(op, e))?;
-        check_recorded(b, op, &plan.calls)?;
+        check_recorded(b, op, tile::Reduce(op).kernel(cx), &plan.calls)?;
         let x = cx.operand(op, 0);
         let result = cx.result(op, 0);
         let need = blocks(&m, &f.shape);

@@ -34,8 +34,8 @@
 
 use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::MapFn;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Type, Value};
 use ipu_isa::kernels::{ElemType, KernelSpec, RowWalk, StatsPrologue};
@@ -305,14 +305,6 @@ pub(crate) fn row_elem(cx: &Context, v: Value) -> Result<ElemType, String> {
     }
 }
 
-/// The integer attribute `name` of `op`.
-pub(crate) fn int_attr(cx: &Context, op: Op, name: &str) -> Option<i64> {
-    match cx.attr_kind(cx.get_attr(op, name)?) {
-        AttrKind::Integer { value, .. } => i64::try_from(*value).ok(),
-        _ => None,
-    }
-}
-
 /// Words of the slots of one tile.
 pub(crate) struct SlotWords {
     pub input: Word,
@@ -348,15 +340,14 @@ pub(crate) fn stage_call(
     }
 }
 
-/// Refuses a tile op whose recorded kernel is not the one its plan calls.
+/// Refuses a tile op whose `recorded` kernel is not the one its plan calls.
 pub(crate) fn check_recorded(
     b: &dyn ProgramBuilder<'_>,
     op: Op,
+    recorded: &str,
     calls: &Calls,
 ) -> Result<(), Diagnostic> {
-    let cx = b.cx();
     let want = calls.kernel().map(KernelSpec::name).unwrap_or_default();
-    let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
     if recorded != want {
         return Err(b.err(
             op,
@@ -547,12 +538,19 @@ fn softmax_calls(
 fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType), String> {
     let x = cx.operand(op, 0);
     let shape = cx.value_shape(x);
-    let axis = int_attr(cx, op, "axis").ok_or("has no axis")?;
+    let (axis, log) = if let Some(t) = tile::Softmax::cast(cx, op) {
+        (t.axis(cx), t.log(cx))
+    } else if let Some(s) = nn::Softmax::cast(cx, op) {
+        (s.axis(cx), false)
+    } else if let Some(s) = nn::LogSoftmax::cast(cx, op) {
+        (s.axis(cx), true)
+    } else {
+        return Err("is not a softmax".into());
+    };
     let axis = usize::try_from(axis)
         .ok()
         .filter(|&a| a < shape.len())
         .ok_or_else(|| format!("has axis {axis} outside its rank {}", shape.len()))?;
-    let log = cx.name_str(op) == "nn.log_softmax" || cx.get_attr(op, "log").is_some();
     row_elem(cx, x)?;
     Ok((axis, log, shape, row_elem(cx, cx.result(op, 0))?))
 }
@@ -561,10 +559,7 @@ fn softmax_of(cx: &Context, op: Op) -> Result<(usize, bool, Vec<i64>, ElemType),
 /// f32 result), its `scale`, its row vector (operand #1).
 fn prologue_of(cx: &Context, op: Op) -> StatsPrologue {
     let (x, y) = (cx.operand(op, 0), cx.result(op, 0));
-    let mul = match cx.get_attr(op, "scale").map(|a| cx.attr_kind(a)) {
-        Some(AttrKind::Float { bits, .. }) => Some(f64::from_bits(*bits) as f32),
-        _ => None,
-    };
+    let mul = tile::Softmax(op).scale(cx).map(|s| s as f32);
     StatsPrologue {
         widen: value_elem(cx, x) == Some(ElemType::F16) && value_elem(cx, y) == Some(ElemType::F32),
         mul,
@@ -651,8 +646,10 @@ struct Prologue {
 
 /// The splat value of a `tile.constant` of f16 or f32 elements.
 fn splat_value(cx: &Context, v: Value) -> Option<f32> {
-    let c = cx.defining_op(v).filter(|&c| cx.is(c, "tile.constant"))?;
-    let AttrKind::DenseElements { data, .. } = cx.attr_kind(cx.get_attr(c, "value")?) else {
+    let c = cx
+        .defining_op(v)
+        .and_then(|c| tile::Constant::cast(cx, c))?;
+    let AttrKind::DenseElements { data, .. } = cx.attr_kind(c.value(cx)) else {
         return None;
     };
     // A splat (or a single element) holds one element's bytes.
@@ -671,8 +668,7 @@ fn splat_value(cx: &Context, v: Value) -> Option<f32> {
 fn prologue_chain(cx: &Context, x: Value, axis: usize) -> Option<Prologue> {
     let map = |v: Value, f: MapFn| {
         cx.defining_op(v).filter(|&d| {
-            cx.is(d, "tile.map")
-                && cx.get_attr(d, "fn").and_then(|a| MapFn::from_attr(cx, a)) == Some(f)
+            tile::Map::cast(cx, d).is_some_and(|m| m.map_fn(cx) == f)
                 && cx.uses(v).len() == 1
                 && cx.operands(d).len() == if f == MapFn::Cast { 1 } else { 2 }
         })
@@ -707,7 +703,7 @@ fn prologue_chain(cx: &Context, x: Value, axis: usize) -> Option<Prologue> {
     }
     if let Some(cast) = map(p.root, MapFn::Cast) {
         let input = cx.operand(cast, 0);
-        if value_elem(cx, input) == Some(ElemType::F16) && cx.get_attr(cast, "scale").is_none() {
+        if value_elem(cx, input) == Some(ElemType::F16) && tile::Map(cast).scale(cx).is_none() {
             p.pre.widen = true;
             p.ops.push(cast);
             p.root = input;
@@ -921,11 +917,11 @@ fn relayout_cycles(
 
 impl DeviceOp for Softmax {
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.softmax", "nn.log_softmax"]
+        vec![nn::Softmax::NAME, nn::LogSoftmax::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.softmax"
+        tile::Softmax::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
@@ -955,7 +951,7 @@ impl DeviceOp for Softmax {
             let apart: u64 = p
                 .ops
                 .iter()
-                .map(|&o| cx.get_int_attr(o, "cycles").unwrap_or(0).max(0) as u64)
+                .map(|&o| tile::Map(o).cycles(cx).max(0) as u64)
                 .sum();
             let with = SoftmaxShape {
                 in_bytes: ipu_program::geometry::elem_bytes(cx, p.root) as u64,
@@ -982,7 +978,14 @@ impl DeviceOp for Softmax {
         }
         let ty = cx.value_type(cx.result(op, 0));
         let Some(p) = taken else {
-            return Ok(build_op(cx, "tile.softmax", &[x], Some(ty), attrs, loc));
+            return Ok(build_op(
+                cx,
+                tile::Softmax::NAME,
+                &[x],
+                Some(ty),
+                attrs,
+                loc,
+            ));
         };
         if let Some(s) = p.pre.mul {
             let ety = cx
@@ -1004,7 +1007,7 @@ impl DeviceOp for Softmax {
         let floc = cx.fused_loc(locs);
         let mut operands = vec![p.root];
         operands.extend(p.mask);
-        let new = build_op(cx, "tile.softmax", &operands, Some(ty), attrs, floc);
+        let new = build_op(cx, tile::Softmax::NAME, &operands, Some(ty), attrs, floc);
         // The ops taken are read by nothing else: they go.
         cx.set_operand(op, 0, p.root);
         for &o in p.ops.iter().rev() {
@@ -1019,7 +1022,7 @@ impl DeviceOp for Softmax {
         let pre = prologue_of(cx, op);
         let (axis, log, shape, e) = softmax_of(cx, op).map_err(|e| b.err(op, e))?;
         let plan = softmax_calls(&shape, e, axis, log, &m, &pre).map_err(|e| b.err(op, e))?;
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = tile::Softmax(op).kernel(cx);
         if recorded != plan.kernel() {
             return Err(b.err(
                 op,
@@ -1032,7 +1035,7 @@ impl DeviceOp for Softmax {
         let label = if log {
             "tile.softmax log"
         } else {
-            "tile.softmax"
+            tile::Softmax::NAME
         };
         match plan {
             RowPlan::Whole(calls) => run_row_op(b, op, &m, &calls, &[], label),
@@ -1529,15 +1532,17 @@ pub struct LayerNorm;
 fn layer_norm_of(cx: &Context, op: Op) -> Result<(usize, f32, Vec<i64>, ElemType), String> {
     let x = cx.operand(op, 0);
     let shape = cx.value_shape(x);
-    let axis = int_attr(cx, op, "axis").ok_or("has no axis")?;
+    let (axis, eps) = if let Some(t) = tile::LayerNorm::cast(cx, op) {
+        (t.axis(cx), t.epsilon(cx))
+    } else if let Some(n) = nn::LayerNorm::cast(cx, op) {
+        (n.axis(cx), n.epsilon(cx))
+    } else {
+        return Err("is not a layer norm".into());
+    };
     let axis = usize::try_from(axis)
         .ok()
         .filter(|&a| a < shape.len())
         .ok_or_else(|| format!("has axis {axis} outside its rank {}", shape.len()))?;
-    let eps = match cx.get_attr(op, "epsilon").map(|a| cx.attr_kind(a)) {
-        Some(AttrKind::Float { bits, .. }) => f64::from_bits(*bits) as f32,
-        _ => return Err("has no f32 epsilon".into()),
-    };
     let e = row_elem(cx, x)?;
     let norm: i64 = shape[axis..].iter().product();
     let xty = cx.tensor_parts(cx.value_type(x)).map(|(_, t)| t);
@@ -1729,11 +1734,11 @@ fn layer_norm_plan(
 
 impl DeviceOp for LayerNorm {
     fn nn_ops(&self) -> Vec<&'static str> {
-        vec!["nn.layer_norm"]
+        vec![nn::LayerNorm::NAME]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.layer_norm"
+        tile::LayerNorm::NAME
     }
 
     fn operand_mappings(&self, cx: &Context, op: Op, env: &TileEnv) -> Vec<(usize, Mapping)> {
@@ -1742,7 +1747,7 @@ impl DeviceOp for LayerNorm {
             return Vec::new();
         };
         let rank = cx.value_shape(cx.operand(op, 0)).len();
-        let axis = int_attr(cx, op, "axis").unwrap_or(0) as usize;
+        let axis = nn::LayerNorm(op).axis(cx) as usize;
         // The scale and bias whole on one tile (one multicast to all), or
         // for cut rows cut like the first rows' pieces (on their tiles).
         let mut out = vec![(0, m.clone())];
@@ -1785,7 +1790,7 @@ impl DeviceOp for LayerNorm {
         let ty = cx.value_type(cx.result(op, 0));
         Ok(build_op(
             cx,
-            "tile.layer_norm",
+            tile::LayerNorm::NAME,
             &operands,
             Some(ty),
             attrs,
@@ -1798,7 +1803,7 @@ impl DeviceOp for LayerNorm {
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let (axis, _, shape, _) = layer_norm_of(cx, op).map_err(|e| b.err(op, e))?;
         let plan = layer_norm_calls(cx, op, &m).map_err(|e| b.err(op, e))?;
-        let recorded = cx.get_str_attr(op, "kernel").unwrap_or("");
+        let recorded = tile::LayerNorm(op).kernel(cx);
         if recorded != plan.kernel() {
             return Err(b.err(
                 op,
@@ -1812,7 +1817,7 @@ impl DeviceOp for LayerNorm {
         match plan {
             RowPlan::Whole(calls) => {
                 let params: Vec<usize> = (1..=params).collect();
-                run_row_op(b, op, &m, &calls, &params, "tile.layer_norm")
+                run_row_op(b, op, &m, &calls, &params, tile::LayerNorm::NAME)
             }
             RowPlan::Cut {
                 groups,
@@ -1844,7 +1849,7 @@ impl DeviceOp for LayerNorm {
                     &combine,
                     &last,
                     &rects,
-                    "tile.layer_norm",
+                    tile::LayerNorm::NAME,
                 )?;
                 Ok(())
             }

@@ -12,7 +12,8 @@
 
 use super::{build_op, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Attr, Context, Diagnostic, Op};
 use ipu_program::geometry::spread;
 use ipu_program::view::{View, ViewKind};
@@ -25,14 +26,11 @@ pub struct Views;
 pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
     let shape = cx.value_shape(cx.result(op, 0));
     let input_shapes: Vec<Vec<i64>> = cx.operands(op).iter().map(|&v| cx.value_shape(v)).collect();
-    let ints = |n: &str| {
-        cx.get_i64_array_attr(op, n)
-            .map(<[i64]>::to_vec)
-            .ok_or(format!("has no '{n}'"))
-    };
-    let kind = match cx.get_str_attr(op, "kind").ok_or("has no kind")? {
+    let v = tile::View(op);
+    let ints = |a: Option<&[i64]>, n: &str| a.map(<[i64]>::to_vec).ok_or(format!("has no '{n}'"));
+    let kind = match v.kind(cx) {
         "transpose" => ViewKind::Transpose(
-            ints("permutation")?
+            ints(v.permutation(cx), "permutation")?
                 .into_iter()
                 .map(|p| p as usize)
                 .collect(),
@@ -40,15 +38,15 @@ pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
         "reshape" => ViewKind::Reshape,
         "broadcast" => ViewKind::Broadcast,
         "slice" => ViewKind::Slice {
-            starts: ints("starts")?,
-            steps: ints("steps")?,
+            starts: ints(v.starts(cx), "starts")?,
+            steps: ints(v.steps(cx), "steps")?,
         },
         "concat" => ViewKind::Concat {
-            axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
+            axis: v.axis(cx).ok_or("has no axis")? as usize,
         },
         "gather" => ViewKind::Gather {
-            axis: cx.get_int_attr(op, "axis").ok_or("has no axis")? as usize,
-            indices: ints("indices")?,
+            axis: v.axis(cx).ok_or("has no axis")? as usize,
+            indices: ints(v.indices(cx), "indices")?,
         },
         other => return Err(format!("has an unknown view kind '{other}'")),
     };
@@ -62,16 +60,16 @@ pub fn view_of(cx: &Context, op: Op) -> Result<View, String> {
 impl DeviceOp for Views {
     fn nn_ops(&self) -> Vec<&'static str> {
         vec![
-            "nn.transpose",
-            "nn.reshape",
-            "nn.broadcast",
-            "nn.slice",
-            "nn.concat",
+            nn::Transpose::NAME,
+            nn::Reshape::NAME,
+            nn::Broadcast::NAME,
+            nn::Slice::NAME,
+            nn::Concat::NAME,
         ]
     }
 
     fn tile_op(&self) -> &'static str {
-        "tile.view"
+        tile::View::NAME
     }
 
     /// Layout only: no arithmetic (its bytes move in exchanges).
@@ -133,7 +131,14 @@ impl DeviceOp for Views {
         attrs.push(("mapping", mapping.to_attr(cx)));
         let operands = cx.operands(op).to_vec();
         let ty = cx.value_type(result);
-        Ok(build_op(cx, "tile.view", &operands, Some(ty), attrs, loc))
+        Ok(build_op(
+            cx,
+            tile::View::NAME,
+            &operands,
+            Some(ty),
+            attrs,
+            loc,
+        ))
     }
 
     fn to_program(&self, op: Op, b: &mut dyn ProgramBuilder<'_>) -> Result<(), Diagnostic> {

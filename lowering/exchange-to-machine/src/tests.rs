@@ -29,7 +29,7 @@ fn exchange_stage() -> (Context, Op) {
     let f = cx
         .nested_ops(m)
         .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
+        .find(|&o| ipu_dialects::func::Func::isa(&cx, o))
         .expect("a function");
     (cx, f)
 }

@@ -18,7 +18,7 @@
 //! exchange moves into the reader's layout, never on-tile copies.
 
 use ipu_device::matmul_plan::{plan_matmul, PlanError, TileBudget};
-use ipu_dialects::nn::{build_op, element_type, op_kind};
+use ipu_dialects::nn::{self, build_op, element_type, op_kind};
 use ipu_ir::{Context, Loc, Op, Value};
 use ipu_isa::kernels::ElemType;
 use ipu_program::elem::value_elem;
@@ -193,7 +193,7 @@ impl Rewriter<'_> {
                 let constant = self
                     .cx
                     .defining_op(y)
-                    .is_some_and(|d| self.cx.is(d, "nn.constant"));
+                    .is_some_and(|d| nn::Constant::isa(self.cx, d));
                 match (self.elem(x), self.elem(y)) {
                     (Some(tx), Some(ty)) if tx.is_float() && ty.is_integer() && !constant => {
                         let yf = self.emit(
@@ -376,7 +376,7 @@ impl Rewriter<'_> {
                 None if super::is_parameter(self.cx, self.f, v) => {
                     build_op(self.cx, &cast, &[v], self.loc)?
                 }
-                Some(d) if self.cx.is(d, "nn.constant") => {
+                Some(d) if nn::Constant::isa(self.cx, d) => {
                     let c = ipu_dialects::nn::constant_tensor(self.cx, d)?;
                     let w = ipu_reference::evaluate(&cast, &[&c]).map_err(|e| e.to_string())?;
                     build_op(self.cx, &OpKind::Constant(w), &[], self.cx.op_loc(d))?
@@ -552,7 +552,7 @@ impl Rewriter<'_> {
 /// The element type `op`, an `nn.matmul`, reads its FP8 operand `i` as,
 /// when its AMP mode reads another (f16, or f32): an exact widening.
 fn widening_of(cx: &Context, op: Op, i: usize) -> Option<ElementType> {
-    if !cx.is(op, "nn.matmul") || i > 1 {
+    if !nn::MatMul::isa(cx, op) || i > 1 {
         return None;
     }
     let e = |v| value_elem(cx, v);

@@ -13,7 +13,8 @@
 pub mod legalize;
 
 use ipu_device::{for_nn, TileEnv};
-use ipu_dialects::tile::Mapping;
+use ipu_dialects::nn;
+use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::pass::{Pass, PassInfo, PassOptions};
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Value};
@@ -80,7 +81,8 @@ fn operand_preferences(
 /// with the program, not streamed every run.
 pub fn is_weight(cx: &Context, f: Op, i: usize) -> bool {
     use ipu_ir::types::AttrKind;
-    let Some(AttrKind::Array(items)) = cx.get_attr(f, "arg_attrs").map(|a| cx.attr_kind(a)) else {
+    let arg_attrs = ipu_dialects::func::Func(f).arg_attrs(cx);
+    let Some(AttrKind::Array(items)) = arg_attrs.map(|a| cx.attr_kind(a)) else {
         return false;
     };
     matches!(items.get(i).map(|&a| cx.attr_kind(a)), Some(AttrKind::Dictionary(es)) if es.iter().any(|(k, _)| cx.str(*k) == "ipu.weight"))
@@ -105,7 +107,10 @@ pub fn is_parameter(cx: &Context, f: Op, v: Value) -> bool {
 /// parameter's only reader. It folds into the parameter's
 /// `tile.host_input`, which then holds the widened elements.
 pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
-    if !cx.is(op, "nn.cast") || cx.get_int_attr(op, "scale").is_some_and(|s| s != 0) {
+    let Some(cast) = nn::Cast::cast(cx, op) else {
+        return false;
+    };
+    if cast.scale(cx).is_some_and(|s| s != 0) {
         return false;
     }
     let x = cx.operand(op, 0);
@@ -123,7 +128,7 @@ pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
 /// parameter widened at load.
 fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
     match cx.defining_op(v) {
-        Some(d) => cx.is(d, "nn.constant") || is_load_cast(cx, f, d),
+        Some(d) => nn::Constant::isa(cx, d) || is_load_cast(cx, f, d),
         None => is_parameter(cx, f, v),
     }
 }
@@ -160,7 +165,7 @@ fn resident_ledger(
     // than operand buffers also keeps the value's own blocks, its home.
     let held_for = |d: &dyn ipu_device::DeviceOp, op: Op, env: &TileEnv, fl: &[bool]| {
         let bytes = d.resident_operand_bytes(cx, op, env, &|i| fl[i]);
-        let placed = d.tile_op() != "tile.view";
+        let placed = d.tile_op() != tile::View::NAME;
         let home = !d.reads_operand_buffers();
         let times = u64::from(placed) + u64::from(home);
         bytes
@@ -291,7 +296,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
         if is_weight(cx, f, index) {
             attrs.push(("resident", ipu_ir::Attr::UNIT));
         }
-        let op = ipu_device::build_op(cx, "tile.host_input", &[arg], Some(ty), attrs, loc);
+        let op = ipu_device::build_op(cx, tile::HostInput::NAME, &[arg], Some(ty), attrs, loc);
         match first {
             Some(o) => cx.insert_op_before(o, op),
             None => cx.append_op(entry, op),
@@ -317,14 +322,14 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             continue;
         }
         let loc = cx.op_loc(op);
-        if cx.is(op, "func.return") {
+        if ipu_dialects::func::Return::isa(cx, op) {
             for (i, v) in cx.operands(op).to_vec().into_iter().enumerate() {
                 let out_name = ipu_dialects::func::io_name(cx, f, "res_attrs", i)
                     .unwrap_or_else(|| format!("result{i}"));
                 let a = cx.string_attr(&out_name);
                 let o = ipu_device::build_op(
                     cx,
-                    "tile.host_output",
+                    tile::HostOutput::NAME,
                     &[v],
                     None,
                     vec![("name", a)],
@@ -334,18 +339,18 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             }
             continue;
         }
-        let new = if cx.is(op, "nn.constant") {
+        let new = if let Some(c) = nn::Constant::cast(cx, op) {
             let v = cx.result(op, 0);
             let m = want
                 .get(&v)
                 .cloned()
                 .unwrap_or_else(|| spread(&cx.value_shape(v), tiles));
-            let value = cx.get_attr(op, "value").expect("verified");
+            let value = c.value(cx);
             let ty = cx.value_type(v);
             let mapping = m.to_attr(cx);
             ipu_device::build_op(
                 cx,
-                "tile.constant",
+                tile::Constant::NAME,
                 &[],
                 Some(ty),
                 vec![("value", value), ("mapping", mapping)],
@@ -377,7 +382,8 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     }
     // Constants and views that lowering left without readers go.
     for op in cx.block_ops_vec(entry).into_iter().rev() {
-        if (cx.is(op, "tile.constant") || cx.is(op, "tile.view")) && !cx.has_uses(cx.result(op, 0))
+        if (tile::Constant::isa(cx, op) || tile::View::isa(cx, op))
+            && !cx.has_uses(cx.result(op, 0))
         {
             cx.erase_op(op);
         }

@@ -11,8 +11,9 @@
 //! - the program by job: [`mod@model`] (the data), [`transfers`] (transfers
 //!   as runs), [`mod@write`] and [`mod@read`] (the `exchange` dialect),
 //!   [`mod@check`];
-//! - [`records`]: every library kernel's state record, declared once, and
-//!   [`kernel_cycles`], a call's cost by the kernel's own formula;
+//! - [`records`]: the call of every library kernel with its state record,
+//!   checked against the ISA's layout; [`kernel_cycles`] (the ISA's), a
+//!   call's cost by the kernel's own formula;
 //! - [`view`]: a view's element map (transpose, slice, broadcast...), as
 //!   the device ops describe it and the builder resolves it;
 //! - [`target`] (which machine a module is compiled for), [`geometry`]
@@ -23,7 +24,6 @@
 //! scheduler (`ipu-exchange-schedule`) only: no op family and no pass.
 
 pub mod check;
-pub mod cycles;
 pub mod elem;
 pub mod gemm;
 pub mod geometry;
@@ -35,6 +35,8 @@ pub mod transfers;
 pub mod view;
 pub mod write;
 
-pub use cycles::kernel_cycles;
+/// A call's cycles by the kernel's own `.cycles` formula: the ISA's
+/// memoised [`ipu_isa::kernels::cycles`], the one cost model of compute.
+pub use ipu_isa::kernels::cycles as kernel_cycles;
 pub use model::*;
 pub use transfers::{compress, expand};

@@ -6,7 +6,7 @@
 use crate::geometry::{Block, Layout};
 use crate::model::*;
 use crate::transfers::expand;
-use ipu_dialects::exchange::TransferRun;
+use ipu_dialects::exchange::{self as ex, TransferRun};
 use ipu_dialects::machine::parse_tiles;
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Attr, Block as IrBlock, Context, Diagnostic, Op, Type};
@@ -337,7 +337,7 @@ impl Reader<'_> {
         let mut vertices = Vec::new();
         let mut copies = Vec::new();
         for o in body_of(self.cx, op) {
-            if self.cx.is(o, "exchange.copy") {
+            if ex::LocalCopy::isa(self.cx, o) {
                 let m = self.read_move(o)?;
                 if let Some(t) = m
                     .transfers
@@ -460,7 +460,7 @@ impl Program {
         let mut p = Program::default();
         // Buffers first: they may be referenced before their declaration.
         for &op in &ops {
-            if cx.is(op, "exchange.buffer") {
+            if ex::Buffer::isa(cx, op) {
                 let name = r.str(op, "sym_name")?;
                 if r.names.contains_key(&name) {
                     return Err(r.err(op, format!("declares buffer @{name} a second time")));
@@ -486,15 +486,15 @@ impl Program {
         let mut probes: Vec<(Op, String, Probe)> = Vec::new();
         for &op in &ops {
             let name = cx.name_str(op);
-            if expect_sync && name != "exchange.sync" {
+            if expect_sync && name != ex::Sync::NAME {
                 return Err(r.err(
                     last_step.unwrap_or(op),
                     "is not followed by an exchange.sync; every superstep ends with one",
                 ));
             }
             match name {
-                "exchange.buffer" | "func.return" => {}
-                "exchange.host_input" => {
+                ex::Buffer::NAME | ipu_dialects::func::Return::NAME => {}
+                ex::HostInput::NAME => {
                     let a = cx.operand(op, 0);
                     let arg = args
                         .iter()
@@ -506,7 +506,7 @@ impl Program {
                         at: r.stored(op, ipu_dialects::exchange::host_input_tile_type(cx, op))?,
                     });
                 }
-                "exchange.constant" => {
+                ex::Constant::NAME => {
                     let value = cx
                         .get_attr(op, "value")
                         .ok_or_else(|| r.err(op, "needs a value"))?;
@@ -519,14 +519,14 @@ impl Program {
                         at: r.stored(op, ty)?,
                     });
                 }
-                "exchange.host_output" => {
+                ex::HostOutput::NAME => {
                     let ty = cx.value_type(cx.result(op, 0));
                     p.outputs.push(HostOutput {
                         name: r.str(op, "name")?,
                         at: r.placed(op, ty)?,
                     });
                 }
-                "exchange.probe" => {
+                ex::Probe::NAME => {
                     let Some(AttrKind::Type(ty)) = cx.get_attr(op, "type").map(|a| cx.attr_kind(a))
                     else {
                         return Err(r.err(op, "needs a tensor 'type'"));
@@ -545,18 +545,18 @@ impl Program {
                     };
                     probes.push((op, after, probe));
                 }
-                "exchange.compute_set" => {
+                ex::ComputeSet::NAME => {
                     p.steps.push(Step::Compute(r.compute_set(op)?));
                     expect_sync = true;
                     last_step = Some(op);
                 }
-                "exchange.phase" => {
+                ex::Phase::NAME => {
                     let body = body_of(cx, op);
                     p.steps.push(Step::Exchange(r.phase(op, &body)?));
                     expect_sync = true;
                     last_step = Some(op);
                 }
-                "exchange.sync" => {
+                ex::Sync::NAME => {
                     if !expect_sync {
                         return Err(r.err(op, "ends no superstep (two syncs in a row, or a sync before the first step)"));
                     }

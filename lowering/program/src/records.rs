@@ -6,185 +6,11 @@
 
 use crate::{Call, Kernel, Word};
 
-/// What one word of a state record holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
-    /// A buffer's address on the calling tile.
-    Addr,
-    /// A buffer the kernel reads with paired 64-bit loads (`ld2x64`,
-    /// `ld2st64`, `ldxw`, `wld`): it must be in the interleaved region.
-    Wide,
-    /// Unused by this specialisation: 0.
-    Zero,
-    /// A value (a scale).
-    Value,
-}
-
-/// The state record of a call of `spec`, word by word, and the zero bytes
-/// after it: the layout every constructor below builds, and what a record
-/// read back from the exchange stage is checked against.
-pub fn record_layout(spec: &KernelSpec) -> Result<(Vec<Slot>, usize), String> {
-    use Slot::{Addr as A, Value as V, Wide as W, Zero as Z};
-    let op = param(spec, "OP");
-    let opt = |name: &str| if param(spec, name) == 1 { A } else { Z };
-    // Binary kernels stream both inputs with paired loads; unary ones use ld64.
-    let words = match spec.source {
-        // Per worker: in0, in1 (binary ops), out, its granules.
-        "elementwise" if op < 16 => [W, W, A, V].repeat(6),
-        "elementwise" => [A, Z, A, V].repeat(6),
-        "compare" => {
-            let binary = op != ipu_isa::kernels::CompareOp::Not as i64;
-            if binary {
-                vec![W, W, A]
-            } else {
-                vec![A, Z, A]
-            }
-        }
-        "rows" => {
-            let r = |o: RowOp| op == o as i64;
-            let words = if r(RowOp::AddRowVector) || r(RowOp::MulRowVector) {
-                vec![W, Z, W, Z, A]
-            } else if r(RowOp::SoftmaxApply) {
-                vec![A, A, opt("EXPS"), Z, A]
-            } else if r(RowOp::SoftmaxStats) {
-                // A prologue's row vector at +4 (with f32 x, both read with
-                // paired loads), its t stored at +12.
-                let pre = spec.has_stats_prologue();
-                let paired = param(spec, "MASK") == 1 && param(spec, "WIDEN") == 0;
-                let (x, v) = if paired { (W, W) } else { (A, opt("MASK")) };
-                vec![x, v, opt("EXPS"), if pre { A } else { Z }, A]
-            } else if r(RowOp::LayerNormApply) {
-                vec![A, A, opt("GAMMA"), opt("BETA"), A]
-            } else if r(RowOp::LayerNorm) {
-                vec![A, Z, opt("GAMMA"), opt("BETA"), A]
-            } else if r(RowOp::SoftmaxCombine) || r(RowOp::LayerNormCombine) {
-                // In parts (P > 1): +4 the rows' partial pairs.
-                let parts = if param(spec, "P") > 1 { A } else { Z };
-                vec![A, parts, Z, Z, A]
-            } else if r(RowOp::LayerNormStats) && param(spec, "ADD") == 1 {
-                // x and y with paired loads, s = x + y stored.
-                vec![W, W, A, Z, A]
-            } else if op <= RowOp::LogSoftmax as i64 || r(RowOp::LayerNormStats) {
-                vec![A, Z, Z, Z, A]
-            } else {
-                return Err(format!("rows OP {op} has no record layout"));
-            };
-            // A cut row op's statistics and last pass: per worker, its rows.
-            if ipu_isa::kernels::rows_per_worker(op) {
-                [words, vec![V]].concat().repeat(6)
-            } else {
-                words
-            }
-        }
-        // Per worker: its input, output, groups and the scales.
-        "cast" => {
-            let fp8 = |t: i64| (3..=4).contains(&t);
-            let (from, to) = (fp8(param(spec, "FROM")), fp8(param(spec, "TO")));
-            let scale = if from || to { V } else { Z };
-            [A, A, V, scale, if from && to { V } else { Z }].repeat(6)
-        }
-        "copy2d" => vec![A, A],
-        // A and B through ldxw/wld; C is read back (ld2x64) only to add K-chunks.
-        "gemm_amp" => {
-            let chunked = param(spec, "KC") > 0 && param(spec, "KC") < param(spec, "K");
-            let c = if chunked { W } else { A };
-            let mut words = vec![W, W, c, V];
-            if spec.gemm_accumulator_bytes().is_some() {
-                words.push(W);
-            }
-            return Ok((words, GEMM_WORKER_RECORD_BYTES));
-        }
-        "select" => vec![A, W, W, A],
-        // c and the partials with paired loads; out may be c; the
-        // row-vector form adds the bias (ld64) and the f32 out (WIDE 1).
-        "partials" if param(spec, "C") > 0 || param(spec, "WIDE") > 0 => {
-            let wide = if param(spec, "WIDE") == 1 || param(spec, "TO8") > 0 {
-                A
-            } else {
-                Z
-            };
-            vec![W, W, A, A, wide]
-        }
-        "partials" => vec![W, W, A],
-        "gather" => vec![A, A, A],
-        // COUNT, four steps; per worker two addresses and two words.
-        "lcopy" => [vec![V; 5], [A, A, V, V].repeat(6)].concat(),
-        other => return Err(format!("kernel source {other} has no record layout")),
-    };
-    Ok((words, 0))
-}
-
-/// Supervisor work a kernel call can do before its superstep: `entry`, run
-/// with the call's own record, may run during the exchange phase before
-/// the call's compute set (the code generator puts it after that phase's
-/// `exch`), so the phase hides it. It reads only the buffers of record
-/// words `reads` and the kernel's own unit state (another call of the same
-/// kernel source in between would disturb it). A specialisation has it
-/// split off when its `PRE` parameter is not 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Prologue {
-    pub entry: &'static str,
-    pub reads: &'static [usize],
-}
-
-/// Cycles of `spec`'s split-off prologue (none: 0): what splitting it off
-/// takes off the kernel's own cycle formula.
-pub fn prologue_cycles(spec: &KernelSpec) -> Result<u64, String> {
-    if prologue(spec).is_none() {
-        return Ok(0);
-    }
-    let mut whole = spec.clone();
-    whole.params.insert("PRE".into(), 0);
-    Ok(crate::kernel_cycles(&whole)?.saturating_sub(crate::kernel_cycles(spec)?))
-}
-
-/// The prologue `spec` has split off, declared beside its record layout:
-/// `gemm_amp`'s worker records and, with PRE = 1, its first weight block
-/// (which reads B, word 1, into the AMP's bank); with PRE = 2 the records
-/// alone, which read no buffer.
-pub fn prologue(spec: &KernelSpec) -> Option<Prologue> {
-    match (spec.source, param(spec, "PRE")) {
-        ("gemm_amp", 1) => Some(Prologue {
-            entry: "gemm_amp_pre",
-            reads: &[1],
-        }),
-        ("gemm_amp", 2) => Some(Prologue {
-            entry: "gemm_amp_pre",
-            reads: &[],
-        }),
-        _ => None,
-    }
-}
-
-/// The specialisations of `spec` with a prologue split off ([`prologue`]
-/// has one for them), the one that splits off most first, each with its
-/// prologue's cycles (what splitting it takes off the call's own formula).
-/// None for a specialisation that has one split off already.
-pub fn prologue_splits(spec: &KernelSpec) -> Result<Vec<(KernelSpec, u64)>, String> {
-    if prologue(spec).is_some() {
-        return Ok(Vec::new());
-    }
-    let splits: Vec<KernelSpec> = [1, 2]
-        .into_iter()
-        .map(|level| {
-            let mut pre = spec.clone();
-            pre.params.insert("PRE".into(), level);
-            pre
-        })
-        .filter(|pre| prologue(pre).is_some())
-        .collect();
-    if splits.is_empty() {
-        return Ok(Vec::new());
-    }
-    let whole = crate::kernel_cycles(spec)?;
-    splits
-        .into_iter()
-        .map(|pre| {
-            let rest = crate::kernel_cycles(&pre)?;
-            Ok((pre, whole.saturating_sub(rest)))
-        })
-        .collect()
-}
+// The layouts and prologues are the ISA's declarations; lowering builds
+// and checks records against them.
+pub use ipu_isa::kernels::{
+    prologue, prologue_cycles, prologue_splits, record_layout, Prologue, Slot,
+};
 
 /// Checks a call's record (and its zero bytes after) against
 /// [`record_layout`]: the word count, an address where the kernel reads or
@@ -238,10 +64,6 @@ fn offset(w: Word, off: u64) -> Word {
     }
 }
 
-fn param(spec: &KernelSpec, name: &str) -> i64 {
-    spec.params.get(name).copied().unwrap_or(0)
-}
-
 fn call(spec: &KernelSpec, source: &str, record: Vec<Word>, scratch: usize) -> Call {
     assert_eq!(
         spec.source, source,
@@ -260,15 +82,15 @@ fn call(spec: &KernelSpec, source: &str, record: Vec<Word>, scratch: usize) -> C
 
 /// `elementwise.S`: +0 in0, +4 in1 (binary ops), +8 out.
 pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -> Call {
-    let binary = param(spec, "OP") < 16;
+    let binary = spec.param("OP") < 16;
     assert_eq!(
         binary,
         in1.is_some(),
         "elementwise OP {} operands",
-        param(spec, "OP")
+        spec.param("OP")
     );
     let parts =
-        ipu_isa::kernels::elementwise_parts(param(spec, "TYPE"), param(spec, "N").max(0) as u64);
+        ipu_isa::kernels::elementwise_parts(spec.param("TYPE"), spec.param("N").max(0) as u64);
     let record = parts
         .iter()
         .flat_map(|&(o, granules)| {
@@ -288,7 +110,7 @@ pub fn elementwise(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -
 /// statistics and last pass, `ipu_isa::kernels::rows_per_worker`) each
 /// worker's, moved on to its first row, with its rows (`rows_parts`).
 fn rows_record(spec: &KernelSpec, words: [Word; 5]) -> Vec<Word> {
-    if !ipu_isa::kernels::rows_per_worker(param(spec, "OP")) {
+    if !ipu_isa::kernels::rows_per_worker(spec.param("OP")) {
         return words.to_vec();
     }
     ipu_isa::kernels::rows_parts(&spec.params)
@@ -304,7 +126,7 @@ fn rows_record(spec: &KernelSpec, words: [Word; 5]) -> Vec<Word> {
 /// `rows.S` with a row vector (add/mul_row_vector): +0 matrix, +4 unused,
 /// +8 the vector, +12 unused, +16 out.
 pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> Call {
-    let op = param(spec, "OP");
+    let op = spec.param("OP");
     assert!(
         op == RowOp::AddRowVector as i64 || op == RowOp::MulRowVector as i64,
         "rows OP {op} takes no row vector"
@@ -321,7 +143,7 @@ pub fn rows_vector(spec: &KernelSpec, matrix: Word, vector: Word, out: Word) -> 
 /// layer norm's statistics: +0 x, +4, +8 and +12 unused, +16 out (the
 /// statistics: one record per worker, [`rows_record`]).
 pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
-    let op = param(spec, "OP");
+    let op = spec.param("OP");
     assert!(
         op <= RowOp::LogSoftmax as i64 || op == RowOp::LayerNormStats as i64,
         "rows OP {op} takes more than its input"
@@ -339,8 +161,8 @@ pub fn rows_along(spec: &KernelSpec, x: Word, out: Word) -> Call {
 /// +4 y, +8 s = x + y (stored), +12 unused, +16 the pairs; one record per
 /// worker ([`rows_record`]).
 pub fn ln_stats_add(spec: &KernelSpec, x: Word, y: Word, s: Word, pairs: Word) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::LayerNormStats as i64);
-    assert_eq!(param(spec, "ADD"), 1, "ln_stats without ADD");
+    assert_eq!(spec.param("OP"), RowOp::LayerNormStats as i64);
+    assert_eq!(spec.param("ADD"), 1, "ln_stats without ADD");
     call(
         spec,
         "rows",
@@ -359,18 +181,18 @@ pub fn ln_stats_taking_add(stats: &KernelSpec, add: &Call, x: Word, pairs: Word)
     let Kernel::Lib(ew) = &add.kernel else {
         return None;
     };
-    let n = param(stats, "R") * param(stats, "C");
+    let n = stats.param("R") * stats.param("C");
     let fits = ew.source == "elementwise"
-        && param(ew, "OP") == EwOp::Add as i64
-        && param(ew, "TYPE") == 0
-        && param(ew, "N") == n
-        && param(stats, "TYPE") == 0
-        && param(stats, "ADD") == 0
+        && ew.param("OP") == EwOp::Add as i64
+        && ew.param("TYPE") == 0
+        && ew.param("N") == n
+        && stats.param("TYPE") == 0
+        && stats.param("ADD") == 0
         && add.record.get(2) == Some(&x);
     if !fits {
         return None;
     }
-    let spec = KernelSpec::ln_stats_add(param(stats, "R") as usize, param(stats, "C") as usize);
+    let spec = KernelSpec::ln_stats_add(stats.param("R") as usize, stats.param("C") as usize);
     // Only where it pays: the add's elements then fall to the statistics'
     // busiest worker, where the add alone splits them over all six.
     let cycles = crate::kernel_cycles;
@@ -387,13 +209,13 @@ pub fn ln_stats_taking_add(stats: &KernelSpec, add: &Call, x: Word, pairs: Word)
 /// gathered pairs, +4 the rows' partial pairs (in parts, `P` > 1), +8 and
 /// +12 unused, +16 out.
 pub fn row_combine(spec: &KernelSpec, pairs: Word, partials: Option<Word>, out: Word) -> Call {
-    let op = param(spec, "OP");
+    let op = spec.param("OP");
     assert!(
         op == RowOp::SoftmaxCombine as i64 || op == RowOp::LayerNormCombine as i64,
         "rows OP {op} combines no statistics"
     );
     assert_eq!(
-        param(spec, "P") > 1,
+        spec.param("P") > 1,
         partials.is_some(),
         "a combine's partial pairs"
     );
@@ -418,14 +240,14 @@ pub fn softmax_stats(
     mask: Option<Word>,
     t: Option<Word>,
 ) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::SoftmaxStats as i64);
+    assert_eq!(spec.param("OP"), RowOp::SoftmaxStats as i64);
     assert_eq!(
-        param(spec, "EXPS") == 1,
+        spec.param("EXPS") == 1,
         exps.is_some(),
         "softmax_stats exponentials"
     );
     assert_eq!(
-        param(spec, "MASK") == 1,
+        spec.param("MASK") == 1,
         mask.is_some(),
         "a prologue's row vector"
     );
@@ -453,9 +275,9 @@ pub fn softmax_apply(
     own: Option<Word>,
     out: Word,
 ) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::SoftmaxApply as i64);
+    assert_eq!(spec.param("OP"), RowOp::SoftmaxApply as i64);
     assert_eq!(
-        param(spec, "EXPS") == 1,
+        spec.param("EXPS") == 1,
         own.is_some(),
         "softmax_apply own pairs"
     );
@@ -479,13 +301,13 @@ pub fn ln_apply(
     beta: Option<Word>,
     out: Word,
 ) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::LayerNormApply as i64);
+    assert_eq!(spec.param("OP"), RowOp::LayerNormApply as i64);
     assert_eq!(
-        param(spec, "GAMMA") == 1,
+        spec.param("GAMMA") == 1,
         gamma.is_some(),
         "layer norm scale"
     );
-    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    assert_eq!(spec.param("BETA") == 1, beta.is_some(), "layer norm bias");
     let zero = Word::Val(0);
     call(
         spec,
@@ -507,13 +329,13 @@ pub fn layer_norm(
     beta: Option<Word>,
     out: Word,
 ) -> Call {
-    assert_eq!(param(spec, "OP"), RowOp::LayerNorm as i64);
+    assert_eq!(spec.param("OP"), RowOp::LayerNorm as i64);
     assert_eq!(
-        param(spec, "GAMMA") == 1,
+        spec.param("GAMMA") == 1,
         gamma.is_some(),
         "layer norm scale"
     );
-    assert_eq!(param(spec, "BETA") == 1, beta.is_some(), "layer norm bias");
+    assert_eq!(spec.param("BETA") == 1, beta.is_some(), "layer norm bias");
     let zero = Word::Val(0);
     call(
         spec,
@@ -528,13 +350,13 @@ pub fn layer_norm(
 pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i32) -> Call {
     let fp8 = |t: i64| (3..=4).contains(&t);
     assert!(
-        out_scale == 0 || (fp8(param(spec, "FROM")) && fp8(param(spec, "TO"))),
+        out_scale == 0 || (fp8(spec.param("FROM")) && fp8(spec.param("TO"))),
         "an output scale is for FP8 -> FP8 casts"
     );
     let parts = ipu_isa::kernels::cast_parts(
-        param(spec, "FROM"),
-        param(spec, "TO"),
-        param(spec, "N").max(0) as u64,
+        spec.param("FROM"),
+        spec.param("TO"),
+        spec.param("N").max(0) as u64,
     );
     let record = parts
         .iter()
@@ -556,7 +378,7 @@ pub fn cast(spec: &KernelSpec, input: Word, out: Word, scale: i32, out_scale: i3
 /// output scale goes at +12).
 pub fn cast_scales(spec: &KernelSpec, s_in: i32, s_out: i32) -> (i32, i32) {
     let fp8 = |t: i64| (3..=4).contains(&t);
-    match (fp8(param(spec, "FROM")), fp8(param(spec, "TO"))) {
+    match (fp8(spec.param("FROM")), fp8(spec.param("TO"))) {
         (true, true) => (s_in, s_out),
         (true, false) => (s_in, 0),
         (false, true) => (s_out, 0),
@@ -647,14 +469,14 @@ pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
     let Epilogue::Cast { to, scale, out } = *ep else {
         return None;
     };
-    if spec.source != "rows" || param(spec, "TYPE") != 0 || param(spec, "CAST") != 0 {
+    if spec.source != "rows" || spec.param("TYPE") != 0 || spec.param("CAST") != 0 {
         return None;
     }
-    let op = param(spec, "OP");
+    let op = spec.param("OP");
     let fits = if op == RowOp::SoftmaxApply as i64 {
-        param(spec, "EXPS") == 1 && to == ElemType::F16 && scale == 0
+        spec.param("EXPS") == 1 && to == ElemType::F16 && scale == 0
     } else if op == RowOp::LayerNormApply as i64 {
-        matches!(to, ElemType::F8E4M3FN | ElemType::F8E5M2) && param(spec, "C") % 4 == 0
+        matches!(to, ElemType::F8E4M3FN | ElemType::F8E5M2) && spec.param("C") % 4 == 0
     } else {
         false
     };
@@ -664,7 +486,7 @@ pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
     // Only where it pays: the busiest worker then casts its own rows, where
     // the cast kernel splits the block evenly over all six.
     let cast = &spec.with_cast(to, scale);
-    let n = (param(spec, "R") * param(spec, "C")).max(0) as usize;
+    let n = (spec.param("R") * spec.param("C")).max(0) as usize;
     let group = ipu_isa::kernels::cast_group(ElemType::F32 as i64, to as i64).max(1) as usize;
     let separate = KernelSpec::cast(ElemType::F32, to, n.div_ceil(group) * group);
     let cycles = crate::kernel_cycles;
@@ -703,9 +525,9 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
     if spec.source != "partials" {
         return None;
     }
-    let (n, p, ty) = (param(spec, "N"), param(spec, "P"), param(spec, "TYPE"));
+    let (n, p, ty) = (spec.param("N"), spec.param("P"), spec.param("TYPE"));
     let eb = if ty == 1 { 2 } else { 4 };
-    let (cols, wide) = (param(spec, "C"), param(spec, "WIDE"));
+    let (cols, wide) = (spec.param("C"), spec.param("WIDE"));
     let elem = if ty == 1 {
         ipu_isa::kernels::ElemType::F16
     } else {
@@ -760,8 +582,8 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             let fits = cols > 0
                 && wide == 0
                 && ty == 1
-                && param(spec, "ACT") == 0
-                && param(spec, "TO8") == 0
+                && spec.param("ACT") == 0
+                && spec.param("TO8") == 0
                 && matches!(op, EwOp::Gelu | EwOp::GeluTanh);
             if !fits {
                 return None;
@@ -791,13 +613,13 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             let fits = cols > 0
                 && wide == 0
                 && ty == 1
-                && param(spec, "TO8") == 0
+                && spec.param("TO8") == 0
                 && p as usize <= PARTIALS_WIDEN_MAX
                 && crate::elem::is_f8(to);
             if !fits {
                 return None;
             }
-            let act = match param(spec, "ACT") {
+            let act = match spec.param("ACT") {
                 17 => Some(EwOp::Gelu),
                 29 => Some(EwOp::GeluTanh),
                 _ => None,
@@ -832,7 +654,7 @@ pub fn partials_with(
     wide_out: Option<Word>,
 ) -> Call {
     assert_eq!(
-        param(spec, "WIDE") == 1 || param(spec, "TO8") > 0,
+        spec.param("WIDE") == 1 || spec.param("TO8") > 0,
         wide_out.is_some(),
         "the second output is WIDE 1's (f32) or TO8's (FP8)"
     );
@@ -846,12 +668,12 @@ pub fn partials_with(
 
 /// `compare.S`: +0 in0, +4 in1 (binary ops), +8 out.
 pub fn compare(spec: &KernelSpec, in0: Word, in1: Option<Word>, out: Word) -> Call {
-    let binary = param(spec, "OP") != ipu_isa::kernels::CompareOp::Not as i64;
+    let binary = spec.param("OP") != ipu_isa::kernels::CompareOp::Not as i64;
     assert_eq!(
         binary,
         in1.is_some(),
         "compare OP {} operands",
-        param(spec, "OP")
+        spec.param("OP")
     );
     call(
         spec,

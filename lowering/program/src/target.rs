@@ -67,6 +67,8 @@ pub fn module_target(
 pub fn functions(cx: &Context, module: Op) -> Vec<Op> {
     cx.nested_ops(module)
         .into_iter()
-        .filter(|&f| cx.is(f, "func.func") && cx.entry_block(cx.region(f, 0)).is_some())
+        .filter(|&f| {
+            ipu_dialects::func::Func::isa(cx, f) && cx.entry_block(cx.region(f, 0)).is_some()
+        })
         .collect()
 }

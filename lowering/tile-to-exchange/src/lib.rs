@@ -22,6 +22,7 @@ mod resolve;
 pub use builder::{call_cycles, copy_cycles, ExchangeBuilder, Resident, Totals};
 
 use ipu_device::{for_tile, peak_tile_cycles, ProgramBuilder};
+use ipu_dialects::tile;
 use ipu_exchange_schedule::ExchangeScheduler;
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op};
@@ -190,7 +191,7 @@ fn lower_op(
             .any(|u| !for_tile(cx, u.op).is_some_and(|d| d.reads_operand_buffers()))
     };
     match cx.name_str(op) {
-        "tile.host_input" => {
+        tile::HostInput::NAME => {
             let v = cx.result(op, 0);
             let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
             let arg = args
@@ -205,6 +206,8 @@ fn lower_op(
             // A parameter is loaded once, straight into the buffers
             // of the ops that read it; an activation lands in its
             // blocks each run and moves from there.
+            // Any `resident`, even `= false`, as the verifier's
+            // widening check reads it (not the flag accessor's meaning).
             let load = cx.get_attr(op, "resident").is_some();
             let mut at = Stored::new(cx, cx.value_type(v), loc);
             if !load || needs_home(v) {
@@ -218,12 +221,10 @@ fn lower_op(
                 b.add_resident(v, Resident::Input(index));
             }
         }
-        "tile.constant" => {
+        tile::Constant::NAME => {
             let v = cx.result(op, 0);
             let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
-            let value = cx
-                .get_attr(op, "value")
-                .ok_or_else(|| b.err(op, "has no value"))?;
+            let value = tile::Constant(op).value(cx);
             // Constants are loaded with the image, straight into the
             // buffers of the ops that read them.
             let mut at = Stored::new(cx, cx.value_type(v), loc);
@@ -236,7 +237,7 @@ fn lower_op(
             b.program_mut().constants.push(ConstantDecl { value, at });
             b.add_resident(v, Resident::Constant(index));
         }
-        "tile.host_output" => {
+        tile::HostOutput::NAME => {
             let v = cx.operand(op, 0);
             let producer = cx.defining_op(v);
             let mapping = producer
@@ -252,10 +253,7 @@ fn lower_op(
                     None => return Err(b.err(op, "streams a value with no tile mapping")),
                 }
             };
-            let name = cx
-                .get_str_attr(op, "name")
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("result{outputs}"));
+            let name = tile::HostOutput(op).name(cx).to_string();
             let at = Placed::new(cx, buffer, mapping, cx.value_type(v), loc);
             b.program_mut().outputs.push(HostOutput { name, at });
         }
