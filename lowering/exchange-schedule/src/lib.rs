@@ -10,7 +10,7 @@
 //! cycles, proves them, and reports how close they are to the bound.
 //!
 //! * [`phase`]: the input ([`Phase`] of [`Transfer`]s), validation, and the
-//!   endpoint lower bound of machine-model.md.
+//!   endpoint lower bound of docs/target.md.
 //! * [`engine`]: list schedulers producing a [`Schedule`] of kind
 //!   `compact-streams` (per-receiver streams packed into the earliest common
 //!   free windows, multicast sending shared bytes once) or `paired`

@@ -309,7 +309,7 @@ pub struct LowerBound {
 /// tiles of a pair receive can come at the shared rate (8 B/cycle): private
 /// bytes still need the tile's own port, so the bound is
 /// max(ceil(private_t / 4), ceil((private_t + private_partner + shared) / 8)).
-/// This is machine-model.md's "rate_t = 8 only for supertile-shared receives"
+/// This is docs/target.md's "rate = 8 only for supertile-shared receives"
 /// applied per pair, which keeps it a true lower bound when a tile mixes both.
 /// The phase is validated first, since the bound indexes tiles.
 pub fn lower_bound(phase: &Phase, target: &Target) -> Result<LowerBound, PhaseError> {
