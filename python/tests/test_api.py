@@ -127,13 +127,10 @@ def test_module_main_help(capsys):
     assert e.value.code == 0 and "ipu-run" in capsys.readouterr().out
 
 
-# A lowering bug found by the PyTorch path (zero-initialised biases): a
-# row-vector add of a splat constant is recorded by convert-nn-to-tile as the
-# row kernel while the tile op gets the constant expanded to the result's
-# shape, and convert-tile-to-exchange refuses the op. strict: this fails once
-# the lowering is fixed, to be unmarked.
-@pytest.mark.xfail(strict=True, raises=ipu_stack.CompileError,
-                   reason="lowering bug: row-vector add of a splat constant")
+# Found by the PyTorch path (zero-initialised biases): a row-vector add of a
+# splat constant was recorded by convert-nn-to-tile as the row kernel while
+# the tile op got the constant at the result's shape, and
+# convert-tile-to-exchange refused the op (lit/Runtime/splat-row-vector-test16.mlir).
 def test_row_vector_add_of_a_splat_constant(lock):
     text = """func.func @main(%a: tensor<128x768xf32> {ipu.name = "a"}) -> (tensor<128x768xf32> {ipu.name = "c"}) {
   %b = nn.constant dense<0.5> : tensor<768xf32>
@@ -141,4 +138,6 @@ def test_row_vector_add_of_a_splat_constant(lock):
   return %c : tensor<128x768xf32>
 }
 """
-    ipu_stack.compile(text, target="ipu21").run({}, device_lock=lock)
+    out = ipu_stack.compile(text, target="ipu21").run({"a": np.ones((128, 768), np.float32)},
+                                                      device_lock=lock)
+    assert np.array_equal(out["c"], np.full((128, 768), 1.5, np.float32))

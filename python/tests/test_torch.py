@@ -48,13 +48,5 @@ def test_transformer_encoder_layer(lock):
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024,
                                              dropout=0.0, batch_first=True)
-    # The attention's biases start at zero: as splat constants they meet a
-    # lowering bug (a row-vector add of a splat constant is recorded as the
-    # row kernel by convert-nn-to-tile, which then hands the tile op the
-    # constant expanded to the result's shape; convert-tile-to-exchange
-    # refuses the op). A trained layer's biases are not splats: these are
-    # made so, as training would.
-    with torch.no_grad():
-        for p in (layer.self_attn.in_proj_bias, layer.self_attn.out_proj.bias):
-            p.normal_(0.0, 0.02)
+    # As constructed: the attention's biases are zeros (splat constants).
     run_and_compare(layer, torch.randn(1, 128, 256), lock, atol=1e-3)

@@ -456,11 +456,16 @@ impl DeviceOp for Map {
         // A splat constant broadcast to the result is a constant of the
         // result's shape and mapping, loaded with the image: read in place,
         // never exchanged.
-        for v in operands.iter_mut() {
+        for (i, v) in operands.iter_mut().enumerate() {
             if cx.value_shape(*v) != rshape {
                 if let Some(c) = splat_at(cx, *v, &rshape, &m, loc) {
                     cx.insert_op_before(op, c);
                     *v = cx.result(c, 0);
+                    // The kernel choice below reads the op's own operands,
+                    // as `to_program` reads the tile op's: both see the
+                    // splat at the result's shape (a splat row vector would
+                    // otherwise pick the row-vector kernel here only).
+                    cx.set_operand(op, i, *v);
                     continue;
                 }
                 // Any other constant read expanded (not as a bias-like row
