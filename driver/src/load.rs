@@ -133,14 +133,12 @@ pub const WEIGHTS_SHA256_ATTR: &str = "ipu.weights_sha256";
 /// Whether `file`, a path a model names, stays inside the folder it is
 /// resolved in: relative, and no `..` component.
 pub fn is_contained(file: &str) -> bool {
+    use std::path::Component::{CurDir, Normal};
     let p = std::path::Path::new(file);
-    !file.is_empty()
-        && p.components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::Normal(_) | std::path::Component::CurDir
-            )
-        })
+    // Only plain names (and `.`), and at least one name: `.` alone is the
+    // folder itself, no file.
+    p.components().all(|c| matches!(c, Normal(_) | CurDir))
+        && p.components().any(|c| matches!(c, Normal(_)))
 }
 
 /// SHA-256 of `bytes` as lowercase hex.
@@ -238,6 +236,12 @@ pub fn weights_reference(ir: &str, weights: &str, allow_external: bool) -> Resul
             .unwrap_or_else(|| cwd.clone())
     };
     let w = normalize(&cwd.join(weights));
+    if w == ir_dir {
+        return Err(format!(
+            "the weights file '{weights}' names the IR's folder ('{}'), not a file in it",
+            ir_dir.display()
+        ));
+    }
     if let Ok(inside) = w.strip_prefix(&ir_dir) {
         return Ok(inside.to_string_lossy().into_owned());
     }
@@ -343,7 +347,7 @@ mod weights_tests {
     fn references_stay_inside_the_ir_folder_unless_allowed() {
         assert!(is_contained("w.bin") && is_contained("sub/w.bin") && is_contained("./w"));
         assert!(!is_contained("../w.bin") && !is_contained("/etc/passwd") && !is_contained(""));
-        assert!(!is_contained("sub/../../w"));
+        assert!(!is_contained("sub/../../w") && !is_contained(".") && !is_contained("./."));
         assert_eq!(
             weights_reference("a.mlir", "a.mlir.weights", false).unwrap(),
             "a.mlir.weights"
@@ -359,5 +363,10 @@ mod weights_tests {
             "../other/w.bin"
         );
         assert_eq!(weights_reference("-", "w.bin", false).unwrap(), "w.bin");
+        // The IR's own folder is no weights file (found by the `paths` fuzz target).
+        for (ir, w) in [("a.mlir", ""), ("sub/a.mlir", "sub"), ("sub/a.mlir", "sub/x/..")] {
+            let e = weights_reference(ir, w, true).unwrap_err();
+            assert!(e.contains("not a file"), "{e}");
+        }
     }
 }
