@@ -15,10 +15,11 @@ use crate::check_ops::{self, OpCheck, Probed};
 use crate::device::{self, DeviceLock, DeviceRun};
 use crate::load::{entry_function, load_text, value_name, LoadError, Loaded};
 use crate::run::{random_tensor_in, SplitMix};
+use crate::streams;
 use ipu_ir::diag::{Diagnostic, SourceMap};
 use ipu_ir::{Context, LocKind, Registry};
 pub use ipu_lowering::exchange_to_machine::memory::MemoryReport;
-use ipu_package::{Direction, HostStream, Package};
+use ipu_package::{HostStream, Package};
 use ipu_reference::{Tensor, TensorType};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -398,82 +399,6 @@ fn gather_inputs(
     Ok(inputs)
 }
 
-/// The package's streams of direction `dir` for `names`: by name, or in
-/// order when no name matches and the counts agree (said in `notes`).
-fn match_streams<'p>(
-    names: &[String],
-    pkg: &'p Package,
-    dir: Direction,
-    notes: &mut Vec<String>,
-) -> Vec<Option<&'p HostStream>> {
-    let streams: Vec<&HostStream> = pkg
-        .meta
-        .streams
-        .iter()
-        .filter(|s| s.direction == dir || (dir.to_device() && s.direction.to_device()))
-        .collect();
-    let by_name: Vec<Option<&HostStream>> = names
-        .iter()
-        .map(|n| streams.iter().copied().find(|s| &s.name == n))
-        .collect();
-    if by_name.iter().all(Option::is_none) && !names.is_empty() && streams.len() == names.len() {
-        notes.push(format!(
-            "note: no {dir} stream is named like the model's values: matching them in order"
-        ));
-        return streams.into_iter().map(Some).collect();
-    }
-    by_name
-}
-
-fn stream_fits(s: &HostStream, t: &TensorType) -> bool {
-    s.shape
-        .iter()
-        .map(|&d| d as usize)
-        .eq(t.shape.iter().copied())
-        && device::reference_type(s.host_type()) == t.dtype
-}
-
-/// The stream bytes of `inputs`, checked against the package's streams.
-fn input_bytes(
-    pkg: &Package,
-    inputs: &[(String, Tensor)],
-    notes: &mut Vec<String>,
-) -> Result<BTreeMap<String, Vec<u8>>, ApiError> {
-    let names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
-    let streams = match_streams(&names, pkg, Direction::Input, notes);
-    let mut bytes = BTreeMap::new();
-    for ((name, tensor), s) in inputs.iter().zip(&streams) {
-        let Some(s) = s else {
-            notes.push(format!(
-                "note: input '{name}' has no stream in the package: not sent"
-            ));
-            continue;
-        };
-        if !stream_fits(s, &tensor.ty()) {
-            return Err(ApiError::plain(format!(
-                "input '{name}' is {}, but its stream `{}` is {}",
-                tensor.ty(),
-                s.name,
-                s.type_string()
-            )));
-        }
-        let b = device::tensor_to_bytes(tensor, s.host_type()).map_err(ApiError::plain)?;
-        bytes.insert(s.name.clone(), b);
-    }
-    if let Some(s) = pkg
-        .meta
-        .streams
-        .iter()
-        .find(|s| s.direction.to_device() && !bytes.contains_key(&s.name))
-    {
-        return Err(ApiError::plain(format!(
-            "input stream `{}` matches no input of the model",
-            s.name
-        )));
-    }
-    Ok(bytes)
-}
-
 /// The target `pkg` was built for (or `name`), checked against the package.
 fn package_target(pkg: &Package, name: Option<&str>) -> Result<ipu_target::Target, ApiError> {
     let t = &pkg.meta.target;
@@ -492,16 +417,6 @@ fn package_target(pkg: &Package, name: Option<&str>) -> Result<ipu_target::Targe
         )));
     }
     Ok(target)
-}
-
-fn entry_point(pkg: &Package) -> Result<String, ApiError> {
-    if pkg.meta.entry_points.iter().any(|e| e.name == "main") {
-        return Ok("main".into());
-    }
-    match pkg.meta.entry_points.as_slice() {
-        [only] => Ok(only.name.clone()),
-        _ => Err(ApiError::plain("the package has no entry point `main`")),
-    }
 }
 
 /// Runs `pkg` on the simulated device with `given` inputs (by name; the
@@ -525,33 +440,16 @@ pub fn run(
     let out_names: Vec<String> = (0..reference.len())
         .map(|i| value_name(cx, f, "res_attrs", i, "result"))
         .collect();
-    let host_inputs = input_bytes(pkg, &inputs, &mut notes)?;
-    let out_streams = match_streams(&out_names, pkg, Direction::Output, &mut notes);
-    for ((name, t), s) in out_names.iter().zip(&reference).zip(&out_streams) {
-        match s {
-            None => {
-                return Err(ApiError::plain(format!(
-                    "the package has no output stream for result '{name}'"
-                )))
-            }
-            Some(s) if !stream_fits(s, &t.ty()) => {
-                return Err(ApiError::plain(format!(
-                    "result '{name}' is {}, but its stream `{}` is {}",
-                    t.ty(),
-                    s.name,
-                    s.type_string()
-                )))
-            }
-            _ => {}
-        }
-    }
+    let host_inputs = streams::input_bytes(pkg, &inputs, &mut notes).map_err(ApiError::plain)?;
+    let out_streams = streams::output_streams(pkg, &out_names, &reference, &mut notes)
+        .map_err(ApiError::plain)?;
     if opts.check_ops && pkg.meta.probes.is_empty() {
         return Err(ApiError::plain(format!(
             "check_ops needs the package's probes (its .ipu.debug section), but {} has none",
             opts.package_name
         )));
     }
-    let entry = entry_point(pkg)?;
+    let entry = streams::entry_point(pkg).map_err(ApiError::plain)?;
     let fp8_casts = computed_fp8_casts(cx, f);
     let lock = opts
         .device_lock
@@ -591,7 +489,7 @@ struct Judged<'a> {
     tensors: &'a [Tensor],
     reference: &'a [Tensor],
     out_names: &'a [String],
-    out_streams: &'a [Option<&'a HostStream>],
+    out_streams: &'a [&'a HostStream],
     fp8_casts: usize,
     opts: &'a RunOptions,
 }
@@ -663,10 +561,8 @@ impl Judged<'_> {
             notes.push("ipu-run: no device results to compare: the run did not complete".into());
         }
         for (i, (name, reference)) in self.out_names.iter().zip(self.reference).enumerate() {
-            let Some((s, bytes)) = self.out_streams[i]
-                .and_then(|s| run.outputs.get(&s.name).map(|b| (s, b)))
-                .filter(|_| hardware)
-            else {
+            let s = self.out_streams[i];
+            let Some(bytes) = run.outputs.get(&s.name).filter(|_| hardware) else {
                 continue;
             };
             let dev =

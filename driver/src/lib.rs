@@ -14,6 +14,7 @@ pub mod opt;
 pub mod report;
 pub mod run;
 pub mod split;
+mod streams;
 pub mod translate;
 
 use ipu_ir::Registry;

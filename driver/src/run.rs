@@ -31,9 +31,10 @@
 
 use crate::device::{self, DeviceLock};
 use crate::load::{entry_function, load_text, value_name, LoadError, Loaded};
+use crate::streams;
 use clap::{Arg, ArgAction, Command};
 use codespan_reporting::term::termcolor::StandardStream;
-use ipu_package::{Direction, HostStream, Package};
+use ipu_package::{HostStream, Package};
 use ipu_reference::{ElementType, Tensor, TensorData, TensorType};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -423,42 +424,6 @@ pub fn compile_to_package(
     })
 }
 
-/// Matches model values (by name, in order) with the package's streams of
-/// `dir`: by name, or by position when no name matches and the counts do.
-fn match_streams<'p>(
-    names: &[String],
-    pkg: &'p Package,
-    dir: Direction,
-    stderr: &mut StandardStream,
-) -> Vec<Option<&'p HostStream>> {
-    let streams: Vec<&HostStream> = pkg
-        .meta
-        .streams
-        .iter()
-        .filter(|s| s.direction == dir || (dir.to_device() && s.direction.to_device()))
-        .collect();
-    let by_name: Vec<Option<&HostStream>> = names
-        .iter()
-        .map(|n| streams.iter().copied().find(|s| &s.name == n))
-        .collect();
-    if by_name.iter().all(|s| s.is_none()) && !names.is_empty() && streams.len() == names.len() {
-        let _ = writeln!(
-            stderr,
-            "note: no {dir} stream is named like the model's values: matching them in order"
-        );
-        return streams.into_iter().map(Some).collect();
-    }
-    by_name
-}
-
-fn stream_shape_matches(s: &HostStream, t: &TensorType) -> bool {
-    s.shape
-        .iter()
-        .map(|&d| d as usize)
-        .eq(t.shape.iter().copied())
-        && device::reference_type(s.host_type()) == t.dtype
-}
-
 fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, String> {
     let path = m.get_one::<String>("model").expect("required");
     let registry = crate::full_registry();
@@ -478,7 +443,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let cx = &built.reference.cx;
     let host_inputs = stream_inputs(pkg, &rr.inputs, stderr)?;
     let out_streams = output_streams(pkg, &rr, stderr)?;
-    let entry = entry_point(pkg)?;
+    let entry = streams::entry_point(pkg)?;
 
     // The device run, holding the device.
     let lock_path = m
@@ -759,85 +724,35 @@ fn reference_run(
     }))
 }
 
-/// The inputs as the bytes of their streams, by stream name; every input
-/// stream of the package must be fed.
+/// The inputs as the bytes of their streams ([`streams::input_bytes`]),
+/// its notes on stderr.
 fn stream_inputs(
     pkg: &Package,
     inputs: &[(String, Tensor)],
     stderr: &mut StandardStream,
 ) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    let in_names: Vec<String> = inputs.iter().map(|(n, _)| n.clone()).collect();
-    let in_streams = match_streams(&in_names, pkg, Direction::Input, stderr);
-    let mut host_inputs = BTreeMap::new();
-    for ((name, tensor), s) in inputs.iter().zip(&in_streams) {
-        let Some(s) = s else {
-            let _ = writeln!(
-                stderr,
-                "note: input '{name}' has no stream in the package: not sent"
-            );
-            continue;
-        };
-        if !stream_shape_matches(s, &tensor.ty()) {
-            return Err(format!(
-                "input '{name}' is {}, but its stream `{}` is {}",
-                tensor.ty(),
-                s.name,
-                s.type_string()
-            ));
-        }
-        host_inputs.insert(
-            s.name.clone(),
-            device::tensor_to_bytes(tensor, s.host_type())?,
-        );
-    }
-    for s in pkg.meta.streams.iter().filter(|s| s.direction.to_device()) {
-        if !host_inputs.contains_key(&s.name) {
-            return Err(format!(
-                "input stream `{}` matches no input of the model",
-                s.name
-            ));
-        }
-    }
-    Ok(host_inputs)
+    let mut notes = Vec::new();
+    let bytes = streams::input_bytes(pkg, inputs, &mut notes);
+    print_notes(&notes, stderr);
+    bytes
 }
 
-/// The output stream of each result, checked against its type.
+/// The output stream of each result ([`streams::output_streams`]), its
+/// notes on stderr.
 fn output_streams<'p>(
     pkg: &'p Package,
     rr: &ReferenceRun,
     stderr: &mut StandardStream,
 ) -> Result<Vec<&'p HostStream>, String> {
-    let out_streams = match_streams(&rr.names, pkg, Direction::Output, stderr);
-    let mut found = Vec::with_capacity(out_streams.len());
-    for ((name, t), s) in rr.names.iter().zip(&rr.outputs).zip(out_streams) {
-        match s {
-            None => {
-                return Err(format!(
-                    "the package has no output stream for result '{name}'"
-                ))
-            }
-            Some(s) if !stream_shape_matches(s, &t.ty()) => {
-                return Err(format!(
-                    "result '{name}' is {}, but its stream `{}` is {}",
-                    t.ty(),
-                    s.name,
-                    s.type_string()
-                ))
-            }
-            Some(s) => found.push(s),
-        }
-    }
-    Ok(found)
+    let mut notes = Vec::new();
+    let found = streams::output_streams(pkg, &rr.names, &rr.outputs, &mut notes);
+    print_notes(&notes, stderr);
+    found
 }
 
-/// The package's entry point: `main`, or its only one.
-fn entry_point(pkg: &Package) -> Result<String, String> {
-    if pkg.meta.entry_points.iter().any(|e| e.name == "main") {
-        return Ok("main".to_string());
-    }
-    match pkg.meta.entry_points.as_slice() {
-        [only] => Ok(only.name.clone()),
-        _ => Err("the package has no entry point `main`".into()),
+fn print_notes(notes: &[String], stderr: &mut StandardStream) {
+    for n in notes {
+        let _ = writeln!(stderr, "{n}");
     }
 }
 

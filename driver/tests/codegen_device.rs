@@ -1,38 +1,15 @@
 //! The code generator end to end: compile small models for a test target,
 //! run the package on the chip simulator and compare with the reference.
 
-use ipu_ir::pass::PassManager;
-use ipu_ir::{Context, Registry};
 use ipu_package::{Direction, ElementType, Package};
 use ipu_target::Target;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-fn registry() -> Arc<Registry> {
-    ipu_driver::full_registry()
-}
+mod common;
 
 /// Compiles `src` for `target` down to the exchange stage, then builds the package.
 fn compile(src: &str, target: &str) -> Package {
-    let mut cx = Context::new(registry());
-    let m = ipu_ir::parser::parse_source(&mut cx, "test.mlir", src).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry(),
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={target}}},convert-tile-to-exchange{{target={target}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(Target::load(target).unwrap());
-    let (pkg, _, _) = ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"));
-    pkg
+    common::compile("test.mlir", src, target)
 }
 
 /// Runs the package with `inputs` (raw bytes per input stream, in order);
@@ -194,14 +171,7 @@ fn device_vs_reference(src: &str, target: &str) -> (f32, f32, u64) {
     let t1 = std::time::Instant::now();
     let (outs, cycles) = run(&pkg, target, &bytes);
     eprintln!("device run {:?}, {cycles} cycles", t1.elapsed());
-    let mut cx = Context::new(registry());
-    let m = ipu_ir::parser::parse_source(&mut cx, "test.mlir", src).unwrap();
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let want = ipu_dialects::interpret::interpret(&cx, f, &tensors).unwrap();
+    let want = common::interpret("test.mlir", src, &tensors);
     let (mut err, mut mag) = (0f32, 0f32);
     for (w, got) in want.iter().zip(&outs) {
         let values = match w.dtype() {

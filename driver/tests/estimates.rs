@@ -4,34 +4,14 @@
 //! superstep within 10% (issue 12), and every step carries a roofline bound
 //! no larger than what the simulator measured.
 
-use ipu_ir::pass::PassManager;
-use ipu_ir::Context;
 use ipu_package::Package;
 use ipu_target::Target;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+
+mod common;
 
 fn compile(src: &str, target: &str) -> Package {
-    let registry = ipu_driver::full_registry();
-    let mut cx = Context::new(registry.clone());
-    let m = ipu_ir::parser::parse_source(&mut cx, "test.mlir", src).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry,
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={target}}},convert-tile-to-exchange{{target={target}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(Target::load(target).unwrap());
-    let (pkg, _, _) = ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"));
-    pkg
+    common::compile("test.mlir", src, target)
 }
 
 /// Compiles and runs `path` (relative to the workspace) on `target` and

@@ -7,16 +7,15 @@
 //! the reader. The clean package passes, so each failure is the injection's.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use ipu_driver::device::{run_on_chip, DeviceRun};
-use ipu_ir::pass::PassManager;
-use ipu_ir::Context;
 use ipu_isa::exchange_row::{decode_row, encode_row_bytes, RowEntry};
 use ipu_package::{ElementType, Package};
 use ipu_runtime::chip::ChipFault;
 use ipu_runtime::{EngineRow, ExchangePort, Outcome, Tile, TileConfig};
 use ipu_target::Target;
+
+mod common;
 
 const TARGET: &str = "test16";
 /// Far more than the MLP needs (a few thousand cycles), so only a fault stops it.
@@ -33,26 +32,7 @@ fn mlp_package() -> Package {
         "/../lit/Runtime/mlp-test16.mlir"
     ))
     .unwrap();
-    let registry = ipu_driver::full_registry();
-    let mut cx = Context::new(registry.clone());
-    let m = ipu_ir::parser::parse_source(&mut cx, "mlp-test16.mlir", &src).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry,
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={TARGET}}},convert-tile-to-exchange{{target={TARGET}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(target());
-    ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"))
-        .0
+    common::compile("mlp-test16.mlir", &src, TARGET)
 }
 
 /// Inputs of small finite values for every input stream.

@@ -6,15 +6,14 @@
 //! such an index before a device run, so `ipu-run` cannot show this).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use ipu_driver::device::run_on_chip;
-use ipu_ir::pass::PassManager;
-use ipu_ir::Context;
 use ipu_package::Package;
 use ipu_runtime::chip::ChipFault;
 use ipu_runtime::FaultKind;
 use ipu_target::Target;
+
+mod common;
 
 const TARGET: &str = "test16";
 const MODEL: &str = r#"
@@ -25,26 +24,7 @@ func.func @main(%w: tensor<6x8xf32> {ipu.name = "w"}, %i: tensor<3xi64> {ipu.nam
 "#;
 
 fn package() -> Package {
-    let registry = ipu_driver::full_registry();
-    let mut cx = Context::new(registry.clone());
-    let m = ipu_ir::parser::parse_source(&mut cx, "gather.mlir", MODEL).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry,
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={TARGET}}},convert-tile-to-exchange{{target={TARGET}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(Target::load(TARGET).unwrap());
-    ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"))
-        .0
+    common::compile("gather.mlir", MODEL, TARGET)
 }
 
 /// Runs the package with table rows `w[r][c] = 10 r + c` and indices `idx`.

@@ -5,38 +5,16 @@
 //! the report says) and with the placements (free bytes are those no
 //! buffer uses). Checked on test16 programs and on the main job's compile.
 
-use ipu_ir::pass::PassManager;
-use ipu_ir::{Context, Registry};
 use ipu_lowering::exchange_to_machine::memory::{Category, MemoryReport, TileMemory};
 use ipu_package::{Direction, Package};
 use ipu_target::Target;
-use std::sync::Arc;
 
-fn registry() -> Arc<Registry> {
-    ipu_driver::full_registry()
-}
+mod common;
 
 /// Compiles `src` for `target` to the exchange stage, then builds the
 /// package and its memory report.
 fn compile(src: &str, target: &str) -> (Package, MemoryReport) {
-    let mut cx = Context::new(registry());
-    let m = ipu_ir::parser::parse_source(&mut cx, "model.mlir", src).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry(),
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={target}}},convert-tile-to-exchange{{target={target}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(Target::load(target).unwrap());
-    let (pkg, _, summary) = ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"));
+    let (pkg, summary) = common::compile_with_summary("model.mlir", src, target);
     (pkg, summary.memory)
 }
 

@@ -5,38 +5,18 @@
 //! relu turned NaN into 0 before the simulator followed IEEE and ONNX.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use ipu_driver::device::{bytes_to_tensor, compare, run_on_chip, tensor_to_bytes};
-use ipu_ir::pass::PassManager;
-use ipu_ir::Context;
 use ipu_package::{Direction, Package};
 use ipu_reference::Tensor;
 use ipu_target::Target;
 
+mod common;
+
 const TARGET: &str = "test16";
 
 fn compile(src: &str) -> Package {
-    let registry = ipu_driver::full_registry();
-    let mut cx = Context::new(registry.clone());
-    let m = ipu_ir::parser::parse_source(&mut cx, "nan.mlir", src).unwrap();
-    let mut pm = PassManager::new("builtin.module");
-    pm.add_pipeline(
-        &registry,
-        &format!("builtin.module(canonicalize,convert-nn-to-tile{{target={TARGET}}},convert-tile-to-exchange{{target={TARGET}}})"),
-    )
-    .unwrap();
-    pm.run(&mut cx, m, &mut std::io::sink())
-        .unwrap_or_else(|d| panic!("{d}"));
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let t = Arc::new(Target::load(TARGET).unwrap());
-    ipu_lowering::exchange_to_machine::build_package(&cx, f, &t)
-        .unwrap_or_else(|d| panic!("{d}"))
-        .0
+    common::compile("nan.mlir", src, TARGET)
 }
 
 /// Small finite values with specials at every `every`-th element of the
@@ -75,15 +55,7 @@ fn device_agrees_with_reference(src: &str, every: usize) -> usize {
     let t = Target::load(TARGET).unwrap();
     let run = run_on_chip(&pkg, &t, &bytes, "main", 10_000_000).unwrap();
     assert!(run.hardware_pass(), "{:?}", run.faults);
-    let registry = ipu_driver::full_registry();
-    let mut cx = Context::new(registry);
-    let m = ipu_ir::parser::parse_source(&mut cx, "nan.mlir", src).unwrap();
-    let f = cx
-        .nested_ops(m)
-        .into_iter()
-        .find(|&o| cx.is(o, "func.func"))
-        .unwrap();
-    let want = ipu_dialects::interpret::interpret(&cx, f, &tensors).unwrap();
+    let want = common::interpret("nan.mlir", src, &tensors);
     let mut nans = 0;
     for (s, w) in pkg
         .meta

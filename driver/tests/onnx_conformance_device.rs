@@ -6,35 +6,9 @@ use std::path::{Path, PathBuf};
 
 use ipu_driver::conformance::{run_case_on_device, DeviceSetup};
 use ipu_onnx::conformance::Outcome;
-use ipu_onnx::{encode_tensor, proto};
+use ipu_onnx::{encode_tensor, encode_value_info, proto};
 use ipu_reference::{ElementType, Tensor};
 use prost::Message;
-
-fn value_info(name: &str, t: &Tensor) -> proto::ValueInfoProto {
-    use proto::tensor_shape_proto::{dimension::Value, Dimension};
-    proto::ValueInfoProto {
-        name: name.into(),
-        r#type: Some(proto::TypeProto {
-            value: Some(proto::type_proto::Value::TensorType(
-                proto::type_proto::Tensor {
-                    elem_type: ipu_onnx::model::onnx_data_type(t.dtype()),
-                    shape: Some(proto::TensorShapeProto {
-                        dim: t
-                            .shape()
-                            .iter()
-                            .map(|&d| Dimension {
-                                value: Some(Value::DimValue(d as i64)),
-                                ..Default::default()
-                            })
-                            .collect(),
-                    }),
-                },
-            )),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
 
 /// Writes a one-node case `name` under `root`: the model, and
 /// `test_data_set_0` with the inputs and expected outputs.
@@ -75,8 +49,14 @@ fn write_graph_case(
         }],
         graph: Some(proto::GraphProto {
             node: nodes,
-            input: inputs.iter().map(|(n, t)| value_info(n, t)).collect(),
-            output: outputs.iter().map(|(n, t)| value_info(n, t)).collect(),
+            input: inputs
+                .iter()
+                .map(|(n, t)| encode_value_info(n, t))
+                .collect(),
+            output: outputs
+                .iter()
+                .map(|(n, t)| encode_value_info(n, t))
+                .collect(),
             ..Default::default()
         }),
         ..Default::default()

@@ -22,4 +22,7 @@ pub use error::OnnxError;
 pub use import::{
     import_file, import_model, ImportOptions, MappedGraph, MappedNode, ValueId, ValueInfo,
 };
-pub use model::{decode_model, decode_tensor, encode_tensor, read_model, read_tensor_pb, Model};
+pub use model::{
+    decode_model, decode_tensor, encode_tensor, encode_value_info, read_model, read_tensor_pb,
+    Model,
+};

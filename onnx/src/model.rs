@@ -585,6 +585,34 @@ fn unpack(bytes: &[u8], bits: usize, n: usize) -> Vec<u64> {
         .collect()
 }
 
+/// The `ValueInfoProto` declaring a graph input or output `name` of `t`'s
+/// element type and static shape (for tests and tools that write models).
+pub fn encode_value_info(name: &str, t: &Tensor) -> proto::ValueInfoProto {
+    use proto::tensor_shape_proto::{dimension::Value, Dimension};
+    proto::ValueInfoProto {
+        name: name.into(),
+        r#type: Some(proto::TypeProto {
+            value: Some(proto::type_proto::Value::TensorType(
+                proto::type_proto::Tensor {
+                    elem_type: onnx_data_type(t.dtype()),
+                    shape: Some(proto::TensorShapeProto {
+                        dim: t
+                            .shape()
+                            .iter()
+                            .map(|&d| Dimension {
+                                value: Some(Value::DimValue(d as i64)),
+                                ..Default::default()
+                            })
+                            .collect(),
+                    }),
+                },
+            )),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 /// Encode a [`Tensor`] as a `TensorProto` with `raw_data` (for tests and
 /// tools that write models).
 pub fn encode_tensor(name: &str, t: &Tensor) -> proto::TensorProto {

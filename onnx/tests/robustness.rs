@@ -4,7 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ipu_onnx::proto::{self, attribute_proto::AttributeType};
-use ipu_onnx::{decode_model, encode_tensor, import_model, ImportOptions};
+use ipu_onnx::{decode_model, encode_tensor, encode_value_info, import_model, ImportOptions};
 use ipu_reference::{ElementType, Tensor};
 use prost::Message;
 
@@ -269,32 +269,6 @@ fn random_tensor(rng: &mut Rng) -> Tensor {
     }
 }
 
-fn vi(name: &str, t: &Tensor) -> proto::ValueInfoProto {
-    use proto::tensor_shape_proto::{dimension::Value, Dimension};
-    proto::ValueInfoProto {
-        name: name.into(),
-        r#type: Some(proto::TypeProto {
-            value: Some(proto::type_proto::Value::TensorType(
-                proto::type_proto::Tensor {
-                    elem_type: ipu_onnx::model::onnx_data_type(t.dtype()),
-                    shape: Some(proto::TensorShapeProto {
-                        dim: t
-                            .shape()
-                            .iter()
-                            .map(|&d| Dimension {
-                                value: Some(Value::DimValue(d as i64)),
-                                ..Default::default()
-                            })
-                            .collect(),
-                    }),
-                },
-            )),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 #[test]
 fn random_nodes_never_panic() {
     // IPU_FUZZ_TRIALS / IPU_FUZZ_SEED widen the search locally.
@@ -321,7 +295,7 @@ fn random_nodes_never_panic() {
                 if rng.below(2) == 0 {
                     inits.push(encode_tensor(&name, &t));
                 } else {
-                    inputs.push(vi(&name, &t));
+                    inputs.push(encode_value_info(&name, &t));
                     values.push(t);
                 }
                 names.push(if rng.below(10) == 0 {

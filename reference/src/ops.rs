@@ -217,6 +217,51 @@ pub enum OpKind {
     },
 }
 
+/// The elementwise binary ops (numpy broadcasting), as a pattern: one list
+/// for [`OpKind::is_elementwise_binary`] and the type rule's match.
+macro_rules! elementwise_binary {
+    () => {
+        OpKind::Add
+            | OpKind::Sub
+            | OpKind::Mul
+            | OpKind::Div
+            | OpKind::Max
+            | OpKind::Min
+            | OpKind::Pow
+            | OpKind::Mod { .. }
+            | OpKind::Equal
+            | OpKind::Less
+            | OpKind::Greater
+            | OpKind::And
+            | OpKind::Or
+    };
+}
+
+/// The elementwise unary ops, as a pattern: one list for
+/// [`OpKind::is_elementwise_unary`] and the type rule's match.
+macro_rules! elementwise_unary {
+    () => {
+        OpKind::Not
+            | OpKind::Neg
+            | OpKind::Abs
+            | OpKind::Exp
+            | OpKind::Log
+            | OpKind::Sqrt
+            | OpKind::Rsqrt
+            | OpKind::Reciprocal
+            | OpKind::Tanh
+            | OpKind::Erf
+            | OpKind::Sigmoid
+            | OpKind::Sin
+            | OpKind::Cos
+            | OpKind::Relu
+            | OpKind::Floor
+            | OpKind::Ceil
+            | OpKind::Round
+            | OpKind::Gelu { .. }
+    };
+}
+
 impl OpKind {
     /// Dialect op name (without the `tensor.` prefix).
     pub fn name(&self) -> &'static str {
@@ -414,47 +459,12 @@ impl OpKind {
 
     /// True for elementwise binary ops (numpy broadcasting).
     pub fn is_elementwise_binary(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Add
-                | OpKind::Sub
-                | OpKind::Mul
-                | OpKind::Div
-                | OpKind::Max
-                | OpKind::Min
-                | OpKind::Pow
-                | OpKind::Mod { .. }
-                | OpKind::Equal
-                | OpKind::Less
-                | OpKind::Greater
-                | OpKind::And
-                | OpKind::Or
-        )
+        matches!(self, elementwise_binary!())
     }
 
     /// True for elementwise unary ops.
     pub fn is_elementwise_unary(&self) -> bool {
-        matches!(
-            self,
-            OpKind::Not
-                | OpKind::Neg
-                | OpKind::Abs
-                | OpKind::Exp
-                | OpKind::Log
-                | OpKind::Sqrt
-                | OpKind::Rsqrt
-                | OpKind::Reciprocal
-                | OpKind::Tanh
-                | OpKind::Erf
-                | OpKind::Sigmoid
-                | OpKind::Sin
-                | OpKind::Cos
-                | OpKind::Relu
-                | OpKind::Floor
-                | OpKind::Ceil
-                | OpKind::Round
-                | OpKind::Gelu { .. }
-        )
+        matches!(self, elementwise_unary!())
     }
 
     /// Number of operands this op takes.
@@ -554,37 +564,8 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
     let out = match op {
         OpKind::Constant(t) => t.ty(),
         OpKind::MatMul => infer_matmul(name, &inputs[0], &inputs[1])?,
-        OpKind::Add
-        | OpKind::Sub
-        | OpKind::Mul
-        | OpKind::Div
-        | OpKind::Max
-        | OpKind::Min
-        | OpKind::Mod { .. }
-        | OpKind::Equal
-        | OpKind::Less
-        | OpKind::Greater
-        | OpKind::Pow
-        | OpKind::And
-        | OpKind::Or => infer_binary(op, &inputs[0], &inputs[1])?,
-        OpKind::Not
-        | OpKind::Neg
-        | OpKind::Abs
-        | OpKind::Relu
-        | OpKind::Exp
-        | OpKind::Log
-        | OpKind::Sqrt
-        | OpKind::Rsqrt
-        | OpKind::Reciprocal
-        | OpKind::Tanh
-        | OpKind::Erf
-        | OpKind::Sigmoid
-        | OpKind::Sin
-        | OpKind::Cos
-        | OpKind::Floor
-        | OpKind::Ceil
-        | OpKind::Round
-        | OpKind::Gelu { .. } => infer_unary(op, &inputs[0])?,
+        elementwise_binary!() => infer_binary(op, &inputs[0], &inputs[1])?,
+        elementwise_unary!() => infer_unary(op, &inputs[0])?,
         OpKind::ArgMax { axis, keepdims, .. } | OpKind::ArgMin { axis, keepdims, .. } => {
             infer_arg_reduce(name, &inputs[0], *axis, *keepdims)?
         }
