@@ -78,6 +78,18 @@ pub struct OperandAt {
 /// too, or `None` ([`ProgramBuilder::offer_epilogue`]).
 pub type EpilogueRule = fn(&Call, &Epilogue) -> Option<Call>;
 
+/// How a consumer wants an operand delivered on each tile: the blocks it
+/// reads, their layout, the operand buffer's bytes, and whether the kernel
+/// streams it with paired loads (the buffer then lies in the interleaved
+/// region).
+#[derive(Clone, Copy, Debug)]
+pub struct Delivery<'n> {
+    pub need: &'n [Block],
+    pub layout: Layout,
+    pub bytes: u64,
+    pub interleaved: bool,
+}
+
 /// What device ops use to turn a tile op into supersteps of the [`Program`]:
 /// buffers, exchange phases that move operands into the layout a compute
 /// set reads, and compute sets of per-tile kernel calls. `'a` is the
@@ -135,21 +147,23 @@ pub trait ProgramBuilder<'a> {
         bytes: u64,
         interleaved: bool,
     ) -> Result<OperandAt, Diagnostic> {
-        self.operand_via(op, i, None, need, layout, bytes, interleaved)
+        let want = Delivery {
+            need,
+            layout,
+            bytes,
+            interleaved,
+        };
+        self.operand_via(op, i, None, want)
     }
 
     /// [`Self::operand`], the operand read through `via` (an implicit
     /// broadcast to the consumer's shape, delivered expanded).
-    #[allow(clippy::too_many_arguments)]
     fn operand_via(
         &mut self,
         op: Op,
         i: usize,
         via: Option<&View>,
-        need: &[Block],
-        layout: Layout,
-        bytes: u64,
-        interleaved: bool,
+        want: Delivery<'_>,
     ) -> Result<OperandAt, Diagnostic>;
 
     /// Adds one exchange phase of `moves` (source buffer, destination

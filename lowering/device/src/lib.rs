@@ -32,7 +32,7 @@ pub mod reduce;
 pub mod rows;
 pub mod view;
 
-pub use builder::{EpilogueRule, Home, OperandAt, ProgramBuilder};
+pub use builder::{Delivery, EpilogueRule, Home, OperandAt, ProgramBuilder};
 pub use ipu_program::kernel_cycles;
 pub use ipu_program::records;
 

@@ -11,7 +11,7 @@
 use super::{
     block_bytes_of, build_op, data_bytes, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv,
 };
-use crate::ProgramBuilder;
+use crate::{Delivery, ProgramBuilder};
 use ipu_dialects::nn;
 use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op};
@@ -561,15 +561,13 @@ impl DeviceOp for Map {
                 };
                 let need = ipu_program::geometry::blocks(&m, &rshape);
                 let full: i64 = bshape.iter().product();
-                b.operand_via(
-                    op,
-                    i,
-                    Some(&via),
-                    &need,
-                    Layout::RowMajor,
-                    full as u64 * eb,
-                    binary,
-                )?
+                let want = Delivery {
+                    need: &need,
+                    layout: Layout::RowMajor,
+                    bytes: full as u64 * eb,
+                    interleaved: binary,
+                };
+                b.operand_via(op, i, Some(&via), want)?
             } else {
                 let elems = operand_elems(&rshape, &bshape, &vshape);
                 let need = broadcast_needs(&m, &rshape, &vshape);

@@ -14,7 +14,7 @@
 
 use super::map::splat_at;
 use super::{block_bytes_of, build_op, data_bytes, kernel_cycles, records, DeviceOp, TileEnv};
-use crate::ProgramBuilder;
+use crate::{Delivery, ProgramBuilder};
 use ipu_dialects::nn;
 use ipu_dialects::tile::{self, MapFn, Mapping};
 use ipu_ir::{Context, Diagnostic, Op, TypeKind, Value};
@@ -222,7 +222,15 @@ fn program(
                 input_shapes: vec![vshape],
                 shape: rshape.clone(),
             };
-            b.operand_via(op, i, Some(&via), &need, Layout::RowMajor, bytes, il)?
+            {
+                let want = Delivery {
+                    need: &need,
+                    layout: Layout::RowMajor,
+                    bytes,
+                    interleaved: il,
+                };
+                b.operand_via(op, i, Some(&via), want)?
+            }
         };
         at.push(got.at);
     }

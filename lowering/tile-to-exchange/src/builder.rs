@@ -5,7 +5,7 @@
 //! compute sets of per-tile kernel calls.
 
 use crate::resolve::{Sources, ViewRuns};
-use ipu_device::{EpilogueRule, Home, OperandAt, ProgramBuilder};
+use ipu_device::{Delivery, EpilogueRule, Home, OperandAt, ProgramBuilder};
 use ipu_dialects::tile::Mapping;
 use ipu_exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
@@ -692,17 +692,19 @@ impl<'a> ProgramBuilder<'a> for ExchangeBuilder<'a> {
         self.views.contains_key(&v)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn operand_via(
         &mut self,
         op: Op,
         i: usize,
         via: Option<&View>,
-        need: &[Block],
-        layout: Layout,
-        bytes: u64,
-        interleaved: bool,
+        want: Delivery<'_>,
     ) -> Result<OperandAt, Diagnostic> {
+        let Delivery {
+            need,
+            layout,
+            bytes,
+            interleaved,
+        } = want;
         let cx = self.cx;
         let v = cx.operand(op, i);
         if let (None, Some(&r)) = (via, self.residents.get(&v)) {
