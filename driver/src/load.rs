@@ -364,7 +364,11 @@ mod weights_tests {
         );
         assert_eq!(weights_reference("-", "w.bin", false).unwrap(), "w.bin");
         // The IR's own folder is no weights file (found by the `paths` fuzz target).
-        for (ir, w) in [("a.mlir", ""), ("sub/a.mlir", "sub"), ("sub/a.mlir", "sub/x/..")] {
+        for (ir, w) in [
+            ("a.mlir", ""),
+            ("sub/a.mlir", "sub"),
+            ("sub/a.mlir", "sub/x/.."),
+        ] {
             let e = weights_reference(ir, w, true).unwrap_err();
             assert!(e.contains("not a file"), "{e}");
         }
