@@ -33,7 +33,7 @@ scripts/python-env.sh
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== structure (scripts/check-structure.py: functions <= 200 lines, no 10-line block written twice)"
-python3 scripts/check-structure.py
+"$(scripts/python-env.sh)" scripts/check-structure.py
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 mkdir -p target
