@@ -302,6 +302,18 @@ pub fn ln_apply(
     out: Word,
 ) -> Call {
     assert_eq!(spec.param("OP"), RowOp::LayerNormApply as i64);
+    let (gamma, beta) = ln_affine(spec, gamma, beta);
+    call(
+        spec,
+        "rows",
+        rows_record(spec, [x, pairs, gamma, beta, out]),
+        0,
+    )
+}
+
+/// A layer norm's scale and bias words, checked against the
+/// specialisation's GAMMA and BETA (0 where it has none).
+fn ln_affine(spec: &KernelSpec, gamma: Option<Word>, beta: Option<Word>) -> (Word, Word) {
     assert_eq!(
         spec.param("GAMMA") == 1,
         gamma.is_some(),
@@ -309,15 +321,7 @@ pub fn ln_apply(
     );
     assert_eq!(spec.param("BETA") == 1, beta.is_some(), "layer norm bias");
     let zero = Word::Val(0);
-    call(
-        spec,
-        "rows",
-        rows_record(
-            spec,
-            [x, pairs, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
-        ),
-        0,
-    )
+    (gamma.unwrap_or(zero), beta.unwrap_or(zero))
 }
 
 /// `rows.S` layer norm: +0 x, +4 unused, +8 gamma, +12 beta (as the
@@ -330,19 +334,9 @@ pub fn layer_norm(
     out: Word,
 ) -> Call {
     assert_eq!(spec.param("OP"), RowOp::LayerNorm as i64);
-    assert_eq!(
-        spec.param("GAMMA") == 1,
-        gamma.is_some(),
-        "layer norm scale"
-    );
-    assert_eq!(spec.param("BETA") == 1, beta.is_some(), "layer norm bias");
+    let (gamma, beta) = ln_affine(spec, gamma, beta);
     let zero = Word::Val(0);
-    call(
-        spec,
-        "rows",
-        vec![x, zero, gamma.unwrap_or(zero), beta.unwrap_or(zero), out],
-        0,
-    )
+    call(spec, "rows", vec![x, zero, gamma, beta, out], 0)
 }
 
 /// `cast.S`: +0 in, +4 out, +8 scale (the FP8 side's), +12 output scale
