@@ -123,7 +123,7 @@ fn tensor(cx: &Context, v: Value) -> Option<(Vec<u64>, ElementType)> {
 }
 
 fn numel(shape: &[u64]) -> u64 {
-    shape.iter().product()
+    shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
 }
 
 /// Whether a view: an op that moves no element through the datapath.
@@ -235,7 +235,8 @@ fn op_floor(cx: &Context, op: Op, kind: &OpKind, target: &Target) -> (u64, u64, 
             let (m, n) = (out[out.len() - 2], out[out.len() - 1]);
             let batch = numel(&out[..out.len() - 2]);
             let (rate, partial) = mac_rate(target, ae, re);
-            let compute = (batch * m * n * k).div_ceil(rate * tiles);
+            let macs = numel(&[batch, m, n, k]);
+            let compute = macs.div_ceil(rate * tiles);
             let b_operand = cx.operand(op, 1);
             let be = tensor(cx, b_operand).map_or(ae, |(_, e)| e);
             let grid = MatmulGrid {
@@ -263,7 +264,7 @@ fn op_floor(cx: &Context, op: Op, kind: &OpKind, target: &Target) -> (u64, u64, 
             )
         }
         (OpKind::LayerNorm { axis, .. }, Some((s, _)), _) => {
-            let row: u64 = s.iter().skip(*axis).product();
+            let row = numel(s.get(*axis..).unwrap_or(&[]));
             let rows = numel(s) / row.max(1);
             let split = split_rows(rows, row, tiles);
             (
@@ -318,19 +319,20 @@ impl MatmulGrid {
             return (0, 0);
         }
         let b = self.batch as f64;
+        let bytes = |x: u64, y: u64, e: u64| b * x as f64 * y as f64 * e as f64;
         // The grid's factors (pm, pn, pk): their bounds and the bytes each
         // one more tile along it moves (0: free to grow).
         let cost_m = if self.b_placeable {
             0.0
         } else {
-            b * (self.k * self.n * self.b_bytes) as f64
+            bytes(self.k, self.n, self.b_bytes)
         };
         let cost_n = if self.a_placeable {
             0.0
         } else {
-            b * (self.m * self.k * self.a_bytes) as f64
+            bytes(self.m, self.k, self.a_bytes)
         };
-        let cost_k = b * (self.m * self.n * self.partial_bytes) as f64;
+        let cost_k = bytes(self.m, self.n, self.partial_bytes);
         let dims = [
             (self.m as f64, cost_m),
             (self.n as f64, cost_n),

@@ -102,14 +102,23 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Cycles from the first run's completion to the last's, per run; one
-    /// run's cycles with its host I/O when `runs` is 1.
+    /// Cycles per run over the second half of the runs (the first ones
+    /// find the link free of outputs): the larger of the spacing of their
+    /// starts (a run starts once the inputs its first superstep reads have
+    /// landed, and stalls at a superstep whose inputs have not, or whose
+    /// bytes the previous run's outputs still hold) and of their
+    /// completions (device done and outputs back). One run's cycles with
+    /// its host I/O when `runs` is 1.
     pub fn steady_cycles_per_run(&self) -> u64 {
-        match self.complete.as_slice() {
-            [] => 0,
-            [only] => *only,
-            [first, .., last] => (last - first).div_ceil(self.complete.len() as u64 - 1),
+        let n = self.complete.len();
+        if n < 2 {
+            return self.complete.first().copied().unwrap_or(0);
         }
+        let h = (n - 1) / 2;
+        let per_run =
+            |first: u64, last: u64| last.saturating_sub(first).div_ceil((n - 1 - h) as u64);
+        let starts = per_run(self.device[h].0, self.device[n - 1].0);
+        starts.max(per_run(self.complete[h], self.complete[n - 1]))
     }
 }
 
@@ -253,7 +262,7 @@ struct Transfer {
     plan: usize,
     input: bool,
     open: Open,
-    /// The global superstep that needs it done (`usize::MAX`: the end).
+    /// The global superstep that needs it done (past the last run's: none).
     deadline: usize,
     left: u64,
     done: Option<u64>,
@@ -289,12 +298,10 @@ fn transfers(plans: &[StreamPlan], runs: usize, steps: usize) -> Vec<Transfer> {
                 }
             } else {
                 open.after_step = Some(g(run, steps - 1));
+                // Past the last run, the deadline the next run would set:
+                // it keeps the link's order of a longer stream of runs.
                 let next = if p.double { run + 2 } else { run + 1 };
-                deadline = if next < runs && p.need < steps {
-                    g(next, p.need)
-                } else {
-                    usize::MAX
-                };
+                deadline = g(next, p.need.min(steps));
             }
             out.push(Transfer {
                 run,
@@ -416,9 +423,30 @@ pub fn schedule(
         Some(m) => placed_plans(pkg, target, m),
         None => unplaced_plans(pkg, target, steps),
     };
+    let (device, complete, link) = lay_out(&plans, &cycles, runs)?;
+    Ok(Schedule {
+        runs,
+        device,
+        complete,
+        link,
+        double_buffered: plans.iter().filter(|p| p.double).count(),
+        streams: plans.len(),
+        placed: placed.is_some(),
+    })
+}
+
+/// Each run's device start and end, its completion, and the link's slices
+/// of `runs` runs of supersteps taking `cycles` with the streams `plans`.
+#[allow(clippy::type_complexity)]
+fn lay_out(
+    plans: &[StreamPlan],
+    cycles: &[u64],
+    runs: usize,
+) -> Result<(Vec<(u64, u64)>, Vec<u64>, Vec<LinkSlice>), String> {
+    let steps = cycles.len().max(1);
     let mut link = Link {
-        xfers: transfers(&plans, runs, steps),
-        plans: &plans,
+        xfers: transfers(plans, runs, steps),
+        plans,
         ends: Vec::with_capacity(runs * steps),
         t: 0,
         slices: Vec::new(),
@@ -456,15 +484,7 @@ pub fn schedule(
                 .fold(device[r].1, u64::max)
         })
         .collect();
-    Ok(Schedule {
-        runs,
-        device,
-        complete,
-        link: link.slices,
-        double_buffered: plans.iter().filter(|p| p.double).count(),
-        streams: plans.len(),
-        placed: placed.is_some(),
-    })
+    Ok((device, complete, link.slices))
 }
 
 /// The schedule as trace events: a process "host link" (after `pid - 1`
@@ -519,4 +539,82 @@ pub fn run_figures(
         ));
     }
     Ok((figures, s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream of `cycles` link cycles: an input read from superstep
+    /// `need` to `last`, or an output first written in superstep `need`.
+    fn plan(input: bool, cycles: u64, double: bool, need: usize, last: usize) -> StreamPlan {
+        StreamPlan {
+            name: if input { "x" } else { "y" }.into(),
+            input,
+            cycles,
+            double,
+            need,
+            prev_last: Some(last),
+            prev_at_end: false,
+            same_run_before: None,
+            own_last: last,
+        }
+    }
+
+    fn steady(plans: &[StreamPlan], cycles: &[u64], runs: usize) -> (u64, Schedule) {
+        let (device, complete, link) = lay_out(plans, cycles, runs).unwrap();
+        let s = Schedule {
+            runs,
+            device,
+            complete,
+            link,
+            double_buffered: 0,
+            streams: plans.len(),
+            placed: true,
+        };
+        (s.steady_cycles_per_run(), s)
+    }
+
+    #[test]
+    fn double_buffers_hide_the_link_behind_a_longer_run() {
+        // Two supersteps of 100 cycles; 50 cycles in, 30 out per run.
+        let plans = [plan(true, 50, true, 0, 0), plan(false, 30, true, 1, 1)];
+        let (per_run, s) = steady(&plans, &[100, 100], 6);
+        assert_eq!(per_run, 200);
+        // The first run waits for its input; the others start back to back.
+        assert_eq!(s.device[0], (50, 250));
+        assert!(s.device.windows(2).all(|w| w[1].0 == w[0].1));
+        // Run 1's input streams while run 0 computes.
+        let r1 = s.link.iter().find(|l| l.run == 1 && l.input).unwrap();
+        assert!(r1.end <= s.device[0].1, "{r1:?}");
+    }
+
+    #[test]
+    fn the_link_sets_the_pace_when_it_needs_more_than_the_run() {
+        // 300 cycles in and 200 out per run against 200 cycles of compute.
+        let plans = [plan(true, 300, true, 0, 0), plan(false, 200, true, 1, 1)];
+        let (per_run, _) = steady(&plans, &[100, 100], 12);
+        assert_eq!(per_run, 500);
+    }
+
+    #[test]
+    fn an_input_whose_bytes_stay_busy_waits_for_the_previous_run() {
+        // Single-buffered, read in both supersteps, its bytes shared with a
+        // result read back: the next input lands only after this run's
+        // outputs leave, so nothing overlaps.
+        let mut input = plan(true, 50, false, 0, 1);
+        input.prev_at_end = true;
+        let plans = [input, plan(false, 30, false, 0, 1)];
+        let (per_run, _) = steady(&plans, &[100, 100], 5);
+        assert_eq!(per_run, 50 + 200 + 30);
+    }
+
+    #[test]
+    fn an_input_read_early_streams_in_during_the_rest_of_the_run() {
+        // Single-buffered, last read in superstep 0 of 3: the next run's
+        // input lands during supersteps 1 and 2.
+        let plans = [plan(true, 150, false, 0, 0), plan(false, 30, false, 2, 2)];
+        let (per_run, _) = steady(&plans, &[100, 100, 100], 5);
+        assert_eq!(per_run, 300);
+    }
 }
