@@ -513,7 +513,7 @@ pub fn trace_events(s: &Schedule, pid: u32, tid: u32) -> Vec<serde_json::Value> 
 
 /// What `ipu-run` prints after `cycles=C`: [`crate::device::cycle_figures`],
 /// ` floorCycles=F` when the model has a floor, ` cyclesPerRunSteadyState=S`
-/// and, for more than one run, ` runs=N doubleBufferedStreams=D/T`; with
+/// (for one run, `cyclesWithHostIo`) and, for more than one run, ` runs=N doubleBufferedStreams=D/T`; with
 /// the schedule they come from.
 pub fn run_figures(
     pkg: &Package,
@@ -528,10 +528,16 @@ pub fn run_figures(
         figures.push_str(&format!(" floorCycles={f}"));
     }
     let s = schedule(pkg, target, report, memory, runs)?;
-    figures.push_str(&format!(
-        " cyclesPerRunSteadyState={}",
+    // One run has no steady state: it is the run with its streams before
+    // and after it, whether the placement is known or not.
+    let steady = if s.runs > 1 {
         s.steady_cycles_per_run()
-    ));
+    } else {
+        report
+            .cycles
+            .saturating_add(crate::device::host_io_cycles(pkg, target))
+    };
+    figures.push_str(&format!(" cyclesPerRunSteadyState={steady}"));
     if s.runs > 1 {
         figures.push_str(&format!(
             " runs={} doubleBufferedStreams={}/{}",
