@@ -290,6 +290,11 @@ pub struct RunOptions {
     pub package_name: String,
     /// Target name or file (default: the package's).
     pub target: Option<String>,
+    /// Runs laid out back to back for the steady state (`ipu-run --runs`).
+    pub runs: usize,
+    /// The compile's memory report, which places the host streams' bytes
+    /// for the steady state (without it no transfer overlaps a run).
+    pub memory: Option<MemoryReport>,
 }
 
 impl Default for RunOptions {
@@ -302,6 +307,8 @@ impl Default for RunOptions {
             device_lock: None,
             package_name: "model.ipuexe".into(),
             target: None,
+            runs: 1,
+            memory: None,
         }
     }
 }
@@ -325,6 +332,8 @@ pub struct RunResult {
     pub op_rows: Option<Vec<OpCheck>>,
     pub device: DeviceRun,
     pub target: ipu_target::Target,
+    /// The model's floor on the target (`crate::floor`), when it has one.
+    pub floor: Option<u64>,
 }
 
 impl RunResult {
@@ -546,10 +555,19 @@ impl Judged<'_> {
         let precision = device::computed_precision(cx, self.f);
         let tiles = self.pkg.meta.target.tile_count;
         let cycles = run.report.cycles;
-        let mut lines = vec![format!(
-            "tiles={tiles} cycles={cycles}{}",
-            device::cycle_figures(self.pkg, &target, cycles)
-        )];
+        let floor = crate::floor::floor(cx, self.f, &target)
+            .ok()
+            .map(|f| f.cycles);
+        let (figures, _) = crate::steady::run_figures(
+            self.pkg,
+            &target,
+            &run.report,
+            floor,
+            self.opts.memory.as_ref(),
+            self.opts.runs,
+        )
+        .map_err(ApiError::plain)?;
+        let mut lines = vec![format!("tiles={tiles} cycles={cycles}{figures}")];
         let hardware = run.hardware_pass();
         let (mut numerical, mut max_err, mut outputs) = (hardware, 0f64, Vec::new());
         if !hardware {
@@ -619,6 +637,7 @@ impl Judged<'_> {
             op_rows: op_rows.filter(|_| self.opts.check_ops),
             device: run,
             target,
+            floor,
         })
     }
 }
@@ -675,6 +694,7 @@ pub fn write_report(
         }),
         bounds: None,
         golden: golden.as_deref(),
+        floor: r.floor,
     });
     let html = dir.join("report.html");
     ipu_files::write_atomic(&html, page)

@@ -686,6 +686,26 @@ pub fn chrome_trace(
     name: &str,
     memory: Option<&MemoryReport>,
 ) -> String {
+    chrome_trace_with(pkg, report, name, memory, Vec::new())
+}
+
+/// The process and first thread id free after [`chrome_trace`]'s own
+/// (for events a caller adds with [`chrome_trace_with`]).
+pub fn free_trace_ids(pkg: &Package) -> (u32, u32) {
+    (
+        tiles_pid(pkg) + 1,
+        tile_tid(pkg, pkg.meta.target.tile_count),
+    )
+}
+
+/// [`chrome_trace`] with `extra` events after its own.
+pub fn chrome_trace_with(
+    pkg: &Package,
+    report: &ChipReport,
+    name: &str,
+    memory: Option<&MemoryReport>,
+    extra: Vec<serde_json::Value>,
+) -> String {
     use serde_json::json;
     let groups = pkg.images.len() as u32;
     let mut events = vec![
@@ -699,6 +719,7 @@ pub fn chrome_trace(
         group_events(pkg, report, memory, &starts, gi, g, &mut events);
     }
     tile_events(pkg, report, &starts, &mut events);
+    events.extend(extra);
     let other = json!({
         "time_unit": "1 trace microsecond = 1 device cycle",
         "package": name,

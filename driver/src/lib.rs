@@ -7,6 +7,7 @@ pub mod cli;
 pub mod conformance;
 pub mod device;
 pub mod expected;
+pub mod floor;
 pub mod load;
 pub mod memory_report;
 pub mod names;
@@ -14,6 +15,7 @@ pub mod opt;
 pub mod report;
 pub mod run;
 pub mod split;
+pub mod steady;
 mod streams;
 pub mod translate;
 

@@ -7,7 +7,9 @@
 //!   superstep (one SVG cell per tile and superstep);
 //! * `#supersteps`: each superstep's simulated cycles against the compile's
 //!   estimate, the exchange lower bound, and its roofline bound (the
-//!   package's step bounds, or [`ReportInput::bounds`]) with their ratio;
+//!   package's step bounds, or [`ReportInput::bounds`]) with their ratio,
+//!   and the whole run's cycles against the roofline and the model's floor
+//!   ([`ReportInput::floor`]);
 //! * `#exchange`: each exchange phase's horizon against its endpoint lower
 //!   bound;
 //! * `#memory`: memory per tile by category and the bytes in use per
@@ -57,6 +59,8 @@ pub struct ReportInput<'a> {
     pub bounds: Option<&'a [Option<u64>]>,
     /// Hook: the per-op golden table (issue 14, item 1), when there is one.
     pub golden: Option<&'a [GoldenRow]>,
+    /// The model's floor (`crate::floor`: plan-independent), when known.
+    pub floor: Option<u64>,
 }
 
 /// Colour classes of the heat map: `c0` is zero cycles, `c1`..`c11` a
@@ -274,6 +278,17 @@ fn summary(h: &mut String, r: &ReportInput<'_>) {
                 "{} (simulated / roofline {:.2})",
                 num(rf),
                 r.run.cycles as f64 / rf.max(1) as f64
+            ),
+        );
+    }
+    if let Some(f) = r.floor {
+        row(
+            h,
+            "floor cycles",
+            format!(
+                "{} (the model's, whatever the plan; simulated / floor {:.2})",
+                num(f),
+                r.run.cycles as f64 / f.max(1) as f64
             ),
         );
     }
@@ -544,7 +559,33 @@ fn supersteps(h: &mut String, r: &ReportInput<'_>) {
                 .unwrap_or_else(|| "-".into()),
         );
     }
+    total_rows(h, r);
     h.push_str("</table></section>\n");
+}
+
+/// The superstep table's last rows: the whole run against the roofline
+/// (the sum of the steps' bounds) and against the model's floor.
+fn total_rows(h: &mut String, r: &ReportInput<'_>) {
+    let ratio = |b: Option<u64>| {
+        b.filter(|&b| b > 0)
+            .map(|b| format!("{:.2}", r.run.cycles as f64 / b as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    let rf = r.roofline();
+    let _ = writeln!(
+        h,
+        "<tr class=\"total\"><td></td><td class=\"l\">all supersteps against the roofline</td><td></td><td></td><td></td><td></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        num(r.run.cycles),
+        rf.map(num).unwrap_or_else(|| "-".into()),
+        ratio(rf)
+    );
+    let _ = writeln!(
+        h,
+        "<tr class=\"total\"><td></td><td class=\"l\">all supersteps against the model's floor (plan-independent)</td><td></td><td></td><td></td><td></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        num(r.run.cycles),
+        r.floor.map(num).unwrap_or_else(|| "-".into()),
+        ratio(r.floor)
+    );
 }
 
 fn exchange(h: &mut String, r: &ReportInput<'_>) {

@@ -67,6 +67,7 @@ fn command() -> Command {
         .arg(Arg::new("write-package").long("write-package").value_name("FILE.ipuexe").help("With an .mlir model: also write the compiled package (carrying the model as its source) to FILE"))
         .arg(Arg::new("check-ops").long("check-ops").action(ArgAction::SetTrue).help("Check every op on the device: each op's device result (read where the package's probes say, after its superstep) against the reference evaluated on the device's values of its operands; prints a table in program order and names the first op outside its tolerance (exit 1 then)"))
         .arg(Arg::new("allow-external-weights").long("allow-external-weights").action(ArgAction::SetTrue).help("Read a weights file the model names outside its own folder (an absolute path, or one with '..')"))
+        .arg(Arg::new("runs").long("runs").value_name("N").default_value("1").value_parser(clap::value_parser!(u64).range(1..=4096)).help("Lay out N runs back to back with the host link streaming run i+1's inputs and run i-1's outputs while run i computes (double-buffered where tile memory allows), from the simulated run's supersteps; prints cyclesPerRunSteadyState, and with --profile the host link's track"))
         .arg(Arg::new("max-cycles").long("max-cycles").value_name("N").default_value("1000000000").value_parser(clap::value_parser!(u64)).help("Cycle budget of the device run (exceeding it fails the hardware test)"))
 }
 
@@ -486,7 +487,8 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         _ => None,
     };
     let mut stdout = std::io::stdout().lock();
-    print_cycles(&mut stdout, m, &built, &target, &run)?;
+    let floor = model_floor(cx, rr.f, &target);
+    print_cycles(&mut stdout, m, &built, &target, &run, floor)?;
     let hardware = run.hardware_pass();
     let (numerical, max_err) = if hardware {
         compare_outputs(
@@ -535,6 +537,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             &target,
             verdict,
             golden.as_deref(),
+            floor,
         )?;
     }
     Ok(if hardware && numerical && ops_pass {
@@ -791,20 +794,36 @@ fn anchored_outputs(
     Ok(outs)
 }
 
-/// The cycles line (with `--profile`, after writing the trace).
+/// The cycles line (with `--profile`, after writing the trace): the run's
+/// figures, the model's floor ([`crate::floor`]) when it has one, and the
+/// steady state of `--runs` runs ([`crate::steady`]).
 fn print_cycles(
     stdout: &mut impl Write,
     m: &clap::ArgMatches,
     built: &Built,
     target: &ipu_target::Target,
     run: &device::DeviceRun,
+    floor: Option<u64>,
 ) -> Result<(), String> {
     let pkg = &built.pkg;
     let tiles = pkg.meta.target.tile_count;
-    let figures = device::cycle_figures(pkg, target, run.report.cycles);
+    let runs = *m.get_one::<u64>("runs").expect("default") as usize;
+    let (figures, schedule) =
+        crate::steady::run_figures(pkg, target, &run.report, floor, built.memory.as_ref(), runs)?;
     if let Some(prof) = m.get_one::<String>("profile") {
-        let trace =
-            device::chrome_trace(pkg, &run.report, &built.package_name, built.memory.as_ref());
+        let extra = if runs > 1 {
+            let (pid, tid) = device::free_trace_ids(pkg);
+            crate::steady::trace_events(&schedule, pid, tid)
+        } else {
+            Vec::new()
+        };
+        let trace = device::chrome_trace_with(
+            pkg,
+            &run.report,
+            &built.package_name,
+            built.memory.as_ref(),
+            extra,
+        );
         create_parent(prof)?;
         crate::cli::write_output(prof, trace)?;
         let _ = writeln!(
@@ -820,6 +839,18 @@ fn print_cycles(
         );
     }
     Ok(())
+}
+
+/// The model's floor on `target` ([`crate::floor`]); `None` (said in the
+/// log) when the model has ops that are not `nn` ops.
+fn model_floor(cx: &ipu_ir::Context, f: ipu_ir::Op, target: &ipu_target::Target) -> Option<u64> {
+    match crate::floor::floor(cx, f, target) {
+        Ok(fl) => Some(fl.cycles),
+        Err(e) => {
+            tracing::warn!("no floor: {e}");
+            None
+        }
+    }
 }
 
 /// Why a run gave no results: its faults, or the tiles that did not halt.
@@ -980,6 +1011,7 @@ fn write_report(
     target: &ipu_target::Target,
     verdict: crate::report::Verdict,
     golden: Option<&[crate::report::GoldenRow]>,
+    floor: Option<u64>,
 ) -> Result<(), String> {
     let page = crate::report::html(&crate::report::ReportInput {
         name: path,
@@ -991,6 +1023,7 @@ fn write_report(
         verdict: Some(verdict),
         bounds: None,
         golden,
+        floor,
     });
     let html = dir.join("report.html");
     crate::cli::write_output(&html, page)?;

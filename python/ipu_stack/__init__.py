@@ -163,15 +163,18 @@ class Compiled:
     def run_full(self, inputs: Mapping[str, Any] | None = None, *, seed: int = 0,
                  check_ops: bool = False, max_cycles: int = 1_000_000_000,
                  device_lock: str | os.PathLike | None = None, entry: str | None = None,
-                 progress=None, verbose: bool = False) -> Run:
+                 progress=None, verbose: bool = False, runs: int = 1) -> Run:
         """Runs on the simulated device and returns the :class:`Run`
         (outputs, verdict lines, cycles). Inputs not given take their
-        default value, else random values from ``seed``, as ``ipu-run``."""
+        default value, else random values from ``seed``, as ``ipu-run``;
+        ``runs`` lays that many runs out back to back with the host streams
+        overlapped (``cyclesPerRunSteadyState``, as ``ipu-run --runs``)."""
         native_inputs = {name: to_native(name, value) for name, value in (inputs or {}).items()}
         r = Run(_call(self._native.run, native_inputs, seed=seed, check_ops=check_ops,
                       max_cycles=max_cycles,
                       device_lock=None if device_lock is None else os.fspath(device_lock),
-                      entry=entry, progress=_progress_callback(progress, "run")))
+                      entry=entry, progress=_progress_callback(progress, "run"),
+                      runs=runs))
         self.last_run = r
         if verbose:
             for line in r.notes:

@@ -202,7 +202,7 @@ impl Compiled {
     /// Runs on the simulated device. `inputs` maps names to `float32`
     /// arrays or `.npy` bytes; inputs not given take their default, else
     /// random values from `seed`, as `ipu-run` does.
-    #[pyo3(signature = (inputs, seed=0, check_ops=false, max_cycles=1_000_000_000, device_lock=None, entry=None, target=None, progress=None))]
+    #[pyo3(signature = (inputs, seed=0, check_ops=false, max_cycles=1_000_000_000, device_lock=None, entry=None, target=None, progress=None, runs=1))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -215,6 +215,7 @@ impl Compiled {
         entry: Option<String>,
         target: Option<String>,
         progress: Option<Py<PyAny>>,
+        runs: usize,
     ) -> PyResult<Run> {
         let mut given = BTreeMap::new();
         for (k, v) in inputs.iter() {
@@ -231,6 +232,8 @@ impl Compiled {
             device_lock,
             package_name: s.name.clone(),
             target,
+            runs: runs.max(1),
+            memory: s.memory.clone(),
         };
         let r = py.detach(|| {
             report_progress(&progress, "run", 0, 1);
