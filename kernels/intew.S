@@ -23,12 +23,17 @@
 #     16 W-byte integer (or boolean, W = 1) to boolean (x != 0);
 #     17 boolean to W-byte integer 0/1;
 #     18 boolean to float: W = 4 f32, W = 2 f16 (0.0 / 1.0);
-#     19 i32 to i64 (sign extended); 20 i64 to i32 (the low 32 bits).
+#     19 i32 to i64 (sign extended); 20 i64 to i32 (the low 32 bits);
+#     21 any, 22 all: boolean reductions (ONNX ReduceMax, ReduceMin of
+#     booleans) of N results, result k = o * I + i (o < N / I, i < I)
+#     reducing the L booleans at in0 + (o * L + l) * I + i, l < L.
 # W: the integers' bytes, 4 (i32) or 8 (i64); see OP for 16..20.
 
         .param OP, 0
         .param W, 4
         .param N, 1
+        .param L, 1
+        .param I, 1
 
         .if (N <= 0) | (N >= 0x100000)
         .error "N must be 1 .. 2^20 - 1"
@@ -48,8 +53,12 @@
         .if (OP == 18) & (W != 2) & (W != 4)
         .error "W of a boolean to float must be 4 (f32) or 2 (f16)"
         .endif
-        .if (OP < 0) | ((ARITH | CMP | SEL | ((OP >= 16) & (OP <= 20))) == 0)
-        .error "OP must be 0..6, 8..10, 12 or 16..20"
+        .set RED, (OP == 21) | (OP == 22)
+        .if (OP < 0) | ((ARITH | CMP | SEL | RED | ((OP >= 16) & (OP <= 20))) == 0)
+        .error "OP must be 0..6, 8..10, 12 or 16..22"
+        .endif
+        .if RED & ((L <= 0) | (I <= 0) | (N % I != 0) | (L * N >= 0x100000))
+        .error "a boolean reduction needs L, I > 0, N a multiple of I and L * N below 2^20"
         .endif
         # Cycles: the set-up (5), then per element the body's issues (PER,
         # the division and pow bodies at their longest) and the loop's 2.
@@ -69,6 +78,9 @@
         .endif
         .if SEL
         .set PER, 9 + 4 * W8
+        .endif
+        .if RED
+        .set PER, 12 + 7 * L
         .endif
         .cycles "6 + N * (PER + 2)"
 
@@ -418,6 +430,38 @@ intew_pow_store:
         .endm
         .endif
 
+        # A boolean reduction: $m3 counts the results left in the current
+        # run of I (the input pointer then skips the other L - 1 rows).
+        .if RED
+        .macro BODY
+        mov $m7, $m2
+        setzi $m8, L
+        setzi $m9, OP == 22
+        setzi $m11, I
+intew_red_step:
+        ld8 $m10, [$m7+0]
+        add $m7, $m7, $m11
+        cmpeq $m10, $m10, 0
+        add $m10, $m10, -1
+        and $m10, $m10, 1
+        .if OP == 21
+        or $m9, $m9, $m10
+        .else
+        and $m9, $m9, $m10
+        .endif
+        add $m8, $m8, -1
+        brnz $m8, intew_red_step
+        st8 $m9, [$m5+=1]
+        add $m2, $m2, 1
+        add $m3, $m3, -1
+        brnz $m3, intew_red_next
+        setzi $m3, I
+        setzi $m12, (L - 1) * I
+        add $m2, $m2, $m12
+intew_red_next:
+        .endm
+        .endif
+
         .if OP == 20
         .macro BODY
         ld32 $m7, [$m2+=8]
@@ -435,6 +479,9 @@ intew:
         ld32 $m4, [$m0+8]
         ld32 $m5, [$m0+12]
         setzi $m0, N
+        .if RED
+        setzi $m3, I
+        .endif
 intew_element:
         BODY
         add $m0, $m0, -1

@@ -31,6 +31,9 @@ pub enum IntOp {
     Widen = 19,
     /// i64 to i32, the low 32 bits.
     Narrow = 20,
+    /// Boolean reductions: any (ReduceMax), all (ReduceMin).
+    Any = 21,
+    All = 22,
 }
 
 const NAMES: &[(i64, &str)] = &[
@@ -50,6 +53,8 @@ const NAMES: &[(i64, &str)] = &[
     (18, "booltofloat"),
     (19, "widen"),
     (20, "narrow"),
+    (21, "any"),
+    (22, "all"),
 ];
 
 impl KernelSpec {
@@ -61,15 +66,35 @@ impl KernelSpec {
             params: params_of(&[("OP", op as i64), ("W", w as i64), ("N", n as i64)]),
         }
     }
+
+    /// A boolean reduction (`all`: ReduceMin, else ReduceMax) to
+    /// `results` booleans, each of `len` booleans `inner` apart (the
+    /// blocks' (outer, len, inner) walk, results = outer x inner).
+    pub fn bool_reduce(all: bool, results: usize, len: usize, inner: usize) -> KernelSpec {
+        let op = if all { IntOp::All } else { IntOp::Any };
+        KernelSpec {
+            source: "intew",
+            entry: "intew",
+            params: params_of(&[
+                ("OP", op as i64),
+                ("N", results as i64),
+                ("L", len as i64),
+                ("I", inner as i64),
+            ]),
+        }
+    }
 }
 
-/// `int_<op>_w<W>_n<N>`.
+/// `int_<op>_w<W>_n<N>`; the reductions `int_<any|all>_n<N>_l<L>_i<I>`.
 fn name(params: &Params) -> String {
     let p = |k: &str| param_of(params, k);
     let op = NAMES
         .iter()
         .find(|(c, _)| *c == p("OP"))
         .map_or("op?", |(_, n)| n);
+    if matches!(p("OP"), 21 | 22) {
+        return format!("int_{op}_n{}_l{}_i{}", p("N"), p("L"), p("I"));
+    }
     format!("int_{op}_w{}_n{}", p("W"), p("N"))
 }
 
