@@ -127,9 +127,13 @@ pub fn kernel(
             // Booleans, or floats with a boolean result: the float kernels'.
             return None;
         }
+        let e = cx.tensor_parts(cx.value_type(first)).map(|(_, e)| e);
+        let e = e.map_or_else(
+            || type_name(cx, first),
+            |e| ipu_ir::printer::type_to_string(cx, e),
+        );
         return Some(Err(format!(
-            "on {} elements has no kernel (f32, f16, i32 and i64 do)",
-            type_name(cx, first)
+            "on {e} elements has no kernel (f32, f16, i32 and i64 do)"
         )));
     };
     if let Some(&v) = values.iter().find(|&&v| int_bytes(cx, v) != Some(w)) {
