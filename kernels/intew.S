@@ -18,8 +18,8 @@
 # Call: `call $m15, intew`; returns with `jmp $m15`.
 #
 # OP: 0 add, 1 sub, 2 mul, 3 div, 4 max, 5 min, 6 pow (W-byte integers);
-#     8 eq, 9 lt, 10 gt (W-byte integers to booleans);
-#     12 select (a boolean, then two W-byte integers);
+#     8 eq, 9 lt, 10 gt (W-byte integers, or W = 1 booleans, to booleans);
+#     12 select (a boolean, then two W-byte integers or W = 1 booleans);
 #     16 W-byte integer (or boolean, W = 1) to boolean (x != 0);
 #     17 boolean to W-byte integer 0/1;
 #     18 boolean to float: W = 4 f32, W = 2 f16 (0.0 / 1.0);
@@ -41,8 +41,11 @@
         .set ARITH, OP <= 6
         .set CMP, (OP >= 8) & (OP <= 10)
         .set SEL, OP == 12
-        .if (ARITH | CMP | SEL) & (W != 4) & (W != 8)
+        .if ARITH & (W != 4) & (W != 8)
         .error "W must be 4 (i32) or 8 (i64)"
+        .endif
+        .if (CMP | SEL) & (W != 1) & (W != 4) & (W != 8)
+        .error "W of a comparison or select must be 1 (i1), 4 (i32) or 8 (i64)"
         .endif
         .if (OP == 16) & (W != 1) & (W != 4) & (W != 8)
         .error "W of a cast to boolean must be 1, 4 or 8"
@@ -84,16 +87,28 @@
         .endif
         .cycles "6 + N * (PER + 2)"
 
-        # Loads the next integer of \p into \lo (and \hi for i64).
+        # Loads the next integer of \p into \lo (and \hi for i64); a
+        # boolean (W = 1) as 0 or 1.
         .macro LDI lo, hi, p
+        .if W == 1
+        ld8 \lo, [\p+=1]
+        cmpeq \lo, \lo, 0
+        add \lo, \lo, -1
+        and \lo, \lo, 1
+        .else
         ld32 \lo, [\p+=4]
+        .endif
         .if W8
         ld32 \hi, [\p+=4]
         .endif
         .endm
         # Stores \lo (and \hi for i64) at the output.
         .macro STI lo, hi
+        .if W == 1
+        st8 \lo, [$m5+=1]
+        .else
         st32 \lo, [$m5+=4]
+        .endif
         .if W8
         st32 \hi, [$m5+=4]
         .endif

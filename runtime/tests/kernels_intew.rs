@@ -181,6 +181,35 @@ fn select_and_casts_match_the_reference() {
                 assert_eq!(read(&t, out, n, ow), want, "cast OP {code} n {n}");
             }
         }
+        // Booleans compared and selected (W = 1).
+        let (a, b): (Vec<i64>, Vec<i64>) = (0..n)
+            .map(|_| (r.gen_range(0..2), r.gen_range(0..2)))
+            .unzip();
+        let (ta, tb, tc) = (
+            Tensor::from_i64(vec![n], Ty::I1, a.clone()).unwrap(),
+            Tensor::from_i64(vec![n], Ty::I1, b.clone()).unwrap(),
+            Tensor::from_i64(vec![n], Ty::I1, c.clone()).unwrap(),
+        );
+        for (code, kind) in [(8, OpKind::Equal), (9, OpKind::Less), (10, OpKind::Greater)] {
+            let (t, out) = run(
+                &[("OP", code), ("W", 1), ("N", n as i64)],
+                &[bytes(&a, 1), bytes(&b, 1)],
+                n,
+            );
+            let want = evaluate(&kind, &[&ta, &tb]).unwrap().to_i64_vec();
+            assert_eq!(read(&t, out, n, 1), want, "{kind:?} of booleans n {n}");
+        }
+        let (t, out) = run(
+            &[("OP", 12), ("W", 1), ("N", n as i64)],
+            &[bytes(&c, 1), bytes(&a, 1), bytes(&b, 1)],
+            n,
+        );
+        let want = evaluate(&OpKind::Select, &[&tc, &ta, &tb]).unwrap();
+        assert_eq!(
+            read(&t, out, n, 1),
+            want.to_i64_vec(),
+            "select of booleans n {n}"
+        );
         // Booleans to f32 and f16: 0.0 and 1.0.
         for (w, one) in [(4usize, 0x3F80_0000i64), (2, 0x3C00)] {
             let (t, out) = run(

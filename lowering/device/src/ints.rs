@@ -122,7 +122,9 @@ pub fn kernel(
     let Some(&first) = values.first() else {
         return Some(Err("has no operands".into()));
     };
-    let Some(w) = int_bytes(cx, first).filter(|&w| w > 1) else {
+    // Booleans compare and select here; their logic is `compare.S`'s.
+    let boolean_here = matches!(f, None | Some(MapFn::Equal | MapFn::Less | MapFn::Greater));
+    let Some(w) = int_bytes(cx, first).filter(|&w| w > 1 || boolean_here) else {
         if int_bytes(cx, first).is_some() || value_elem(cx, first).is_some() {
             // Booleans, or floats with a boolean result: the float kernels'.
             return None;
