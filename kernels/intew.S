@@ -71,7 +71,7 @@
         .set PER, 5 + 24 * W8
         .endif
         .if OP == 3
-        .set PER, 17 + 1200 * W8
+        .set PER, 17 + 1500 * W8
         .endif
         .if (OP == 4) | (OP == 5)
         .set PER, 5 + 9 * W8
