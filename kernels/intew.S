@@ -26,7 +26,10 @@
 #     19 i32 to i64 (sign extended); 20 i64 to i32 (the low 32 bits);
 #     21 any, 22 all: boolean reductions (ONNX ReduceMax, ReduceMin of
 #     booleans) of N results, result k = o * I + i (o < N / I, i < I)
-#     reducing the L booleans at in0 + (o * L + l) * I + i, l < L.
+#     reducing the L booleans at in0 + (o * L + l) * I + i, l < L;
+#     23 f32 to a W-byte integer (towards zero; beyond the i64 range the
+#     nearest i64, NaN 0; i32 the i64's low 32 bits, as the reference's
+#     cast); 24 f32 to boolean (x != 0; NaN is true).
 # W: the integers' bytes, 4 (i32) or 8 (i64); see OP for 16..20.
 
         .param OP, 0
@@ -57,8 +60,11 @@
         .error "W of a boolean to float must be 4 (f32) or 2 (f16)"
         .endif
         .set RED, (OP == 21) | (OP == 22)
-        .if (OP < 0) | ((ARITH | CMP | SEL | RED | ((OP >= 16) & (OP <= 20))) == 0)
-        .error "OP must be 0..6, 8..10, 12 or 16..22"
+        .if (OP < 0) | ((ARITH | CMP | SEL | RED | ((OP >= 16) & (OP <= 20)) | (OP == 23) | (OP == 24)) == 0)
+        .error "OP must be 0..6, 8..10, 12 or 16..24"
+        .endif
+        .if (OP == 23) & (W != 4) & (W != 8)
+        .error "W of a cast from f32 must be 4 (i32) or 8 (i64)"
         .endif
         .if RED & ((L <= 0) | (I <= 0) | (N % I != 0) | (L * N >= 0x100000))
         .error "a boolean reduction needs L, I > 0, N a multiple of I and L * N below 2^20"
@@ -84,6 +90,9 @@
         .endif
         .if RED
         .set PER, 12 + 7 * L
+        .endif
+        .if OP == 23
+        .set PER, 40
         .endif
         .cycles "6 + N * (PER + 2)"
 
@@ -474,6 +483,74 @@ intew_red_step:
         setzi $m12, (L - 1) * I
         add $m2, $m2, $m12
 intew_red_next:
+        .endm
+        .endif
+
+        # f32 to integers: the magnitude m x 2^(e - 150) of the 24-bit
+        # significand m shifted into 64 bits, then the sign.
+        .if OP == 23
+        .macro BODY
+        ld32 $m7, [$m2+=4]
+        sar $m8, $m7, 31
+        shr $m9, $m7, 23
+        and $m9, $m9, 0xff
+        shl $m10, $m7, 9
+        shr $m10, $m10, 9
+        setzi $m11, 0
+        sethi $m11, 0x80
+        or $m10, $m10, $m11
+        setzi $m11, 0
+        setzi $m12, 0
+        cmplt $m13, $m9, 127
+        brnz $m13, intew_f2i_store
+        cmplt $m13, $m9, 190
+        brnz $m13, intew_f2i_shift
+        # NaN: 0; infinities and |x| >= 2^63: the i64 bound of x's sign.
+        cmpeq $m13, $m9, 255
+        shl $m14, $m7, 9
+        cmpeq $m14, $m14, 0
+        cmpeq $m14, $m14, 0
+        and $m13, $m13, $m14
+        brnz $m13, intew_f2i_store
+        add $m14, $m11, -1
+        xor $m11, $m8, $m14
+        shr $m14, $m14, 1
+        xor $m12, $m8, $m14
+        br intew_f2i_store
+intew_f2i_shift:
+        add $m13, $m9, -150
+        brneg $m13, intew_f2i_right
+        cmplt $m14, $m13, 32
+        brz $m14, intew_f2i_high
+        shl $m11, $m10, $m13
+        setzi $m14, 31
+        sub $m14, $m14, $m13
+        shr $m12, $m10, 1
+        shr $m12, $m12, $m14
+        br intew_f2i_sign
+intew_f2i_high:
+        add $m14, $m13, -32
+        shl $m12, $m10, $m14
+        br intew_f2i_sign
+intew_f2i_right:
+        setzi $m14, 0
+        sub $m14, $m14, $m13
+        shr $m11, $m10, $m14
+intew_f2i_sign:
+        NEG64 $m11, $m12, $m8, $m13, $m14
+intew_f2i_store:
+        STI $m11, $m12
+        .endm
+        .endif
+
+        .if OP == 24
+        .macro BODY
+        ld32 $m7, [$m2+=4]
+        shl $m7, $m7, 1
+        cmpeq $m7, $m7, 0
+        add $m7, $m7, -1
+        and $m7, $m7, 1
+        st8 $m7, [$m5+=1]
         .endm
         .endif
 

@@ -4,7 +4,8 @@
 // i64 add, sub, mul, div (truncating; i32 and i64 minimum by -1 wraps),
 // max, min, pow (negative exponents; i64 products past 2^64 wrap), equal,
 // less and greater, with a broadcast row and a splat scalar; select of i64
-// values; i32 <-> i64 casts; booleans compared and selected.
+// values; i32 <-> i64 casts; booleans compared and selected; f32 to i32,
+// i64 (towards zero) and i1.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock --print-outputs 2>/dev/null | FileCheck %s
 // RUN: ipu-opt --target test16 --ipu-lower-to-tile %s | FileCheck %s --check-prefix=TILE
@@ -29,6 +30,8 @@
 // TILE-DAG: tile.select {{.*}}kernel = "int_select_w8_n{{[0-9]+}}"
 // TILE-DAG: tile.select {{.*}}kernel = "int_select_w1_n{{[0-9]+}}"
 // TILE-DAG: fn = #tile.fn<equal>, kernel = "int_eq_w1_n{{[0-9]+}}"
+// TILE-DAG: fn = #tile.fn<cast>, kernel = "int_fromf32_w8_n{{[0-9]+}}"
+// TILE-DAG: fn = #tile.fn<cast>, kernel = "int_f32tobool_w4_n{{[0-9]+}}"
 func.func @main(
     %mask: tensor<2x64xi64> {ipu.name = "mask", ipu.default = dense<[[1, 1, 1, 1, 1, 8589934592, -1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]> : tensor<2x64xi64>},
     %x: tensor<2x64xf32> {ipu.name = "x"},
@@ -53,7 +56,8 @@ func.func @main(
         tensor<2x9xi1> {ipu.name = "lt64"}, tensor<2x9xi1> {ipu.name = "gt64"},
         tensor<2x9xi64> {ipu.name = "sel64"}, tensor<3x7xi64> {ipu.name = "wide"},
         tensor<2x9xi32> {ipu.name = "narrow"}, tensor<2x9xi64> {ipu.name = "c64"},
-        tensor<2x9xi1> {ipu.name = "beq"}, tensor<2x9xi1> {ipu.name = "bsel"}) {
+        tensor<2x9xi1> {ipu.name = "beq"}, tensor<2x9xi1> {ipu.name = "bsel"},
+        tensor<2x64xi32> {ipu.name = "xi32"}, tensor<2x64xi64> {ipu.name = "xi64"}, tensor<2x64xi1> {ipu.name = "xb"}) {
   %m = nn.cast %mask : tensor<2x64xi64> -> tensor<2x64xi1>
   %mask_f = nn.cast %m : tensor<2x64xi1> -> tensor<2x64xf32>
   %big = nn.constant dense<-1.0e+04> : tensor<f32>
@@ -85,5 +89,10 @@ func.func @main(
   %c64 = nn.cast %c : tensor<2x9xi1> -> tensor<2x9xi64>
   %beq = nn.equal %c, %eq64 : (tensor<2x9xi1>, tensor<2x9xi1>) -> tensor<2x9xi1>
   %bsel = nn.select %c, %lt64, %gt64 : (tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x9xi1>) -> tensor<2x9xi1>
-  return %mask_f, %masked, %add32, %sub32, %mul32, %div32, %max32, %min32, %pow32, %eq32, %lt32, %gt32, %add64, %sub64, %mul64, %div64, %max64, %min64, %pow64, %eq64, %lt64, %gt64, %sel64, %wide, %narrow, %c64, %beq, %bsel : tensor<2x64xf32>, tensor<2x64xf32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi1>, tensor<3x7xi1>, tensor<3x7xi1>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x9xi64>, tensor<3x7xi64>, tensor<2x9xi32>, tensor<2x9xi64>, tensor<2x9xi1>, tensor<2x9xi1>
+  %k = nn.constant dense<1.0e+03> : tensor<f32>
+  %xk = nn.mul %x, %k : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  %xi32 = nn.cast %xk : tensor<2x64xf32> -> tensor<2x64xi32>
+  %xi64 = nn.cast %xk : tensor<2x64xf32> -> tensor<2x64xi64>
+  %xb = nn.cast %masked : tensor<2x64xf32> -> tensor<2x64xi1>
+  return %mask_f, %masked, %add32, %sub32, %mul32, %div32, %max32, %min32, %pow32, %eq32, %lt32, %gt32, %add64, %sub64, %mul64, %div64, %max64, %min64, %pow64, %eq64, %lt64, %gt64, %sel64, %wide, %narrow, %c64, %beq, %bsel, %xi32, %xi64, %xb : tensor<2x64xf32>, tensor<2x64xf32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi32>, tensor<3x7xi1>, tensor<3x7xi1>, tensor<3x7xi1>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi64>, tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x9xi64>, tensor<3x7xi64>, tensor<2x9xi32>, tensor<2x9xi64>, tensor<2x9xi1>, tensor<2x9xi1>, tensor<2x64xi32>, tensor<2x64xi64>, tensor<2x64xi1>
 }

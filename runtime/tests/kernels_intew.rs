@@ -224,6 +224,60 @@ fn select_and_casts_match_the_reference() {
 }
 
 #[test]
+fn casts_from_f32_match_the_reference() {
+    let mut r = rand::rngs::StdRng::seed_from_u64(10);
+    let specials = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        0.5,
+        -0.999,
+        1.0,
+        -1.5,
+        2147483648.0,
+        -2147483648.0,
+        3.0e9,
+        -3.0e9,
+        9.2233715e18,
+        9.223372e18,
+        -9.223372e18,
+        1.0e19,
+        -1.0e30,
+        f32::MIN_POSITIVE,
+        16777215.0,
+        1.2345679e11,
+    ];
+    for n in [1usize, 5, 22, 41] {
+        let x: Vec<f32> = (0..n)
+            .map(|i| match r.gen_range(0..3) {
+                0 => specials[(i + n) % specials.len()],
+                1 => r.gen_range(-1.0e6f32..1.0e6),
+                _ => f32::from_bits(r.gen::<u32>()),
+            })
+            .collect();
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let tx = Tensor::from_f32(vec![n], Ty::F32, x).unwrap();
+        for (code, w, to, ow) in [(23, 4, Ty::I32, 4), (23, 8, Ty::I64, 8), (24, 4, Ty::I1, 1)] {
+            let (t, out) = run(
+                &[("OP", code), ("W", w), ("N", n as i64)],
+                &[xb.clone()],
+                n * ow,
+            );
+            let cast = OpKind::Cast {
+                to,
+                saturate: true,
+                scale: 0,
+            };
+            let want = evaluate(&cast, &[&tx]).unwrap().to_i64_vec();
+            assert_eq!(read(&t, out, n, ow), want, "f32 to {to:?} n {n}");
+        }
+    }
+}
+
+#[test]
 fn boolean_reductions_match_the_reference() {
     let mut r = rand::rngs::StdRng::seed_from_u64(9);
     for (outer, len, inner) in [

@@ -34,6 +34,11 @@ pub enum IntOp {
     /// Boolean reductions: any (ReduceMax), all (ReduceMin).
     Any = 21,
     All = 22,
+    /// f32 to an integer (the reference's cast: towards zero, saturating
+    /// at the i64 bounds, NaN 0; i32 the low 32 bits).
+    FromF32 = 23,
+    /// f32 to a boolean (x != 0).
+    F32ToBool = 24,
 }
 
 const NAMES: &[(i64, &str)] = &[
@@ -55,6 +60,8 @@ const NAMES: &[(i64, &str)] = &[
     (20, "narrow"),
     (21, "any"),
     (22, "all"),
+    (23, "fromf32"),
+    (24, "f32tobool"),
 ];
 
 impl KernelSpec {

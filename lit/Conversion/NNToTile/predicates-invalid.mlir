@@ -11,9 +11,9 @@ func.func @i16_compare(%a: tensor<4xi16>, %b: tensor<4xi16>) -> tensor<4xi1> {
 
 // -----
 
-func.func @float_to_int_cast(%a: tensor<4xf32>) -> tensor<4xi32> {
-  // expected-error@+1 {{'nn.cast' op casts tensor<4xf32> to tensor<4xi32>: casts from floats to integers have no kernel}}
-  %y = nn.cast %a : tensor<4xf32> -> tensor<4xi32>
+func.func @f16_to_int_cast(%a: tensor<4xf16>) -> tensor<4xi32> {
+  // expected-error@+1 {{'nn.cast' op casts tensor<4xf16> to tensor<4xi32>: casts to integers have a kernel from f32 only (cast to f32 first)}}
+  %y = nn.cast %a : tensor<4xf16> -> tensor<4xi32>
   return %y : tensor<4xi32>
 }
 

@@ -91,8 +91,12 @@ fn cast_kernel(
             ))),
         },
         (Some(_), None) => None,
+        (None, Some(w)) if value_elem(cx, from) == Some(F32) => match w {
+            1 => spec(IntOp::F32ToBool, 4),
+            _ => spec(IntOp::FromF32, w),
+        },
         (None, Some(_)) => Some(Err(format!(
-            "casts {} to {}: casts from floats to integers have no kernel",
+            "casts {} to {}: casts to integers have a kernel from f32 only (cast to f32 first)",
             type_name(cx, from),
             type_name(cx, to)
         ))),
