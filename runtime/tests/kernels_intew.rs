@@ -263,7 +263,7 @@ fn casts_from_f32_match_the_reference() {
         for (code, w, to, ow) in [(23, 4, Ty::I32, 4), (23, 8, Ty::I64, 8), (24, 4, Ty::I1, 1)] {
             let (t, out) = run(
                 &[("OP", code), ("W", w), ("N", n as i64)],
-                &[xb.clone()],
+                std::slice::from_ref(&xb),
                 n * ow,
             );
             let cast = OpKind::Cast {
