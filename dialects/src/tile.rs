@@ -252,8 +252,8 @@ declare_op! {
             cycles: i64 [I64_ATTR],
             mapping: Mapping [MAPPING_ATTR],
         ],
-        summary: "An elementwise compute set with a boolean (i1, one byte per element) result: a comparison of f32 or \
-                  f16 operands (`fn` equal, less, greater; NaN compares false) or boolean logic (and, or, not). Each \
+        summary: "An elementwise compute set with a boolean (i1, one byte per element) result: a comparison of f32, \
+                  f16, i32 or i64 operands (`fn` equal, less, greater; NaN compares false) or boolean logic (and, or, not). Each \
                   tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula) from the \
                   matching (broadcast) elements of the operands.",
         results: RESULT,
@@ -271,8 +271,8 @@ declare_op! {
             cycles: i64 [I64_ATTR],
             mapping: Mapping [MAPPING_ATTR],
         ],
-        summary: "An elementwise select: `cond ? a : b` with numpy broadcasting, `cond` boolean (i1), `a` and `b` f32 or \
-                  f16. Each tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula).",
+        summary: "An elementwise select: `cond ? a : b` with numpy broadcasting, `cond` boolean (i1), `a` and `b` f32, \
+                  f16, i32 or i64. Each tile of `mapping` computes its block with `kernel` (`cycles` from its cycle formula).",
         results: RESULT,
         traits: &[Trait::Pure],
         assembly_format: Some("$cond `,` $a `,` $b attr-dict `:` functional-type(operands, results)"),

@@ -129,6 +129,11 @@ fn library_kernels_round_trip_through_the_disassembler() {
         ("partials", params(&[("TYPE", 1), ("N", 416), ("P", 2)])),
         ("partials", params(&[("TYPE", 0), ("N", 13), ("P", 6)])),
         ("partials", params(&[("TYPE", 1), ("N", 4), ("P", 1)])),
+        ("intew", params(&[("OP", 3), ("W", 8), ("N", 5)])),
+        ("intew", params(&[("OP", 6), ("W", 8), ("N", 3)])),
+        ("intew", params(&[("OP", 12), ("W", 4), ("N", 7)])),
+        ("intew", params(&[("OP", 18), ("W", 2), ("N", 9)])),
+        ("intew", params(&[("OP", 22), ("N", 4), ("L", 3), ("I", 2)])),
     ];
     for (name, p) in specs {
         let a = assemble_kernel(name, &p).unwrap();
@@ -138,7 +143,7 @@ fn library_kernels_round_trip_through_the_disassembler() {
         assert!(a.meta.code_size as usize == bytes.len());
         assert!(a.meta.cycles.is_some(), "{name} has a cycle formula");
     }
-    assert_eq!(SOURCES.len(), 11);
+    assert_eq!(SOURCES.len(), 12);
 }
 
 #[test]

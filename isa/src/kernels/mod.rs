@@ -34,6 +34,7 @@ mod elementwise;
 mod fill;
 mod gather;
 mod gemm_amp;
+mod intew;
 mod lcopy;
 mod partials;
 mod rows;
@@ -43,6 +44,7 @@ pub use cast::*;
 pub use compare::*;
 pub use elementwise::*;
 pub use gemm_amp::*;
+pub use intew::*;
 pub use lcopy::*;
 pub use partials::*;
 pub use rows::*;
@@ -104,6 +106,7 @@ sources![
     gather,
     lcopy,
     partials,
+    intew,
 ];
 
 /// The source of a kernel by name.

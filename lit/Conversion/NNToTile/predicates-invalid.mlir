@@ -2,10 +2,26 @@
 // as a diagnostic at the op.
 // RUN: ipu-opt --split-input-file --verify-diagnostics --target test16 --convert-nn-to-tile %s
 
-// Integer comparisons have no kernel (they fold when their operands are constant).
-func.func @int_compare(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi1> {
-  // expected-error@+1 {{'nn.less' op on i64 elements has no kernel (f32 and f16 do; integer comparisons are folded when constant)}}
-  %y = nn.less %a, %b : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+// i32 and i64 comparisons have a kernel (intew); 16-bit integers none.
+func.func @i16_compare(%a: tensor<4xi16>, %b: tensor<4xi16>) -> tensor<4xi1> {
+  // expected-error@+1 {{'nn.less' op on i16 elements has no kernel (f32, f16, i32 and i64 do)}}
+  %y = nn.less %a, %b : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi1>
+  return %y : tensor<4xi1>
+}
+
+// -----
+
+func.func @f16_to_int_cast(%a: tensor<4xf16>) -> tensor<4xi32> {
+  // expected-error@+1 {{'nn.cast' op casts tensor<4xf16> to tensor<4xi32>: casts to integers have a kernel from f32 only (cast to f32 first)}}
+  %y = nn.cast %a : tensor<4xf16> -> tensor<4xi32>
+  return %y : tensor<4xi32>
+}
+
+// -----
+
+func.func @bool_sum(%a: tensor<4x8xi1>) -> tensor<4xi1> {
+  // expected-error@+1 {{'nn.reduce_sum' op takes the sum of booleans, which has no kernel (max and min do)}}
+  %y = nn.reduce_sum %a {axes = array<i64: 1>} : tensor<4x8xi1> -> tensor<4xi1>
   return %y : tensor<4xi1>
 }
 

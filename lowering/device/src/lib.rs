@@ -24,6 +24,7 @@
 pub mod builder;
 pub mod constants;
 pub mod gather;
+pub mod ints;
 pub mod map;
 pub mod matmul;
 pub mod matmul_plan;

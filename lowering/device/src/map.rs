@@ -77,6 +77,8 @@ enum Choice {
     /// A row-vector op; the operand holding the matrix.
     Row(usize),
     Cast,
+    /// Integers or booleans (`intew.S`); broadcast operands as for `Ew`.
+    Int,
 }
 
 fn round_up(v: usize, to: usize) -> usize {
@@ -92,7 +94,6 @@ const NONSATURATING: &str = "nonsaturating";
 fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, KernelSpec), String> {
     let result = cx.result(op, 0);
     let rshape = cx.value_shape(result);
-    let out = value_elem(cx, result).ok_or("has a result type without kernels")?;
     let bshape = m.block_shape(&rshape);
     let full = bshape.iter().product::<i64>().max(1) as usize;
     let rank = rshape.len();
@@ -102,6 +103,10 @@ fn choose(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<(Choice, Kernel
                 .into(),
         );
     }
+    if let Some(r) = super::ints::kernel(cx, op, Some(f), full) {
+        return r.map(|spec| (Choice::Int, spec));
+    }
+    let out = value_elem(cx, result).ok_or("has a result type without kernels")?;
     let n_ops = cx.operands(op).len();
     if f == MapFn::Cast {
         let input = cx.operand(op, 0);
@@ -453,6 +458,12 @@ impl DeviceOp for Map {
             .find(|&&v| cx.value_shape(v) == rshape)
             .and_then(|v| env.mappings.get(v).cloned())
             .unwrap_or_else(|| spread(&rshape, env.target.tiles()));
+        // The operand the row-vector kernel would read as its vector (the
+        // kernel takes it only for whole 64-bit rows of a block).
+        let vector = match choose(cx, op, f, &m) {
+            Ok((Choice::Row(mat), _)) => Some(1 - mat),
+            _ => None,
+        };
         // A splat constant broadcast to the result is a constant of the
         // result's shape and mapping, loaded with the image: read in place,
         // never exchanged.
@@ -469,14 +480,9 @@ impl DeviceOp for Map {
                     continue;
                 }
                 // Any other constant read expanded (not as a bias-like row
-                // vector) is expanded at compile time, likewise.
-                let vshape = cx.value_shape(*v);
-                let row_vector = row_vector_op(f).is_some()
-                    && vshape.last() == rshape.last()
-                    && vshape[..vshape.len().saturating_sub(1)]
-                        .iter()
-                        .all(|&d| d == 1);
-                if !row_vector {
+                // vector: an exchange cannot broadcast a constant loaded
+                // with the image) is expanded at compile time, likewise.
+                if vector != Some(i) {
                     if let Some(c) =
                         super::constants::broadcast_to(cx, *v, &rshape, &m, loc).map_err(err)?
                     {
@@ -550,9 +556,10 @@ impl DeviceOp for Map {
             let v = cx.operand(op, i);
             let vshape = cx.value_shape(v);
             let eb = elem_bytes(cx, v) as u64;
-            let binary = n_ops == 2;
+            // Paired loads: the float kernels' binary ops.
+            let binary = n_ops == 2 && !matches!(choice, Choice::Int);
             // An elementwise kernel reads every operand at the result's shape.
-            let expand = matches!(choice, Choice::Ew(_)) && vshape != rshape;
+            let expand = matches!(choice, Choice::Ew(_) | Choice::Int) && vshape != rshape;
             let got = if expand {
                 let via = View {
                     kind: ViewKind::Broadcast,
@@ -606,6 +613,10 @@ impl DeviceOp for Map {
                     Word::Buf(ins[1 - mat], 0),
                     Word::Buf(res, 0),
                 ),
+                Choice::Int => {
+                    let ins: Vec<Word> = ins.iter().map(|&i| Word::Buf(i, 0)).collect();
+                    records::intew(&spec, &ins, Word::Buf(res, 0))
+                }
                 Choice::Cast => {
                     let (s_in, s_out) = (fp8_scale(cx, cx.operand(op, 0)), fp8_scale(cx, result));
                     let (scale, out_scale) = cast_scales(&spec, s_in, s_out);

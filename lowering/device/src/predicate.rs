@@ -89,6 +89,9 @@ fn predicate_kernel(cx: &Context, op: Op, f: MapFn, m: &Mapping) -> Result<Kerne
     if n_ops != 1 + cop.is_binary() as usize {
         return Err(format!("'{}' takes {} operands", f.name(), n_ops));
     }
+    if let Some(r) = super::ints::kernel(cx, op, Some(f), block_elems(cx, op, m)) {
+        return r;
+    }
     let ty = if cop.is_comparison() {
         let a = float_elem(cx, cx.operand(op, 0), "elements")?;
         let b = float_elem(cx, cx.operand(op, 1), "elements")?;
@@ -122,6 +125,9 @@ fn select_kernel(cx: &Context, op: Op, m: &Mapping) -> Result<KernelSpec, String
             "has a condition of type {}, which must be i1",
             type_name(cx, cx.operand(op, 0))
         ));
+    }
+    if let Some(r) = super::ints::kernel(cx, op, None, block_elems(cx, op, m)) {
+        return r;
     }
     let ty = float_elem(cx, cx.operand(op, 1), "values")?;
     Ok(KernelSpec::select(ty, block_elems(cx, op, m)))
@@ -289,7 +295,8 @@ impl DeviceOp for Predicates {
         let f = tile::Predicate(op).map_fn(cx);
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let spec = predicate_kernel(cx, op, f, &m).map_err(|e| b.err(op, e))?;
-        let binary = cx.operands(op).len() == 2;
+        let int = spec.source == "intew";
+        let binary = cx.operands(op).len() == 2 && !int;
         let s = spec.clone();
         program(
             op,
@@ -297,7 +304,10 @@ impl DeviceOp for Predicates {
             &spec,
             &format!("tile.predicate {}", f.name()),
             &[binary, binary],
-            move |ins, out| records::compare(&s, ins[0], ins.get(1).copied(), out),
+            move |ins, out| match int {
+                true => records::intew(&s, ins, out),
+                false => records::compare(&s, ins[0], ins.get(1).copied(), out),
+            },
         )
     }
 }
@@ -322,14 +332,18 @@ impl DeviceOp for Select {
         let cx = b.cx();
         let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;
         let spec = select_kernel(cx, op, &m).map_err(|e| b.err(op, e))?;
+        let int = spec.source == "intew";
         let s = spec.clone();
         program(
             op,
             b,
             &spec,
             tile::Select::NAME,
-            &[false, true, true],
-            move |ins, out| records::select(&s, ins[0], ins[1], ins[2], out),
+            &[false, !int, !int],
+            move |ins, out| match int {
+                true => records::intew(&s, ins, out),
+                false => records::select(&s, ins[0], ins[1], ins[2], out),
+            },
         )
     }
 }

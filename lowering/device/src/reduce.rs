@@ -12,6 +12,8 @@
 //! consecutive reduced axes, innermost first (along rows when the run ends
 //! the block, else down its columns; f16 columns are cast to f32 first),
 //! the last writing the result type (a mean scaled by 1 / count there).
+//! Booleans (max: any, min: all) take `intew.S`'s reduction on the
+//! supervisor, one call per run, and are cut along kept axes only.
 
 use super::rows::{
     alloc_temps, at_zero, check_fits, check_recorded, row_elem, row_grids, row_walk, stage_call,
@@ -68,6 +70,8 @@ struct Form {
     keepdims: bool,
     shape: Vec<i64>,
     elem: ElemType,
+    /// A max or min of booleans (`elem` then unused).
+    boolean: bool,
 }
 
 /// The kind, axes and `keepdims` of a `tile.reduce` or an `nn.reduce_*`
@@ -106,14 +110,35 @@ impl Form {
                 "has axes {axes:?} that are not sorted axes of its input"
             ));
         }
-        let elem = row_elem(cx, x)?;
+        let boolean = super::ints::int_bytes(cx, x) == Some(1);
+        if boolean && !matches!(kind, Kind::Max | Kind::Min) {
+            return Err(format!(
+                "takes the {} of booleans, which has no kernel (max and min do)",
+                kind.name()
+            ));
+        }
+        let elem = if boolean {
+            ElemType::F32
+        } else {
+            row_elem(cx, x)?
+        };
         Ok(Form {
             kind,
             axes,
             keepdims,
             shape,
             elem,
+            boolean,
         })
+    }
+
+    /// Bytes of an input (and result) element.
+    fn elem_bytes(&self) -> i64 {
+        if self.boolean {
+            1
+        } else {
+            self.elem.bytes() as i64
+        }
     }
 
     /// Elements reduced into each result element.
@@ -203,6 +228,9 @@ fn plan_for(f: &Form, m: &Mapping) -> Result<Plan, String> {
             "reduces only axes of one element on each tile, which is not lowered yet".into(),
         );
     }
+    if f.boolean {
+        return bool_plan(f, &block, &runs, split);
+    }
     let mut calls = Calls::default();
     let mut cur = block.clone();
     let mut cur_e = f.elem;
@@ -273,10 +301,44 @@ fn plan_for(f: &Form, m: &Mapping) -> Result<Plan, String> {
     Ok(Plan { calls, split })
 }
 
+/// The calls of a boolean reduction of blocks `block` (no cut along the
+/// reduced axes): one `intew.S` reduction per run, innermost first.
+fn bool_plan(
+    f: &Form,
+    block: &[i64],
+    runs: &[(usize, usize)],
+    split: bool,
+) -> Result<Plan, String> {
+    if split {
+        return Err(
+            "cuts reduced axes of booleans over tiles, which the boolean reduction does not combine"
+                .into(),
+        );
+    }
+    let mut calls = Calls::default();
+    let mut cur = block.to_vec();
+    let mut src = Slot::Input;
+    for (k, &(lo, hi)) in runs.iter().enumerate() {
+        let (outer, len, inner) = walk_of(&cur, lo, hi);
+        for d in &mut cur[lo..hi] {
+            *d = 1;
+        }
+        let to = if k + 1 == runs.len() {
+            Slot::Out
+        } else {
+            calls.temp((outer * inner) as u64)
+        };
+        let spec = KernelSpec::bool_reduce(f.kind == Kind::Min, outer * inner, len, inner);
+        calls.push(spec, src, to);
+        src = to;
+    }
+    Ok(Plan { calls, split: None })
+}
+
 /// Bytes a tile holds for the blocks of `m`: input, scratch, partials
 /// (sent and gathered) and result.
 fn bytes_for(f: &Form, m: &Mapping, calls: Option<&Plan>) -> u64 {
-    let eb = f.elem.bytes() as i64;
+    let eb = f.elem_bytes();
     let input = block_bytes_of(m, &f.shape, eb);
     let rm = f.result_mapping(m);
     let out = block_bytes_of(&rm, &f.result_shape(), eb);

@@ -84,12 +84,13 @@ impl Calls {
         self.stages.push(Stage { spec, from, to });
     }
 
-    /// The row kernel: the first call that is not a cast.
+    /// The row kernel: the first call that is not a cast (a boolean
+    /// reduction's `intew`).
     pub fn kernel(&self) -> Option<&KernelSpec> {
         self.stages
             .iter()
             .map(|s| &s.spec)
-            .find(|s| s.source == "rows")
+            .find(|s| s.source == "rows" || s.source == "intew")
     }
 
     /// Cycles of one tile's calls, by their cycle formulas.
@@ -336,6 +337,7 @@ pub(crate) fn stage_call(
             records::layer_norm(&s.spec, from, params.0, params.1, to)
         }
         "rows" => records::rows_along(&s.spec, from, to),
+        "intew" => records::intew(&s.spec, &[from], to),
         _ => records::unary(&s.spec, from, to),
     }
 }

@@ -682,6 +682,13 @@ pub fn select(spec: &KernelSpec, cond: Word, a: Word, b: Word, out: Word) -> Cal
     call(spec, "select", vec![cond, a, b, out], 0)
 }
 
+/// `intew.S`: +0 in0, +4 in1 (binary ops, select), +8 in2 (select),
+/// +12 out; `ins` the op's inputs in order (unused words 0).
+pub fn intew(spec: &KernelSpec, ins: &[Word], out: Word) -> Call {
+    let word = |i: usize| ins.get(i).copied().unwrap_or(Word::Val(0));
+    call(spec, "intew", vec![word(0), word(1), word(2), out], 0)
+}
+
 /// `gather.S`: +0 data, +4 indices, +8 out.
 pub fn gather(spec: &KernelSpec, data: Word, indices: Word, out: Word) -> Call {
     call(spec, "gather", vec![data, indices, out], 0)
