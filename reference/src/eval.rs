@@ -117,6 +117,23 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
             saturate,
             scale,
         } => cast(inputs[0], *to, *saturate, *scale),
+        OpKind::Conv { .. }
+        | OpKind::ConvTranspose { .. }
+        | OpKind::MaxPool { .. }
+        | OpKind::AvgPool { .. } => crate::window::evaluate(op, inputs, &out)?,
+        OpKind::Resize {
+            scales,
+            coordinate,
+            nearest,
+            linear,
+            ..
+        } => crate::resize::evaluate(
+            inputs[0],
+            scales,
+            *coordinate,
+            (!linear).then_some(*nearest),
+            &out,
+        ),
         _ => {
             return Err(EvalError::attr(
                 name,

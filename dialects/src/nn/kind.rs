@@ -6,11 +6,12 @@
 
 use super::{
     constant_tensor, elements_attr, ir_tensor_type, tensor_type, Abs, Add, And, ArgMax, ArgMin,
-    Broadcast, Cast, Ceil, Concat, Constant, Cos, CumProd, CumSum, Div, Equal, Erf, Exp, Floor,
-    Gather, GatherElements, Gelu, Greater, LayerNorm, Less, Log, LogSoftmax, MatMul, Max, Min, Mod,
-    Mul, Neg, Not, Or, Pad, Pow, Reciprocal, ReduceMax, ReduceMean, ReduceMin, ReduceProd,
-    ReduceSum, Relu, Reshape, Round, Rsqrt, ScatterElements, ScatterNd, Select, Sigmoid, Sin,
-    Slice, Softmax, Sqrt, Sub, Tanh, TopK, Transpose,
+    AvgPool, Broadcast, Cast, Ceil, Concat, Constant, Conv, ConvTranspose, Cos, CumProd, CumSum,
+    Div, Equal, Erf, Exp, Floor, Gather, GatherElements, Gelu, Greater, LayerNorm, Less, Log,
+    LogSoftmax, MatMul, Max, MaxPool, Min, Mod, Mul, Neg, Not, Or, Pad, Pow, Reciprocal, ReduceMax,
+    ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Rsqrt,
+    ScatterElements, ScatterNd, Select, Sigmoid, Sin, Slice, Softmax, Sqrt, Sub, Tanh, TopK,
+    Transpose,
 };
 use ipu_ir::context::{Context, Op, OperationState, Value};
 use ipu_ir::types::{Attr, Loc};
@@ -156,6 +157,41 @@ op_kinds! {
     Gather => Gather { axis: axis(axis) };
     Select => Select;
     Cast => Cast { to: result_element(), scale: fp8_scale(scale), saturate: flag(saturate) };
+    Conv => Conv {
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        group: count(group),
+    };
+    ConvTranspose => ConvTranspose {
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        output_padding: usizes(output_padding),
+        group: count(group),
+    };
+    MaxPool => MaxPool {
+        kernel: usizes(kernel),
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        ceil_mode: flag(ceil_mode),
+    };
+    AvgPool => AvgPool {
+        kernel: usizes(kernel),
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        ceil_mode: flag(ceil_mode),
+        count_include_pad: flag(count_include_pad),
+    };
+    Resize => Resize {
+        shape: result_shape(),
+        scales: f32s(scales),
+        coordinate: coordinate_mode(coordinate_transformation_mode),
+        nearest: nearest_mode(nearest_mode),
+        linear: flag(linear),
+    };
 }
 
 /// The reference op an IR `nn` op computes.
@@ -374,6 +410,54 @@ mod codec {
                 ScatterReduction::Min => "min",
             };
             Some(cx.string_attr(name))
+        }
+    }
+
+    /// A list of f32s (resize scales).
+    pub mod f32s {
+        use super::*;
+        use ipu_ir::types::AttrKind;
+        pub fn read(cx: &Context, _: Op, name: &str, a: Attr) -> Result<Vec<f32>, String> {
+            let AttrKind::Array(items) = cx.attr_kind(a) else {
+                return Err(format!("'{name}' must be an array of f32"));
+            };
+            items
+                .iter()
+                .map(|&i| match cx.attr_kind(i) {
+                    AttrKind::Float { bits, .. } => Ok(f64::from_bits(*bits) as f32),
+                    _ => Err(format!("'{name}' must be an array of f32")),
+                })
+                .collect()
+        }
+        pub fn write(cx: &mut Context, v: &[f32]) -> Option<Attr> {
+            let items = v
+                .iter()
+                .map(|&x| cx.float_attr(x as f64, Type::F32))
+                .collect();
+            Some(cx.array_attr(items))
+        }
+    }
+
+    pub mod coordinate_mode {
+        use super::*;
+        use ipu_reference::ResizeCoordinate;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<ResizeCoordinate, String> {
+            ResizeCoordinate::from_name(s)
+                .ok_or_else(|| format!("unknown coordinate transformation `{s}`"))
+        }
+        pub fn write(cx: &mut Context, c: &ResizeCoordinate) -> Option<Attr> {
+            (*c != ResizeCoordinate::HalfPixel).then(|| cx.string_attr(c.name()))
+        }
+    }
+
+    pub mod nearest_mode {
+        use super::*;
+        use ipu_reference::NearestMode;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<NearestMode, String> {
+            NearestMode::from_name(s).ok_or_else(|| format!("unknown nearest mode `{s}`"))
+        }
+        pub fn write(cx: &mut Context, m: &NearestMode) -> Option<Attr> {
+            (*m != NearestMode::RoundPreferFloor).then(|| cx.string_attr(m.name()))
         }
     }
 

@@ -1,0 +1,515 @@
+//! The windowed ops of convolutional networks: `Conv`, `ConvTranspose`,
+//! `MaxPool`, `AveragePool` (the dialect's `conv`, `conv_transpose`,
+//! `max_pool`, `avg_pool`, a bias added after), and the integer convs
+//! `ConvInteger` and `QLinearConv` (the zero points subtracted in i32, an
+//! exact i32 conv, then for `QLinearConv` requantized). `auto_pad` is
+//! resolved to explicit pads here, as onnxruntime resolves it.
+
+use ipu_reference::{ElementType, OpKind};
+
+use super::super::importer::{invalid, unsupported, Importer, NResult};
+use super::{op, AttrKind as A, Binder, OnnxOp};
+use crate::import::ValueId;
+
+const CONV: &[(&str, A)] = &[
+    ("auto_pad", A::String),
+    ("dilations", A::Ints),
+    ("group", A::Int),
+    ("kernel_shape", A::Ints),
+    ("pads", A::Ints),
+    ("strides", A::Ints),
+];
+const CONV_TRANSPOSE: &[(&str, A)] = &[
+    ("auto_pad", A::String),
+    ("dilations", A::Ints),
+    ("group", A::Int),
+    ("kernel_shape", A::Ints),
+    ("output_padding", A::Ints),
+    ("output_shape", A::Ints),
+    ("pads", A::Ints),
+    ("strides", A::Ints),
+];
+const MAX_POOL: &[(&str, A)] = &[
+    ("auto_pad", A::String),
+    ("ceil_mode", A::Int),
+    ("dilations", A::Ints),
+    ("kernel_shape", A::Ints),
+    ("pads", A::Ints),
+    ("strides", A::Ints),
+];
+const AVG_POOL: &[(&str, A)] = &[
+    ("auto_pad", A::String),
+    ("ceil_mode", A::Int),
+    ("count_include_pad", A::Int),
+    ("dilations", A::Ints),
+    ("kernel_shape", A::Ints),
+    ("pads", A::Ints),
+    ("strides", A::Ints),
+];
+
+pub(super) const OPS: &[OnnxOp] = &[
+    op("Conv", 1, CONV, conv),
+    op("ConvTranspose", 1, CONV_TRANSPOSE, conv_transpose),
+    op("MaxPool", 1, MAX_POOL, max_pool),
+    op("AveragePool", 1, AVG_POOL, avg_pool),
+    op("ConvInteger", 10, CONV, conv_integer),
+    op("QLinearConv", 10, CONV, qlinear_conv),
+];
+
+/// A spatial attribute list as sizes: `n` entries (the default `fill`
+/// when absent), each at least `min`.
+fn spatial(n: &Binder, key: &str, count: usize, fill: usize, min: usize) -> NResult<Vec<usize>> {
+    let Some(v) = n.attr_ints(key)? else {
+        return Ok(vec![fill; count]);
+    };
+    if v.len() != count {
+        return invalid(format!(
+            "`{key}` has {} entries for {count} spatial axes",
+            v.len()
+        ));
+    }
+    v.iter()
+        .map(|&x| match usize::try_from(x) {
+            Ok(u) if u >= min && x <= i32::MAX as i64 => Ok(u),
+            _ => invalid(format!("`{key}` holds {x}")),
+        })
+        .collect()
+}
+
+/// How a window's pads are chosen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AutoPad {
+    NotSet,
+    SameUpper,
+    SameLower,
+    Valid,
+}
+
+fn auto_pad(n: &Binder) -> NResult<AutoPad> {
+    Ok(match n.attr_s("auto_pad")?.as_deref() {
+        None | Some("NOTSET") => AutoPad::NotSet,
+        Some("SAME_UPPER") => AutoPad::SameUpper,
+        Some("SAME_LOWER") => AutoPad::SameLower,
+        Some("VALID") => AutoPad::Valid,
+        Some(other) => return invalid(format!("unknown auto_pad `{other}`")),
+    })
+}
+
+/// A forward window's strides, dilations and resolved pads (lows, then
+/// highs) over `input`'s spatial dims with `kernel`.
+struct Window {
+    strides: Vec<usize>,
+    dilations: Vec<usize>,
+    pads: Vec<usize>,
+}
+
+fn window(n: &Binder, input: &[usize], kernel: &[usize], dilated: bool) -> NResult<Window> {
+    let s = input.len();
+    if let Some(k) = n.attr_ints("kernel_shape")? {
+        if k.len() != s || k.iter().zip(kernel).any(|(&a, &b)| a != b as i64) {
+            return invalid(format!(
+                "kernel_shape {k:?} does not match the kernel {kernel:?}"
+            ));
+        }
+    }
+    let strides = spatial(n, "strides", s, 1, 1)?;
+    let dilations = if dilated {
+        spatial(n, "dilations", s, 1, 1)?
+    } else {
+        vec![1; s]
+    };
+    let mode = auto_pad(n)?;
+    let pads = match mode {
+        AutoPad::NotSet => spatial(n, "pads", 2 * s, 0, 0)?,
+        AutoPad::Valid => vec![0; 2 * s],
+        AutoPad::SameUpper | AutoPad::SameLower => {
+            let (mut low, mut high) = (Vec::with_capacity(s), Vec::with_capacity(s));
+            for a in 0..s {
+                let k = (kernel[a] - 1) * dilations[a] + 1;
+                let out = input[a].div_ceil(strides[a]);
+                let total = ((out.max(1) - 1) * strides[a] + k).saturating_sub(input[a]);
+                let small = total / 2;
+                let (l, h) = if mode == AutoPad::SameUpper {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                };
+                low.push(l);
+                high.push(h);
+            }
+            low.extend(high);
+            low
+        }
+    };
+    Ok(Window {
+        strides,
+        dilations,
+        pads,
+    })
+}
+
+/// `x` `[N, C, S...]` with at least one spatial axis.
+fn spatial_input(im: &Importer, x: ValueId) -> NResult<Vec<usize>> {
+    let shape = &im.ty(x).shape;
+    if shape.len() < 3 {
+        return invalid(format!(
+            "the input must be [N, C, spatial...], got {shape:?}"
+        ));
+    }
+    Ok(shape[2..].to_vec())
+}
+
+/// The conv op of a node on `x` and weights `w`.
+fn conv_kind(im: &Importer, n: &Binder, x: ValueId, w: ValueId) -> NResult<OpKind> {
+    let input = spatial_input(im, x)?;
+    let wshape = &im.ty(w).shape;
+    if wshape.len() != input.len() + 2 {
+        return invalid(format!(
+            "weights {wshape:?} do not match the input's {} spatial axes",
+            input.len()
+        ));
+    }
+    let kernel = wshape[2..].to_vec();
+    let group = n.attr_i("group", 1)?;
+    let group = usize::try_from(group)
+        .ok()
+        .filter(|&g| g >= 1)
+        .ok_or_else(|| super::super::importer::NodeErr::Invalid(format!("group {group}")))?;
+    let win = window(n, &input, &kernel, true)?;
+    Ok(OpKind::Conv {
+        strides: win.strides,
+        dilations: win.dilations,
+        pads: win.pads,
+        group,
+    })
+}
+
+/// `y + bias` with the bias (`[M]`) along the channel axis.
+fn add_bias(im: &mut Importer, y: ValueId, bias: Option<ValueId>, name: &str) -> NResult<ValueId> {
+    let Some(b) = bias else {
+        return Ok(y);
+    };
+    let shape = im.ty(y).shape.clone();
+    if im.ty(b).shape != [shape[1]] {
+        return invalid(format!(
+            "the bias {:?} is not one value per output channel ({})",
+            im.ty(b).shape,
+            shape[1]
+        ));
+    }
+    let mut bs = vec![1usize; shape.len() - 1];
+    bs[0] = shape[1];
+    let b = im.reshape(b, bs, name)?;
+    im.op(OpKind::Add, &[y, b], name)
+}
+
+fn conv(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let name = n.name;
+    let (x, w) = (im.req(n, 0)?, im.req(n, 1)?);
+    let bias = im.input(n, 2)?;
+    let kind = conv_kind(im, n, x, w)?;
+    let c = im.op(kind.clone(), &[x, w], name)?;
+    let y = add_bias(im, c, bias, name)?;
+    im.note_conv(y, x, w, bias, kind);
+    im.bind(n, &[Some(y)])
+}
+
+/// `BatchNormalization` (inference) of a conv's result, folded into the
+/// conv when the weights, the conv's bias and the four statistics are
+/// constants of the input's type, as onnxruntime's conv-BN fusion does:
+/// `s = scale / sqrt(var + eps)`, weights times `s` per output channel,
+/// bias `(b - mean) * s + beta`. `None` when it does not apply.
+pub(super) fn fold_batch_norm(
+    im: &mut Importer,
+    n: &Binder,
+    x: ValueId,
+    params: [ValueId; 4],
+    eps: f32,
+) -> NResult<Option<ValueId>> {
+    let Some(rec) = im.convs.get(&x).cloned() else {
+        return Ok(None);
+    };
+    let dt = im.ty(x).dtype;
+    let mut constant = vec![rec.w];
+    constant.extend(rec.bias);
+    constant.extend(params);
+    let m = im.ty(x).shape[1];
+    let fits = constant
+        .iter()
+        .all(|v| im.consts.contains_key(v) && im.ty(*v).dtype == dt)
+        && params.iter().all(|&p| im.ty(p).shape == [m]);
+    if !fits {
+        return Ok(None);
+    }
+    let name = n.name;
+    let [scale, beta, mean, var] = params;
+    let e = im.scalar(eps, dt, name)?;
+    let ve = im.op(OpKind::Add, &[var, e], name)?;
+    let sd = im.op(OpKind::Sqrt, &[ve], name)?;
+    let s = im.op(OpKind::Div, &[scale, sd], name)?;
+    let rank = im.ty(rec.w).shape.len();
+    let mut ws = vec![1usize; rank];
+    ws[0] = m;
+    let sw = im.reshape(s, ws, name)?;
+    let w = im.op(OpKind::Mul, &[rec.w, sw], name)?;
+    let b = match rec.bias {
+        Some(b) => im.op(OpKind::Sub, &[b, mean], name)?,
+        None => im.op(OpKind::Neg, &[mean], name)?,
+    };
+    let b = im.op(OpKind::Mul, &[b, s], name)?;
+    let b = im.op(OpKind::Add, &[b, beta], name)?;
+    let c = im.op(rec.kind.clone(), &[rec.x, w], name)?;
+    let y = add_bias(im, c, Some(b), name)?;
+    im.note_conv(y, rec.x, w, Some(b), rec.kind);
+    Ok(Some(y))
+}
+
+fn conv_transpose(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let name = n.name;
+    let (x, w) = (im.req(n, 0)?, im.req(n, 1)?);
+    let bias = im.input(n, 2)?;
+    let input = spatial_input(im, x)?;
+    let s = input.len();
+    let wshape = im.ty(w).shape.clone();
+    if wshape.len() != s + 2 {
+        return invalid(format!(
+            "weights {wshape:?} do not match the input's {s} spatial axes"
+        ));
+    }
+    let kernel = wshape[2..].to_vec();
+    if let Some(k) = n.attr_ints("kernel_shape")? {
+        if k.len() != s || k.iter().zip(&kernel).any(|(&a, &b)| a != b as i64) {
+            return invalid(format!(
+                "kernel_shape {k:?} does not match the kernel {kernel:?}"
+            ));
+        }
+    }
+    let group = n.attr_i("group", 1)?;
+    let group = usize::try_from(group)
+        .ok()
+        .filter(|&g| g >= 1)
+        .ok_or_else(|| super::super::importer::NodeErr::Invalid(format!("group {group}")))?;
+    let strides = spatial(n, "strides", s, 1, 1)?;
+    let dilations = spatial(n, "dilations", s, 1, 1)?;
+    let mut output_padding = spatial(n, "output_padding", s, 0, 0)?;
+    let mode = auto_pad(n)?;
+    let wanted = match n.attr_ints("output_shape")? {
+        Some(o) => {
+            // The spatial dims, or (as some exporters write) all of them.
+            let o = if o.len() == s + 2 { o[2..].to_vec() } else { o };
+            Some(spatial_from(&o, s)?)
+        }
+        None if matches!(mode, AutoPad::SameUpper | AutoPad::SameLower) => {
+            Some(input.iter().zip(&strides).map(|(&i, &st)| i * st).collect())
+        }
+        None => None,
+    };
+    let pads = match (wanted, mode) {
+        (Some(out), _) => {
+            let (mut low, mut high) = (Vec::new(), Vec::new());
+            for a in 0..s {
+                let k = (kernel[a] - 1) * dilations[a] + 1;
+                let full = (input[a].max(1) - 1) * strides[a] + output_padding[a] + k;
+                let total = full.saturating_sub(out[a]);
+                // An output larger than the full one is zero-filled at the end.
+                output_padding[a] += out[a].saturating_sub(full);
+                let small = total / 2;
+                let (l, h) = if mode == AutoPad::SameLower {
+                    (total - small, small)
+                } else {
+                    (small, total - small)
+                };
+                low.push(l);
+                high.push(h);
+            }
+            low.extend(high);
+            low
+        }
+        (None, AutoPad::Valid) => vec![0; 2 * s],
+        (None, _) => spatial(n, "pads", 2 * s, 0, 0)?,
+    };
+    let kind = OpKind::ConvTranspose {
+        strides,
+        dilations,
+        pads,
+        output_padding,
+        group,
+    };
+    let c = im.op(kind, &[x, w], name)?;
+    let y = add_bias(im, c, bias, name)?;
+    im.bind(n, &[Some(y)])
+}
+
+fn spatial_from(v: &[i64], s: usize) -> NResult<Vec<usize>> {
+    if v.len() != s {
+        return invalid(format!(
+            "`output_shape` has {} entries for {s} spatial axes",
+            v.len()
+        ));
+    }
+    v.iter()
+        .map(|&x| {
+            usize::try_from(x)
+                .ok()
+                .filter(|&u| u <= i32::MAX as usize)
+                .ok_or_else(|| {
+                    super::super::importer::NodeErr::Invalid(format!("`output_shape` holds {x}"))
+                })
+        })
+        .collect()
+}
+
+/// A pool's kernel (`kernel_shape`, required) and window.
+fn pool_window(
+    im: &Importer,
+    n: &Binder,
+    x: ValueId,
+    dilated: bool,
+) -> NResult<(Vec<usize>, Window)> {
+    let input = spatial_input(im, x)?;
+    let Some(k) = n.attr_ints("kernel_shape")? else {
+        return invalid("missing attribute `kernel_shape`");
+    };
+    let kernel = spatial_from(&k, input.len())?;
+    if kernel.contains(&0) {
+        return invalid(format!("kernel_shape {k:?} holds 0"));
+    }
+    let win = window(n, &input, &kernel, dilated)?;
+    Ok((kernel, win))
+}
+
+fn max_pool(im: &mut Importer, n: &Binder) -> NResult<()> {
+    if Importer::wants_output(n, 1) {
+        return unsupported("the Indices output");
+    }
+    let x = im.req(n, 0)?;
+    let (kernel, win) = pool_window(im, n, x, true)?;
+    let kind = OpKind::MaxPool {
+        kernel,
+        strides: win.strides,
+        dilations: win.dilations,
+        pads: win.pads,
+        ceil_mode: n.attr_i("ceil_mode", 0)? != 0,
+    };
+    let y = im.op(kind, &[x], n.name)?;
+    im.bind(n, &[Some(y)])
+}
+
+fn avg_pool(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let x = im.req(n, 0)?;
+    let (kernel, win) = pool_window(im, n, x, n.opset >= 19)?;
+    let kind = OpKind::AvgPool {
+        kernel,
+        strides: win.strides,
+        dilations: win.dilations,
+        pads: win.pads,
+        ceil_mode: n.attr_i("ceil_mode", 0)? != 0,
+        count_include_pad: n.attr_i("count_include_pad", 0)? != 0,
+    };
+    let y = im.op(kind, &[x], n.name)?;
+    im.bind(n, &[Some(y)])
+}
+
+/// `ConvInteger(x, w, x_zero_point?, w_zero_point?)` -> i32: the centred
+/// operands (the input's zero point one value, the weights' one or one
+/// per output channel) convolved exactly in i32.
+fn conv_integer(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let name = n.name;
+    let (x, w) = (im.req(n, 0)?, im.req(n, 1)?);
+    let (zx, zw) = (im.input(n, 2)?, im.input(n, 3)?);
+    let kind = conv_kind(im, n, x, w)?;
+    let xc = im.centred_conv_operand(x, zx, false, name)?;
+    let wc = im.centred_conv_operand(w, zw, true, name)?;
+    let y = im.op(kind, &[xc, wc], name)?;
+    im.bind(n, &[Some(y)])
+}
+
+/// `QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?)`:
+/// the exact i32 conv of the centred operands plus the i32 bias, times
+/// `x_scale * w_scale / y_scale` (one or one per output channel), plus
+/// `y_zp`, rounded half to even and saturated.
+fn qlinear_conv(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let name = n.name;
+    let (x, sx, zx) = (im.req(n, 0)?, im.req(n, 1)?, im.req(n, 2)?);
+    let (w, sw, zw) = (im.req(n, 3)?, im.req(n, 4)?, im.req(n, 5)?);
+    let (sy, zy) = (im.req(n, 6)?, im.req(n, 7)?);
+    let bias = im.input(n, 8)?;
+    let kind = conv_kind(im, n, x, w)?;
+    let xc = im.centred_conv_operand(x, Some(zx), false, name)?;
+    let wc = im.centred_conv_operand(w, Some(zw), true, name)?;
+    let acc = im.op(kind, &[xc, wc], name)?;
+    let acc = match bias {
+        Some(b) => {
+            if im.ty(b).dtype != ElementType::I32 {
+                return invalid(format!("the bias is {}, not i32", im.ty(b).dtype));
+            }
+            add_bias(im, acc, Some(b), name)?
+        }
+        None => acc,
+    };
+    let rank = im.ty(acc).shape.len();
+    let channels = im.ty(acc).shape[1];
+    let per_channel = |im: &mut Importer, p: ValueId| -> NResult<ValueId> {
+        let c = im.ty(p).numel();
+        if c == 1 {
+            return im.reshape(p, vec![], name);
+        }
+        if c != channels {
+            return invalid(format!(
+                "a parameter of {c} values for {channels} output channels"
+            ));
+        }
+        let mut s = vec![1usize; rank - 1];
+        s[0] = c;
+        im.reshape(p, s, name)
+    };
+    let sx = im.reshape(sx, vec![], name)?;
+    let sw = per_channel(im, sw)?;
+    let sy = im.reshape(sy, vec![], name)?;
+    let zy = im.reshape(zy, vec![], name)?;
+    let y = im.requantize(acc, [sx, sw, sy], zy, name)?;
+    im.bind(n, &[Some(y)])
+}
+
+impl Importer {
+    /// An integer conv operand minus its zero point, in i32: the input's
+    /// zero point is one value; the weights' one, or (`weights`) one per
+    /// output channel.
+    fn centred_conv_operand(
+        &mut self,
+        v: ValueId,
+        zp: Option<ValueId>,
+        weights: bool,
+        name: &str,
+    ) -> NResult<ValueId> {
+        let dt = self.ty(v).dtype;
+        if !matches!(dt, ElementType::U8 | ElementType::I8) {
+            return unsupported(format!("quantized operands of type {dt} (u8 and i8 are)"));
+        }
+        let shape = self.ty(v).shape.clone();
+        let v32 = self.cast(v, ElementType::I32, name)?;
+        let Some(z) = zp else {
+            return Ok(v32);
+        };
+        if self.ty(z).dtype != dt {
+            return invalid(format!(
+                "the zero point is {}, its operand {dt}",
+                self.ty(z).dtype
+            ));
+        }
+        let c = self.ty(z).numel();
+        let z = if c == 1 {
+            self.reshape(z, vec![], name)?
+        } else if weights && c == shape[0] {
+            let mut s = vec![1usize; shape.len()];
+            s[0] = c;
+            self.reshape(z, s, name)?
+        } else {
+            return invalid(format!(
+                "a zero point of {c} values for an operand of shape {shape:?}"
+            ));
+        };
+        let z32 = self.cast(z, ElementType::I32, name)?;
+        self.op(OpKind::Sub, &[v32, z32], name)
+    }
+}

@@ -1,0 +1,231 @@
+//! `resize`: nearest-neighbour and n-linear interpolation of a tensor to a
+//! new shape, with ONNX's coordinate transformations and nearest-index
+//! roundings. Positions are computed in f64 from the f32 scales; a linear
+//! result is the weighted sum of its corners in f64, rounded once.
+
+use rayon::prelude::*;
+
+use crate::error::EvalError;
+use crate::float8::round_slice;
+use crate::tensor::{Tensor, TensorData, TensorType};
+
+/// How an output position maps to an input coordinate (ONNX's
+/// `coordinate_transformation_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResizeCoordinate {
+    HalfPixel,
+    HalfPixelSymmetric,
+    PytorchHalfPixel,
+    AlignCorners,
+    Asymmetric,
+}
+
+/// How a nearest-neighbour coordinate becomes an index (ONNX's
+/// `nearest_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NearestMode {
+    RoundPreferFloor,
+    RoundPreferCeil,
+    Floor,
+    Ceil,
+}
+
+impl ResizeCoordinate {
+    pub const NAMES: [(&'static str, ResizeCoordinate); 5] = [
+        ("half_pixel", ResizeCoordinate::HalfPixel),
+        ("half_pixel_symmetric", ResizeCoordinate::HalfPixelSymmetric),
+        ("pytorch_half_pixel", ResizeCoordinate::PytorchHalfPixel),
+        ("align_corners", ResizeCoordinate::AlignCorners),
+        ("asymmetric", ResizeCoordinate::Asymmetric),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("half_pixel", |(n, _)| n)
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    }
+
+    /// The input coordinate of output position `x` on an axis of `len_in`
+    /// elements resized to `len_out` with `scale`.
+    fn map(self, x: usize, scale: f64, len_in: usize, len_out: usize) -> f64 {
+        let x = x as f64;
+        match self {
+            ResizeCoordinate::HalfPixel => (x + 0.5) / scale - 0.5,
+            ResizeCoordinate::HalfPixelSymmetric => {
+                let adjustment = len_out as f64 / (scale * len_in as f64);
+                let center = len_in as f64 / 2.0;
+                center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5
+            }
+            ResizeCoordinate::PytorchHalfPixel if len_out > 1 => (x + 0.5) / scale - 0.5,
+            ResizeCoordinate::PytorchHalfPixel => 0.0,
+            ResizeCoordinate::AlignCorners if len_out > 1 => {
+                x * (len_in as f64 - 1.0) / (len_out as f64 - 1.0)
+            }
+            ResizeCoordinate::AlignCorners => 0.0,
+            ResizeCoordinate::Asymmetric => x / scale,
+        }
+    }
+}
+
+impl NearestMode {
+    pub const NAMES: [(&'static str, NearestMode); 4] = [
+        ("round_prefer_floor", NearestMode::RoundPreferFloor),
+        ("round_prefer_ceil", NearestMode::RoundPreferCeil),
+        ("floor", NearestMode::Floor),
+        ("ceil", NearestMode::Ceil),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("round_prefer_floor", |(n, _)| n)
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    }
+
+    fn index(self, x: f64, len_in: usize) -> usize {
+        let i = match self {
+            NearestMode::RoundPreferFloor if x.fract() == 0.5 => x.floor(),
+            NearestMode::RoundPreferCeil if x.fract() == 0.5 => x.ceil(),
+            NearestMode::RoundPreferFloor | NearestMode::RoundPreferCeil => x.round(),
+            NearestMode::Floor => x.floor(),
+            NearestMode::Ceil => x.ceil(),
+        };
+        i.clamp(0.0, len_in.saturating_sub(1) as f64) as usize
+    }
+}
+
+/// The shape rule: a float input, one positive finite scale and one output
+/// size per axis (0 exactly where the input axis is empty).
+pub(crate) fn infer(
+    name: &'static str,
+    x: &TensorType,
+    shape: &[usize],
+    scales: &[f32],
+) -> Result<TensorType, EvalError> {
+    let rank = x.shape.len();
+    if !x.dtype.is_float() || x.dtype.is_fp8() {
+        return Err(EvalError::ty(name, x.dtype, "expected a float type"));
+    }
+    if shape.len() != rank || scales.len() != rank {
+        return Err(EvalError::attr(
+            name,
+            format!(
+                "{} sizes and {} scales for rank {rank}",
+                shape.len(),
+                scales.len()
+            ),
+        ));
+    }
+    if let Some(s) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+        return Err(EvalError::attr(name, format!("scale {s} is not positive")));
+    }
+    if let Some(a) = (0..rank).find(|&a| (shape[a] == 0) != (x.shape[a] == 0)) {
+        return Err(EvalError::shape(
+            name,
+            format!(
+                "axis {a} of {} elements resized to {}: only an empty axis stays empty",
+                x.shape[a], shape[a]
+            ),
+        ));
+    }
+    Ok(TensorType::new(shape.to_vec(), x.dtype))
+}
+
+/// One axis's input taps for each output position: `(index, weight)`
+/// pairs (one for nearest, two for linear).
+fn axis_taps(
+    len_in: usize,
+    len_out: usize,
+    scale: f64,
+    coordinate: ResizeCoordinate,
+    nearest: Option<NearestMode>,
+) -> Vec<Vec<(usize, f64)>> {
+    (0..len_out)
+        .map(|o| {
+            let x = coordinate.map(o, scale, len_in, len_out);
+            match nearest {
+                Some(m) => vec![(m.index(x, len_in), 1.0)],
+                None => {
+                    let last = len_in.saturating_sub(1) as f64;
+                    let x = x.clamp(0.0, last);
+                    let i0 = x.floor();
+                    let w = x - i0;
+                    let i0 = i0 as usize;
+                    if w == 0.0 {
+                        vec![(i0, 1.0)]
+                    } else {
+                        vec![(i0, 1.0 - w), ((i0 + 1).min(len_in - 1), w)]
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// Evaluates a resize to `out`.
+pub(crate) fn evaluate(
+    x: &Tensor,
+    scales: &[f32],
+    coordinate: ResizeCoordinate,
+    nearest: Option<NearestMode>,
+    out: &TensorType,
+) -> Tensor {
+    let xs = x.shape();
+    let rank = xs.len();
+    let v = x.to_f32_vec();
+    let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
+        .map(|a| axis_taps(xs[a], out.shape[a], scales[a] as f64, coordinate, nearest))
+        .collect();
+    let strides = crate::eval::contiguous_strides(xs);
+    let total: usize = out.shape.iter().product();
+    let element = |flat: usize| -> f32 {
+        let mut idx = vec![0usize; rank];
+        let mut r = flat;
+        for a in (0..rank).rev() {
+            idx[a] = r % out.shape[a];
+            r /= out.shape[a];
+        }
+        // Sum over the corners: one tap per axis.
+        let mut acc = 0f64;
+        let mut pick = vec![0usize; rank];
+        loop {
+            let (mut off, mut w) = (0usize, 1f64);
+            for a in 0..rank {
+                let (i, wa) = taps[a][idx[a]][pick[a]];
+                off += i * strides[a];
+                w *= wa;
+            }
+            acc += w * v[off] as f64;
+            let mut a = rank;
+            loop {
+                if a == 0 {
+                    return acc as f32;
+                }
+                a -= 1;
+                pick[a] += 1;
+                if pick[a] < taps[a][idx[a]].len() {
+                    break;
+                }
+                pick[a] = 0;
+            }
+        }
+    };
+    let mut y: Vec<f32> = if v.is_empty() {
+        vec![0.0; total]
+    } else if total >= 1 << 14 {
+        (0..total).into_par_iter().map(element).collect()
+    } else {
+        (0..total).map(element).collect()
+    };
+    round_slice(&mut y, out.dtype);
+    Tensor::raw(out.shape.clone(), out.dtype, TensorData::F32(y))
+}
