@@ -340,12 +340,12 @@ tensor_op! {
     }
 }
 
-const F32_ARRAY: AttrConstraint = AttrConstraint {
-    description: "array of f32 attributes",
+const F64_ARRAY: AttrConstraint = AttrConstraint {
+    description: "array of f64 attributes",
     check: |cx, a| match cx.attr_kind(a) {
         AttrKind::Array(items) => items
             .iter()
-            .all(|&i| matches!(cx.attr_kind(i), AttrKind::Float { ty, .. } if *ty == Type::F32)),
+            .all(|&i| matches!(cx.attr_kind(i), AttrKind::Float { ty, .. } if *ty == Type::F64)),
         _ => false,
     },
 };
@@ -365,7 +365,7 @@ tensor_op! {
     RESIZE: Resize = "nn.resize" {
         operands: [input: TENSOR],
         attributes: [
-            scales: Attr [F32_ARRAY],
+            scales: Attr [F64_ARRAY],
             coordinate_transformation_mode: &str [COORDINATE_MODE] = "half_pixel",
             nearest_mode: &str [NEAREST_MODE] = "round_prefer_floor",
             linear: bool [FLAG_ATTR],

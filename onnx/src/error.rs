@@ -72,11 +72,11 @@ impl std::fmt::Display for UnsupportedOp {
 }
 
 fn unsupported_listing(ops: &[UnsupportedOp]) -> String {
-    let lines: Vec<String> = ops.iter().map(|o| format!("\n  {o}")).collect();
+    let items: Vec<String> = ops.iter().map(|o| o.to_string()).collect();
     format!(
-        "the model has {} op type{} the importer does not map:{}",
+        "the model has {} op type{} the importer does not map: {}",
         ops.len(),
         if ops.len() == 1 { "" } else { "s" },
-        lines.concat()
+        items.join("; ")
     )
 }

@@ -104,6 +104,7 @@ const OPS: &[&str] = &[
     "ReduceSumSquare",
     "Relu",
     "Reshape",
+    "Resize",
     "RotaryEmbedding",
     "Round",
     "Scan",

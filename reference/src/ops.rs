@@ -263,7 +263,7 @@ pub enum OpKind {
     /// axis reads input coordinate `coordinate(x, scale)`, edges clamped.
     Resize {
         shape: Vec<usize>,
-        scales: Vec<f32>,
+        scales: Vec<f64>,
         coordinate: ResizeCoordinate,
         nearest: NearestMode,
         linear: bool,

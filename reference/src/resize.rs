@@ -1,6 +1,6 @@
 //! `resize`: nearest-neighbour and n-linear interpolation of a tensor to a
 //! new shape, with ONNX's coordinate transformations and nearest-index
-//! roundings. Positions are computed in f64 from the f32 scales; a linear
+//! roundings. Positions are computed in f64 from the f64 scales; a linear
 //! result is the weighted sum of its corners in f64, rounded once.
 
 use rayon::prelude::*;
@@ -51,22 +51,22 @@ impl ResizeCoordinate {
     }
 
     /// The input coordinate of output position `x` on an axis of `len_in`
-    /// elements resized to `len_out` with `scale`.
+    /// elements resized to `len_out` with `scale`, as ONNX's reference
+    /// computes it (the scaled width `scale * len_in` where it uses it).
     fn map(self, x: usize, scale: f64, len_in: usize, len_out: usize) -> f64 {
         let x = x as f64;
+        let width = scale * len_in as f64;
         match self {
             ResizeCoordinate::HalfPixel => (x + 0.5) / scale - 0.5,
             ResizeCoordinate::HalfPixelSymmetric => {
-                let adjustment = len_out as f64 / (scale * len_in as f64);
+                let adjustment = len_out as f64 / width;
                 let center = len_in as f64 / 2.0;
                 center * (1.0 - adjustment) + (x + 0.5) / scale - 0.5
             }
-            ResizeCoordinate::PytorchHalfPixel if len_out > 1 => (x + 0.5) / scale - 0.5,
-            ResizeCoordinate::PytorchHalfPixel => 0.0,
-            ResizeCoordinate::AlignCorners if len_out > 1 => {
-                x * (len_in as f64 - 1.0) / (len_out as f64 - 1.0)
-            }
-            ResizeCoordinate::AlignCorners => 0.0,
+            ResizeCoordinate::PytorchHalfPixel if width == 1.0 => -0.5,
+            ResizeCoordinate::PytorchHalfPixel => (x + 0.5) / scale - 0.5,
+            ResizeCoordinate::AlignCorners if width == 1.0 => 0.0,
+            ResizeCoordinate::AlignCorners => x * (len_in as f64 - 1.0) / (width - 1.0),
             ResizeCoordinate::Asymmetric => x / scale,
         }
     }
@@ -109,7 +109,7 @@ pub(crate) fn infer(
     name: &'static str,
     x: &TensorType,
     shape: &[usize],
-    scales: &[f32],
+    scales: &[f64],
 ) -> Result<TensorType, EvalError> {
     let rank = x.shape.len();
     if !x.dtype.is_float() || x.dtype.is_fp8() {
@@ -174,7 +174,7 @@ fn axis_taps(
 /// Evaluates a resize to `out`.
 pub(crate) fn evaluate(
     x: &Tensor,
-    scales: &[f32],
+    scales: &[f64],
     coordinate: ResizeCoordinate,
     nearest: Option<NearestMode>,
     out: &TensorType,
@@ -183,7 +183,7 @@ pub(crate) fn evaluate(
     let rank = xs.len();
     let v = x.to_f32_vec();
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
-        .map(|a| axis_taps(xs[a], out.shape[a], scales[a] as f64, coordinate, nearest))
+        .map(|a| axis_taps(xs[a], out.shape[a], scales[a], coordinate, nearest))
         .collect();
     let strides = crate::eval::contiguous_strides(xs);
     let total: usize = out.shape.iter().product();

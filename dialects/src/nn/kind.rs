@@ -187,7 +187,7 @@ op_kinds! {
     };
     Resize => Resize {
         shape: result_shape(),
-        scales: f32s(scales),
+        scales: f64s(scales),
         coordinate: coordinate_mode(coordinate_transformation_mode),
         nearest: nearest_mode(nearest_mode),
         linear: flag(linear),
@@ -413,27 +413,24 @@ mod codec {
         }
     }
 
-    /// A list of f32s (resize scales).
-    pub mod f32s {
+    /// A list of f64s (resize scales).
+    pub mod f64s {
         use super::*;
         use ipu_ir::types::AttrKind;
-        pub fn read(cx: &Context, _: Op, name: &str, a: Attr) -> Result<Vec<f32>, String> {
+        pub fn read(cx: &Context, _: Op, name: &str, a: Attr) -> Result<Vec<f64>, String> {
             let AttrKind::Array(items) = cx.attr_kind(a) else {
-                return Err(format!("'{name}' must be an array of f32"));
+                return Err(format!("'{name}' must be an array of f64"));
             };
             items
                 .iter()
                 .map(|&i| match cx.attr_kind(i) {
-                    AttrKind::Float { bits, .. } => Ok(f64::from_bits(*bits) as f32),
-                    _ => Err(format!("'{name}' must be an array of f32")),
+                    AttrKind::Float { bits, .. } => Ok(f64::from_bits(*bits)),
+                    _ => Err(format!("'{name}' must be an array of f64")),
                 })
                 .collect()
         }
-        pub fn write(cx: &mut Context, v: &[f32]) -> Option<Attr> {
-            let items = v
-                .iter()
-                .map(|&x| cx.float_attr(x as f64, Type::F32))
-                .collect();
+        pub fn write(cx: &mut Context, v: &[f64]) -> Option<Attr> {
+            let items = v.iter().map(|&x| cx.float_attr(x, Type::F64)).collect();
             Some(cx.array_attr(items))
         }
     }

@@ -108,7 +108,7 @@ func.func @pool_negative_kernel(%x: tensor<1x1x4xf32>) {
 
 func.func @resize_scales(%x: tensor<1x1x4xf32>) {
   // expected-error@+1 {{'nn.resize' op resize: 2 sizes and 2 scales for rank 3}}
-  %0 = nn.resize %x {scales = [1.0 : f32, 2.0 : f32]} : tensor<1x1x4xf32> -> tensor<1x8xf32>
+  %0 = nn.resize %x {scales = [1.0 : f64, 2.0 : f64]} : tensor<1x1x4xf32> -> tensor<1x8xf32>
   return
 }
 
@@ -116,7 +116,7 @@ func.func @resize_scales(%x: tensor<1x1x4xf32>) {
 
 func.func @resize_mode(%x: tensor<1x1x4xf32>) {
   // expected-error@+1 {{'nn.resize' op attribute 'nearest_mode' failed to satisfy constraint}}
-  %0 = nn.resize %x {scales = [1.0 : f32, 1.0 : f32, 2.0 : f32], nearest_mode = "up"} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
+  %0 = nn.resize %x {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64], nearest_mode = "up"} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
   return
 }
 
@@ -124,7 +124,7 @@ func.func @resize_mode(%x: tensor<1x1x4xf32>) {
 
 func.func @resize_scale_sign(%x: tensor<1x1x4xf32>) {
   // expected-error@+1 {{'nn.resize' op resize: scale -2 is not positive}}
-  %0 = nn.resize %x {scales = [1.0 : f32, 1.0 : f32, -2.0 : f32]} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
+  %0 = nn.resize %x {scales = [1.0 : f64, 1.0 : f64, -2.0 : f64]} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
   return
 }
 
@@ -132,6 +132,6 @@ func.func @resize_scale_sign(%x: tensor<1x1x4xf32>) {
 
 func.func @resize_empty(%x: tensor<1x1x4xf32>) {
   // expected-error@+1 {{'nn.resize' op resize: axis 2 of 4 elements resized to 0: only an empty axis stays empty}}
-  %0 = nn.resize %x {scales = [1.0 : f32, 1.0 : f32, 0.1 : f32]} : tensor<1x1x4xf32> -> tensor<1x1x0xf32>
+  %0 = nn.resize %x {scales = [1.0 : f64, 1.0 : f64, 0.1 : f64]} : tensor<1x1x4xf32> -> tensor<1x1x0xf32>
   return
 }

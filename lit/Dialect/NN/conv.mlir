@@ -19,10 +19,10 @@ func.func @windows(%x: tensor<1x2x5x5xf32>, %w: tensor<4x1x3x3xf32>, %s: tensor<
   %3 = nn.max_pool %p {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ceil_mode} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
   // CHECK: nn.avg_pool %arg5 {count_include_pad, {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %4 = nn.avg_pool %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, count_include_pad} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
-  // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "align_corners", linear, scales = [1.0 : f32, 1.0 : f32, 2.0 : f32, 1.5 : f32]} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
-  %6 = nn.resize %p {scales = [1.0 : f32, 1.0 : f32, 2.0 : f32, 1.5 : f32], linear, coordinate_transformation_mode = "align_corners"} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
+  // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "align_corners", linear, scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64]} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
+  %6 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], linear, coordinate_transformation_mode = "align_corners"} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
   // CHECK: nn.resize %arg5 {nearest_mode = "ceil", scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
-  %7 = nn.resize %p {scales = [1.0 : f32, 1.0 : f32, 0.5 : f32, 0.5 : f32], nearest_mode = "ceil"} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
+  %7 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], nearest_mode = "ceil"} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   // Integers convolve exactly.
   // CHECK: nn.conv %arg6, %arg7 {{.*}} : (tensor<1x1x4xi32>, tensor<2x1x2xi32>) -> tensor<1x2x3xi32>
   %5 = nn.conv %q, %qw {strides = array<i64: 1>, dilations = array<i64: 1>, pads = array<i64: 0, 0>, group = 1} : (tensor<1x1x4xi32>, tensor<2x1x2xi32>) -> tensor<1x2x3xi32>

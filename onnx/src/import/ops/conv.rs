@@ -2,12 +2,13 @@
 //! `MaxPool`, `AveragePool` (the dialect's `conv`, `conv_transpose`,
 //! `max_pool`, `avg_pool`, a bias added after), and the integer convs
 //! `ConvInteger` and `QLinearConv` (the zero points subtracted in i32, an
-//! exact i32 conv, then for `QLinearConv` requantized). `auto_pad` is
-//! resolved to explicit pads here, as onnxruntime resolves it.
+//! exact i32 conv, then for `QLinearConv` requantized), and `Resize`
+//! (nearest and linear). `auto_pad` is resolved to explicit pads here, as
+//! onnxruntime resolves it.
 
-use ipu_reference::{ElementType, OpKind};
+use ipu_reference::{ElementType, NearestMode, OpKind, ResizeCoordinate};
 
-use super::super::importer::{invalid, unsupported, Importer, NResult};
+use super::super::importer::{invalid, unsupported, Importer, NResult, NodeErr};
 use super::{op, AttrKind as A, Binder, OnnxOp};
 use crate::import::ValueId;
 
@@ -54,6 +55,17 @@ pub(super) const OPS: &[OnnxOp] = &[
     op("AveragePool", 1, AVG_POOL, avg_pool),
     op("ConvInteger", 10, CONV, conv_integer),
     op("QLinearConv", 10, CONV, qlinear_conv),
+    op("Resize", 10, &[("mode", A::String)], resize_10).until(10),
+    op("Resize", 11, RESIZE, resize),
+];
+
+const RESIZE: &[(&str, A)] = &[
+    ("antialias", A::Int),
+    ("axes", A::Ints),
+    ("coordinate_transformation_mode", A::String),
+    ("keep_aspect_ratio_policy", A::String),
+    ("mode", A::String),
+    ("nearest_mode", A::String),
 ];
 
 /// A spatial attribute list as sizes: `n` entries (the default `fill`
@@ -170,11 +182,14 @@ fn conv_kind(im: &Importer, n: &Binder, x: ValueId, w: ValueId) -> NResult<OpKin
         ));
     }
     let kernel = wshape[2..].to_vec();
+    if kernel.contains(&0) {
+        return invalid(format!("weights {wshape:?} have an empty kernel axis"));
+    }
     let group = n.attr_i("group", 1)?;
     let group = usize::try_from(group)
         .ok()
         .filter(|&g| g >= 1)
-        .ok_or_else(|| super::super::importer::NodeErr::Invalid(format!("group {group}")))?;
+        .ok_or_else(|| NodeErr::Invalid(format!("group {group}")))?;
     let win = window(n, &input, &kernel, true)?;
     Ok(OpKind::Conv {
         strides: win.strides,
@@ -277,6 +292,9 @@ fn conv_transpose(im: &mut Importer, n: &Binder) -> NResult<()> {
         ));
     }
     let kernel = wshape[2..].to_vec();
+    if kernel.contains(&0) {
+        return invalid(format!("weights {wshape:?} have an empty kernel axis"));
+    }
     if let Some(k) = n.attr_ints("kernel_shape")? {
         if k.len() != s || k.iter().zip(&kernel).any(|(&a, &b)| a != b as i64) {
             return invalid(format!(
@@ -288,7 +306,7 @@ fn conv_transpose(im: &mut Importer, n: &Binder) -> NResult<()> {
     let group = usize::try_from(group)
         .ok()
         .filter(|&g| g >= 1)
-        .ok_or_else(|| super::super::importer::NodeErr::Invalid(format!("group {group}")))?;
+        .ok_or_else(|| NodeErr::Invalid(format!("group {group}")))?;
     let strides = spatial(n, "strides", s, 1, 1)?;
     let dilations = spatial(n, "dilations", s, 1, 1)?;
     let mut output_padding = spatial(n, "output_padding", s, 0, 0)?;
@@ -352,9 +370,7 @@ fn spatial_from(v: &[i64], s: usize) -> NResult<Vec<usize>> {
             usize::try_from(x)
                 .ok()
                 .filter(|&u| u <= i32::MAX as usize)
-                .ok_or_else(|| {
-                    super::super::importer::NodeErr::Invalid(format!("`output_shape` holds {x}"))
-                })
+                .ok_or_else(|| NodeErr::Invalid(format!("`output_shape` holds {x}")))
         })
         .collect()
 }
@@ -512,4 +528,166 @@ impl Importer {
         let z32 = self.cast(z, ElementType::I32, name)?;
         self.op(OpKind::Sub, &[v32, z32], name)
     }
+}
+
+/// Whether a resize interpolates linearly (`mode`; cubic is not mapped).
+fn resize_linear(n: &Binder) -> NResult<bool> {
+    match n.attr_s("mode")?.as_deref() {
+        None | Some("nearest") => Ok(false),
+        Some("linear") => Ok(true),
+        Some("cubic") => unsupported("cubic resize"),
+        Some(m) => invalid(format!("unknown resize mode `{m}`")),
+    }
+}
+
+/// The output shape and per-axis scales of a resize of `input` by
+/// `scales`: each size `floor(in * scale)`.
+fn sizes_of_scales(input: &[usize], scales: &[f64]) -> NResult<Vec<usize>> {
+    input
+        .iter()
+        .zip(scales)
+        .map(|(&d, &s)| {
+            let o = (d as f64 * s).floor();
+            if !(s.is_finite() && s > 0.0) || o > i32::MAX as f64 {
+                return invalid(format!("scale {s} for a dimension of {d}"));
+            }
+            Ok(o as usize)
+        })
+        .collect()
+}
+
+/// Opset 10: `Resize(X, scales)`, asymmetric coordinates, the nearest
+/// index rounded down when enlarging and up when shrinking (onnxruntime's
+/// rule for this opset).
+fn resize_10(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let x = im.req(n, 0)?;
+    let input = im.ty(x).shape.clone();
+    let scales: Vec<f64> = im
+        .static_tensor(im.req(n, 1)?)?
+        .to_f32_vec()
+        .iter()
+        .map(|&s| s as f64)
+        .collect();
+    if scales.len() != input.len() {
+        return invalid(format!("{} scales for rank {}", scales.len(), input.len()));
+    }
+    let shape = sizes_of_scales(&input, &scales)?;
+    let linear = resize_linear(n)?;
+    let nearest = if scales.iter().all(|&s| s >= 1.0) {
+        NearestMode::Floor
+    } else if scales.iter().all(|&s| s <= 1.0) {
+        NearestMode::Ceil
+    } else {
+        return unsupported("an opset-10 resize that enlarges some axes and shrinks others");
+    };
+    let kind = OpKind::Resize {
+        shape,
+        scales,
+        coordinate: ResizeCoordinate::Asymmetric,
+        nearest,
+        linear,
+    };
+    let y = im.op(kind, &[x], n.name)?;
+    im.bind(n, &[Some(y)])
+}
+
+/// A resize's scales or sizes input (an empty tensor counts as absent).
+fn resize_operand(im: &Importer, n: &Binder, i: usize) -> NResult<Option<ipu_reference::Tensor>> {
+    match im.input(n, i)? {
+        Some(v) => {
+            let t = im.static_tensor(v)?;
+            Ok((t.numel() > 0).then(|| t.clone()))
+        }
+        None => Ok(None),
+    }
+}
+
+/// `Resize(X, roi, scales, sizes)` from opset 11: scales or sizes (for
+/// `axes`, opset 18) as constants; sizes with `keep_aspect_ratio_policy`.
+fn resize(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let x = im.req(n, 0)?;
+    let input = im.ty(x).shape.clone();
+    let rank = input.len();
+    let linear = resize_linear(n)?;
+    if n.attr_i("antialias", 0)? != 0 {
+        return unsupported("antialiased resize");
+    }
+    let coord = n.attr_s("coordinate_transformation_mode")?;
+    let coordinate = match coord.as_deref() {
+        None => ResizeCoordinate::HalfPixel,
+        Some("tf_crop_and_resize") => return unsupported("tf_crop_and_resize"),
+        Some(c) => ResizeCoordinate::from_name(c)
+            .ok_or_else(|| NodeErr::Invalid(format!("unknown coordinate transformation `{c}`")))?,
+    };
+    let nearest = match n.attr_s("nearest_mode")?.as_deref() {
+        None => NearestMode::RoundPreferFloor,
+        Some(m) => NearestMode::from_name(m)
+            .ok_or_else(|| NodeErr::Invalid(format!("unknown nearest_mode `{m}`")))?,
+    };
+    let axes: Vec<usize> = match n.attr_ints("axes")? {
+        Some(a) => a
+            .iter()
+            .map(|&a| super::super::importer::norm_axis(a, rank))
+            .collect::<NResult<_>>()?,
+        None => (0..rank).collect(),
+    };
+    let (shape, scales) = if let Some(sizes) = resize_operand(im, n, 3)? {
+        let sizes = sizes.to_i64_vec();
+        if sizes.len() != axes.len() {
+            return invalid(format!("{} sizes for {} axes", sizes.len(), axes.len()));
+        }
+        let mut shape = input.clone();
+        for (&a, &s) in axes.iter().zip(&sizes) {
+            shape[a] = usize::try_from(s)
+                .ok()
+                .filter(|&s| s <= i32::MAX as usize)
+                .ok_or_else(|| NodeErr::Invalid(format!("size {s}")))?;
+        }
+        let ratio = |a: usize| {
+            if input[a] == 0 {
+                1.0
+            } else {
+                shape[a] as f64 / input[a] as f64
+            }
+        };
+        let mut scales: Vec<f64> = (0..rank).map(ratio).collect();
+        match n.attr_s("keep_aspect_ratio_policy")?.as_deref() {
+            None | Some("stretch") => {}
+            Some(p @ ("not_larger" | "not_smaller")) => {
+                let pick = axes.iter().map(|&a| scales[a]);
+                let s = if p == "not_larger" {
+                    pick.fold(f64::INFINITY, f64::min)
+                } else {
+                    pick.fold(0.0, f64::max)
+                };
+                for &a in &axes {
+                    scales[a] = s;
+                    shape[a] = (s * input[a] as f64 + 0.5).floor() as usize;
+                }
+            }
+            Some(p) => return invalid(format!("unknown keep_aspect_ratio_policy `{p}`")),
+        }
+        (shape, scales)
+    } else if let Some(s) = resize_operand(im, n, 2)? {
+        let s: Vec<f64> = s.to_f32_vec().iter().map(|&v| v as f64).collect();
+        if s.len() != axes.len() {
+            return invalid(format!("{} scales for {} axes", s.len(), axes.len()));
+        }
+        let mut scales = vec![1.0; rank];
+        for (&a, &v) in axes.iter().zip(&s) {
+            scales[a] = v;
+        }
+        (sizes_of_scales(&input, &scales)?, scales)
+    } else {
+        return invalid("Resize needs scales or sizes");
+    };
+    let kind = OpKind::Resize {
+        shape,
+        scales,
+        coordinate,
+        nearest,
+        linear,
+    };
+    let y = im.op(kind, &[x], n.name)?;
+    im.bind(n, &[Some(y)])
 }
