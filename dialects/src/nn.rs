@@ -315,9 +315,11 @@ tensor_op! {
             dilations: &[i64] [I64_ARRAY],
             pads: &[i64] [I64_ARRAY],
             ceil_mode: bool [FLAG_ATTR],
+            indices: bool [FLAG_ATTR],
         ],
-        summary: "The largest element of each window of `input` [N, C, spatial...]; the padding takes no part.",
-        traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
+        summary: "The largest element of each window of `input` [N, C, spatial...]; the padding takes no part. With \
+                  `indices`, where it is (i64): its row-major position in the whole input, the first of equal ones.",
+        traits: &[Trait::Pure],
         assembly_format: Some(CONVERT_FORMAT),
     }
 }

@@ -1626,6 +1626,31 @@ fn pools_follow_ceil_mode_and_count_include_pad() {
     };
     // Windows [-1, 0], [1, 2], [3, 4]: floor mode has 3 outputs.
     assert_eq!(pool("MaxPool", vec![]), vec![1.0, 3.0, 5.0]);
+    // The Indices output: where each maximum is in the input.
+    let with_indices = model(
+        19,
+        vec![node(
+            "MaxPool",
+            "pool",
+            &["x"],
+            &["y", "i"],
+            vec![
+                a_ints("kernel_shape", &[2]),
+                a_ints("strides", &[2]),
+                a_ints("pads", &[1, 0]),
+            ],
+        )],
+        vec![vi("x", F, &[D::N(1), D::N(1), D::N(5)])],
+        &["i"],
+        &[],
+    );
+    let i = run(
+        &with_indices,
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    )
+    .remove(0);
+    assert_eq!(i.as_i64().unwrap(), &[0, 2, 4]);
     assert_eq!(pool("AveragePool", vec![]), vec![1.0, 2.5, 4.5]);
     assert_eq!(
         pool("AveragePool", vec![a_int("count_include_pad", 1)]),

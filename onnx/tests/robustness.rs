@@ -133,6 +133,7 @@ const OPS: &[&str] = &[
     "Transpose",
     "Trilu",
     "Unsqueeze",
+    "Upsample",
     "Where",
     "Xor",
 ];

@@ -240,13 +240,16 @@ pub enum OpKind {
     },
     /// The largest element of each window (`[N, C, S...]`); the padding
     /// takes no part. `ceil_mode` rounds the output size up (a window that
-    /// would start in the high padding is dropped).
+    /// would start in the high padding is dropped). With `indices`, the
+    /// result is where that element is (i64, the first of equal ones): its
+    /// row-major position in the whole input.
     MaxPool {
         kernel: Vec<usize>,
         strides: Vec<usize>,
         dilations: Vec<usize>,
         pads: Vec<usize>,
         ceil_mode: bool,
+        indices: bool,
     },
     /// The mean of each window: over the taps inside the input, or with
     /// `count_include_pad` divided by the taps inside the padded input.
@@ -536,12 +539,14 @@ impl OpKind {
                 dilations,
                 pads,
                 ceil_mode,
+                indices,
             } => vec![
                 ("kernel", list(kernel)),
                 ("strides", list(strides)),
                 ("dilations", list(dilations)),
                 ("pads", list(pads)),
                 ("ceil_mode", ceil_mode.to_string()),
+                ("indices", indices.to_string()),
             ],
             OpKind::AvgPool {
                 kernel,

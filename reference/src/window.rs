@@ -292,6 +292,7 @@ fn geometry(op: &OpKind, types: &[TensorType]) -> Result<Geometry, EvalError> {
             dilations,
             pads,
             ceil_mode,
+            ..
         }
         | OpKind::AvgPool {
             kernel,
@@ -316,7 +317,11 @@ pub(crate) fn infer(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Ev
     };
     let mut shape = vec![x.shape[0], channels];
     shape.extend_from_slice(&g.output);
-    Ok(TensorType::new(shape, x.dtype))
+    let dtype = match op {
+        OpKind::MaxPool { indices: true, .. } => ElementType::I64,
+        _ => x.dtype,
+    };
+    Ok(TensorType::new(shape, dtype))
 }
 
 fn conv_geometry(
@@ -421,7 +426,8 @@ pub(crate) fn evaluate(
     Ok(match op {
         OpKind::Conv { group, .. } => conv(x, inputs[1], &g, *group, out),
         OpKind::ConvTranspose { group, .. } => conv_transpose(x, inputs[1], &g, *group, out),
-        OpKind::MaxPool { .. } => max_pool(x, &g, out),
+        OpKind::MaxPool { indices: false, .. } => max_pool(x, &g, out),
+        OpKind::MaxPool { indices: true, .. } => max_pool_indices(x, &g, out),
         OpKind::AvgPool {
             count_include_pad, ..
         } => avg_pool(x, &g, *count_include_pad, out),
@@ -667,6 +673,34 @@ fn max_pool(x: &Tensor, g: &Geometry, out: &TensorType) -> Tensor {
         })),
     };
     finish(out, data)
+}
+
+/// Where the largest element of each window is: its position in the whole
+/// input (row-major), the first of equal ones; NaN is never the largest.
+fn max_pool_indices(x: &Tensor, g: &Geometry, out: &TensorType) -> Tensor {
+    let planes = x.shape()[0] * x.shape()[1];
+    let v = x.to_f32_vec();
+    let ints = x.to_i64_vec();
+    let float = x.dtype().is_float();
+    // Each element as (value, position), compared by value: floats by
+    // their f32, integers exactly.
+    let pos: Vec<i64> = (0..v.len() as i64).collect();
+    let y = pool_planes(&pos, g, planes, |_, it| {
+        let mut best: Option<i64> = None;
+        for p in it {
+            let i = p as usize;
+            let better = match best {
+                None => !(float && v[i].is_nan()),
+                Some(b) if float => v[i] > v[b as usize],
+                Some(b) => ints[i] > ints[b as usize],
+            };
+            if better {
+                best = Some(p);
+            }
+        }
+        best.unwrap_or(-1)
+    });
+    finish(out, TensorData::I64(y))
 }
 
 /// The mean of each window: the sum (in f64) over the taps inside the

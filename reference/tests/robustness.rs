@@ -78,6 +78,7 @@ fn op(rng: &mut Rng) -> OpKind {
             dilations: rng.vec_usize(),
             pads: rng.vec_usize(),
             ceil_mode: rng.bool(),
+            indices: rng.bool(),
         },
         51 => OpKind::AvgPool {
             kernel: rng.vec_usize(),

@@ -176,6 +176,7 @@ op_kinds! {
         dilations: usizes(dilations),
         pads: usizes(pads),
         ceil_mode: flag(ceil_mode),
+        indices: flag(indices),
     };
     AvgPool => AvgPool {
         kernel: usizes(kernel),

@@ -17,6 +17,8 @@ func.func @windows(%x: tensor<1x2x5x5xf32>, %w: tensor<4x1x3x3xf32>, %s: tensor<
   %2 = nn.conv_transpose %0, %t {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, output_padding = array<i64: 1, 1>, group = 2} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x8x8xf32>
   // CHECK: nn.max_pool %arg5 {ceil_mode, dilations = array<i64: 1, 1>, kernel = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
   %3 = nn.max_pool %p {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ceil_mode} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
+  // CHECK: nn.max_pool %arg5 {dilations = array<i64: 1, 1>, indices, kernel = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xi64>
+  %i = nn.max_pool %p {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, indices} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xi64>
   // CHECK: nn.avg_pool %arg5 {count_include_pad, {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %4 = nn.avg_pool %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, count_include_pad} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "align_corners", linear, scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64]} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>

@@ -36,6 +36,7 @@ const MAX_POOL: &[(&str, A)] = &[
     ("dilations", A::Ints),
     ("kernel_shape", A::Ints),
     ("pads", A::Ints),
+    ("storage_order", A::Int),
     ("strides", A::Ints),
 ];
 const AVG_POOL: &[(&str, A)] = &[
@@ -56,6 +57,14 @@ pub(super) const OPS: &[OnnxOp] = &[
     op("ConvInteger", 10, CONV, conv_integer),
     op("QLinearConv", 10, CONV, qlinear_conv),
     op("Resize", 10, &[("mode", A::String)], resize_10).until(10),
+    op(
+        "Upsample",
+        7,
+        &[("mode", A::String), ("scales", A::Floats)],
+        upsample_7,
+    )
+    .until(8),
+    op("Upsample", 9, &[("mode", A::String)], resize_10),
     op("Resize", 11, RESIZE, resize),
 ];
 
@@ -394,21 +403,58 @@ fn pool_window(
     Ok((kernel, win))
 }
 
+/// `MaxPool`, and its Indices output where asked: positions in the input,
+/// row-major, or with `storage_order` 1 column-major over the spatial
+/// axes (the plane's offset stays row-major, as ONNX's reference has it).
 fn max_pool(im: &mut Importer, n: &Binder) -> NResult<()> {
-    if Importer::wants_output(n, 1) {
-        return unsupported("the Indices output");
-    }
     let x = im.req(n, 0)?;
     let (kernel, win) = pool_window(im, n, x, true)?;
-    let kind = OpKind::MaxPool {
-        kernel,
-        strides: win.strides,
-        dilations: win.dilations,
-        pads: win.pads,
-        ceil_mode: n.attr_i("ceil_mode", 0)? != 0,
+    let ceil_mode = n.attr_i("ceil_mode", 0)? != 0;
+    let kind = |indices| OpKind::MaxPool {
+        kernel: kernel.clone(),
+        strides: win.strides.clone(),
+        dilations: win.dilations.clone(),
+        pads: win.pads.clone(),
+        ceil_mode,
+        indices,
     };
-    let y = im.op(kind, &[x], n.name)?;
-    im.bind(n, &[Some(y)])
+    let y = im.op(kind(false), &[x], n.name)?;
+    let mut outs = vec![Some(y), None];
+    if Importer::wants_output(n, 1) {
+        let mut i = im.op(kind(true), &[x], n.name)?;
+        if n.attr_i("storage_order", 0)? != 0 {
+            let spatial = im.ty(x).shape[2..].to_vec();
+            i = column_major(im, i, &spatial, n.name)?;
+        }
+        outs[1] = Some(i);
+    }
+    im.bind(n, &outs)
+}
+
+/// Row-major input positions `p` (i64) re-expressed column-major over the
+/// spatial dims `dims`: `plane * size + sum_a index_a * prod(dims[..a])`.
+fn column_major(im: &mut Importer, p: ValueId, dims: &[usize], name: &str) -> NResult<ValueId> {
+    let size: usize = dims.iter().product();
+    let int = |im: &mut Importer, v: usize| im.scalar(v as f32, ElementType::I64, name);
+    let sz = int(im, size)?;
+    let plane = im.op(OpKind::Div, &[p, sz], name)?;
+    let mut rest = im.op(OpKind::Mod { fmod: false }, &[p, sz], name)?;
+    let base = im.op(OpKind::Mul, &[plane, sz], name)?;
+    // Row-major strides (in `rest`) and column-major ones, per axis.
+    let mut acc = base;
+    let mut row = size;
+    let mut col = 1usize;
+    for &d in dims {
+        row /= d.max(1);
+        let r = int(im, row)?;
+        let idx = im.op(OpKind::Div, &[rest, r], name)?;
+        rest = im.op(OpKind::Mod { fmod: false }, &[rest, r], name)?;
+        let c = int(im, col)?;
+        let term = im.op(OpKind::Mul, &[idx, c], name)?;
+        acc = im.op(OpKind::Add, &[acc, term], name)?;
+        col *= d;
+    }
+    Ok(acc)
 }
 
 fn avg_pool(im: &mut Importer, n: &Binder) -> NResult<()> {
@@ -556,18 +602,29 @@ fn sizes_of_scales(input: &[usize], scales: &[f64]) -> NResult<Vec<usize>> {
         .collect()
 }
 
-/// Opset 10: `Resize(X, scales)`, asymmetric coordinates, the nearest
-/// index rounded down when enlarging and up when shrinking (onnxruntime's
-/// rule for this opset).
+/// Opset 10: `Resize(X, scales)` (and `Upsample`), asymmetric
+/// coordinates, the nearest index rounded down when enlarging and up when
+/// shrinking (onnxruntime's rule for these ops).
 fn resize_10(im: &mut Importer, n: &Binder) -> NResult<()> {
     let x = im.req(n, 0)?;
+    let scales = im.static_tensor(im.req(n, 1)?)?.to_f32_vec();
+    resize_asymmetric(im, n, x, &scales)
+}
+
+/// `Upsample` before opset 9: the scales are an attribute.
+fn upsample_7(im: &mut Importer, n: &Binder) -> NResult<()> {
+    let x = im.req(n, 0)?;
+    let scales = match n.attr("scales")? {
+        Some(crate::model::Attribute::Floats(v)) => v.clone(),
+        _ => return invalid("missing attribute `scales`"),
+    };
+    resize_asymmetric(im, n, x, &scales)
+}
+
+/// The resize of `Resize`-10 and `Upsample`.
+fn resize_asymmetric(im: &mut Importer, n: &Binder, x: ValueId, scales: &[f32]) -> NResult<()> {
     let input = im.ty(x).shape.clone();
-    let scales: Vec<f64> = im
-        .static_tensor(im.req(n, 1)?)?
-        .to_f32_vec()
-        .iter()
-        .map(|&s| s as f64)
-        .collect();
+    let scales: Vec<f64> = scales.iter().map(|&s| s as f64).collect();
     if scales.len() != input.len() {
         return invalid(format!("{} scales for rank {}", scales.len(), input.len()));
     }
