@@ -1748,3 +1748,74 @@ fn huge_windows_are_diagnostics() {
     let e = g.run(&[x]).unwrap_err();
     assert!(e.to_string().contains("wide"), "{e}");
 }
+
+/// `Resize`: nearest (its index rounding, coordinate transformation) and
+/// linear, from scales or sizes, against values worked by hand; a size
+/// past the tensor-size limit is a diagnostic before allocation.
+#[test]
+fn resize_nearest_and_linear() {
+    let x = f32t(&[1, 1, 2], vec![1.0, 3.0]);
+    let resize =
+        |attrs: Vec<proto::AttributeProto>, scales: Option<Vec<f32>>, sizes: Option<Vec<i64>>| {
+            let s = scales.map(|v| f32t(&[3], v));
+            let z = sizes.map(|v| i64t(&[3], v));
+            let mut inits: Vec<(&str, &Tensor)> = Vec::new();
+            if let Some(s) = &s {
+                inits.push(("scales", s));
+            }
+            if let Some(z) = &z {
+                inits.push(("sizes", z));
+            }
+            let ins: &[&str] = if z.is_some() {
+                &["x", "", "", "sizes"]
+            } else {
+                &["x", "", "scales"]
+            };
+            model(
+                19,
+                vec![node("Resize", "rs", ins, &["y"], attrs)],
+                vec![vi("x", F, &[D::N(1), D::N(1), D::N(2)])],
+                &["y"],
+                &inits,
+            )
+        };
+    let run1 = |bytes: Vec<u8>| {
+        run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x))
+            .remove(0)
+            .as_f32()
+            .unwrap()
+            .to_vec()
+    };
+    // Asymmetric nearest, scale 2: output x reads input x / 2, floored.
+    let nearest = vec![
+        a_str("coordinate_transformation_mode", "asymmetric"),
+        a_str("nearest_mode", "floor"),
+    ];
+    assert_eq!(
+        run1(resize(nearest, Some(vec![1.0, 1.0, 2.0]), None)),
+        vec![1.0, 1.0, 3.0, 3.0]
+    );
+    // Linear, align_corners, 4 outputs: input coordinates 0, 1/3, 2/3, 1.
+    let linear = vec![
+        a_str("mode", "linear"),
+        a_str("coordinate_transformation_mode", "align_corners"),
+    ];
+    let y = run1(resize(linear, None, Some(vec![1, 1, 4])));
+    let want = [1.0f32, 1.0 + 2.0 / 3.0, 1.0 + 4.0 / 3.0, 3.0];
+    for (g, w) in y.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6, "{y:?}");
+    }
+    // Half-pixel linear, scale 2: coordinates -0.25 (clamped), 0.25, 0.75,
+    // 1.25 (clamped).
+    let y = run1(resize(
+        vec![a_str("mode", "linear")],
+        Some(vec![1.0, 1.0, 2.0]),
+        None,
+    ));
+    assert_eq!(y, vec![1.0, 1.5, 2.5, 3.0]);
+    // 2^31 - 1 f32 elements: refused before allocation, naming the node.
+    let huge = resize(vec![], None, Some(vec![1, 1, i32::MAX as i64]));
+    let g = import_model(&decode_model(&huge).unwrap(), &ImportOptions::default()).unwrap();
+    let e = g.run(std::slice::from_ref(&x)).unwrap_err();
+    assert!(e.to_string().contains("rs"), "{e}");
+}
