@@ -358,6 +358,10 @@ const COORDINATE_MODE: AttrConstraint = AttrConstraint {
         matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::ResizeCoordinate::from_name(s).is_some())
     },
 };
+const RESIZE_MODE: AttrConstraint = AttrConstraint {
+    description: "\"nearest\", \"linear\" or \"cubic\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::ResizeMode::from_name(s).is_some()),
+};
 const NEAREST_MODE: AttrConstraint = AttrConstraint {
     description: "\"round_prefer_floor\", \"round_prefer_ceil\", \"floor\" or \"ceil\"",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::NearestMode::from_name(s).is_some()),
@@ -369,12 +373,16 @@ tensor_op! {
         attributes: [
             scales: Attr [F64_ARRAY],
             coordinate_transformation_mode: &str [COORDINATE_MODE] = "half_pixel",
+            mode: &str [RESIZE_MODE] = "nearest",
             nearest_mode: &str [NEAREST_MODE] = "round_prefer_floor",
-            linear: bool [FLAG_ATTR],
+            antialias: bool [FLAG_ATTR],
+            cubic_coeff_a: f64 [F64_ATTR] = -0.75,
+            exclude_outside: bool [FLAG_ATTR],
         ],
-        summary: "Resizes `input` to the result's shape: nearest neighbour (rounded by `nearest_mode`) or, with \
-                  `linear`, n-linear; output position x reads the input at the coordinate the transformation \
-                  gives for x and the axis's `scales` entry, edges clamped.",
+        summary: "Resizes `input` to the result's shape: nearest neighbour (rounded by `nearest_mode`), n-linear \
+                  or n-cubic (`cubic_coeff_a`; `antialias` widens the kernel when shrinking, `exclude_outside` \
+                  drops taps outside the input); output position x reads the input at the coordinate the \
+                  transformation gives for x and the axis's `scales` entry, edges clamped.",
         traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
         assembly_format: Some(CONVERT_FORMAT),
     }

@@ -124,16 +124,22 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
         OpKind::Resize {
             scales,
             coordinate,
+            mode,
             nearest,
-            linear,
+            antialias,
+            cubic_coeff_a,
+            exclude_outside,
             ..
-        } => crate::resize::evaluate(
-            inputs[0],
-            scales,
-            *coordinate,
-            (!linear).then_some(*nearest),
-            &out,
-        ),
+        } => {
+            let f = crate::resize::Interpolation {
+                mode: *mode,
+                nearest: *nearest,
+                antialias: *antialias,
+                cubic_coeff_a: *cubic_coeff_a,
+                exclude_outside: *exclude_outside,
+            };
+            crate::resize::evaluate(inputs[0], scales, *coordinate, &f, &out)
+        }
         _ => {
             return Err(EvalError::attr(
                 name,

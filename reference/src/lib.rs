@@ -21,6 +21,6 @@ pub use float8::{round_to_type, Fp8Format};
 pub use limits::check_tensor_size;
 pub use ops::{
     broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, NearestMode,
-    OpKind, PadMode, ReduceKind, ResizeCoordinate, ScatterReduction,
+    OpKind, PadMode, ReduceKind, ResizeCoordinate, ResizeMode, ScatterReduction,
 };
 pub use tensor::{Tensor, TensorData, TensorType};

@@ -3,7 +3,7 @@
 
 use crate::dtype::ElementType;
 use crate::error::EvalError;
-pub use crate::resize::{NearestMode, ResizeCoordinate};
+pub use crate::resize::{NearestMode, ResizeCoordinate, ResizeMode};
 use crate::tensor::{Tensor, TensorType};
 
 /// GELU formulation.
@@ -262,14 +262,19 @@ pub enum OpKind {
         count_include_pad: bool,
     },
     /// Interpolation to `shape`: nearest neighbour (its index rounding
-    /// `nearest`) or, with `linear`, n-linear; output position `x` of an
-    /// axis reads input coordinate `coordinate(x, scale)`, edges clamped.
+    /// `nearest`), n-linear or n-cubic (`cubic_coeff_a`), antialiased when
+    /// shrinking with `antialias`, taps outside the input dropped with
+    /// `exclude_outside`; output position `x` of an axis reads input
+    /// coordinate `coordinate(x, scale)`, edges clamped.
     Resize {
         shape: Vec<usize>,
         scales: Vec<f64>,
         coordinate: ResizeCoordinate,
+        mode: ResizeMode,
         nearest: NearestMode,
-        linear: bool,
+        antialias: bool,
+        cubic_coeff_a: f64,
+        exclude_outside: bool,
     },
 }
 
@@ -566,14 +571,20 @@ impl OpKind {
             OpKind::Resize {
                 scales,
                 coordinate,
+                mode,
                 nearest,
-                linear,
+                antialias,
+                cubic_coeff_a,
+                exclude_outside,
                 ..
             } => vec![
                 ("scales", list(scales)),
                 ("coordinate", format!("\"{}\"", coordinate.name())),
+                ("mode", format!("\"{}\"", mode.name())),
                 ("nearest", format!("\"{}\"", nearest.name())),
-                ("linear", linear.to_string()),
+                ("antialias", antialias.to_string()),
+                ("cubic_coeff_a", cubic_coeff_a.to_string()),
+                ("exclude_outside", exclude_outside.to_string()),
             ],
             _ => vec![],
         };

@@ -1,7 +1,9 @@
-//! `resize`: nearest-neighbour and n-linear interpolation of a tensor to a
-//! new shape, with ONNX's coordinate transformations and nearest-index
-//! roundings. Positions are computed in f64 from the f64 scales; a linear
-//! result is the weighted sum of its corners in f64, rounded once.
+//! `resize`: nearest-neighbour, n-linear and n-cubic interpolation of a
+//! tensor to a new shape (antialiased when shrinking, if asked), with
+//! ONNX's coordinate transformations and nearest-index roundings.
+//! Positions and weights are computed in f64 from the f64 scales, as
+//! ONNX's reference computes them; a result is the weighted sum of its
+//! taps in f64, rounded once.
 
 use rayon::prelude::*;
 
@@ -18,6 +20,48 @@ pub enum ResizeCoordinate {
     PytorchHalfPixel,
     AlignCorners,
     Asymmetric,
+}
+
+/// How a resize interpolates (ONNX's `mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ResizeMode {
+    Nearest,
+    Linear,
+    Cubic,
+}
+
+impl ResizeMode {
+    pub const NAMES: [(&'static str, ResizeMode); 3] = [
+        ("nearest", ResizeMode::Nearest),
+        ("linear", ResizeMode::Linear),
+        ("cubic", ResizeMode::Cubic),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, c)| *c == self)
+            .map_or("nearest", |(n, _)| n)
+    }
+
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(n, _)| *n == s).map(|(_, c)| *c)
+    }
+}
+
+/// The interpolation of a resize: its mode and that mode's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Interpolation {
+    pub(crate) mode: ResizeMode,
+    /// Nearest: how a coordinate becomes an index.
+    pub(crate) nearest: NearestMode,
+    /// Linear and cubic: widen the kernel by 1 / scale when shrinking.
+    pub(crate) antialias: bool,
+    /// Cubic: the kernel's `a`.
+    pub(crate) cubic_coeff_a: f64,
+    /// Linear and cubic: taps outside the input weigh 0 (the others
+    /// renormalized).
+    pub(crate) exclude_outside: bool,
 }
 
 /// How a nearest-neighbour coordinate becomes an index (ONNX's
@@ -140,33 +184,78 @@ pub(crate) fn infer(
     Ok(TensorType::new(shape.to_vec(), x.dtype))
 }
 
+/// The weights of a linear or cubic kernel at `ratio` (in (0, 1]: the
+/// coordinate's distance past its left neighbour `x_int`), for the
+/// neighbours `x_int + j`, `j` from `1 - m` to `m`; widened by `1 / scale`
+/// with antialiasing when shrinking. As ONNX's reference computes them.
+fn kernel_weights(f: &Interpolation, ratio: f64, scale: f64) -> Vec<(i64, f64)> {
+    let a = f.cubic_coeff_a;
+    let cubic = |x: f64| {
+        let x = x.abs();
+        if x <= 1.0 {
+            ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+        } else if x < 2.0 {
+            ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a
+        } else {
+            0.0
+        }
+    };
+    let s = if f.antialias { scale.min(1.0) } else { 1.0 };
+    let (start, weight): (i64, &dyn Fn(f64) -> f64) = match f.mode {
+        ResizeMode::Cubic => ((-2.0 / s).floor() as i64 + 1, &cubic),
+        _ => ((-1.0 / s).floor() as i64 + 1, &|x: f64| {
+            (1.0 - x.abs()).clamp(0.0, 1.0)
+        }),
+    };
+    let mut w: Vec<(i64, f64)> = (start..2 - start)
+        .map(|j| (j, weight((j as f64 - ratio) * s)))
+        .collect();
+    if f.antialias {
+        let total: f64 = w.iter().map(|(_, c)| c).sum();
+        w.iter_mut().for_each(|(_, c)| *c /= total);
+    }
+    w
+}
+
 /// One axis's input taps for each output position: `(index, weight)`
-/// pairs (one for nearest, two for linear).
+/// pairs (one for nearest), indices clamped to the input (edge padding).
 fn axis_taps(
     len_in: usize,
     len_out: usize,
     scale: f64,
     coordinate: ResizeCoordinate,
-    nearest: Option<NearestMode>,
+    f: &Interpolation,
 ) -> Vec<Vec<(usize, f64)>> {
+    let last = len_in.saturating_sub(1) as i64;
     (0..len_out)
         .map(|o| {
             let x = coordinate.map(o, scale, len_in, len_out);
-            match nearest {
-                Some(m) => vec![(m.index(x, len_in), 1.0)],
-                None => {
-                    let last = len_in.saturating_sub(1) as f64;
-                    let x = x.clamp(0.0, last);
-                    let i0 = x.floor();
-                    let w = x - i0;
-                    let i0 = i0 as usize;
-                    if w == 0.0 {
-                        vec![(i0, 1.0)]
-                    } else {
-                        vec![(i0, 1.0 - w), ((i0 + 1).min(len_in - 1), w)]
-                    }
-                }
+            if f.mode == ResizeMode::Nearest {
+                return vec![(f.nearest.index(x, len_in), 1.0)];
             }
+            // The left neighbour, with the ratio in (0, 1].
+            let x_int = x.ceil() - 1.0;
+            let ratio = x - x_int;
+            let mut w = kernel_weights(f, ratio, scale);
+            let base = x_int as i64;
+            if f.exclude_outside {
+                let inside = |j: i64| (0..=last).contains(&(base + j));
+                w.iter_mut()
+                    .filter(|(j, _)| !inside(*j))
+                    .for_each(|(_, c)| *c = 0.0);
+                let total: f64 = w.iter().map(|(_, c)| c).sum();
+                w.iter_mut().for_each(|(_, c)| *c /= total);
+            }
+            let taps: Vec<(usize, f64)> = w
+                .into_iter()
+                .filter(|(_, c)| *c != 0.0)
+                .map(|(j, c)| ((base + j).clamp(0, last) as usize, c))
+                .collect();
+            if taps.is_empty() {
+                // Every weight 0: the output is 0 (one tap, weighing 0).
+                return vec![(base.clamp(0, last) as usize, 0.0)];
+            }
+            taps
         })
         .collect()
 }
@@ -176,14 +265,14 @@ pub(crate) fn evaluate(
     x: &Tensor,
     scales: &[f64],
     coordinate: ResizeCoordinate,
-    nearest: Option<NearestMode>,
+    f: &Interpolation,
     out: &TensorType,
 ) -> Tensor {
     let xs = x.shape();
     let rank = xs.len();
     let v = x.to_f32_vec();
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
-        .map(|a| axis_taps(xs[a], out.shape[a], scales[a], coordinate, nearest))
+        .map(|a| axis_taps(xs[a], out.shape[a], scales[a], coordinate, f))
         .collect();
     let strides = crate::eval::contiguous_strides(xs);
     let total: usize = out.shape.iter().product();

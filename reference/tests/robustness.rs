@@ -94,8 +94,11 @@ fn op(rng: &mut Rng) -> OpKind {
                 .map(|_| [0.5, 2.0, -1.0, 0.0, f64::NAN, 1e300][rng.below(6) as usize])
                 .collect(),
             coordinate: ResizeCoordinate::NAMES[rng.below(5) as usize].1,
+            mode: ResizeMode::NAMES[rng.below(3) as usize].1,
             nearest: NearestMode::NAMES[rng.below(4) as usize].1,
-            linear: rng.bool(),
+            antialias: rng.bool(),
+            cubic_coeff_a: [-0.75, -0.5, f64::NAN][rng.below(3) as usize],
+            exclude_outside: rng.bool(),
         },
         44 => OpKind::ScatterElements {
             axis,

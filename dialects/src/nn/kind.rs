@@ -190,8 +190,11 @@ op_kinds! {
         shape: result_shape(),
         scales: f64s(scales),
         coordinate: coordinate_mode(coordinate_transformation_mode),
+        mode: resize_mode(mode),
         nearest: nearest_mode(nearest_mode),
-        linear: flag(linear),
+        antialias: flag(antialias),
+        cubic_coeff_a: cubic_coeff(cubic_coeff_a),
+        exclude_outside: flag(exclude_outside),
     };
 }
 
@@ -445,6 +448,28 @@ mod codec {
         }
         pub fn write(cx: &mut Context, c: &ResizeCoordinate) -> Option<Attr> {
             (*c != ResizeCoordinate::HalfPixel).then(|| cx.string_attr(c.name()))
+        }
+    }
+
+    pub mod resize_mode {
+        use super::*;
+        use ipu_reference::ResizeMode;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<ResizeMode, String> {
+            ResizeMode::from_name(s).ok_or_else(|| format!("unknown resize mode `{s}`"))
+        }
+        pub fn write(cx: &mut Context, m: &ResizeMode) -> Option<Attr> {
+            (*m != ResizeMode::Nearest).then(|| cx.string_attr(m.name()))
+        }
+    }
+
+    /// A cubic resize's `a` (-0.75 is left out).
+    pub mod cubic_coeff {
+        use super::*;
+        pub fn read(_: &Context, _: Op, _: &str, a: f64) -> Result<f64, String> {
+            Ok(a)
+        }
+        pub fn write(cx: &mut Context, a: &f64) -> Option<Attr> {
+            (*a != -0.75).then(|| cx.float_attr(*a, Type::F64))
         }
     }
 

@@ -21,8 +21,10 @@ func.func @windows(%x: tensor<1x2x5x5xf32>, %w: tensor<4x1x3x3xf32>, %s: tensor<
   %i = nn.max_pool %p {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, indices} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xi64>
   // CHECK: nn.avg_pool %arg5 {count_include_pad, {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %4 = nn.avg_pool %p {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, count_include_pad} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
-  // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "align_corners", linear, scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64]} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
-  %6 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], linear, coordinate_transformation_mode = "align_corners"} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
+  // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "align_corners", mode = "linear", scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64]} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
+  %6 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
+  // CHECK: nn.resize %arg5 {antialias, cubic_coeff_a = -0.5 : f64, exclude_outside, mode = "cubic", scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
+  %c = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], mode = "cubic", cubic_coeff_a = -0.5 : f64, exclude_outside, antialias} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   // CHECK: nn.resize %arg5 {nearest_mode = "ceil", scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %7 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], nearest_mode = "ceil"} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   // Integers convolve exactly.

@@ -3,10 +3,10 @@
 //! `max_pool`, `avg_pool`, a bias added after), and the integer convs
 //! `ConvInteger` and `QLinearConv` (the zero points subtracted in i32, an
 //! exact i32 conv, then for `QLinearConv` requantized), and `Resize`
-//! (nearest and linear). `auto_pad` is resolved to explicit pads here, as
+//! (nearest, linear, cubic). `auto_pad` is resolved to explicit pads here, as
 //! onnxruntime resolves it.
 
-use ipu_reference::{ElementType, NearestMode, OpKind, ResizeCoordinate};
+use ipu_reference::{ElementType, NearestMode, OpKind, ResizeCoordinate, ResizeMode};
 
 use super::super::importer::{invalid, unsupported, Importer, NResult, NodeErr};
 use super::{op, AttrKind as A, Binder, OnnxOp};
@@ -72,6 +72,8 @@ const RESIZE: &[(&str, A)] = &[
     ("antialias", A::Int),
     ("axes", A::Ints),
     ("coordinate_transformation_mode", A::String),
+    ("cubic_coeff_a", A::Float),
+    ("exclude_outside", A::Int),
     ("keep_aspect_ratio_policy", A::String),
     ("mode", A::String),
     ("nearest_mode", A::String),
@@ -576,13 +578,13 @@ impl Importer {
     }
 }
 
-/// Whether a resize interpolates linearly (`mode`; cubic is not mapped).
-fn resize_linear(n: &Binder) -> NResult<bool> {
+/// A resize's `mode` (`bilinear`, an old spelling, is linear).
+fn resize_mode(n: &Binder) -> NResult<ResizeMode> {
     match n.attr_s("mode")?.as_deref() {
-        None | Some("nearest") => Ok(false),
-        Some("linear") => Ok(true),
-        Some("cubic") => unsupported("cubic resize"),
-        Some(m) => invalid(format!("unknown resize mode `{m}`")),
+        None => Ok(ResizeMode::Nearest),
+        Some("bilinear") => Ok(ResizeMode::Linear),
+        Some(m) => ResizeMode::from_name(m)
+            .ok_or_else(|| NodeErr::Invalid(format!("unknown resize mode `{m}`"))),
     }
 }
 
@@ -629,7 +631,10 @@ fn resize_asymmetric(im: &mut Importer, n: &Binder, x: ValueId, scales: &[f32]) 
         return invalid(format!("{} scales for rank {}", scales.len(), input.len()));
     }
     let shape = sizes_of_scales(&input, &scales)?;
-    let linear = resize_linear(n)?;
+    let mode = resize_mode(n)?;
+    if mode == ResizeMode::Cubic {
+        return invalid("this opset's resize is nearest or linear");
+    }
     let nearest = if scales.iter().all(|&s| s >= 1.0) {
         NearestMode::Floor
     } else if scales.iter().all(|&s| s <= 1.0) {
@@ -641,8 +646,11 @@ fn resize_asymmetric(im: &mut Importer, n: &Binder, x: ValueId, scales: &[f32]) 
         shape,
         scales,
         coordinate: ResizeCoordinate::Asymmetric,
+        mode,
         nearest,
-        linear,
+        antialias: false,
+        cubic_coeff_a: -0.75,
+        exclude_outside: false,
     };
     let y = im.op(kind, &[x], n.name)?;
     im.bind(n, &[Some(y)])
@@ -665,10 +673,7 @@ fn resize(im: &mut Importer, n: &Binder) -> NResult<()> {
     let x = im.req(n, 0)?;
     let input = im.ty(x).shape.clone();
     let rank = input.len();
-    let linear = resize_linear(n)?;
-    if n.attr_i("antialias", 0)? != 0 {
-        return unsupported("antialiased resize");
-    }
+    let mode = resize_mode(n)?;
     let coord = n.attr_s("coordinate_transformation_mode")?;
     let coordinate = match coord.as_deref() {
         None => ResizeCoordinate::HalfPixel,
@@ -742,8 +747,11 @@ fn resize(im: &mut Importer, n: &Binder) -> NResult<()> {
         shape,
         scales,
         coordinate,
+        mode,
         nearest,
-        linear,
+        antialias: n.attr_i("antialias", 0)? != 0,
+        cubic_coeff_a: n.attr_f("cubic_coeff_a", -0.75)? as f64,
+        exclude_outside: n.attr_i("exclude_outside", 0)? != 0,
     };
     let y = im.op(kind, &[x], n.name)?;
     im.bind(n, &[Some(y)])
