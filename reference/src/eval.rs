@@ -138,7 +138,7 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
                 cubic_coeff_a: *cubic_coeff_a,
                 exclude_outside: *exclude_outside,
             };
-            crate::resize::evaluate(inputs[0], scales, *coordinate, &f, &out)
+            crate::resize::evaluate(inputs[0], scales, *coordinate, &f, &out)?
         }
         _ => {
             return Err(EvalError::attr(

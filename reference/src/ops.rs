@@ -751,9 +751,12 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
         | OpKind::ConvTranspose { .. }
         | OpKind::MaxPool { .. }
         | OpKind::AvgPool { .. } => crate::window::infer(op, inputs)?,
-        OpKind::Resize { shape, scales, .. } => {
-            crate::resize::infer(name, &inputs[0], shape, scales)?
-        }
+        OpKind::Resize {
+            shape,
+            scales,
+            antialias,
+            ..
+        } => crate::resize::infer(name, &inputs[0], shape, scales, *antialias)?,
     };
     checked_numel(name, &out.shape)?;
     Ok(out)

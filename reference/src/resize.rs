@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use crate::dtype::ElementType;
 use crate::error::EvalError;
 use crate::float8::round_slice;
 use crate::tensor::{Tensor, TensorData, TensorType};
@@ -147,6 +148,19 @@ impl NearestMode {
     }
 }
 
+/// The widest kernel (taps per output position) of an antialiased resize
+/// by `scales`, `None` when it is past any allocation (1 without
+/// antialiasing).
+fn antialias_footprint(scales: &[f64], antialias: bool) -> Option<usize> {
+    if !antialias {
+        return Some(1);
+    }
+    let smallest = scales.iter().copied().fold(1.0f64, f64::min);
+    // A cubic kernel spans 4 / scale taps, a linear one 2 / scale.
+    let taps = (4.0 / smallest).ceil() + 2.0;
+    (taps.is_finite() && taps < (1u64 << 32) as f64).then_some(taps as usize)
+}
+
 /// The shape rule: a float input, one positive finite scale and one output
 /// size per axis (0 exactly where the input axis is empty).
 pub(crate) fn infer(
@@ -154,6 +168,7 @@ pub(crate) fn infer(
     x: &TensorType,
     shape: &[usize],
     scales: &[f64],
+    antialias: bool,
 ) -> Result<TensorType, EvalError> {
     let rank = x.shape.len();
     if !x.dtype.is_float() || x.dtype.is_fp8() {
@@ -171,6 +186,15 @@ pub(crate) fn infer(
     }
     if let Some(s) = scales.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
         return Err(EvalError::attr(name, format!("scale {s} is not positive")));
+    }
+    if antialias_footprint(scales, antialias)
+        .and_then(|f| f.checked_mul(shape.iter().copied().max().unwrap_or(0)))
+        .is_none()
+    {
+        return Err(EvalError::attr(
+            name,
+            "an antialiased kernel this wide (the scale is too small)",
+        ));
     }
     if let Some(a) = (0..rank).find(|&a| (shape[a] == 0) != (x.shape[a] == 0)) {
         return Err(EvalError::shape(
@@ -239,7 +263,7 @@ fn axis_taps(
             let mut w = kernel_weights(f, ratio, scale);
             let base = x_int as i64;
             if f.exclude_outside {
-                let inside = |j: i64| (0..=last).contains(&(base + j));
+                let inside = |j: i64| (0..=last).contains(&base.saturating_add(j));
                 w.iter_mut()
                     .filter(|(j, _)| !inside(*j))
                     .for_each(|(_, c)| *c = 0.0);
@@ -249,7 +273,7 @@ fn axis_taps(
             let taps: Vec<(usize, f64)> = w
                 .into_iter()
                 .filter(|(_, c)| *c != 0.0)
-                .map(|(j, c)| ((base + j).clamp(0, last) as usize, c))
+                .map(|(j, c)| (base.saturating_add(j).clamp(0, last) as usize, c))
                 .collect();
             if taps.is_empty() {
                 // Every weight 0: the output is 0 (one tap, weighing 0).
@@ -267,9 +291,15 @@ pub(crate) fn evaluate(
     coordinate: ResizeCoordinate,
     f: &Interpolation,
     out: &TensorType,
-) -> Tensor {
+) -> Result<Tensor, EvalError> {
     let xs = x.shape();
     let rank = xs.len();
+    // The tap tables: up to the kernel's width per output position.
+    let width = antialias_footprint(scales, f.antialias && f.mode != ResizeMode::Nearest)
+        .unwrap_or(usize::MAX)
+        .max(4);
+    let positions: usize = out.shape.iter().sum();
+    crate::limits::check_tensor_size("resize's taps", &[positions, width, 2], ElementType::I64)?;
     let v = x.to_f32_vec();
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
         .map(|a| axis_taps(xs[a], out.shape[a], scales[a], coordinate, f))
@@ -316,5 +346,9 @@ pub(crate) fn evaluate(
         (0..total).map(element).collect()
     };
     round_slice(&mut y, out.dtype);
-    Tensor::raw(out.shape.clone(), out.dtype, TensorData::F32(y))
+    Ok(Tensor::raw(
+        out.shape.clone(),
+        out.dtype,
+        TensorData::F32(y),
+    ))
 }
