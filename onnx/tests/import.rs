@@ -1591,6 +1591,28 @@ fn batch_norm_folds_into_the_conv_before_it() {
     );
     let want = run(&apart, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
     assert_eq!(got.shape(), want.shape());
+    // A conv result that something else reads too is not folded (the conv
+    // would be computed twice): the normalization stays.
+    let shared = model(
+        15,
+        vec![
+            node(
+                "Conv",
+                "conv",
+                &["x", "w"],
+                &["c"],
+                vec![a_ints("pads", &[1; 4])],
+            ),
+            node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]),
+        ],
+        vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])],
+        &["y", "c"],
+        &inits,
+    );
+    let g2 = import_model(&decode_model(&shared).unwrap(), &ImportOptions::default()).unwrap();
+    let convs = g2.nodes.iter().filter(|n| n.op.name() == "conv").count();
+    assert_eq!(convs, 1, "{g2}");
+    assert!(g2.nodes.iter().any(|n| n.op.name() == "sub"), "{g2}");
     let scale = want
         .as_f32()
         .unwrap()

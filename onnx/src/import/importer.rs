@@ -103,6 +103,9 @@ pub(super) struct Importer {
     /// The convs mapped so far, by their result (bias added): what a
     /// following `BatchNormalization` folds into.
     pub(super) convs: HashMap<ValueId, ConvRecord>,
+    /// How many times each ONNX value name is read (nodes, subgraphs,
+    /// graph outputs).
+    pub(super) readers: HashMap<String, usize>,
 }
 
 /// A mapped `Conv`: its input, weights, bias and op.

@@ -123,6 +123,7 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         counter: 0,
         node_start: 0,
         convs: HashMap::new(),
+        readers: readers(&model.graph),
     };
     let graph = &model.graph;
     // Who writes each value, for the one-writer rule.
@@ -340,6 +341,29 @@ pub fn unsupported_ops(model: &Model) -> Vec<crate::error::UnsupportedOp> {
     let mut found = Vec::new();
     walk(model, &model.graph, &mut found);
     found
+}
+
+/// How many times each value name is read: by a node (subgraphs
+/// included) or as a graph output.
+fn readers(graph: &crate::model::Graph) -> HashMap<String, usize> {
+    fn walk(g: &crate::model::Graph, count: &mut HashMap<String, usize>) {
+        for n in &g.nodes {
+            for i in n.inputs.iter().filter(|i| !i.is_empty()) {
+                *count.entry(i.clone()).or_default() += 1;
+            }
+            for a in n.attributes.values() {
+                if let crate::model::Attribute::Graph(sub) = a {
+                    walk(sub, count);
+                }
+            }
+        }
+        for o in &g.outputs {
+            *count.entry(o.name.clone()).or_default() += 1;
+        }
+    }
+    let mut count = HashMap::new();
+    walk(graph, &mut count);
+    count
 }
 
 /// A node's name in diagnostics: its own, or `{op_type}_{index}`.

@@ -241,8 +241,9 @@ fn conv(im: &mut Importer, n: &Binder) -> NResult<()> {
 }
 
 /// `BatchNormalization` (inference) of a conv's result, folded into the
-/// conv when the weights, the conv's bias and the four statistics are
-/// constants of the input's type, as onnxruntime's conv-BN fusion does:
+/// conv when the normalization is the conv's only reader and the weights,
+/// the conv's bias and the four statistics are constants of the input's
+/// type, as onnxruntime's conv-BN fusion does:
 /// `s = scale / sqrt(var + eps)`, weights times `s` per output channel,
 /// bias `(b - mean) * s + beta`. `None` when it does not apply.
 pub(super) fn fold_batch_norm(
@@ -255,6 +256,9 @@ pub(super) fn fold_batch_norm(
     let Some(rec) = im.convs.get(&x).cloned() else {
         return Ok(None);
     };
+    if n.inputs.first().and_then(|i| im.readers.get(i)) != Some(&1) {
+        return Ok(None);
+    }
     let dt = im.ty(x).dtype;
     let mut constant = vec![rec.w];
     constant.extend(rec.bias);
