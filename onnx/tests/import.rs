@@ -1542,22 +1542,18 @@ fn batch_norm_folds_into_the_conv_before_it() {
         ("var", &stats[3]),
     ];
     let bn_inputs = ["c", "scale", "beta", "mean", "var"];
-    let bytes = model(
-        15,
-        vec![
-            node(
-                "Conv",
-                "conv",
-                &["x", "w"],
-                &["c"],
-                vec![a_ints("pads", &[1; 4])],
-            ),
-            node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]),
-        ],
-        vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])],
-        &["y"],
-        &inits,
-    );
+    let conv = |out: &str| {
+        node(
+            "Conv",
+            "conv",
+            &["x", "w"],
+            &[out],
+            vec![a_ints("pads", &[1; 4])],
+        )
+    };
+    let bn = || node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]);
+    let input = || vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])];
+    let bytes = model(15, vec![conv("c"), bn()], input(), &["y"], &inits);
     let g = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
     let kinds: Vec<&str> = g
         .nodes
@@ -1572,20 +1568,11 @@ fn batch_norm_folds_into_the_conv_before_it() {
     let zero = f32t(&[], vec![0.0]);
     let mut apart_inits = inits.clone();
     apart_inits.push(("zero", &zero));
+    let plus0 = node("Add", "plus0", &["c0", "zero"], &["c"], vec![]);
     let apart = model(
         15,
-        vec![
-            node(
-                "Conv",
-                "conv",
-                &["x", "w"],
-                &["c0"],
-                vec![a_ints("pads", &[1; 4])],
-            ),
-            node("Add", "plus0", &["c0", "zero"], &["c"], vec![]),
-            node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]),
-        ],
-        vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])],
+        vec![conv("c0"), plus0, bn()],
+        input(),
         &["y"],
         &apart_inits,
     );
@@ -1593,22 +1580,7 @@ fn batch_norm_folds_into_the_conv_before_it() {
     assert_eq!(got.shape(), want.shape());
     // A conv result that something else reads too is not folded (the conv
     // would be computed twice): the normalization stays.
-    let shared = model(
-        15,
-        vec![
-            node(
-                "Conv",
-                "conv",
-                &["x", "w"],
-                &["c"],
-                vec![a_ints("pads", &[1; 4])],
-            ),
-            node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]),
-        ],
-        vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])],
-        &["y", "c"],
-        &inits,
-    );
+    let shared = model(15, vec![conv("c"), bn()], input(), &["y", "c"], &inits);
     let g2 = import_model(&decode_model(&shared).unwrap(), &ImportOptions::default()).unwrap();
     let convs = g2.nodes.iter().filter(|n| n.op.name() == "conv").count();
     assert_eq!(convs, 1, "{g2}");
