@@ -373,6 +373,8 @@ tensor_op! {
         attributes: [
             scales: Attr [F64_ARRAY],
             coordinate_transformation_mode: &str [COORDINATE_MODE] = "half_pixel",
+            roi: Option<Attr> [F64_ARRAY],
+            extrapolation_value: f64 [F64_ATTR] = 0.0,
             mode: &str [RESIZE_MODE] = "nearest",
             nearest_mode: &str [NEAREST_MODE] = "round_prefer_floor",
             antialias: bool [FLAG_ATTR],
@@ -382,7 +384,9 @@ tensor_op! {
         summary: "Resizes `input` to the result's shape: nearest neighbour (rounded by `nearest_mode`), n-linear \
                   or n-cubic (`cubic_coeff_a`; `antialias` widens the kernel when shrinking, `exclude_outside` \
                   drops taps outside the input); output position x reads the input at the coordinate the \
-                  transformation gives for x and the axis's `scales` entry, edges clamped.",
+                  transformation gives for x and the axis's `scales` entry, edges clamped. \
+                  \"tf_crop_and_resize\" resizes the crop `roi` (each axis's start, then each one's end) and \
+                  reads `extrapolation_value` outside the input.",
         traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
         assembly_format: Some(CONVERT_FORMAT),
     }

@@ -121,25 +121,7 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
         | OpKind::ConvTranspose { .. }
         | OpKind::MaxPool { .. }
         | OpKind::AvgPool { .. } => crate::window::evaluate(op, inputs, &out)?,
-        OpKind::Resize {
-            scales,
-            coordinate,
-            mode,
-            nearest,
-            antialias,
-            cubic_coeff_a,
-            exclude_outside,
-            ..
-        } => {
-            let f = crate::resize::Interpolation {
-                mode: *mode,
-                nearest: *nearest,
-                antialias: *antialias,
-                cubic_coeff_a: *cubic_coeff_a,
-                exclude_outside: *exclude_outside,
-            };
-            crate::resize::evaluate(inputs[0], scales, *coordinate, &f, &out)?
-        }
+        OpKind::Resize { .. } => crate::resize::evaluate_op(op, inputs[0], &out)?,
         _ => {
             return Err(EvalError::attr(
                 name,

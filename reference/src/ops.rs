@@ -265,11 +265,16 @@ pub enum OpKind {
     /// `nearest`), n-linear or n-cubic (`cubic_coeff_a`), antialiased when
     /// shrinking with `antialias`, taps outside the input dropped with
     /// `exclude_outside`; output position `x` of an axis reads input
-    /// coordinate `coordinate(x, scale)`, edges clamped.
+    /// coordinate `coordinate(x, scale)`, edges clamped. A
+    /// `TfCropAndResize` resizes the crop `roi` (each axis's start, then
+    /// each one's end; empty for the other transformations) and reads
+    /// `extrapolation_value` outside the input.
     Resize {
         shape: Vec<usize>,
         scales: Vec<f64>,
         coordinate: ResizeCoordinate,
+        roi: Vec<f64>,
+        extrapolation_value: f64,
         mode: ResizeMode,
         nearest: NearestMode,
         antialias: bool,
@@ -568,24 +573,7 @@ impl OpKind {
                 ("ceil_mode", ceil_mode.to_string()),
                 ("count_include_pad", count_include_pad.to_string()),
             ],
-            OpKind::Resize {
-                scales,
-                coordinate,
-                mode,
-                nearest,
-                antialias,
-                cubic_coeff_a,
-                exclude_outside,
-                ..
-            } => vec![
-                ("scales", list(scales)),
-                ("coordinate", format!("\"{}\"", coordinate.name())),
-                ("mode", format!("\"{}\"", mode.name())),
-                ("nearest", format!("\"{}\"", nearest.name())),
-                ("antialias", antialias.to_string()),
-                ("cubic_coeff_a", cubic_coeff_a.to_string()),
-                ("exclude_outside", exclude_outside.to_string()),
-            ],
+            OpKind::Resize { .. } => crate::resize::attributes(self),
             _ => vec![],
         };
         if kv.is_empty() {
@@ -754,9 +742,17 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
         OpKind::Resize {
             shape,
             scales,
+            roi,
+            coordinate,
             antialias,
             ..
-        } => crate::resize::infer(name, &inputs[0], shape, scales, *antialias)?,
+        } => crate::resize::infer(
+            name,
+            &inputs[0],
+            (shape, scales, roi),
+            *coordinate,
+            *antialias,
+        )?,
     };
     checked_numel(name, &out.shape)?;
     Ok(out)

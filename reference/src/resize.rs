@@ -10,6 +10,7 @@ use rayon::prelude::*;
 use crate::dtype::ElementType;
 use crate::error::EvalError;
 use crate::float8::round_slice;
+use crate::ops::OpKind;
 use crate::tensor::{Tensor, TensorData, TensorType};
 
 /// How an output position maps to an input coordinate (ONNX's
@@ -21,6 +22,10 @@ pub enum ResizeCoordinate {
     PytorchHalfPixel,
     AlignCorners,
     Asymmetric,
+    /// The crop `roi` (per axis a start and an end, fractions of the
+    /// input) resized; coordinates outside the input read
+    /// `extrapolation_value`.
+    TfCropAndResize,
 }
 
 /// How a resize interpolates (ONNX's `mode`).
@@ -76,12 +81,13 @@ pub enum NearestMode {
 }
 
 impl ResizeCoordinate {
-    pub const NAMES: [(&'static str, ResizeCoordinate); 5] = [
+    pub const NAMES: [(&'static str, ResizeCoordinate); 6] = [
         ("half_pixel", ResizeCoordinate::HalfPixel),
         ("half_pixel_symmetric", ResizeCoordinate::HalfPixelSymmetric),
         ("pytorch_half_pixel", ResizeCoordinate::PytorchHalfPixel),
         ("align_corners", ResizeCoordinate::AlignCorners),
         ("asymmetric", ResizeCoordinate::Asymmetric),
+        ("tf_crop_and_resize", ResizeCoordinate::TfCropAndResize),
     ];
 
     pub fn name(self) -> &'static str {
@@ -96,12 +102,30 @@ impl ResizeCoordinate {
     }
 
     /// The input coordinate of output position `x` on an axis of `len_in`
-    /// elements resized to `len_out` with `scale`, as ONNX's reference
-    /// computes it (the scaled width `scale * len_in` where it uses it).
-    fn map(self, x: usize, scale: f64, len_in: usize, len_out: usize) -> f64 {
+    /// elements resized to `len_out` with `scale` (and the crop `roi`), as
+    /// ONNX's reference computes it (the scaled width `scale * len_in`
+    /// where it uses it); `None` outside the input for a crop.
+    fn map(
+        self,
+        x: usize,
+        scale: f64,
+        len_in: usize,
+        len_out: usize,
+        roi: (f64, f64),
+    ) -> Option<f64> {
         let x = x as f64;
         let width = scale * len_in as f64;
-        match self {
+        let last = len_in as f64 - 1.0;
+        Some(match self {
+            ResizeCoordinate::TfCropAndResize => {
+                let (start, end) = roi;
+                let c = if width == 1.0 {
+                    (end - start) * last / 2.0
+                } else {
+                    x * (end - start) * last / (width - 1.0)
+                } + start * last;
+                return (0.0..=last).contains(&c).then_some(c);
+            }
             ResizeCoordinate::HalfPixel => (x + 0.5) / scale - 0.5,
             ResizeCoordinate::HalfPixelSymmetric => {
                 let adjustment = len_out as f64 / width;
@@ -113,7 +137,7 @@ impl ResizeCoordinate {
             ResizeCoordinate::AlignCorners if width == 1.0 => 0.0,
             ResizeCoordinate::AlignCorners => x * (len_in as f64 - 1.0) / (width - 1.0),
             ResizeCoordinate::Asymmetric => x / scale,
-        }
+        })
     }
 }
 
@@ -166,8 +190,8 @@ fn antialias_footprint(scales: &[f64], antialias: bool) -> Option<usize> {
 pub(crate) fn infer(
     name: &'static str,
     x: &TensorType,
-    shape: &[usize],
-    scales: &[f64],
+    (shape, scales, roi): (&[usize], &[f64], &[f64]),
+    coordinate: ResizeCoordinate,
     antialias: bool,
 ) -> Result<TensorType, EvalError> {
     let rank = x.shape.len();
@@ -181,6 +205,16 @@ pub(crate) fn infer(
                 "{} sizes and {} scales for rank {rank}",
                 shape.len(),
                 scales.len()
+            ),
+        ));
+    }
+    let crop = coordinate == ResizeCoordinate::TfCropAndResize;
+    if roi.len() != if crop { 2 * rank } else { 0 } || roi.iter().any(|r| !r.is_finite()) {
+        return Err(EvalError::attr(
+            name,
+            format!(
+                "{} finite roi entries for rank {rank} (a crop has a start and an end per axis, other resizes none)",
+                roi.len()
             ),
         ));
     }
@@ -242,18 +276,19 @@ fn kernel_weights(f: &Interpolation, ratio: f64, scale: f64) -> Vec<(i64, f64)> 
 }
 
 /// One axis's input taps for each output position: `(index, weight)`
-/// pairs (one for nearest), indices clamped to the input (edge padding).
+/// pairs (one for nearest), indices clamped to the input (edge padding);
+/// none where a crop's coordinate falls outside the input.
 fn axis_taps(
-    len_in: usize,
-    len_out: usize,
-    scale: f64,
+    (len_in, len_out, scale, roi): (usize, usize, f64, (f64, f64)),
     coordinate: ResizeCoordinate,
     f: &Interpolation,
 ) -> Vec<Vec<(usize, f64)>> {
     let last = len_in.saturating_sub(1) as i64;
     (0..len_out)
         .map(|o| {
-            let x = coordinate.map(o, scale, len_in, len_out);
+            let Some(x) = coordinate.map(o, scale, len_in, len_out, roi) else {
+                return Vec::new();
+            };
             if f.mode == ResizeMode::Nearest {
                 return vec![(f.nearest.index(x, len_in), 1.0)];
             }
@@ -284,10 +319,73 @@ fn axis_taps(
         .collect()
 }
 
-/// Evaluates a resize to `out`.
-pub(crate) fn evaluate(
+/// The attributes of a resize op, for [`OpKind::attributes`].
+pub(crate) fn attributes(op: &OpKind) -> Vec<(&'static str, String)> {
+    let OpKind::Resize {
+        scales,
+        coordinate,
+        roi,
+        extrapolation_value,
+        mode,
+        nearest,
+        antialias,
+        cubic_coeff_a,
+        exclude_outside,
+        ..
+    } = op
+    else {
+        return Vec::new();
+    };
+    let list = |v: &[f64]| {
+        let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        format!("[{}]", items.join(", "))
+    };
+    vec![
+        ("scales", list(scales)),
+        ("coordinate", format!("\"{}\"", coordinate.name())),
+        ("roi", list(roi)),
+        ("extrapolation_value", extrapolation_value.to_string()),
+        ("mode", format!("\"{}\"", mode.name())),
+        ("nearest", format!("\"{}\"", nearest.name())),
+        ("antialias", antialias.to_string()),
+        ("cubic_coeff_a", cubic_coeff_a.to_string()),
+        ("exclude_outside", exclude_outside.to_string()),
+    ]
+}
+
+/// Evaluates a resize op to `out` (its inferred type).
+pub(crate) fn evaluate_op(op: &OpKind, x: &Tensor, out: &TensorType) -> Result<Tensor, EvalError> {
+    let OpKind::Resize {
+        scales,
+        coordinate,
+        roi,
+        extrapolation_value: extrapolation,
+        mode,
+        nearest,
+        antialias,
+        cubic_coeff_a: a,
+        exclude_outside: exclude,
+        ..
+    } = op
+    else {
+        return Err(EvalError::attr(op.name(), "not a resize"));
+    };
+    let f = Interpolation {
+        mode: *mode,
+        nearest: *nearest,
+        antialias: *antialias,
+        cubic_coeff_a: *a,
+        exclude_outside: *exclude,
+    };
+    evaluate(x, (scales, roi, *extrapolation), *coordinate, &f, out)
+}
+
+/// Evaluates a resize to `out`. `roi` holds each axis's crop start, then
+/// each one's end (used by `TfCropAndResize`, which reads `extrapolation`
+/// outside the input).
+fn evaluate(
     x: &Tensor,
-    scales: &[f64],
+    (scales, roi, extrapolation): (&[f64], &[f64], f64),
     coordinate: ResizeCoordinate,
     f: &Interpolation,
     out: &TensorType,
@@ -302,7 +400,13 @@ pub(crate) fn evaluate(
     crate::limits::check_tensor_size("resize's taps", &[positions, width, 2], ElementType::I64)?;
     let v = x.to_f32_vec();
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
-        .map(|a| axis_taps(xs[a], out.shape[a], scales[a], coordinate, f))
+        .map(|a| {
+            let crop = match roi.len() {
+                0 => (0.0, 1.0),
+                _ => (roi[a], roi[rank + a]),
+            };
+            axis_taps((xs[a], out.shape[a], scales[a], crop), coordinate, f)
+        })
         .collect();
     let strides = crate::eval::contiguous_strides(xs);
     let total: usize = out.shape.iter().product();
@@ -312,6 +416,9 @@ pub(crate) fn evaluate(
         for a in (0..rank).rev() {
             idx[a] = r % out.shape[a];
             r /= out.shape[a];
+        }
+        if (0..rank).any(|a| taps[a][idx[a]].is_empty()) {
+            return extrapolation as f32;
         }
         // Sum over the corners: one tap per axis.
         let mut acc = 0f64;

@@ -734,6 +734,8 @@ fn resize_op(shape: &[usize], scales: &[f64], mode: ResizeMode, antialias: bool)
         shape: shape.to_vec(),
         scales: scales.to_vec(),
         coordinate: ResizeCoordinate::HalfPixel,
+        roi: vec![],
+        extrapolation_value: 0.0,
         mode,
         nearest: NearestMode::RoundPreferFloor,
         antialias,

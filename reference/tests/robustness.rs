@@ -93,7 +93,11 @@ fn op(rng: &mut Rng) -> OpKind {
             scales: (0..rng.below(5))
                 .map(|_| [0.5, 2.0, -1.0, 0.0, f64::NAN, 1e300][rng.below(6) as usize])
                 .collect(),
-            coordinate: ResizeCoordinate::NAMES[rng.below(5) as usize].1,
+            coordinate: ResizeCoordinate::NAMES[rng.below(6) as usize].1,
+            roi: (0..rng.below(9))
+                .map(|_| [0.0, 0.5, 1.0, -1.0, f64::NAN][rng.below(5) as usize])
+                .collect(),
+            extrapolation_value: 0.0,
             mode: ResizeMode::NAMES[rng.below(3) as usize].1,
             nearest: NearestMode::NAMES[rng.below(4) as usize].1,
             antialias: rng.bool(),

@@ -190,6 +190,8 @@ op_kinds! {
         shape: result_shape(),
         scales: f64s(scales),
         coordinate: coordinate_mode(coordinate_transformation_mode),
+        roi: optional_f64s(roi),
+        extrapolation_value: pad_value(extrapolation_value),
         mode: resize_mode(mode),
         nearest: nearest_mode(nearest_mode),
         antialias: flag(antialias),
@@ -377,7 +379,8 @@ mod codec {
         }
     }
 
-    /// The constant a pad fills with (0 is left out).
+    /// A float that is 0 unless set, left out at 0 (a pad's fill, a crop's
+    /// extrapolation value).
     pub mod pad_value {
         use super::*;
         pub fn read(_: &Context, _: Op, _: &str, v: f64) -> Result<f64, String> {
@@ -436,6 +439,21 @@ mod codec {
         pub fn write(cx: &mut Context, v: &[f64]) -> Option<Attr> {
             let items = v.iter().map(|&x| cx.float_attr(x, Type::F64)).collect();
             Some(cx.array_attr(items))
+        }
+    }
+
+    /// An optional list of f64s (a resize's crop), empty when absent.
+    pub mod optional_f64s {
+        use super::*;
+        pub fn read(cx: &Context, op: Op, name: &str, a: Option<Attr>) -> Result<Vec<f64>, String> {
+            a.map_or(Ok(Vec::new()), |a| super::f64s::read(cx, op, name, a))
+        }
+        pub fn write(cx: &mut Context, v: &[f64]) -> Option<Attr> {
+            if v.is_empty() {
+                None
+            } else {
+                super::f64s::write(cx, v)
+            }
         }
     }
 

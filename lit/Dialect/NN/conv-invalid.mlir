@@ -135,3 +135,11 @@ func.func @resize_empty(%x: tensor<1x1x4xf32>) {
   %0 = nn.resize %x {scales = [1.0 : f64, 1.0 : f64, 0.1 : f64]} : tensor<1x1x4xf32> -> tensor<1x1x0xf32>
   return
 }
+
+// -----
+
+func.func @resize_crop_roi(%x: tensor<1x1x4xf32>) {
+  // expected-error@+1 {{'nn.resize' op resize: 2 finite roi entries for rank 3 (a crop has a start and an end per axis, other resizes none)}}
+  %0 = nn.resize %x {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64], coordinate_transformation_mode = "tf_crop_and_resize", roi = [0.0 : f64, 1.0 : f64]} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
+  return
+}

@@ -25,6 +25,8 @@ func.func @windows(%x: tensor<1x2x5x5xf32>, %w: tensor<4x1x3x3xf32>, %s: tensor<
   %6 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x3x7x7xf32> -> tensor<1x3x14x10xf32>
   // CHECK: nn.resize %arg5 {antialias, cubic_coeff_a = -0.5 : f64, exclude_outside, mode = "cubic", scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %c = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], mode = "cubic", cubic_coeff_a = -0.5 : f64, exclude_outside, antialias} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
+  // CHECK: nn.resize %arg5 {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0 : f64, mode = "linear", roi = [0.0 : f64, 0.0 : f64, 0.25 : f64, 0.25 : f64, 1.0 : f64, 1.0 : f64, 0.75 : f64, 1.0 : f64], scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
+  %crop = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], coordinate_transformation_mode = "tf_crop_and_resize", roi = [0.0 : f64, 0.0 : f64, 0.25 : f64, 0.25 : f64, 1.0 : f64, 1.0 : f64, 0.75 : f64, 1.0 : f64], extrapolation_value = 10.0 : f64, mode = "linear"} : tensor<1x3x7x7xf32> -> tensor<1x3x4x4xf32>
   // CHECK: nn.resize %arg5 {nearest_mode = "ceil", scales = {{.*}}} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   %7 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.5 : f64, 0.5 : f64], nearest_mode = "ceil"} : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
   // Integers convolve exactly.

@@ -74,6 +74,7 @@ const RESIZE: &[(&str, A)] = &[
     ("coordinate_transformation_mode", A::String),
     ("cubic_coeff_a", A::Float),
     ("exclude_outside", A::Int),
+    ("extrapolation_value", A::Float),
     ("keep_aspect_ratio_policy", A::String),
     ("mode", A::String),
     ("nearest_mode", A::String),
@@ -650,6 +651,8 @@ fn resize_asymmetric(im: &mut Importer, n: &Binder, x: ValueId, scales: &[f32]) 
         shape,
         scales,
         coordinate: ResizeCoordinate::Asymmetric,
+        roi: Vec::new(),
+        extrapolation_value: 0.0,
         mode,
         nearest,
         antialias: false,
@@ -658,6 +661,29 @@ fn resize_asymmetric(im: &mut Importer, n: &Binder, x: ValueId, scales: &[f32]) 
     };
     let y = im.op(kind, &[x], n.name)?;
     im.bind(n, &[Some(y)])
+}
+
+/// A crop's `roi` input (a start per axis of `axes`, then an end), as a
+/// start and an end for each of the `rank` axes (the others whole).
+fn crop_roi(im: &Importer, n: &Binder, axes: &[usize], rank: usize) -> NResult<Vec<f64>> {
+    let Some(roi) = resize_operand(im, n, 1)? else {
+        return invalid("tf_crop_and_resize needs a roi");
+    };
+    let roi = roi.to_f32_vec();
+    if roi.len() != 2 * axes.len() {
+        return invalid(format!(
+            "a roi of {} values for {} axes",
+            roi.len(),
+            axes.len()
+        ));
+    }
+    let mut full = vec![0.0; rank];
+    full.extend(vec![1.0; rank]);
+    for (i, &a) in axes.iter().enumerate() {
+        full[a] = roi[i] as f64;
+        full[rank + a] = roi[axes.len() + i] as f64;
+    }
+    Ok(full)
 }
 
 /// A resize's scales or sizes input (an empty tensor counts as absent).
@@ -681,7 +707,6 @@ fn resize(im: &mut Importer, n: &Binder) -> NResult<()> {
     let coord = n.attr_s("coordinate_transformation_mode")?;
     let coordinate = match coord.as_deref() {
         None => ResizeCoordinate::HalfPixel,
-        Some("tf_crop_and_resize") => return unsupported("tf_crop_and_resize"),
         Some(c) => ResizeCoordinate::from_name(c)
             .ok_or_else(|| NodeErr::Invalid(format!("unknown coordinate transformation `{c}`")))?,
     };
@@ -747,10 +772,17 @@ fn resize(im: &mut Importer, n: &Binder) -> NResult<()> {
     } else {
         return invalid("Resize needs scales or sizes");
     };
+    let roi = if coordinate == ResizeCoordinate::TfCropAndResize {
+        crop_roi(im, n, &axes, rank)?
+    } else {
+        Vec::new()
+    };
     let kind = OpKind::Resize {
         shape,
         scales,
         coordinate,
+        roi,
+        extrapolation_value: n.attr_f("extrapolation_value", 0.0)? as f64,
         mode,
         nearest,
         antialias: n.attr_i("antialias", 0)? != 0,
