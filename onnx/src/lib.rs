@@ -18,7 +18,7 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
 }
 
-pub use error::OnnxError;
+pub use error::{OnnxError, UnsupportedOp};
 pub use import::{
     import_file, import_model, ImportOptions, MappedGraph, MappedNode, ValueId, ValueInfo,
 };

@@ -395,29 +395,23 @@ fn gemm_and_layer_norm_outputs() {
 fn errors_name_op_node_and_opset() {
     let bytes = model(
         17,
-        vec![node("Conv", "my_conv", &["x", "x"], &["y"], vec![])],
+        vec![node("NoSuchOp", "my_op", &["x", "x"], &["y"], vec![])],
         vec![vi("x", F, &[D::N(1), D::N(1), D::N(3), D::N(3)])],
         &["y"],
         &[],
     );
     let e = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap_err();
-    match &e {
-        OnnxError::Unsupported {
-            op_type,
-            node,
-            opset,
-            ..
-        } => {
-            assert_eq!(
-                (op_type.as_str(), node.as_str(), *opset),
-                ("Conv", "my_conv", 17)
-            );
-        }
-        other => panic!("unexpected {other:?}"),
-    }
+    let OnnxError::UnsupportedOps(ops) = &e else {
+        panic!("unexpected {e:?}");
+    };
+    let o = &ops[0];
+    assert_eq!(
+        (o.op_type.as_str(), o.first_node.as_str(), o.opset, o.count),
+        ("NoSuchOp", "my_op", 17, 1)
+    );
     let msg = e.to_string();
     assert!(
-        msg.contains("Conv") && msg.contains("my_conv") && msg.contains("17"),
+        msg.contains("NoSuchOp") && msg.contains("my_op") && msg.contains("17"),
         "{msg}"
     );
     // A shape error is a Node error with context.
@@ -1307,4 +1301,515 @@ fn scan_unrolls_over_its_static_length() {
     let got = run(&bytes, &ImportOptions::default(), &[sb, xb]);
     assert_eq!(got[0].to_f32_vec(), vec![9.0, 12.0, 127.0, 130.0]);
     assert_eq!(got[1].shape(), &[2, 3, 2]);
+}
+
+/// A model with several unmapped op types gets one error listing each
+/// type once (its opset, first node and count), subgraphs and other
+/// domains included, in order of first appearance; the mapped nodes
+/// around them do not stop the listing.
+#[test]
+fn every_unsupported_op_is_listed_at_once() {
+    let mut custom = node("FancyOp", "", &["x"], &["c"], vec![]);
+    custom.domain = "com.example".into();
+    let branch = proto::GraphProto {
+        name: "then".into(),
+        node: vec![node("Frobnicate", "inner_frob", &["x"], &["t"], vec![])],
+        output: vec![out("t")],
+        ..Default::default()
+    };
+    let cond = Tensor::from_bool(vec![], vec![true]).unwrap();
+    let if_node = node(
+        "If",
+        "branch",
+        &["cond"],
+        &["z"],
+        vec![
+            proto::AttributeProto {
+                name: "then_branch".into(),
+                r#type: AttributeType::Graph as i32,
+                g: Some(branch.clone()),
+                ..Default::default()
+            },
+            proto::AttributeProto {
+                name: "else_branch".into(),
+                r#type: AttributeType::Graph as i32,
+                g: Some(branch),
+                ..Default::default()
+            },
+        ],
+    );
+    let bytes = model(
+        17,
+        vec![
+            node("Relu", "ok", &["x"], &["r"], vec![]),
+            node("Frobnicate", "/backbone/frob_1", &["r"], &["a"], vec![]),
+            node("Twiddle", "", &["a"], &["b"], vec![]),
+            node("Frobnicate", "/backbone/frob_2", &["b"], &["d"], vec![]),
+            custom,
+            if_node,
+        ],
+        vec![vi("x", F, &[D::N(2), D::N(3)])],
+        &["d", "c", "z"],
+        &[("cond", &cond)],
+    );
+    let e = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap_err();
+    let OnnxError::UnsupportedOps(ops) = &e else {
+        panic!("unexpected {e:?}");
+    };
+    let got: Vec<(&str, &str, i64, &str, usize)> = ops
+        .iter()
+        .map(|o| {
+            (
+                o.domain.as_str(),
+                o.op_type.as_str(),
+                o.opset,
+                o.first_node.as_str(),
+                o.count,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("", "Frobnicate", 17, "/backbone/frob_1", 4),
+            ("", "Twiddle", 17, "Twiddle_2", 1),
+            ("com.example", "FancyOp", 0, "FancyOp_4", 1),
+        ]
+    );
+    let msg = e.to_string();
+    assert!(msg.starts_with("the model has 3 op types"), "{msg}");
+    assert!(
+        msg.contains("Frobnicate (opset 17), 4 nodes, the first `/backbone/frob_1`"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("com.example:FancyOp (opset 0), node `FancyOp_4`"),
+        "{msg}"
+    );
+    assert_eq!(
+        ipu_onnx::import::unsupported_ops(&decode_model(&bytes).unwrap()).len(),
+        3
+    );
+}
+
+/// A direct 2-D conv: `x` [N, C, H, W], `w` [M, C/g, KH, KW], pads
+/// (top, left, bottom, right), in f64.
+#[allow(clippy::too_many_arguments)]
+fn naive_conv2d(
+    x: &[f32],
+    xs: [usize; 4],
+    w: &[f32],
+    ws: [usize; 4],
+    stride: [usize; 2],
+    dil: [usize; 2],
+    pads: [usize; 4],
+    group: usize,
+) -> (Vec<f32>, [usize; 4]) {
+    let [n, c, h, wd] = xs;
+    let [m, cg, kh, kw] = ws;
+    let oh = (h + pads[0] + pads[2] - ((kh - 1) * dil[0] + 1)) / stride[0] + 1;
+    let ow = (wd + pads[1] + pads[3] - ((kw - 1) * dil[1] + 1)) / stride[1] + 1;
+    let mg = m / group;
+    let mut y = vec![0f32; n * m * oh * ow];
+    for b in 0..n {
+        for oc in 0..m {
+            let g = oc / mg;
+            for i in 0..oh {
+                for j in 0..ow {
+                    let mut acc = 0f64;
+                    for ci in 0..cg {
+                        for ki in 0..kh {
+                            for kj in 0..kw {
+                                let r = (i * stride[0] + ki * dil[0]) as i64 - pads[0] as i64;
+                                let s = (j * stride[1] + kj * dil[1]) as i64 - pads[1] as i64;
+                                if r < 0 || s < 0 || r >= h as i64 || s >= wd as i64 {
+                                    continue;
+                                }
+                                let xv =
+                                    x[((b * c + g * cg + ci) * h + r as usize) * wd + s as usize];
+                                let wv = w[((oc * cg + ci) * kh + ki) * kw + kj];
+                                acc += xv as f64 * wv as f64;
+                            }
+                        }
+                    }
+                    y[((b * m + oc) * oh + i) * ow + j] = acc as f32;
+                }
+            }
+        }
+    }
+    (y, [n, m, oh, ow])
+}
+
+/// A conv test: attributes, the explicit pads they amount to, the
+/// strides, the dilations.
+type ConvCase = (
+    Vec<proto::AttributeProto>,
+    [usize; 4],
+    [usize; 2],
+    [usize; 2],
+);
+
+/// `Conv` with groups, strides, dilations and explicit or automatic pads
+/// against a direct computation; the bias is added per output channel.
+#[test]
+fn conv_matches_a_direct_computation() {
+    let x = f32t(&[1, 4, 7, 6], ramp(168));
+    let w = f32t(&[6, 2, 3, 2], ramp(72).iter().map(|v| v * 0.5).collect());
+    let b = f32t(&[6], vec![0.5, -1.0, 0.25, 0.0, 2.0, -0.75]);
+    let cases: Vec<ConvCase> = vec![
+        (
+            vec![a_ints("pads", &[1, 0, 2, 1]), a_ints("strides", &[2, 1])],
+            [1, 0, 2, 1],
+            [2, 1],
+            [1, 1],
+        ),
+        (
+            vec![
+                a_ints("dilations", &[2, 1]),
+                a_ints("kernel_shape", &[3, 2]),
+            ],
+            [0; 4],
+            [1, 1],
+            [2, 1],
+        ),
+        // SAME_UPPER: out = ceil(in / stride), the pads split evenly.
+        (
+            vec![a_str("auto_pad", "SAME_UPPER"), a_ints("strides", &[2, 2])],
+            [1, 0, 1, 0],
+            [2, 2],
+            [1, 1],
+        ),
+        (
+            // SAME_LOWER: an odd pad total puts the extra one low.
+            vec![a_str("auto_pad", "SAME_LOWER")],
+            [1, 1, 1, 0],
+            [1, 1],
+            [1, 1],
+        ),
+        (vec![a_str("auto_pad", "VALID")], [0; 4], [1, 1], [1, 1]),
+    ];
+    for (attrs, pads, stride, dil) in cases {
+        let mut attrs = attrs;
+        attrs.push(a_int("group", 2));
+        let bytes = model(
+            11,
+            vec![node("Conv", "conv", &["x", "w", "b"], &["y"], attrs)],
+            vec![vi("x", F, &[D::N(1), D::N(4), D::N(7), D::N(6)])],
+            &["y"],
+            &[("w", &w), ("b", &b)],
+        );
+        let got = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
+        let (want, shape) = naive_conv2d(
+            x.as_f32().unwrap(),
+            [1, 4, 7, 6],
+            w.as_f32().unwrap(),
+            [6, 2, 3, 2],
+            stride,
+            dil,
+            pads,
+            2,
+        );
+        assert_eq!(got.shape(), &shape, "pads {pads:?}");
+        let plane = shape[2] * shape[3];
+        for (i, (g, v)) in got.as_f32().unwrap().iter().zip(&want).enumerate() {
+            let bias = b.as_f32().unwrap()[(i / plane) % 6];
+            assert_eq!(*g, v + bias, "pads {pads:?} element {i}");
+        }
+    }
+}
+
+/// A `BatchNormalization` right after a `Conv` with constant weights is
+/// folded into it: one conv and one bias addition, no normalization ops,
+/// and the values of the conv followed by the normalization.
+#[test]
+fn batch_norm_folds_into_the_conv_before_it() {
+    let x = f32t(&[2, 3, 5, 5], ramp(150));
+    let w = f32t(&[4, 3, 3, 3], ramp(108).iter().map(|v| v * 0.25).collect());
+    let stats: Vec<Tensor> = [
+        vec![1.5f32, 0.5, -1.0, 2.0],
+        vec![0.1, -0.2, 0.3, 0.0],
+        vec![0.25, -0.5, 1.0, 0.0],
+        vec![1.0, 2.0, 0.5, 4.0],
+    ]
+    .into_iter()
+    .map(|v| f32t(&[4], v))
+    .collect();
+    let inits: Vec<(&str, &Tensor)> = vec![
+        ("w", &w),
+        ("scale", &stats[0]),
+        ("beta", &stats[1]),
+        ("mean", &stats[2]),
+        ("var", &stats[3]),
+    ];
+    let bn_inputs = ["c", "scale", "beta", "mean", "var"];
+    let conv = |out: &str| {
+        node(
+            "Conv",
+            "conv",
+            &["x", "w"],
+            &[out],
+            vec![a_ints("pads", &[1; 4])],
+        )
+    };
+    let bn = || node("BatchNormalization", "bn", &bn_inputs, &["y"], vec![]);
+    let input = || vec![vi("x", F, &[D::N(2), D::N(3), D::N(5), D::N(5)])];
+    let bytes = model(15, vec![conv("c"), bn()], input(), &["y"], &inits);
+    let g = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    let kinds: Vec<&str> = g
+        .nodes
+        .iter()
+        .filter(|n| !matches!(n.op, OpKind::Constant(_)))
+        .map(|n| n.op.name())
+        .collect();
+    assert_eq!(kinds, vec!["conv", "add"], "{g}");
+    let got = g.run(std::slice::from_ref(&x)).unwrap().remove(0);
+    // The same model with the normalization kept apart (its input is the
+    // conv's result plus 0, not the conv's): the values agree to rounding.
+    let zero = f32t(&[], vec![0.0]);
+    let mut apart_inits = inits.clone();
+    apart_inits.push(("zero", &zero));
+    let plus0 = node("Add", "plus0", &["c0", "zero"], &["c"], vec![]);
+    let apart = model(
+        15,
+        vec![conv("c0"), plus0, bn()],
+        input(),
+        &["y"],
+        &apart_inits,
+    );
+    let want = run(&apart, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
+    assert_eq!(got.shape(), want.shape());
+    // A conv result that something else reads too is not folded (the conv
+    // would be computed twice): the normalization stays.
+    let shared = model(15, vec![conv("c"), bn()], input(), &["y", "c"], &inits);
+    let g2 = import_model(&decode_model(&shared).unwrap(), &ImportOptions::default()).unwrap();
+    let convs = g2.nodes.iter().filter(|n| n.op.name() == "conv").count();
+    assert_eq!(convs, 1, "{g2}");
+    assert!(g2.nodes.iter().any(|n| n.op.name() == "sub"), "{g2}");
+    let scale = want
+        .as_f32()
+        .unwrap()
+        .iter()
+        .fold(0f32, |m, v| m.max(v.abs()));
+    for (a, b) in got.as_f32().unwrap().iter().zip(want.as_f32().unwrap()) {
+        assert!((a - b).abs() <= 1e-5 * scale, "{a} vs {b}");
+    }
+}
+
+/// `MaxPool` and `AveragePool` with pads, strides and `ceil_mode`, and the
+/// average's two divisors, against values worked by hand.
+#[test]
+fn pools_follow_ceil_mode_and_count_include_pad() {
+    // 1x1x5: [1, 2, 3, 4, 5], kernel 2, stride 2, pads (1, 0).
+    let x = f32t(&[1, 1, 5], vec![1.0, 2.0, 3.0, 4.0, 5.0]);
+    let pool = |op: &str, extra: Vec<proto::AttributeProto>| {
+        let mut attrs = vec![
+            a_ints("kernel_shape", &[2]),
+            a_ints("strides", &[2]),
+            a_ints("pads", &[1, 0]),
+        ];
+        attrs.extend(extra);
+        let bytes = model(
+            19,
+            vec![node(op, "pool", &["x"], &["y"], attrs)],
+            vec![vi("x", F, &[D::N(1), D::N(1), D::N(5)])],
+            &["y"],
+            &[],
+        );
+        let y = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
+        y.as_f32().unwrap().to_vec()
+    };
+    // Windows [-1, 0], [1, 2], [3, 4]: floor mode has 3 outputs.
+    assert_eq!(pool("MaxPool", vec![]), vec![1.0, 3.0, 5.0]);
+    // The Indices output: where each maximum is in the input.
+    let with_indices = model(
+        19,
+        vec![node(
+            "MaxPool",
+            "pool",
+            &["x"],
+            &["y", "i"],
+            vec![
+                a_ints("kernel_shape", &[2]),
+                a_ints("strides", &[2]),
+                a_ints("pads", &[1, 0]),
+            ],
+        )],
+        vec![vi("x", F, &[D::N(1), D::N(1), D::N(5)])],
+        &["i"],
+        &[],
+    );
+    let i = run(
+        &with_indices,
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    )
+    .remove(0);
+    assert_eq!(i.as_i64().unwrap(), &[0, 2, 4]);
+    assert_eq!(pool("AveragePool", vec![]), vec![1.0, 2.5, 4.5]);
+    assert_eq!(
+        pool("AveragePool", vec![a_int("count_include_pad", 1)]),
+        vec![0.5, 2.5, 4.5]
+    );
+    // Padded length 6: ceil mode adds no window starting past the input.
+    assert_eq!(
+        pool("MaxPool", vec![a_int("ceil_mode", 1)]),
+        vec![1.0, 3.0, 5.0]
+    );
+    // Without the pad, ceil mode keeps the partial last window [4, 5).
+    let bytes = model(
+        19,
+        vec![node(
+            "AveragePool",
+            "pool",
+            &["x"],
+            &["y"],
+            vec![
+                a_ints("kernel_shape", &[2]),
+                a_ints("strides", &[2]),
+                a_int("ceil_mode", 1),
+                a_int("count_include_pad", 1),
+            ],
+        )],
+        vec![vi("x", F, &[D::N(1), D::N(1), D::N(5)])],
+        &["y"],
+        &[],
+    );
+    let y = run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x)).remove(0);
+    assert_eq!(y.as_f32().unwrap(), &[1.5, 3.5, 5.0]);
+}
+
+/// `ConvTranspose` scatters each input element through the kernel; with
+/// `output_shape` the pads follow from the wanted size.
+#[test]
+fn conv_transpose_scatters_through_the_kernel() {
+    let x = f32t(&[1, 1, 3], vec![1.0, 2.0, 3.0]);
+    let w = f32t(&[1, 2, 2], vec![1.0, 10.0, 100.0, 1000.0]);
+    let bytes = |attrs: Vec<proto::AttributeProto>| {
+        model(
+            11,
+            vec![node("ConvTranspose", "ct", &["x", "w"], &["y"], attrs)],
+            vec![vi("x", F, &[D::N(1), D::N(1), D::N(3)])],
+            &["y"],
+            &[("w", &w)],
+        )
+    };
+    // Stride 2, kernel 2: [x0, 10 x0, x1, 10 x1, x2, 10 x2] per channel.
+    let y = run(
+        &bytes(vec![a_ints("strides", &[2])]),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    )
+    .remove(0);
+    assert_eq!(y.shape(), &[1, 2, 6]);
+    assert_eq!(
+        y.as_f32().unwrap(),
+        &[1.0, 10.0, 2.0, 20.0, 3.0, 30.0, 100.0, 1000.0, 200.0, 2000.0, 300.0, 3000.0]
+    );
+    // Stride 1: overlapping taps add; output_shape 3 crops one (high).
+    let y = run(
+        &bytes(vec![a_ints("output_shape", &[3])]),
+        &ImportOptions::default(),
+        std::slice::from_ref(&x),
+    )
+    .remove(0);
+    assert_eq!(y.shape(), &[1, 2, 3]);
+    assert_eq!(
+        y.as_f32().unwrap(),
+        &[1.0, 12.0, 23.0, 100.0, 1200.0, 2300.0]
+    );
+}
+
+/// A conv whose output would be enormous is refused with a diagnostic
+/// naming the node, not an abort.
+#[test]
+fn huge_windows_are_diagnostics() {
+    let w = f32t(&[1, 1, 1], vec![1.0]);
+    let bytes = model(
+        11,
+        vec![node(
+            "Conv",
+            "wide",
+            &["x", "w"],
+            &["y"],
+            vec![a_ints("pads", &[2_000_000_000, 2_000_000_000])],
+        )],
+        vec![vi("x", F, &[D::N(4096), D::N(1), D::N(4)])],
+        &["y"],
+        &[("w", &w)],
+    );
+    let g = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    let x = Tensor::zeros(vec![4096, 1, 4], ElementType::F32);
+    let e = g.run(&[x]).unwrap_err();
+    assert!(e.to_string().contains("wide"), "{e}");
+}
+
+/// `Resize`: nearest (its index rounding, coordinate transformation) and
+/// linear, from scales or sizes, against values worked by hand; a size
+/// past the tensor-size limit is a diagnostic before allocation.
+#[test]
+fn resize_nearest_and_linear() {
+    let x = f32t(&[1, 1, 2], vec![1.0, 3.0]);
+    let resize =
+        |attrs: Vec<proto::AttributeProto>, scales: Option<Vec<f32>>, sizes: Option<Vec<i64>>| {
+            let s = scales.map(|v| f32t(&[3], v));
+            let z = sizes.map(|v| i64t(&[3], v));
+            let mut inits: Vec<(&str, &Tensor)> = Vec::new();
+            if let Some(s) = &s {
+                inits.push(("scales", s));
+            }
+            if let Some(z) = &z {
+                inits.push(("sizes", z));
+            }
+            let ins: &[&str] = if z.is_some() {
+                &["x", "", "", "sizes"]
+            } else {
+                &["x", "", "scales"]
+            };
+            model(
+                19,
+                vec![node("Resize", "rs", ins, &["y"], attrs)],
+                vec![vi("x", F, &[D::N(1), D::N(1), D::N(2)])],
+                &["y"],
+                &inits,
+            )
+        };
+    let run1 = |bytes: Vec<u8>| {
+        run(&bytes, &ImportOptions::default(), std::slice::from_ref(&x))
+            .remove(0)
+            .as_f32()
+            .unwrap()
+            .to_vec()
+    };
+    // Asymmetric nearest, scale 2: output x reads input x / 2, floored.
+    let nearest = vec![
+        a_str("coordinate_transformation_mode", "asymmetric"),
+        a_str("nearest_mode", "floor"),
+    ];
+    assert_eq!(
+        run1(resize(nearest, Some(vec![1.0, 1.0, 2.0]), None)),
+        vec![1.0, 1.0, 3.0, 3.0]
+    );
+    // Linear, align_corners, 4 outputs: input coordinates 0, 1/3, 2/3, 1.
+    let linear = vec![
+        a_str("mode", "linear"),
+        a_str("coordinate_transformation_mode", "align_corners"),
+    ];
+    let y = run1(resize(linear, None, Some(vec![1, 1, 4])));
+    let want = [1.0f32, 1.0 + 2.0 / 3.0, 1.0 + 4.0 / 3.0, 3.0];
+    for (g, w) in y.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6, "{y:?}");
+    }
+    // Half-pixel linear, scale 2: coordinates -0.25 (clamped), 0.25, 0.75,
+    // 1.25 (clamped).
+    let y = run1(resize(
+        vec![a_str("mode", "linear")],
+        Some(vec![1.0, 1.0, 2.0]),
+        None,
+    ));
+    assert_eq!(y, vec![1.0, 1.5, 2.5, 3.0]);
+    // 2^31 - 1 f32 elements: refused before allocation, naming the node.
+    let huge = resize(vec![], None, Some(vec![1, 1, i32::MAX as i64]));
+    let g = import_model(&decode_model(&huge).unwrap(), &ImportOptions::default()).unwrap();
+    let e = g.run(std::slice::from_ref(&x)).unwrap_err();
+    assert!(e.to_string().contains("rs"), "{e}");
 }

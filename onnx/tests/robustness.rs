@@ -15,6 +15,7 @@ const OPS: &[&str] = &[
     "ArgMax",
     "ArgMin",
     "Attention",
+    "AveragePool",
     "BatchNormalization",
     "Cast",
     "CastLike",
@@ -24,6 +25,9 @@ const OPS: &[&str] = &[
     "Concat",
     "Constant",
     "ConstantOfShape",
+    "Conv",
+    "ConvInteger",
+    "ConvTranspose",
     "CumProd",
     "CumSum",
     "DepthToSpace",
@@ -67,6 +71,7 @@ const OPS: &[&str] = &[
     "MatMul",
     "MatMulInteger",
     "Max",
+    "MaxPool",
     "Mean",
     "Min",
     "Mish",
@@ -81,6 +86,7 @@ const OPS: &[&str] = &[
     "PRelu",
     "Pad",
     "Pow",
+    "QLinearConv",
     "QLinearMatMul",
     "QuantizeLinear",
     "RMSNormalization",
@@ -98,6 +104,7 @@ const OPS: &[&str] = &[
     "ReduceSumSquare",
     "Relu",
     "Reshape",
+    "Resize",
     "RotaryEmbedding",
     "Round",
     "Scan",
@@ -126,6 +133,7 @@ const OPS: &[&str] = &[
     "Transpose",
     "Trilu",
     "Unsqueeze",
+    "Upsample",
     "Where",
     "Xor",
 ];
@@ -163,8 +171,24 @@ const INT_ATTRS: &[&str] = &[
     "end",
     "fmod",
     "detect_positive",
+    "group",
+    "ceil_mode",
+    "count_include_pad",
 ];
-const INTS_ATTRS: &[&str] = &["axes", "perm", "pads", "starts", "ends", "split", "shape"];
+const INTS_ATTRS: &[&str] = &[
+    "axes",
+    "perm",
+    "pads",
+    "starts",
+    "ends",
+    "split",
+    "shape",
+    "strides",
+    "dilations",
+    "kernel_shape",
+    "output_padding",
+    "output_shape",
+];
 const FLOAT_ATTRS: &[&str] = &[
     "alpha", "beta", "epsilon", "scale", "softcap", "value", "min", "max",
 ];
@@ -174,6 +198,10 @@ const STR_ATTRS: &[(&str, &[&str])] = &[
         &["constant", "reflect", "edge", "wrap", "CRD", "bogus"],
     ),
     ("approximate", &["none", "tanh", "x"]),
+    (
+        "auto_pad",
+        &["NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID", "x"],
+    ),
     ("reduction", &["none", "sum", "mean", "max"]),
     (
         "equation",

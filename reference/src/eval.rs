@@ -117,6 +117,11 @@ pub fn evaluate(op: &OpKind, inputs: &[&Tensor]) -> Result<Tensor, EvalError> {
             saturate,
             scale,
         } => cast(inputs[0], *to, *saturate, *scale),
+        OpKind::Conv { .. }
+        | OpKind::ConvTranspose { .. }
+        | OpKind::MaxPool { .. }
+        | OpKind::AvgPool { .. } => crate::window::evaluate(op, inputs, &out)?,
+        OpKind::Resize { .. } => crate::resize::evaluate_op(op, inputs[0], &out)?,
         _ => {
             return Err(EvalError::attr(
                 name,

@@ -10,7 +10,9 @@ pub mod float8;
 pub mod limits;
 pub mod npy;
 pub mod ops;
+mod resize;
 pub mod tensor;
+mod window;
 
 pub use dtype::ElementType;
 pub use error::EvalError;
@@ -18,7 +20,7 @@ pub use eval::evaluate;
 pub use float8::{round_to_type, Fp8Format};
 pub use limits::check_tensor_size;
 pub use ops::{
-    broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, OpKind, PadMode,
-    ReduceKind, ScatterReduction,
+    broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, NearestMode,
+    OpKind, PadMode, ReduceKind, ResizeCoordinate, ResizeMode, ScatterReduction,
 };
 pub use tensor::{Tensor, TensorData, TensorType};

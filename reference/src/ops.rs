@@ -3,6 +3,7 @@
 
 use crate::dtype::ElementType;
 use crate::error::EvalError;
+pub use crate::resize::{NearestMode, ResizeCoordinate, ResizeMode};
 use crate::tensor::{Tensor, TensorType};
 
 /// GELU formulation.
@@ -215,6 +216,71 @@ pub enum OpKind {
         saturate: bool,
         scale: i32,
     },
+    /// Convolution (ONNX `Conv` without its bias): input `[N, C, S...]`,
+    /// weights `[M, C/group, K...]` -> `[N, M, O...]`, over one or more
+    /// spatial axes. `pads` holds each spatial axis's low pad, then each
+    /// one's high pad. Floats accumulate in f64 and round once; integers
+    /// accumulate exactly and wrap to the type (as [`OpKind::MatMul`]).
+    Conv {
+        strides: Vec<usize>,
+        dilations: Vec<usize>,
+        pads: Vec<usize>,
+        group: usize,
+    },
+    /// Transposed convolution (ONNX `ConvTranspose` without its bias):
+    /// input `[N, C, S...]`, weights `[C, M/group, K...]` -> `[N, M, O...]`
+    /// with `O = (S - 1) * stride + output_padding + (K - 1) * dilation + 1
+    /// - pads`.
+    ConvTranspose {
+        strides: Vec<usize>,
+        dilations: Vec<usize>,
+        pads: Vec<usize>,
+        output_padding: Vec<usize>,
+        group: usize,
+    },
+    /// The largest element of each window (`[N, C, S...]`); the padding
+    /// takes no part. `ceil_mode` rounds the output size up (a window that
+    /// would start in the high padding is dropped). With `indices`, the
+    /// result is where that element is (i64, the first of equal ones): its
+    /// row-major position in the whole input.
+    MaxPool {
+        kernel: Vec<usize>,
+        strides: Vec<usize>,
+        dilations: Vec<usize>,
+        pads: Vec<usize>,
+        ceil_mode: bool,
+        indices: bool,
+    },
+    /// The mean of each window: over the taps inside the input, or with
+    /// `count_include_pad` divided by the taps inside the padded input.
+    AvgPool {
+        kernel: Vec<usize>,
+        strides: Vec<usize>,
+        dilations: Vec<usize>,
+        pads: Vec<usize>,
+        ceil_mode: bool,
+        count_include_pad: bool,
+    },
+    /// Interpolation to `shape`: nearest neighbour (its index rounding
+    /// `nearest`), n-linear or n-cubic (`cubic_coeff_a`), antialiased when
+    /// shrinking with `antialias`, taps outside the input dropped with
+    /// `exclude_outside`; output position `x` of an axis reads input
+    /// coordinate `coordinate(x, scale)`, edges clamped. A
+    /// `TfCropAndResize` resizes the crop `roi` (each axis's start, then
+    /// each one's end; empty for the other transformations) and reads
+    /// `extrapolation_value` outside the input.
+    Resize {
+        shape: Vec<usize>,
+        scales: Vec<f64>,
+        coordinate: ResizeCoordinate,
+        roi: Vec<f64>,
+        extrapolation_value: f64,
+        mode: ResizeMode,
+        nearest: NearestMode,
+        antialias: bool,
+        cubic_coeff_a: f64,
+        exclude_outside: bool,
+    },
 }
 
 /// The elementwise binary ops (numpy broadcasting), as a pattern: one list
@@ -326,6 +392,11 @@ impl OpKind {
             OpKind::Gather { .. } => "gather",
             OpKind::Select => "select",
             OpKind::Cast { .. } => "cast",
+            OpKind::Conv { .. } => "conv",
+            OpKind::ConvTranspose { .. } => "conv_transpose",
+            OpKind::MaxPool { .. } => "max_pool",
+            OpKind::AvgPool { .. } => "avg_pool",
+            OpKind::Resize { .. } => "resize",
         }
     }
 
@@ -448,6 +519,61 @@ impl OpKind {
                 ("saturate", saturate.to_string()),
                 ("scale", scale.to_string()),
             ],
+            OpKind::Conv {
+                strides,
+                dilations,
+                pads,
+                group,
+            } => vec![
+                ("strides", list(strides)),
+                ("dilations", list(dilations)),
+                ("pads", list(pads)),
+                ("group", group.to_string()),
+            ],
+            OpKind::ConvTranspose {
+                strides,
+                dilations,
+                pads,
+                output_padding,
+                group,
+            } => vec![
+                ("strides", list(strides)),
+                ("dilations", list(dilations)),
+                ("pads", list(pads)),
+                ("output_padding", list(output_padding)),
+                ("group", group.to_string()),
+            ],
+            OpKind::MaxPool {
+                kernel,
+                strides,
+                dilations,
+                pads,
+                ceil_mode,
+                indices,
+            } => vec![
+                ("kernel", list(kernel)),
+                ("strides", list(strides)),
+                ("dilations", list(dilations)),
+                ("pads", list(pads)),
+                ("ceil_mode", ceil_mode.to_string()),
+                ("indices", indices.to_string()),
+            ],
+            OpKind::AvgPool {
+                kernel,
+                strides,
+                dilations,
+                pads,
+                ceil_mode,
+                count_include_pad,
+            } => vec![
+                ("kernel", list(kernel)),
+                ("strides", list(strides)),
+                ("dilations", list(dilations)),
+                ("pads", list(pads)),
+                ("ceil_mode", ceil_mode.to_string()),
+                ("count_include_pad", count_include_pad.to_string()),
+            ],
+            OpKind::Resize { .. } => crate::resize::attributes(self),
             _ => vec![],
         };
         if kv.is_empty() {
@@ -477,7 +603,11 @@ impl OpKind {
                 has_bias,
                 ..
             } => 1 + *has_scale as usize + *has_bias as usize,
-            OpKind::MatMul | OpKind::Gather { .. } | OpKind::GatherElements { .. } => 2,
+            OpKind::MatMul
+            | OpKind::Gather { .. }
+            | OpKind::GatherElements { .. }
+            | OpKind::Conv { .. }
+            | OpKind::ConvTranspose { .. } => 2,
             OpKind::Concat { .. } => usize::MAX,
             o if o.is_elementwise_binary() => 2,
             _ => 1,
@@ -605,6 +735,24 @@ pub fn infer_type(op: &OpKind, inputs: &[TensorType]) -> Result<TensorType, Eval
         OpKind::ScatterNd { .. } => infer_scatter_nd(name, inputs)?,
         OpKind::Select => infer_select(name, inputs)?,
         OpKind::Cast { to, scale, .. } => infer_cast(name, &inputs[0], *to, *scale)?,
+        OpKind::Conv { .. }
+        | OpKind::ConvTranspose { .. }
+        | OpKind::MaxPool { .. }
+        | OpKind::AvgPool { .. } => crate::window::infer(op, inputs)?,
+        OpKind::Resize {
+            shape,
+            scales,
+            roi,
+            coordinate,
+            antialias,
+            ..
+        } => crate::resize::infer(
+            name,
+            &inputs[0],
+            (shape, scales, roi),
+            *coordinate,
+            *antialias,
+        )?,
     };
     checked_numel(name, &out.shape)?;
     Ok(out)

@@ -728,3 +728,57 @@ fn scatter_ops() {
     )
     .is_err());
 }
+
+fn resize_op(shape: &[usize], scales: &[f64], mode: ResizeMode, antialias: bool) -> OpKind {
+    OpKind::Resize {
+        shape: shape.to_vec(),
+        scales: scales.to_vec(),
+        coordinate: ResizeCoordinate::HalfPixel,
+        roi: vec![],
+        extrapolation_value: 0.0,
+        mode,
+        nearest: NearestMode::RoundPreferFloor,
+        antialias,
+        cubic_coeff_a: -0.75,
+        exclude_outside: false,
+    }
+}
+
+/// Cubic resize weights (a = -0.75) against the kernel worked by hand, and
+/// scales at the edge of f64: an error or a value, never a panic.
+#[test]
+fn resize_cubic_weights_and_extreme_scales() {
+    // Half-pixel, scale 2: output 1 reads coordinate 0.25, between 0 and
+    // 1; the taps -1..2 are clamped to the input's edge (indices 0, 0, 1, 2).
+    let x = f32t(&[1, 1, 4], vec![1.0, 2.0, 4.0, 8.0]);
+    let y = ev(
+        resize_op(&[1, 1, 8], &[1.0, 1.0, 2.0], ResizeMode::Cubic, false),
+        &[&x],
+    );
+    let a = -0.75f64;
+    let w = |d: f64| {
+        let d = d.abs();
+        if d <= 1.0 {
+            ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0
+        } else {
+            ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a
+        }
+    };
+    let r = 0.25f64;
+    let want = w(1.0 + r) * 1.0 + w(r) * 1.0 + w(1.0 - r) * 2.0 + w(2.0 - r) * 4.0;
+    assert_eq!(y.as_f32().unwrap()[1], want as f32);
+    // A scale of 1e-300: the coordinates are far past the input (the edge
+    // is read); antialiased, its kernel would be wider than any allocation.
+    let tiny = [1.0, 1.0, 1e-300];
+    let y = ev(
+        resize_op(&[1, 1, 1], &tiny, ResizeMode::Linear, false),
+        &[&x],
+    );
+    assert_eq!(y.as_f32().unwrap(), &[8.0]);
+    let e = evaluate(
+        &resize_op(&[1, 1, 1], &tiny, ResizeMode::Linear, true),
+        &[&x],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("antialiased"), "{e}");
+}

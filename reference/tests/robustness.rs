@@ -58,7 +58,52 @@ fn tensor(rng: &mut Rng) -> Tensor {
 
 fn op(rng: &mut Rng) -> OpKind {
     let axis = rng.usize();
-    match rng.below(48) {
+    match rng.below(53) {
+        48 => OpKind::Conv {
+            strides: rng.vec_usize(),
+            dilations: rng.vec_usize(),
+            pads: rng.vec_usize(),
+            group: rng.usize(),
+        },
+        49 => OpKind::ConvTranspose {
+            strides: rng.vec_usize(),
+            dilations: rng.vec_usize(),
+            pads: rng.vec_usize(),
+            output_padding: rng.vec_usize(),
+            group: rng.usize(),
+        },
+        50 => OpKind::MaxPool {
+            kernel: rng.vec_usize(),
+            strides: rng.vec_usize(),
+            dilations: rng.vec_usize(),
+            pads: rng.vec_usize(),
+            ceil_mode: rng.bool(),
+            indices: rng.bool(),
+        },
+        51 => OpKind::AvgPool {
+            kernel: rng.vec_usize(),
+            strides: rng.vec_usize(),
+            dilations: rng.vec_usize(),
+            pads: rng.vec_usize(),
+            ceil_mode: rng.bool(),
+            count_include_pad: rng.bool(),
+        },
+        52 => OpKind::Resize {
+            shape: rng.vec_usize(),
+            scales: (0..rng.below(5))
+                .map(|_| [0.5, 2.0, -1.0, 0.0, f64::NAN, 1e300][rng.below(6) as usize])
+                .collect(),
+            coordinate: ResizeCoordinate::NAMES[rng.below(6) as usize].1,
+            roi: (0..rng.below(9))
+                .map(|_| [0.0, 0.5, 1.0, -1.0, f64::NAN][rng.below(5) as usize])
+                .collect(),
+            extrapolation_value: 0.0,
+            mode: ResizeMode::NAMES[rng.below(3) as usize].1,
+            nearest: NearestMode::NAMES[rng.below(4) as usize].1,
+            antialias: rng.bool(),
+            cubic_coeff_a: [-0.75, -0.5, f64::NAN][rng.below(3) as usize],
+            exclude_outside: rng.bool(),
+        },
         44 => OpKind::ScatterElements {
             axis,
             reduction: [

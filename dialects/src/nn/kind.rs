@@ -6,11 +6,12 @@
 
 use super::{
     constant_tensor, elements_attr, ir_tensor_type, tensor_type, Abs, Add, And, ArgMax, ArgMin,
-    Broadcast, Cast, Ceil, Concat, Constant, Cos, CumProd, CumSum, Div, Equal, Erf, Exp, Floor,
-    Gather, GatherElements, Gelu, Greater, LayerNorm, Less, Log, LogSoftmax, MatMul, Max, Min, Mod,
-    Mul, Neg, Not, Or, Pad, Pow, Reciprocal, ReduceMax, ReduceMean, ReduceMin, ReduceProd,
-    ReduceSum, Relu, Reshape, Round, Rsqrt, ScatterElements, ScatterNd, Select, Sigmoid, Sin,
-    Slice, Softmax, Sqrt, Sub, Tanh, TopK, Transpose,
+    AvgPool, Broadcast, Cast, Ceil, Concat, Constant, Conv, ConvTranspose, Cos, CumProd, CumSum,
+    Div, Equal, Erf, Exp, Floor, Gather, GatherElements, Gelu, Greater, LayerNorm, Less, Log,
+    LogSoftmax, MatMul, Max, MaxPool, Min, Mod, Mul, Neg, Not, Or, Pad, Pow, Reciprocal, ReduceMax,
+    ReduceMean, ReduceMin, ReduceProd, ReduceSum, Relu, Reshape, Resize, Round, Rsqrt,
+    ScatterElements, ScatterNd, Select, Sigmoid, Sin, Slice, Softmax, Sqrt, Sub, Tanh, TopK,
+    Transpose,
 };
 use ipu_ir::context::{Context, Op, OperationState, Value};
 use ipu_ir::types::{Attr, Loc};
@@ -156,6 +157,47 @@ op_kinds! {
     Gather => Gather { axis: axis(axis) };
     Select => Select;
     Cast => Cast { to: result_element(), scale: fp8_scale(scale), saturate: flag(saturate) };
+    Conv => Conv {
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        group: count(group),
+    };
+    ConvTranspose => ConvTranspose {
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        output_padding: usizes(output_padding),
+        group: count(group),
+    };
+    MaxPool => MaxPool {
+        kernel: usizes(kernel),
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        ceil_mode: flag(ceil_mode),
+        indices: flag(indices),
+    };
+    AvgPool => AvgPool {
+        kernel: usizes(kernel),
+        strides: usizes(strides),
+        dilations: usizes(dilations),
+        pads: usizes(pads),
+        ceil_mode: flag(ceil_mode),
+        count_include_pad: flag(count_include_pad),
+    };
+    Resize => Resize {
+        shape: result_shape(),
+        scales: f64s(scales),
+        coordinate: coordinate_mode(coordinate_transformation_mode),
+        roi: optional_f64s(roi),
+        extrapolation_value: pad_value(extrapolation_value),
+        mode: resize_mode(mode),
+        nearest: nearest_mode(nearest_mode),
+        antialias: flag(antialias),
+        cubic_coeff_a: cubic_coeff(cubic_coeff_a),
+        exclude_outside: flag(exclude_outside),
+    };
 }
 
 /// The reference op an IR `nn` op computes.
@@ -337,7 +379,8 @@ mod codec {
         }
     }
 
-    /// The constant a pad fills with (0 is left out).
+    /// A float that is 0 unless set, left out at 0 (a pad's fill, a crop's
+    /// extrapolation value).
     pub mod pad_value {
         use super::*;
         pub fn read(_: &Context, _: Op, _: &str, v: f64) -> Result<f64, String> {
@@ -374,6 +417,88 @@ mod codec {
                 ScatterReduction::Min => "min",
             };
             Some(cx.string_attr(name))
+        }
+    }
+
+    /// A list of f64s (resize scales).
+    pub mod f64s {
+        use super::*;
+        use ipu_ir::types::AttrKind;
+        pub fn read(cx: &Context, _: Op, name: &str, a: Attr) -> Result<Vec<f64>, String> {
+            let AttrKind::Array(items) = cx.attr_kind(a) else {
+                return Err(format!("'{name}' must be an array of f64"));
+            };
+            items
+                .iter()
+                .map(|&i| match cx.attr_kind(i) {
+                    AttrKind::Float { bits, .. } => Ok(f64::from_bits(*bits)),
+                    _ => Err(format!("'{name}' must be an array of f64")),
+                })
+                .collect()
+        }
+        pub fn write(cx: &mut Context, v: &[f64]) -> Option<Attr> {
+            let items = v.iter().map(|&x| cx.float_attr(x, Type::F64)).collect();
+            Some(cx.array_attr(items))
+        }
+    }
+
+    /// An optional list of f64s (a resize's crop), empty when absent.
+    pub mod optional_f64s {
+        use super::*;
+        pub fn read(cx: &Context, op: Op, name: &str, a: Option<Attr>) -> Result<Vec<f64>, String> {
+            a.map_or(Ok(Vec::new()), |a| super::f64s::read(cx, op, name, a))
+        }
+        pub fn write(cx: &mut Context, v: &[f64]) -> Option<Attr> {
+            if v.is_empty() {
+                None
+            } else {
+                super::f64s::write(cx, v)
+            }
+        }
+    }
+
+    pub mod coordinate_mode {
+        use super::*;
+        use ipu_reference::ResizeCoordinate;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<ResizeCoordinate, String> {
+            ResizeCoordinate::from_name(s)
+                .ok_or_else(|| format!("unknown coordinate transformation `{s}`"))
+        }
+        pub fn write(cx: &mut Context, c: &ResizeCoordinate) -> Option<Attr> {
+            (*c != ResizeCoordinate::HalfPixel).then(|| cx.string_attr(c.name()))
+        }
+    }
+
+    pub mod resize_mode {
+        use super::*;
+        use ipu_reference::ResizeMode;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<ResizeMode, String> {
+            ResizeMode::from_name(s).ok_or_else(|| format!("unknown resize mode `{s}`"))
+        }
+        pub fn write(cx: &mut Context, m: &ResizeMode) -> Option<Attr> {
+            (*m != ResizeMode::Nearest).then(|| cx.string_attr(m.name()))
+        }
+    }
+
+    /// A cubic resize's `a` (-0.75 is left out).
+    pub mod cubic_coeff {
+        use super::*;
+        pub fn read(_: &Context, _: Op, _: &str, a: f64) -> Result<f64, String> {
+            Ok(a)
+        }
+        pub fn write(cx: &mut Context, a: &f64) -> Option<Attr> {
+            (*a != -0.75).then(|| cx.float_attr(*a, Type::F64))
+        }
+    }
+
+    pub mod nearest_mode {
+        use super::*;
+        use ipu_reference::NearestMode;
+        pub fn read(_: &Context, _: Op, _: &str, s: &str) -> Result<NearestMode, String> {
+            NearestMode::from_name(s).ok_or_else(|| format!("unknown nearest mode `{s}`"))
+        }
+        pub fn write(cx: &mut Context, m: &NearestMode) -> Option<Attr> {
+            (*m != NearestMode::RoundPreferFloor).then(|| cx.string_attr(m.name()))
         }
     }
 

@@ -100,6 +100,21 @@ pub(super) struct Importer {
     pub(super) counter: usize,
     /// First value id created by the node being mapped.
     pub(super) node_start: ValueId,
+    /// The convs mapped so far, by their result (bias added): what a
+    /// following `BatchNormalization` folds into.
+    pub(super) convs: HashMap<ValueId, ConvRecord>,
+    /// How many times each ONNX value name is read (nodes, subgraphs,
+    /// graph outputs).
+    pub(super) readers: HashMap<String, usize>,
+}
+
+/// A mapped `Conv`: its input, weights, bias and op.
+#[derive(Clone, Debug)]
+pub(super) struct ConvRecord {
+    pub(super) x: ValueId,
+    pub(super) w: ValueId,
+    pub(super) bias: Option<ValueId>,
+    pub(super) kind: OpKind,
 }
 
 impl Importer {
@@ -170,6 +185,18 @@ impl Importer {
             self.special.insert(id, t);
         }
         Ok(id)
+    }
+
+    /// Records a conv's result `y` for a `BatchNormalization` to fold.
+    pub(super) fn note_conv(
+        &mut self,
+        y: ValueId,
+        x: ValueId,
+        w: ValueId,
+        bias: Option<ValueId>,
+        kind: OpKind,
+    ) {
+        self.convs.insert(y, ConvRecord { x, w, bias, kind });
     }
 
     pub(super) fn scalar(&mut self, v: f32, ty: ElementType, name: &str) -> NResult<ValueId> {

@@ -106,6 +106,10 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
             schema::ONNX_VERSION
         )));
     }
+    let missing = unsupported_ops(model);
+    if !missing.is_empty() {
+        return Err(OnnxError::UnsupportedOps(missing));
+    }
     let mut im = Importer {
         g: MappedGraph {
             opset,
@@ -118,6 +122,8 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         opset,
         counter: 0,
         node_start: 0,
+        convs: HashMap::new(),
+        readers: readers(&model.graph),
     };
     let graph = &model.graph;
     // Who writes each value, for the one-writer rule.
@@ -251,11 +257,7 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         }
     }
     for (i, node) in graph.nodes.iter().enumerate() {
-        let name = if node.name.is_empty() {
-            format!("{}_{i}", node.op_type)
-        } else {
-            node.name.clone()
-        };
+        let name = node_name(node, i);
         let node_err = |message: String| OnnxError::Node {
             op_type: node.op_type.clone(),
             node: name.clone(),
@@ -294,6 +296,83 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
     let mut g = im.g;
     eliminate_dead_nodes(&mut g);
     Ok(g)
+}
+
+/// Every op type of the model (subgraphs included) the importer has no
+/// mapping for at the model's opset of its domain, in order of first
+/// appearance, each with its first node and its count. Found from the
+/// node list alone, before any initializer is copied or node mapped.
+pub fn unsupported_ops(model: &Model) -> Vec<crate::error::UnsupportedOp> {
+    fn walk(
+        model: &Model,
+        graph: &crate::model::Graph,
+        found: &mut Vec<crate::error::UnsupportedOp>,
+    ) {
+        for (i, node) in graph.nodes.iter().enumerate() {
+            let opset = if node.domain.is_empty() {
+                model.default_opset()
+            } else {
+                model.opsets.get(&node.domain).copied().unwrap_or(0)
+            };
+            if !supports(&node.domain, &node.op_type, opset) {
+                let known = found
+                    .iter_mut()
+                    .find(|o| o.domain == node.domain && o.op_type == node.op_type);
+                match known {
+                    Some(o) => o.count += 1,
+                    None => found.push(crate::error::UnsupportedOp {
+                        domain: node.domain.clone(),
+                        op_type: node.op_type.clone(),
+                        opset,
+                        first_node: node_name(node, i),
+                        count: 1,
+                    }),
+                }
+            }
+            let mut keys: Vec<&String> = node.attributes.keys().collect();
+            keys.sort_unstable();
+            for k in keys {
+                if let crate::model::Attribute::Graph(g) = &node.attributes[k] {
+                    walk(model, g, found);
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(model, &model.graph, &mut found);
+    found
+}
+
+/// How many times each value name is read: by a node (subgraphs
+/// included) or as a graph output.
+fn readers(graph: &crate::model::Graph) -> HashMap<String, usize> {
+    fn walk(g: &crate::model::Graph, count: &mut HashMap<String, usize>) {
+        for n in &g.nodes {
+            for i in n.inputs.iter().filter(|i| !i.is_empty()) {
+                *count.entry(i.clone()).or_default() += 1;
+            }
+            for a in n.attributes.values() {
+                if let crate::model::Attribute::Graph(sub) = a {
+                    walk(sub, count);
+                }
+            }
+        }
+        for o in &g.outputs {
+            *count.entry(o.name.clone()).or_default() += 1;
+        }
+    }
+    let mut count = HashMap::new();
+    walk(graph, &mut count);
+    count
+}
+
+/// A node's name in diagnostics: its own, or `{op_type}_{index}`.
+fn node_name(node: &Node, index: usize) -> String {
+    if node.name.is_empty() {
+        format!("{}_{index}", node.op_type)
+    } else {
+        node.name.clone()
+    }
 }
 
 /// Error unless every attribute of `node` is one its operator has at `opset`.

@@ -11,6 +11,7 @@ mod activation;
 mod composite;
 mod constant;
 mod control;
+mod conv;
 mod elementwise;
 mod indexing;
 mod logic;
@@ -39,6 +40,7 @@ const FAMILIES: &[&[OnnxOp]] = &[
     shape::OPS,
     indexing::OPS,
     nn::OPS,
+    conv::OPS,
     norm::OPS,
     activation::OPS,
     composite::OPS,

@@ -129,7 +129,8 @@ fn rms_norm(im: &mut Importer, n: &Binder) -> NResult<()> {
     im.bind(n, &[Some(y)])
 }
 
-/// Inference: `(x - mean) / sqrt(var + eps) * scale + bias` per channel.
+/// Inference: `(x - mean) / sqrt(var + eps) * scale + bias` per channel;
+/// folded into a conv it directly follows (`conv::fold_batch_norm`).
 fn batch_norm(im: &mut Importer, n: &Binder) -> NResult<()> {
     let name = n.name;
     if n.attr_i("training_mode", 0)? != 0 || n.outputs.len() > 1 {
@@ -141,6 +142,10 @@ fn batch_norm(im: &mut Importer, n: &Binder) -> NResult<()> {
         return invalid("input must have rank >= 2");
     }
     let eps = n.attr_f("epsilon", 1e-5)?;
+    let stats = [im.req(n, 1)?, im.req(n, 2)?, im.req(n, 3)?, im.req(n, 4)?];
+    if let Some(y) = super::conv::fold_batch_norm(im, n, x, stats, eps)? {
+        return im.bind(n, &[Some(y)]);
+    }
     let mut params = Vec::with_capacity(4);
     for i in 1..5 {
         let p = im.req(n, i)?;

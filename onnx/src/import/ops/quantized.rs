@@ -41,6 +41,43 @@ enum Side {
 }
 
 impl Importer {
+    /// An exact i32 accumulator `acc` requantized as onnxruntime does:
+    /// times the multiplier `a_scale * b_scale / y_scale` (computed in the
+    /// scales' type, left to right), rounded half to even, plus `y_zp`,
+    /// saturated to `y_zp`'s type (u8 or i8). The parameters are shaped
+    /// to broadcast against `acc`.
+    pub(super) fn requantize(
+        &mut self,
+        acc: ValueId,
+        [sa, sb, sy]: [ValueId; 3],
+        zy: ValueId,
+        name: &str,
+    ) -> NResult<ValueId> {
+        let st = self.ty(sa).dtype;
+        if !st.is_float() || self.ty(sb).dtype != st || self.ty(sy).dtype != st {
+            return invalid("the three scales must be floats of one type");
+        }
+        let to = self.ty(zy).dtype;
+        let (lo, hi) = match to {
+            ElementType::U8 => (0.0, 255.0),
+            ElementType::I8 => (-128.0, 127.0),
+            t => return unsupported(format!("a result of type {t} (u8 and i8 are)")),
+        };
+        let f = self.op(OpKind::Mul, &[sa, sb], name)?;
+        let f = self.op(OpKind::Div, &[f, sy], name)?;
+        let f = self.cast(f, ElementType::F32, name)?;
+        let cf = self.cast(acc, ElementType::F32, name)?;
+        let d = self.op(OpKind::Mul, &[cf, f], name)?;
+        let d = self.op(OpKind::Round, &[d], name)?;
+        let zf = self.cast(zy, ElementType::F32, name)?;
+        let d = self.op(OpKind::Add, &[d, zf], name)?;
+        let lo = self.scalar(lo, ElementType::F32, name)?;
+        let hi = self.scalar(hi, ElementType::F32, name)?;
+        let d = self.op(OpKind::Max, &[d, lo], name)?;
+        let d = self.op(OpKind::Min, &[d, hi], name)?;
+        self.cast(d, to, name)
+    }
+
     /// A zero point or scale shaped to broadcast against its operand
     /// `[..., M, K]` (rows) or `[..., K, N]` (columns): one value, or one
     /// per row / column.
@@ -124,36 +161,14 @@ impl Importer {
         let (b, sb, zb) = (self.req(n, 3)?, self.req(n, 4)?, self.req(n, 5)?);
         let (sy, zy) = (self.req(n, 6)?, self.req(n, 7)?);
         let (ashape, bshape) = (self.ty(a).shape.clone(), self.ty(b).shape.clone());
-        let st = self.ty(sa).dtype;
-        if !st.is_float() || self.ty(sb).dtype != st || self.ty(sy).dtype != st {
-            return invalid("the three scales must be floats of one type");
-        }
         let ac = self.centred(a, Some(za), Side::Rows, name)?;
         let bc = self.centred(b, Some(zb), Side::Columns, name)?;
         let c = self.op(OpKind::MatMul, &[ac, bc], name)?;
         let sa = self.matmul_param(sa, &ashape, Side::Rows, name)?;
         let sb = self.matmul_param(sb, &bshape, Side::Columns, name)?;
         let sy = self.matmul_param(sy, &ashape, Side::Rows, name)?;
-        let f = self.op(OpKind::Mul, &[sa, sb], name)?;
-        let f = self.op(OpKind::Div, &[f, sy], name)?;
-        let f = self.cast(f, ElementType::F32, name)?;
-        let cf = self.cast(c, ElementType::F32, name)?;
-        let d = self.op(OpKind::Mul, &[cf, f], name)?;
-        let to = self.ty(zy).dtype;
-        let (lo, hi) = match to {
-            ElementType::U8 => (0.0, 255.0),
-            ElementType::I8 => (-128.0, 127.0),
-            t => return unsupported(format!("a result of type {t} (u8 and i8 are)")),
-        };
         let zy = self.matmul_param(zy, &ashape, Side::Rows, name)?;
-        let zf = self.cast(zy, ElementType::F32, name)?;
-        let d = self.op(OpKind::Add, &[d, zf], name)?;
-        let d = self.op(OpKind::Round, &[d], name)?;
-        let lo = self.scalar(lo, ElementType::F32, name)?;
-        let hi = self.scalar(hi, ElementType::F32, name)?;
-        let d = self.op(OpKind::Max, &[d, lo], name)?;
-        let d = self.op(OpKind::Min, &[d, hi], name)?;
-        let y = self.cast(d, to, name)?;
+        let y = self.requantize(c, [sa, sb, sy], zy, name)?;
         self.bind(n, &[Some(y)])
     }
 }
@@ -293,13 +308,17 @@ fn dequantize_linear(im: &mut Importer, n: &Binder) -> NResult<()> {
 }
 
 /// u8 quantization with the scale and zero point of the input's range
-/// (widened to include 0).
+/// (widened to include 0), as onnxruntime computes them: `scale = (max -
+/// min) / 255` (1 when the range is empty), `zero_point =
+/// round(clamp(-min / scale, 0, 255))`, `y = clamp(round(x / scale) +
+/// zero_point, 0, 255)`, rounding half to even.
 fn dynamic_quantize_linear(im: &mut Importer, n: &Binder) -> NResult<()> {
     let name = n.name;
     let x = im.req(n, 0)?;
     let rank = im.ty(x).shape.len();
     let all: Vec<i64> = (0..rank as i64).collect();
     let zero = im.scalar(0.0, ElementType::F32, name)?;
+    let one = im.scalar(1.0, ElementType::F32, name)?;
     let q255 = im.scalar(255.0, ElementType::F32, name)?;
     let mx = im.reduce(x, ReduceKind::Max, Some(all.clone()), false, false, name)?;
     let mn = im.reduce(x, ReduceKind::Min, Some(all), false, false, name)?;
@@ -307,18 +326,21 @@ fn dynamic_quantize_linear(im: &mut Importer, n: &Binder) -> NResult<()> {
     let mn = im.op(OpKind::Min, &[mn, zero], name)?;
     let range = im.op(OpKind::Sub, &[mx, mn], name)?;
     let scale = im.op(OpKind::Div, &[range, q255], name)?;
+    let empty = im.op(OpKind::Equal, &[mx, mn], name)?;
+    let scale = im.op(OpKind::Select, &[empty, one, scale], name)?;
     let clamp = |im: &mut Importer, v: ValueId| -> NResult<ValueId> {
         let v = im.op(OpKind::Max, &[v, zero], name)?;
-        let v = im.op(OpKind::Min, &[v, q255], name)?;
-        im.cast(v, ElementType::U8, name)
+        im.op(OpKind::Min, &[v, q255], name)
     };
     let neg = im.op(OpKind::Div, &[mn, scale], name)?;
     let neg = im.op(OpKind::Sub, &[zero, neg], name)?;
-    let zpf = im.op(OpKind::Round, &[neg], name)?;
-    let zp = clamp(im, zpf)?;
+    let zpf = clamp(im, neg)?;
+    let zpf = im.op(OpKind::Round, &[zpf], name)?;
+    let zp = im.cast(zpf, ElementType::U8, name)?;
     let q = im.op(OpKind::Div, &[x, scale], name)?;
     let q = im.op(OpKind::Round, &[q], name)?;
     let q = im.op(OpKind::Add, &[q, zpf], name)?;
-    let y = clamp(im, q)?;
+    let q = clamp(im, q)?;
+    let y = im.cast(q, ElementType::U8, name)?;
     im.bind(n, &[Some(y), Some(scale), Some(zp)])
 }
