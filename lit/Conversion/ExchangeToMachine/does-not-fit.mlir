@@ -8,7 +8,7 @@
 // NNToTile/invalid.mlir.)
 // RUN: ipu-opt --split-input-file --verify-diagnostics --target test4 --ipu-lower-to-machine %s
 
-// expected-error@+4 {{tile 0 does not fit: its data needs 800064 bytes, but it has 540672 (638976 B of SRAM less 98304 B for code and exchange tables); largest buffers: input0 (200016 B), input1 (200016 B), s1.result (200016 B)}}
+// expected-error@+4 {{tile 0 does not fit: its data needs 800064 bytes, but it has 638592 (638976 B of SRAM less 384 B for its code, kernel records and exchange rows); largest buffers: input0 (200016 B), input1 (200016 B), s1.result (200016 B)}}
 // expected-note@+3 {{input0 (200016 B, activations) is filled by host input arg0, alive from s1 to s1; would help: a 16-bit element type (f16, bf16), half the bytes}}
 // expected-note@+2 {{input1 (200016 B, activations) is filled by host input arg1, alive from s1 to s1; would help: a 16-bit element type (f16, bf16), half the bytes}}
 // expected-note@+2 {{s1.result (200016 B, activations) is filled by tile.map relu, tile.map relu, alive from s1 to end; would help: a 16-bit element type (f16, bf16), half the bytes}}
