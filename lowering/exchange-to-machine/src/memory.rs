@@ -792,11 +792,28 @@ pub(crate) fn does_not_fit(
         .iter()
         .map(|&i| format!("{} ({} B)", work.bufs[i].name, work.bufs[i].size))
         .collect();
+    // What fills the tile: its buffers' bytes by category (each buffer
+    // counted whole, whether or not it shares bytes with another).
+    let mut by_cat = [(0u64, 0usize); CATEGORY_COUNT];
+    for (i, b) in work.bufs.iter().enumerate() {
+        let e = &mut by_cat[facts[work.ids[i]].info.category.index()];
+        e.0 += b.size;
+        e.1 += 1;
+    }
+    let fill: Vec<String> = Category::ALL
+        .iter()
+        .filter(|c| by_cat[c.index()].1 > 0)
+        .map(|c| {
+            let (bytes, n) = by_cat[c.index()];
+            format!("{} {bytes} B in {n}", c.title())
+        })
+        .collect();
     let mut d = Diagnostic::error(
         loc,
         format!(
-            "tile {tile} does not fit: {why}; largest buffers: {}",
-            held.join(", ")
+            "tile {tile} does not fit: {why}; largest buffers: {}; its buffers by category: {}",
+            held.join(", "),
+            fill.join(", ")
         ),
     );
     let step = |s: u32| -> &str {
