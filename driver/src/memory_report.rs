@@ -117,7 +117,6 @@ pub fn to_json(r: &MemoryReport) -> String {
         "target": r.target,
         "tile_bytes": r.tile_bytes,
         "memory_base": format!("{:#x}", r.memory_base),
-        "code_reserve_bytes": r.code_reserve_bytes,
         "categories": cats,
         "category_titles": Category::ALL.iter().map(|c| c.title()).collect::<Vec<_>>(),
         "stack": STACK_NOTE,

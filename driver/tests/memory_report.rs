@@ -47,16 +47,33 @@ fn in_placement(r: &MemoryReport, m: &TileMemory, at: u64, len: u64, c: Category
     })
 }
 
+/// Where a tile's data starts: its first region that is not code, a
+/// table, records, rows or the gaps among them.
+fn data_base_of(m: &TileMemory, end: u64) -> u64 {
+    m.regions
+        .iter()
+        .find(|reg| {
+            !matches!(
+                reg.category,
+                Category::Code
+                    | Category::KernelRecords
+                    | Category::ExchangeRows
+                    | Category::FreeCodeReserve
+            )
+        })
+        .map_or(end, |reg| reg.start)
+}
+
 fn check_accounting(pkg: &Package, r: &MemoryReport, target: &str) {
     let t = Target::load(target).unwrap();
     let base = t.memory.base_address;
     let end = t.memory_end();
-    let data_base = base + t.memory.code_reserve_bytes;
     assert_eq!(r.tiles.len(), t.tiles() as usize);
     assert_eq!(r.tile_bytes, t.sram_bytes());
     for m in &r.tiles {
         // The cut covers [base, end) exactly once.
         let mut at = base;
+        let data_base = data_base_of(m, end);
         for reg in &m.regions {
             assert_eq!(
                 reg.start, at,
@@ -65,7 +82,7 @@ fn check_accounting(pkg: &Package, r: &MemoryReport, target: &str) {
             );
             assert!(reg.len > 0);
             at += reg.len;
-            // Code and tables stay in the reserve, data above it.
+            // Code and tables below the data, data above them.
             let in_reserve = reg.start + reg.len <= data_base;
             match reg.category {
                 Category::Code
@@ -158,7 +175,7 @@ fn check_accounting(pkg: &Package, r: &MemoryReport, target: &str) {
                         "tile {tile}: a loaded segment at {at:#x} over {c:?}"
                     );
                 }
-                if at >= data_base {
+                if at >= data_base_of(m, t.memory_end()) {
                     assert!(in_placement(r, m, at, len, Category::WeightsConstants));
                 }
                 table += bytes_in(

@@ -8,7 +8,7 @@
 // RUN: %python -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['format'], len(r['tiles']), all(sum(t['bytes']) == r['tile_bytes'] for t in r['tiles']), r['totals']['stack'], len(r['supersteps']))" %t/mem.json | FileCheck %s --check-prefix=JSON
 // JSON: ipu-memory-report 1 16 True 0 3
 
-// CHECK: memory report: target test16, 16 tiles (16 running a program), 638976 B each (98304 B kept for code and exchange tables)
+// CHECK: memory report: target test16, 16 tiles (16 running a program), 638976 B each (data after each tile's code, records and rows)
 // CHECK: category{{ +}}all tiles B{{ +}}%{{ +}}max tile B{{ +}}tile
 // CHECK-NEXT: code{{ +}}[[#]]
 // CHECK-NEXT: pointer table and kernel records
@@ -27,7 +27,7 @@
 // CHECK-NEXT: x0{{ +}}
 // CHECK-NEXT: s1{{ +}}5020{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tiles 1 to 3 (3 tiles): 5020 B used, 537568 B free; most live data in s1: 3104 B
+// CHECK: tiles 1 to 3 (3 tiles): 5020 B used, 633952 B free; most live data in s1: 3104 B
 // The parameters are placed in the matmul's and the add's operand buffers
 // (w1 as the f16 it was widened to: 2 B an element).
 // CHECK-NEXT: 0x80000 2096 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+11]]:3

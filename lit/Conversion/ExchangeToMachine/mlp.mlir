@@ -14,7 +14,7 @@
 // never alive together share memory (the x rows a tile receives its piece
 // of, input0, and the partials it receives, s1.partials_in, lie where the
 // add's result goes later).
-// CHECK: machine.memory_map {buffers = ["0x80000 80 B input0", "0x80000 144 B s1.partials_in", "0x80000 144 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80090 144 B s1.result", "0x80120 144 B s3.result", "0x801b0 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.partials", "0x80980 48 B input2"], free = 538192 : i64, tiles = "0 to 15", used = 2480 : i64}
+// CHECK: machine.memory_map {buffers = ["0x80000 80 B input0", "0x80000 144 B s1.partials_in", "0x80000 144 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80090 144 B s1.result", "0x80120 144 B s3.result", "0x801b0 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.partials", "0x80980 48 B input2"], free = 634464 : i64, tiles = "0 to 15", used = 2480 : i64}
 // The supervisor program (main) and the kernel specialisations each group
 // links, and what the supervisor does in each superstep: run its exchange
 // row (exch), call kernels, or only sync (-).

@@ -73,6 +73,9 @@ pub struct Resident {
     pub at_load: Arc<Vec<u64>>,
     /// Per operand, whether it is resident from load.
     pub operands: Vec<bool>,
+    /// The most tiles that may hold a copy of a resident operand's element
+    /// (`None`: as many as read it), so a deep model's parameters fit.
+    pub max_copies: Option<u64>,
 }
 
 /// The lowering of one family of ops to the device.
@@ -90,6 +93,11 @@ pub trait DeviceOp: Sync {
     /// needs to know what else is resident there ([`TileEnv::resident_at`]).
     fn plans_within_memory(&self) -> bool {
         false
+    }
+    /// Whether an op that plans within memory finds a plan beside what
+    /// `env` says is resident on its tiles.
+    fn fits_in_memory(&self, _cx: &Context, _op: Op, _env: &TileEnv) -> bool {
+        true
     }
     /// The bytes per tile `(tile, bytes)` its operands resident from load
     /// (`resident(i)` for operand `i`) take in its operand buffers: by

@@ -209,6 +209,7 @@ fn plan_op(
         at_load: &resident.at_load,
         resident: [flag(0), flag(1)],
         groups: 1,
+        max_copies: resident.max_copies,
     };
     let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
     Ok(match form_of(&a, &b)? {
@@ -412,6 +413,10 @@ impl DeviceOp for Matmul {
 
     fn plans_within_memory(&self) -> bool {
         true
+    }
+
+    fn fits_in_memory(&self, cx: &Context, op: Op, env: &TileEnv) -> bool {
+        plan_op(cx, op, env).is_ok()
     }
 
     /// Its resident operands' blocks on its tiles, in the operand buffers

@@ -173,6 +173,11 @@ pub struct TileBudget<'a> {
     /// Products planned side by side (batches): a plan over `t` tiles
     /// takes tiles `0..groups * t`.
     pub groups: u64,
+    /// The most tiles that may hold a copy of each element of a resident
+    /// operand (`pm` for the rhs, `pn` for the lhs), `None` for no limit:
+    /// a copy per reading tile saves its exchange, but a deep model's
+    /// parameters may not fit the chip so replicated.
+    pub max_copies: Option<u64>,
 }
 
 impl TileBudget<'_> {
@@ -182,7 +187,16 @@ impl TileBudget<'_> {
         at_load: &[],
         resident: [false, false],
         groups: 1,
+        max_copies: None,
     };
+
+    /// How many tiles hold a copy of each element of a resident operand
+    /// under the split `pm` x `pn` (1 when none is resident).
+    pub fn copies(&self, pm: u64, pn: u64) -> u64 {
+        let rhs = if self.resident[1] { pm } else { 1 };
+        let lhs = if self.resident[0] { pn } else { 1 };
+        rhs.max(lhs)
+    }
 }
 
 /// `out[t]` = the most any of tiles `0..t` holds, for `t` in `0..=tiles`.
@@ -286,9 +300,13 @@ pub fn plan_matmul(
     let mut feasible: Vec<(MatmulPlan, u64)> = Vec::new();
     let mut smallest_need = u64::MAX;
     let mut laid_out = false;
+    let cap = budget.max_copies.unwrap_or(u64::MAX).max(1);
     for &pk in &candidates(k.div_ceil(k_block), tiles) {
         for &pm in &candidates(m, tiles / pk) {
             for &pn in &candidates(n.div_ceil(N_BLOCK), tiles / (pk * pm)) {
+                if budget.copies(pm, pn) > cap {
+                    continue;
+                }
                 // A row block is pk shares of the result grid's rows.
                 let bm = pk * m.div_ceil(pm * pk);
                 let bk = k.div_ceil(pk).div_ceil(k_block) * k_block;
@@ -491,6 +509,34 @@ mod tests {
             resident.total_cycles + b_in <= sent.total_cycles + 1,
             "{resident:?} vs {sent:?}"
         );
+    }
+
+    #[test]
+    fn copies_of_a_resident_operand_stay_within_the_limit() {
+        let t = target("ipu21");
+        let plan = |resident: [bool; 2], max_copies: Option<u64>| {
+            let budget = TileBudget {
+                resident,
+                max_copies,
+                ..TileBudget::ALONE
+            };
+            plan_matmul(&t, t.tiles() as u64, 256, 768, 768, f8(), F8S, &budget).unwrap()
+        };
+        // Unlimited, a resident rhs is copied to every row block's tiles.
+        let free = plan([false, true], None);
+        assert!(free.pm > 2, "{free:?}");
+        // Limited, the plan holds at most that many copies and costs no
+        // less than the unlimited one.
+        for limit in [1, 2] {
+            let p = plan([false, true], Some(limit));
+            assert!(p.pm <= limit, "{p:?}");
+            assert!(p.total_cycles >= free.total_cycles, "{p:?} vs {free:?}");
+        }
+        // A resident lhs is copied to every column block's tiles.
+        let p = plan([true, false], Some(1));
+        assert_eq!(p.pn, 1, "{p:?}");
+        // Nothing resident: the limit changes nothing.
+        assert_eq!(plan([false, false], Some(1)), plan([false, false], None));
     }
 
     #[test]

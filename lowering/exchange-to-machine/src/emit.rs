@@ -349,26 +349,46 @@ type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
 type Layouts = BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)>;
 
-/// Places every tile's buffers: `(tile, addresses, data bytes used)`.
+/// Where a tile's data may start: after its code, pointer table, kernel
+/// records and exchange rows (`program_end`), aligned for the widest load
+/// (placement aligns buffers relative to it, so a 128-bit load of a buffer
+/// is as aligned as with the region's own start).
+pub(crate) fn data_base_of(target: &Target, program_end: u64) -> u64 {
+    let m = &target.memory;
+    let align = (u64::from(m.load_bits.max(m.interleaved_load_bits)) / 8).max(8);
+    program_end.max(m.base_address).div_ceil(align) * align
+}
+
+/// Places every tile's buffers above its program (`program_end`, where
+/// its code, records and rows end): `(tile, addresses, data bytes used)`.
 fn place_tiles(
     cx: &Context,
     f: Op,
     target: &Target,
     tiles: &BTreeMap<u32, TileWork>,
+    program_end: &BTreeMap<u32, u64>,
     facts: &[BufferFacts],
     steps: &[ipu_package::StepSummary],
 ) -> Result<(Addresses, BTreeMap<u32, u64>), Diagnostic> {
     let base = target.memory.base_address;
-    let reserved = target.memory.code_reserve_bytes;
-    let data_base = base + reserved;
     let end = target.memory_end();
-    let il = target
-        .memory
-        .interleaved_start
-        .unwrap_or(data_base)
-        .clamp(data_base, end);
     // Each tile placed on its own; the first tile that does not fit is reported.
     let place_tile = |(&t, w): (&u32, &TileWork)| -> Result<(Vec<u64>, u64), Diagnostic> {
+        let refuse =
+            |why: &str| memory::does_not_fit(cx.op_loc(f), target, t, why, w, facts, steps);
+        let data_base = data_base_of(target, program_end[&t]);
+        let program = data_base - base;
+        if data_base > end {
+            return Err(refuse(&format!(
+                "its code, kernel records and exchange rows need {program} bytes, more than its {} B of SRAM",
+                target.sram_bytes()
+            )));
+        }
+        let il = target
+            .memory
+            .interleaved_start
+            .unwrap_or(data_base)
+            .clamp(data_base, end);
         let (offs, used) = place(&w.bufs);
         let addrs: Vec<u64> = if il + used <= end {
             offs.iter().map(|o| il + o).collect()
@@ -388,26 +408,18 @@ fn place_tiles(
             if il + hu > end || data_base + lu > il {
                 let why = if il + hu > end {
                     format!(
-                        "the buffers its kernels read with 128-bit loads need {hu} bytes, but its interleaved region has {}",
+                        "the buffers its kernels read with 128-bit loads need {hu} bytes, but its interleaved region (above its code, records and rows) has {}",
                         end - il
                     )
                 } else {
                     format!(
-                        "its data needs {} bytes, but it has {} ({} B of SRAM less {reserved} B for code and exchange tables)",
+                        "its data needs {} bytes, but it has {} ({} B of SRAM less {program} B for its code, kernel records and exchange rows)",
                         hu + lu,
                         end - data_base,
                         target.sram_bytes()
                     )
                 };
-                return Err(memory::does_not_fit(
-                    cx.op_loc(f),
-                    target,
-                    t,
-                    &why,
-                    w,
-                    facts,
-                    steps,
-                ));
+                return Err(refuse(&why));
             }
             let mut a = vec![0; w.bufs.len()];
             for (k, &i) in hi.iter().enumerate() {
@@ -457,14 +469,6 @@ pub(crate) fn build_package_from(
         init_by_tile.entry(t).or_default().push((b, bytes));
     }
     let loc = cx.op_loc(f);
-    let (addrs, used_by) = timed_phase("place_storage", || {
-        place_tiles(cx, f, target, &tiles, &facts, &steps)
-    })?;
-    let max_data = used_by.values().copied().max().unwrap_or(0);
-    let mut summary = Summary {
-        memory_maps: memory_maps(target, &tiles, &addrs, &used_by),
-        ..Summary::default()
-    };
     let nsteps = steps.len();
     let base = target.memory.base_address;
     // Each tile's program shape, once (tiles in order).
@@ -474,6 +478,7 @@ pub(crate) fn build_package_from(
         .par_iter()
         .map(|w| tile_shape(w, &steps))
         .collect();
+    let mut codes = Vec::new();
     let images = timed_phase("link", || {
         let cache = KernelCache::from_env();
         let mut objects: BTreeMap<String, ipu_isa::elf::ObjectFile> = BTreeMap::new();
@@ -512,11 +517,27 @@ pub(crate) fn build_package_from(
         let mut linked = BTreeMap::new();
         for (&shape, r) in by_shape.keys().zip(done) {
             let (image, table, code) = r?;
-            summary.code.push(code);
+            codes.push(code);
             linked.insert(shape, (image, table));
         }
         Ok(linked)
     })?;
+    // Each tile's program (code, table, records, rows) is sized before its
+    // data is placed, so the data starts where the program ends.
+    let program_end: BTreeMap<u32, u64> = tiles
+        .iter()
+        .zip(&shapes)
+        .map(|((&t, w), shape)| (t, images[&shape].1 + table_bytes(w, &steps)))
+        .collect();
+    let (addrs, used_by) = timed_phase("place_storage", || {
+        place_tiles(cx, f, target, &tiles, &program_end, &facts, &steps)
+    })?;
+    let max_data = used_by.values().copied().max().unwrap_or(0);
+    let mut summary = Summary {
+        memory_maps: memory_maps(target, &tiles, &program_end, &addrs, &used_by),
+        code: codes,
+        ..Summary::default()
+    };
     let mut stats = Stats {
         tiles: tiles.len() as u64,
         supersteps: nsteps as u64,
@@ -629,12 +650,14 @@ pub(crate) fn build_package_from(
 fn memory_maps(
     target: &Target,
     tiles: &BTreeMap<u32, TileWork>,
+    program_end: &BTreeMap<u32, u64>,
     addrs: &Addresses,
     used_by: &BTreeMap<u32, u64>,
 ) -> Vec<MemoryMap> {
     let mut maps = Vec::new();
-    let capacity =
-        target.memory_end() - (target.memory.base_address + target.memory.code_reserve_bytes);
+    let end = target.memory_end();
+    // Data memory of a tile: what its program leaves.
+    let capacity = |t: &u32| end.saturating_sub(data_base_of(target, program_end[t]));
     let mut groups: Layouts = BTreeMap::new();
     for (&t, w) in tiles {
         let mut layout: Vec<(u64, u64, String)> = w
@@ -649,10 +672,11 @@ fn memory_maps(
         e.1 = e.1.max(used_by[&t]);
     }
     for (layout, (ts, used)) in groups {
+        let room = ts.iter().map(capacity).min().unwrap_or(0);
         maps.push(MemoryMap {
             tiles: ts,
             used,
-            free: capacity.saturating_sub(used),
+            free: room.saturating_sub(used),
             buffers: layout
                 .into_iter()
                 .map(|(a, size, name)| format!("{a:#x} {size} B {name}"))
@@ -920,6 +944,48 @@ struct EncodedTile {
     table_bytes: u64,
 }
 
+/// A tile's table slots in program order: one per exchange step, one per
+/// kernel call of a compute step (`(step, call)`).
+fn table_slots<'a>(w: &'a TileWork, steps: &[StepSummary]) -> Vec<(usize, Option<&'a Call>)> {
+    let mut slots = Vec::new();
+    for (s, step) in steps.iter().enumerate() {
+        match step.kind {
+            ipu_package::StepKind::Exchange => slots.push((s, None)),
+            _ => {
+                for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
+                    slots.push((s, Some(c)));
+                }
+            }
+        }
+    }
+    slots
+}
+
+/// The bytes [`encode_tile`] writes after a tile's code: its pointer
+/// table, the empty row, its kernel records (with their scratch) and its
+/// exchange rows. None of it depends on where the data lies, so it is
+/// known before storage placement.
+fn table_bytes(w: &TileWork, steps: &[StepSummary]) -> u64 {
+    let slots = table_slots(w, steps);
+    let mut bytes = 4 * slots.len() as u64 + 4;
+    for (s, call) in &slots {
+        bytes += match call {
+            Some(c) => 4 * c.record.len() as u64 + c.scratch as u64,
+            None => w.rows.get(s).map_or(0, |entries| {
+                let words: u64 = entries
+                    .iter()
+                    .map(|(e, _)| match e {
+                        RowEntry::Select { .. } => 2,
+                        _ => 3,
+                    })
+                    .sum();
+                4 * (1 + words)
+            }),
+        };
+    }
+    bytes
+}
+
 /// Encodes one tile: its pointer table, kernel records and exchange rows
 /// after its code, its code and data segments.
 fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
@@ -938,17 +1004,7 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
     let base = target.memory.base_address;
     let buf = |b: usize| a[b];
     // Slots in program order; records and rows after the table.
-    let mut slots: Vec<(usize, Option<&Call>)> = Vec::new();
-    for (s, step) in steps.iter().enumerate() {
-        match step.kind {
-            ipu_package::StepKind::Exchange => slots.push((s, None)),
-            _ => {
-                for c in w.calls.get(&s).map(|v| v.as_slice()).unwrap_or(&[]) {
-                    slots.push((s, Some(c)));
-                }
-            }
-        }
-    }
+    let slots = table_slots(w, steps);
     // The table's pointers first (filled in at the end), then records and rows.
     let mut data: Vec<u8> = vec![0; 4 * slots.len()];
     let after_table = table + 4 * slots.len() as u64;
@@ -1001,22 +1057,19 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
     }
     let code_bytes = table - base;
     let used = code_bytes + data.len() as u64;
-    // The reserve is what the planner kept; the real limit is this tile's
-    // lowest data byte (the interleaved start when all its data went above
-    // it), so a long program may use more.
-    let reserved = target.memory.code_reserve_bytes;
+    // The data was placed above the program's size as `table_bytes`
+    // counted it; the limit is this tile's lowest data byte.
     let room = a
         .iter()
         .copied()
         .min()
         .unwrap_or_else(|| target.memory_end())
-        .max(base + reserved)
         - base;
     if used > room {
         return Err(Diagnostic::error(
             loc,
             format!(
-                "tile {t} does not fit: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but {room} are free below its data ({reserved} kept for them)",
+                "tile {t}: its code ({code_bytes} B), kernel records and exchange rows ({} B) need {used} bytes, but its data starts {room} bytes above the base (their size was counted wrong)",
                 data.len()
             ),
         ));

@@ -47,8 +47,8 @@ pub enum Category {
     /// Always 0: kernels are called through the link register `$m15` and
     /// keep their state in registers and records; there is no memory stack.
     Stack,
-    /// The part of the code reserve that code, records and rows leave
-    /// unused (data is never placed there).
+    /// Gaps among code, records and rows, and the alignment before the
+    /// tile's data (data is never placed there).
     FreeCodeReserve,
     /// Data memory no buffer uses.
     Free,
@@ -225,7 +225,6 @@ pub struct MemoryReport {
     pub memory_base: u64,
     /// SRAM bytes per tile.
     pub tile_bytes: u64,
-    pub code_reserve_bytes: u64,
     /// Superstep labels (`x0 operand #0 of s1 tile.matmul`, `s1 tile.matmul`).
     pub steps: Vec<String>,
     pub buffers: Vec<BufferInfo>,
@@ -339,11 +338,10 @@ impl MemoryReport {
         let started = self.tiles.iter().filter(|t| t.started).count();
         let _ = writeln!(
             s,
-            "memory report: target {}, {} tiles ({started} running a program), {} B each ({} B kept for code and exchange tables)",
+            "memory report: target {}, {} tiles ({started} running a program), {} B each (data after each tile's code, records and rows)",
             self.target,
             self.tiles.len(),
             self.tile_bytes,
-            self.code_reserve_bytes
         );
         let totals = self.totals();
         let chip = self.tile_bytes * self.tiles.len() as u64;
@@ -613,15 +611,17 @@ fn tile_memory(
     nsteps: usize,
 ) -> TileMemory {
     let base = target.memory.base_address;
-    // Code and tables may run past the planner's reserve, up to the data.
-    let table_end = work.map_or(0, |(_, _, t)| {
-        t.spans
+    // Data starts where the tile's code and tables end (aligned as
+    // placement aligned it).
+    let reserve_end = work.map_or(base, |(_, _, t)| {
+        let table_end = t
+            .spans
             .iter()
             .map(|&(a, len, _)| a + len)
             .max()
-            .unwrap_or(t.table)
+            .unwrap_or(t.table);
+        crate::emit::data_base_of(target, table_end)
     });
-    let reserve_end = (base + target.memory.code_reserve_bytes).max(table_end);
     let end = target.memory_end();
     let mut regions: Vec<Region> = Vec::new();
     let push = |regions: &mut Vec<Region>, start: u64, len: u64, c: Category, b: Option<usize>| {
@@ -762,7 +762,6 @@ pub(crate) fn report(
         target: target.name.clone(),
         memory_base: target.memory.base_address,
         tile_bytes: target.sram_bytes(),
-        code_reserve_bytes: target.memory.code_reserve_bytes,
         steps: steps.iter().map(|s| s.label.clone()).collect(),
         buffers,
         tiles: out,
@@ -793,11 +792,28 @@ pub(crate) fn does_not_fit(
         .iter()
         .map(|&i| format!("{} ({} B)", work.bufs[i].name, work.bufs[i].size))
         .collect();
+    // What fills the tile: its buffers' bytes by category (each buffer
+    // counted whole, whether or not it shares bytes with another).
+    let mut by_cat = [(0u64, 0usize); CATEGORY_COUNT];
+    for (i, b) in work.bufs.iter().enumerate() {
+        let e = &mut by_cat[facts[work.ids[i]].info.category.index()];
+        e.0 += b.size;
+        e.1 += 1;
+    }
+    let fill: Vec<String> = Category::ALL
+        .iter()
+        .filter(|c| by_cat[c.index()].1 > 0)
+        .map(|c| {
+            let (bytes, n) = by_cat[c.index()];
+            format!("{} {bytes} B in {n}", c.title())
+        })
+        .collect();
     let mut d = Diagnostic::error(
         loc,
         format!(
-            "tile {tile} does not fit: {why}; largest buffers: {}",
-            held.join(", ")
+            "tile {tile} does not fit: {why}; largest buffers: {}; its buffers by category: {}",
+            held.join(", "),
+            fill.join(", ")
         ),
     );
     let step = |s: u32| -> &str {
@@ -891,7 +907,9 @@ mod tests {
     fn a_tile_without_a_program_is_all_free() {
         let t = Target::load("test16").unwrap();
         let m = tile_memory(&t, 3, None, &[], 4);
-        assert_eq!(m.regions.len(), 2);
+        // No program, so no code reserve: one free region over all of it.
+        assert_eq!(m.regions.len(), 1);
+        assert_eq!(m.regions[0].category, Category::Free);
         assert_eq!(m.regions[0].start, t.memory.base_address);
         assert_eq!(m.regions.iter().map(|r| r.len).sum::<u64>(), t.sram_bytes());
         assert_eq!(m.live, vec![0; 5]);

@@ -133,17 +133,55 @@ fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
     }
 }
 
-/// For each op that plans within memory, what else is resident on the
-/// tiles: constants and parameters sit in the operand buffers of each op
-/// reading them from load until it runs, so while an op runs its tiles hold
-/// what the later ops read, and at load what every op reads. Walked
-/// backwards, so each such op is planned beside the later ones' choices.
-fn resident_ledger(
+/// The most copies of a resident operand's element the planner tries, in
+/// turn, when the program's parameters do not fit replicated on every tile
+/// that reads them (the first, no limit, is the fastest plan of each op).
+const COPY_LIMITS: [Option<u64>; 7] =
+    [None, Some(32), Some(16), Some(8), Some(4), Some(2), Some(1)];
+
+/// The resident ledger under the least limit on copies of resident operands
+/// ([`COPY_LIMITS`]) with which every op that plans within memory finds a
+/// plan: parameters are replicated over the tiles that read them only as
+/// far as the chip's memory allows. When none fits, the last (one copy),
+/// whose failing op then says why.
+fn ledger_that_fits(
     cx: &Context,
     f: Op,
     ops: &[Op],
     target: &Target,
 ) -> FxHashMap<Op, ipu_device::Resident> {
+    let mut last = FxHashMap::default();
+    for limit in COPY_LIMITS {
+        match resident_ledger(cx, f, ops, target, limit) {
+            Ok(ledger) => {
+                if let Some(n) = limit {
+                    tracing::info!(
+                        copies = n,
+                        "resident operands limited to {n} copies so the parameters fit"
+                    );
+                }
+                return ledger;
+            }
+            Err(ledger) => last = ledger,
+        }
+    }
+    last
+}
+
+/// For each op that plans within memory, what else is resident on the
+/// tiles: constants and parameters sit in the operand buffers of each op
+/// reading them from load until it runs, so while an op runs its tiles hold
+/// what the later ops read, and at load what every op reads. Walked
+/// backwards, so each such op is planned beside the later ones' choices,
+/// each with at most `max_copies` copies of a resident operand. `Err` (the
+/// ledger so far) when some op finds no plan.
+fn resident_ledger(
+    cx: &Context,
+    f: Op,
+    ops: &[Op],
+    target: &Target,
+    max_copies: Option<u64>,
+) -> Result<FxHashMap<Op, ipu_device::Resident>, FxHashMap<Op, ipu_device::Resident>> {
     let tiles = target.tiles() as usize;
     let empty = FxHashMap::default();
     let mut ledger: FxHashMap<Op, ipu_device::Resident> = FxHashMap::default();
@@ -209,8 +247,17 @@ fn resident_ledger(
                     during: Arc::new(after.clone()),
                     at_load: Arc::new(at_load),
                     operands: fl.clone(),
+                    max_copies,
                 },
             );
+            let env = TileEnv {
+                target,
+                mappings: &empty,
+                resident: &ledger,
+            };
+            if !d.fits_in_memory(cx, op, &env) {
+                return Err(ledger);
+            }
         }
         if fl.iter().any(|&r| r) {
             let env = TileEnv {
@@ -221,7 +268,7 @@ fn resident_ledger(
             add(&mut after, &held_for(d, op, &env, &fl));
         }
     }
-    ledger
+    Ok(ledger)
 }
 
 /// Refuses, at the constant, a `dense_resource` whose blob was never loaded:
@@ -255,7 +302,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
-    let resident = resident_ledger(cx, f, &ops, target);
+    let resident = ledger_that_fits(cx, f, &ops, target);
     let want = operand_preferences(
         cx,
         f,
