@@ -395,13 +395,8 @@ enum WFmt {
 }
 
 /// The FP8 decode tables (E4M3FN, E5M2), made once for every tile.
-static F8_TABLES: std::sync::LazyLock<(Box<[f32; 256]>, Box<[f32; 256]>)> =
-    std::sync::LazyLock::new(|| {
-        (
-            Box::new(f8_table(F8Format::E4M3FN)),
-            Box::new(f8_table(F8Format::E5M2)),
-        )
-    });
+static F8_TABLES: std::sync::LazyLock<([f32; 256], [f32; 256])> =
+    std::sync::LazyLock::new(|| (f8_table(F8Format::E4M3FN), f8_table(F8Format::E5M2)));
 
 /// Decoded code that tiles loading the same code words share
 /// ([`Tile::load_shared`]).
@@ -630,8 +625,8 @@ impl Tile {
             bank_rows_t: 0,
             wcache: vec![0.0; AMP_BANK_BYTES],
             wcache_fmt: WFmt::None,
-            e4: *F8_TABLES.0,
-            e5: *F8_TABLES.1,
+            e4: F8_TABLES.0,
+            e5: F8_TABLES.1,
             cycle: 0,
             sup: Sup::NotStarted,
             recv_sel: u32::MAX,
