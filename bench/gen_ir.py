@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Writes a generic-form MLIR file of about N operations: functions of
-elementwise chains over tensors, with attributes and nested regions."""
+elementwise chains over tensors, with attributes and nested regions.
+
+Usage: gen_ir.py [N [OPS_PER_FUNCTION]]   (default 1000000 1000): N / OPS_PER_FUNCTION
+functions of about OPS_PER_FUNCTION ops each."""
 import sys
 
 def main():
     n_ops = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
     out = sys.stdout
-    ops_per_func = 1000
+    ops_per_func = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
     funcs = max(1, n_ops // ops_per_func)
     t = "tensor<4x8xf32>"
     w = out.write

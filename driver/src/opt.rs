@@ -278,10 +278,11 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> i32 {
             return 1;
         }
     };
-    let text: Arc<str> = text.into();
+    // Shared without copying the text (a large input is read once).
+    let text: Arc<String> = Arc::new(text);
     // One source map for the whole file: chunk locations count its lines.
     let mut sources = SourceMap::new();
-    sources.add(&name, text.clone());
+    sources.add_string(&name, text.clone());
     let chunks = if o.split {
         split::split(&text)
     } else {

@@ -179,6 +179,16 @@ impl Context {
         cx
     }
 
+    /// Room for about `ops` more operations (their results and locations)
+    /// without growing the arenas: a parser reserves one per line, so a
+    /// large file's arenas are allocated once instead of doubling (each
+    /// doubling copies the arena and leaves the old one to the heap).
+    pub fn reserve_ops(&mut self, ops: usize) {
+        self.ops.reserve(ops);
+        self.values.reserve(ops);
+        self.locs.reserve(ops);
+    }
+
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }

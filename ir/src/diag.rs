@@ -5,7 +5,7 @@
 use crate::context::Context;
 use crate::types::{Loc, LocKind};
 use codespan_reporting::diagnostic::{self as cs, Label};
-use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::files;
 use codespan_reporting::term;
 use std::fmt;
 use std::sync::Arc;
@@ -81,9 +81,83 @@ pub struct SourcePos {
 /// The source files diagnostics can point into.
 #[derive(Default)]
 pub struct SourceMap {
-    files: SimpleFiles<String, Arc<str>>,
-    names: Vec<String>,
-    line_starts: Vec<Vec<usize>>,
+    files: Vec<SourceFile>,
+}
+
+/// One loaded file. Where its lines start is worked out on the first
+/// diagnostic that needs it: a run that reports nothing never pays for it.
+struct SourceFile {
+    name: String,
+    text: Text,
+    line_starts: std::sync::OnceLock<Vec<usize>>,
+}
+
+/// A file's text, shared with the tool that read it (an `Arc<String>` is
+/// made from the `String` read without copying its bytes).
+enum Text {
+    Str(Arc<str>),
+    String(Arc<String>),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Str(s) => s,
+            Text::String(s) => s,
+        }
+    }
+}
+
+impl SourceFile {
+    fn line_starts(&self) -> &[usize] {
+        self.line_starts
+            .get_or_init(|| codespan_reporting::files::line_starts(self.text.as_str()).collect())
+    }
+
+    /// Where line `index` starts (the text's end for the line after the
+    /// last), as codespan's `SimpleFile` answers.
+    fn line_start(&self, index: usize) -> Result<usize, files::Error> {
+        let starts = self.line_starts();
+        match index.cmp(&starts.len()) {
+            std::cmp::Ordering::Less => Ok(starts[index]),
+            std::cmp::Ordering::Equal => Ok(self.text.as_str().len()),
+            std::cmp::Ordering::Greater => Err(files::Error::LineTooLarge {
+                given: index,
+                max: starts.len() - 1,
+            }),
+        }
+    }
+}
+
+impl<'a> files::Files<'a> for SourceMap {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<&'a str, files::Error> {
+        Ok(&self.file(id)?.name)
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, files::Error> {
+        Ok(self.file(id)?.text.as_str())
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, files::Error> {
+        Ok(self
+            .file(id)?
+            .line_starts()
+            .binary_search(&byte_index)
+            .unwrap_or_else(|next| next - 1))
+    }
+
+    fn line_range(
+        &'a self,
+        id: usize,
+        line_index: usize,
+    ) -> Result<std::ops::Range<usize>, files::Error> {
+        let f = self.file(id)?;
+        Ok(f.line_start(line_index)?..f.line_start(line_index + 1)?)
+    }
 }
 
 impl SourceMap {
@@ -91,21 +165,31 @@ impl SourceMap {
         Self::default()
     }
 
+    fn file(&self, id: usize) -> Result<&SourceFile, files::Error> {
+        self.files.get(id).ok_or(files::Error::FileMissing)
+    }
+
     pub fn add(&mut self, name: &str, text: Arc<str>) -> usize {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let id = self.files.add(name.to_string(), text);
-        self.names.push(name.to_string());
-        self.line_starts.push(starts);
-        id
+        self.push(name, Text::Str(text))
+    }
+
+    /// [`SourceMap::add`] of text held as an `Arc<String>` (a `String`
+    /// read from a file becomes one without copying it).
+    pub fn add_string(&mut self, name: &str, text: Arc<String>) -> usize {
+        self.push(name, Text::String(text))
+    }
+
+    fn push(&mut self, name: &str, text: Text) -> usize {
+        self.files.push(SourceFile {
+            name: name.to_string(),
+            text,
+            line_starts: std::sync::OnceLock::new(),
+        });
+        self.files.len() - 1
     }
 
     pub fn text(&self, file: usize) -> &str {
-        self.files
-            .get(file)
-            .map(|f| f.source().as_ref())
-            .unwrap_or("")
+        self.files.get(file).map_or("", |f| f.text.as_str())
     }
 
     /// Resolves a location to a position in a loaded file. Name locations
@@ -116,8 +200,8 @@ impl SourceMap {
             LocKind::FileLineCol { file, line, col } => {
                 let name = cx.str(*file);
                 // The most recently added buffer of that name wins (split-input-file chunks).
-                let fid = self.names.iter().rposition(|n| n == name)?;
-                let starts = &self.line_starts[fid];
+                let fid = self.files.iter().rposition(|f| f.name == name)?;
+                let starts = self.files[fid].line_starts();
                 let line_start = *starts.get((*line as usize).checked_sub(1)?)?;
                 let text = self.text(fid);
                 let offset = (line_start + (*col as usize).saturating_sub(1)).min(text.len());
@@ -170,7 +254,7 @@ impl SourceMap {
         }
         let config = term::Config::default();
         // A failing writer (closed pipe) leaves nothing more to report to.
-        let _ = term::emit(out, &config, &self.files, &diag);
+        let _ = term::emit(out, &config, self, &diag);
     }
 }
 

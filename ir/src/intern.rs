@@ -45,6 +45,12 @@ impl<T: Hash + Eq> Interner<T> {
     pub(crate) fn get(&self, id: u32) -> &T {
         &self.items[id as usize]
     }
+
+    /// Room for `additional` more items without growing.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.items.reserve(additional);
+        self.table.reserve(additional, |&(h, _)| h);
+    }
 }
 
 /// String interner for identifiers (op names, attribute names, file names).

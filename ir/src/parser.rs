@@ -131,6 +131,7 @@ impl<'s, 'c> Parser<'s, 'c> {
                 .filter(|(_, b)| *b == b'\n')
                 .map(|(i, _)| i as u32 + 1),
         );
+        cx.reserve_ops(line_starts.len());
         Parser {
             cx,
             lex,

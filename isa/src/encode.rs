@@ -242,7 +242,9 @@ pub fn decode(word: u32) -> Result<Inst, DecodeError> {
 /// Re-encodes a decoded instruction (without the bundle bit).
 pub fn encode_inst(inst: &Inst) -> u32 {
     let o = info(inst.op);
-    let mut ops = Vec::with_capacity(o.operands.len());
+    // On the stack: the decoder re-encodes every word it decodes.
+    let mut ops = [Operand::Imm(0); 8];
+    let mut n = 0;
     let mut field = 0;
     for kind in o.operands {
         let v = match kind {
@@ -269,9 +271,13 @@ pub fn encode_inst(inst: &Inst) -> u32 {
             }
             _ => Operand::Imm(inst.imm as i64),
         };
-        ops.push(v);
+        let Some(slot) = ops.get_mut(n) else {
+            return u32::MAX;
+        };
+        *slot = v;
+        n += 1;
     }
-    encode(inst.op, &ops).unwrap_or(u32::MAX)
+    encode(inst.op, &ops[..n]).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

@@ -109,7 +109,8 @@ use rayon::prelude::*;
 
 use crate::exchange::{EngineCapture, EngineRow};
 use crate::tile::{
-    ContextId, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig, TileStats, WORKERS,
+    ContextId, DecodedCode, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig,
+    TileStats, WORKERS,
 };
 use fabric::{Fabric, PortState, RouteModel};
 use std::sync::Arc;
@@ -625,6 +626,8 @@ pub struct Chip {
     rounds: u64,
     /// See [`Chip::require_all_tiles_at_syncs`].
     all_tiles_sync: bool,
+    /// The code [`Chip::load`] decoded last (tiles of one image share it).
+    code_cache: DecodedCode,
 }
 
 impl std::fmt::Debug for Chip {
@@ -634,25 +637,6 @@ impl std::fmt::Debug for Chip {
             .field("supersteps", &self.supersteps.len())
             .finish_non_exhaustive()
     }
-}
-
-/// Whether the code of `image` contains `send` / `recv` (a word of an
-/// executable range that decodes to one, alone or as a bundle's half).
-fn exchange_ops(image: &TileImage) -> (bool, bool) {
-    let (mut send, mut recv) = (false, false);
-    for seg in &image.segments {
-        for (k, w) in seg.bytes.chunks_exact(4).enumerate() {
-            let addr = seg.address + 4 * k as u32;
-            if !image.exec_ranges.iter().any(|r| r.contains(&addr)) {
-                continue;
-            }
-            if let Ok(i) = decode(u32::from_le_bytes([w[0], w[1], w[2], w[3]])) {
-                send |= matches!(i.op, Op::Send | Op::Exch);
-                recv |= matches!(i.op, Op::Recv | Op::Exch);
-            }
-        }
-    }
-    (send, recv)
 }
 
 impl Chip {
@@ -683,6 +667,7 @@ impl Chip {
             supersteps: Vec::new(),
             rounds: 0,
             all_tiles_sync: false,
+            code_cache: DecodedCode::default(),
         }
     }
 
@@ -740,13 +725,12 @@ impl Chip {
         for s in &image.segments {
             self.check_range(tile, s.address, s.bytes.len())?;
         }
-        let (send, recv) = exchange_ops(image);
-        let slot = self.slot_mut(tile)?;
+        self.slot(tile)?;
+        let slot = &mut self.slots[tile as usize];
         slot.tile
-            .load(image)
+            .load_shared(image, &mut self.code_cache)
             .map_err(|source| ChipError::Access { tile, source })?;
-        slot.can_send = send;
-        slot.can_receive = recv;
+        (slot.can_send, slot.can_receive) = slot.tile.code_exchange();
         Ok(())
     }
 
@@ -756,17 +740,25 @@ impl Chip {
         for s in &image.segments {
             self.check_range(0, s.address, s.bytes.len())?;
         }
-        let (send, recv) = exchange_ops(image);
+        // Decoded once, shared by every tile.
+        let mut shared = DecodedCode::default();
+        if let Some(first) = self.slots.first_mut() {
+            first
+                .tile
+                .load_shared(image, &mut shared)
+                .map_err(|source| ChipError::Access { tile: 0, source })?;
+        }
         self.slots
             .par_iter_mut()
             .enumerate()
             .try_for_each(|(id, slot)| {
-                slot.tile.load(image).map_err(|source| ChipError::Access {
-                    tile: id as u32,
-                    source,
-                })?;
-                slot.can_send = send;
-                slot.can_receive = recv;
+                slot.tile
+                    .load_shared(image, &mut shared.clone())
+                    .map_err(|source| ChipError::Access {
+                        tile: id as u32,
+                        source,
+                    })?;
+                (slot.can_send, slot.can_receive) = slot.tile.code_exchange();
                 slot.tile.start(pc, arg);
                 slot.state = State::Running;
                 Ok(())
@@ -811,7 +803,7 @@ impl Chip {
                     tile: k as u32,
                     source,
                 })?;
-                (slot.can_send, slot.can_receive) = exchange_ops(img);
+                (slot.can_send, slot.can_receive) = slot.tile.code_exchange();
                 slot.tile.start(img.symbol(entry).unwrap_or(0), arg);
                 slot.state = State::Running;
                 Ok(())

@@ -9,5 +9,6 @@ pub mod tile;
 
 pub use exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort, Loopback, NoExchange};
 pub use tile::{
-    ContextId, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig, TileStats, WORKERS,
+    ContextId, DecodedCode, Fault, FaultKind, HostAccessError, Outcome, Tile, TileConfig,
+    TileStats, WORKERS,
 };

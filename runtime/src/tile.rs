@@ -22,6 +22,7 @@ use ipu_isa::table::{Ctx, Slot};
 use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUNDLE_BIT};
 
 use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
+use std::sync::Arc;
 
 /// Worker contexts per tile.
 pub const WORKERS: usize = 6;
@@ -393,12 +394,39 @@ enum WFmt {
     E5,
 }
 
+/// The FP8 decode tables (E4M3FN, E5M2), made once for every tile.
+static F8_TABLES: std::sync::LazyLock<([f32; 256], [f32; 256])> =
+    std::sync::LazyLock::new(|| (f8_table(F8Format::E4M3FN), f8_table(F8Format::E5M2)));
+
+/// Decoded code that tiles loading the same code words share
+/// ([`Tile::load_shared`]).
+#[derive(Clone, Debug)]
+pub struct DecodedCode {
+    words: Arc<[u32]>,
+    code: Arc<[Pre]>,
+    fast: Arc<[Fast]>,
+    exchange: (bool, bool),
+}
+
+impl Default for DecodedCode {
+    fn default() -> Self {
+        DecodedCode {
+            words: Arc::new([]),
+            code: Arc::new([]),
+            fast: Arc::new([]),
+            exchange: (false, false),
+        }
+    }
+}
+
 /// One simulated tile.
 pub struct Tile {
     cfg: TileConfig,
     mem: Vec<u8>,
-    code: Vec<Pre>,
-    fast: Vec<Fast>,
+    code: Arc<[Pre]>,
+    fast: Arc<[Fast]>,
+    /// The code holds a `send` / `exch` (can send), a `recv` / `exch`.
+    code_exchange: (bool, bool),
     code_lo: u32,
     code_hi: u32,
     ctx: [Context; WORKERS + 1],
@@ -585,8 +613,9 @@ impl Tile {
         Tile {
             mem: vec![0; cfg.memory_bytes as usize],
             cfg,
-            code: Vec::new(),
-            fast: Vec::new(),
+            code: Arc::new([]),
+            fast: Arc::new([]),
+            code_exchange: (false, false),
             code_lo: 0,
             code_hi: 0,
             ctx: [Context::default(); WORKERS + 1],
@@ -596,8 +625,8 @@ impl Tile {
             bank_rows_t: 0,
             wcache: vec![0.0; AMP_BANK_BYTES],
             wcache_fmt: WFmt::None,
-            e4: f8_table(F8Format::E4M3FN),
-            e5: f8_table(F8Format::E5M2),
+            e4: F8_TABLES.0,
+            e5: F8_TABLES.1,
             cycle: 0,
             sup: Sup::NotStarted,
             recv_sel: u32::MAX,
@@ -614,6 +643,16 @@ impl Tile {
 
     /// Copies an image into memory and decodes its code.
     pub fn load(&mut self, image: &TileImage) -> Result<(), HostAccessError> {
+        self.load_shared(image, &mut DecodedCode::default())
+    }
+
+    /// [`Tile::load`], taking the decoded code from `cache` when it holds
+    /// the same code words, else decoding them and keeping them there.
+    pub fn load_shared(
+        &mut self,
+        image: &TileImage,
+        cache: &mut DecodedCode,
+    ) -> Result<(), HostAccessError> {
         for s in &image.segments {
             self.write(s.address, &s.bytes)?;
         }
@@ -637,26 +676,45 @@ impl Tile {
         }
         self.code_lo = lo4;
         self.code_hi = hi4;
-        self.code = (self.code_lo..self.code_hi)
+        // The words as decoded: outside the executable ranges, a word that
+        // is no instruction.
+        let words: Vec<u32> = (lo4..hi4)
             .step_by(4)
             .map(|a| {
                 if image.exec_ranges.iter().any(|r| r.contains(&a)) {
                     let i = (a - base) as usize;
-                    Pre::of(u32::from_le_bytes([
+                    u32::from_le_bytes([
                         self.mem[i],
                         self.mem[i + 1],
                         self.mem[i + 2],
                         self.mem[i + 3],
-                    ]))
+                    ])
                 } else {
-                    Pre::of(u32::MAX)
+                    u32::MAX
                 }
             })
             .collect();
-        self.fast = (0..self.code.len())
-            .map(|i| Fast::of(&self.code, i))
-            .collect();
+        // Decoding depends on the words alone: tiles loading the same code
+        // share one decoded copy.
+        if *cache.words != words[..] {
+            let code: Vec<Pre> = words.iter().map(|&w| Pre::of(w)).collect();
+            let fast: Vec<Fast> = (0..code.len()).map(|i| Fast::of(&code, i)).collect();
+            let has = |ops: &[Op]| code.iter().any(|p| p.legal && ops.contains(&p.inst.op));
+            cache.exchange = (has(&[Op::Send, Op::Exch]), has(&[Op::Recv, Op::Exch]));
+            cache.words = words.into();
+            cache.code = code.into();
+            cache.fast = fast.into();
+        }
+        self.code = cache.code.clone();
+        self.fast = cache.fast.clone();
+        self.code_exchange = cache.exchange;
         Ok(())
+    }
+
+    /// Whether the loaded code holds an instruction that sends (`send`,
+    /// `exch`) and one that receives (`recv`, `exch`).
+    pub fn code_exchange(&self) -> (bool, bool) {
+        self.code_exchange
     }
 
     /// Starts the supervisor at `pc` with `$m0 = arg`.
@@ -1180,10 +1238,12 @@ impl Tile {
         }
     }
 
-    #[cold]
-    #[inline(never)]
+    /// The memory-slot ops not in [`Tile::exec_mem`]'s first match; `op`
+    /// is `i.op`, a constant in each handler, so only its arm remains.
+    #[inline(always)]
     fn exec_mem_rare(
         &mut self,
+        op: Op,
         ci: usize,
         i: &Inst,
         extra: &mut u64,
@@ -1193,7 +1253,7 @@ impl Tile {
         let r = i.regs;
         let (d, s, _t) = (r[0] as usize, r[1] as usize, r[2] as usize);
         let _ = s;
-        match i.op {
+        match op {
             Bndchk => {
                 let (index, bound) = (self.ctx[ci].m[d & 15], self.ctx[ci].m[s & 15]);
                 if index >= bound {
@@ -1219,7 +1279,7 @@ impl Tile {
                 self.ctx[ci].a[d..d + 2].copy_from_slice(&v);
             }
             Wld64 | Wld128 => {
-                let n = if i.op == Wld64 { 8 } else { 16 };
+                let n = if op == Wld64 { 8 } else { 16 };
                 let pa = self.post(ci, r[0], n);
                 if n == 16 {
                     self.interleaved(pa)?;
@@ -1530,20 +1590,22 @@ impl Tile {
                     cx.rpt_left = count;
                 }
             }
-            _ => return self.exec_mem_rare(ci, i, &mut st.extra, &mut *st.port),
+            _ => return self.exec_mem_rare(op, ci, i, &mut st.extra, &mut *st.port),
         }
         Ok(())
     }
 
-    #[inline(never)]
-    fn exec_arith_rare(&mut self, ci: usize, i: &Inst) -> Result<(), FaultKind> {
+    /// The arithmetic-slot ops not in [`Tile::exec_arith`]'s first match
+    /// (`op` as in [`Tile::exec_mem_rare`]).
+    #[inline(always)]
+    fn exec_arith_rare(&mut self, op: Op, ci: usize, i: &Inst) -> Result<(), FaultKind> {
         use Op::*;
         let r = i.regs;
         let (d, s, t) = (r[0] as usize & 15, r[1] as usize & 15, r[2] as usize & 15);
         let scale = self.ctx[ci].scale;
         let a = &mut self.ctx[ci].a;
         let _ = t;
-        match i.op {
+        match op {
             F16v4dup => {
                 let h = f16_bits(f32::from_bits(a[s])) as u32;
                 a[d] = h | h << 16;
@@ -1580,7 +1642,7 @@ impl Tile {
                     | (f16_bits(bf16_value((v >> 16) as u16)) as u32) << 16;
             }
             CvtF32F8e4 | CvtF32F8e5 => {
-                let f = if i.op == CvtF32F8e4 {
+                let f = if op == CvtF32F8e4 {
                     F8Format::E4M3FN
                 } else {
                     F8Format::E5M2
@@ -1590,7 +1652,7 @@ impl Tile {
                 a[d] = q0 | q1 << 8;
             }
             CvtF16F8e4 | CvtF16F8e5 => {
-                let f = if i.op == CvtF16F8e4 {
+                let f = if op == CvtF16F8e4 {
                     F8Format::E4M3FN
                 } else {
                     F8Format::E5M2
@@ -1603,22 +1665,14 @@ impl Tile {
                 a[d] = v;
             }
             CvtF8e4F16 | CvtF8e5F16 => {
-                let lut = if i.op == CvtF8e4F16 {
-                    &self.e4
-                } else {
-                    &self.e5
-                };
+                let lut = if op == CvtF8e4F16 { &self.e4 } else { &self.e5 };
                 let v = a[s];
                 let m = (scale as f32).exp2();
                 let x = [0, 1, 2, 3].map(|k| lut[(v >> (8 * k)) as u8 as usize] * m);
                 (a[d], a[d + 1]) = pack_f16x4(x);
             }
             CvtF8e4F32 | CvtF8e5F32 => {
-                let lut = if i.op == CvtF8e4F32 {
-                    &self.e4
-                } else {
-                    &self.e5
-                };
+                let lut = if op == CvtF8e4F32 { &self.e4 } else { &self.e5 };
                 let v = a[s];
                 let m = (scale as f32).exp2();
                 a[d] = (lut[v as u8 as usize] * m).to_bits();
@@ -1627,13 +1681,13 @@ impl Tile {
             F32v2cmpeq | F32v2cmplt => {
                 let x = [f32::from_bits(a[s]), f32::from_bits(a[s + 1])];
                 let y = [f32::from_bits(a[t]), f32::from_bits(a[t + 1])];
-                let eq = i.op == F32v2cmpeq;
+                let eq = op == F32v2cmpeq;
                 a[d] = mask_bytes((0..2).map(|k| if eq { x[k] == y[k] } else { x[k] < y[k] }));
             }
             F16v4cmpeq | F16v4cmplt => {
                 let x = f16x4(a[s], a[s + 1]);
                 let y = f16x4(a[t], a[t + 1]);
-                let eq = i.op == F16v4cmpeq;
+                let eq = op == F16v4cmpeq;
                 a[d] = mask_bytes((0..4).map(|k| if eq { x[k] == y[k] } else { x[k] < y[k] }));
             }
             F32v2sel | F16v4sel => {
@@ -1648,7 +1702,7 @@ impl Tile {
                     }
                 };
                 let (v, w) = ([a[x], a[x + 1]], [a[y], a[y + 1]]);
-                let out = if i.op == F32v2sel {
+                let out = if op == F32v2sel {
                     [pick(0, v, w)[0], pick(1, v, w)[1]]
                 } else {
                     // Four 16-bit lanes, two per word.
@@ -1663,7 +1717,7 @@ impl Tile {
             }
             I1v8and | I1v8or | I1v8not => {
                 let (x, y) = ([a[s], a[s + 1]], [a[t], a[t + 1]]);
-                let out = match i.op {
+                let out = match op {
                     I1v8and => byte_logic(x, y, |p, q| p && q),
                     I1v8or => byte_logic(x, y, |p, q| p || q),
                     _ => byte_logic(x, x, |p, _| !p),
@@ -1671,7 +1725,9 @@ impl Tile {
                 a[d] = out[0];
                 a[d + 1] = out[1];
             }
-            AmpF32F32 | AmpF16F32 | AmpF16F16 | AmpF8e4F16 | AmpF8e5F16 => return self.amp(ci, i),
+            AmpF32F32 | AmpF16F32 | AmpF16F16 | AmpF8e4F16 | AmpF8e5F16 => {
+                return self.amp(op, ci, i)
+            }
             _ => return Err(FaultKind::BadBundle),
         }
         Ok(())
@@ -1764,7 +1820,7 @@ impl Tile {
                 a[d + 1] = 0;
             }
             MovA => a[d] = a[s],
-            _ => return self.exec_arith_rare(ci, i),
+            _ => return self.exec_arith_rare(op, ci, i),
         }
         Ok(())
     }
@@ -1820,11 +1876,12 @@ impl Tile {
         self.wcache_fmt = fmt;
     }
 
-    fn amp(&mut self, ci: usize, i: &Inst) -> Result<(), FaultKind> {
-        let Some(mode) = AmpMode::of(i.op) else {
+    #[inline(always)]
+    fn amp(&mut self, op: Op, ci: usize, i: &Inst) -> Result<(), FaultKind> {
+        let Some(mode) = AmpMode::of(op) else {
             return Err(FaultKind::BadBundle);
         };
-        let fmt = match i.op {
+        let fmt = match op {
             Op::AmpF32F32 => WFmt::F32,
             Op::AmpF16F32 | Op::AmpF16F16 => WFmt::F16,
             Op::AmpF8e4F16 => WFmt::E4,
@@ -1883,8 +1940,13 @@ impl Tile {
                 }
             }
         }
-        for j in 0..mode.k_per_instr {
-            let xv = match i.op {
+        // The row's inputs first, then the MACs on a local copy of the
+        // accumulators: column c still adds x_j * w(j, c) in order of j
+        // (the same sums), and the 16 columns become vector operations.
+        let k = mode.k_per_instr;
+        let mut xs = [0f32; 8];
+        for (j, xv) in xs.iter_mut().enumerate().take(k) {
+            *xv = match op {
                 Op::AmpF32F32 => f32::from_bits(x[p % 2]),
                 Op::AmpF16F32 => {
                     let e = (p % 2) * 2 + j;
@@ -1894,12 +1956,16 @@ impl Tile {
                 Op::AmpF8e4F16 => self.e4[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
                 _ => self.e5[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
             };
-            let row = (k0 + j) * AMP_COLUMNS;
-            let w = &self.wcache[row..row + AMP_COLUMNS];
-            for (acc, w) in st.acc.iter_mut().zip(w) {
-                *acc += xv * w;
+        }
+        let (rows, _) =
+            self.wcache[k0 * AMP_COLUMNS..(k0 + k) * AMP_COLUMNS].as_chunks::<AMP_COLUMNS>();
+        let mut acc = st.acc;
+        for (xv, w) in xs.iter().zip(rows) {
+            for (a, w) in acc.iter_mut().zip(w) {
+                *a += xv * w;
             }
         }
+        st.acc = acc;
         st.phase += 1;
         if st.phase == st.kph {
             st.drain = st.acc;
