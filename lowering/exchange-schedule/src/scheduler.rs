@@ -249,6 +249,11 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
     // Only the best so far is held, keyed (largest row, horizon, variant):
     // the minimum of a total order, so the choice does not depend on the
     // thread count.
+    tracing::debug!(
+        within = within.len(),
+        classes = same_as.iter().filter(|s| s.is_none()).count(),
+        "row candidates"
+    );
     type Best = ((u32, u64, usize), usize, Vec<Fragment>, RowStats);
     let best: std::sync::Mutex<Option<Best>> = std::sync::Mutex::new(None);
     within
