@@ -246,6 +246,12 @@ fn schedule_valid(phase: &Phase, target: &Target) -> Result<Schedule, ScheduleEr
         let k = (p.horizon, *i, c);
         class[r] = Some(class[r].map_or(k, |o| o.min(k)));
     }
+    // Candidates within the slack, and classes given fragments and rows.
+    tracing::debug!(
+        within = within.len(),
+        classes = same_as.iter().filter(|s| s.is_none()).count(),
+        "row candidates"
+    );
     // Only the best so far is held, keyed (largest row, horizon, variant):
     // the minimum of a total order, so the choice does not depend on the
     // thread count.
