@@ -1817,7 +1817,8 @@ fn resize_nearest_and_linear() {
 /// `--weights-precision f8E4M3FN` on x = Gather(emb, ids); y = x W + b: W,
 /// the matmul's constant right-hand operand, is read through a saturating
 /// cast to f8E4M3FN at scale 2^-7 (max |w| = 3: 3 x 2^7 = 384 <= 448 <
-/// 768); the embedding table and the bias stay f32 constants.
+/// 768), x through a cast to f16, and the f16 product is cast back to f32;
+/// the embedding table and the bias stay f32 constants.
 #[test]
 fn weights_precision_f8_casts_matmul_weights_only() {
     use ipu_onnx::import::precision::fp8_weight_scale;
@@ -1847,7 +1848,16 @@ fn weights_precision_f8_casts_matmul_weights_only() {
         .iter()
         .filter(|n| matches!(n.op, OpKind::Cast { .. }))
         .collect();
-    assert_eq!(casts.len(), 1);
+    let to = |n: &ipu_onnx::MappedNode| match n.op {
+        OpKind::Cast { to, .. } => to,
+        _ => unreachable!(),
+    };
+    // x to f16, W to f8E4M3FN, the product back to f32.
+    let kinds: Vec<ElementType> = casts.iter().map(|n| to(n)).collect();
+    assert_eq!(
+        kinds,
+        [ElementType::F8E4M3FN, ElementType::F16, ElementType::F32]
+    );
     let cast = casts[0];
     assert_eq!(
         cast.op,
@@ -1861,8 +1871,10 @@ fn weights_precision_f8_casts_matmul_weights_only() {
     let producer = |v: usize| g.nodes.iter().find(|n| n.outputs[0] == v).unwrap();
     assert_eq!(producer(cast.inputs[0]).op, OpKind::Constant(w.clone()));
     let mm = g.nodes.iter().find(|n| n.op == OpKind::MatMul).unwrap();
+    assert_eq!(mm.inputs[0], casts[1].outputs[0]);
     assert_eq!(mm.inputs[1], cast.outputs[0]);
-    assert_eq!(g.values[mm.outputs[0]].ty.dtype, ElementType::F32);
+    assert_eq!(mm.outputs[0], casts[2].inputs[0]);
+    assert_eq!(g.values[mm.outputs[0]].ty.dtype, ElementType::F16);
     // Every other constant is still f32: the table and the bias.
     let mut f32_constants: Vec<Tensor> = g
         .nodes
@@ -1887,7 +1899,17 @@ fn weights_precision_f8_casts_matmul_weights_only() {
     let got = g.run(std::slice::from_ref(&ids)).unwrap();
     let wq = Tensor::from_fp8_codes(vec![2, 4], Fp8Format::E4M3FN, &codes, -7).unwrap();
     let x = ev(OpKind::Gather { axis: 0 }, &[&emb, &ids]);
-    let want = ev(OpKind::Add, &[&ev(OpKind::MatMul, &[&x, &wq]), &b]);
+    let cast_to = |to| OpKind::Cast {
+        to,
+        saturate: false,
+        scale: 0,
+    };
+    let x16 = ev(cast_to(ElementType::F16), &[&x]);
+    let h = ev(
+        cast_to(ElementType::F32),
+        &[&ev(OpKind::MatMul, &[&x16, &wq])],
+    );
+    let want = ev(OpKind::Add, &[&h, &b]);
     assert_eq!(got, vec![want]);
     // The default keeps W in f32 and adds no cast.
     let plain = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();

@@ -1,18 +1,22 @@
 //! `--weights-precision`: the element type the matmul weights of an
 //! imported model are held in.
 //!
-//! With [`WeightsPrecision::F8E4M3FN`] every f32 constant that is the
-//! right-hand operand of a matmul (an ONNX `MatMul` initializer, or `Gemm`'s
-//! B once its transpose is folded) is read through a saturating cast to
-//! `f8E4M3FN` at a per-tensor power-of-two scale, the form the compiler
-//! gives an FP8 value its scale in (`nn.cast {saturate, scale = s}`; the
-//! logical value is code x 2^s). The matmul keeps its f32 left operand and
-//! result (`nn.matmul` of f32 and f8E4M3FN gives f32). Every other constant
-//! (biases, layer-norm parameters, embedding tables read by gathers, a
-//! constant left operand) stays as it was.
+//! With [`WeightsPrecision::F8E4M3FN`] every f32 constant of rank 2 or
+//! more that is the right-hand operand of a matmul with an f32 or f16 left
+//! operand (an ONNX `MatMul` initializer, or `Gemm`'s B once its transpose
+//! is folded) is read through a saturating cast to `f8E4M3FN` at a
+//! per-tensor power-of-two scale, the form the compiler gives an FP8 value
+//! its scale in (`nn.cast {saturate, scale = s}`; the logical value is code
+//! x 2^s). The matmul becomes f16 x f8E4M3FN -> f16, the mixed form
+//! `nn.matmul` documents (f16 activations, FP8 weights) and the device
+//! lowers: an f32 left operand is cast to f16 before it and the result
+//! cast back to its type after it, so the rest of the graph is unchanged.
+//! Every other constant (biases, layer-norm parameters, embedding tables
+//! read by gathers, a constant left operand) stays as it was.
 
 use super::{MappedGraph, MappedNode, ValueInfo};
 use ipu_reference::{ElementType, Fp8Format, OpKind, TensorType};
+use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -86,65 +90,83 @@ pub fn convert_weights(g: &mut MappedGraph, p: WeightsPrecision) -> usize {
         WeightsPrecision::F8E4M3FN => ElementType::F8E4M3FN,
     };
     let format = to.fp8_format().expect("an FP8 type");
-    // The constant each value comes from, by node index.
-    let mut constant_node = vec![None; g.values.len()];
-    for (i, n) in g.nodes.iter().enumerate() {
+    // The f32 constants of rank 2 or more, by value.
+    let mut weight = vec![false; g.values.len()];
+    for n in &g.nodes {
         if let OpKind::Constant(t) = &n.op {
-            constant_node[n.outputs[0]] = Some((i, t.dtype() == ElementType::F32 && t.rank() >= 2));
+            weight[n.outputs[0]] = t.dtype() == ElementType::F32 && t.rank() >= 2;
         }
     }
-    // One cast per weight, shared by the matmuls reading it; inserted
-    // right after the constant.
-    let mut cast_of: Vec<Option<usize>> = vec![None; g.values.len()];
-    let mut inserts: Vec<(usize, MappedNode)> = Vec::new();
-    let mut converted = 0;
-    for k in 0..g.nodes.len() {
-        if !matches!(g.nodes[k].op, OpKind::MatMul) || g.nodes[k].inputs.len() != 2 {
+    // The matmuls to convert: a weight on the right, f32 or f16 on the left.
+    let dtype = |g: &MappedGraph, v: usize| g.values[v].ty.dtype;
+    let converts = |g: &MappedGraph, n: &MappedNode| {
+        matches!(n.op, OpKind::MatMul)
+            && n.inputs.len() == 2
+            && weight[n.inputs[1]]
+            && matches!(dtype(g, n.inputs[0]), ElementType::F32 | ElementType::F16)
+    };
+    let mut read = vec![false; g.values.len()];
+    for n in g.nodes.iter().filter(|n| converts(g, n)) {
+        read[n.inputs[1]] = true;
+    }
+    let new_value = |g: &mut MappedGraph, like: usize, suffix: &str, ty: ElementType| {
+        let v = &g.values[like];
+        let info = ValueInfo {
+            name: format!("{}_{suffix}", v.name),
+            ty: TensorType::new(v.ty.shape.clone(), ty),
+        };
+        g.values.push(info);
+        g.values.len() - 1
+    };
+    let cast = |to, scale, input, output, name: &str| MappedNode {
+        op: OpKind::Cast {
+            to,
+            saturate: to == ElementType::F8E4M3FN,
+            scale,
+        },
+        inputs: vec![input],
+        outputs: vec![output],
+        name: name.to_string(),
+    };
+    let mut cast_of: HashMap<usize, usize> = HashMap::new();
+    let nodes = std::mem::take(&mut g.nodes);
+    let mut out = Vec::with_capacity(nodes.len());
+    for mut n in nodes {
+        if let (OpKind::Constant(t), true) = (&n.op, read[n.outputs[0]]) {
+            // One cast per weight, right after it, shared by its matmuls.
+            let scale = fp8_weight_scale(&t.to_f32_vec(), format);
+            let w = n.outputs[0];
+            let id = new_value(g, w, &p.to_string(), to);
+            cast_of.insert(w, id);
+            let name = n.name.clone();
+            out.push(n);
+            out.push(cast(to, scale, w, id, &name));
             continue;
         }
-        let w = g.nodes[k].inputs[1];
-        let Some((ci, true)) = constant_node[w] else {
+        if !converts(g, &n) {
+            out.push(n);
             continue;
-        };
-        let cast = match cast_of[w] {
-            Some(c) => c,
-            None => {
-                let OpKind::Constant(t) = &g.nodes[ci].op else {
-                    continue;
-                };
-                let scale = fp8_weight_scale(&t.to_f32_vec(), format);
-                let name = format!("{}_{}", g.values[w].name, p);
-                let id = g.values.len();
-                g.values.push(ValueInfo {
-                    name,
-                    ty: TensorType::new(t.shape().to_vec(), to),
-                });
-                cast_of.push(None);
-                constant_node.push(None);
-                cast_of[w] = Some(id);
-                inserts.push((
-                    ci,
-                    MappedNode {
-                        op: OpKind::Cast {
-                            to,
-                            saturate: true,
-                            scale,
-                        },
-                        inputs: vec![w],
-                        outputs: vec![id],
-                        name: g.nodes[ci].name.clone(),
-                    },
-                ));
-                converted += 1;
-                id
-            }
-        };
-        g.nodes[k].inputs[1] = cast;
+        }
+        // f16 x f8E4M3FN -> f16, as nn.matmul takes mixed operands; the
+        // result cast back to its type for the rest of the graph.
+        let (x, y) = (n.inputs[0], n.outputs[0]);
+        if dtype(g, x) != ElementType::F16 {
+            let x16 = new_value(g, x, "f16", ElementType::F16);
+            out.push(cast(ElementType::F16, 0, x, x16, &n.name));
+            n.inputs[0] = x16;
+        }
+        n.inputs[1] = cast_of[&n.inputs[1]];
+        let result = dtype(g, y);
+        if result == ElementType::F16 {
+            out.push(n);
+            continue;
+        }
+        let y16 = new_value(g, y, "f16", ElementType::F16);
+        n.outputs[0] = y16;
+        let name = n.name.clone();
+        out.push(n);
+        out.push(cast(result, 0, y16, y, &name));
     }
-    // Insert from the back so earlier indices stay valid.
-    inserts.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
-    for (at, node) in inserts {
-        g.nodes.insert(at + 1, node);
-    }
-    converted
+    g.nodes = out;
+    cast_of.len()
 }
