@@ -297,10 +297,15 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         im.g.outputs.push(id);
         im.g.output_names.push(decl.name.clone());
     }
-    let mut g = im.g;
+    Ok(finish(im.g, opts))
+}
+
+/// The mapped graph's last steps: weights in the requested precision,
+/// dead nodes removed and values renumbered.
+fn finish(mut g: MappedGraph, opts: &ImportOptions) -> MappedGraph {
     precision::convert_weights(&mut g, opts.weights_precision);
     eliminate_dead_nodes(&mut g);
-    Ok(g)
+    g
 }
 
 /// Every op type of the model (subgraphs included) the importer has no
