@@ -11,7 +11,7 @@ use clap::{Arg, ArgAction, Command};
 use ipu_dialects::machine::emit_package;
 use ipu_ir::printer::{PrintOptions, Printer};
 use ipu_ir::{Context, Op};
-use ipu_onnx::import::ImportOptions;
+use ipu_onnx::import::{ImportOptions, WeightsPrecision};
 use std::ffi::OsString;
 use std::io::Write;
 
@@ -63,6 +63,7 @@ fn command() -> Command {
                 .help("Allow a weights file outside the IR's folder: with --import-onnx, a --weights-file elsewhere (recorded with '..'); with --to-ipuexe, reading one the module names there"),
         )
         .arg(Arg::new("input-shape").long("input-shape").value_name("NAME=DxDx...").action(ArgAction::Append).help("Static shape of a graph input"))
+        .arg(Arg::new("weights-precision").long("weights-precision").value_name("TYPE").help("With --import-onnx: the element type of matmul weights (constant right-hand operands): f32 (default) or f8E4M3FN (a saturating cast at a per-tensor power-of-two scale; biases, norms and embeddings stay f32)"))
         .arg(Arg::new("default-dim").long("default-dim").value_name("N").value_parser(clap::value_parser!(usize)).help("Size of symbolic input dimensions not given by --input-shape"))
         .arg(Arg::new("mlir-print-debuginfo").long("mlir-print-debuginfo").action(ArgAction::SetTrue).help("Print locations"))
 }
@@ -99,8 +100,15 @@ fn run(m: &clap::ArgMatches) -> Result<(), String> {
         );
     }
     let input = m.get_one::<String>("input").expect("required");
+    let weights_precision = match m.get_one::<String>("weights-precision") {
+        Some(p) => p
+            .parse::<WeightsPrecision>()
+            .map_err(|e| format!("--weights-precision: {e}"))?,
+        None => WeightsPrecision::default(),
+    };
     let mut opts = ImportOptions {
         default_dim: m.get_one::<usize>("default-dim").copied(),
+        weights_precision,
         ..Default::default()
     };
     for spec in m.get_many::<String>("input-shape").into_iter().flatten() {

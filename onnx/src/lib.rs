@@ -21,6 +21,7 @@ pub mod proto {
 pub use error::{OnnxError, UnsupportedOp};
 pub use import::{
     import_file, import_model, ImportOptions, MappedGraph, MappedNode, ValueId, ValueInfo,
+    WeightsPrecision,
 };
 pub use model::{
     decode_model, decode_tensor, encode_tensor, encode_value_info, read_model, read_tensor_pb,

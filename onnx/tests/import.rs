@@ -1813,3 +1813,138 @@ fn resize_nearest_and_linear() {
     let e = g.run(std::slice::from_ref(&x)).unwrap_err();
     assert!(e.to_string().contains("rs"), "{e}");
 }
+
+/// `--weights-precision f8E4M3FN` on x = Gather(emb, ids); y = x W + b: W,
+/// the matmul's constant right-hand operand, is read through a saturating
+/// cast to f8E4M3FN at scale 2^-7 (max |w| = 3: 3 x 2^7 = 384 <= 448 <
+/// 768), x through a cast to f16, and the f16 product is cast back to f32;
+/// the embedding table and the bias stay f32 constants.
+#[test]
+fn weights_precision_f8_casts_matmul_weights_only() {
+    use ipu_onnx::import::precision::fp8_weight_scale;
+    use ipu_onnx::WeightsPrecision;
+    let w_values = vec![0.5, -0.25, 0.10546875, 0.1, 1.5, -3.0, 0.0, 0.0001];
+    let w = f32t(&[2, 4], w_values.clone());
+    let emb = f32t(&[5, 2], ramp(10));
+    let b = f32t(&[4], vec![0.5, -0.25, 1.0, 2.0]);
+    let bytes = model(
+        17,
+        vec![
+            node("Gather", "gather", &["emb", "ids"], &["x"], vec![]),
+            node("MatMul", "mm", &["x", "w"], &["h"], vec![]),
+            node("Add", "add", &["h", "b"], &["y"], vec![]),
+        ],
+        vec![vi("ids", I64, &[D::N(3)])],
+        &["y"],
+        &[("emb", &emb), ("w", &w), ("b", &b)],
+    );
+    let opts = ImportOptions {
+        weights_precision: WeightsPrecision::F8E4M3FN,
+        ..Default::default()
+    };
+    let g = import_model(&decode_model(&bytes).unwrap(), &opts).unwrap();
+    let casts: Vec<_> = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, OpKind::Cast { .. }))
+        .collect();
+    let to = |n: &ipu_onnx::MappedNode| match n.op {
+        OpKind::Cast { to, .. } => to,
+        _ => unreachable!(),
+    };
+    // x to f16, W to f8E4M3FN, the product back to f32.
+    let kinds: Vec<ElementType> = casts.iter().map(|n| to(n)).collect();
+    assert_eq!(
+        kinds,
+        [ElementType::F8E4M3FN, ElementType::F16, ElementType::F32]
+    );
+    let cast = casts[0];
+    assert_eq!(
+        cast.op,
+        OpKind::Cast {
+            to: ElementType::F8E4M3FN,
+            saturate: true,
+            scale: -7
+        }
+    );
+    // The cast reads the constant W and feeds the matmul's right operand.
+    let producer = |v: usize| g.nodes.iter().find(|n| n.outputs[0] == v).unwrap();
+    assert_eq!(producer(cast.inputs[0]).op, OpKind::Constant(w.clone()));
+    let mm = g.nodes.iter().find(|n| n.op == OpKind::MatMul).unwrap();
+    assert_eq!(mm.inputs[0], casts[1].outputs[0]);
+    assert_eq!(mm.inputs[1], cast.outputs[0]);
+    assert_eq!(mm.outputs[0], casts[2].inputs[0]);
+    assert_eq!(g.values[mm.outputs[0]].ty.dtype, ElementType::F16);
+    // Every other constant is still f32: the table and the bias.
+    let mut f32_constants: Vec<Tensor> = g
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.op {
+            OpKind::Constant(t) if *t != w => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    f32_constants.sort_by_key(|t| t.numel());
+    assert_eq!(f32_constants, vec![b.clone(), emb.clone()]);
+    // The codes, checked against ml_dtypes' float8_e4m3fn of w x 2^7:
+    // 64, -32, 13.5 -> 14 (tie to even), 12.8 -> 13, 192, -384, 0 and
+    // 0.0128 -> 7 x 2^-9 (subnormal).
+    let w8 = ev(cast.op.clone(), &[&w]);
+    let codes = [0x68, 0xE0, 0x56, 0x55, 0x74, 0xFC, 0x00, 0x07];
+    assert_eq!(w8.fp8_codes().unwrap(), codes);
+    assert_eq!(w8.fp8_scale(), -7);
+    assert_eq!(fp8_weight_scale(&w_values, Fp8Format::E4M3FN), -7);
+    // The graph computes with the FP8 weights (logical value code x 2^-7).
+    let ids = i64t(&[3], vec![4, 0, 2]);
+    let got = g.run(std::slice::from_ref(&ids)).unwrap();
+    let wq = Tensor::from_fp8_codes(vec![2, 4], Fp8Format::E4M3FN, &codes, -7).unwrap();
+    let x = ev(OpKind::Gather { axis: 0 }, &[&emb, &ids]);
+    let cast_to = |to| OpKind::Cast {
+        to,
+        saturate: false,
+        scale: 0,
+    };
+    let x16 = ev(cast_to(ElementType::F16), &[&x]);
+    let h = ev(
+        cast_to(ElementType::F32),
+        &[&ev(OpKind::MatMul, &[&x16, &wq])],
+    );
+    let want = ev(OpKind::Add, &[&h, &b]);
+    assert_eq!(got, vec![want]);
+    // The default keeps W in f32 and adds no cast.
+    let plain = import_model(&decode_model(&bytes).unwrap(), &ImportOptions::default()).unwrap();
+    assert!(plain
+        .nodes
+        .iter()
+        .all(|n| !matches!(n.op, OpKind::Cast { .. })));
+}
+
+/// The scale rule at its edges: the largest magnitude lands in (224, 448].
+#[test]
+fn fp8_weight_scale_keeps_the_largest_magnitude_below_448() {
+    use ipu_onnx::import::precision::fp8_weight_scale;
+    let s = |v: &[f32]| fp8_weight_scale(v, Fp8Format::E4M3FN);
+    assert_eq!(s(&[448.0]), 0);
+    assert_eq!(s(&[-448.5]), 1);
+    assert_eq!(s(&[224.0]), -1);
+    assert_eq!(s(&[224.01]), 0);
+    assert_eq!(s(&[1.0, -0.5]), -8); // 256 <= 448 < 512
+    assert_eq!(s(&[0.0, -0.0]), 0);
+    assert_eq!(s(&[f32::NAN, f32::INFINITY, 2.0]), -7); // finite values only
+}
+
+/// A precision the importer does not know is refused, listing those it does.
+#[test]
+fn weights_precision_refuses_unknown_names() {
+    use ipu_onnx::WeightsPrecision;
+    assert_eq!(
+        "f8E4M3FN".parse::<WeightsPrecision>(),
+        Ok(WeightsPrecision::F8E4M3FN)
+    );
+    assert_eq!("f32".parse::<WeightsPrecision>(), Ok(WeightsPrecision::F32));
+    let e = "fp8".parse::<WeightsPrecision>().unwrap_err();
+    assert_eq!(
+        e,
+        "unknown weights precision 'fp8'; accepted: f32, f8E4M3FN (default f32)"
+    );
+}

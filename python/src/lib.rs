@@ -439,17 +439,28 @@ fn load(py: Python<'_>, data: Vec<u8>, name: String, base: Option<PathBuf>) -> P
 
 /// An ONNX model's bytes as `nn` IR text; with the importer's warnings.
 #[pyfunction]
-#[pyo3(signature = (data, name, input_shapes=None, default_dim=None))]
+#[pyo3(signature = (data, name, input_shapes=None, default_dim=None, weights_precision=None))]
 fn import_onnx(
     py: Python<'_>,
     data: Vec<u8>,
     name: String,
     input_shapes: Option<BTreeMap<String, Vec<usize>>>,
     default_dim: Option<usize>,
+    weights_precision: Option<String>,
 ) -> PyResult<(String, Vec<String>)> {
+    let weights_precision = match weights_precision {
+        Some(p) => p.parse().map_err(|e: String| {
+            error(
+                "options",
+                ApiError::plain(format!("weights_precision: {e}")),
+            )
+        })?,
+        None => Default::default(),
+    };
     let opts = ipu_onnx::import::ImportOptions {
         input_shapes: input_shapes.unwrap_or_default().into_iter().collect(),
         default_dim,
+        weights_precision,
         ..Default::default()
     };
     py.detach(|| api::import_onnx(&registry(), &data, &name, &opts))

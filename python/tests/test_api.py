@@ -141,3 +141,25 @@ def test_row_vector_add_of_a_splat_constant(lock):
     out = ipu_stack.compile(text, target="ipu21").run({"a": np.ones((128, 768), np.float32)},
                                                       device_lock=lock)
     assert np.array_equal(out["c"], np.full((128, 768), 1.5, np.float32))
+
+
+def test_import_onnx_weights_precision():
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.array([[0.5, -3.0], [1.5, 0.25]], np.float32), "w")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 2])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    text = ipu_stack.import_onnx(m, weights_precision="f8E4M3FN")
+    # max |w| = 3: 3 x 2^7 = 384 <= 448.
+    assert "nn.cast %0 {saturate, scale = -7 : i64}" in text
+    assert "(tensor<16x2xf16>, tensor<2x2xf8E4M3FN>) -> tensor<16x2xf16>" in text
+    assert "nn.cast" not in ipu_stack.import_onnx(m, weights_precision="f32")
+    with pytest.raises(ipu_stack.IpuError, match="accepted: f32, f8E4M3FN"):
+        ipu_stack.import_onnx(m, weights_precision="f16")
+    c = ipu_stack.compile(m, target="test16", weights_precision="f8E4M3FN")
+    x = np.arange(32, dtype=np.float32).reshape(16, 2) / 8
+    # These weights and inputs are exact in f8E4M3FN and f16.
+    assert np.array_equal(c.run({"x": x})["y"], x @ numpy_helper.to_array(w))

@@ -17,6 +17,7 @@
 
 mod importer;
 mod ops;
+pub mod precision;
 mod schema;
 
 use std::collections::{HashMap, HashSet};
@@ -27,6 +28,7 @@ use crate::error::OnnxError;
 use crate::model::{data_type_name, element_type, Dim, Model, Node, ValueKind};
 use importer::{Importer, NodeErr};
 pub use ops::supports;
+pub use precision::{WeightsPrecision, WEIGHTS_PRECISIONS};
 
 /// Index of a value in [`MappedGraph::values`].
 pub type ValueId = usize;
@@ -82,6 +84,8 @@ pub struct ImportOptions {
     pub default_dim: Option<usize>,
     /// Values of graph inputs, used only where an operand must be static.
     pub static_inputs: HashMap<String, Tensor>,
+    /// The element type matmul weights are held in (`precision.rs`).
+    pub weights_precision: WeightsPrecision,
 }
 
 /// The newest default-domain opset the importer knows.
@@ -293,9 +297,15 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         im.g.outputs.push(id);
         im.g.output_names.push(decl.name.clone());
     }
-    let mut g = im.g;
+    Ok(finish(im.g, opts))
+}
+
+/// The mapped graph's last steps: weights in the requested precision,
+/// dead nodes removed and values renumbered.
+fn finish(mut g: MappedGraph, opts: &ImportOptions) -> MappedGraph {
+    precision::convert_weights(&mut g, opts.weights_precision);
     eliminate_dead_nodes(&mut g);
-    Ok(g)
+    g
 }
 
 /// Every op type of the model (subgraphs included) the importer has no
