@@ -424,8 +424,8 @@ pub(crate) fn evaluate(
         ElementType::I64,
     )?;
     Ok(match op {
-        OpKind::Conv { group, .. } => conv(x, inputs[1], &g, *group, out),
-        OpKind::ConvTranspose { group, .. } => conv_transpose(x, inputs[1], &g, *group, out),
+        OpKind::Conv { group, .. } => conv(x, inputs[1], &g, *group, out, false),
+        OpKind::ConvTranspose { group, .. } => conv(x, inputs[1], &g, *group, out, true),
         OpKind::MaxPool { indices: false, .. } => max_pool(x, &g, out),
         OpKind::MaxPool { indices: true, .. } => max_pool_indices(x, &g, out),
         OpKind::AvgPool {
@@ -589,38 +589,43 @@ fn finish(out: &TensorType, data: TensorData) -> Tensor {
     }
 }
 
-fn conv(x: &Tensor, w: &Tensor, g: &Geometry, group: usize, out: &TensorType) -> Tensor {
+/// Conv (or, `transposed`, ConvTranspose) of `x` by `w`: on the f32 values
+/// when both are f32, on the i64 values otherwise.
+fn conv(
+    x: &Tensor,
+    w: &Tensor,
+    g: &Geometry,
+    group: usize,
+    out: &TensorType,
+    transposed: bool,
+) -> Tensor {
+    let (xs, ws) = (x.shape(), w.shape());
     let data = match (x.data(), w.data()) {
         (TensorData::F32(a), TensorData::F32(b)) => {
-            TensorData::F32(conv_core(a, b, x.shape(), w.shape(), g, group))
+            TensorData::F32(conv_any(a, b, xs, ws, g, group, transposed))
         }
-        _ => TensorData::I64(conv_core(
-            &x.to_i64_vec(),
-            &w.to_i64_vec(),
-            x.shape(),
-            w.shape(),
-            g,
-            group,
-        )),
+        _ => {
+            let (a, b) = (x.to_i64_vec(), w.to_i64_vec());
+            TensorData::I64(conv_any(&a, &b, xs, ws, g, group, transposed))
+        }
     };
     finish(out, data)
 }
 
-fn conv_transpose(x: &Tensor, w: &Tensor, g: &Geometry, group: usize, out: &TensorType) -> Tensor {
-    let data = match (x.data(), w.data()) {
-        (TensorData::F32(a), TensorData::F32(b)) => {
-            TensorData::F32(conv_transpose_core(a, b, x.shape(), w.shape(), g, group))
-        }
-        _ => TensorData::I64(conv_transpose_core(
-            &x.to_i64_vec(),
-            &w.to_i64_vec(),
-            x.shape(),
-            w.shape(),
-            g,
-            group,
-        )),
-    };
-    finish(out, data)
+fn conv_any<T: Mac>(
+    x: &[T],
+    w: &[T],
+    xs: &[usize],
+    ws: &[usize],
+    g: &Geometry,
+    group: usize,
+    transposed: bool,
+) -> Vec<T> {
+    if transposed {
+        conv_transpose_core(x, w, xs, ws, g, group)
+    } else {
+        conv_core(x, w, xs, ws, g, group)
+    }
 }
 
 /// Applies `reduce` to each output position's taps, plane by plane.
