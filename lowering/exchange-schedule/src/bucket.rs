@@ -122,45 +122,57 @@ where
     }
 }
 
-/// [`each_group`] of two sets of parts with the same groups: group `b` of
-/// both, each gathered and sorted, handed to `each(b, a_items, b_items)`.
-pub(crate) fn each_group_pair<A, B, R>(
-    a: &[Groups<A>],
-    b: &[Groups<B>],
-    each: impl Fn(usize, &mut Vec<A>, &mut Vec<B>) -> R + Sync,
-) -> Vec<R>
-where
-    A: Ord + Copy + Send + Sync,
-    B: Ord + Copy + Send + Sync,
-    R: Send,
-{
-    let groups = a
-        .first()
-        .map_or(0, |p| p.groups.len())
-        .max(b.first().map_or(0, |p| p.groups.len()));
-    fn fill<T: Ord + Copy>(buf: &mut Vec<T>, parts: &[Groups<T>], g: usize) {
-        buf.clear();
-        for p in parts {
-            if let Some(x) = p.groups.get(g) {
-                buf.extend_from_slice(x);
-            }
+/// Items grouped by a tile key in one buffer, each group's room counted
+/// beforehand: group `b` is `items[start[b]..start[b + 1]]`. The order of
+/// items inside a group is the order they came in; the caller sorts.
+#[derive(Debug)]
+pub(crate) struct Flat<T> {
+    items: Vec<T>,
+    start: Vec<usize>,
+    next: Vec<usize>,
+}
+
+impl<T: Copy + Default> Flat<T> {
+    /// Room for exactly `counts[b]` items in group `b`.
+    pub(crate) fn with_counts(counts: &[usize]) -> Self {
+        let mut start = Vec::with_capacity(counts.len() + 1);
+        let mut at = 0;
+        start.push(0);
+        for &c in counts {
+            at += c;
+            start.push(at);
         }
-        buf.sort_unstable();
+        Flat {
+            items: vec![T::default(); at],
+            next: start[..counts.len()].to_vec(),
+            start,
+        }
     }
-    let gather = |(x, y): &mut (Vec<A>, Vec<B>), g: usize| {
-        fill(x, a, g);
-        fill(y, b, g);
-        each(g, x, y)
-    };
-    let items = a.iter().map(|p| p.items).sum::<usize>() + b.iter().map(|p| p.items).sum::<usize>();
-    if items >= PARALLEL_ITEMS {
-        (0..groups)
-            .into_par_iter()
-            .map_init(Default::default, gather)
-            .collect()
-    } else {
-        let mut buf = Default::default();
-        (0..groups).map(|g| gather(&mut buf, g)).collect()
+
+    /// Adds `x` to group `b`, which must have room left.
+    pub(crate) fn push(&mut self, b: usize, x: T) {
+        let i = self.next[b];
+        debug_assert!(i < self.start[b + 1], "group {b} is full");
+        self.items[i] = x;
+        self.next[b] = i + 1;
+    }
+
+    /// Items counted.
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Every group, in order (each filled to its count).
+    pub(crate) fn groups_mut(&mut self) -> Vec<&mut [T]> {
+        debug_assert!(self.next.iter().zip(&self.start[1..]).all(|(a, b)| a == b));
+        let mut rest: &mut [T] = &mut self.items;
+        let mut out = Vec::with_capacity(self.next.len());
+        for w in self.start.windows(2) {
+            let (g, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+            out.push(g);
+            rest = tail;
+        }
+        out
     }
 }
 
@@ -227,19 +239,30 @@ mod tests {
                 .all(|(b, g)| g.iter().all(|e| (e.0 as usize).min(32) == *b)));
             let flat: Vec<_> = got.into_iter().flat_map(|(_, g)| g).collect();
             assert_eq!(flat, expected);
-            // Two sets at once: each group as `each_group` gives it.
-            let pairs = each_group_pair(&parts, &parts[1..], |b, x, y| (b, x.clone(), y.clone()));
-            let rest = each_group(&parts[1..], |_, g| g.clone());
-            assert_eq!(pairs.len(), 33);
-            for ((b, x, y), r) in pairs.into_iter().zip(rest) {
-                assert!(x.iter().all(|e| (e.0 as usize).min(32) == b));
-                assert_eq!(y, r);
-            }
-            let paired: Vec<_> = each_group_pair(&parts, &parts, |_, x, _| x.clone())
-                .into_iter()
-                .flatten()
+        }
+    }
+
+    #[test]
+    fn flat_groups_hold_what_each_group_was_given() {
+        let items: Vec<(u32, u32)> = (0..200u32).map(|i| ((i * 7) % 5, i)).collect();
+        let mut counts = [0usize; 5];
+        for &(g, _) in &items {
+            counts[g as usize] += 1;
+        }
+        let mut flat = Flat::with_counts(&counts);
+        for &x in &items {
+            flat.push(x.0 as usize, x);
+        }
+        assert_eq!(flat.len(), items.len());
+        let groups = flat.groups_mut();
+        assert_eq!(groups.len(), 5);
+        for (g, got) in groups.into_iter().enumerate() {
+            let want: Vec<_> = items
+                .iter()
+                .filter(|x| x.0 as usize == g)
+                .copied()
                 .collect();
-            assert_eq!(paired, expected);
+            assert_eq!(got, &want[..]);
         }
     }
 }

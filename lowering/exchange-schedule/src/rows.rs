@@ -17,7 +17,7 @@
 //! simulator); [`row_stats`] their sizes, which feed storage placement (rows
 //! live in tile SRAM) and the `row_words` report.
 
-use super::bucket::{each_group_pair, sort_by_lead, Groups};
+use super::bucket::{sort_by_lead, Flat};
 use super::phase::Phase;
 use super::Fragment;
 use ipu_target::Target;
@@ -104,9 +104,6 @@ pub struct RowStats {
     pub total_words: u64,
 }
 
-/// Fragments per slice gathered on one thread.
-const SLICE: usize = 4096;
-
 /// A send run: (tile, start cycle, end cycle, first byte, end byte), each
 /// [`sat`]urated to 32 bits as the entries are.
 type SendRun = (u32, u32, u32, u32, u32);
@@ -116,6 +113,11 @@ type CaptureRun = (u32, u32, u32, u32, u32);
 
 /// A select run: (start, end, sender).
 type SelectRun = (u32, u32, u32);
+
+/// Receives from which the tiles' runs are sorted and merged on the rayon
+/// pool (each tile on one thread, so the result does not depend on the
+/// thread count).
+const PARALLEL_RECEIVES: usize = 1 << 15;
 
 /// Sends, selects and captures of every fragment, sorted and merged into the
 /// runs that become row entries, handed per tile `t` (in parallel, results
@@ -130,64 +132,50 @@ fn per_tile<R: Send>(
 ) -> Vec<R> {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
-    // Grouped by port and by tile as they are made: one list of every
-    // receive would be the largest allocation of a big phase. Slices of
-    // fragments in parallel, joined in order.
-    let events = |frags: &[Fragment]| {
-        let mut sends: Vec<SendRun> = Vec::with_capacity(frags.len());
-        let (per_port, per_tile) = super::verify::receive_counts(phase, frags, n);
-        let mut selects: Groups<SelectRun> = Groups::with_counts(&per_port);
-        let mut captures: Groups<CaptureRun> = Groups::with_counts(&per_tile);
-        for f in frags {
-            let w = f.words(word);
-            let src = f.src_offset as u64;
-            sends.push((
-                f.src_tile,
-                sat(f.send_cycle),
-                sat(f.send_cycle.saturating_add(w)),
-                sat(src),
-                sat(src + f.len as u64),
-            ));
-            for r in &f.receives {
-                let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                    continue;
-                };
-                let Some(d) = t.dsts.get(r.dst as usize) else {
-                    continue;
-                };
-                let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-                let start = r.select_cycle;
-                let end = sat(u64::from(start).saturating_add(w));
-                if (r.port as usize) < n {
-                    selects.push(r.port as usize, (start, end, f.src_tile));
-                }
-                if (d.tile as usize) < n {
-                    captures.push(
-                        d.tile as usize,
-                        (
-                            r.port,
-                            start,
-                            end,
-                            sat(at),
-                            sat(at.saturating_add(f.len as u64)),
-                        ),
-                    );
-                }
+    // Every tile's selects and captures in one buffer each, placed by a
+    // first count: a big multicast phase has close to a million receives,
+    // and a list per tile (or per slice of fragments) costs more in
+    // allocations and fresh pages than the counting does.
+    let (per_port, per_tile) = super::verify::receive_counts(phase, fragments, n);
+    let mut selects: Flat<SelectRun> = Flat::with_counts(&per_port[..n]);
+    let mut captures: Flat<CaptureRun> = Flat::with_counts(&per_tile[..n]);
+    let mut sends: Vec<SendRun> = Vec::with_capacity(fragments.len());
+    for f in fragments {
+        let w = f.words(word);
+        let src = f.src_offset as u64;
+        sends.push((
+            f.src_tile,
+            sat(f.send_cycle),
+            sat(f.send_cycle.saturating_add(w)),
+            sat(src),
+            sat(src + f.len as u64),
+        ));
+        for r in &f.receives {
+            let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                continue;
+            };
+            let Some(d) = t.dsts.get(r.dst as usize) else {
+                continue;
+            };
+            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
+            let start = r.select_cycle;
+            let end = sat(u64::from(start).saturating_add(w));
+            if (r.port as usize) < n {
+                selects.push(r.port as usize, (start, end, f.src_tile));
+            }
+            if (d.tile as usize) < n {
+                captures.push(
+                    d.tile as usize,
+                    (
+                        r.port,
+                        start,
+                        end,
+                        sat(at),
+                        sat(at.saturating_add(f.len as u64)),
+                    ),
+                );
             }
         }
-        (sends, selects, captures)
-    };
-    let mut parts: Vec<_> = if fragments.len() > SLICE {
-        fragments.par_chunks(SLICE).map(events).collect()
-    } else {
-        vec![events(fragments)]
-    };
-    let mut sends = Vec::with_capacity(fragments.len());
-    let (mut selects, mut captures) = (Vec::new(), Vec::new());
-    for (s, sel, cap) in parts.drain(..) {
-        sends.extend(s);
-        selects.push(sel);
-        captures.push(cap);
     }
     sort_by_lead(&mut sends, n, |s| s.0 as usize);
     let mut send_runs: Vec<SendRun> = Vec::with_capacity(sends.len());
@@ -212,36 +200,61 @@ fn per_tile<R: Send>(
     for t in 0..n {
         send_from[t + 1] += send_from[t];
     }
-    // Merged in the gathering buffers; the overflow group (tiles outside
-    // the target) is empty.
-    let mut out = each_group_pair(&selects, &captures, |t, sel, cap| {
-        if t >= n {
-            return None;
-        }
-        sel.dedup();
-        sel.dedup_by(|s, p| {
+    let receives = selects.len() + captures.len();
+    let tile = |(t, (sel, cap)): (usize, (&mut [SelectRun], &mut [CaptureRun]))| {
+        sel.sort_unstable();
+        let k = merge_runs(sel, |p, s| p == s);
+        let k = merge_runs(&mut sel[..k], |p, s| {
             let joins = p.1 == s.0 && p.2 == s.2;
             if joins {
                 p.1 = s.1;
             }
             joins
         });
-        cap.dedup_by(|c, p| {
+        cap.sort_unstable();
+        let m = merge_runs(cap, |p, c| {
             let joins = p.0 == c.0 && p.2 == c.1 && p.4 == c.3 && (p.4 - p.3).is_multiple_of(word);
             if joins {
                 (p.2, p.4) = (c.2, c.4);
             }
             joins
         });
-        Some(each(
+        each(
             t,
             &send_runs[send_from[t]..send_from[t + 1]],
-            sel,
-            cap,
-        ))
-    });
-    out.truncate(n);
-    out.into_iter().flatten().collect()
+            &sel[..k],
+            &cap[..m],
+        )
+    };
+    let groups = selects.groups_mut().into_iter().zip(captures.groups_mut());
+    if receives >= PARALLEL_RECEIVES {
+        groups
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .enumerate()
+            .map(tile)
+            .collect()
+    } else {
+        groups.enumerate().map(tile).collect()
+    }
+}
+
+/// Merges `v` in place as `Vec::dedup_by` would (`joins(kept, next)` folds
+/// `next` into the last kept item, or refuses it); returns how many items
+/// are kept, at the front.
+fn merge_runs<T: Copy>(v: &mut [T], mut joins: impl FnMut(&mut T, &T) -> bool) -> usize {
+    if v.is_empty() {
+        return 0;
+    }
+    let mut kept = 0;
+    for i in 1..v.len() {
+        let next = v[i];
+        if !joins(&mut v[kept], &next) {
+            kept += 1;
+            v[kept] = next;
+        }
+    }
+    kept + 1
 }
 
 /// A tile's row entries in cycle order, from its runs.
