@@ -589,7 +589,7 @@ pub fn run_on_chip_probed(
 fn read_stream(chip: &Chip, s: &HostStream) -> Result<Vec<u8>, String> {
     let len = s.byte_len().ok_or("an output buffer overflows")? as usize;
     let mut buf = vec![0u8; len];
-    for t in s.transfers() {
+    s.each_transfer(&mut |t| {
         let b = chip
             .read(t.tile, t.tile_address, t.len as usize)
             .map_err(|e| e.to_string())?;
@@ -597,7 +597,8 @@ fn read_stream(chip: &Chip, s: &HostStream) -> Result<Vec<u8>, String> {
         buf.get_mut(at..at + b.len())
             .ok_or("a transfer beyond the buffer")?
             .copy_from_slice(b);
-    }
+        Ok::<(), String>(())
+    })?;
     Ok(buf)
 }
 
@@ -642,14 +643,15 @@ fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), Str
             bytes.len()
         ));
     }
-    for t in s.transfers() {
+    s.each_transfer(&mut |t| {
         let at = t.host_offset as usize;
         let src = bytes
             .get(at..at + t.len as usize)
             .ok_or_else(|| format!("stream `{}`: a transfer beyond the buffer", s.name))?;
         chip.write(t.tile, t.tile_address, src)
             .map_err(|e| format!("stream `{}`: {e}", s.name))?;
-    }
+        Ok::<(), String>(())
+    })?;
     Ok(())
 }
 

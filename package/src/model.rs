@@ -516,6 +516,12 @@ impl HostStream {
         self.layout.iter().flat_map(|p| p.transfers())
     }
 
+    /// Calls `f` with each of [`HostStream::transfers`] in turn, until it
+    /// fails (grids walked without a division per transfer).
+    pub fn each_transfer<E>(&self, f: &mut impl FnMut(Transfer) -> Result<(), E>) -> Result<(), E> {
+        self.layout.iter().try_for_each(|p| p.each_transfer(f))
+    }
+
     /// `tensor<128x768xf16>` (the host's element type).
     pub fn type_string(&self) -> String {
         let mut s = String::from("tensor<");

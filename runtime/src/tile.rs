@@ -544,6 +544,18 @@ fn relu(x: f32) -> f32 {
     }
 }
 
+/// `2^n` as `(n as f32).exp2()` gives it, without the library call in the
+/// normal range (where the power is exact); `pow2f_matches_exp2` checks
+/// every `n` the register can hold against `exp2`.
+#[inline(always)]
+fn pow2f(n: i32) -> f32 {
+    if (-126..=127).contains(&n) {
+        f32::from_bits(((n + 127) as u32) << 23)
+    } else {
+        (n as f32).exp2()
+    }
+}
+
 /// GELU's tanh form, evaluated in double in the reference's order and
 /// rounded once.
 fn gelu_tanh(x: f32) -> f32 {
@@ -1667,14 +1679,14 @@ impl Tile {
             CvtF8e4F16 | CvtF8e5F16 => {
                 let lut = if op == CvtF8e4F16 { &self.e4 } else { &self.e5 };
                 let v = a[s];
-                let m = (scale as f32).exp2();
+                let m = pow2f(scale);
                 let x = [0, 1, 2, 3].map(|k| lut[(v >> (8 * k)) as u8 as usize] * m);
                 (a[d], a[d + 1]) = pack_f16x4(x);
             }
             CvtF8e4F32 | CvtF8e5F32 => {
                 let lut = if op == CvtF8e4F32 { &self.e4 } else { &self.e5 };
                 let v = a[s];
-                let m = (scale as f32).exp2();
+                let m = pow2f(scale);
                 a[d] = (lut[v as u8 as usize] * m).to_bits();
                 a[d + 1] = (lut[(v >> 8) as u8 as usize] * m).to_bits();
             }
@@ -1894,7 +1906,7 @@ impl Tile {
         let cx = &self.ctx[ci];
         let x = [cx.a[rx], cx.a[rx + 1]];
         let pin = [cx.a[rp], cx.a[rp + 1]];
-        let scale = (cx.scale as f32).exp2();
+        let scale = pow2f(cx.scale);
         let st = &mut self.amp[ci];
         let drain_n = mode.drain_instrs() as u32;
         if st.kph < drain_n {
@@ -1977,5 +1989,20 @@ impl Tile {
         a[ro] = out[0];
         a[ro + 1] = out[1];
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pow2f;
+
+    #[test]
+    fn pow2f_matches_exp2() {
+        for n in -400..=400 {
+            assert_eq!(pow2f(n).to_bits(), (n as f32).exp2().to_bits(), "2^{n}");
+        }
+        for n in [i32::MIN, i32::MIN + 1, -1000, 1000, i32::MAX] {
+            assert_eq!(pow2f(n).to_bits(), (n as f32).exp2().to_bits(), "2^{n}");
+        }
     }
 }
