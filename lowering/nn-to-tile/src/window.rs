@@ -339,6 +339,92 @@ impl Rewriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::Window;
+    use ipu_ir::{Context, Op, Registry, Value};
+    use ipu_reference::{ElementType, Tensor};
+    use rustc_hash::FxHashMap;
+    use std::sync::Arc;
+
+    /// Convs (strided and padded, grouped, depthwise, dilated 1-D, batch
+    /// of two) and pools (ceil mode, count_include_pad, uneven counts).
+    const WINDOWED: &str = r#"
+func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2x3x2xf32>, %d: tensor<4x1x3x3xf32>, %s: tensor<1x3x9xf32>, %k: tensor<2x3x3xf32>) -> (tensor<2x6x4x3xf32>, tensor<2x4x3x5xf32>, tensor<2x4x7x6xf32>, tensor<1x2x3xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x3xf32>) {
+  %0 = nn.conv %x, %w {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 0>, group = 1} : (tensor<2x4x7x6xf32>, tensor<6x4x3x3xf32>) -> tensor<2x6x4x3xf32>
+  %1 = nn.conv %x, %g {strides = array<i64: 2, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 2} : (tensor<2x4x7x6xf32>, tensor<4x2x3x2xf32>) -> tensor<2x4x3x5xf32>
+  %2 = nn.conv %x, %d {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, group = 4} : (tensor<2x4x7x6xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x7x6xf32>
+  %3 = nn.conv %s, %k {strides = array<i64: 2>, dilations = array<i64: 2>, pads = array<i64: 1, 0>, group = 1} : (tensor<1x3x9xf32>, tensor<2x3x3xf32>) -> tensor<1x2x3xf32>
+  %4 = nn.max_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ceil_mode} : tensor<2x4x7x6xf32> -> tensor<2x4x4x4xf32>
+  %5 = nn.avg_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, ceil_mode} : tensor<2x4x7x6xf32> -> tensor<2x4x4x4xf32>
+  %6 = nn.avg_pool %x {kernel = array<i64: 2, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 1, 1, 0>, count_include_pad} : tensor<2x4x7x6xf32> -> tensor<2x4x4x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x6x4x3xf32>, tensor<2x4x3x5xf32>, tensor<2x4x7x6xf32>, tensor<1x2x3xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x4xf32>, tensor<2x4x4x3xf32>
+}
+"#;
+
+    /// The reference's values of `f`'s results on `args`.
+    fn run(cx: &Context, f: Op, args: &[Tensor]) -> Vec<Tensor> {
+        let entry = cx.entry_block(cx.region(f, 0)).unwrap();
+        let mut vals: FxHashMap<Value, Tensor> = FxHashMap::default();
+        for (&a, t) in cx.block_args(entry).iter().zip(args) {
+            vals.insert(a, t.clone());
+        }
+        let mut results = Vec::new();
+        for op in cx.block_ops_vec(entry) {
+            let ins: Vec<&Tensor> = cx.operands(op).iter().map(|v| &vals[v]).collect();
+            if cx.name_str(op) == "func.return" {
+                results = ins.into_iter().cloned().collect();
+                continue;
+            }
+            let kind = ipu_dialects::nn::op_kind(cx, op).unwrap();
+            let out = ipu_reference::evaluate(&kind, &ins).unwrap();
+            vals.insert(cx.result(op, 0), out);
+        }
+        results
+    }
+
+    #[test]
+    fn windowed_ops_become_device_ops_of_the_same_values() {
+        let mut registry = Registry::new();
+        ipu_dialects::register_all_dialects(&mut registry);
+        let mut cx = Context::new(Arc::new(registry));
+        let module = ipu_ir::parser::parse_source(&mut cx, "t.mlir", WINDOWED).unwrap();
+        let f = ipu_program::target::functions(&cx, module)[0];
+        let entry = cx.entry_block(cx.region(f, 0)).unwrap();
+        // Inputs of a deterministic pattern, away from ties for the max.
+        let args: Vec<Tensor> = cx
+            .block_args(entry)
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let shape: Vec<usize> = cx.value_shape(a).iter().map(|&d| d as usize).collect();
+                let n: usize = shape.iter().product();
+                let v = (0..n)
+                    .map(|j| ((j * 37 + i * 11) % 29) as f32 / 7.0 - 2.0 + j as f32 * 1e-3)
+                    .collect();
+                Tensor::from_f32(shape, ElementType::F32, v).unwrap()
+            })
+            .collect();
+        let before = run(&cx, f, &args);
+        let target = ipu_target::Target::load("ipu21").unwrap();
+        crate::legalize::legalize(&mut cx, f, &target);
+        let names: Vec<String> = cx
+            .block_ops_vec(entry)
+            .iter()
+            .map(|&o| cx.name_str(o).to_string())
+            .collect();
+        for windowed in ["nn.conv", "nn.max_pool", "nn.avg_pool"] {
+            assert!(!names.iter().any(|n| n == windowed), "{windowed} left");
+        }
+        assert!(names.iter().any(|n| n == "nn.matmul"));
+        let after = run(&cx, f, &args);
+        for (i, (b, a)) in before.iter().zip(&after).enumerate() {
+            assert_eq!(b.shape(), a.shape(), "result {i}");
+            for (x, y) in b.to_f32_vec().iter().zip(a.to_f32_vec()) {
+                assert!(
+                    (x - y).abs() <= 1e-5 * (1.0 + x.abs()),
+                    "result {i}: {x} vs {y}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn offsets_are_row_major() {
