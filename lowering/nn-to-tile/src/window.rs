@@ -145,10 +145,10 @@ impl Rewriter<'_> {
         value: f32,
     ) -> Result<Vec<Value>, String> {
         let mut xp = x;
-        for a in 0..w.rank() {
+        for (a, &o) in out.iter().enumerate() {
             let (axis, low) = (a + 2, w.pads[a]);
             let len = self.shape(xp)[axis];
-            let high = w.reach(a, out[a]).saturating_sub(low + len);
+            let high = w.reach(a, o).saturating_sub(low + len);
             xp = self.pad_front(xp, axis, low, value)?;
             xp = self.pad(xp, axis, high, value)?;
         }
