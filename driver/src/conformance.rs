@@ -34,7 +34,7 @@ use crate::load::value_name;
 /// (matmul; row ops: softmax, log-softmax, layer norm, reductions;
 /// elementwise arithmetic, comparisons, select and the unary functions;
 /// layout ops; gather; the shape and index arithmetic exporters emit;
-/// casts). A case belongs to the op of its single node, or for an
+/// casts; conv and pooling). A case belongs to the op of its single node, or for an
 /// `_expanded` case to the op of the case it expands
 /// ([`ipu_onnx::conformance::case_ops`]).
 pub const DEVICE_OPS: &[&str] = &[
@@ -89,6 +89,12 @@ pub const DEVICE_OPS: &[&str] = &[
     // casts
     "Cast",
     "CastLike",
+    // convolutional networks: implicit GEMM and pooling over window views
+    "Conv",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
 ];
 
 /// The element types of the first item: the device's floats (the

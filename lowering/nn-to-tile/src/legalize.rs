@@ -17,6 +17,7 @@
 //! Padding is a concat with a constant and slicing a view: both are
 //! exchange moves into the reader's layout, never on-tile copies.
 
+use crate::window::Window;
 use ipu_device::matmul_plan::{plan_matmul, PlanError, TileBudget};
 use ipu_dialects::nn::{self, build_op, element_type, op_kind};
 use ipu_ir::{Context, Loc, Op, Value};
@@ -64,12 +65,12 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
     }
 }
 
-struct Rewriter<'a> {
-    cx: &'a mut Context,
+pub(crate) struct Rewriter<'a> {
+    pub(crate) cx: &'a mut Context,
     /// The function rewritten.
     f: Op,
     /// New ops go before this one.
-    at: Op,
+    pub(crate) at: Op,
     loc: Loc,
     /// The ops inserted so far, erased again when the rewrite fails.
     new_ops: Vec<Op>,
@@ -92,14 +93,14 @@ fn granule_pad(outer: usize, len: usize, eb: usize) -> usize {
 }
 
 impl Rewriter<'_> {
-    fn emit(&mut self, kind: OpKind, operands: &[Value]) -> Result<Value, String> {
+    pub(crate) fn emit(&mut self, kind: OpKind, operands: &[Value]) -> Result<Value, String> {
         let o = build_op(self.cx, &kind, operands, self.loc)?;
         self.cx.insert_op_before(self.at, o);
         self.new_ops.push(o);
         Ok(self.cx.result(o, 0))
     }
 
-    fn shape(&self, v: Value) -> Vec<usize> {
+    pub(crate) fn shape(&self, v: Value) -> Vec<usize> {
         self.cx
             .value_shape(v)
             .iter()
@@ -107,17 +108,22 @@ impl Rewriter<'_> {
             .collect()
     }
 
-    fn elem(&self, v: Value) -> Option<ElementType> {
+    pub(crate) fn elem(&self, v: Value) -> Option<ElementType> {
         let (_, e) = self.cx.tensor_parts(self.cx.value_type(v))?;
         element_type(self.cx, e)
     }
 
-    fn operand(&self, i: usize) -> Value {
+    pub(crate) fn operand(&self, i: usize) -> Value {
         self.cx.operand(self.at, i)
     }
 
     /// A constant of `shape` holding `value` in element type `t`.
-    fn fill(&mut self, shape: Vec<usize>, t: ElementType, value: f32) -> Result<Value, String> {
+    pub(crate) fn fill(
+        &mut self,
+        shape: Vec<usize>,
+        t: ElementType,
+        value: f32,
+    ) -> Result<Value, String> {
         ipu_reference::check_tensor_size("a padding constant", &shape, t)
             .map_err(|e| e.to_string())?;
         let n = shape.iter().product();
@@ -126,7 +132,13 @@ impl Rewriter<'_> {
     }
 
     /// `v` padded with `p` elements of `value` at the end of dimension `axis`.
-    fn pad(&mut self, v: Value, axis: usize, p: usize, value: f32) -> Result<Value, String> {
+    pub(crate) fn pad(
+        &mut self,
+        v: Value,
+        axis: usize,
+        p: usize,
+        value: f32,
+    ) -> Result<Value, String> {
         if p == 0 {
             return Ok(v);
         }
@@ -140,7 +152,7 @@ impl Rewriter<'_> {
     }
 
     /// The first `n` elements of `v` along `axis`.
-    fn unpad(&mut self, v: Value, axis: usize, n: usize) -> Result<Value, String> {
+    pub(crate) fn unpad(&mut self, v: Value, axis: usize, n: usize) -> Result<Value, String> {
         let s = self.shape(v);
         if s[axis] == n {
             return Ok(v);
@@ -216,6 +228,38 @@ impl Rewriter<'_> {
                 has_bias,
             } => self.layer_norm(*axis, *epsilon, *has_scale, *has_bias),
             OpKind::MatMul => self.matmul(target),
+            OpKind::Conv {
+                strides,
+                dilations,
+                pads,
+                group,
+            } => {
+                let kernel = self.shape(self.operand(1)).split_off(2);
+                self.conv(
+                    &Window::new(kernel, strides, dilations, pads),
+                    *group,
+                    target,
+                )
+            }
+            OpKind::MaxPool {
+                kernel,
+                strides,
+                dilations,
+                pads,
+                indices: false,
+                ..
+            } => self.max_pool(&Window::new(kernel.clone(), strides, dilations, pads)),
+            OpKind::AvgPool {
+                kernel,
+                strides,
+                dilations,
+                pads,
+                count_include_pad,
+                ..
+            } => self.avg_pool(
+                &Window::new(kernel.clone(), strides, dilations, pads),
+                *count_include_pad,
+            ),
             _ => Ok(None),
         }
     }
@@ -447,21 +491,7 @@ impl Rewriter<'_> {
             return self.emit(OpKind::Reshape { shape: out }, &[y]).map(Some);
         }
         if let Some((a2, b2)) = self.full_batches(a, b)? {
-            let y = self.emit(OpKind::MatMul, &[a2, b2])?;
-            // The product of full batches is legalized in turn.
-            let (at, product) = (self.at, self.cx.defining_op(y).expect("just built"));
-            self.at = product;
-            let padded = self.matmul(target);
-            self.at = at;
-            return Ok(Some(match padded? {
-                Some(p) => {
-                    // The padded product replaces the plain one.
-                    self.new_ops.retain(|&o| o != product);
-                    self.cx.erase_op(product);
-                    p
-                }
-                None => y,
-            }));
+            return self.legal_matmul(a2, b2, target).map(Some);
         }
         let (k, n) = (sa[sa.len() - 1], sb[sb.len() - 1]);
         let m: usize = sa[..sa.len() - 1].iter().product();
@@ -480,6 +510,29 @@ impl Rewriter<'_> {
         }
         self.padded_matmul(a, b, target, mode, k_block, [ea, eb, er])
             .map(Some)
+    }
+
+    /// `a x b` as a new `nn.matmul`, itself legalized in turn.
+    pub(crate) fn legal_matmul(
+        &mut self,
+        a: Value,
+        b: Value,
+        target: &Target,
+    ) -> Result<Value, String> {
+        let y = self.emit(OpKind::MatMul, &[a, b])?;
+        let (at, product) = (self.at, self.cx.defining_op(y).expect("just built"));
+        self.at = product;
+        let padded = self.matmul(target);
+        self.at = at;
+        Ok(match padded? {
+            Some(p) => {
+                // The padded product replaces the plain one.
+                self.new_ops.retain(|&o| o != product);
+                self.cx.erase_op(product);
+                p
+            }
+            None => y,
+        })
     }
 
     /// Operands whose batch dimensions broadcast against each other only
