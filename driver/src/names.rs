@@ -34,7 +34,7 @@ pub fn check_result_names(names: &[String], files: bool) -> Option<(usize, Strin
     for (i, n) in names.iter().enumerate() {
         if files {
             if let Some(p) = file_name_problem(n) {
-                return Some((i, format!("result #{i} cannot be written as a file: {p}")));
+                return Some((i, format!("result #{i} cannot be written as a file: {p} (--output-names index writes DIR/result{i}.npy instead)")));
             }
         }
         for (j, other) in names[..i].iter().enumerate() {

@@ -57,6 +57,7 @@ fn command() -> Command {
         .arg(Arg::new("reference-only").long("reference-only").action(ArgAction::SetTrue).help("Run the reference interpreter only"))
         .arg(Arg::new("input").long("input").value_name("NAME=FILE.npy").action(ArgAction::Append).help("An input by argument name"))
         .arg(Arg::new("output-dir").long("output-dir").value_name("DIR").help("Write each result to DIR/<name>.npy (device results on the device path)"))
+        .arg(Arg::new("output-names").long("output-names").value_name("model|index").default_value("model").value_parser(["model", "index"]).help("How --output-dir names its files: by the model's result names (DIR/<name>.npy; a name that is not a plain file name is refused), or by position (DIR/result<i>.npy, for models whose names hold '/' or ':')"))
         .arg(Arg::new("entry").long("entry").value_name("NAME").help("Function to run (default: @main, or the only public one)"))
         .arg(Arg::new("seed").long("seed").value_name("N").default_value("0").value_parser(clap::value_parser!(u64)).help("Seed of the generator for inputs not given"))
         .arg(Arg::new("print-outputs").long("print-outputs").action(ArgAction::SetTrue).help("Print every result's values"))
@@ -341,13 +342,14 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         }
     };
     let elapsed = start.elapsed();
-    let Some(names) = result_names(loaded, f, outputs.len(), out_dir.is_some(), stderr) else {
+    let files = out_dir.is_some() && !by_index(m);
+    let Some(names) = result_names(loaded, f, outputs.len(), files, stderr) else {
         return Ok(1);
     };
     let mut stdout = std::io::stdout().lock();
-    for (t, name) in outputs.iter().zip(&names) {
+    for (i, (t, name)) in outputs.iter().zip(&names).enumerate() {
         if let Some(dir) = out_dir {
-            let file = std::path::Path::new(dir).join(format!("{name}.npy"));
+            let file = output_file(m, dir, i, name);
             ipu_reference::npy::write_npy(&file, t).map_err(|e| e.to_string())?;
         }
         if m.get_flag("print-outputs") {
@@ -361,6 +363,21 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
         elapsed.as_secs_f64() * 1e3
     );
     Ok(0)
+}
+
+/// Whether `--output-dir` names its files by position (`--output-names index`).
+fn by_index(m: &clap::ArgMatches) -> bool {
+    m.get_one::<String>("output-names").map(String::as_str) == Some("index")
+}
+
+/// The file `--output-dir DIR` writes result `i` (named `name`) to.
+fn output_file(m: &clap::ArgMatches, dir: &str, i: usize, name: &str) -> std::path::PathBuf {
+    let file = if by_index(m) {
+        format!("result{i}.npy")
+    } else {
+        format!("{name}.npy")
+    };
+    std::path::Path::new(dir).join(file)
 }
 
 /// The names of `f`'s `count` results (`ipu.name`, else `resultN`), checked
@@ -438,7 +455,13 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
     let pkg = &built.pkg;
     let target = package_target(m.get_one::<String>("target").map(|s| s.as_str()), pkg)?;
     let out_dir = m.get_one::<String>("output-dir");
-    let Some(rr) = reference_run(m, &built.reference, out_dir.is_some(), stderr)? else {
+    let Some(rr) = reference_run(
+        m,
+        &built.reference,
+        out_dir.is_some() && !by_index(m),
+        stderr,
+    )?
+    else {
         return Ok(1);
     };
     let cx = &built.reference.cx;
@@ -912,7 +935,7 @@ fn compare_outputs(
             device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
                 .map_err(|e| format!("output '{name}': {e}"))?;
         if let Some(dir) = out_dir {
-            let file = Path::new(dir).join(format!("{name}.npy"));
+            let file = output_file(m, dir, i, name);
             ipu_reference::npy::write_npy(&file, &dev).map_err(|e| e.to_string())?;
         }
         if m.get_flag("print-outputs") {
