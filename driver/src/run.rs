@@ -365,6 +365,30 @@ fn reference_only(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i
     Ok(0)
 }
 
+/// Checks, before a device run compiles anything, that the results' names
+/// can be the file names `--output-dir` writes (the reference run checks
+/// them again). `Ok(false)`: a diagnostic was rendered.
+fn names_fit_files(
+    m: &clap::ArgMatches,
+    loaded: &Loaded,
+    stderr: &mut StandardStream,
+) -> Result<bool, String> {
+    if m.get_one::<String>("output-dir").is_none() || by_index(m) {
+        return Ok(true);
+    }
+    let cx = &loaded.cx;
+    let f = entry_function(
+        cx,
+        loaded.module,
+        m.get_one::<String>("entry").map(|s| s.as_str()),
+    )?;
+    let count = cx
+        .entry_block(cx.region(f, 0))
+        .and_then(|b| cx.last_op(b))
+        .map_or(0, |r| cx.operands(r).len());
+    Ok(result_names(loaded, f, count, true, stderr).is_some())
+}
+
 /// Whether `--output-dir` names its files by position (`--output-names index`).
 fn by_index(m: &clap::ArgMatches) -> bool {
     m.get_one::<String>("output-names").map(String::as_str) == Some("index")
@@ -449,6 +473,9 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
         return Ok(1);
     };
     prepare_device_outputs(m, &model, path)?;
+    if !names_fit_files(m, model.reference(), stderr)? {
+        return Ok(1);
+    }
     let Some(built) = build_package(&registry, m, path, model, stderr)? else {
         return Ok(1);
     };
