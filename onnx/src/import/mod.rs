@@ -150,26 +150,7 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         let id = im.constant(t.clone(), name);
         im.env.insert(name.clone(), id);
     }
-    // A shape given for a name the graph does not take is a typo the
-    // user should hear of, not a silent no-op.
-    let mut unknown: Vec<&str> = opts
-        .input_shapes
-        .keys()
-        .map(String::as_str)
-        .filter(|n| !input_names.contains(n))
-        .collect();
-    if !unknown.is_empty() {
-        unknown.sort_unstable();
-        let mut names: Vec<&str> = graph.inputs.iter().map(|d| d.name.as_str()).collect();
-        names.sort_unstable();
-        return Err(OnnxError::Input {
-            name: unknown.join("`, `"),
-            message: format!(
-                "a shape is given, but the graph has no such input (its inputs: {})",
-                names.join(", ")
-            ),
-        });
-    }
+    check_input_shapes(opts, graph, &input_names)?;
     let mut declared: HashSet<&str> = HashSet::new();
     for decl in &graph.inputs {
         if !declared.insert(&decl.name) {
@@ -701,4 +682,32 @@ impl MappedGraph {
         }
         Ok(results)
     }
+}
+
+/// A shape given for a name the graph does not take is a typo the user
+/// should hear of, not a silent no-op.
+fn check_input_shapes(
+    opts: &ImportOptions,
+    graph: &crate::model::Graph,
+    input_names: &HashSet<&str>,
+) -> Result<(), OnnxError> {
+    let mut unknown: Vec<&str> = opts
+        .input_shapes
+        .keys()
+        .map(String::as_str)
+        .filter(|n| !input_names.contains(n))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    unknown.sort_unstable();
+    let mut names: Vec<&str> = graph.inputs.iter().map(|d| d.name.as_str()).collect();
+    names.sort_unstable();
+    Err(OnnxError::Input {
+        name: unknown.join("`, `"),
+        message: format!(
+            "a shape is given, but the graph has no such input (its inputs: {})",
+            names.join(", ")
+        ),
+    })
 }
