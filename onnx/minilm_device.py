@@ -36,6 +36,9 @@ import numpy as np
 import onnxruntime as ort
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "onnx"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from cnn_device import compile_seconds  # noqa: E402
 
 
 def model_path():
@@ -86,12 +89,12 @@ def main():
         if a.device_lock:
             cmd += ["--device-lock", a.device_lock]
         start = time.monotonic()
-        run = subprocess.run(cmd, capture_output=True, text=True,
-                             env={**os.environ, "RUST_LOG": "error"})
+        run = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.monotonic() - start
         rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(run.stdout.strip())
-        print(f"ipu-run {wall:.1f} s (compile, reference run and simulation), peak RSS {rss_mb:.0f} MB")
+        print(f"compile {compile_seconds(run.stderr):.1f} s, ipu-run {wall:.1f} s (compile, "
+              f"reference run and simulation), peak RSS {rss_mb:.0f} MB")
         if run.returncode != 0:
             print(run.stderr.strip()[-4000:], file=sys.stderr)
             sys.exit(f"ipu-run failed (exit {run.returncode})")
