@@ -3,14 +3,15 @@
 brings them: each exported by onnx/hf_models.py in the pinned test
 environment (target/py-venv from python/requirements-test.txt: torch 2.15.0,
 transformers 5.23.0; made or refreshed here by scripts/pinned-venv.sh),
-with torch.onnx.export's TorchScript exporter, at 224x224 batch 1, then run
+with torch.onnx.export's TorchScript exporter (or --exporter dynamo), at
+224x224 batch 1, then run
 by onnx/cnn_device.py's `run`: ipu-translate --import-onnx, ipu-run --target
 TARGET (compiled for the chip, run on its simulator, checked against the
 reference interpreter), the device's logits compared with onnxruntime's.
 
 Usage (in the repository's .venv, which has onnxruntime):
   .venv/bin/python onnx/hf_device.py [NAME...] [--target ipu21] [--device-lock PATH]
-      [--tolerance 2e-2] [--keep DIR]
+      [--tolerance 2e-2] [--keep DIR] [--exporter torchscript|dynamo]
 NAME: resnet18 (the default), resnet50, mobilenet_v2, vit_s16 (see
 onnx/hf_models.py). One line per model: compile seconds, ipu-run wall
 seconds, peak RSS, cycles, roofline, floor and the worst absolute error over
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--tolerance", type=float, default=2e-2)
     ap.add_argument("--device-lock", default=None)
     ap.add_argument("--keep", default=None, help="directory for the exported .onnx files")
+    ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
     a = ap.parse_args()
     unknown = [n for n in a.names if n not in VISION]
     if unknown:
@@ -62,13 +64,14 @@ def main():
             path = os.path.join(out_dir, name + ".onnx")
             start = time.monotonic()
             export = subprocess.run([py, os.path.join(ROOT, "onnx", "hf_models.py"), "export",
-                                     name, path], capture_output=True, text=True)
+                                     name, path, "--exporter", a.exporter],
+                                    capture_output=True, text=True)
             if export.returncode != 0:
                 print(export.stderr[-3000:], file=sys.stderr)
                 print(f"{name}: export failed (exit {export.returncode})")
                 failed.append(name)
                 continue
-            print(f"{name}: exported by torch.onnx.export (TorchScript) in "
+            print(f"{name}: exported by torch.onnx.export ({a.exporter}) in "
                   f"{time.monotonic() - start:.1f} s")
             sys.stdout.flush()
             if cnn_device.run(path, a.target, a.tolerance, a.device_lock, label=name) != 0:

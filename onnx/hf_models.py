@@ -21,8 +21,9 @@ input_ids and attention_mask (i64), output last_hidden_state):
   bert_base     BertModel without the pooler: hidden 768, 12 heads, FFN 3072,
                 12 layers (--layers N for fewer), sequence 128
 --exporter: torchscript (torch.onnx.export(dynamo=False), the default here)
-or dynamo (needs onnxscript, which the pinned environment does not have).
-The ONNX opset is 17 (the TorchScript exporter's newest well-tested one).
+or dynamo (torch.onnx.export(dynamo=True), with onnxscript; it writes opset
+18, and the weights inside the file: external_data=False, since the
+importer reads the model file only). The TorchScript export is opset 17.
 Run the exported file on the device with onnx/cnn_device.py run (images) or
 onnx/minilm_device.py --model (BERT); onnx/hf_device.py does both.
 """
@@ -115,8 +116,11 @@ def export(name, path, layers, exporter):
 
     model, args, inputs, outputs = build(name, layers)
     with torch.no_grad():
+        # The dynamo exporter writes the weights to a second file by default;
+        # the importer reads one file only, so they are kept inside it.
+        extra = {"external_data": False} if exporter == "dynamo" else {}
         torch.onnx.export(model, args, path, dynamo=exporter == "dynamo", opset_version=17,
-                          input_names=inputs, output_names=outputs)
+                          input_names=inputs, output_names=outputs, **extra)
 
 
 def main(argv):
