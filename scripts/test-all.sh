@@ -99,6 +99,11 @@ step "exporters' forms on the device against onnxruntime: an odd-size MLP with t
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
 step "a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
 "$py" onnx/cnn_device.py pypi --device-lock target/device.lock | tee target/cnn.log
+echo "== real models as users export them: transformers' ResNet-18 from its config (random weights), torch.onnx.export (TorchScript), 224x224 on ipu21 against onnxruntime"
+# Exported in the pinned test environment target/py-venv
+# (python/requirements-test.txt: torch, transformers), which
+# onnx/hf_device.py makes or refreshes with scripts/pinned-venv.sh.
+"$py" onnx/hf_device.py resnet18 --device-lock target/device.lock | tee target/hf-models.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m

@@ -1595,6 +1595,63 @@ fn batch_norm_folds_into_the_conv_before_it() {
     }
 }
 
+/// A constant-zero `Pad` of the spatial axes that only a `Conv` reads (how
+/// exporters write TensorFlow's SAME padding) becomes the conv's own pads:
+/// no pad op left, the values of the pad then the conv. A pad with another
+/// value, on the channel axis, or read by something else too, stays.
+#[test]
+fn zero_pad_before_a_conv_becomes_its_pads() {
+    let x = f32t(&[1, 2, 5, 6], ramp(60));
+    let w = f32t(&[3, 2, 3, 3], ramp(54).iter().map(|v| v * 0.5).collect());
+    let build = |pads: &[i64], value: f32, outputs: &[&str]| {
+        let pads = i64t(&[8], pads.to_vec());
+        let v = f32t(&[], vec![value]);
+        let conv = node(
+            "Conv",
+            "conv",
+            &["p", "w"],
+            &["y"],
+            vec![a_ints("strides", &[2, 2]), a_ints("pads", &[0, 1, 0, 0])],
+        );
+        let pad = node("Pad", "pad", &["x", "pads", "v"], &["p"], vec![]);
+        let input = vec![vi("x", F, &[D::N(1), D::N(2), D::N(5), D::N(6)])];
+        let inits = [("w", &w), ("pads", &pads), ("v", &v)];
+        model(17, vec![pad, conv], input, outputs, &inits)
+    };
+    let ops = |bytes: &[u8]| {
+        let g = import_model(&decode_model(bytes).unwrap(), &ImportOptions::default()).unwrap();
+        let convs: Vec<Vec<usize>> = g
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                OpKind::Conv { pads, .. } => Some(pads.clone()),
+                _ => None,
+            })
+            .collect();
+        let pads = g.nodes.iter().filter(|n| n.op.name() == "pad").count();
+        (
+            convs,
+            pads,
+            g.run(std::slice::from_ref(&x)).unwrap().remove(0),
+        )
+    };
+    // TensorFlow's SAME for a 3x3 kernel at stride 2: one more row and
+    // column after than before.
+    let same = [0, 0, 0, 1, 0, 0, 1, 1];
+    let (convs, pads, fused) = ops(&build(&same, 0.0, &["y"]));
+    assert_eq!((convs, pads), (vec![vec![0, 2, 1, 1]], 0));
+    // Read by a graph output too: the pad stays and the conv reads it.
+    let (convs, pads, apart) = ops(&build(&same, 0.0, &["y", "p"]));
+    assert_eq!((convs, pads), (vec![vec![0, 1, 0, 0]], 1));
+    assert_eq!(fused.shape(), apart.shape());
+    for (a, b) in fused.as_f32().unwrap().iter().zip(apart.as_f32().unwrap()) {
+        assert!((a - b).abs() <= 1e-5, "{a} vs {b}");
+    }
+    // Another pad value, or a crop (a negative pad): not the conv's pads.
+    assert_eq!(ops(&build(&same, 1.0, &["y"])).1, 1);
+    assert_eq!(ops(&build(&[0, 0, -1, 0, 0, 0, 0, 1], 0.0, &["y"])).1, 1);
+}
+
 /// `MaxPool` and `AveragePool` with pads, strides and `ceil_mode`, and the
 /// average's two divisors, against values worked by hand.
 #[test]

@@ -103,6 +103,9 @@ pub(super) struct Importer {
     /// The convs mapped so far, by their result (bias added): what a
     /// following `BatchNormalization` folds into.
     pub(super) convs: HashMap<ValueId, ConvRecord>,
+    /// The zero `Pad`s of spatial axes mapped so far, by their result: what
+    /// a following `Conv` takes into its own pads.
+    pub(super) zero_pads: HashMap<ValueId, PadRecord>,
     /// How many times each ONNX value name is read (nodes, subgraphs,
     /// graph outputs).
     pub(super) readers: HashMap<String, usize>,
@@ -115,6 +118,14 @@ pub(super) struct ConvRecord {
     pub(super) w: ValueId,
     pub(super) bias: Option<ValueId>,
     pub(super) kind: OpKind,
+}
+
+/// A mapped constant-zero `Pad` of the spatial axes (2..) only: its input
+/// and the pads it adds, lows then highs, per spatial axis.
+#[derive(Clone, Debug)]
+pub(super) struct PadRecord {
+    pub(super) x: ValueId,
+    pub(super) pads: Vec<usize>,
 }
 
 impl Importer {

@@ -127,6 +127,7 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         counter: 0,
         node_start: 0,
         convs: HashMap::new(),
+        zero_pads: HashMap::new(),
         readers: readers(&model.graph),
     };
     let graph = &model.graph;

@@ -234,11 +234,30 @@ fn conv(im: &mut Importer, n: &Binder) -> NResult<()> {
     let name = n.name;
     let (x, w) = (im.req(n, 0)?, im.req(n, 1)?);
     let bias = im.input(n, 2)?;
-    let kind = conv_kind(im, n, x, w)?;
+    let mut kind = conv_kind(im, n, x, w)?;
+    let x = absorb_zero_pad(im, n, x, &mut kind);
     let c = im.op(kind.clone(), &[x, w], name)?;
     let y = add_bias(im, c, bias, name)?;
     im.note_conv(y, x, w, bias, kind);
     im.bind(n, &[Some(y)])
+}
+
+/// A conv whose input is a constant-zero `Pad` of the spatial axes, read by
+/// this conv only, convolves the pad's input with the pad added to its own
+/// pads (the same result: the conv's pads are zeros too); the `Pad` is then
+/// dead. Exporters write TensorFlow's SAME padding this way (an explicit
+/// `Pad` before a conv with no pads); onnxruntime fuses it the same way.
+fn absorb_zero_pad(im: &Importer, n: &Binder, x: ValueId, kind: &mut OpKind) -> ValueId {
+    let only_reader = n.inputs.first().and_then(|i| im.readers.get(i)) == Some(&1);
+    match (im.zero_pads.get(&x), kind) {
+        (Some(rec), OpKind::Conv { pads, .. }) if only_reader && pads.len() == rec.pads.len() => {
+            for (p, q) in pads.iter_mut().zip(&rec.pads) {
+                *p += q;
+            }
+            rec.x
+        }
+        _ => x,
+    }
 }
 
 /// `BatchNormalization` (inference) of a conv's result, folded into the

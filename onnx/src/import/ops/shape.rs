@@ -7,7 +7,7 @@
 use ipu_reference::{broadcast_shapes, normalize_slice, ElementType, OpKind, PadMode, Tensor};
 
 use super::super::importer::{
-    check_alloc, invalid, norm_axis, numel, unsupported, Importer, NResult, NodeErr,
+    check_alloc, invalid, norm_axis, numel, unsupported, Importer, NResult, NodeErr, PadRecord,
 };
 use super::{op, unary, AttrKind as A, Binder, IntsFrom, OnnxOp};
 use crate::import::ValueId;
@@ -453,13 +453,31 @@ fn pad(
         Some("wrap") => PadMode::Wrap,
         Some(m) => return unsupported(format!("pad mode `{m}`")),
     };
+    // A zero pad of the spatial axes only is what a following conv can take
+    // into its own pads (ops/conv.rs), as onnxruntime's pad fusion does.
+    let spatial_zero = mode == PadMode::Constant
+        && value == 0.0
+        && rank >= 3
+        && low[..2].iter().chain(&high[..2]).all(|&p| p == 0)
+        && low.iter().chain(&high).all(|&p| p >= 0);
+    let spatial_pads: Option<Vec<usize>> = spatial_zero.then(|| {
+        low[2..]
+            .iter()
+            .chain(&high[2..])
+            .map(|&p| p as usize)
+            .collect()
+    });
     let pad = OpKind::Pad {
         low,
         high,
         mode,
         value,
     };
-    unary(im, n, pad)
+    let y = im.op(pad, &[x], n.name)?;
+    if let Some(pads) = spatial_pads.filter(|_| !im.consts.contains_key(&y)) {
+        im.zero_pads.insert(y, PadRecord { x, pads });
+    }
+    im.bind(n, &[Some(y)])
 }
 
 fn center_crop_pad(im: &mut Importer, n: &Binder) -> NResult<()> {
