@@ -347,8 +347,12 @@ impl Rewriter<'_> {
         };
         match to {
             ElementType::F32 => Ok(Some(img)),
-            t if t.is_float() || t == ElementType::I32 || t == ElementType::I64 => {
-                self.emit(cast_to(t), &[img]).map(Some)
+            t if t.is_float() => self.emit(cast_to(t), &[img]).map(Some),
+            ElementType::I32 | ElementType::I64 => {
+                // The integer holds the image's values: its image.
+                let y = self.emit(cast_to(to), &[img])?;
+                self.images.insert(y, img);
+                Ok(Some(y))
             }
             _ => Ok(None),
         }
