@@ -45,7 +45,7 @@ optimizations off, so it computes each graph as written).
 Runs in the repository's environment (scripts/python-env.sh prints its
 python). Usage: .venv/bin/python onnx/quantized.py [--model PATH]
 [--batch B] [--seq S] [--tolerance T] [--ops-only] [--device TARGET]
-[--device-lock PATH]
+[--device-lock PATH] [--models dynamic,static]
 """
 import argparse
 import importlib.metadata as md
@@ -372,6 +372,8 @@ def check_device(a, work):
     dyn, static, feeds = quantized_models(a, work)
     ok = True
     for name, path in [("dynamic", dyn), ("static", static)]:
+        if name not in a.models.split(","):
+            continue
         sess = ort_session(path)
         want = sess.run(None, feeds)
         got = run_device(name, path, feeds, a, work)
@@ -414,6 +416,8 @@ def main():
     ap.add_argument("--ops-only", action="store_true")
     ap.add_argument("--device", default=None, help="a target (ipu21): the models on the device")
     ap.add_argument("--device-lock", default=None)
+    ap.add_argument("--models", default="dynamic,static",
+                    help="with --device: which quantized models run (dynamic, static)")
     a = ap.parse_args()
     if a.device:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",

@@ -16,10 +16,10 @@
 // CHECK: r: tensor<10xf32> = [2, -2, 0, -0, -0, 0, 8388609, -4, 4, 2]
 // CHECK: referenceMaximumAbsoluteError=0.000000 numericalTest=PASS
 // CHECK-NEXT: hardwareTest=PASS
-// TILE-NOT: ui8
-// TILE-NOT: xi8>
-// TILE: tile.host_input %arg1 {{.*}}resident{{.*}} : tensor<1100x24xi8>
+// TILE: tile.host_input %arg1 {{.*}}resident} : tensor<1100x24xi8> -> tensor<1100x24xf32>
+// TILE-NOT: i8>
 // TILE-COUNT-3: tile.matmul {{.*}} -> tensor<4x{{[0-9]+}}xf32>
+// TILE-NOT: i8>
 // TILE-NOT: tile.matmul
 
 func.func @main(%x: tensor<4x1100xf32> {ipu.name = "x"}, %w: tensor<1100x24xi8> {ipu.name = "w", ipu.weight}, %halves: tensor<10xf32> {ipu.name = "halves", ipu.default = dense<[2.5, -2.5, 0.5, -0.5, -0.0, 0.0, 8388609.0, -3.5, 4.4999995, 1.5000001]> : tensor<10xf32>}) -> (tensor<4x24xf32> {ipu.name = "y"}, tensor<10xf32> {ipu.name = "r"}) {

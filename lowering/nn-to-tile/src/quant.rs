@@ -32,6 +32,7 @@ use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
 use ipu_reference::{ElementType, OpKind};
 use ipu_target::Target;
+use rustc_hash::FxHashMap;
 
 /// Integers of magnitude up to this are exact in f32.
 const F32_EXACT: f64 = 16_777_216.0;
@@ -158,10 +159,23 @@ fn constant_range(cx: &Context, d: Op) -> IntRange {
 /// What the elements of `v` are known to be, when they are known to be
 /// integers (or NaN). Integer-typed values are at least their type's range.
 pub(crate) fn int_range(cx: &Context, v: Value) -> Option<IntRange> {
-    Some(range_at(cx, v, DEPTH)).filter(|r| r.int)
+    Some(range_at(cx, v, DEPTH, &mut FxHashMap::default())).filter(|r| r.int)
 }
 
-fn range_at(cx: &Context, v: Value, depth: u32) -> IntRange {
+/// Each value's range once per query (a range found with less depth left
+/// is as sound, only less precise), so shared operands cost nothing more.
+type Memo = FxHashMap<Value, IntRange>;
+
+fn range_at(cx: &Context, v: Value, depth: u32, memo: &mut Memo) -> IntRange {
+    if let Some(&r) = memo.get(&v) {
+        return r;
+    }
+    let r = range_uncached(cx, v, depth, memo);
+    memo.insert(v, r);
+    r
+}
+
+fn range_uncached(cx: &Context, v: Value, depth: u32, memo: &mut Memo) -> IntRange {
     let Some(t) = elem(cx, v) else {
         return IntRange::ANY;
     };
@@ -176,7 +190,7 @@ fn range_at(cx: &Context, v: Value, depth: u32) -> IntRange {
             _ => constant_range(cx, d),
         }
     } else {
-        derived_range(cx, d, depth - 1)
+        derived_range(cx, d, depth - 1, memo)
     };
     match typed {
         Some(ty) if !derived.within(ty) => ty,
@@ -184,11 +198,11 @@ fn range_at(cx: &Context, v: Value, depth: u32) -> IntRange {
     }
 }
 
-fn derived_range(cx: &Context, d: Op, depth: u32) -> IntRange {
+fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
     let Ok(kind) = op_kind(cx, d) else {
         return IntRange::ANY;
     };
-    let r = |i: usize| range_at(cx, cx.operand(d, i), depth);
+    let mut r = |i: usize| range_at(cx, cx.operand(d, i), depth, memo);
     match kind {
         OpKind::Cast { to, scale: 0, .. } => {
             let x = r(0);
