@@ -325,9 +325,13 @@ impl Rewriter<'_> {
     ) -> Result<Option<Value>, String> {
         let x = self.operand(0);
         let s = self.shape(x);
-        if matches!(rk, ReduceKind::Max | ReduceKind::Min) && s.len() >= 2 && axes.len() == s.len()
+        let float = self.elem(x).map_or(0, row_bytes) > 0;
+        if matches!(rk, ReduceKind::Max | ReduceKind::Min)
+            && float
+            && s.len() >= 2
+            && axes.len() == s.len()
         {
-            // Over every axis (a dynamic quantization's range): each row's
+            // Over every axis of floats (a dynamic quantization's range): each row's
             // on the tiles holding it first, so the whole tensor is not
             // gathered on one tile; exact in any order.
             let rows = self.reduce_of(x, rk, &[s.len() - 1], keepdims)?;
