@@ -86,6 +86,8 @@ echo "== a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 echo "== quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
+echo "== quantized MiniLM-L3 (quantize_dynamic) on ipu21 against onnxruntime, in u8 steps of each output (about 1.5 minutes)"
+"$py" onnx/quantized.py --device ipu21 --models dynamic --device-lock target/device.lock | tee target/quantized-device.log
 echo "== exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
 "$py" onnx/exporter_forms_device.py --device-lock target/device.lock | tee target/exporter-forms.log
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
