@@ -41,11 +41,13 @@ optimizations off, so it computes each graph as written).
    step DynamicQuantizeLinear would give it). The criterion: within one
    step, integer outputs equal, numericalTest=PASS and hardwareTest=PASS.
    The single-op and replay checks of 1 and 2 are not run in this mode.
+   The static model runs at --static-shape (1x16): its QDQ pairs do not
+   fit ipu21 at 1x64 or 2x128 yet.
 
 Runs in the repository's environment (scripts/python-env.sh prints its
 python). Usage: .venv/bin/python onnx/quantized.py [--model PATH]
 [--batch B] [--seq S] [--tolerance T] [--ops-only] [--device TARGET]
-[--device-lock PATH] [--models dynamic,static]
+[--device-lock PATH] [--models dynamic,static] [--static-shape BxS]
 """
 import argparse
 import importlib.metadata as md
@@ -342,7 +344,7 @@ def quantized_models(a, work):
 def run_device(name, path, feeds, a, work):
     """ipu-run of the model on a.device; its outputs by name, or None."""
     ir = os.path.join(work, f"{name}.mlir")
-    shape = f"{a.batch}x{a.seq}"
+    shape = "x".join(str(d) for d in next(iter(feeds.values())).shape)
     cmd = [os.path.join(ROOT, "target/release/ipu-translate"), "--import-onnx", path, "-o", ir]
     for k in feeds:
         cmd += ["--input-shape", f"{k}={shape}"]
@@ -374,6 +376,12 @@ def check_device(a, work):
     for name, path in [("dynamic", dyn), ("static", static)]:
         if name not in a.models.split(","):
             continue
+        if name == "static":
+            # The QDQ model's 17 elementwise ops per quantization pair do
+            # not fit ipu21 at 1x64 or 2x128 yet (docs/lowering.md).
+            b, q = (int(d) for d in a.static_shape.split("x"))
+            feeds = minilm_inputs(np.random.default_rng(0), b, q)
+            feeds = {k: v for k, v in feeds.items() if k in [i.name for i in ort_session(path).get_inputs()]}
         sess = ort_session(path)
         want = sess.run(None, feeds)
         got = run_device(name, path, feeds, a, work)
@@ -418,6 +426,8 @@ def main():
     ap.add_argument("--device-lock", default=None)
     ap.add_argument("--models", default="dynamic,static",
                     help="with --device: which quantized models run (dynamic, static)")
+    ap.add_argument("--static-shape", default="1x16",
+                    help="with --device: the static model's batch x sequence (it does not fit at 1x64)")
     a = ap.parse_args()
     if a.device:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
