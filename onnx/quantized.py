@@ -41,7 +41,7 @@ optimizations off, so it computes each graph as written).
    step DynamicQuantizeLinear would give it). The criterion: within one
    step, integer outputs equal, numericalTest=PASS and hardwareTest=PASS.
    The single-op and replay checks of 1 and 2 are not run in this mode.
-   The static model runs at --static-shape (1x16): its QDQ pairs do not
+   The static model runs at --static-shape (1x32): its QDQ pairs do not
    fit ipu21 at 1x64 or 2x128 yet.
 
 Runs in the repository's environment (scripts/python-env.sh prints its
@@ -426,7 +426,7 @@ def main():
     ap.add_argument("--device-lock", default=None)
     ap.add_argument("--models", default="dynamic,static",
                     help="with --device: which quantized models run (dynamic, static)")
-    ap.add_argument("--static-shape", default="1x16",
+    ap.add_argument("--static-shape", default="1x32",
                     help="with --device: the static model's batch x sequence (it does not fit at 1x64)")
     a = ap.parse_args()
     if a.device:
