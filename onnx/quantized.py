@@ -32,14 +32,28 @@ optimizations off, so it computes each graph as written).
      unoptimized sessions of the same model differ by 5.1e-3, and the
      quantized model differs from the f32 one by 4.3e-1.
 
+3. With --device TARGET (ipu21): both quantized MiniLM-L3 models compiled
+   (ipu-translate --import-onnx, ipu-run --target TARGET: the simulated
+   device, checked against the reference interpreter by ipu-run itself),
+   and every device output compared with onnxruntime's. A float output's
+   error is given in quantization steps: the worst absolute error over the
+   u8 step of that output's own range, (max(y, 0) - min(y, 0)) / 255 (the
+   step DynamicQuantizeLinear would give it). The criterion: within one
+   step, integer outputs equal, numericalTest=PASS and hardwareTest=PASS.
+   The single-op and replay checks of 1 and 2 are not run in this mode.
+   The static model runs at --static-shape (1x32): its QDQ pairs do not
+   fit ipu21 at 1x64 or 2x128 yet.
+
 Runs in the repository's environment (scripts/python-env.sh prints its
 python). Usage: .venv/bin/python onnx/quantized.py [--model PATH]
-[--batch B] [--seq S] [--tolerance T] [--ops-only]
+[--batch B] [--seq S] [--tolerance T] [--ops-only] [--device TARGET]
+[--device-lock PATH] [--models dynamic,static] [--static-shape BxS]
 """
 import argparse
 import importlib.metadata as md
 import os
 import subprocess
+import time
 import sys
 import tempfile
 
@@ -299,6 +313,19 @@ def replay_quantized_nodes(name, path, feeds, work):
 
 
 def check_minilm(a, work):
+    dyn, static, feeds = quantized_models(a, work)
+    ok = True
+    for name, path, tolerance in [("dynamic", dyn, a.tolerance), ("static", static, 0.0)]:
+        ok &= replay_quantized_nodes(name, path, feeds, work)
+        want = ort_session(path).run(None, feeds)
+        got = run_reference(path, feeds, work)
+        ok &= compare(name, got, want, tolerance)
+    return ok
+
+
+def quantized_models(a, work):
+    """The MiniLM model quantized by quantize_dynamic and quantize_static
+    (QDQ), its input names and one input of a fixed RNG."""
     from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
                                           quantize_dynamic, quantize_static)
     model = model_path(a.model)
@@ -311,12 +338,80 @@ def check_minilm(a, work):
                     weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax)
     feeds = minilm_inputs(np.random.default_rng(0), a.batch, a.seq)
     feeds = {k: v for k, v in feeds.items() if k in names}
+    return dyn, static, feeds
+
+
+def run_device(name, path, feeds, a, work):
+    """ipu-run of the model on a.device; its outputs by name, or None."""
+    ir = os.path.join(work, f"{name}.mlir")
+    shape = "x".join(str(d) for d in next(iter(feeds.values())).shape)
+    cmd = [os.path.join(ROOT, "target/release/ipu-translate"), "--import-onnx", path, "-o", ir]
+    for k in feeds:
+        cmd += ["--input-shape", f"{k}={shape}"]
+    subprocess.run(cmd, check=True)
+    out = os.path.join(work, f"{name}-out")
+    cmd = [os.path.join(ROOT, "target/release/ipu-run"), ir, "--target", a.device,
+           "--output-dir", out]
+    for k, v in feeds.items():
+        f = os.path.join(work, f"{name}-{k}.npy")
+        np.save(f, v)
+        cmd += ["--input", f"{k}={f}"]
+    if a.device_lock:
+        cmd += ["--device-lock", a.device_lock]
+    start = time.monotonic()
+    run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "RUST_LOG": "error"})
+    print(f"{name:>8}: {run.stdout.strip()}")
+    print(f"{name:>8}: ipu-run (compile and simulate) took {time.monotonic() - start:.0f} s")
+    if run.returncode != 0:
+        print(run.stderr.strip()[-4000:], file=sys.stderr)
+        return None
+    if "numericalTest=PASS" not in run.stdout or "hardwareTest=PASS" not in run.stdout:
+        return None
+    return lambda o: np.load(os.path.join(out, f"{o}.npy"))
+
+
+def check_device(a, work):
+    dyn, static, feeds = quantized_models(a, work)
     ok = True
-    for name, path, tolerance in [("dynamic", dyn, a.tolerance), ("static", static, 0.0)]:
-        ok &= replay_quantized_nodes(name, path, feeds, work)
-        want = ort_session(path).run(None, feeds)
-        got = run_reference(path, feeds, work)
-        ok &= compare(name, got, want, tolerance)
+    for name, path in [("dynamic", dyn), ("static", static)]:
+        if name not in a.models.split(","):
+            continue
+        if name == "static":
+            # The QDQ model's 17 elementwise ops per quantization pair do
+            # not fit ipu21 at 1x64 or 2x128 yet (docs/lowering.md).
+            b, q = (int(d) for d in a.static_shape.split("x"))
+            feeds = minilm_inputs(np.random.default_rng(0), b, q)
+            feeds = {k: v for k, v in feeds.items() if k in [i.name for i in ort_session(path).get_inputs()]}
+        sess = ort_session(path)
+        want = sess.run(None, feeds)
+        got = run_device(name, path, feeds, a, work)
+        if got is None:
+            print(f"{name:>8}: device run FAILED")
+            ok = False
+            continue
+        worst = 0.0
+        for o, w in zip(sess.get_outputs(), want):
+            g = got(o.name)
+            if g.shape != w.shape:
+                print(f"{name:>8} {o.name}: device shape {g.shape}, onnxruntime {w.shape}")
+                ok = False
+                continue
+            if not np.issubdtype(w.dtype, np.floating):
+                same = bool(np.array_equal(g, w))
+                print(f"{name:>8} {o.name:>16} {str(w.shape):>14} exact={'yes' if same else 'NO'}")
+                ok &= same
+                continue
+            err = float(np.abs(g.astype(np.float64) - w.astype(np.float64)).max())
+            step = (max(float(w.max()), 0.0) - min(float(w.min()), 0.0)) / 255
+            steps = err / step if step > 0 else (0.0 if err == 0 else float("inf"))
+            worst = max(worst, steps)
+            mag = float(np.abs(w).max())
+            print(f"{name:>8} {o.name:>16} {str(w.shape):>14} max_abs_err={err:.3e} "
+                  f"relative={err / max(mag, 1e-30):.3e} u8_step={step:.3e} steps={steps:.3f}")
+        within = worst <= 1.0
+        ok &= within
+        print(f"{name:>8}: on {a.device}, worst error {worst:.3f} quantization steps of onnxruntime "
+              f"({'within' if within else 'OVER'} 1)")
     return ok
 
 
@@ -327,7 +422,20 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--tolerance", type=float, default=2e-2)
     ap.add_argument("--ops-only", action="store_true")
+    ap.add_argument("--device", default=None, help="a target (ipu21): the models on the device")
+    ap.add_argument("--device-lock", default=None)
+    ap.add_argument("--models", default="dynamic,static",
+                    help="with --device: which quantized models run (dynamic, static)")
+    ap.add_argument("--static-shape", default="1x32",
+                    help="with --device: the static model's batch x sequence (it does not fit at 1x64)")
     a = ap.parse_args()
+    if a.device:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
+                        "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
+        with tempfile.TemporaryDirectory() as work:
+            ok = check_device(a, work)
+        print("quantizedDeviceTest=" + ("PASS" if ok else "FAIL"))
+        sys.exit(0 if ok else 1)
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-onnx", "--bin", "onnx-run"],
                    cwd=ROOT, check=True)
     with tempfile.TemporaryDirectory() as work:

@@ -94,12 +94,14 @@ step "a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 step "quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
+step "quantized MiniLM-L3 (quantize_dynamic) on ipu21 against onnxruntime, in u8 steps of each output (about 1.5 minutes)"
+"$py" onnx/quantized.py --device ipu21 --models dynamic --device-lock target/device.lock | tee target/quantized-device.log
 step "exporters' forms on the device against onnxruntime: an odd-size MLP with the erf GELU (MatMul and Gemm forms), an i64 attention mask"
 "$py" onnx/exporter_forms_device.py --device-lock target/device.lock | tee target/exporter-forms.log
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
 step "a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
 "$py" onnx/cnn_device.py pypi --device-lock target/device.lock | tee target/cnn.log
-echo "== real models as users export them: transformers' ResNet-18 from its config (random weights), torch.onnx.export (TorchScript), 224x224 on ipu21 against onnxruntime"
+step "real models as users export them: transformers' ResNet-18 from its config (random weights), torch.onnx.export (TorchScript), 224x224 on ipu21 against onnxruntime"
 # Exported in the pinned test environment target/py-venv
 # (python/requirements-test.txt: torch, transformers), which
 # onnx/hf_device.py makes or refreshes with scripts/pinned-venv.sh.

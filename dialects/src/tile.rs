@@ -100,7 +100,8 @@ pub fn load_widens_exactly(cx: &Context, from: ipu_ir::Type, to: ipu_ir::Type) -
     use ipu_ir::TypeKind::*;
     matches!(
         (cx.type_kind(from), cx.type_kind(to)),
-        (F8E4M3FN | F8E5M2, F16 | F32) | (F16 | BF16, F32)
+        (F8E4M3FN | F8E5M2 | Integer { width: 8, .. }, F16 | F32)
+            | (F16 | BF16 | Integer { width: 16, .. }, F32)
     )
 }
 

@@ -95,6 +95,15 @@ pub const DEVICE_OPS: &[&str] = &[
     "AveragePool",
     "GlobalAveragePool",
     "GlobalMaxPool",
+    // quantized graphs: integers as exact f32 (lowering/nn-to-tile/src/quant.rs)
+    "Round",
+    "QuantizeLinear",
+    "DequantizeLinear",
+    "DynamicQuantizeLinear",
+    "MatMulInteger",
+    "QLinearMatMul",
+    "ConvInteger",
+    "QLinearConv",
 ];
 
 /// The element types of the first item: the device's floats (the

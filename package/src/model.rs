@@ -252,11 +252,13 @@ impl ElementType {
     /// Whether a load stream may carry host elements of this type to the
     /// tiles as `device` elements: exact widenings only (every value of one
     /// is a value of the other), so the loader's conversion loses nothing.
+    /// 8- and 16-bit integers widen to the floats that hold them (the
+    /// quantized weights the tiles compute on as floats).
     pub fn widens_exactly_to(self, device: ElementType) -> bool {
         use ElementType::*;
         matches!(
             (self, device),
-            (F8E4M3FN | F8E5M2, F16 | F32) | (F16 | BF16, F32)
+            (F8E4M3FN | F8E5M2 | I8 | U8, F16 | F32) | (F16 | BF16 | I16 | U16, F32)
         )
     }
 

@@ -107,6 +107,10 @@ fn only_load_streams_convert_and_only_exactly() {
         (ElementType::BF16, ElementType::F16, false),
         (ElementType::F16, ElementType::F8E4M3FN, false),
         (ElementType::I8, ElementType::I32, false),
+        (ElementType::I8, ElementType::F16, true),
+        (ElementType::U8, ElementType::F32, true),
+        (ElementType::I16, ElementType::F32, true),
+        (ElementType::U16, ElementType::F16, false),
     ] {
         assert_eq!(h.widens_exactly_to(d), exact, "{h} -> {d}");
     }

@@ -240,14 +240,17 @@ fn operand_elems(rshape: &[i64], bshape: &[i64], vshape: &[i64]) -> i64 {
 }
 
 /// A `tile.constant` of `v`'s splat value at `shape` under `m`, when `v` is
-/// a splat constant.
+/// a splat constant, placed before `at`: the one an earlier reader placed
+/// when there is one (splats are loaded with the image and never written,
+/// so their readers share them).
 pub(crate) fn splat_at(
     cx: &mut Context,
+    at: Op,
     v: ipu_ir::Value,
     shape: &[i64],
     m: &Mapping,
     loc: ipu_ir::Loc,
-) -> Option<Op> {
+) -> Option<ipu_ir::Value> {
     use ipu_ir::types::{AttrKind, DenseData};
     let c = cx
         .defining_op(v)
@@ -269,15 +272,21 @@ pub(crate) fn splat_at(
         ty,
         data: DenseData { splat: true, bytes },
     });
-    let attrs = vec![("value", value), ("mapping", m.to_attr(cx))];
-    Some(build_op(
-        cx,
-        tile::Constant::NAME,
-        &[],
-        Some(ty),
-        attrs,
-        loc,
-    ))
+    let mapping = m.to_attr(cx);
+    let mut prev = cx.prev_op(at);
+    while let Some(p) = prev {
+        if tile::Constant::isa(cx, p)
+            && cx.get_attr(p, "value") == Some(value)
+            && cx.get_attr(p, "mapping") == Some(mapping)
+        {
+            return Some(cx.result(p, 0));
+        }
+        prev = cx.prev_op(p);
+    }
+    let attrs = vec![("value", value), ("mapping", mapping)];
+    let c = build_op(cx, tile::Constant::NAME, &[], Some(ty), attrs, loc);
+    cx.insert_op_before(at, c);
+    Some(cx.result(c, 0))
 }
 
 fn map_fn_of_nn(name: &str) -> Option<MapFn> {
@@ -469,9 +478,8 @@ impl DeviceOp for Map {
         // never exchanged.
         for (i, v) in operands.iter_mut().enumerate() {
             if cx.value_shape(*v) != rshape {
-                if let Some(c) = splat_at(cx, *v, &rshape, &m, loc) {
-                    cx.insert_op_before(op, c);
-                    *v = cx.result(c, 0);
+                if let Some(c) = splat_at(cx, op, *v, &rshape, &m, loc) {
+                    *v = c;
                     // The kernel choice below reads the op's own operands,
                     // as `to_program` reads the tile op's: both see the
                     // splat at the result's shape (a splat row vector would

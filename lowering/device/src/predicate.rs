@@ -158,9 +158,8 @@ fn lower(
     let spec = kernel(cx, op, &m).map_err(err)?;
     for v in operands.iter_mut() {
         if cx.value_shape(*v) != rshape {
-            if let Some(c) = splat_at(cx, *v, &rshape, &m, loc) {
-                cx.insert_op_before(op, c);
-                *v = cx.result(c, 0);
+            if let Some(c) = splat_at(cx, op, *v, &rshape, &m, loc) {
+                *v = c;
             }
         }
     }

@@ -17,6 +17,7 @@
 //! Padding is a concat with a constant and slicing a view: both are
 //! exchange moves into the reader's layout, never on-tile copies.
 
+use crate::quant;
 use crate::window::Window;
 use ipu_device::matmul_plan::{plan_matmul, PlanError, TileBudget};
 use ipu_dialects::nn::{self, build_op, element_type, op_kind};
@@ -27,16 +28,36 @@ use ipu_program::gemm::{k_chunk, GemmMode, N_BLOCK};
 use ipu_reference::ops::ReduceKind;
 use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
+use rustc_hash::FxHashMap;
 
 /// Rewrites the ops of function `f` the device cannot take as they are.
+/// Rounding goes last: the quantized arithmetic's rewrites read the
+/// integers a `nn.round` makes from the op itself.
 pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
+    let dead_before = quant::dead_ops(cx, f);
+    let mut images = FxHashMap::default();
+    let is_round = |k: &OpKind| matches!(k, OpKind::Round);
+    rewrite_each(cx, f, target, &mut images, |k| !is_round(k));
+    // The integer ops whose readers now read their float images.
+    quant::erase_dead(cx, f, &dead_before);
+    rewrite_each(cx, f, target, &mut images, is_round);
+}
+
+/// Rewrites, in program order, the ops of `f` whose kind `pick` takes.
+fn rewrite_each(
+    cx: &mut Context,
+    f: Op,
+    target: &Target,
+    images: &mut FxHashMap<Value, Value>,
+    pick: impl Fn(&OpKind) -> bool,
+) {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     for op in cx.block_ops_vec(entry) {
         if !cx.name_str(op).starts_with("nn.") || cx.results(op).len() != 1 {
             continue;
         }
         let loc = cx.op_loc(op);
-        let Ok(kind) = op_kind(cx, op) else {
+        let Some(kind) = op_kind(cx, op).ok().filter(|k| pick(k)) else {
             continue;
         };
         let mut r = Rewriter {
@@ -45,13 +66,16 @@ pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
             at: op,
             loc,
             new_ops: Vec::new(),
+            images,
         };
         let new = match r.rewrite(&kind, target) {
             Ok(v) => v,
             Err(_) => {
                 // A padding that cannot be built (a constant beyond the size
                 // limit): the op stays, and its lowering says why it cannot.
-                for o in r.new_ops.into_iter().rev() {
+                let erased = std::mem::take(&mut r.new_ops);
+                images.retain(|_, i| cx.defining_op(*i).is_none_or(|d| !erased.contains(&d)));
+                for o in erased.into_iter().rev() {
                     cx.erase_op(o);
                 }
                 None
@@ -74,6 +98,8 @@ pub(crate) struct Rewriter<'a> {
     loc: Loc,
     /// The ops inserted so far, erased again when the rewrite fails.
     new_ops: Vec<Op>,
+    /// The f32 images of integer values built so far (`quant.rs`).
+    pub(crate) images: &'a mut FxHashMap<Value, Value>,
 }
 
 /// Bytes of a device element of `t` (0 for types the row kernels lack).
@@ -115,6 +141,11 @@ impl Rewriter<'_> {
 
     pub(crate) fn operand(&self, i: usize) -> Value {
         self.cx.operand(self.at, i)
+    }
+
+    /// Whether `v` is a parameter of the function rewritten.
+    pub(crate) fn is_parameter(&self, v: Value) -> bool {
+        super::is_parameter(self.cx, self.f, v)
     }
 
     /// A constant of `shape` holding `value` in element type `t`.
@@ -228,6 +259,8 @@ impl Rewriter<'_> {
                 has_bias,
             } => self.layer_norm(*axis, *epsilon, *has_scale, *has_bias),
             OpKind::MatMul => self.matmul(target),
+            OpKind::Round => self.round(),
+            OpKind::Cast { to, scale: 0, .. } => self.int_cast(*to),
             OpKind::Conv {
                 strides,
                 dilations,
@@ -291,6 +324,20 @@ impl Rewriter<'_> {
         keepdims: bool,
     ) -> Result<Option<Value>, String> {
         let x = self.operand(0);
+        let s = self.shape(x);
+        let float = self.elem(x).map_or(0, row_bytes) > 0;
+        if matches!(rk, ReduceKind::Max | ReduceKind::Min)
+            && float
+            && s.len() >= 2
+            && axes.len() == s.len()
+        {
+            // Over every axis of floats (a dynamic quantization's range): each row's
+            // on the tiles holding it first, so the whole tensor is not
+            // gathered on one tile; exact in any order.
+            let rows = self.reduce_of(x, rk, &[s.len() - 1], keepdims)?;
+            let rest: Vec<usize> = (0..s.len() - 1).collect();
+            return self.reduce_of(rows, rk, &rest, keepdims).map(Some);
+        }
         if rk == ReduceKind::Prod || self.reduce_pad(x, axes).is_none() {
             return Ok(None);
         }
@@ -448,6 +495,9 @@ impl Rewriter<'_> {
     }
 
     fn matmul(&mut self, target: &Target) -> Result<Option<Value>, String> {
+        if self.elem(self.operand(0)).is_some_and(|t| t.is_integer()) {
+            return self.integer_matmul(target);
+        }
         self.widen_resident_operands()?;
         let (a, b) = (self.operand(0), self.operand(1));
         let (sa, sb) = (self.shape(a), self.shape(b));

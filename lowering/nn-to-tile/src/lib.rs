@@ -11,6 +11,7 @@
 //! (target, geometry); nothing depends on it but the `ipu-lowering` facade.
 
 pub mod legalize;
+mod quant;
 mod window;
 
 use ipu_device::{for_nn, TileEnv};

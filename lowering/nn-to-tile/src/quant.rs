@@ -1,0 +1,568 @@
+//! Quantized arithmetic as exact float arithmetic the device has.
+//!
+//! The importer composes ONNX's quantized ops from `nn` ops on 8-bit codes
+//! and i32 accumulators; the device has no kernels for u8 and i8 elements,
+//! and no integer matmul. Every such integer is small, so it is held
+//! instead as an f32 of the same value (its *image*), exact while
+//! |x| <= 2^24:
+//!
+//! * [`int_range`]: what a value's elements are known to be, integers (or
+//!   NaN) in [lo, hi], from element types, constants, rounding, clamps,
+//!   sums and matmuls; it bounds every step below.
+//! * `image`: the f32 image of an integer value: a code cast from a float
+//!   is that float (NaN and -0 made 0 as the cast makes them), a parameter
+//!   widened by the host at load, a constant converted now, sums and views
+//!   of images.
+//! * An integer matmul is f32 matmuls of its operands' images on the AMP:
+//!   with `p` the largest product of the operands' ranges, each matmul
+//!   takes at most 2^24 / p of K, so every partial sum is an exact integer
+//!   in whatever order the tiles add; the chunks' results, cast to the
+//!   integer type, are added there (a bound that is not met leaves the op
+//!   to the device's "not lowered" diagnostic).
+//! * A cast of an integer value with an image to f32 is its image.
+//! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
+//!   by f32 addition, which rounds half to even; the sign is put back from
+//!   `1 / x < 0` (true for -0 too), and |x| >= 2^23 (or NaN) is x itself.
+//!
+//! The integer ops these rewrites leave unused are erased after legalizing
+//! ([`erase_dead`]).
+
+use crate::legalize::Rewriter;
+use ipu_dialects::nn::{self, element_type, op_kind};
+use ipu_ir::{Context, Op, Value};
+use ipu_reference::{ElementType, OpKind};
+use ipu_target::Target;
+use rustc_hash::FxHashMap;
+
+/// Integers of magnitude up to this are exact in f32.
+const F32_EXACT: f64 = 16_777_216.0;
+/// The largest constant whose elements a range is read from.
+const SCANNED: usize = 1 << 24;
+/// How far back through producers a range is derived.
+const DEPTH: u32 = 24;
+
+/// What a value's elements are known to be: in `[lo, hi]` (infinite
+/// bounds allowing the infinities), or NaN when `nan`; integers when `int`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct IntRange {
+    pub lo: f64,
+    pub hi: f64,
+    pub nan: bool,
+    pub int: bool,
+}
+
+impl IntRange {
+    /// Nothing known.
+    const ANY: IntRange = IntRange {
+        lo: f64::NEG_INFINITY,
+        hi: f64::INFINITY,
+        nan: true,
+        int: false,
+    };
+
+    fn new(lo: f64, hi: f64) -> IntRange {
+        IntRange {
+            lo,
+            hi,
+            nan: false,
+            int: true,
+        }
+    }
+
+    /// The values of integer type `t`.
+    fn of_type(t: ElementType) -> Option<IntRange> {
+        use ElementType::*;
+        let bits = t.bit_width() as i32;
+        Some(match t {
+            I1 => IntRange::new(0.0, 1.0),
+            U8 | U16 | U32 | U64 | U4 | U2 => IntRange::new(0.0, 2f64.powi(bits) - 1.0),
+            I8 | I16 | I32 | I64 | I4 | I2 => {
+                IntRange::new(-(2f64.powi(bits - 1)), 2f64.powi(bits - 1) - 1.0)
+            }
+            _ => return None,
+        })
+    }
+
+    pub fn abs_max(self) -> f64 {
+        self.lo.abs().max(self.hi.abs())
+    }
+
+    fn finite(self) -> bool {
+        self.lo.is_finite() && self.hi.is_finite()
+    }
+
+    /// Whether every value of `self` is one of `o`.
+    fn within(self, o: IntRange) -> bool {
+        self.lo >= o.lo && self.hi <= o.hi && (o.nan || !self.nan) && (self.int || !o.int)
+    }
+
+    fn union(self, o: IntRange) -> IntRange {
+        IntRange {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+            nan: self.nan || o.nan,
+            int: self.int && o.int,
+        }
+    }
+
+    /// The result of `f` on the bounds, monotone in each operand (the
+    /// extremes are at the corners); NaN when a corner is.
+    fn corners(self, o: IntRange, f: impl Fn(f64, f64) -> f64) -> IntRange {
+        let c = [
+            f(self.lo, o.lo),
+            f(self.lo, o.hi),
+            f(self.hi, o.lo),
+            f(self.hi, o.hi),
+        ];
+        IntRange {
+            lo: c.iter().copied().fold(f64::INFINITY, f64::min),
+            hi: c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            nan: self.nan || o.nan || c.iter().any(|x| x.is_nan()),
+            int: self.int && o.int,
+        }
+    }
+}
+
+fn elem(cx: &Context, v: Value) -> Option<ElementType> {
+    let (_, e) = cx.tensor_parts(cx.value_type(v))?;
+    element_type(cx, e)
+}
+
+fn is_int(t: ElementType) -> bool {
+    t.is_integer() && t != ElementType::I1
+}
+
+/// The range of a constant's elements.
+fn constant_range(cx: &Context, d: Op) -> IntRange {
+    let Some(c) = nn::constant_tensor(cx, d)
+        .ok()
+        .filter(|c| c.numel() <= SCANNED)
+    else {
+        return IntRange::ANY;
+    };
+    let mut r = IntRange::new(f64::INFINITY, f64::NEG_INFINITY);
+    for x in c.to_f32_vec() {
+        if x.is_nan() {
+            r.nan = true;
+            continue;
+        }
+        r.int &= x.fract() == 0.0 || x.is_infinite();
+        r.lo = r.lo.min(x as f64);
+        r.hi = r.hi.max(x as f64);
+    }
+    if r.lo > r.hi {
+        (r.lo, r.hi) = (0.0, 0.0);
+    }
+    r
+}
+
+/// What the elements of `v` are known to be, when they are known to be
+/// integers (or NaN). Integer-typed values are at least their type's range.
+pub(crate) fn int_range(cx: &Context, v: Value) -> Option<IntRange> {
+    Some(range_at(cx, v, DEPTH, &mut FxHashMap::default())).filter(|r| r.int)
+}
+
+/// Each value's range once per query (a range found with less depth left
+/// is as sound, only less precise), so shared operands cost nothing more.
+type Memo = FxHashMap<Value, IntRange>;
+
+fn range_at(cx: &Context, v: Value, depth: u32, memo: &mut Memo) -> IntRange {
+    if let Some(&r) = memo.get(&v) {
+        return r;
+    }
+    let r = range_uncached(cx, v, depth, memo);
+    memo.insert(v, r);
+    r
+}
+
+fn range_uncached(cx: &Context, v: Value, depth: u32, memo: &mut Memo) -> IntRange {
+    let Some(t) = elem(cx, v) else {
+        return IntRange::ANY;
+    };
+    let typed = IntRange::of_type(t);
+    let Some(d) = cx.defining_op(v).filter(|_| depth > 0) else {
+        return typed.unwrap_or(IntRange::ANY);
+    };
+    let derived = if nn::Constant::isa(cx, d) {
+        // An 8- or 16-bit constant's type bounds it well enough.
+        match typed {
+            Some(ty) if ty.abs_max() <= F32_EXACT => ty,
+            _ => constant_range(cx, d),
+        }
+    } else {
+        derived_range(cx, d, depth - 1, memo)
+    };
+    match typed {
+        Some(ty) if !derived.within(ty) => ty,
+        _ => derived,
+    }
+}
+
+fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
+    let Ok(kind) = op_kind(cx, d) else {
+        return IntRange::ANY;
+    };
+    let mut r = |i: usize| range_at(cx, cx.operand(d, i), depth, memo);
+    match kind {
+        OpKind::Cast { to, scale: 0, .. } => {
+            let x = r(0);
+            if to.is_integer() {
+                // Towards zero; NaN casts to 0. Beyond the type it wraps
+                // (then: the type's range, taken by the caller).
+                let x = IntRange {
+                    lo: x.lo.trunc(),
+                    hi: x.hi.trunc(),
+                    nan: false,
+                    int: true,
+                };
+                if r(0).nan {
+                    x.union(IntRange::new(0.0, 0.0))
+                } else {
+                    x
+                }
+            } else if exact_in(to).is_some_and(|e| x.abs_max() <= e) {
+                x
+            } else {
+                IntRange::ANY
+            }
+        }
+        OpKind::Round => {
+            let x = r(0);
+            IntRange {
+                lo: x.lo.round(),
+                hi: x.hi.round(),
+                int: true,
+                ..x
+            }
+        }
+        OpKind::Add => r(0).corners(r(1), |a, b| a + b),
+        OpKind::Sub => r(0).corners(r(1), |a, b| a - b),
+        OpKind::Mul => r(0).corners(r(1), |a, b| a * b),
+        OpKind::Max => r(0).corners(r(1), f64::max),
+        OpKind::Min => r(0).corners(r(1), f64::min),
+        OpKind::Neg => {
+            let x = r(0);
+            IntRange {
+                lo: -x.hi,
+                hi: -x.lo,
+                ..x
+            }
+        }
+        OpKind::Select => r(1).union(r(2)),
+        OpKind::Reshape { .. }
+        | OpKind::Transpose { .. }
+        | OpKind::Broadcast { .. }
+        | OpKind::Slice { .. }
+        | OpKind::Gather { .. } => r(0),
+        OpKind::Concat { .. } => (1..cx.operands(d).len()).fold(r(0), |u, i| u.union(r(i))),
+        OpKind::MatMul => {
+            let (a, b) = (r(0), r(1));
+            let s = cx.value_shape(cx.operand(d, 0));
+            let k = s.last().copied().unwrap_or(1).max(0) as f64;
+            let m = k * a.abs_max() * b.abs_max();
+            IntRange {
+                lo: -m,
+                hi: m,
+                nan: a.nan || b.nan || !a.finite() || !b.finite(),
+                int: a.int && b.int,
+            }
+        }
+        _ => IntRange::ANY,
+    }
+}
+
+/// The largest magnitude to which every integer is exact in float `t`.
+fn exact_in(t: ElementType) -> Option<f64> {
+    match t {
+        ElementType::F32 => Some(F32_EXACT),
+        ElementType::F16 => Some(2048.0),
+        ElementType::BF16 => Some(256.0),
+        _ => None,
+    }
+}
+
+/// Erases the `nn` ops of `f`'s body that have results, none used, and
+/// are not in `dead_before` (dead in the input, left as they were).
+pub(crate) fn erase_dead(cx: &mut Context, f: Op, dead_before: &[Op]) {
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    for op in cx.block_ops_vec(entry).into_iter().rev() {
+        if unused(cx, op) && cx.name_str(op).starts_with("nn.") && !dead_before.contains(&op) {
+            cx.erase_op(op);
+        }
+    }
+}
+
+/// The ops of `f`'s body with results, none used.
+pub(crate) fn dead_ops(cx: &Context, f: Op) -> Vec<Op> {
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    cx.block_ops_vec(entry)
+        .into_iter()
+        .filter(|&op| unused(cx, op))
+        .collect()
+}
+
+/// Whether `op` has results and none is used.
+fn unused(cx: &Context, op: Op) -> bool {
+    cx.results(op).len() > 0 && cx.results(op).all(|r| !cx.has_uses(r))
+}
+
+fn cast_to(to: ElementType) -> OpKind {
+    OpKind::Cast {
+        to,
+        saturate: false,
+        scale: 0,
+    }
+}
+
+impl Rewriter<'_> {
+    /// `nn.round` of f32 or f16 as f32 arithmetic (see the module's notes).
+    pub(crate) fn round(&mut self) -> Result<Option<Value>, String> {
+        let x = self.operand(0);
+        let t = self.elem(x).ok_or("has no element type")?;
+        if !matches!(t, ElementType::F32 | ElementType::F16) {
+            return Ok(None);
+        }
+        let xf = if t == ElementType::F32 {
+            x
+        } else {
+            self.emit(cast_to(ElementType::F32), &[x])?
+        };
+        let a = self.emit(OpKind::Abs, &[xf])?;
+        let c = self.fill(vec![], ElementType::F32, 8_388_608.0)?;
+        let up = self.emit(OpKind::Add, &[a, c])?;
+        let rounded = self.emit(OpKind::Sub, &[up, c])?;
+        let inv = self.emit(OpKind::Reciprocal, &[xf])?;
+        let zero = self.fill(vec![], ElementType::F32, 0.0)?;
+        let negative = self.emit(OpKind::Less, &[inv, zero])?;
+        let minus = self.emit(OpKind::Neg, &[rounded])?;
+        let signed = self.emit(OpKind::Select, &[negative, minus, rounded])?;
+        let small = self.emit(OpKind::Less, &[a, c])?;
+        let y = self.emit(OpKind::Select, &[small, signed, xf])?;
+        if t == ElementType::F32 {
+            Ok(Some(y))
+        } else {
+            self.emit(cast_to(t), &[y]).map(Some)
+        }
+    }
+
+    /// A cast of an integer the device has no kernels for (u8, i8, ...),
+    /// or of any integer with an image, to f32 (or f16): from its image.
+    pub(crate) fn int_cast(&mut self, to: ElementType) -> Result<Option<Value>, String> {
+        let x = self.operand(0);
+        let Some(from) = self.elem(x).filter(|&t| is_int(t)) else {
+            return Ok(None);
+        };
+        let native = matches!(from, ElementType::I32 | ElementType::I64);
+        if native && (to.is_integer() || !self.images.contains_key(&x)) {
+            return Ok(None);
+        }
+        let Some(img) = self.image(x)? else {
+            return Ok(None);
+        };
+        match to {
+            ElementType::F32 => Ok(Some(img)),
+            t if t.is_float() => self.emit(cast_to(t), &[img]).map(Some),
+            ElementType::I32 | ElementType::I64 => {
+                // The integer holds the image's values: its image.
+                let y = self.emit(cast_to(to), &[img])?;
+                self.images.insert(y, img);
+                Ok(Some(y))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The f32 image of integer value `v` (see the module's notes), built
+    /// before the op being rewritten; None when its range is unknown or
+    /// beyond 2^24.
+    fn image(&mut self, v: Value) -> Result<Option<Value>, String> {
+        if let Some(&i) = self.images.get(&v) {
+            return Ok(Some(i));
+        }
+        let Some(t) = self.elem(v).filter(|&t| is_int(t)) else {
+            return Ok(None);
+        };
+        if int_range(self.cx, v).is_none_or(|r| r.abs_max() > F32_EXACT) {
+            return Ok(None);
+        }
+        let native = matches!(t, ElementType::I32 | ElementType::I64);
+        let img = match self.cx.defining_op(v) {
+            None if native || self.is_parameter(v) => self.emit(cast_to(ElementType::F32), &[v])?,
+            None => return Ok(None),
+            Some(d) if nn::Constant::isa(self.cx, d) => {
+                let c = nn::constant_tensor(self.cx, d)?;
+                let f = ipu_reference::evaluate(&cast_to(ElementType::F32), &[&c])
+                    .map_err(|e| e.to_string())?;
+                self.emit(OpKind::Constant(f), &[])?
+            }
+            Some(d) => match self.image_of_op(d)? {
+                Some(i) => i,
+                None if native => self.emit(cast_to(ElementType::F32), &[v])?,
+                None => return Ok(None),
+            },
+        };
+        self.images.insert(v, img);
+        Ok(Some(img))
+    }
+
+    /// The image of `d`'s result built from its operands, where `d` is an
+    /// op the images follow.
+    fn image_of_op(&mut self, d: Op) -> Result<Option<Value>, String> {
+        let kind = op_kind(self.cx, d)?;
+        let operands = self.cx.operands(d).to_vec();
+        match kind {
+            OpKind::Cast { scale: 0, .. } => {
+                let x = operands[0];
+                let from = self.elem(x).ok_or("has no element type")?;
+                if is_int(from) {
+                    return self.image(x);
+                }
+                let (Some(r), true) = (int_range(self.cx, x), from.is_float()) else {
+                    return Ok(None);
+                };
+                let to = self.elem(self.cx.result(d, 0)).ok_or("no element type")?;
+                if !IntRange::of_type(to).is_some_and(|ty| IntRange { nan: false, ..r }.within(ty))
+                {
+                    return Ok(None);
+                }
+                self.cleaned(x, from, r).map(Some)
+            }
+            OpKind::Add
+            | OpKind::Sub
+            | OpKind::Mul
+            | OpKind::Max
+            | OpKind::Min
+            | OpKind::Neg
+            | OpKind::Reshape { .. }
+            | OpKind::Transpose { .. }
+            | OpKind::Broadcast { .. }
+            | OpKind::Slice { .. }
+            | OpKind::Concat { .. } => {
+                let mut images = Vec::with_capacity(operands.len());
+                for v in operands {
+                    match self.image(v)? {
+                        Some(i) => images.push(i),
+                        None => return Ok(None),
+                    }
+                }
+                self.emit(kind, &images).map(Some)
+            }
+            OpKind::Gather { .. } => {
+                // The table's image, looked up at the same indices.
+                let Some(table) = self.image(operands[0])? else {
+                    return Ok(None);
+                };
+                self.emit(kind, &[table, operands[1]]).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Float `x` (integers within the cast's type, or NaN) as the f32 its
+    /// integer cast holds: NaN made 0, -0 made +0.
+    fn cleaned(&mut self, x: Value, from: ElementType, r: IntRange) -> Result<Value, String> {
+        let mut y = if from == ElementType::F32 {
+            x
+        } else {
+            self.emit(cast_to(ElementType::F32), &[x])?
+        };
+        if r.lo <= 0.0 && r.hi >= 0.0 {
+            let zero = self.fill(vec![], ElementType::F32, 0.0)?;
+            y = self.emit(OpKind::Add, &[y, zero])?;
+        }
+        if r.nan {
+            let zero = self.fill(vec![], ElementType::F32, 0.0)?;
+            let number = self.emit(OpKind::Equal, &[y, y])?;
+            y = self.emit(OpKind::Select, &[number, y, zero])?;
+        }
+        Ok(y)
+    }
+
+    /// An integer matmul as exact f32 matmuls (see the module's notes);
+    /// None when its operands' ranges do not bound its sums.
+    pub(crate) fn integer_matmul(&mut self, target: &Target) -> Result<Option<Value>, String> {
+        let (a, b) = (self.operand(0), self.operand(1));
+        let result = self.cx.result(self.at, 0);
+        let Some(t) = self.elem(result).filter(|&t| is_int(t)) else {
+            return Ok(None);
+        };
+        let (Some(ra), Some(rb)) = (int_range(self.cx, a), int_range(self.cx, b)) else {
+            return Ok(None);
+        };
+        let p = ra.abs_max() * rb.abs_max();
+        let (sa, sb) = (self.shape(a), self.shape(b));
+        if p > F32_EXACT || sa.is_empty() || sb.is_empty() {
+            return Ok(None);
+        }
+        let k = sa[sa.len() - 1];
+        let k_max = if p == 0.0 {
+            k
+        } else {
+            ((F32_EXACT / p) as usize).clamp(1, k.max(1))
+        };
+        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
+            return Ok(None);
+        };
+        let chunks = k.div_ceil(k_max).max(1);
+        let size = k.div_ceil(chunks);
+        let kb = sb.len().saturating_sub(2);
+        let mut sum: Option<Value> = None;
+        for c in 0..chunks {
+            let (lo, hi) = (c * size, ((c + 1) * size).min(k));
+            let (ac, bc) = if chunks == 1 {
+                (ia, ib)
+            } else {
+                (
+                    self.slice_axis(ia, sa.len() - 1, lo, hi)?,
+                    self.slice_axis(ib, kb, lo, hi)?,
+                )
+            };
+            let m = self.legal_matmul(ac, bc, target)?;
+            let y = self.emit(cast_to(t), &[m])?;
+            if chunks == 1 {
+                self.images.insert(y, m);
+            }
+            sum = Some(match sum {
+                None => y,
+                Some(s) => self.emit(OpKind::Add, &[s, y])?,
+            });
+        }
+        Ok(sum)
+    }
+
+    fn slice_axis(&mut self, v: Value, axis: usize, lo: usize, hi: usize) -> Result<Value, String> {
+        let s = self.shape(v);
+        let mut starts = vec![0; s.len()];
+        let mut ends: Vec<i64> = s.iter().map(|&d| d as i64).collect();
+        starts[axis] = lo as i64;
+        ends[axis] = hi as i64;
+        self.emit(
+            OpKind::Slice {
+                starts,
+                ends,
+                steps: vec![1; s.len()],
+            },
+            &[v],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IntRange;
+    use ipu_reference::ElementType;
+
+    #[test]
+    fn ranges_of_types_and_corners() {
+        let u8r = IntRange::of_type(ElementType::U8).unwrap();
+        assert_eq!((u8r.lo, u8r.hi), (0.0, 255.0));
+        let i8r = IntRange::of_type(ElementType::I8).unwrap();
+        assert_eq!((i8r.lo, i8r.hi), (-128.0, 127.0));
+        let d = u8r.corners(u8r, |a, b| a - b);
+        assert_eq!((d.lo, d.hi, d.nan), (-255.0, 255.0, false));
+        assert!(d.within(IntRange::of_type(ElementType::I16).unwrap()));
+        assert!(!d.within(u8r));
+        let inf = IntRange::new(f64::NEG_INFINITY, f64::INFINITY);
+        assert!(inf.corners(inf, |a, b| a + b).nan);
+    }
+}
