@@ -402,7 +402,12 @@ static F8_TABLES: std::sync::LazyLock<([f32; 256], [f32; 256])> =
 /// ([`Tile::load_shared`]).
 #[derive(Clone, Debug)]
 pub struct DecodedCode {
-    words: Arc<[u32]>,
+    /// What the code was decoded from: the executable ranges and the
+    /// memory bytes of the words they cover (from `lo4`), so a tile whose
+    /// memory holds the same bytes takes the decoded code with one compare.
+    ranges: Vec<std::ops::Range<u32>>,
+    lo4: u32,
+    raw: Arc<[u8]>,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     exchange: (bool, bool),
@@ -411,7 +416,9 @@ pub struct DecodedCode {
 impl Default for DecodedCode {
     fn default() -> Self {
         DecodedCode {
-            words: Arc::new([]),
+            ranges: Vec::new(),
+            lo4: 0,
+            raw: Arc::new([]),
             code: Arc::new([]),
             fast: Arc::new([]),
             exchange: (false, false),
@@ -438,8 +445,11 @@ pub struct Tile {
     bank_rows_t: u32,
     wcache: Vec<f32>,
     wcache_fmt: WFmt,
-    e4: [f32; 256],
-    e5: [f32; 256],
+    /// Rows of the active bank decoded into `wcache` (from row 0): the
+    /// AMP decodes rows as it first reads them.
+    wcache_rows: usize,
+    /// The FP8 decode tables (E4M3FN, E5M2), shared by every tile.
+    f8: &'static ([f32; 256], [f32; 256]),
     cycle: u64,
     sup: Sup,
     recv_sel: u32,
@@ -469,6 +479,45 @@ pub struct HostAccessError {
     pub len: usize,
     pub base: u32,
     pub end: u32,
+}
+
+/// The AMP's MACs for one instruction: column `c` adds `x[j] * w[j][c]`
+/// for `j` in order (a multiply, then an add: each rounded, as the
+/// reference does), the 16 columns side by side.
+#[inline(always)]
+fn amp_macs_body(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    let mut a = *acc;
+    for (xv, w) in xs.iter().zip(rows) {
+        for (a, w) in a.iter_mut().zip(w) {
+            *a += xv * w;
+        }
+    }
+    *acc = a;
+}
+
+/// [`amp_macs_body`] compiled for AVX2: the same operations in the same
+/// order on 8 lanes instead of 4 (IEEE multiplies and adds give the same
+/// bits at any width).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn amp_macs_avx2(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    amp_macs_body(acc, xs, rows)
+}
+
+#[inline(always)]
+fn amp_macs(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { amp_macs_avx2(acc, xs, rows) };
+            return;
+        }
+    }
+    amp_macs_body(acc, xs, rows)
 }
 
 #[inline(always)]
@@ -637,8 +686,8 @@ impl Tile {
             bank_rows_t: 0,
             wcache: vec![0.0; AMP_BANK_BYTES],
             wcache_fmt: WFmt::None,
-            e4: F8_TABLES.0,
-            e5: F8_TABLES.1,
+            wcache_rows: 0,
+            f8: &F8_TABLES,
             cycle: 0,
             sup: Sup::NotStarted,
             recv_sel: u32::MAX,
@@ -688,6 +737,15 @@ impl Tile {
         }
         self.code_lo = lo4;
         self.code_hi = hi4;
+        // Decoding depends on the words alone (the bytes and the ranges):
+        // tiles loading the same code share one decoded copy.
+        let raw = &self.mem[(lo4 - base) as usize..(hi4 - base) as usize];
+        if cache.lo4 == lo4 && cache.ranges == image.exec_ranges && *cache.raw == *raw {
+            self.code = cache.code.clone();
+            self.fast = cache.fast.clone();
+            self.code_exchange = cache.exchange;
+            return Ok(());
+        }
         // The words as decoded: outside the executable ranges, a word that
         // is no instruction.
         let words: Vec<u32> = (lo4..hi4)
@@ -706,17 +764,18 @@ impl Tile {
                 }
             })
             .collect();
-        // Decoding depends on the words alone: tiles loading the same code
-        // share one decoded copy.
-        if *cache.words != words[..] {
-            let code: Vec<Pre> = words.iter().map(|&w| Pre::of(w)).collect();
-            let fast: Vec<Fast> = (0..code.len()).map(|i| Fast::of(&code, i)).collect();
-            let has = |ops: &[Op]| code.iter().any(|p| p.legal && ops.contains(&p.inst.op));
-            cache.exchange = (has(&[Op::Send, Op::Exch]), has(&[Op::Recv, Op::Exch]));
-            cache.words = words.into();
-            cache.code = code.into();
-            cache.fast = fast.into();
-        }
+        let code: Vec<Pre> = words.iter().map(|&w| Pre::of(w)).collect();
+        let fast: Vec<Fast> = (0..code.len()).map(|i| Fast::of(&code, i)).collect();
+        let has = |ops: &[Op]| code.iter().any(|p| p.legal && ops.contains(&p.inst.op));
+        let exchange = (has(&[Op::Send, Op::Exch]), has(&[Op::Recv, Op::Exch]));
+        *cache = DecodedCode {
+            ranges: image.exec_ranges.clone(),
+            lo4,
+            raw: raw.into(),
+            code: code.into(),
+            fast: fast.into(),
+            exchange,
+        };
         self.code = cache.code.clone();
         self.fast = cache.fast.clone();
         self.code_exchange = cache.exchange;
@@ -1172,24 +1231,29 @@ impl Tile {
         let entries = decode_row(bytes, addr).map_err(FaultKind::ExchRow)?;
         let t0 = self.cycle + 1 + self.cfg.phase_fixed_cycles;
         let (lo, hi) = (base as u64, self.cfg.memory_end() as u64);
+        // Each list allocated once, at its size.
+        let (mut selects, mut captures, mut sends, mut send_bytes) = (0, 0, 0, 0u64);
+        for e in &entries {
+            match e {
+                RowEntry::Select { .. } => selects += 1,
+                RowEntry::Capture { .. } => captures += 1,
+                RowEntry::Send { .. } => {
+                    sends += 1;
+                    send_bytes += 4 * e.data_words() as u64;
+                }
+            }
+        }
         let mut row = EngineRow {
             pc,
             addr,
             issue: self.cycle,
             t0,
             end: t0,
-            selects: Vec::new(),
-            captures: Vec::new(),
-            sends: Vec::new(),
+            selects: Vec::with_capacity(selects),
+            captures: Vec::with_capacity(captures),
+            sends: Vec::with_capacity(sends),
             data: std::sync::Arc::default(),
         };
-        let send_bytes: u64 = entries
-            .iter()
-            .map(|e| match e {
-                RowEntry::Send { .. } => 4 * e.data_words() as u64,
-                _ => 0,
-            })
-            .sum();
         // (Capped: a refused row must not allocate its claimed size first.)
         let mut data = Vec::with_capacity(send_bytes.min(hi) as usize);
         for (k, e) in entries.iter().enumerate() {
@@ -1677,14 +1741,22 @@ impl Tile {
                 a[d] = v;
             }
             CvtF8e4F16 | CvtF8e5F16 => {
-                let lut = if op == CvtF8e4F16 { &self.e4 } else { &self.e5 };
+                let lut = if op == CvtF8e4F16 {
+                    &self.f8.0
+                } else {
+                    &self.f8.1
+                };
                 let v = a[s];
                 let m = pow2f(scale);
                 let x = [0, 1, 2, 3].map(|k| lut[(v >> (8 * k)) as u8 as usize] * m);
                 (a[d], a[d + 1]) = pack_f16x4(x);
             }
             CvtF8e4F32 | CvtF8e5F32 => {
-                let lut = if op == CvtF8e4F32 { &self.e4 } else { &self.e5 };
+                let lut = if op == CvtF8e4F32 {
+                    &self.f8.0
+                } else {
+                    &self.f8.1
+                };
                 let v = a[s];
                 let m = pow2f(scale);
                 a[d] = (lut[v as u8 as usize] * m).to_bits();
@@ -1837,55 +1909,67 @@ impl Tile {
         Ok(())
     }
 
-    fn decode_weights(&mut self, fmt: WFmt) {
+    /// Decodes the active bank's rows up to `upto` (at least, in blocks
+    /// of 16, never past the bank) into `wcache` as `fmt`, restarting
+    /// from row 0 when the cache holds another format.
+    #[cold]
+    fn decode_weights(&mut self, fmt: WFmt, upto: usize) {
+        if self.wcache_fmt != fmt {
+            self.wcache_fmt = fmt;
+            self.wcache_rows = 0;
+        }
+        let eb = match fmt {
+            WFmt::F32 => 4,
+            WFmt::F16 => 2,
+            _ => 1,
+        };
         let bank = &self.banks[self.active_bank];
-        let rows = self.bank_rows_t as usize;
-        if rows > 0 {
+        let rows_t = self.bank_rows_t as usize;
+        let all = if rows_t > 0 {
+            rows_t
+        } else {
+            AMP_BANK_BYTES / (AMP_COLUMNS * eb)
+        };
+        let (r0, r1) = (self.wcache_rows, (upto.next_multiple_of(16)).min(all));
+        let lut = if fmt == WFmt::E5 {
+            &self.f8.1
+        } else {
+            &self.f8.0
+        };
+        let value = |b: &[u8]| match fmt {
+            WFmt::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            WFmt::F16 => f16_value(u16::from_le_bytes([b[0], b[1]])),
+            WFmt::E4 | WFmt::E5 => lut[b[0] as usize],
+            WFmt::None => 0.0,
+        };
+        if rows_t > 0 {
             // Column by column: weight (k, c) is element c * rows + k, laid
             // out here row by row as the AMP reads it.
-            let eb = match fmt {
-                WFmt::F32 => 4,
-                WFmt::F16 => 2,
-                _ => 1,
-            };
-            let lut = if fmt == WFmt::E5 { &self.e5 } else { &self.e4 };
             for c in 0..AMP_COLUMNS {
-                for k in 0..rows {
-                    let at = (c * rows + k) * eb;
-                    let Some(b) = bank.get(at..at + eb) else {
-                        continue;
-                    };
-                    self.wcache[k * AMP_COLUMNS + c] = match fmt {
-                        WFmt::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                        WFmt::F16 => f16_value(u16::from_le_bytes([b[0], b[1]])),
-                        WFmt::E4 | WFmt::E5 => lut[b[0] as usize],
-                        WFmt::None => 0.0,
-                    };
+                for k in r0..r1 {
+                    let at = (c * rows_t + k) * eb;
+                    if let Some(b) = bank.get(at..at + eb) {
+                        self.wcache[k * AMP_COLUMNS + c] = value(b);
+                    }
                 }
             }
-            self.wcache_fmt = fmt;
-            return;
+        } else {
+            let bytes = &bank[r0 * AMP_COLUMNS * eb..r1 * AMP_COLUMNS * eb];
+            let out = &mut self.wcache[r0 * AMP_COLUMNS..r1 * AMP_COLUMNS];
+            match fmt {
+                WFmt::E4 | WFmt::E5 => {
+                    for (w, b) in out.iter_mut().zip(bytes) {
+                        *w = lut[*b as usize];
+                    }
+                }
+                _ => {
+                    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(eb)) {
+                        *w = value(b);
+                    }
+                }
+            }
         }
-        match fmt {
-            WFmt::F32 => {
-                for (k, c) in bank.chunks_exact(4).enumerate() {
-                    self.wcache[k] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-            }
-            WFmt::F16 => {
-                for (k, c) in bank.chunks_exact(2).enumerate() {
-                    self.wcache[k] = f16_value(u16::from_le_bytes([c[0], c[1]]));
-                }
-            }
-            WFmt::E4 | WFmt::E5 => {
-                let lut = if fmt == WFmt::E4 { &self.e4 } else { &self.e5 };
-                for (k, b) in bank.iter().enumerate() {
-                    self.wcache[k] = lut[*b as usize];
-                }
-            }
-            WFmt::None => {}
-        }
-        self.wcache_fmt = fmt;
+        self.wcache_rows = self.wcache_rows.max(r1);
     }
 
     #[inline(always)]
@@ -1899,9 +1983,6 @@ impl Tile {
             Op::AmpF8e4F16 => WFmt::E4,
             _ => WFmt::E5,
         };
-        if self.wcache_fmt != fmt {
-            self.decode_weights(fmt);
-        }
         let (ro, rx, rp) = (i.regs[0] as usize, i.regs[1] as usize, i.regs[2] as usize);
         let cx = &self.ctx[ci];
         let x = [cx.a[rx], cx.a[rx + 1]];
@@ -1929,6 +2010,10 @@ impl Tile {
                 end: end.max(t_end),
             });
         }
+        if self.wcache_fmt != fmt || self.wcache_rows < k0 + mode.k_per_instr {
+            self.decode_weights(fmt, k0 + mode.k_per_instr);
+        }
+        let st = &mut self.amp[ci];
         let mut out = [0u32; 2];
         if st.phase < drain_n {
             let b = p * mode.partials_per_instr;
@@ -1965,19 +2050,13 @@ impl Tile {
                     f16_value((x[e / 2] >> (16 * (e % 2))) as u16)
                 }
                 Op::AmpF16F16 => f16_value((x[j / 2] >> (16 * (j % 2))) as u16),
-                Op::AmpF8e4F16 => self.e4[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
-                _ => self.e5[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+                Op::AmpF8e4F16 => self.f8.0[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+                _ => self.f8.1[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
             };
         }
         let (rows, _) =
             self.wcache[k0 * AMP_COLUMNS..(k0 + k) * AMP_COLUMNS].as_chunks::<AMP_COLUMNS>();
-        let mut acc = st.acc;
-        for (xv, w) in xs.iter().zip(rows) {
-            for (a, w) in acc.iter_mut().zip(w) {
-                *a += xv * w;
-            }
-        }
-        st.acc = acc;
+        amp_macs(&mut st.acc, &xs[..k], rows);
         st.phase += 1;
         if st.phase == st.kph {
             st.drain = st.acc;
