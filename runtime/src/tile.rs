@@ -24,6 +24,8 @@ use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUND
 use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 use std::sync::Arc;
 
+mod pool;
+
 /// Worker contexts per tile.
 pub const WORKERS: usize = 6;
 const SUP: usize = WORKERS;
@@ -430,6 +432,10 @@ impl Default for DecodedCode {
 pub struct Tile {
     cfg: TileConfig,
     mem: Vec<u8>,
+    /// The end of the bytes of `mem` ever written (all are zero from
+    /// there on): a dropped tile's memory is reused after zeroing only
+    /// these ([`pool`]).
+    dirty_end: usize,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     /// The code holds a `send` / `exch` (can send), a `recv` / `exch`.
@@ -459,6 +465,12 @@ pub struct Tile {
     pending_fault: Option<FaultKind>,
     /// The pc of the supervisor's last `halt` or `sync` (where it stopped).
     stop_pc: u32,
+}
+
+impl Drop for Tile {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.mem), self.dirty_end);
+    }
 }
 
 impl std::fmt::Debug for Tile {
@@ -672,7 +684,8 @@ impl Tile {
     /// A tile with zeroed memory and nothing loaded.
     pub fn new(cfg: TileConfig) -> Tile {
         Tile {
-            mem: vec![0; cfg.memory_bytes as usize],
+            mem: pool::take(cfg.memory_bytes as usize),
+            dirty_end: 0,
             cfg,
             code: Arc::new([]),
             fast: Arc::new([]),
@@ -823,6 +836,7 @@ impl Tile {
     /// Host write into tile memory.
     pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
         let r = self.host_range(addr, bytes.len())?;
+        self.dirty_end = self.dirty_end.max(r.end);
         self.mem[r].copy_from_slice(bytes);
         Ok(())
     }
@@ -837,6 +851,7 @@ impl Tile {
     /// exchange words with it).
     pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
         let r = self.host_range(addr, len)?;
+        self.dirty_end = self.dirty_end.max(r.end);
         Ok(&mut self.mem[r])
     }
 
@@ -1128,11 +1143,12 @@ impl Tile {
     }
 
     #[inline(always)]
-    fn check_store(&self, addr: u32, size: u32) -> Result<usize, FaultKind> {
+    fn check_store(&mut self, addr: u32, size: u32) -> Result<usize, FaultKind> {
         let a = self.check(addr, size)?;
         if addr < self.code_hi && addr + size > self.code_lo {
             return Err(FaultKind::StoreToCode { addr });
         }
+        self.dirty_end = self.dirty_end.max(a + size as usize);
         Ok(a)
     }
 
@@ -2073,7 +2089,33 @@ impl Tile {
 
 #[cfg(test)]
 mod tests {
-    use super::pow2f;
+    use super::{pow2f, Tile, TileConfig};
+
+    /// A tile's memory is zero however the previous tile of its size (whose
+    /// memory it may reuse) wrote to its own.
+    #[test]
+    fn new_tile_memory_is_zero_after_reuse() {
+        // A size no other test uses, so the memory reused is this test's.
+        let cfg = TileConfig {
+            tile_id: 0,
+            memory_base: 0x1000,
+            memory_bytes: 3 * 4096 + 64,
+            interleaved_start: 0x1000,
+            sync_cycles: 1,
+            phase_fixed_cycles: 0,
+            supertile_tiles: 1,
+        };
+        let (base, n) = (cfg.memory_base, cfg.memory_bytes as usize);
+        for round in 0..3u8 {
+            let mut t = Tile::new(cfg.clone());
+            assert!(
+                t.read(base, n).unwrap().iter().all(|&b| b == 0),
+                "round {round}"
+            );
+            t.write(base + 100 * round as u32, &[round + 1; 7]).unwrap();
+            t.memory_mut(base + n as u32 - 8, 8).unwrap().fill(0xa5);
+        }
+    }
 
     #[test]
     fn pow2f_matches_exp2() {
