@@ -1027,17 +1027,22 @@ impl Tile {
                 } else if self.sup == Sup::Running && self.ctx[SUP].ready <= c {
                     self.issue(SUP, port)?;
                 } else {
-                    // Nobody issues now: jump to the next cycle someone can.
-                    let next = self.next_issue_cycle(c);
-                    if next == u64::MAX {
-                        if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
-                            break;
+                    // Nobody issues now. Mostly the next slot's worker can
+                    // issue in the next cycle (the earliest there is: no
+                    // search); else jump to the next cycle someone can.
+                    let w = &self.ctx[if slot + 1 == WORKERS { 0 } else { slot + 1 }];
+                    if !(w.active && w.ready <= c + 1) {
+                        let next = self.next_issue_cycle(c);
+                        if next == u64::MAX {
+                            if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
+                                break;
+                            }
+                            return Err(self.fault(SUP, self.ctx[SUP].pc, FaultKind::Deadlock));
                         }
-                        return Err(self.fault(SUP, self.ctx[SUP].pc, FaultKind::Deadlock));
+                        c = next.min(limit);
+                        slot = (c % WORKERS as u64) as usize;
+                        continue;
                     }
-                    c = next.min(limit);
-                    slot = (c % WORKERS as u64) as usize;
-                    continue;
                 }
                 c += 1;
                 slot += 1;
