@@ -123,14 +123,30 @@ enum CaptureError {
     TwoSenders { cycle: u64, first: u32, second: u32 },
 }
 
+/// `v.partition_point(le)`, trying `hint` and the position after it
+/// before searching (captures mostly read a port's rows and selects in
+/// order).
+fn point_near<T>(v: &[T], hint: usize, le: impl Fn(&T) -> bool) -> usize {
+    let at = |k: usize| k <= v.len() && (k == 0 || le(&v[k - 1])) && (k == v.len() || !le(&v[k]));
+    if at(hint) {
+        hint
+    } else if at(hint + 1) {
+        hint + 1
+    } else {
+        v.partition_point(le)
+    }
+}
+
 /// Captures the words of `cap` (an entry of a row of `tile`) from port `p`,
 /// whose rows this superstep are `port_rows`, into the tile's memory.
+/// `hint`: where the last capture from that port found its row and select.
 fn capture(
     fabric: &Fabric,
     tile: &mut Tile,
     cap: &EngineCapture,
     p: u32,
     port_rows: &[Arc<EngineRow>],
+    hint: &mut (usize, usize),
 ) -> Result<(), CaptureError> {
     let words = cap.words() as u64;
     let route = fabric.route();
@@ -142,11 +158,14 @@ fn capture(
             cycle: t,
             sender: None,
         };
-        let i = port_rows.partition_point(|x| x.t0 <= t);
+        let i = point_near(port_rows, hint.0, |x| x.t0 <= t);
         let Some(pr) = i.checked_sub(1).map(|i| &port_rows[i]) else {
             return Err(none);
         };
-        let j = pr.selects.partition_point(|s| s.0 <= t);
+        let j = point_near(&pr.selects, if i == hint.0 { hint.1 } else { 0 }, |s| {
+            s.0 <= t
+        });
+        *hint = (i, j);
         // Every select cycle inside the capture starts a segment, so a
         // second select of another sender in cycle t shows up here.
         if let (Some(a), Some(b)) = (j.checked_sub(2), j.checked_sub(1)) {
@@ -1130,11 +1149,14 @@ impl Chip {
             .enumerate()
             .with_min_len(4)
             .for_each(|(r, sl)| {
+                // Per port (own, partner's): where the last capture read.
+                let mut hints = [(0, 0); 2];
                 for row in &rows[r] {
                     for cap in &row.captures {
                         let p = if cap.partner { r as u32 ^ 1 } else { r as u32 };
                         let port_rows = rows.get(p as usize).map_or(&[][..], |v| v.as_slice());
-                        let fault = match capture(fabric, &mut sl.tile, cap, p, port_rows) {
+                        let hint = &mut hints[cap.partner as usize];
+                        let fault = match capture(fabric, &mut sl.tile, cap, p, port_rows, hint) {
                             Ok(()) => {
                                 sl.port.words_received += cap.words() as u64;
                                 continue;

@@ -24,6 +24,8 @@ use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUND
 use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 use std::sync::Arc;
 
+mod pool;
+
 /// Worker contexts per tile.
 pub const WORKERS: usize = 6;
 const SUP: usize = WORKERS;
@@ -402,7 +404,12 @@ static F8_TABLES: std::sync::LazyLock<([f32; 256], [f32; 256])> =
 /// ([`Tile::load_shared`]).
 #[derive(Clone, Debug)]
 pub struct DecodedCode {
-    words: Arc<[u32]>,
+    /// What the code was decoded from: the executable ranges and the
+    /// memory bytes of the words they cover (from `lo4`), so a tile whose
+    /// memory holds the same bytes takes the decoded code with one compare.
+    ranges: Vec<std::ops::Range<u32>>,
+    lo4: u32,
+    raw: Arc<[u8]>,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     exchange: (bool, bool),
@@ -411,7 +418,9 @@ pub struct DecodedCode {
 impl Default for DecodedCode {
     fn default() -> Self {
         DecodedCode {
-            words: Arc::new([]),
+            ranges: Vec::new(),
+            lo4: 0,
+            raw: Arc::new([]),
             code: Arc::new([]),
             fast: Arc::new([]),
             exchange: (false, false),
@@ -423,6 +432,10 @@ impl Default for DecodedCode {
 pub struct Tile {
     cfg: TileConfig,
     mem: Vec<u8>,
+    /// The end of the bytes of `mem` ever written (all are zero from
+    /// there on): a dropped tile's memory is reused after zeroing only
+    /// these ([`pool`]).
+    dirty_end: usize,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     /// The code holds a `send` / `exch` (can send), a `recv` / `exch`.
@@ -438,8 +451,11 @@ pub struct Tile {
     bank_rows_t: u32,
     wcache: Vec<f32>,
     wcache_fmt: WFmt,
-    e4: [f32; 256],
-    e5: [f32; 256],
+    /// Rows of the active bank decoded into `wcache` (from row 0): the
+    /// AMP decodes rows as it first reads them.
+    wcache_rows: usize,
+    /// The FP8 decode tables (E4M3FN, E5M2), shared by every tile.
+    f8: &'static ([f32; 256], [f32; 256]),
     cycle: u64,
     sup: Sup,
     recv_sel: u32,
@@ -449,6 +465,12 @@ pub struct Tile {
     pending_fault: Option<FaultKind>,
     /// The pc of the supervisor's last `halt` or `sync` (where it stopped).
     stop_pc: u32,
+}
+
+impl Drop for Tile {
+    fn drop(&mut self) {
+        pool::give(std::mem::take(&mut self.mem), self.dirty_end);
+    }
 }
 
 impl std::fmt::Debug for Tile {
@@ -471,10 +493,58 @@ pub struct HostAccessError {
     pub end: u32,
 }
 
+/// The AMP's MACs for one instruction: column `c` adds `x[j] * w[j][c]`
+/// for `j` in order (a multiply, then an add: each rounded, as the
+/// reference does), the 16 columns side by side.
+#[inline(always)]
+fn amp_macs_body(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    let mut a = *acc;
+    for (xv, w) in xs.iter().zip(rows) {
+        for (a, w) in a.iter_mut().zip(w) {
+            *a += xv * w;
+        }
+    }
+    *acc = a;
+}
+
+/// [`amp_macs_body`] compiled for AVX2: the same operations in the same
+/// order on 8 lanes instead of 4 (IEEE multiplies and adds give the same
+/// bits at any width).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn amp_macs_avx2(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    amp_macs_body(acc, xs, rows)
+}
+
+#[inline(always)]
+fn amp_macs(acc: &mut [f32; AMP_COLUMNS], xs: &[f32], rows: &[[f32; AMP_COLUMNS]]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { amp_macs_avx2(acc, xs, rows) };
+            return;
+        }
+    }
+    amp_macs_body(acc, xs, rows)
+}
+
+/// Four f16 (two registers, low half first) as f32.
 #[inline(always)]
 fn f16x4(lo: u32, hi: u32) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU supports F16C (checked just above).
+            return unsafe { f16x4_f16c(lo, hi) };
+        }
+    }
     use half::slice::HalfFloatSliceExt;
-    // Four at a time: `half` uses the host's F16C conversion when present.
+    // `half` converts in software here (on a host with F16C it uses the
+    // same instruction as `f16x4_f16c`).
     let h = [
         half::f16::from_bits(lo as u16),
         half::f16::from_bits((lo >> 16) as u16),
@@ -486,13 +556,50 @@ fn f16x4(lo: u32, hi: u32) -> [f32; 4] {
     out
 }
 
+/// Four f32 as f16 (round to nearest even), packed as [`f16x4`] reads them.
 #[inline(always)]
 fn pack_f16x4(v: [f32; 4]) -> (u32, u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU supports F16C (checked just above).
+            return unsafe { pack_f16x4_f16c(v) };
+        }
+    }
     use half::slice::HalfFloatSliceExt;
     let mut h = [half::f16::ZERO; 4];
     h.convert_from_f32_slice(&v);
     let b = |k: usize| h[k].to_bits() as u32;
     (b(0) | b(1) << 16, b(2) | b(3) << 16)
+}
+
+/// [`f16x4`] by the F16C instruction itself (what `half` runs on such a
+/// host), without the slice conversion's dispatch and copies.
+///
+/// # Safety
+/// The CPU must support F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "f16c")]
+unsafe fn f16x4_f16c(lo: u32, hi: u32) -> [f32; 4] {
+    use std::arch::x86_64::{__m128, _mm_cvtph_ps, _mm_set_epi64x};
+    let v = _mm_cvtph_ps(_mm_set_epi64x(0, ((hi as u64) << 32 | lo as u64) as i64));
+    // SAFETY: 16 bytes either way; every bit pattern is an f32.
+    unsafe { std::mem::transmute::<__m128, [f32; 4]>(v) }
+}
+
+/// [`pack_f16x4`] by the F16C instruction (round to nearest even, as
+/// `half` asks it).
+///
+/// # Safety
+/// The CPU must support F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "f16c")]
+unsafe fn pack_f16x4_f16c(v: [f32; 4]) -> (u32, u32) {
+    use std::arch::x86_64::{__m128, _mm_cvtps_ph, _mm_cvtsi128_si64, _MM_FROUND_TO_NEAREST_INT};
+    // SAFETY: 16 bytes either way.
+    let x = unsafe { std::mem::transmute::<[f32; 4], __m128>(v) };
+    let h = _mm_cvtsi128_si64(_mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(x)) as u64;
+    (h as u32, (h >> 32) as u32)
 }
 
 /// IEEE 754-2019 `maximum` (ONNX Max, numpy `maximum`): NaN when either
@@ -623,7 +730,8 @@ impl Tile {
     /// A tile with zeroed memory and nothing loaded.
     pub fn new(cfg: TileConfig) -> Tile {
         Tile {
-            mem: vec![0; cfg.memory_bytes as usize],
+            mem: pool::take(cfg.memory_bytes as usize),
+            dirty_end: 0,
             cfg,
             code: Arc::new([]),
             fast: Arc::new([]),
@@ -637,8 +745,8 @@ impl Tile {
             bank_rows_t: 0,
             wcache: vec![0.0; AMP_BANK_BYTES],
             wcache_fmt: WFmt::None,
-            e4: F8_TABLES.0,
-            e5: F8_TABLES.1,
+            wcache_rows: 0,
+            f8: &F8_TABLES,
             cycle: 0,
             sup: Sup::NotStarted,
             recv_sel: u32::MAX,
@@ -688,6 +796,15 @@ impl Tile {
         }
         self.code_lo = lo4;
         self.code_hi = hi4;
+        // Decoding depends on the words alone (the bytes and the ranges):
+        // tiles loading the same code share one decoded copy.
+        let raw = &self.mem[(lo4 - base) as usize..(hi4 - base) as usize];
+        if cache.lo4 == lo4 && cache.ranges == image.exec_ranges && *cache.raw == *raw {
+            self.code = cache.code.clone();
+            self.fast = cache.fast.clone();
+            self.code_exchange = cache.exchange;
+            return Ok(());
+        }
         // The words as decoded: outside the executable ranges, a word that
         // is no instruction.
         let words: Vec<u32> = (lo4..hi4)
@@ -706,17 +823,18 @@ impl Tile {
                 }
             })
             .collect();
-        // Decoding depends on the words alone: tiles loading the same code
-        // share one decoded copy.
-        if *cache.words != words[..] {
-            let code: Vec<Pre> = words.iter().map(|&w| Pre::of(w)).collect();
-            let fast: Vec<Fast> = (0..code.len()).map(|i| Fast::of(&code, i)).collect();
-            let has = |ops: &[Op]| code.iter().any(|p| p.legal && ops.contains(&p.inst.op));
-            cache.exchange = (has(&[Op::Send, Op::Exch]), has(&[Op::Recv, Op::Exch]));
-            cache.words = words.into();
-            cache.code = code.into();
-            cache.fast = fast.into();
-        }
+        let code: Vec<Pre> = words.iter().map(|&w| Pre::of(w)).collect();
+        let fast: Vec<Fast> = (0..code.len()).map(|i| Fast::of(&code, i)).collect();
+        let has = |ops: &[Op]| code.iter().any(|p| p.legal && ops.contains(&p.inst.op));
+        let exchange = (has(&[Op::Send, Op::Exch]), has(&[Op::Recv, Op::Exch]));
+        *cache = DecodedCode {
+            ranges: image.exec_ranges.clone(),
+            lo4,
+            raw: raw.into(),
+            code: code.into(),
+            fast: fast.into(),
+            exchange,
+        };
         self.code = cache.code.clone();
         self.fast = cache.fast.clone();
         self.code_exchange = cache.exchange;
@@ -764,6 +882,7 @@ impl Tile {
     /// Host write into tile memory.
     pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
         let r = self.host_range(addr, bytes.len())?;
+        self.dirty_end = self.dirty_end.max(r.end);
         self.mem[r].copy_from_slice(bytes);
         Ok(())
     }
@@ -778,6 +897,7 @@ impl Tile {
     /// exchange words with it).
     pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
         let r = self.host_range(addr, len)?;
+        self.dirty_end = self.dirty_end.max(r.end);
         Ok(&mut self.mem[r])
     }
 
@@ -907,17 +1027,22 @@ impl Tile {
                 } else if self.sup == Sup::Running && self.ctx[SUP].ready <= c {
                     self.issue(SUP, port)?;
                 } else {
-                    // Nobody issues now: jump to the next cycle someone can.
-                    let next = self.next_issue_cycle(c);
-                    if next == u64::MAX {
-                        if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
-                            break;
+                    // Nobody issues now. Mostly the next slot's worker can
+                    // issue in the next cycle (the earliest there is: no
+                    // search); else jump to the next cycle someone can.
+                    let w = &self.ctx[if slot + 1 == WORKERS { 0 } else { slot + 1 }];
+                    if !(w.active && w.ready <= c + 1) {
+                        let next = self.next_issue_cycle(c);
+                        if next == u64::MAX {
+                            if matches!(self.sup, Sup::Halted | Sup::WaitSync) {
+                                break;
+                            }
+                            return Err(self.fault(SUP, self.ctx[SUP].pc, FaultKind::Deadlock));
                         }
-                        return Err(self.fault(SUP, self.ctx[SUP].pc, FaultKind::Deadlock));
+                        c = next.min(limit);
+                        slot = (c % WORKERS as u64) as usize;
+                        continue;
                     }
-                    c = next.min(limit);
-                    slot = (c % WORKERS as u64) as usize;
-                    continue;
                 }
                 c += 1;
                 slot += 1;
@@ -1069,11 +1194,12 @@ impl Tile {
     }
 
     #[inline(always)]
-    fn check_store(&self, addr: u32, size: u32) -> Result<usize, FaultKind> {
+    fn check_store(&mut self, addr: u32, size: u32) -> Result<usize, FaultKind> {
         let a = self.check(addr, size)?;
         if addr < self.code_hi && addr + size > self.code_lo {
             return Err(FaultKind::StoreToCode { addr });
         }
+        self.dirty_end = self.dirty_end.max(a + size as usize);
         Ok(a)
     }
 
@@ -1172,24 +1298,29 @@ impl Tile {
         let entries = decode_row(bytes, addr).map_err(FaultKind::ExchRow)?;
         let t0 = self.cycle + 1 + self.cfg.phase_fixed_cycles;
         let (lo, hi) = (base as u64, self.cfg.memory_end() as u64);
+        // Each list allocated once, at its size.
+        let (mut selects, mut captures, mut sends, mut send_bytes) = (0, 0, 0, 0u64);
+        for e in &entries {
+            match e {
+                RowEntry::Select { .. } => selects += 1,
+                RowEntry::Capture { .. } => captures += 1,
+                RowEntry::Send { .. } => {
+                    sends += 1;
+                    send_bytes += 4 * e.data_words() as u64;
+                }
+            }
+        }
         let mut row = EngineRow {
             pc,
             addr,
             issue: self.cycle,
             t0,
             end: t0,
-            selects: Vec::new(),
-            captures: Vec::new(),
-            sends: Vec::new(),
+            selects: Vec::with_capacity(selects),
+            captures: Vec::with_capacity(captures),
+            sends: Vec::with_capacity(sends),
             data: std::sync::Arc::default(),
         };
-        let send_bytes: u64 = entries
-            .iter()
-            .map(|e| match e {
-                RowEntry::Send { .. } => 4 * e.data_words() as u64,
-                _ => 0,
-            })
-            .sum();
         // (Capped: a refused row must not allocate its claimed size first.)
         let mut data = Vec::with_capacity(send_bytes.min(hi) as usize);
         for (k, e) in entries.iter().enumerate() {
@@ -1677,14 +1808,22 @@ impl Tile {
                 a[d] = v;
             }
             CvtF8e4F16 | CvtF8e5F16 => {
-                let lut = if op == CvtF8e4F16 { &self.e4 } else { &self.e5 };
+                let lut = if op == CvtF8e4F16 {
+                    &self.f8.0
+                } else {
+                    &self.f8.1
+                };
                 let v = a[s];
                 let m = pow2f(scale);
                 let x = [0, 1, 2, 3].map(|k| lut[(v >> (8 * k)) as u8 as usize] * m);
                 (a[d], a[d + 1]) = pack_f16x4(x);
             }
             CvtF8e4F32 | CvtF8e5F32 => {
-                let lut = if op == CvtF8e4F32 { &self.e4 } else { &self.e5 };
+                let lut = if op == CvtF8e4F32 {
+                    &self.f8.0
+                } else {
+                    &self.f8.1
+                };
                 let v = a[s];
                 let m = pow2f(scale);
                 a[d] = (lut[v as u8 as usize] * m).to_bits();
@@ -1837,55 +1976,67 @@ impl Tile {
         Ok(())
     }
 
-    fn decode_weights(&mut self, fmt: WFmt) {
+    /// Decodes the active bank's rows up to `upto` (at least, in blocks
+    /// of 16, never past the bank) into `wcache` as `fmt`, restarting
+    /// from row 0 when the cache holds another format.
+    #[cold]
+    fn decode_weights(&mut self, fmt: WFmt, upto: usize) {
+        if self.wcache_fmt != fmt {
+            self.wcache_fmt = fmt;
+            self.wcache_rows = 0;
+        }
+        let eb = match fmt {
+            WFmt::F32 => 4,
+            WFmt::F16 => 2,
+            _ => 1,
+        };
         let bank = &self.banks[self.active_bank];
-        let rows = self.bank_rows_t as usize;
-        if rows > 0 {
+        let rows_t = self.bank_rows_t as usize;
+        let all = if rows_t > 0 {
+            rows_t
+        } else {
+            AMP_BANK_BYTES / (AMP_COLUMNS * eb)
+        };
+        let (r0, r1) = (self.wcache_rows, (upto.next_multiple_of(16)).min(all));
+        let lut = if fmt == WFmt::E5 {
+            &self.f8.1
+        } else {
+            &self.f8.0
+        };
+        let value = |b: &[u8]| match fmt {
+            WFmt::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            WFmt::F16 => f16_value(u16::from_le_bytes([b[0], b[1]])),
+            WFmt::E4 | WFmt::E5 => lut[b[0] as usize],
+            WFmt::None => 0.0,
+        };
+        if rows_t > 0 {
             // Column by column: weight (k, c) is element c * rows + k, laid
             // out here row by row as the AMP reads it.
-            let eb = match fmt {
-                WFmt::F32 => 4,
-                WFmt::F16 => 2,
-                _ => 1,
-            };
-            let lut = if fmt == WFmt::E5 { &self.e5 } else { &self.e4 };
             for c in 0..AMP_COLUMNS {
-                for k in 0..rows {
-                    let at = (c * rows + k) * eb;
-                    let Some(b) = bank.get(at..at + eb) else {
-                        continue;
-                    };
-                    self.wcache[k * AMP_COLUMNS + c] = match fmt {
-                        WFmt::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                        WFmt::F16 => f16_value(u16::from_le_bytes([b[0], b[1]])),
-                        WFmt::E4 | WFmt::E5 => lut[b[0] as usize],
-                        WFmt::None => 0.0,
-                    };
+                for k in r0..r1 {
+                    let at = (c * rows_t + k) * eb;
+                    if let Some(b) = bank.get(at..at + eb) {
+                        self.wcache[k * AMP_COLUMNS + c] = value(b);
+                    }
                 }
             }
-            self.wcache_fmt = fmt;
-            return;
+        } else {
+            let bytes = &bank[r0 * AMP_COLUMNS * eb..r1 * AMP_COLUMNS * eb];
+            let out = &mut self.wcache[r0 * AMP_COLUMNS..r1 * AMP_COLUMNS];
+            match fmt {
+                WFmt::E4 | WFmt::E5 => {
+                    for (w, b) in out.iter_mut().zip(bytes) {
+                        *w = lut[*b as usize];
+                    }
+                }
+                _ => {
+                    for (w, b) in out.iter_mut().zip(bytes.chunks_exact(eb)) {
+                        *w = value(b);
+                    }
+                }
+            }
         }
-        match fmt {
-            WFmt::F32 => {
-                for (k, c) in bank.chunks_exact(4).enumerate() {
-                    self.wcache[k] = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-            }
-            WFmt::F16 => {
-                for (k, c) in bank.chunks_exact(2).enumerate() {
-                    self.wcache[k] = f16_value(u16::from_le_bytes([c[0], c[1]]));
-                }
-            }
-            WFmt::E4 | WFmt::E5 => {
-                let lut = if fmt == WFmt::E4 { &self.e4 } else { &self.e5 };
-                for (k, b) in bank.iter().enumerate() {
-                    self.wcache[k] = lut[*b as usize];
-                }
-            }
-            WFmt::None => {}
-        }
-        self.wcache_fmt = fmt;
+        self.wcache_rows = self.wcache_rows.max(r1);
     }
 
     #[inline(always)]
@@ -1899,9 +2050,6 @@ impl Tile {
             Op::AmpF8e4F16 => WFmt::E4,
             _ => WFmt::E5,
         };
-        if self.wcache_fmt != fmt {
-            self.decode_weights(fmt);
-        }
         let (ro, rx, rp) = (i.regs[0] as usize, i.regs[1] as usize, i.regs[2] as usize);
         let cx = &self.ctx[ci];
         let x = [cx.a[rx], cx.a[rx + 1]];
@@ -1929,6 +2077,10 @@ impl Tile {
                 end: end.max(t_end),
             });
         }
+        if self.wcache_fmt != fmt || self.wcache_rows < k0 + mode.k_per_instr {
+            self.decode_weights(fmt, k0 + mode.k_per_instr);
+        }
+        let st = &mut self.amp[ci];
         let mut out = [0u32; 2];
         if st.phase < drain_n {
             let b = p * mode.partials_per_instr;
@@ -1965,19 +2117,13 @@ impl Tile {
                     f16_value((x[e / 2] >> (16 * (e % 2))) as u16)
                 }
                 Op::AmpF16F16 => f16_value((x[j / 2] >> (16 * (j % 2))) as u16),
-                Op::AmpF8e4F16 => self.e4[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
-                _ => self.e5[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+                Op::AmpF8e4F16 => self.f8.0[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
+                _ => self.f8.1[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
             };
         }
         let (rows, _) =
             self.wcache[k0 * AMP_COLUMNS..(k0 + k) * AMP_COLUMNS].as_chunks::<AMP_COLUMNS>();
-        let mut acc = st.acc;
-        for (xv, w) in xs.iter().zip(rows) {
-            for (a, w) in acc.iter_mut().zip(w) {
-                *a += xv * w;
-            }
-        }
-        st.acc = acc;
+        amp_macs(&mut st.acc, &xs[..k], rows);
         st.phase += 1;
         if st.phase == st.kph {
             st.drain = st.acc;
@@ -1994,7 +2140,64 @@ impl Tile {
 
 #[cfg(test)]
 mod tests {
-    use super::pow2f;
+    use super::{f16x4, pack_f16x4, pow2f, Tile, TileConfig};
+
+    /// The f16 conversions give what `half` gives, bit for bit, for every
+    /// f16 and for f32 values across the whole range (NaNs, infinities,
+    /// subnormals, ties included).
+    #[test]
+    fn f16_conversions_match_half() {
+        for b in 0..=u16::MAX as u32 {
+            let want = half::f16::from_bits(b as u16).to_f32().to_bits();
+            let got = f16x4(b | 0x3c00 << 16, 0x7e01 << 16 | b);
+            assert_eq!(got[0].to_bits(), want, "{b:#06x}");
+            assert_eq!(got[2].to_bits(), want, "{b:#06x}");
+            assert_eq!(got[1].to_bits(), 1f32.to_bits());
+        }
+        let mut bits: Vec<u32> = (0..=u32::MAX).step_by(4099).collect();
+        bits.extend([
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0001,
+            0x7f80_0001,
+            0x3880_1000,
+        ]);
+        for w in bits.chunks(4) {
+            let v: Vec<f32> = (0..4).map(|k| f32::from_bits(w[k % w.len()])).collect();
+            let h: Vec<u32> = v
+                .iter()
+                .map(|&x| half::f16::from_f32(x).to_bits() as u32)
+                .collect();
+            let want = (h[0] | h[1] << 16, h[2] | h[3] << 16);
+            assert_eq!(pack_f16x4([v[0], v[1], v[2], v[3]]), want, "{w:x?}");
+        }
+    }
+
+    /// A tile's memory is zero however the previous tile of its size (whose
+    /// memory it may reuse) wrote to its own.
+    #[test]
+    fn new_tile_memory_is_zero_after_reuse() {
+        // A size no other test uses, so the memory reused is this test's.
+        let cfg = TileConfig {
+            tile_id: 0,
+            memory_base: 0x1000,
+            memory_bytes: 3 * 4096 + 64,
+            interleaved_start: 0x1000,
+            sync_cycles: 1,
+            phase_fixed_cycles: 0,
+            supertile_tiles: 1,
+        };
+        let (base, n) = (cfg.memory_base, cfg.memory_bytes as usize);
+        for round in 0..3u8 {
+            let mut t = Tile::new(cfg.clone());
+            assert!(
+                t.read(base, n).unwrap().iter().all(|&b| b == 0),
+                "round {round}"
+            );
+            t.write(base + 100 * round as u32, &[round + 1; 7]).unwrap();
+            t.memory_mut(base + n as u32 - 8, 8).unwrap().fill(0xa5);
+        }
+    }
 
     #[test]
     fn pow2f_matches_exp2() {

@@ -42,6 +42,8 @@ pub struct RouteModel {
     pub columns_per_cycle: u32,
     /// Latency by column distance (precomputed).
     by_distance: Vec<u32>,
+    /// The column of each tile (precomputed: no division per word).
+    column: Vec<u32>,
 }
 
 impl RouteModel {
@@ -62,13 +64,20 @@ impl RouteModel {
             base_cycles,
             columns_per_cycle,
             by_distance,
+            column: (0..tiles).map(|t| t / tpc).collect(),
         }
     }
 
     /// Cycles from a send by `src` to the word being visible at `dst`.
     #[inline]
     pub fn latency(&self, src: u32, dst: u32) -> u32 {
-        let d = (src / self.tiles_per_column).abs_diff(dst / self.tiles_per_column);
+        let col = |t: u32| {
+            self.column
+                .get(t as usize)
+                .copied()
+                .unwrap_or(t / self.tiles_per_column)
+        };
+        let d = col(src).abs_diff(col(dst));
         match self.by_distance.get(d as usize) {
             Some(l) => *l,
             None => self.base_cycles + d.div_ceil(self.columns_per_cycle.max(1)),
