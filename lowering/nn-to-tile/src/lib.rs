@@ -20,7 +20,7 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptions};
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_program::geometry::spread;
-use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
+use ipu_program::target::{functions_callees_first, module_target, target_option, TARGET_OPTION};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -50,11 +50,72 @@ struct NnToTile {
 impl Pass for NnToTile {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
-        for f in functions(cx, module) {
-            lower_function(cx, f, &target)?;
+        let mut layouts = Layouts::default();
+        for f in functions_callees_first(cx, module)? {
+            lower_function(cx, f, &target, &layouts)?;
+            if let Some(name) = cx.get_str_attr(f, "sym_name") {
+                let l = signature_layout(cx, f);
+                layouts.insert(name.to_string(), l);
+            }
         }
         Ok(())
     }
+}
+
+/// The layouts a lowered function's signature chose: each argument's (as
+/// its host input lands, `None` when unread or a parameter placed straight
+/// into its readers' buffers) and each result's. A call binds its operands
+/// and results in these layouts.
+#[derive(Clone, Debug, Default)]
+pub struct SignatureLayout {
+    pub args: Vec<Option<Mapping>>,
+    pub results: Vec<Option<Mapping>>,
+}
+
+/// The signature layouts of the functions lowered so far, by name.
+type Layouts = FxHashMap<String, SignatureLayout>;
+
+/// The layouts of lowered function `f`'s arguments and results.
+fn signature_layout(cx: &Context, f: Op) -> SignatureLayout {
+    use ipu_program::geometry::mapping_of;
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let args = cx.block_args(entry).to_vec();
+    let mut l = SignatureLayout {
+        args: vec![None; args.len()],
+        results: Vec::new(),
+    };
+    for op in cx.block_ops_vec(entry) {
+        if tile::HostInput::isa(cx, op) {
+            if let Some(i) = args.iter().position(|&a| a == cx.operand(op, 0)) {
+                l.args[i] = mapping_of(cx, op);
+            }
+        } else if tile::HostOutput::isa(cx, op) {
+            let v = cx.operand(op, 0);
+            l.results
+                .push(cx.defining_op(v).and_then(|p| mapping_of(cx, p)));
+        }
+    }
+    l
+}
+
+/// The function call `op` calls, when the module defines it.
+fn callee_of(cx: &Context, op: Op) -> Option<Op> {
+    let name = cx.str(ipu_dialects::func::Call(op).callee(cx));
+    let module = cx.parent_op(cx.parent_op(op)?)?;
+    cx.lookup_symbol(module, name)
+}
+
+/// Whether argument `arg` of `f` is only passed to callees' parameters:
+/// then it stays an argument, which each call binds to its callee's
+/// parameter (loaded straight into that call's buffers), never a host input
+/// of the caller.
+fn passed_to_parameters(cx: &Context, f: Op, arg: Value) -> bool {
+    let _ = f;
+    !cx.uses(arg).is_empty()
+        && cx.uses(arg).iter().all(|u| {
+            ipu_dialects::func::Call::isa(cx, u.op)
+                && callee_of(cx, u.op).is_some_and(|g| is_weight(cx, g, u.index as usize))
+        })
 }
 
 /// What the consumers of a value want its layout to be (the first one wins).
@@ -63,10 +124,23 @@ fn operand_preferences(
     f: Op,
     ops: &[Op],
     env: &TileEnv,
+    layouts: &Layouts,
 ) -> FxHashMap<Value, Mapping> {
     let mut want: FxHashMap<Value, Mapping> = FxHashMap::default();
     for &op in ops {
         if is_load_cast(cx, f, op) {
+            continue;
+        }
+        if ipu_dialects::func::Call::isa(cx, op) {
+            // A callee's input wants the layout the callee chose for it.
+            let name = cx.str(ipu_dialects::func::Call(op).callee(cx));
+            if let Some(l) = layouts.get(name) {
+                for (i, m) in l.args.iter().enumerate() {
+                    if let Some(m) = m {
+                        want.entry(cx.operand(op, i)).or_insert_with(|| m.clone());
+                    }
+                }
+            }
             continue;
         }
         if let Some(d) = for_nn(cx, op) {
@@ -272,6 +346,50 @@ fn resident_ledger(
     Ok(ledger)
 }
 
+/// A call, in the tile stage: the callee lowered (before its callers), the
+/// call keeps its form and takes the layout of the callee's result as its
+/// `mapping`. Each operand the callee takes as a parameter must be a
+/// parameter of the caller passed to parameters only.
+fn call_to_tile(cx: &mut Context, f: Op, op: Op, layouts: &Layouts) -> Result<Mapping, Diagnostic> {
+    let err = |cx: &Context, m: String| ipu_ir::verify::op_error(cx, op, m);
+    let name = cx.str(ipu_dialects::func::Call(op).callee(cx)).to_string();
+    let (Some(g), Some(l)) = (callee_of(cx, op), layouts.get(&name)) else {
+        return Err(err(
+            cx,
+            format!("calls @{name}, which has no body lowered to the tile dialect"),
+        ));
+    };
+    for (i, &v) in cx.operands(op).iter().enumerate() {
+        if is_weight(cx, g, i) && !(is_parameter(cx, f, v) && passed_to_parameters(cx, f, v)) {
+            return Err(err(
+                cx,
+                format!(
+                    "passes operand #{i} to a parameter of @{name}: it must be a parameter of the caller \
+                     (an argument marked ipu.weight) that only calls' parameters read"
+                ),
+            ));
+        }
+    }
+    let m = match (cx.results(op).len(), l.results.first()) {
+        (1, Some(Some(m))) => m.clone(),
+        (1, _) => {
+            return Err(err(
+                cx,
+                format!("calls @{name}, whose result has no tile layout"),
+            ))
+        }
+        (n, _) => {
+            return Err(err(
+                cx,
+                format!("has {n} results; a call is lowered to the device with exactly one"),
+            ))
+        }
+    };
+    let a = m.to_attr(cx);
+    cx.set_attr(op, "mapping", a);
+    Ok(m)
+}
+
 /// Refuses, at the constant, a `dense_resource` whose blob was never loaded:
 /// its bytes go into the image, so lowering without them cannot succeed.
 fn check_resources(cx: &Context, f: Op) -> Result<(), Diagnostic> {
@@ -298,7 +416,12 @@ fn check_resources(cx: &Context, f: Op) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+fn lower_function(
+    cx: &mut Context,
+    f: Op,
+    target: &Target,
+    layouts: &Layouts,
+) -> Result<(), Diagnostic> {
     check_resources(cx, f)?;
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
@@ -313,6 +436,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             mappings: &FxHashMap::default(),
             resident: &resident,
         },
+        layouts,
     );
     let mut mappings: FxHashMap<Value, Mapping> = FxHashMap::default();
     let tiles = target.tiles();
@@ -320,7 +444,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     // Arguments: streamed in; a parameter's load cast folded into its load.
     let mut folded: Vec<Op> = Vec::new();
     for arg in cx.block_args(entry).to_vec() {
-        if !cx.has_uses(arg) {
+        if !cx.has_uses(arg) || passed_to_parameters(cx, f, arg) {
             continue;
         }
         let load_cast = match cx.uses(arg) {
@@ -385,6 +509,11 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
                 );
                 cx.insert_op_before(op, o);
             }
+            continue;
+        }
+        if ipu_dialects::func::Call::isa(cx, op) {
+            let m = call_to_tile(cx, f, op, layouts)?;
+            mappings.insert(cx.result(op, 0), m);
             continue;
         }
         let new = if let Some(c) = nn::Constant::cast(cx, op) {
