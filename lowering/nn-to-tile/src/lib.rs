@@ -51,8 +51,14 @@ impl Pass for NnToTile {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
         let mut layouts = Layouts::default();
-        for f in functions_callees_first(cx, module)? {
-            lower_function(cx, f, &target, &layouts)?;
+        let order = functions_callees_first(cx, module)?;
+        let runs = instances(cx, &order);
+        for f in order {
+            let n = cx
+                .get_str_attr(f, "sym_name")
+                .and_then(|s| runs.get(s).copied())
+                .unwrap_or(1);
+            lower_function(cx, f, &target, &layouts, n)?;
             if let Some(name) = cx.get_str_attr(f, "sym_name") {
                 let l = signature_layout(cx, f);
                 layouts.insert(name.to_string(), l);
@@ -96,6 +102,29 @@ fn signature_layout(cx: &Context, f: Op) -> SignatureLayout {
         }
     }
     l
+}
+
+/// How many times each function runs in the program: once for a function
+/// no other calls, else once per call of it in each run of its callers
+/// (`order`: callees first).
+fn instances(cx: &Context, order: &[Op]) -> FxHashMap<String, u64> {
+    let mut runs: FxHashMap<String, u64> = FxHashMap::default();
+    for &f in order.iter().rev() {
+        let Some(name) = cx.get_str_attr(f, "sym_name") else {
+            continue;
+        };
+        let n = *runs.entry(name.to_string()).or_insert(1);
+        let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+        for op in cx.block_ops_vec(entry) {
+            if ipu_dialects::func::Call::isa(cx, op) {
+                let callee = cx.str(ipu_dialects::func::Call(op).callee(cx)).to_string();
+                // A function called is not a root: its runs are its calls'.
+                let r = runs.entry(callee).or_insert(0);
+                *r = r.saturating_add(n);
+            }
+        }
+    }
+    runs
 }
 
 /// The function call `op` calls, when the module defines it.
@@ -224,10 +253,11 @@ fn ledger_that_fits(
     f: Op,
     ops: &[Op],
     target: &Target,
+    instances: u64,
 ) -> FxHashMap<Op, ipu_device::Resident> {
     let mut last = FxHashMap::default();
     for limit in COPY_LIMITS {
-        match resident_ledger(cx, f, ops, target, limit) {
+        match resident_ledger(cx, f, ops, target, limit, instances) {
             Ok(ledger) => {
                 if let Some(n) = limit {
                     tracing::info!(
@@ -248,14 +278,18 @@ fn ledger_that_fits(
 /// reading them from load until it runs, so while an op runs its tiles hold
 /// what the later ops read, and at load what every op reads. Walked
 /// backwards, so each such op is planned beside the later ones' choices,
-/// each with at most `max_copies` copies of a resident operand. `Err` (the
-/// ledger so far) when some op finds no plan.
+/// each with at most `max_copies` copies of a resident operand. A function
+/// that runs `instances` times (once per call) holds every run's resident
+/// operands from load: each op's held `instances` times, and while an op
+/// runs, the other runs' copies of every op's besides the later ops'.
+/// `Err` (the ledger so far) when some op finds no plan.
 fn resident_ledger(
     cx: &Context,
     f: Op,
     ops: &[Op],
     target: &Target,
     max_copies: Option<u64>,
+    instances: u64,
 ) -> Result<FxHashMap<Op, ipu_device::Resident>, FxHashMap<Op, ipu_device::Resident>> {
     let tiles = target.tiles() as usize;
     let empty = FxHashMap::default();
@@ -266,10 +300,11 @@ fn resident_ledger(
             .map(|&v| is_resident(cx, f, v))
             .collect()
     };
+    // Each run of the function holds its own copy.
     let add = |held: &mut Vec<u64>, bytes: &[(u32, u64)]| {
         for &(t, b) in bytes {
             if let Some(h) = held.get_mut(t as usize) {
-                *h += b;
+                *h += b * instances.max(1);
             }
         }
     };
@@ -323,6 +358,7 @@ fn resident_ledger(
                     at_load: Arc::new(at_load),
                     operands: fl.clone(),
                     max_copies,
+                    instances,
                 },
             );
             let env = TileEnv {
@@ -421,12 +457,13 @@ fn lower_function(
     f: Op,
     target: &Target,
     layouts: &Layouts,
+    instances: u64,
 ) -> Result<(), Diagnostic> {
     check_resources(cx, f)?;
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
-    let resident = ledger_that_fits(cx, f, &ops, target);
+    let resident = ledger_that_fits(cx, f, &ops, target, instances);
     let want = operand_preferences(
         cx,
         f,

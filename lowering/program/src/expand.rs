@@ -180,8 +180,13 @@ impl Program {
                 (true, CallArg::Param(_), _) => {}
                 (load, _, _) => {
                     let what = if load { "a parameter" } else { "an activation" };
+                    let to = match bind {
+                        CallArg::Buffer(b) => format!("buffer @{}", self.buffers[b].name),
+                        CallArg::Param(k) => format!("argument #{k} of the caller"),
+                        CallArg::Unused => "nothing".to_string(),
+                    };
                     return Err(err(format!(
-                        "binds argument #{} of @{}, {what}, to {bind:?}",
+                        "binds argument #{} of @{}, {what}, to {to}",
                         inp.arg, c.callee
                     )));
                 }
