@@ -23,6 +23,10 @@
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/exchange.mlir
 // RUN: ipu-opt --convert-exchange-to-machine %t/exchange.mlir | ipu-translate --to-ipuexe - -o %t/split.ipuexe
 // RUN: cmp %t/one.ipuexe %t/split.ipuexe
+// The same bytes at 1 and 2 threads.
+// RUN: env RAYON_NUM_THREADS=1 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t/m.1.mlir
+// RUN: env RAYON_NUM_THREADS=2 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t/m.2.mlir
+// RUN: cmp %t/m.1.mlir %t/m.2.mlir
 // Two steps of @layer per call, and @main's own phase and copies between.
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
 
@@ -52,12 +56,12 @@
 // CHECK-NEXT: exchange.buffer {bytes = 128 : i64, sym_name = "call1.arg0", tiles = "0 to 7"}
 // CHECK-NEXT: exchange.buffer {bytes = 64 : i64, sym_name = "call1.result0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 8, 1>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
-// CHECK-NEXT: exchange.call @layer(%arg1, %arg2) {args = [@input0, 0 : i64, 1 : i64], results = [@call0.result0], source = "79:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
+// CHECK-NEXT: exchange.call @layer(%arg1, %arg2) {args = [@input0, 0 : i64, 1 : i64], results = [@call0.result0], source = "83:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
 // CHECK-NEXT: exchange.phase attributes {{{.*}}moves = "call1.arg0 of func.call"{{.*}}sym_name = "x0"
 // CHECK: exchange.sync
 // CHECK-NEXT: exchange.compute_set attributes {{{.*}}label = "local copies", sym_name = "s1.copies"}
 // CHECK: exchange.sync
-// CHECK-NEXT: exchange.call @layer(%arg3, %arg4) {args = [@call1.arg0, 0 : i64, 1 : i64], results = [@call1.result0], source = "80:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
+// CHECK-NEXT: exchange.call @layer(%arg3, %arg4) {args = [@call1.arg0, 0 : i64, 1 : i64], results = [@call1.result0], source = "84:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
 // CHECK-NEXT: exchange.host_output {buffer = @call1.result0, mapping = {grid = array<i64: 4, 4>, tiles = array<i64: 0, 1>}, name = "y"}
 // CHECK-NOT: func.func
 
