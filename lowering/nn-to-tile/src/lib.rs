@@ -53,12 +53,21 @@ impl Pass for NnToTile {
         let mut layouts = Layouts::default();
         let order = functions_callees_first(cx, module)?;
         let runs = instances(cx, &order);
+        let called: Vec<String> = order
+            .iter()
+            .flat_map(|&g| ipu_program::target::callees(cx, g))
+            .map(|(_, n)| n)
+            .collect();
         for f in order {
-            let n = cx
-                .get_str_attr(f, "sym_name")
+            let name = cx.get_str_attr(f, "sym_name").map(str::to_string);
+            let n = name
+                .as_ref()
                 .and_then(|s| runs.get(s).copied())
                 .unwrap_or(1);
             lower_function(cx, f, &target, &layouts, n)?;
+            if name.is_some_and(|s| called.contains(&s)) {
+                carry_layouts(cx, f);
+            }
             if let Some(name) = cx.get_str_attr(f, "sym_name") {
                 let l = signature_layout(cx, f);
                 layouts.insert(name.to_string(), l);
@@ -125,6 +134,39 @@ fn instances(cx: &Context, order: &[Op]) -> FxHashMap<String, u64> {
         }
     }
     runs
+}
+
+/// A called function's activation arguments (not parameters) of its
+/// result's type take the result's layout: a call's result passed to the
+/// next call (a chain of layers) is then where the callee wants its input,
+/// with no re-layout between the calls, as the same layers written inline
+/// read one layer's result where it lies. The consumers inside read the
+/// argument through the exchange from wherever it lands.
+fn carry_layouts(cx: &mut Context, f: Op) {
+    use ipu_program::geometry::mapping_of;
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let ops = cx.block_ops_vec(entry);
+    let outs: Vec<(ipu_ir::Type, Mapping)> = ops
+        .iter()
+        .filter(|&&o| tile::HostOutput::isa(cx, o))
+        .filter_map(|&o| {
+            let v = cx.operand(o, 0);
+            let m = cx.defining_op(v).and_then(|p| mapping_of(cx, p))?;
+            Some((cx.value_type(v), m))
+        })
+        .collect();
+    for op in ops {
+        if !tile::HostInput::isa(cx, op) || cx.get_attr(op, "resident").is_some() {
+            continue;
+        }
+        let ty = cx.value_type(cx.result(op, 0));
+        if let Some((_, m)) = outs.iter().find(|(t, _)| *t == ty) {
+            if mapping_of(cx, op).as_ref() != Some(m) {
+                let a = m.to_attr(cx);
+                cx.set_attr(op, "mapping", a);
+            }
+        }
+    }
 }
 
 /// The function call `op` calls, when the module defines it.
