@@ -10,7 +10,12 @@ argument (the block's mask) is shared by all layers. The result of the last
 layer is the function's result. The output depends only on the input text
 and N.
 
-Usage: stack_gen.py N [MODEL]
+With --outline the layer is written once, as `func.func private @layer`
+taking the chained input, the shared arguments and that layer's parameters
+(marked `ipu.weight` in its signature too), and @main calls it N times
+with `func.call`, each call passing its own parameters.
+
+Usage: stack_gen.py [--outline] N [MODEL]
 """
 
 import re
@@ -45,14 +50,61 @@ def parse_arg(line):
     return name, decl, "ipu.weight" in decl
 
 
+def per_layer_decl(decl, i):
+    """A parameter's declaration renamed for layer i (value and ipu.name)."""
+    d = SSA.sub(lambda m: f"{m.group(0)}_L{i}", decl, count=1)
+    return re.sub(r'ipu\.name = "([^"]*)"', lambda m: f'ipu.name = "{m.group(1)}_L{i}"', d)
+
+
+def write_outlined(n, path, args, result, body, ret):
+    """The layer as one private function, called n times from @main."""
+    x = args[0][0]
+    ret_type = ret.split(":", 1)[1].strip()
+    arg_type = lambda decl: decl.split(":", 1)[1].split("{", 1)[0].strip()
+    # The callee's arguments: the model's own (the names stay as main's
+    # readers know them: the callee's signature is private).
+    callee_args = [d for _, d, _ in args]
+    main_args = [args[0][1]] + [d for name, d, w in args[1:] if not w]
+    for i in range(1, n + 1):
+        main_args += [per_layer_decl(d, i) for _, d, w in args[1:] if w]
+    types = {name: arg_type(d) for name, d, _ in args}
+    print(f"// {n} calls of one outlined copy of {path}, each call with its own")
+    print("// parameters (written by bench/stack_gen.py --outline).")
+    print("func.func private @layer(")
+    print(",\n".join("    " + a for a in callee_args) + ")")
+    print(result)
+    print("\n".join(l for l in body if not l.strip().startswith("//")))
+    print(ret)
+    print("}")
+    print("func.func @main(")
+    print(",\n".join("    " + a for a in main_args) + ")")
+    print(result)
+    prev = x
+    for i in range(1, n + 1):
+        operands = [prev] + [f"{name}_L{i}" if w else name for name, _, w in args[1:]]
+        in_types = [types[name] for name, _, _ in args]
+        print(f"  %y_L{i} = func.call @layer({', '.join(operands)}) : "
+              f"({', '.join(in_types)}) -> {ret_type}")
+        prev = f"%y_L{i}"
+    print(f"  return {prev} : {ret_type}")
+    print("}")
+
+
 def main():
-    if len(sys.argv) not in (2, 3) or not sys.argv[1].isdigit() or int(sys.argv[1]) < 1:
-        sys.exit("usage: stack_gen.py N [MODEL]   (N >= 1)")
-    n = int(sys.argv[1])
-    path = sys.argv[2] if len(sys.argv) == 3 else "examples/transformer_block.mlir"
+    argv = sys.argv[1:]
+    outline = bool(argv) and argv[0] == "--outline"
+    if outline:
+        argv = argv[1:]
+    if len(argv) not in (1, 2) or not argv[0].isdigit() or int(argv[0]) < 1:
+        sys.exit("usage: stack_gen.py [--outline] N [MODEL]   (N >= 1)")
+    n = int(argv[0])
+    path = argv[1] if len(argv) == 2 else "examples/transformer_block.mlir"
     with open(path, encoding="utf-8") as f:
         header, arg_lines, result, body, ret = split_model(f.read())
     args = [parse_arg(l) for l in arg_lines]
+    if outline:
+        write_outlined(n, path, args, result, body, ret)
+        return
     x = args[0][0]
     y = ret.strip()[len("return ") :].split(":", 1)[0].strip()
     shared = {name for name, _, w in args[1:] if not w}
@@ -70,9 +122,7 @@ def main():
 
         for name, decl, w in args[1:]:
             if w:
-                d = SSA.sub(rename, decl, count=1)
-                d = re.sub(r'ipu\.name = "([^"]*)"', lambda m: f'ipu.name = "{m.group(1)}_L{i}"', d)
-                out_args.append(d)
+                out_args.append(per_layer_decl(decl, i))
         out_body.append(f"  // Layer {i} of {n}.")
         out_body += [SSA.sub(rename, l) for l in body if not l.strip().startswith("//")]
         prev = f"{y}_L{i}"

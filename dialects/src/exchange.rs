@@ -280,6 +280,28 @@ declare_op! {
     }
 }
 
+declare_op! {
+    pub static CALL: Call = "exchange.call" {
+        operands: [],
+        variadic: [params: constraints::ANY_TYPE],
+        attributes: [
+            callee: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
+            args: Attr [constraints::ARRAY_ATTR],
+            results: Attr [constraints::ARRAY_ATTR],
+            source: &str [constraints::STRING_ATTR],
+        ],
+        summary: "Runs the exchange-stage program of function `callee` here. `args` binds each of the callee's \
+                  arguments: a buffer @b of the caller laid out as the callee's input (an activation), an integer k \
+                  (operand k, a parameter of the caller loaded straight into the callee's buffers, per call), or \
+                  unit (the callee does not read it); `results` names the caller's buffer of each result, laid out \
+                  as the callee leaves it; `source` is the call's location key, at which the callee's probes are keyed per \
+                  call. Not a superstep of its own: the callee's steps are.",
+        assembly_format: Some(
+            "$callee `(` $params `)` attr-dict `:` functional-type(operands, results)",
+        ),
+    }
+}
+
 pub static EXCHANGE_DIALECT: Dialect = Dialect {
     name: "exchange",
     description:
@@ -297,6 +319,7 @@ pub static EXCHANGE_DIALECT: Dialect = Dialect {
         &PHASE,
         &MOVE,
         &SYNC,
+        &CALL,
     ],
     materialize_constant: None,
 };

@@ -12,7 +12,9 @@ use rustc_hash::FxHashMap;
 
 /// Evaluates function `f` on `inputs` (one per argument, in order).
 pub fn interpret(cx: &Context, f: Op, inputs: &[Tensor]) -> Result<Vec<Tensor>, Diagnostic> {
-    interpret_at_depth(cx, f, inputs, 0, &mut |_, _, r| Ok(r))
+    interpret_at_depth(cx, f, inputs, &mut Vec::new(), false, &mut |_, _, _, r| {
+        Ok(r)
+    })
 }
 
 /// What [`interpret_observed`] calls after each op of the function's body:
@@ -30,17 +32,51 @@ pub fn interpret_observed(
     inputs: &[Tensor],
     observe: &mut Observer<'_>,
 ) -> Result<Vec<Tensor>, Diagnostic> {
-    interpret_at_depth(cx, f, inputs, 0, observe)
+    interpret_at_depth(
+        cx,
+        f,
+        inputs,
+        &mut Vec::new(),
+        false,
+        &mut |path, op, o, r| {
+            if path.is_empty() {
+                observe(op, o, r)
+            } else {
+                Ok(r)
+            }
+        },
+    )
+}
+
+/// What [`interpret_observed_in_calls`] calls after each op: the calls
+/// the op runs inside (outermost first; empty for `f`'s own body), the op,
+/// its operands' values and its results; it returns the values later ops
+/// see.
+pub type CallObserver<'a> =
+    dyn FnMut(&[Op], Op, &[&Tensor], Vec<Tensor>) -> Result<Vec<Tensor>, Diagnostic> + 'a;
+
+/// [`interpret`], calling `observe` after each op of `f` and of every
+/// function it calls, in each call: one op of a callee is observed once
+/// per call, with the calls it runs inside (a call op is observed after
+/// its callee's ops).
+pub fn interpret_observed_in_calls(
+    cx: &Context,
+    f: Op,
+    inputs: &[Tensor],
+    observe: &mut CallObserver<'_>,
+) -> Result<Vec<Tensor>, Diagnostic> {
+    interpret_at_depth(cx, f, inputs, &mut Vec::new(), true, observe)
 }
 
 fn interpret_at_depth(
     cx: &Context,
     f: Op,
     inputs: &[Tensor],
-    depth: usize,
-    observe: &mut Observer<'_>,
+    path: &mut Vec<Op>,
+    into_calls: bool,
+    observe: &mut CallObserver<'_>,
 ) -> Result<Vec<Tensor>, Diagnostic> {
-    if depth > 64 {
+    if path.len() > 64 {
         return Err(err(cx, f, "call depth exceeds 64 (recursion?)"));
     }
     let body = cx.region(f, 0);
@@ -98,14 +134,21 @@ fn interpret_at_depth(
                 .and_then(|t| cx.lookup_symbol(t, callee))
                 .ok_or_else(|| err(cx, op, format!("calls unknown function @{callee}")))?;
             let args: Vec<Tensor> = operands.iter().map(|&t| t.clone()).collect();
-            interpret_at_depth(cx, target, &args, depth + 1, &mut |_, _, r| Ok(r))?
+            path.push(op);
+            let r = if into_calls {
+                interpret_at_depth(cx, target, &args, path, true, observe)
+            } else {
+                interpret_at_depth(cx, target, &args, path, false, &mut |_, _, _, r| Ok(r))
+            };
+            path.pop();
+            r?
         } else if name.starts_with("nn.") {
             let kind = op_kind(cx, op).map_err(|m| err(cx, op, m))?;
             vec![evaluate(&kind, &operands).map_err(|e| err(cx, op, e))?]
         } else {
             return Err(err(cx, op, "is not supported by the reference interpreter"));
         };
-        let results = observe(op, &operands, results)?;
+        let results = observe(path, op, &operands, results)?;
         for (r, t) in cx.results(op).zip(results) {
             env.insert(r, t);
         }

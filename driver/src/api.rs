@@ -459,7 +459,7 @@ pub fn run(
         )));
     }
     let entry = streams::entry_point(pkg).map_err(ApiError::plain)?;
-    let fp8_casts = computed_fp8_casts(cx, f);
+    let fp8_casts = check_ops::anchored_casts(cx, f);
     let lock = opts
         .device_lock
         .clone()
@@ -640,15 +640,6 @@ impl Judged<'_> {
             floor,
         })
     }
-}
-
-/// How many casts to FP8 of computed values `f` has (`ipu-run`'s rule).
-fn computed_fp8_casts(cx: &Context, f: ipu_ir::Op) -> usize {
-    cx.entry_block(cx.region(f, 0)).map_or(0, |entry| {
-        cx.block_ops(entry)
-            .filter(|&op| check_ops::is_anchored_cast(cx, op))
-            .count()
-    })
 }
 
 /// The Chrome trace (Perfetto) of a run, as `ipu-run --profile` writes it.

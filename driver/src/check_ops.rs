@@ -114,21 +114,25 @@ impl<'a> Probed<'a> {
 
     /// The keys of the ops before `op` in the chain a fused op computed,
     /// when `op` is that chain's last.
-    fn chain_before(&self, cx: &Context, op: Op) -> &[&'a str] {
-        self.chains
-            .get(loc_key(cx, cx.op_loc(op)).as_str())
-            .map_or(&[], |v| v.as_slice())
+    fn chain_before(&self, key: &str) -> &[&'a str] {
+        self.chains.get(key).map_or(&[], |v| v.as_slice())
     }
 
-    /// Whether `op` was folded into a fused op before its chain's last.
-    fn is_fused(&self, cx: &Context, op: Op) -> bool {
-        self.fused.contains(loc_key(cx, cx.op_loc(op)).as_str())
+    /// Whether the op of `key` was folded into a fused op before its chain's last.
+    fn is_fused(&self, key: &str) -> bool {
+        self.fused.contains(key)
     }
 
-    /// The device's value of the result of `op` like `reference`, if probed.
-    fn value(&self, cx: &Context, op: Op, reference: &Tensor) -> Result<Option<Tensor>, String> {
-        let key = loc_key(cx, cx.op_loc(op));
-        let Some(list) = self.by_key.get(key.as_str()) else {
+    /// The device's value of the result of `op` (whose key, in the call it
+    /// runs in, is `key`: [`instance_key`]) like `reference`, if probed.
+    fn value(
+        &self,
+        cx: &Context,
+        op: Op,
+        key: &str,
+        reference: &Tensor,
+    ) -> Result<Option<Tensor>, String> {
+        let Some(list) = self.by_key.get(key) else {
             return Ok(None);
         };
         let probe_of = |shape: &[usize]| {
@@ -170,6 +174,53 @@ impl<'a> Probed<'a> {
         }
         Ok(Some(t))
     }
+}
+
+/// The key of `op` as it runs inside the calls `path` (outermost first):
+/// the key its probes carry ([`ipu_ir::diag::key_in_call`]; the machine
+/// stage gives a callee's probes the key of each call it expands).
+pub fn instance_key(cx: &Context, path: &[Op], op: Op) -> String {
+    let mut key = loc_key(cx, cx.op_loc(op));
+    for &call in path.iter().rev() {
+        key = ipu_ir::diag::key_in_call(&key, &loc_key(cx, cx.op_loc(call)));
+    }
+    key
+}
+
+/// [`location`] of `op` inside the calls `path`, each call's after it.
+pub fn instance_location(cx: &Context, path: &[Op], op: Op) -> String {
+    let mut s = location(cx, op);
+    for &call in path.iter().rev() {
+        s = format!("{s} at {}", location(cx, call));
+    }
+    s
+}
+
+/// The casts to FP8 of computed values ([`is_anchored_cast`]) that run in
+/// `f`, each once per call of the function it is in.
+pub fn anchored_casts(cx: &Context, f: Op) -> usize {
+    fn go(cx: &Context, f: Op, depth: usize) -> usize {
+        let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+            return 0;
+        };
+        cx.block_ops(entry)
+            .map(|op| {
+                if is_anchored_cast(cx, op) {
+                    return 1;
+                }
+                let callee = ipu_dialects::func::Call::cast(cx, op).and_then(|c| {
+                    let name = cx.str(c.callee(cx));
+                    cx.nearest_symbol_table(op)
+                        .and_then(|t| cx.lookup_symbol(t, name))
+                });
+                match callee {
+                    Some(g) if depth < 64 && cx.num_regions(g) > 0 => go(cx, g, depth + 1),
+                    _ => 0,
+                }
+            })
+            .sum()
+    }
+    go(cx, f, 0)
 }
 
 /// The layout views (`nn.reshape`, `nn.transpose`) a cast `op` reads
@@ -304,16 +355,16 @@ pub fn check_ops(
     // through (its earlier results are the reference's, not the device's,
     // which rounded them to their types), as a model output is.
     let mut types: HashMap<String, StreamType> = HashMap::new();
-    let mut observe = |op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
-        if cx.is(op, "nn.constant") {
+    let mut observe = |path: &[Op], op: Op, operands: &[&Tensor], results: Vec<Tensor>| {
+        if cx.is(op, "nn.constant") || cx.is(op, "func.call") {
             return Ok(results);
         }
-        let key = loc_key(cx, cx.op_loc(op));
+        let key = instance_key(cx, path, op);
         if let Some(t) = results.first().and_then(stream_type) {
-            types.entry(key).or_insert(t);
+            types.entry(key.clone()).or_insert(t);
         }
         let precision = probed
-            .chain_before(cx, op)
+            .chain_before(&key)
             .iter()
             .filter_map(|k| types.get(*k).copied())
             .fold(None, |p: Option<StreamType>, t| {
@@ -321,7 +372,7 @@ pub fn check_ops(
             });
         let mut out = Vec::with_capacity(results.len());
         for r in results {
-            let device = match probed.value(cx, op, &r) {
+            let device = match probed.value(cx, op, &key, &r) {
                 Ok(d) => d,
                 Err(e) => {
                     failure.get_or_insert(e);
@@ -356,10 +407,14 @@ pub fn check_ops(
             rows.push(OpCheck {
                 index: rows.len() + 1,
                 op: cx.name_str(op).to_string(),
-                location: location(cx, op),
+                location: instance_location(cx, path, op),
                 ty: r.ty().to_string(),
-                at_load: observed.is_none() && ipu_lowering::nn_to_tile::is_load_cast(cx, f, op),
-                fused: observed.is_none() && probed.is_fused(cx, op),
+                at_load: observed.is_none() && {
+                    // The function the op is in: `f`, or a callee.
+                    let g = cx.parent_op(op).unwrap_or(f);
+                    ipu_lowering::nn_to_tile::is_load_cast(cx, g, op)
+                },
+                fused: observed.is_none() && probed.is_fused(&key),
                 observed,
             });
             // Later ops see what the device computed.
@@ -367,7 +422,7 @@ pub fn check_ops(
         }
         Ok(out)
     };
-    let outputs = ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
+    let outputs = ipu_dialects::interpret::interpret_observed_in_calls(cx, f, inputs, &mut observe)
         .map_err(|d| d.message.clone())?;
     match failure {
         Some(e) => Err(e),
@@ -409,17 +464,20 @@ pub fn anchored_reference(
     exact_casts: &std::collections::HashSet<String>,
 ) -> Result<(Vec<Tensor>, usize), String> {
     let mut anchored = 0;
-    let mut observe = |op: Op, _: &[&Tensor], results: Vec<Tensor>| {
-        if results.len() == 1 && is_anchored_cast(cx, op) && exact_casts.contains(&location(cx, op))
+    let mut observe = |path: &[Op], op: Op, _: &[&Tensor], results: Vec<Tensor>| {
+        if results.len() == 1
+            && is_anchored_cast(cx, op)
+            && exact_casts.contains(&instance_location(cx, path, op))
         {
-            if let Ok(Some(d)) = probed.value(cx, op, &results[0]) {
+            let key = instance_key(cx, path, op);
+            if let Ok(Some(d)) = probed.value(cx, op, &key, &results[0]) {
                 anchored += 1;
                 return Ok(vec![d]);
             }
         }
         Ok(results)
     };
-    let out = ipu_dialects::interpret::interpret_observed(cx, f, inputs, &mut observe)
+    let out = ipu_dialects::interpret::interpret_observed_in_calls(cx, f, inputs, &mut observe)
         .map_err(|d| d.message.clone())?;
     Ok((out, anchored))
 }

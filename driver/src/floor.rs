@@ -75,32 +75,80 @@ pub struct Floor {
 
 /// The floor of `f` (a function of `nn` ops) on `target`. `Err` names an
 /// op that is not an `nn` op (the floor is of the model, before lowering).
+/// A `func.call` counts its callee's ops, each chain through the callee
+/// starting where the call's operand's chain ends.
 pub fn floor(cx: &Context, f: Op, target: &Target) -> Result<Floor, String> {
+    floor_in(cx, f, target, &[], 0).map(|(fl, _)| fl)
+}
+
+/// [`floor`] of `f` whose arguments' chains end at `starts` (0 where not
+/// given); also the chains ending at its results.
+fn floor_in(
+    cx: &Context,
+    f: Op,
+    target: &Target,
+    starts: &[u64],
+    depth: usize,
+) -> Result<(Floor, Vec<u64>), String> {
     let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
-        return Ok(Floor {
+        let floor = Floor {
             cycles: 0,
             ops: Vec::new(),
-        });
+        };
+        return Ok((floor, Vec::new()));
     };
-    let mut chain: std::collections::HashMap<Op, u64> = std::collections::HashMap::new();
+    let mut chain: std::collections::HashMap<Value, u64> = cx
+        .block_args(entry)
+        .iter()
+        .zip(starts)
+        .map(|(&a, &s)| (a, s))
+        .collect();
+    let at = |chain: &std::collections::HashMap<Value, u64>, op: Op| {
+        cx.operands(op)
+            .iter()
+            .filter_map(|v| chain.get(v).copied())
+            .collect::<Vec<_>>()
+    };
     let mut ops = Vec::new();
     let mut longest = 0u64;
+    let mut results = Vec::new();
     for op in cx.block_ops(entry) {
         if cx.has_trait(op, ipu_ir::Trait::ReturnLike) {
+            results = cx
+                .operands(op)
+                .iter()
+                .map(|v| chain.get(v).copied().unwrap_or(0))
+                .collect();
+            continue;
+        }
+        if let Some(call) = ipu_dialects::func::Call::cast(cx, op) {
+            let name = cx.str(call.callee(cx));
+            let g = cx
+                .nearest_symbol_table(op)
+                .and_then(|t| cx.lookup_symbol(t, name))
+                .filter(|_| depth < 64)
+                .ok_or_else(|| format!("the floor is computed on nn ops: a call of @{name}, which it cannot follow"))?;
+            let operand_chains: Vec<u64> = cx
+                .operands(op)
+                .iter()
+                .map(|v| chain.get(v).copied().unwrap_or(0))
+                .collect();
+            let (sub, ends) = floor_in(cx, g, target, &operand_chains, depth + 1)?;
+            longest = longest.max(sub.cycles);
+            ops.extend(sub.ops);
+            for (r, e) in cx.results(op).zip(ends) {
+                chain.insert(r, e);
+            }
             continue;
         }
         let kind = ipu_dialects::nn::op_kind(cx, op)
             .map_err(|e| format!("the floor is computed on nn ops: {e}"))?;
         let (compute, exchange, phases) = op_floor(cx, op, &kind, target);
-        let before = cx
-            .operands(op)
-            .iter()
-            .filter_map(|&v| cx.defining_op(v))
-            .filter_map(|p| chain.get(&p).copied())
-            .max()
-            .unwrap_or(0);
+        let before = at(&chain, op).into_iter().max().unwrap_or(0);
         let here = before + compute + exchange;
-        chain.insert(op, here);
+        for r in cx.results(op) {
+            chain.insert(r, here);
+        }
         longest = longest.max(here);
         ops.push(OpFloor {
             op,
@@ -110,10 +158,11 @@ pub fn floor(cx: &Context, f: Op, target: &Target) -> Result<Floor, String> {
             chain: here,
         });
     }
-    Ok(Floor {
+    let floor = Floor {
         cycles: longest,
         ops,
-    })
+    };
+    Ok((floor, results))
 }
 
 /// The shape and element type of a value (`None` for a non-tensor).

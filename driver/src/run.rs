@@ -508,7 +508,7 @@ fn device_run(m: &clap::ArgMatches, stderr: &mut StandardStream) -> Result<i32, 
             built.package_name
         ));
     }
-    let fp8_casts = computed_fp8_casts(cx, rr.f);
+    let fp8_casts = crate::check_ops::anchored_casts(cx, rr.f);
     let run = {
         let _lock = DeviceLock::acquire(&lock_path)?;
         device::run_on_chip_probed(
@@ -1085,17 +1085,6 @@ fn write_report(
     }
     let _ = writeln!(stdout, "{line}");
     Ok(())
-}
-
-/// How many `nn.cast`s to FP8 in `f`'s body take a computed value (not an
-/// argument or a constant): the casts the numerical verdict anchors.
-fn computed_fp8_casts(cx: &ipu_ir::Context, f: ipu_ir::Op) -> usize {
-    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
-        return 0;
-    };
-    cx.block_ops(entry)
-        .filter(|&op| crate::check_ops::is_anchored_cast(cx, op))
-        .count()
 }
 
 /// A small deterministic generator (SplitMix64) for inputs not given.

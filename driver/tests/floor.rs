@@ -1,5 +1,6 @@
 //! The model's floor (`ipu_driver::floor`) against hand computations from
-//! the target figures, for one matmul, one softmax and one layer norm.
+//! the target figures, for one matmul, one softmax and one layer norm; a
+//! called layer's floor against the same layers written inline.
 //!
 //! test16 (`targets/test16.toml`): 16 tiles; 2 f32 lanes per vector
 //! instruction; AMP f32 -> f32 at 16 MACs per cycle; each tile receives
@@ -60,6 +61,39 @@ fn a_matmul_after_a_relu() {
     assert_eq!(parts(&fl), vec![(8, 0, 0), (16, 202, 1)]);
     // The chain: relu then matmul.
     assert_eq!(fl.cycles, 8 + 16 + 202);
+}
+
+#[test]
+fn a_called_layer_counts_once_per_call_chained_from_its_operand() {
+    // Two calls of one layer (relu, then a matmul with the call's own
+    // weight) are the floor of the two layers written inline: each op's
+    // part per call, one chain through both.
+    let inline = floor_of(
+        "func.func @main(%x: tensor<4x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>) -> tensor<4x64xf32> {
+  %a1 = nn.relu %x : tensor<4x64xf32>
+  %y1 = nn.matmul %a1, %w1 : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  %a2 = nn.relu %y1 : tensor<4x64xf32>
+  %y2 = nn.matmul %a2, %w2 : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  return %y2 : tensor<4x64xf32>
+}",
+        "test16",
+    );
+    let called = floor_of(
+        "func.func private @layer(%x: tensor<4x64xf32>, %w: tensor<64x64xf32>) -> tensor<4x64xf32> {
+  %a = nn.relu %x : tensor<4x64xf32>
+  %y = nn.matmul %a, %w : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  return %y : tensor<4x64xf32>
+}
+func.func @main(%x: tensor<4x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>) -> tensor<4x64xf32> {
+  %y1 = func.call @layer(%x, %w1) : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  %y2 = func.call @layer(%y1, %w2) : (tensor<4x64xf32>, tensor<64x64xf32>) -> tensor<4x64xf32>
+  return %y2 : tensor<4x64xf32>
+}",
+        "test16",
+    );
+    assert_eq!(parts(&called), parts(&inline));
+    assert_eq!(called.cycles, inline.cycles);
+    assert!(inline.cycles > 0 && inline.ops.len() == 4);
 }
 
 #[test]

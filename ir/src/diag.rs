@@ -306,6 +306,19 @@ pub fn fused_key_parts(key: &str) -> Option<Vec<&str>> {
     Some(inner.split(", ").collect())
 }
 
+/// The key of an op of a callee as it runs in one call: `key` (its own,
+/// [`loc_key`]'s form) at the call whose key is `call` (a call site's form,
+/// `callee at caller`; each location of a fused key gets the call).
+pub fn key_in_call(key: &str, call: &str) -> String {
+    match fused_key_parts(key) {
+        Some(parts) => {
+            let ps: Vec<String> = parts.iter().map(|p| format!("{p} at {call}")).collect();
+            format!("fused[{}]", ps.join(", "))
+        }
+        None => format!("{key} at {call}"),
+    }
+}
+
 /// A location in MLIR's textual form, without the `loc(...)` wrapper.
 pub fn print_loc(cx: &Context, loc: Loc) -> String {
     let mut s = String::new();

@@ -76,6 +76,10 @@ pub struct Resident {
     /// The most tiles that may hold a copy of a resident operand's element
     /// (`None`: as many as read it), so a deep model's parameters fit.
     pub max_copies: Option<u64>,
+    /// How many times the function runs in the program (once per call of
+    /// it; 0 or 1: once), each run with resident operands of its own: a
+    /// matmul holds its own resident operands that many times.
+    pub instances: u64,
 }
 
 /// The lowering of one family of ops to the device.

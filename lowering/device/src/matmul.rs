@@ -210,6 +210,7 @@ fn plan_op(
         resident: [flag(0), flag(1)],
         groups: 1,
         max_copies: resident.max_copies,
+        instances: resident.instances.max(1),
     };
     let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
     Ok(match form_of(&a, &b)? {

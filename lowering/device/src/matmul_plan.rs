@@ -178,6 +178,10 @@ pub struct TileBudget<'a> {
     /// a copy per reading tile saves its exchange, but a deep model's
     /// parameters may not fit the chip so replicated.
     pub max_copies: Option<u64>,
+    /// Copies of the matmul's own resident operands held at load: one per
+    /// run of the function it is in (a function called several times has
+    /// each call's parameters resident).
+    pub instances: u64,
 }
 
 impl TileBudget<'_> {
@@ -188,6 +192,7 @@ impl TileBudget<'_> {
         resident: [false, false],
         groups: 1,
         max_copies: None,
+        instances: 1,
     };
 
     /// How many tiles hold a copy of each element of a resident operand
@@ -359,7 +364,7 @@ pub fn plan_matmul(
                 } else {
                     0
                 };
-                let held = (need + during[t]).max(own + at_load[t]);
+                let held = (need + during[t]).max(own * budget.instances.max(1) + at_load[t]);
                 smallest_need = smallest_need.min(held);
                 if held > available {
                     continue;

@@ -101,12 +101,27 @@ struct Codegen {
 impl Pass for Codegen {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
-        let funcs = functions(cx, module);
+        // The function no other calls; its callees' programs run at their calls.
+        let all = functions(cx, module);
+        let called: Vec<String> = all
+            .iter()
+            .flat_map(|&g| ipu_program::target::callees(cx, g))
+            .map(|(_, n)| n)
+            .collect();
+        let funcs: Vec<Op> = all
+            .iter()
+            .copied()
+            .filter(|&g| {
+                cx.get_str_attr(g, "sym_name")
+                    .is_none_or(|n| !called.iter().any(|c| c == n))
+            })
+            .collect();
         let [f] = funcs[..] else {
             return Err(Diagnostic::error(
                 cx.op_loc(module),
                 format!(
-                    "the machine stage compiles exactly one function with a body; this module has {}",
+                    "the machine stage compiles exactly one function with a body that no other calls; \
+                     this module has {}",
                     funcs.len()
                 ),
             ));
@@ -792,6 +807,12 @@ pub(crate) fn plan(
                 Step::Compute(c) => {
                     steps.push(plan_compute(p, target, s, c)?);
                 }
+                Step::Call(c) => {
+                    return Err(Diagnostic::error(
+                        c.loc,
+                        "'exchange.call' op is planned only expanded (read_expanded)",
+                    ))
+                }
                 Step::Exchange(_) => {
                     // One entry per phase up to the first that failed, which returns here.
                     let ready = phases
@@ -1201,10 +1222,46 @@ pub fn build_package_with(
         operations = operations
     );
     let _g = span.enter();
-    let program = timed_phase("read_program", || Program::read(cx, f))?;
+    let program = timed_phase("read_program", || read_expanded(cx, f, target, 0))?;
     timed_phase("check_program", || program.check(target))?;
     let plan = timed_phase("plan_package", || plan(cx, f, &program, target))?;
     build_package_from(cx, f, target, plan, rows)
+}
+
+/// The program of function `f` with every call expanded
+/// ([`Program::expand_calls`]): each callee read from the module, checked
+/// and expanded first, once for all its calls.
+fn read_expanded(
+    cx: &Context,
+    f: Op,
+    target: &Target,
+    depth: usize,
+) -> Result<Program, Diagnostic> {
+    let program = Program::read(cx, f)?;
+    if !program.has_calls() {
+        return Ok(program);
+    }
+    if depth > 16 {
+        return Err(ipu_ir::verify::op_error(cx, f, "calls nest deeper than 16"));
+    }
+    let module = cx.parent_op(f);
+    let mut programs: rustc_hash::FxHashMap<String, Program> = Default::default();
+    for (call, name) in ipu_program::target::callees(cx, f) {
+        let g = module
+            .and_then(|m| cx.lookup_symbol(m, &name))
+            .filter(|&g| cx.entry_block(cx.region(g, 0)).is_some())
+            .ok_or_else(|| {
+                ipu_ir::verify::op_error(
+                    cx,
+                    call,
+                    format!("calls @{name}, which the module does not define"),
+                )
+            })?;
+        let callee = read_expanded(cx, g, target, depth + 1)?;
+        callee.check(target)?;
+        programs.insert(name, callee);
+    }
+    program.expand_calls(&programs)
 }
 
 /// Runs one build phase inside its tracing span and logs its time.

@@ -544,7 +544,7 @@ pub(crate) fn buffer_facts(cx: &Context, f: Op, program: &Program) -> Vec<Buffer
         .iter()
         .filter_map(|s| match s {
             Step::Compute(c) => Some((c.name.as_str(), c.label.as_str())),
-            Step::Exchange(_) => None,
+            Step::Exchange(_) | Step::Call(_) => None,
         })
         .collect();
     program

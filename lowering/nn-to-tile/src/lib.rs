@@ -21,7 +21,7 @@ use ipu_ir::pass::{Pass, PassInfo, PassOptions};
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Context, Diagnostic, Op, Value};
 use ipu_program::geometry::spread;
-use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
+use ipu_program::target::{functions_callees_first, module_target, target_option, TARGET_OPTION};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
@@ -51,11 +51,143 @@ struct NnToTile {
 impl Pass for NnToTile {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
-        for f in functions(cx, module) {
-            lower_function(cx, f, &target)?;
+        let mut layouts = Layouts::default();
+        let order = functions_callees_first(cx, module)?;
+        let runs = instances(cx, &order);
+        let called: Vec<String> = order
+            .iter()
+            .flat_map(|&g| ipu_program::target::callees(cx, g))
+            .map(|(_, n)| n)
+            .collect();
+        for f in order {
+            let name = cx.get_str_attr(f, "sym_name").map(str::to_string);
+            let n = name
+                .as_ref()
+                .and_then(|s| runs.get(s).copied())
+                .unwrap_or(1);
+            lower_function(cx, f, &target, &layouts, n)?;
+            if name.is_some_and(|s| called.contains(&s)) {
+                carry_layouts(cx, f);
+            }
+            if let Some(name) = cx.get_str_attr(f, "sym_name") {
+                let l = signature_layout(cx, f);
+                layouts.insert(name.to_string(), l);
+            }
         }
         Ok(())
     }
+}
+
+/// The layouts a lowered function's signature chose: each argument's (as
+/// its host input lands, `None` when unread or a parameter placed straight
+/// into its readers' buffers) and each result's. A call binds its operands
+/// and results in these layouts.
+#[derive(Clone, Debug, Default)]
+pub struct SignatureLayout {
+    pub args: Vec<Option<Mapping>>,
+    pub results: Vec<Option<Mapping>>,
+}
+
+/// The signature layouts of the functions lowered so far, by name.
+type Layouts = FxHashMap<String, SignatureLayout>;
+
+/// The layouts of lowered function `f`'s arguments and results.
+fn signature_layout(cx: &Context, f: Op) -> SignatureLayout {
+    use ipu_program::geometry::mapping_of;
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let args = cx.block_args(entry).to_vec();
+    let mut l = SignatureLayout {
+        args: vec![None; args.len()],
+        results: Vec::new(),
+    };
+    for op in cx.block_ops_vec(entry) {
+        if tile::HostInput::isa(cx, op) {
+            if let Some(i) = args.iter().position(|&a| a == cx.operand(op, 0)) {
+                l.args[i] = mapping_of(cx, op);
+            }
+        } else if tile::HostOutput::isa(cx, op) {
+            let v = cx.operand(op, 0);
+            l.results
+                .push(cx.defining_op(v).and_then(|p| mapping_of(cx, p)));
+        }
+    }
+    l
+}
+
+/// How many times each function runs in the program: once for a function
+/// no other calls, else once per call of it in each run of its callers
+/// (`order`: callees first).
+fn instances(cx: &Context, order: &[Op]) -> FxHashMap<String, u64> {
+    let mut runs: FxHashMap<String, u64> = FxHashMap::default();
+    for &f in order.iter().rev() {
+        let Some(name) = cx.get_str_attr(f, "sym_name") else {
+            continue;
+        };
+        let n = *runs.entry(name.to_string()).or_insert(1);
+        let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+        for op in cx.block_ops_vec(entry) {
+            if ipu_dialects::func::Call::isa(cx, op) {
+                let callee = cx.str(ipu_dialects::func::Call(op).callee(cx)).to_string();
+                // A function called is not a root: its runs are its calls'.
+                let r = runs.entry(callee).or_insert(0);
+                *r = r.saturating_add(n);
+            }
+        }
+    }
+    runs
+}
+
+/// A called function's activation arguments (not parameters) of its
+/// result's type take the result's layout: a call's result passed to the
+/// next call (a chain of layers) is then where the callee wants its input,
+/// with no re-layout between the calls, as the same layers written inline
+/// read one layer's result where it lies. The consumers inside read the
+/// argument through the exchange from wherever it lands.
+fn carry_layouts(cx: &mut Context, f: Op) {
+    use ipu_program::geometry::mapping_of;
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let ops = cx.block_ops_vec(entry);
+    let outs: Vec<(ipu_ir::Type, Mapping)> = ops
+        .iter()
+        .filter(|&&o| tile::HostOutput::isa(cx, o))
+        .filter_map(|&o| {
+            let v = cx.operand(o, 0);
+            let m = cx.defining_op(v).and_then(|p| mapping_of(cx, p))?;
+            Some((cx.value_type(v), m))
+        })
+        .collect();
+    for op in ops {
+        if !tile::HostInput::isa(cx, op) || cx.get_attr(op, "resident").is_some() {
+            continue;
+        }
+        let ty = cx.value_type(cx.result(op, 0));
+        if let Some((_, m)) = outs.iter().find(|(t, _)| *t == ty) {
+            if mapping_of(cx, op).as_ref() != Some(m) {
+                let a = m.to_attr(cx);
+                cx.set_attr(op, "mapping", a);
+            }
+        }
+    }
+}
+
+/// The function call `op` calls, when the module defines it.
+fn callee_of(cx: &Context, op: Op) -> Option<Op> {
+    let name = cx.str(ipu_dialects::func::Call(op).callee(cx));
+    let module = cx.parent_op(cx.parent_op(op)?)?;
+    cx.lookup_symbol(module, name)
+}
+
+/// Whether argument `arg` of `f` is only passed to callees' parameters:
+/// then it stays an argument, which each call binds to its callee's
+/// parameter (loaded straight into that call's buffers), never a host input
+/// of the caller.
+fn passed_to_parameters(cx: &Context, f: Op, arg: Value) -> bool {
+    let _ = f;
+    !cx.uses(arg).is_empty()
+        && cx.uses(arg).iter().all(|u| {
+            ipu_dialects::func::Call::isa(cx, u.op)
+                && callee_of(cx, u.op).is_some_and(|g| is_weight(cx, g, u.index as usize))
+        })
 }
 
 /// What the consumers of a value want its layout to be (the first one wins).
@@ -64,10 +196,23 @@ fn operand_preferences(
     f: Op,
     ops: &[Op],
     env: &TileEnv,
+    layouts: &Layouts,
 ) -> FxHashMap<Value, Mapping> {
     let mut want: FxHashMap<Value, Mapping> = FxHashMap::default();
     for &op in ops {
         if is_load_cast(cx, f, op) {
+            continue;
+        }
+        if ipu_dialects::func::Call::isa(cx, op) {
+            // A callee's input wants the layout the callee chose for it.
+            let name = cx.str(ipu_dialects::func::Call(op).callee(cx));
+            if let Some(l) = layouts.get(name) {
+                for (i, m) in l.args.iter().enumerate() {
+                    if let Some(m) = m {
+                        want.entry(cx.operand(op, i)).or_insert_with(|| m.clone());
+                    }
+                }
+            }
             continue;
         }
         if let Some(d) = for_nn(cx, op) {
@@ -151,10 +296,11 @@ fn ledger_that_fits(
     f: Op,
     ops: &[Op],
     target: &Target,
+    instances: u64,
 ) -> FxHashMap<Op, ipu_device::Resident> {
     let mut last = FxHashMap::default();
     for limit in COPY_LIMITS {
-        match resident_ledger(cx, f, ops, target, limit) {
+        match resident_ledger(cx, f, ops, target, limit, instances) {
             Ok(ledger) => {
                 if let Some(n) = limit {
                     tracing::info!(
@@ -175,14 +321,18 @@ fn ledger_that_fits(
 /// reading them from load until it runs, so while an op runs its tiles hold
 /// what the later ops read, and at load what every op reads. Walked
 /// backwards, so each such op is planned beside the later ones' choices,
-/// each with at most `max_copies` copies of a resident operand. `Err` (the
-/// ledger so far) when some op finds no plan.
+/// each with at most `max_copies` copies of a resident operand. A function
+/// that runs `instances` times (once per call) holds every run's resident
+/// operands from load: each op's held `instances` times, and while an op
+/// runs, the other runs' copies of every op's besides the later ops'.
+/// `Err` (the ledger so far) when some op finds no plan.
 fn resident_ledger(
     cx: &Context,
     f: Op,
     ops: &[Op],
     target: &Target,
     max_copies: Option<u64>,
+    instances: u64,
 ) -> Result<FxHashMap<Op, ipu_device::Resident>, FxHashMap<Op, ipu_device::Resident>> {
     let tiles = target.tiles() as usize;
     let empty = FxHashMap::default();
@@ -193,10 +343,11 @@ fn resident_ledger(
             .map(|&v| is_resident(cx, f, v))
             .collect()
     };
+    // Each run of the function holds its own copy.
     let add = |held: &mut Vec<u64>, bytes: &[(u32, u64)]| {
         for &(t, b) in bytes {
             if let Some(h) = held.get_mut(t as usize) {
-                *h += b;
+                *h += b * instances.max(1);
             }
         }
     };
@@ -250,6 +401,7 @@ fn resident_ledger(
                     at_load: Arc::new(at_load),
                     operands: fl.clone(),
                     max_copies,
+                    instances,
                 },
             );
             let env = TileEnv {
@@ -271,6 +423,50 @@ fn resident_ledger(
         }
     }
     Ok(ledger)
+}
+
+/// A call, in the tile stage: the callee lowered (before its callers), the
+/// call keeps its form and takes the layout of the callee's result as its
+/// `mapping`. Each operand the callee takes as a parameter must be a
+/// parameter of the caller passed to parameters only.
+fn call_to_tile(cx: &mut Context, f: Op, op: Op, layouts: &Layouts) -> Result<Mapping, Diagnostic> {
+    let err = |cx: &Context, m: String| ipu_ir::verify::op_error(cx, op, m);
+    let name = cx.str(ipu_dialects::func::Call(op).callee(cx)).to_string();
+    let (Some(g), Some(l)) = (callee_of(cx, op), layouts.get(&name)) else {
+        return Err(err(
+            cx,
+            format!("calls @{name}, which has no body lowered to the tile dialect"),
+        ));
+    };
+    for (i, &v) in cx.operands(op).iter().enumerate() {
+        if is_weight(cx, g, i) && !(is_parameter(cx, f, v) && passed_to_parameters(cx, f, v)) {
+            return Err(err(
+                cx,
+                format!(
+                    "passes operand #{i} to a parameter of @{name}: it must be a parameter of the caller \
+                     (an argument marked ipu.weight) that only calls' parameters read"
+                ),
+            ));
+        }
+    }
+    let m = match (cx.results(op).len(), l.results.first()) {
+        (1, Some(Some(m))) => m.clone(),
+        (1, _) => {
+            return Err(err(
+                cx,
+                format!("calls @{name}, whose result has no tile layout"),
+            ))
+        }
+        (n, _) => {
+            return Err(err(
+                cx,
+                format!("has {n} results; a call is lowered to the device with exactly one"),
+            ))
+        }
+    };
+    let a = m.to_attr(cx);
+    cx.set_attr(op, "mapping", a);
+    Ok(m)
 }
 
 /// Refuses, at the constant, a `dense_resource` whose blob was never loaded:
@@ -299,12 +495,18 @@ fn check_resources(cx: &Context, f: Op) -> Result<(), Diagnostic> {
     Ok(())
 }
 
-fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagnostic> {
+fn lower_function(
+    cx: &mut Context,
+    f: Op,
+    target: &Target,
+    layouts: &Layouts,
+    instances: u64,
+) -> Result<(), Diagnostic> {
     check_resources(cx, f)?;
     legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
-    let resident = ledger_that_fits(cx, f, &ops, target);
+    let resident = ledger_that_fits(cx, f, &ops, target, instances);
     let want = operand_preferences(
         cx,
         f,
@@ -314,6 +516,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
             mappings: &FxHashMap::default(),
             resident: &resident,
         },
+        layouts,
     );
     let mut mappings: FxHashMap<Value, Mapping> = FxHashMap::default();
     let tiles = target.tiles();
@@ -321,7 +524,7 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
     // Arguments: streamed in; a parameter's load cast folded into its load.
     let mut folded: Vec<Op> = Vec::new();
     for arg in cx.block_args(entry).to_vec() {
-        if !cx.has_uses(arg) {
+        if !cx.has_uses(arg) || passed_to_parameters(cx, f, arg) {
             continue;
         }
         let load_cast = match cx.uses(arg) {
@@ -386,6 +589,11 @@ fn lower_function(cx: &mut Context, f: Op, target: &Target) -> Result<(), Diagno
                 );
                 cx.insert_op_before(op, o);
             }
+            continue;
+        }
+        if ipu_dialects::func::Call::isa(cx, op) {
+            let m = call_to_tile(cx, f, op, layouts)?;
+            mappings.insert(cx.result(op, 0), m);
             continue;
         }
         let new = if let Some(c) = nn::Constant::cast(cx, op) {

@@ -200,6 +200,9 @@ impl Program {
                     tasks.extend(c.copies.iter().map(|m| StepCheck::Copy(c, m)));
                 }
                 Step::Exchange(p) => tasks.extend(p.moves.iter().map(|m| StepCheck::Phase(p, m))),
+                // Its bindings are checked against the callee where the
+                // call is expanded (`Program::expand_calls`).
+                Step::Call(_) => {}
             }
         }
         if let Some(Err(e)) = tasks

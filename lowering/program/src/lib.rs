@@ -25,6 +25,7 @@
 
 pub mod check;
 pub mod elem;
+pub mod expand;
 pub mod gemm;
 pub mod geometry;
 pub mod model;

@@ -255,10 +255,40 @@ pub struct PhaseDecl {
     pub loc: Loc,
 }
 
+/// How a call passes one argument of the callee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallArg {
+    /// An activation: this buffer of the caller holds it laid out as the
+    /// callee's input (the callee's home buffer of that input).
+    Buffer(BufId),
+    /// A parameter: the caller's argument with this index, loaded straight
+    /// into the buffers of the callee's readers, one copy per call.
+    Param(usize),
+    /// The callee does not read it.
+    Unused,
+}
+
+/// A call of another function's program: its steps run here, its inputs
+/// and results bound to the caller's buffers ([`Program::expand_calls`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallStep {
+    pub callee: String,
+    /// One per argument of the callee.
+    pub args: Vec<CallArg>,
+    /// One per result of the callee: the caller's buffer it lands in, laid
+    /// out as the callee's output.
+    pub results: Vec<BufId>,
+    /// The call's location in the model compiled, without file names
+    /// ([`ipu_ir::diag::loc_key`]): the callee's probes are keyed at it.
+    pub source: String,
+    pub loc: Loc,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
     Compute(ComputeSet),
     Exchange(PhaseDecl),
+    Call(CallStep),
 }
 
 impl Step {
@@ -266,6 +296,7 @@ impl Step {
         match self {
             Step::Compute(c) => c.loc,
             Step::Exchange(p) => p.loc,
+            Step::Call(c) => c.loc,
         }
     }
 }

@@ -439,6 +439,58 @@ impl Reader<'_> {
     }
 }
 
+impl Reader<'_> {
+    /// An `exchange.call`: each binding a buffer, an operand (a parameter
+    /// of the caller, by its argument index) or unit.
+    fn call(&self, op: Op, fn_args: &[ipu_ir::Value]) -> Result<CallStep, Diagnostic> {
+        let cx = self.cx;
+        let callee = match cx.get_attr(op, "callee").map(|a| cx.attr_kind(a)) {
+            Some(AttrKind::SymbolRef { root, nested }) if nested.is_empty() => {
+                cx.str(*root).to_string()
+            }
+            _ => return Err(self.err(op, "needs a callee @name")),
+        };
+        let list = |name: &str| match cx.get_attr(op, name).map(|a| cx.attr_kind(a)) {
+            Some(AttrKind::Array(v)) => Ok(v.clone()),
+            _ => Err(self.err(op, format!("needs an array '{name}'"))),
+        };
+        let mut args = Vec::new();
+        for a in list("args")? {
+            args.push(match cx.attr_kind(a) {
+                AttrKind::SymbolRef { .. } => CallArg::Buffer(self.buf_of(op, a)?),
+                AttrKind::Unit => CallArg::Unused,
+                AttrKind::Integer { value, .. } => {
+                    let v = usize::try_from(*value)
+                        .ok()
+                        .and_then(|k| cx.operands(op).get(k).copied())
+                        .ok_or_else(|| self.err(op, format!("binds operand {value}, which it does not have")))?;
+                    let k = fn_args.iter().position(|&x| x == v).ok_or_else(|| {
+                        self.err(op, "passes a parameter that is not an argument of the function")
+                    })?;
+                    CallArg::Param(k)
+                }
+                _ => {
+                    return Err(self.err(
+                        op,
+                        "binds an argument to something other than a buffer @b, an operand index or unit",
+                    ))
+                }
+            });
+        }
+        let results = list("results")?
+            .into_iter()
+            .map(|a| self.buf_of(op, a))
+            .collect::<Result<_, _>>()?;
+        Ok(CallStep {
+            callee,
+            args,
+            results,
+            source: self.str(op, "source")?,
+            loc: cx.op_loc(op),
+        })
+    }
+}
+
 fn body_of(cx: &Context, op: Op) -> Vec<Op> {
     cx.entry_block(cx.region(op, 0))
         .map(|b: IrBlock| cx.block_ops_vec(b))
@@ -556,6 +608,7 @@ impl Program {
                     expect_sync = true;
                     last_step = Some(op);
                 }
+                ex::Call::NAME => p.steps.push(Step::Call(r.call(op, &args)?)),
                 ex::Sync::NAME => {
                     if !expect_sync {
                         return Err(r.err(op, "ends no superstep (two syncs in a row, or a sync before the first step)"));
@@ -582,7 +635,7 @@ impl Program {
             .enumerate()
             .filter_map(|(i, s)| match s {
                 Step::Compute(c) => Some((c.name.as_str(), i)),
-                Step::Exchange(_) => None,
+                Step::Exchange(_) | Step::Call(_) => None,
             })
             .collect();
         let mut resolved = Vec::with_capacity(probes.len());

@@ -72,3 +72,80 @@ pub fn functions(cx: &Context, module: Op) -> Vec<Op> {
         })
         .collect()
 }
+
+/// The functions a call op (`func.call`, `exchange.call`) of `f` names,
+/// in order, each once.
+pub fn callees(cx: &Context, f: Op) -> Vec<(Op, String)> {
+    let mut out: Vec<(Op, String)> = Vec::new();
+    let Some(entry) = cx.entry_block(cx.region(f, 0)) else {
+        return out;
+    };
+    for op in cx.block_ops_vec(entry) {
+        if !(cx.is(op, "func.call") || cx.is(op, "exchange.call")) {
+            continue;
+        }
+        if let Some(ipu_ir::types::AttrKind::SymbolRef { root, .. }) =
+            cx.get_attr(op, "callee").map(|a| cx.attr_kind(a))
+        {
+            let name = cx.str(*root).to_string();
+            if !out.iter().any(|(_, n)| *n == name) {
+                out.push((op, name));
+            }
+        }
+    }
+    out
+}
+
+/// [`functions`] with every function after the functions it calls, so a
+/// callee is lowered (once) before its callers; a call of a function that
+/// calls back (recursion) is an error at that call.
+pub fn functions_callees_first(cx: &Context, module: Op) -> Result<Vec<Op>, Diagnostic> {
+    let funcs = functions(cx, module);
+    let by_name = |n: &str| {
+        funcs
+            .iter()
+            .copied()
+            .find(|&g| cx.get_str_attr(g, "sym_name") == Some(n))
+    };
+    // 0: not seen, 1: on the path, 2: done.
+    let mut state = vec![0u8; funcs.len()];
+    let mut order = Vec::with_capacity(funcs.len());
+    for start in 0..funcs.len() {
+        // Depth-first, with an explicit stack of (function, next callee).
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        if state[start] == 0 {
+            state[start] = 1;
+            stack.push((start, 0));
+        }
+        while let Some(&mut (i, ref mut next)) = stack.last_mut() {
+            let calls = callees(cx, funcs[i]);
+            match calls.get(*next) {
+                Some((call, name)) => {
+                    *next += 1;
+                    let Some(g) = by_name(name) else { continue };
+                    let j = funcs.iter().position(|&x| x == g).expect("listed");
+                    match state[j] {
+                        0 => {
+                            state[j] = 1;
+                            stack.push((j, 0));
+                        }
+                        1 => {
+                            return Err(ipu_ir::verify::op_error(
+                                cx,
+                                *call,
+                                format!("calls @{name}, which calls back: recursion is not lowered to the device"),
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    state[i] = 2;
+                    order.push(funcs[i]);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    Ok(order)
+}

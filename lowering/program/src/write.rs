@@ -152,6 +152,12 @@ impl Program {
             let op = match s {
                 Step::Compute(c) => self.emit_compute(cx, c),
                 Step::Exchange(p) => self.emit_phase(cx, p),
+                Step::Call(c) => {
+                    // Not a superstep: the callee's steps end in their syncs.
+                    let op = self.emit_call(cx, c, &args);
+                    cx.append_op(entry, op);
+                    continue;
+                }
             };
             cx.append_op(entry, op);
             let sync = build_op(cx, "exchange.sync", &[], &[], vec![], 0, s.loc());
@@ -358,6 +364,37 @@ impl Program {
             cx.append_op(body, o);
         }
         op
+    }
+
+    /// `exchange.call @callee(params) {args, results}`: the parameters
+    /// passed are operands (the caller's arguments), `args` names each
+    /// callee argument's binding.
+    fn emit_call(&self, cx: &mut Context, c: &CallStep, fn_args: &[Value]) -> Op {
+        let mut params = Vec::new();
+        let args: Vec<Attr> = c
+            .args
+            .iter()
+            .map(|a| match *a {
+                CallArg::Buffer(b) => cx.symbol_ref_attr(&self.buffers[b].name),
+                CallArg::Param(k) => {
+                    params.push(fn_args[k]);
+                    cx.i64_attr(params.len() as i64 - 1)
+                }
+                CallArg::Unused => Attr::UNIT,
+            })
+            .collect();
+        let results: Vec<Attr> = c
+            .results
+            .iter()
+            .map(|&b| cx.symbol_ref_attr(&self.buffers[b].name))
+            .collect();
+        let attrs = vec![
+            ("callee", cx.symbol_ref_attr(&c.callee)),
+            ("args", cx.array_attr(args)),
+            ("results", cx.array_attr(results)),
+            ("source", cx.string_attr(&c.source)),
+        ];
+        build_op(cx, "exchange.call", &params, &[], attrs, 0, c.loc)
     }
 
     fn emit_move(&self, cx: &mut Context, name: &str, m: &Move, loc: Loc) -> Op {

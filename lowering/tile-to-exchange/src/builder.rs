@@ -15,8 +15,8 @@ use ipu_program::geometry::{
 use ipu_program::records::{self, Epilogue};
 use ipu_program::view::View;
 use ipu_program::{
-    kernel_cycles, BufId, BufferDecl, Call, ComputeSet, Kernel, Move, PhaseDecl, PhaseFigures,
-    Placed, Placement, Probe, Program, Reads, Step, Vertex, Word,
+    kernel_cycles, BufId, BufferDecl, Call, CallStep, ComputeSet, Kernel, Move, PhaseDecl,
+    PhaseFigures, Placed, Placement, Probe, Program, Reads, Step, Vertex, Word,
 };
 use ipu_target::Target;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -290,6 +290,84 @@ impl<'a> ExchangeBuilder<'a> {
         let moves = moves.into_iter().map(|(s, r)| (s, buf, r)).collect();
         self.exchange(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
         Ok(buf)
+    }
+
+    /// A buffer laid out as `want` (a buffer of a callee: its tiles, its
+    /// bytes on each).
+    fn frame_buffer(&mut self, op: Op, want: &BufferDecl, name: &str) -> Result<BufId, Diagnostic> {
+        let mut buf = None;
+        for &t in &want.tiles {
+            buf = Some(self.alloc(op, t, name, want.bytes, want.interleaved)?);
+        }
+        match buf {
+            Some(b) => Ok(b),
+            None => self.alloc(op, 0, name, want.bytes, want.interleaved),
+        }
+    }
+
+    /// The buffer holding `v` as a callee reads an input: its blocks under
+    /// `m` in a buffer like `want`. The value's own home when it is that
+    /// already, else a buffer `name` an exchange phase fills (a re-layout
+    /// before the call).
+    pub fn call_operand(
+        &mut self,
+        op: Op,
+        v: Value,
+        m: &Mapping,
+        want: &BufferDecl,
+        name: &str,
+    ) -> Result<BufId, Diagnostic> {
+        if let (false, Some(h)) = (self.is_view(v), self.homes.get(&v)) {
+            let d = &self.program.buffers[h.buf];
+            let mut tiles = d.tiles.clone();
+            tiles.sort_unstable();
+            tiles.dedup();
+            if h.mapping == *m && d.bytes == want.bytes && tiles == want.tiles {
+                return Ok(h.buf);
+            }
+        }
+        let shape = self.cx.value_shape(v);
+        let mut moves: Vec<(BufId, Vec<Run>)> = Vec::new();
+        for n in &blocks(m, &shape) {
+            for (src, r) in self.view_runs(v, None, n).map_err(|e| self.err(op, e))? {
+                match moves.iter_mut().find(|(s, _)| *s == src) {
+                    Some((_, rs)) => rs.push(r),
+                    None => moves.push((src, vec![r])),
+                }
+            }
+        }
+        let buf = self.frame_buffer(op, want, name)?;
+        let moves = moves.into_iter().map(|(s, r)| (s, buf, r)).collect();
+        self.exchange(op, &format!("{name} of {}", self.cx.name_str(op)), moves)?;
+        Ok(buf)
+    }
+
+    /// The home of call result `v`: a buffer like the callee's output
+    /// buffer `want`, its blocks under `m`.
+    pub fn call_result(
+        &mut self,
+        op: Op,
+        v: Value,
+        m: &Mapping,
+        want: &BufferDecl,
+        name: &str,
+    ) -> Result<BufId, Diagnostic> {
+        let buf = self.frame_buffer(op, want, name)?;
+        let shape = self.cx.value_shape(v);
+        let eb = elem_bytes(self.cx, v) as i64;
+        self.homes
+            .insert(v, Home::new(blocks(m, &shape), buf, m.clone(), shape, eb));
+        Ok(buf)
+    }
+
+    /// Ends what is open (local copies) and adds call `c`: nothing after
+    /// it joins a compute set before it.
+    pub fn push_call(&mut self, op: Op, c: CallStep) -> Result<(), Diagnostic> {
+        self.flush_copies(op)?;
+        self.program.steps.push(Step::Call(c));
+        self.closed = None;
+        self.epilogue = None;
+        Ok(())
     }
 
     /// [`Self::exchange`] of runs already made into transfers.

@@ -27,9 +27,12 @@ use ipu_exchange_schedule::ExchangeScheduler;
 use ipu_ir::pass::{Pass, PassInfo, PassOptions, Statistic};
 use ipu_ir::{Context, Diagnostic, Op};
 use ipu_program::geometry::mapping_of;
-use ipu_program::target::{functions, module_target, target_option, TARGET_OPTION};
-use ipu_program::{ConstantDecl, HostInput, HostOutput, Placed, Program, Stored};
+use ipu_program::target::{functions_callees_first, module_target, target_option, TARGET_OPTION};
+use ipu_program::{
+    CallArg, CallStep, ConstantDecl, HostInput, HostOutput, Placed, Program, Stored,
+};
 use ipu_target::Target;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 pub const INFO: PassInfo = PassInfo {
@@ -61,8 +64,16 @@ impl Pass for TileToExchange {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
         let mut scheduler = ExchangeScheduler::new(target.clone());
-        for f in functions(cx, module) {
-            lower_function(cx, f, &target, &mut scheduler, &mut self.totals)?;
+        let mut callees = Callees::default();
+        for f in functions_callees_first(cx, module)? {
+            lower_function(
+                cx,
+                f,
+                &target,
+                &mut scheduler,
+                &mut self.totals,
+                &mut callees,
+            )?;
         }
         Ok(())
     }
@@ -94,17 +105,30 @@ impl Pass for TileToExchange {
     }
 }
 
+/// The programs of the functions lowered so far, by name, with their
+/// figures: what a call of each binds to, lowered once for all its calls.
+#[derive(Default)]
+struct Callees {
+    programs: FxHashMap<String, (Program, Totals)>,
+}
+
 fn lower_function(
     cx: &mut Context,
     f: Op,
     target: &Arc<Target>,
     scheduler: &mut ExchangeScheduler,
     totals: &mut Totals,
+    callees: &mut Callees,
 ) -> Result<(), Diagnostic> {
     let mut fn_totals = Totals::default();
-    let program = build_program(cx, f, target, scheduler, &mut fn_totals)?;
+    let program = build_program(cx, f, target, scheduler, &mut fn_totals, callees)?;
     let loc = cx.op_loc(f);
     program.emit(cx, f, loc);
+    if let Some(name) = cx.get_str_attr(f, "sym_name") {
+        callees
+            .programs
+            .insert(name.to_string(), (program, fn_totals));
+    }
     let sync = target.exchange.sync_cycles as u64;
     let summary = [
         ("exchange.steps", fn_totals.steps),
@@ -133,6 +157,7 @@ fn build_program(
     target: &Arc<Target>,
     scheduler: &mut ExchangeScheduler,
     fn_totals: &mut Totals,
+    callees: &Callees,
 ) -> Result<Program, Diagnostic> {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
@@ -140,7 +165,12 @@ fn build_program(
     let mut b = ExchangeBuilder::new(cx, target, scheduler, fn_totals, peak_tile_cycles);
     let mut streams = Streams::default();
     for &op in &ops {
-        if let Err(e) = lower_op(&mut b, op, &args, &mut streams) {
+        let lowered = if ipu_dialects::func::Call::isa(cx, op) {
+            lower_call(&mut b, op, &args, callees, &mut streams)
+        } else {
+            lower_op(&mut b, op, &args, &mut streams)
+        };
+        if let Err(e) = lowered {
             // A phase built before the error that cannot be scheduled came first.
             b.schedule_pending()?;
             return Err(e);
@@ -155,6 +185,91 @@ fn build_program(
 struct Streams {
     inputs: usize,
     consts: usize,
+    calls: usize,
+}
+
+/// Adds call `op` of the function (whose arguments are `args`): each
+/// activation operand in a buffer laid out as the callee's input (its own
+/// home when it is that already, else re-laid out by an exchange phase),
+/// each parameter operand the caller's argument, loaded into the callee's
+/// buffers per call, and each result in a buffer laid out as the callee's
+/// output. The callee's program, lowered once, runs at the call.
+fn lower_call(
+    b: &mut ExchangeBuilder,
+    op: Op,
+    args: &[ipu_ir::Value],
+    callees: &Callees,
+    streams: &mut Streams,
+) -> Result<(), Diagnostic> {
+    let cx = b.cx;
+    let call = ipu_dialects::func::Call(op);
+    let name = cx.str(call.callee(cx)).to_string();
+    let Some((callee, totals)) = callees.programs.get(&name) else {
+        return Err(b.err(
+            op,
+            format!("calls @{name}, which has no body lowered to the exchange stage"),
+        ));
+    };
+    let n = streams.calls;
+    streams.calls += 1;
+    let mut bound = Vec::with_capacity(cx.operands(op).len());
+    for (i, &v) in cx.operands(op).iter().enumerate() {
+        let Some(inp) = callee.inputs.iter().find(|x| x.arg == i) else {
+            bound.push(CallArg::Unused);
+            continue;
+        };
+        if inp.load {
+            let Some(k) = args.iter().position(|&a| a == v) else {
+                return Err(b.err(
+                    op,
+                    format!(
+                        "passes operand #{i} to a parameter of @{name}: it must be a parameter of the caller \
+                         (an argument marked ipu.weight) that nothing else reads"
+                    ),
+                ));
+            };
+            bound.push(CallArg::Param(k));
+            continue;
+        }
+        let Some((home, m)) = &inp.at.home else {
+            return Err(b.err(
+                op,
+                format!("passes operand #{i} to an input of @{name} that has no buffer"),
+            ));
+        };
+        let buf = b.call_operand(op, v, m, &callee.buffers[*home], &format!("call{n}.arg{i}"))?;
+        bound.push(CallArg::Buffer(buf));
+    }
+    if cx.results(op).len() != callee.outputs.len() {
+        return Err(b.err(
+            op,
+            format!(
+                "has {} results, but @{name} streams {}",
+                cx.results(op).len(),
+                callee.outputs.len()
+            ),
+        ));
+    }
+    let mut results = Vec::new();
+    for (j, (v, o)) in cx.results(op).zip(&callee.outputs).enumerate() {
+        let want = &callee.buffers[o.at.buffer];
+        results.push(b.call_result(op, v, &o.at.mapping, want, &format!("call{n}.result{j}"))?);
+    }
+    b.push_call(
+        op,
+        CallStep {
+            callee: name,
+            args: bound,
+            results,
+            source: ipu_ir::diag::loc_key(cx, cx.op_loc(op)),
+            loc: cx.op_loc(op),
+        },
+    )?;
+    // The call's estimate is the callee's; its phases were scheduled once.
+    b.totals.compute_cycles += totals.compute_cycles;
+    b.totals.exchange_cycles += totals.exchange_cycles;
+    b.totals.steps += totals.steps;
+    Ok(())
 }
 
 /// Adds op `op` of the function (whose arguments are `args`) to the program.
