@@ -98,9 +98,9 @@ declare_op! {
         summary: "A function argument streamed from the host: into `buffer`, its blocks laid out by `mapping`, and into \
                   the operand buffers of its readers (`placements`: [{buffer, rects = [{tiles, lo, hi}], chunks?}], each \
                   rectangle in the layout its reader wants). With `load`, it is a parameter written once when the program \
-                  is loaded; otherwise before every run. A loaded one with `tile_type` holds on the tiles that type, its \
-                  input's elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32) by the host \
-                  when it loads the program.",
+                  is loaded; otherwise before every run. One with `tile_type` holds on the tiles that type, its \
+                  input's elements widened exactly (f8E4M3FN, f8E5M2, i8 or ui8 to f16 or f32, f16, bf16, i16 or ui16 \
+                  to f32) by the host as it writes them (at load, or at every run).",
         assembly_format: Some("$input attr-dict `:` type($input)"),
         verify: Some(verify_host_input),
     }
@@ -665,7 +665,7 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let host = cx.value_type(HostInput(op).input(cx));
     let tile = host_input_tile_type(cx, op);
     if tile != host {
-        crate::tile::verify_load_conversion(cx, op, host, tile, "load")?;
+        crate::tile::verify_load_conversion(cx, op, host, tile)?;
     }
     verify_mapping_rank(cx, op)
 }

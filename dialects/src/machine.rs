@@ -1291,10 +1291,10 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
     let mut s = decode_layout(cx, op, name, direction)?;
     if cx.get_attr(op, "host_element").is_some() {
         let h: ElementType = f.with("host_element", f.str("host_element")?.parse())?;
-        if direction != Direction::Load || !h.widens_exactly_to(s.element) {
+        if !direction.to_device() || !h.widens_exactly_to(s.element) {
             return Err(f.err(format!(
                 "attribute 'host_element': host {h} elements to {} in a stream of direction `{direction}`: \
-                 only a load stream converts, and only by an exact widening",
+                 only a load or input stream converts, and only by an exact widening",
                 s.element
             )));
         }

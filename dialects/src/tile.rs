@@ -49,9 +49,9 @@ declare_op! {
         ],
         summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
                   (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it. A \
-                  resident one may hold its elements widened exactly (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to \
-                  f32): the host converts them once, when the program is loaded (`%w : tensor<..xf8E4M3FN> -> \
-                  tensor<..xf16>`).",
+                  host input may hold its elements widened exactly (f8E4M3FN, f8E5M2, i8 or ui8 to f16 or f32, f16, bf16, \
+                  i16 or ui16 to f32): the host converts them as it writes them, once at load for a resident one, at \
+                  every run otherwise (`%w : tensor<..xf8E4M3FN> -> tensor<..xf16>`).",
         results: RESULT,
         traits: &[Trait::Pure],
         custom_assembly: Some(CustomAssembly {
@@ -110,16 +110,15 @@ fn element_of(cx: &Context, t: ipu_ir::Type) -> Option<(Vec<i64>, ipu_ir::Type)>
     cx.tensor_parts(t).map(|(s, e)| (s.to_vec(), e))
 }
 
-/// Checks a host input that converts `host` into `tile` on load: tensors of
-/// one shape, an op flagged `flag` (a parameter, loaded once), and an exact
-/// widening of the elements. Shared by `tile.host_input` (`resident`) and
-/// `exchange.host_input` (`load`).
+/// Checks a host input that converts `host` into `tile` as the host hands
+/// it over (a parameter at load, an input at every run): tensors of one
+/// shape and an exact widening of the elements. Shared by
+/// `tile.host_input` and `exchange.host_input`.
 pub fn verify_load_conversion(
     cx: &Context,
     op: Op,
     host: ipu_ir::Type,
     tile: ipu_ir::Type,
-    flag: &str,
 ) -> Result<(), Diagnostic> {
     let what = format!(
         "{} to {}",
@@ -138,15 +137,6 @@ pub fn verify_load_conversion(
             cx,
             op,
             format!("may change only the element type of its input, not the shape ({what})"),
-        ));
-    }
-    if cx.get_attr(op, flag).is_none() {
-        return Err(op_error(
-            cx,
-            op,
-            format!(
-                "widens its input ({what}) but is not `{flag}`: only a parameter is converted, once at load"
-            ),
         ));
     }
     if !load_widens_exactly(cx, he, te) {
@@ -168,7 +158,7 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
         cx.value_type(cx.result(op, 0)),
     );
     if host != tile {
-        verify_load_conversion(cx, op, host, tile, "resident")?;
+        verify_load_conversion(cx, op, host, tile)?;
     }
     verify_mapped(cx, op)
 }

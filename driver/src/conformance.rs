@@ -122,18 +122,29 @@ pub const DEVICE_TYPES: &[ElementType] = &[
     ElementType::I1,
 ];
 
+/// The element types a graph input may have besides [`DEVICE_TYPES`]:
+/// 8- and 16-bit integers, which the host widens exactly to the f32 that
+/// holds them as it streams them in (`HostStream::host_element`).
+pub const WIDENED_INPUT_TYPES: &[ElementType] = &[
+    ElementType::U8,
+    ElementType::I8,
+    ElementType::U16,
+    ElementType::I16,
+];
+
 /// Whether the case in `dir` is one the device mode runs: every graph
-/// input and output has a type of [`DEVICE_TYPES`]. (A model that does
-/// not read is run, to report why.)
+/// output has a type of [`DEVICE_TYPES`], every input one of those or of
+/// [`WIDENED_INPUT_TYPES`]. (A model that does not read is run, to report
+/// why.)
 pub fn in_device_types(dir: &Path) -> bool {
     let Ok(m) = ipu_onnx::read_model(dir.join("model.onnx")) else {
         return true;
     };
-    m.graph
-        .inputs
-        .iter()
-        .chain(&m.graph.outputs)
-        .all(|d| element_type(d.data_type).is_some_and(|t| DEVICE_TYPES.contains(&t)))
+    let of = |d: &ipu_onnx::model::ValueDecl, extra: &[ElementType]| {
+        element_type(d.data_type).is_some_and(|t| DEVICE_TYPES.contains(&t) || extra.contains(&t))
+    };
+    m.graph.inputs.iter().all(|d| of(d, WIDENED_INPUT_TYPES))
+        && m.graph.outputs.iter().all(|d| of(d, &[]))
 }
 
 /// What the device mode compiles and runs for.

@@ -620,9 +620,9 @@ pub fn loaded_bytes<'b>(
     let Some(host) = s.host_element else {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     };
-    if s.direction != Direction::Load || !host.widens_exactly_to(s.element) {
+    if !s.direction.to_device() || !host.widens_exactly_to(s.element) {
         return Err(format!(
-            "stream `{}`: cannot convert host {host} elements to {} (only a load stream widens, exactly)",
+            "stream `{}`: cannot convert host {host} elements to {} (only a load or input stream widens, exactly)",
             s.name, s.element
         ));
     }

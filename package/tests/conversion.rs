@@ -87,12 +87,15 @@ fn a_cut_conversion_list_is_refused() {
 }
 
 #[test]
-fn only_load_streams_convert_and_only_exactly() {
+fn only_load_and_input_streams_convert_and_only_exactly() {
     let mut p = widened();
     p.meta.streams[1].direction = Direction::Input;
+    p.validate().unwrap();
+    let mut p = widened();
+    p.meta.streams[1].direction = Direction::Output;
     let err = p.validate().unwrap_err().to_string();
     assert!(
-        err.contains("a stream of direction `input` converts host f8E4M3FN elements to f16; only load streams convert"),
+        err.contains("a stream of direction `output` converts host f8E4M3FN elements to f16; only load and input streams convert"),
         "{err}"
     );
     let mut p = widened();

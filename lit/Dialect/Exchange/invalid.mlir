@@ -528,14 +528,6 @@ func.func @host_output_operands(%x: tensor<8xf16>) {
 
 // -----
 
-func.func @host_input_widened_each_run(%w: tensor<8xf8E4M3FN>) {
-  // expected-error@+1 {{'exchange.host_input' op widens its input (tensor<8xf8E4M3FN> to tensor<8xf16>) but is not `load`: only a parameter is converted, once at load}}
-  exchange.host_input %w {buffer = @b, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, tile_type = tensor<8xf16>} : tensor<8xf8E4M3FN>
-  return
-}
-
-// -----
-
 func.func @host_input_narrowed(%w: tensor<8xf32>) {
   // expected-error@+1 {{'exchange.host_input' op converts tensor<8xf32> to tensor<8xf16>, which is not an exact widening (f8E4M3FN or f8E5M2 to f16 or f32, f16 or bf16 to f32)}}
   exchange.host_input %w {buffer = @b, load, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, tile_type = tensor<8xf16>} : tensor<8xf32>

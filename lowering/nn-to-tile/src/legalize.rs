@@ -143,11 +143,6 @@ impl Rewriter<'_> {
         self.cx.operand(self.at, i)
     }
 
-    /// Whether `v` is a parameter of the function rewritten.
-    pub(crate) fn is_parameter(&self, v: Value) -> bool {
-        super::is_parameter(self.cx, self.f, v)
-    }
-
     /// A constant of `shape` holding `value` in element type `t`.
     pub(crate) fn fill(
         &mut self,

@@ -249,10 +249,23 @@ pub fn is_parameter(cx: &Context, f: Op, v: Value) -> bool {
         .is_some_and(|i| is_weight(cx, f, i))
 }
 
-/// Whether `op` is a cast the host does when it loads the program: an
-/// `nn.cast` without a scale that widens a parameter exactly, the
-/// parameter's only reader. It folds into the parameter's
-/// `tile.host_input`, which then holds the widened elements.
+/// Whether `v` is an argument of `f`'s entry block (an input or a
+/// parameter).
+fn is_argument(cx: &Context, f: Op, v: Value) -> bool {
+    if cx.defining_op(v).is_some() || cx.num_regions(f) == 0 {
+        return false;
+    }
+    cx.entry_block(cx.region(f, 0))
+        .is_some_and(|entry| cx.block_args(entry).contains(&v))
+}
+
+/// Whether `op` is a cast the host does as it hands a value over: an
+/// `nn.cast` without a scale that widens an argument exactly (a
+/// parameter when the program is loaded, an input at every run; 8- and
+/// 16-bit integers to the f32 that holds them), the argument's only
+/// reader. It folds into the argument's `tile.host_input`, which then
+/// holds the widened elements, and its stream converts
+/// (`HostStream::host_element`).
 pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
     let Some(cast) = nn::Cast::cast(cx, op) else {
         return false;
@@ -265,7 +278,7 @@ pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
     let (Some((sx, ex)), Some((sy, ey))) = (cx.tensor_parts(tx), cx.tensor_parts(ty)) else {
         return false;
     };
-    is_parameter(cx, f, x)
+    is_argument(cx, f, x)
         && cx.uses(x).len() == 1
         && sx == sy
         && ipu_dialects::tile::load_widens_exactly(cx, ex, ey)
@@ -275,7 +288,10 @@ pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
 /// parameter widened at load.
 fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
     match cx.defining_op(v) {
-        Some(d) => nn::Constant::isa(cx, d) || is_load_cast(cx, f, d),
+        Some(d) => {
+            nn::Constant::isa(cx, d)
+                || (is_load_cast(cx, f, d) && is_parameter(cx, f, cx.operand(d, 0)))
+        }
         None => is_parameter(cx, f, v),
     }
 }

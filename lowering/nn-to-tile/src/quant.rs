@@ -387,8 +387,9 @@ impl Rewriter<'_> {
         }
         let native = matches!(t, ElementType::I32 | ElementType::I64);
         let img = match self.cx.defining_op(v) {
-            None if native || self.is_parameter(v) => self.emit(cast_to(ElementType::F32), &[v])?,
-            None => return Ok(None),
+            // An argument: widened by the host (at load, or as it streams
+            // an input in), or an i32 / i64 one cast on the tiles.
+            None => self.emit(cast_to(ElementType::F32), &[v])?,
             Some(d) if nn::Constant::isa(self.cx, d) => {
                 let c = nn::constant_tensor(self.cx, d)?;
                 let f = ipu_reference::evaluate(&cast_to(ElementType::F32), &[&c])
