@@ -2,10 +2,12 @@
 // as a diagnostic at the op.
 // RUN: ipu-opt --split-input-file --verify-diagnostics --target test16 --convert-nn-to-tile %s
 
-// i32 and i64 comparisons have a kernel (intew); 16-bit integers none.
-func.func @i16_compare(%a: tensor<4xi16>, %b: tensor<4xi16>) -> tensor<4xi1> {
-  // expected-error@+1 {{'nn.less' op on i16 elements has no kernel (f32, f16, i32 and i64 do)}}
-  %y = nn.less %a, %b : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi1>
+// i32 and i64 comparisons have a kernel (intew); 8- and 16-bit integers
+// are compared as their exact f32 images (quant.rs); a u32 has no image
+// (beyond 2^24) and no kernel.
+func.func @u32_compare(%a: tensor<4xui32>, %b: tensor<4xui32>) -> tensor<4xi1> {
+  // expected-error@+1 {{'nn.less' op on ui32 elements has no kernel (f32, f16, i32 and i64 do)}}
+  %y = nn.less %a, %b : (tensor<4xui32>, tensor<4xui32>) -> tensor<4xi1>
   return %y : tensor<4xi1>
 }
 

@@ -256,6 +256,7 @@ impl Rewriter<'_> {
             OpKind::MatMul => self.matmul(target),
             OpKind::Round => self.round(),
             OpKind::Cast { to, scale: 0, .. } => self.int_cast(*to),
+            OpKind::Equal | OpKind::Less | OpKind::Greater => self.int_compare(kind),
             OpKind::Conv {
                 strides,
                 dilations,

@@ -19,7 +19,8 @@
 //!   in whatever order the tiles add; the chunks' results, cast to the
 //!   integer type, are added there (a bound that is not met leaves the op
 //!   to the device's "not lowered" diagnostic).
-//! * A cast of an integer value with an image to f32 is its image.
+//! * A cast of an integer value with an image to f32 is its image; a
+//!   comparison of two 8- or 16-bit integers one of their images.
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
 //!   by f32 addition, which rounds half to even; the sign is put back from
 //!   `1 / x < 0` (true for -0 too), and |x| >= 2^23 (or NaN) is x itself.
@@ -370,6 +371,21 @@ impl Rewriter<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// A comparison (`kind`) of two integers the device has no kernels for
+    /// (u8, i8, u16, i16): the same comparison of their images, which
+    /// order and equal as the integers do.
+    pub(crate) fn int_compare(&mut self, kind: &OpKind) -> Result<Option<Value>, String> {
+        let (a, b) = (self.operand(0), self.operand(1));
+        let small = |t: ElementType| is_int(t) && !matches!(t, ElementType::I32 | ElementType::I64);
+        if !self.elem(a).is_some_and(small) || !self.elem(b).is_some_and(small) {
+            return Ok(None);
+        }
+        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
+            return Ok(None);
+        };
+        self.emit(kind.clone(), &[ia, ib]).map(Some)
     }
 
     /// The f32 image of integer value `v` (see the module's notes), built
