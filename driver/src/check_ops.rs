@@ -32,9 +32,10 @@ pub struct OpCheck {
     /// only an exchange made, or a parameter's cast the host made at load);
     /// the row is the reference's.
     pub observed: Option<Observed>,
-    /// The op is an exact widening of a parameter that the host does when
-    /// it loads the program (`ipu_lowering::nn_to_tile::is_load_cast`): no
-    /// device op computes it.
+    /// The op is an exact widening of an argument that the host does (a
+    /// parameter's when it loads the program, an input's as it streams it
+    /// in: `ipu_lowering::nn_to_tile::is_load_cast`): no device op
+    /// computes it.
     pub at_load: bool,
     /// The op is part of a chain the compiler replaced by one op (its
     /// location is in that op's fused location, not its last): the device
@@ -510,7 +511,7 @@ pub fn render(rows: &[OpCheck]) -> String {
             None if r.at_load => {
                 let _ = writeln!(
                     s,
-                    "{:>10}  {:>10}  {:>10}  widened exactly by the host when the program is loaded: reference value used",
+                    "{:>10}  {:>10}  {:>10}  widened exactly by the host (a parameter at load, an input as it streams in): reference value used",
                     "-", "-", "-"
                 );
             }
@@ -560,7 +561,7 @@ pub fn render(rows: &[OpCheck]) -> String {
     let observed = rows.iter().filter(|r| r.observed.is_some()).count();
     let at_load = rows.iter().filter(|r| r.at_load).count();
     let loaded = if at_load > 0 {
-        format!(", {at_load} of them converted at load")
+        format!(", {at_load} of them converted by the host")
     } else {
         String::new()
     };

@@ -17,7 +17,7 @@
 // RUN: head -3 %t/from-package | sed 's/package=[^ ]*//' > %t/from-package.verdict
 // RUN: head -3 %t/1/verdict | sed 's/package=[^ ]*//' | cmp - %t/from-package.verdict
 // RUN: FileCheck %s --check-prefix=TABLE < %t/from-package
-// TABLE: nn.cast {{.*}} widened exactly by the host when the program is loaded: reference value used
+// TABLE: nn.cast {{.*}} widened exactly by the host (a parameter at load, an input as it streams in): reference value used
 // TABLE: every checked op is within its tolerance
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s --check-prefix=MACHINE
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCHANGE
@@ -26,9 +26,9 @@
 // CHECK-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS
 // CHECK-NEXT: hardwareTest=PASS
 // CHECK: nn.matmul {{.*}}load-widen-test16.mlir:[[#@LINE+15]]:3 {{.*}} ok
-// CHECK: nn.cast {{.*}}load-widen-test16.mlir:[[#@LINE+15]]:3 {{.*}} widened exactly by the host when the program is loaded: reference value used
+// CHECK: nn.cast {{.*}}load-widen-test16.mlir:[[#@LINE+15]]:3 {{.*}} widened exactly by the host (a parameter at load, an input as it streams in): reference value used
 // CHECK: nn.matmul {{.*}}load-widen-test16.mlir:[[#@LINE+15]]:3 {{.*}} ok
-// CHECK: checked 2 of 3 ops on the device's values (1 not stored, 1 of them converted at load)
+// CHECK: checked 2 of 3 ops on the device's values (1 not stored, 1 of them converted by the host)
 // CHECK-NEXT: every checked op is within its tolerance
 
 // MACHINE: machine.host_stream "w1" {direction = "load", element = "f16", host_element = "f8E4M3FN"
