@@ -445,7 +445,9 @@ pub fn roofline_cycles(pkg: &Package) -> Option<u64> {
 pub fn host_io_cycles(pkg: &Package, target: &Target) -> u64 {
     let (mut input, mut output) = (0u64, 0u64);
     for s in &pkg.meta.streams {
-        let b = s.host_byte_len().unwrap_or(u64::MAX);
+        // What crosses the link: the placed buffer (an input the host
+        // widens goes over widened).
+        let b = s.byte_len().unwrap_or(u64::MAX);
         match s.direction {
             Direction::Input => input = input.saturating_add(b),
             Direction::Output => output = output.saturating_add(b),

@@ -176,7 +176,9 @@ fn placed_plans(pkg: &Package, target: &Target, memory: &MemoryReport) -> Vec<St
         let mut plan = StreamPlan {
             name: s.name.clone(),
             input,
-            cycles: target.host_link_cycles(s.host_byte_len().unwrap_or(u64::MAX)),
+            // The placed buffer crosses the link (an input the host widens
+            // goes over widened).
+            cycles: target.host_link_cycles(s.byte_len().unwrap_or(u64::MAX)),
             double: true,
             need: if input { steps } else { usize::MAX },
             prev_last: None,
@@ -244,7 +246,7 @@ fn unplaced_plans(pkg: &Package, target: &Target, steps: usize) -> Vec<StreamPla
         .map(|s| StreamPlan {
             name: s.name.clone(),
             input: s.direction.to_device(),
-            cycles: target.host_link_cycles(s.host_byte_len().unwrap_or(u64::MAX)),
+            cycles: target.host_link_cycles(s.byte_len().unwrap_or(u64::MAX)),
             double: false,
             need: 0,
             prev_last: Some(steps.saturating_sub(1)),
