@@ -218,9 +218,20 @@ fn cases_of_other_element_types_are_outside_the_device_mode() {
         "test_relu_u8",
         ("Relu", ""),
         &[("x", u.clone())],
-        &[("y", u)],
+        &[("y", u.clone())],
     );
     assert!(!ipu_driver::conformance::in_device_types(&dir));
+    // A u8 input (the host widens it to f32) with an output of a device
+    // type is in the mode; only the graph's declared types are read.
+    let f = f32s(&[4], vec![1.0, 2.0, 3.0, 4.0]);
+    let dir = write_case(
+        &root,
+        "test_u8_in",
+        ("Cast", ""),
+        &[("x", u.clone())],
+        &[("y", f)],
+    );
+    assert!(ipu_driver::conformance::in_device_types(&dir));
     let _ = std::fs::remove_dir_all(root);
 }
 
