@@ -13,6 +13,8 @@
 #   BASE=path/to/ipu-opt   the base binary (default target/release-base/ipu-opt;
 #                          without one, only the new figures are printed)
 #   RUNS=N                 runs of each binary per model (default 5)
+#   MODELS="a.mlir b.mlir" the models (default the block and the MLP; e.g. a
+#                          stack from bench/stack_gen.py)
 # Make a base before changing anything:
 #   cargo build --release --bin ipu-opt && mkdir -p target/release-base &&
 #   cp target/release/ipu-opt target/release-base/
@@ -41,7 +43,7 @@ compile() {
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 printf '%-20s %10s %10s %10s %12s %12s\n' model "base s" "new s" new/base "1thr=2thr" "new=base"
-for model in examples/transformer_block.mlir examples/mlp.mlir; do
+for model in ${MODELS:-examples/transformer_block.mlir examples/mlp.mlir}; do
   name=$(basename "$model" .mlir)
   # The outputs for the identity checks, not timed (they also warm the
   # kernel and file caches); the timed runs print to /dev/null, as the

@@ -564,6 +564,8 @@ fn emit_rows(cx: &mut Context, block: ipu_ir::Block, s: &Summary, loc: Loc) {
 pub(crate) struct PhaseRows {
     pub step: usize,
     pub summary: StepSummary,
+    /// Whether the schedule and rows are an earlier equal phase's.
+    pub reused: bool,
     pub rows: Vec<(u32, ProgramRow)>,
 }
 
@@ -571,14 +573,51 @@ pub(crate) struct PhaseRows {
 /// offset is relative to (none for selects).
 pub(crate) type ProgramRow = Vec<(RowEntry, Option<u32>)>;
 
-/// An exchange phase scheduled, before its rows are built.
+/// An exchange phase scheduled and its tiles' rows built, before the rows'
+/// virtual offsets are resolved to its buffers.
 struct Scheduled<'a> {
     step: usize,
     decl: &'a ipu_program::PhaseDecl,
-    phase: ipu_exchange_schedule::Phase,
     space: VirtualSpace,
-    schedule: Arc<ipu_exchange_schedule::Schedule>,
+    seen: Arc<Seen>,
+    /// Whether `seen` is an earlier phase's.
+    reused: bool,
     summary: StepSummary,
+}
+
+/// A distinct phase of this build (as the scheduler sees it), its schedule
+/// and its tiles' rows (entries at virtual offsets).
+struct Seen {
+    phase: ipu_exchange_schedule::Phase,
+    schedule: Arc<ipu_exchange_schedule::Schedule>,
+    rows: Vec<Vec<RowEntry>>,
+}
+
+/// The distinct phases scheduled so far, by hash. A phase whose virtual
+/// phase ([`Program::virtual_phase`]) equals an earlier one's moves the same
+/// bytes between the same tiles in the same order, at the same offsets in
+/// buffers of the same sizes; only the buffers differ. It reuses that
+/// phase's schedule and rows, resolved to its own buffers: the scheduler
+/// would answer it from its memo with the same schedule, and the rows are a
+/// pure function of the virtual phase and its schedule.
+#[derive(Default)]
+struct SeenPhases(rustc_hash::FxHashMap<u64, Vec<Arc<Seen>>>);
+
+impl SeenPhases {
+    fn key(phase: &ipu_exchange_schedule::Phase) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        phase.hash(&mut h);
+        h.finish()
+    }
+
+    fn get(&self, key: u64, phase: &ipu_exchange_schedule::Phase) -> Option<Arc<Seen>> {
+        self.0
+            .get(&key)?
+            .iter()
+            .find(|s| s.phase == *phase)
+            .cloned()
+    }
 }
 
 /// The rows of every exchange phase, in program order. Schedules are looked
@@ -626,15 +665,16 @@ fn send_exchange_rows(
     senders: Vec<mpsc::Sender<PhaseResult>>,
 ) {
     let mut scheduler = ExchangeScheduler::new(target.clone());
+    let mut seen = SeenPhases::default();
     rayon::scope(|scope| {
         let mut free = senders.into_iter();
         for (s, step) in program.steps.iter().enumerate() {
             let Step::Exchange(ph) = step else { continue };
             let Some(tx) = free.next() else { break };
             // A send fails only once the reader has stopped (at an earlier error).
-            match schedule_phase(&mut scheduler, program, target, s, ph) {
+            match schedule_phase(&mut scheduler, &mut seen, program, target, s, ph) {
                 Ok(x) => scope.spawn(move |_| {
-                    let _ = tx.send(phase_rows(x, target));
+                    let _ = tx.send(phase_rows(x));
                 }),
                 Err(e) => {
                     let _ = tx.send(Err(e));
@@ -650,10 +690,12 @@ fn phase_error(ph: &ipu_program::PhaseDecl, m: String) -> Diagnostic {
     Diagnostic::error(ph.loc, format!("'exchange.phase' op @{}: {m}", ph.name))
 }
 
-/// Schedules phase `ph` (step `s`), checks the schedule against what the
+/// Schedules phase `ph` (step `s`) and builds its tiles' rows, or takes
+/// both from an equal phase in `seen`; checks the schedule against what the
 /// exchange stage recorded, and summarises the step.
 fn schedule_phase<'a>(
     scheduler: &mut ExchangeScheduler,
+    seen: &mut SeenPhases,
     program: &Program,
     target: &Target,
     s: usize,
@@ -661,19 +703,37 @@ fn schedule_phase<'a>(
 ) -> Result<Scheduled<'a>, Diagnostic> {
     let err = |m: String| phase_error(ph, m);
     let (phase, space) = program.virtual_phase(ph);
-    let (schedule, known) = scheduler
-        .schedule_memo(&phase)
-        .map_err(|e| err(e.to_string()))?;
-    // A schedule made in this process was verified when it was made; one
-    // made here is verified now.
-    if !known {
-        if let Err(errors) = verify(&phase, &schedule, target) {
-            return Err(err(format!(
-                "the schedule fails verification, first: {}",
-                errors.first().map(|e| e.to_string()).unwrap_or_default()
-            )));
+    let key = SeenPhases::key(&phase);
+    let hit = seen.get(key, &phase);
+    let reused = hit.is_some();
+    let seen = match hit {
+        Some(x) => x,
+        None => {
+            let (schedule, known) = scheduler
+                .schedule_memo(&phase)
+                .map_err(|e| err(e.to_string()))?;
+            // A schedule made in this process was verified when it was made; one
+            // made here is verified now.
+            if !known {
+                if let Err(errors) = verify(&phase, &schedule, target) {
+                    return Err(err(format!(
+                        "the schedule fails verification, first: {}",
+                        errors.first().map(|e| e.to_string()).unwrap_or_default()
+                    )));
+                }
+            }
+            let rows = tile_rows(&phase, &schedule.fragments, target);
+            let x = Arc::new(Seen {
+                phase,
+                schedule,
+                rows,
+            });
+            seen.0.entry(key).or_default().push(x.clone());
+            x
         }
-    }
+    };
+    let schedule = &seen.schedule;
+    // The recorded horizon is checked for every phase, reused or not.
     if schedule.horizon != ph.figures.horizon {
         return Err(err(format!(
             "records horizon {}, but the schedule of its transfers has horizon {}; run convert-tile-to-exchange again after changing the program",
@@ -685,7 +745,8 @@ fn schedule_phase<'a>(
         tile = schedule.rows.max_row_tile,
         row_words = schedule.rows.max_row_words,
         horizon = schedule.horizon,
-        transfers = phase.transfers.len(),
+        transfers = seen.phase.transfers.len(),
+        reused,
         "finished physical exchange phase"
     );
     let summary = StepSummary {
@@ -708,35 +769,32 @@ fn schedule_phase<'a>(
     Ok(Scheduled {
         step: s,
         decl: ph,
-        phase,
         space,
-        schedule,
+        seen,
+        reused,
         summary,
     })
 }
 
 /// A scheduled phase's rows, every entry's virtual offset resolved to a
 /// buffer of its tile and the offset in it.
-fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic> {
+fn phase_rows(x: Scheduled<'_>) -> Result<PhaseRows, Diagnostic> {
     let Scheduled {
         step,
         decl,
-        phase,
         space: vs,
-        schedule,
+        seen,
+        reused,
         summary,
     } = x;
-    let rows = tile_rows(&phase, &schedule.fragments, target);
-    // Only the rows are needed from here: the phase is freed now.
-    drop((phase, schedule));
     let mut out = Vec::new();
-    for (tile, entries) in rows.into_iter().enumerate() {
+    for (tile, entries) in seen.rows.iter().enumerate() {
         if entries.is_empty() {
             continue;
         }
         let tile = tile as u32;
         let mut row = Vec::with_capacity(entries.len());
-        for e in entries {
+        for &e in entries {
             let (space, off) = match e {
                 RowEntry::Send { offset, .. } => (&vs.src, offset),
                 // A capture from the partner's port writes this tile's memory.
@@ -777,6 +835,7 @@ fn phase_rows(x: Scheduled<'_>, target: &Target) -> Result<PhaseRows, Diagnostic
     Ok(PhaseRows {
         step,
         summary,
+        reused,
         rows: out,
     })
 }
@@ -801,6 +860,7 @@ pub(crate) fn plan(
                  phases: &mut dyn Iterator<Item = PhaseResult>|
      -> Result<Plan, Diagnostic> {
         let mut steps: Vec<StepSummary> = Vec::with_capacity(program.steps.len());
+        let mut reused = 0usize;
         for (s, step) in program.steps.iter().enumerate() {
             let si = s as u32;
             match step {
@@ -819,6 +879,7 @@ pub(crate) fn plan(
                         .next()
                         .expect("every phase up to the first failure sends its rows")?;
                     debug_assert_eq!(ready.step, s);
+                    reused += usize::from(ready.reused);
                     steps.push(ready.summary);
                     for (tile, mut row) in ready.rows {
                         let w = p.tiles.entry(tile).or_default();
@@ -841,6 +902,11 @@ pub(crate) fn plan(
                 }
             }
         }
+        tracing::info!(
+            steps = steps.len(),
+            reused,
+            "exchange phases whose schedule and rows an equal earlier phase gave"
+        );
         for o in &program.outputs {
             let at = ipu_program::Stored {
                 home: Some((o.at.buffer, o.at.mapping.clone())),

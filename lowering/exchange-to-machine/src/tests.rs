@@ -50,50 +50,6 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
         let Step::Exchange(ph) = step else { continue };
         let (phase, vs) = program.virtual_phase(ph);
         let (schedule, _) = scheduler.schedule_memo(&phase).expect("schedules");
-        let mut rows = Vec::new();
-        for (tile, entries) in tile_rows(&phase, &schedule.fragments, target)
-            .into_iter()
-            .enumerate()
-        {
-            let tile = tile as u32;
-            let row: Vec<_> = entries
-                .into_iter()
-                .map(|e| match e {
-                    RowEntry::Send { cycle, offset, len } => {
-                        let (b, rel) =
-                            VirtualSpace::resolve(&vs.src, tile, u64::from(offset)).expect("in");
-                        let (b, rel) = (b as u32, rel as u32);
-                        let e = RowEntry::Send {
-                            cycle,
-                            offset: rel,
-                            len,
-                        };
-                        (e, Some(b))
-                    }
-                    RowEntry::Capture {
-                        cycle,
-                        port,
-                        offset,
-                        len,
-                    } => {
-                        let (b, rel) =
-                            VirtualSpace::resolve(&vs.dst, tile, u64::from(offset)).expect("in");
-                        let (b, rel) = (b as u32, rel as u32);
-                        let e = RowEntry::Capture {
-                            cycle,
-                            port,
-                            offset: rel,
-                            len,
-                        };
-                        (e, Some(b))
-                    }
-                    select => (select, None),
-                })
-                .collect();
-            if !row.is_empty() {
-                rows.push((tile, row));
-            }
-        }
         out.push(PhaseRows {
             step: s,
             summary: StepSummary {
@@ -102,10 +58,66 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
                 cycles: Some(target.exchange_phase_cycles(schedule.horizon)),
                 bound: None,
             },
-            rows,
+            reused: false,
+            rows: resolved_rows(&phase, &schedule, &vs, target),
         });
     }
     out
+}
+
+/// The rows of `phase` under `schedule`, every entry resolved to its tile's
+/// buffer in `vs`.
+fn resolved_rows(
+    phase: &ipu_exchange_schedule::Phase,
+    schedule: &ipu_exchange_schedule::Schedule,
+    vs: &VirtualSpace,
+    target: &Target,
+) -> Vec<(u32, ProgramRow)> {
+    let mut rows = Vec::new();
+    for (tile, entries) in tile_rows(phase, &schedule.fragments, target)
+        .into_iter()
+        .enumerate()
+    {
+        let tile = tile as u32;
+        let row: Vec<_> = entries
+            .into_iter()
+            .map(|e| match e {
+                RowEntry::Send { cycle, offset, len } => {
+                    let (b, rel) =
+                        VirtualSpace::resolve(&vs.src, tile, u64::from(offset)).expect("in");
+                    let (b, rel) = (b as u32, rel as u32);
+                    let e = RowEntry::Send {
+                        cycle,
+                        offset: rel,
+                        len,
+                    };
+                    (e, Some(b))
+                }
+                RowEntry::Capture {
+                    cycle,
+                    port,
+                    offset,
+                    len,
+                } => {
+                    let (b, rel) =
+                        VirtualSpace::resolve(&vs.dst, tile, u64::from(offset)).expect("in");
+                    let (b, rel) = (b as u32, rel as u32);
+                    let e = RowEntry::Capture {
+                        cycle,
+                        port,
+                        offset: rel,
+                        len,
+                    };
+                    (e, Some(b))
+                }
+                select => (select, None),
+            })
+            .collect();
+        if !row.is_empty() {
+            rows.push((tile, row));
+        }
+    }
+    rows
 }
 
 #[test]
@@ -129,6 +141,62 @@ fn exchange_rows_equal_a_sequential_build_at_any_thread_count() {
                 w.step
             );
         }
+    }
+}
+
+#[test]
+fn a_repeated_phase_reuses_the_schedule_relocated_to_its_buffers() {
+    let (cx, f) = exchange_stage();
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let mut program = Program::read(&cx, f).unwrap_or_else(|d| panic!("{d}"));
+    // A copy of the first phase, naming fresh buffers of the same sizes.
+    let (first, decl) = program
+        .steps
+        .iter()
+        .enumerate()
+        .find_map(|(s, st)| match st {
+            Step::Exchange(ph) if !ph.moves.is_empty() => Some((s, ph.clone())),
+            _ => None,
+        })
+        .expect("an exchange phase");
+    let mut copy = decl.clone();
+    let mut fresh: BTreeMap<BufId, BufId> = BTreeMap::new();
+    for m in &mut copy.moves {
+        for b in [&mut m.src, &mut m.dst] {
+            *b = *fresh.entry(*b).or_insert_with(|| {
+                program.buffers.push(program.buffers[*b].clone());
+                program.buffers.len() - 1
+            });
+        }
+    }
+    program.steps.push(Step::Exchange(copy.clone()));
+    let last = program.steps.len() - 1;
+    // What a scheduler that never saw the original makes of the copy.
+    let (phase, vs) = program.virtual_phase(&copy);
+    let schedule = ExchangeScheduler::new(target.clone())
+        .schedule(&phase)
+        .expect("schedules");
+    let want = resolved_rows(&phase, &schedule, &vs, &target);
+    assert!(want
+        .iter()
+        .flat_map(|(_, r)| r)
+        .any(|(_, b)| b.is_some_and(|b| fresh.values().any(|&n| n as u32 == b))));
+    for threads in [1, 2] {
+        let got = pool(threads).install(|| exchange_rows(&program, &target));
+        let got: Vec<PhaseRows> = got
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|d| panic!("{d}")))
+            .collect();
+        let orig = got.iter().find(|p| p.step == first).expect("the original");
+        let again = got.last().expect("the copy");
+        assert_eq!(again.step, last);
+        assert!(!orig.reused && again.reused, "{threads} threads");
+        assert_eq!(again.summary.cycles, orig.summary.cycles);
+        assert_eq!(again.rows, want, "{threads} threads");
+        assert_ne!(
+            again.rows, orig.rows,
+            "the copy's rows name its own buffers"
+        );
     }
 }
 
