@@ -1074,9 +1074,11 @@ mod tests {
         // The host's buffer is sized at its own type.
         let err = loaded_bytes(&s, &[0; 4]).unwrap_err();
         assert_eq!(err, "input stream `w` takes 2 bytes, got 4");
-        // Only a load stream converts, and only exactly.
+        // A load or an input stream converts, an output stream never, and only exactly.
         let mut s = load_stream(StreamType::F16, StreamType::F8E4M3FN, 1);
         s.direction = Direction::Input;
+        assert_eq!(&loaded_bytes(&s, &[0x38]).unwrap()[..], &[0x00, 0x3c]);
+        s.direction = Direction::Output;
         assert!(loaded_bytes(&s, &[0x38])
             .unwrap_err()
             .contains("cannot convert"));
