@@ -261,8 +261,8 @@ fn is_argument(cx: &Context, f: Op, v: Value) -> bool {
 
 /// Whether `op` is a cast the host does as it hands a value over: an
 /// `nn.cast` without a scale that widens an argument exactly (a
-/// parameter when the program is loaded, an input at every run; 8- and
-/// 16-bit integers to the f32 that holds them), the argument's only
+/// parameter when the program is loaded, an input of 8- or 16-bit
+/// integers at every run, to the f32 that holds them), the argument's only
 /// reader. It folds into the argument's `tile.host_input`, which then
 /// holds the widened elements, and its stream converts
 /// (`HostStream::host_element`).
@@ -278,7 +278,11 @@ pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
     let (Some((sx, ex)), Some((sy, ey))) = (cx.tensor_parts(tx), cx.tensor_parts(ty)) else {
         return false;
     };
-    is_argument(cx, f, x)
+    // An input widens on the host only when the device has no kernels for
+    // its elements (8- and 16-bit integers); a float input is streamed as
+    // it is and cast on the tiles, at half the link bytes.
+    let host_only = matches!(cx.type_kind(ex), ipu_ir::TypeKind::Integer { .. });
+    (is_parameter(cx, f, x) || (host_only && is_argument(cx, f, x)))
         && cx.uses(x).len() == 1
         && sx == sy
         && ipu_dialects::tile::load_widens_exactly(cx, ex, ey)
