@@ -29,8 +29,13 @@
 // RUN: env RAYON_NUM_THREADS=1 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t/m.1.mlir
 // RUN: env RAYON_NUM_THREADS=2 ipu-opt --target test16 --ipu-lower-to-machine %s -o %t/m.2.mlir
 // RUN: cmp %t/m.1.mlir %t/m.2.mlir
-// Two steps of @layer per call, none of @main's own.
+// Two steps of @layer per call; the calls' copies: the first call's
+// argument in, one set between the calls (the first call's result straight
+// into the second's input), the last call's result out.
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine --mlir-pass-statistics %s 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// The machine stage: both calls share one frame of buffers and run the
+// callee's steps as one subroutine (call_0), its code emitted once.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s --check-prefix=MACHINE
 
 // TILE-LABEL: func.func private @layer(
 // TILE-NEXT: tile.host_input %arg0 {mapping = {grid = array<i64: 4, 4>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
@@ -57,12 +62,14 @@
 // CHECK-NEXT: exchange.buffer {bytes = 64 : i64, sym_name = "call0.result0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.buffer {bytes = 64 : i64, sym_name = "call1.result0", tiles = "0 to 15"}
 // CHECK-NEXT: exchange.host_input %arg0 {buffer = @input0, mapping = {grid = array<i64: 4, 4>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
-// CHECK-NEXT: exchange.call @layer(%arg1, %arg2) {args = [@input0, 0 : i64, 1 : i64], results = [@call0.result0], source = "80:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
-// CHECK-NEXT: exchange.call @layer(%arg3, %arg4) {args = [@call0.result0, 0 : i64, 1 : i64], results = [@call1.result0], source = "81:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
+// CHECK-NEXT: exchange.call @layer(%arg1, %arg2) {args = [@input0, 0 : i64, 1 : i64], results = [@call0.result0], source = "{{[0-9]+}}:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
+// CHECK-NEXT: exchange.call @layer(%arg3, %arg4) {args = [@call0.result0, 0 : i64, 1 : i64], results = [@call1.result0], source = "{{[0-9]+}}:3"} : (tensor<64x64xf8E4M3FN>, tensor<64xf16>) -> ()
 // CHECK-NEXT: exchange.host_output {buffer = @call1.result0, mapping = {grid = array<i64: 4, 4>, tiles = array<i64: 0, 1>}, name = "y"}
 // CHECK-NOT: func.func
 
-// STATS: 4 supersteps
+// STATS: 7 supersteps
+
+// MACHINE: program = ["layer0.args: main.memcpy", "layer0.x0 (call_0): exch{{.*}}", "layer0.s1 (call_0): gemm{{.*}}", "layer0.results: main.memcpy", "layer1.x0 (call_0): exch{{.*}}", "layer1.s1 (call_0): gemm{{.*}}", "layer1.results: main.memcpy"]
 
 func.func private @layer(%x: tensor<8x64xf16> {ipu.name = "x"}, %w: tensor<64x64xf8E4M3FN> {ipu.name = "w", ipu.weight}, %b: tensor<64xf16> {ipu.name = "b", ipu.weight}) -> (tensor<8x64xf16> {ipu.name = "y"}) {
   %h = nn.matmul %x, %w : (tensor<8x64xf16>, tensor<64x64xf8E4M3FN>) -> tensor<8x64xf16>

@@ -132,7 +132,7 @@ pub trait DeviceOp: Sync {
                 .unwrap_or(4) as i64;
             for b in ipu_program::geometry::blocks(&m, &shape) {
                 let n: i64 = b.lo.iter().zip(&b.hi).map(|(l, h)| h - l).product();
-                out.push((b.tile, (n * eb).max(0) as u64));
+                out.push((b.tile, ipu_program::stored_bytes((n * eb).max(0) as u64)));
             }
         }
         out

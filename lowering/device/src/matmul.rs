@@ -440,6 +440,8 @@ impl DeviceOp for Matmul {
             } else {
                 g.bk * g.bn * eb(1) + 8 * g.bm
             };
+            // Each held in a buffer of its own, with the kernels' slack.
+            let bytes = ipu_program::stored_bytes(bytes);
             out.extend(needs(&g, [0, 1], i, false).iter().map(|b| (b.tile, bytes)));
         }
         out

@@ -247,6 +247,11 @@ pub(crate) struct TileWork {
     local: Vec<usize>,
     /// Local index -> program buffer.
     pub ids: Vec<BufId>,
+    /// Per local index of a call frame's buffer: (call, first, last) of
+    /// each call that uses it (call 0: outside every call); empty for
+    /// other buffers. [`Self::settle_spans`] turns them into
+    /// [`Buffer::spans`].
+    frame_uses: Vec<Vec<(u32, u32, u32)>>,
 }
 
 /// Supervisor issues between a phase's `exch` and the first copy it runs
@@ -313,10 +318,12 @@ impl TileWork {
                 let decl = &program.buffers[b];
                 self.bufs.push(Buffer {
                     name: decl.name.clone(),
-                    size: pad(decl.bytes),
+                    size: ipu_program::stored_bytes(decl.bytes),
                     first: step,
                     last: step,
+                    spans: Vec::new(),
                 });
+                self.frame_uses.push(Vec::new());
                 self.interleaved.push(decl.interleaved);
                 self.ids.push(b);
                 let i = self.bufs.len() - 1;
@@ -327,10 +334,45 @@ impl TileWork {
                 i
             }
         };
+        self.alive_at(program, i, step);
+        i
+    }
+
+    /// Local buffer `i` is alive at `step`.
+    fn alive_at(&mut self, program: &Program, i: usize, step: u32) {
         let buf = &mut self.bufs[i];
         buf.first = buf.first.min(step);
         buf.last = buf.last.max(step);
-        i
+        if program.frames.is_frame(self.ids[i]) {
+            let call = program.frames.call_of(step as usize);
+            let uses = &mut self.frame_uses[i];
+            match uses.iter_mut().find(|u| u.0 == call) {
+                Some(u) => (u.1, u.2) = (u.1.min(step), u.2.max(step)),
+                None => uses.push((call, step, step)),
+            }
+        }
+    }
+
+    /// Each call frame's buffer alive only in the calls that use it, unless
+    /// something outside every call uses it too (a constant loaded once).
+    fn settle_spans(&mut self) {
+        for (buf, uses) in self.bufs.iter_mut().zip(&mut self.frame_uses) {
+            if uses.len() < 2 || uses.iter().any(|u| u.0 == 0) {
+                continue;
+            }
+            let mut spans: Vec<(u32, u32)> = uses.iter().map(|u| (u.1, u.2)).collect();
+            spans.sort_unstable();
+            let mut merged: Vec<(u32, u32)> = Vec::with_capacity(spans.len());
+            for (a, b) in spans {
+                match merged.last_mut() {
+                    Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                    _ => merged.push((a, b)),
+                }
+            }
+            if merged.len() > 1 {
+                buf.spans = merged;
+            }
+        }
     }
 
     /// Puts each call's split-off prologue ([`records::Prologue`]) in the
@@ -341,7 +383,7 @@ impl TileWork {
     /// the phase, [`Self::during`], come before the prologues there and do
     /// not count). The buffers it reads are then alive from the exchange
     /// step on.
-    fn place_prologues(&mut self, kinds: &[StepKind]) {
+    fn place_prologues(&mut self, program: &Program, kinds: &[StepKind]) {
         let steps: Vec<usize> = self.calls.keys().copied().collect();
         for s in steps {
             if s == 0 || kinds.get(s - 1) != Some(&StepKind::Exchange) {
@@ -401,8 +443,7 @@ impl TileWork {
                 reads_ahead.extend(reads);
             }
             for b in reads_ahead {
-                let buf = &mut self.bufs[b];
-                buf.first = buf.first.min(s as u32 - 1);
+                self.alive_at(program, b, s as u32 - 1);
             }
             if !ahead.is_empty() {
                 self.ahead.insert(s - 1, ahead);
@@ -477,12 +518,8 @@ pub(crate) struct Plan {
     pub probes: Vec<(u32, String, String, StreamSpec)>,
     /// Per program buffer, what it holds (for the memory report).
     pub facts: Vec<memory::BufferFacts>,
-}
-
-fn pad(bytes: u64) -> u64 {
-    // Kernels process whole groups (up to 8 FP8 elements as f32 = 32 B)
-    // and may read 8 bytes past their buffers.
-    bytes.div_ceil(32) * 32 + 16
+    /// Each expanded call's steps and its callee's number, in order.
+    pub calls: Vec<(std::ops::Range<usize>, u32)>,
 }
 
 struct Planner<'a> {
@@ -941,7 +978,8 @@ pub(crate) fn plan(
         }
         let kinds: Vec<StepKind> = steps.iter().map(|s| s.kind).collect();
         for w in p.tiles.values_mut() {
-            w.place_prologues(&kinds);
+            w.place_prologues(program, &kinds);
+            w.settle_spans();
         }
         exchange_estimates(cx, f, p, &mut steps)?;
         Ok(Plan {
@@ -951,6 +989,7 @@ pub(crate) fn plan(
             streams,
             probes,
             facts: memory::buffer_facts(cx, f, program),
+            calls: program.frames.call_ranges(),
         })
     };
     // The exchange rows are built while the host streams and constants are
@@ -1288,8 +1327,10 @@ pub fn build_package_with(
         operations = operations
     );
     let _g = span.enter();
-    let program = timed_phase("read_program", || read_expanded(cx, f, target, 0))?;
+    let mut program = timed_phase("read_program", || read_expanded(cx, f, target, 0))?;
     timed_phase("check_program", || program.check(target))?;
+    // Checked with a buffer per call (each written once); then one frame per callee.
+    program.fold_frames();
     let plan = timed_phase("plan_package", || plan(cx, f, &program, target))?;
     build_package_from(cx, f, target, plan, rows)
 }

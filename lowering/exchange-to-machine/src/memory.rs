@@ -695,8 +695,11 @@ fn tile_memory(
                     first: first as u32,
                     last: last as u32,
                 });
-                for v in live.iter_mut().take(last + 1).skip(first) {
-                    *v += b.size;
+                for (s, v) in live.iter_mut().enumerate().take(last + 1).skip(first) {
+                    // A call frame's buffer only in the calls that use it.
+                    if b.alive_at(s as u32) {
+                        *v += b.size;
+                    }
                 }
             }
             cuts.retain(|&c| c >= reserve_end && c <= end);

@@ -1,7 +1,8 @@
 //! Storage placement: per tile, every buffer gets an offset for its
 //! lifetime. Buffers are placed largest first at the lowest 8-byte-aligned
 //! offset free for their whole lifetime, so buffers never alive together
-//! share memory.
+//! share memory. A call frame's buffer is alive in each call's steps only
+//! (`spans`), so other buffers may use its bytes between calls.
 
 /// One buffer of one tile.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,6 +12,49 @@ pub struct Buffer {
     /// First and last step it is alive.
     pub first: u32,
     pub last: u32,
+    /// When not empty, the only steps within `first..=last` it is alive:
+    /// disjoint, increasing, inclusive ranges (a call frame's buffer, one
+    /// range per call).
+    pub spans: Vec<(u32, u32)>,
+}
+
+impl Buffer {
+    /// Whether it is alive in step `s`.
+    pub fn alive_at(&self, s: u32) -> bool {
+        self.first <= s
+            && s <= self.last
+            && (self.spans.is_empty() || self.spans.iter().any(|&(a, b)| a <= s && s <= b))
+    }
+
+    /// Whether it is alive in some step `other` is.
+    pub fn meets(&self, other: &Buffer) -> bool {
+        if self.first > other.last || other.first > self.last {
+            return false;
+        }
+        let (one_a, one_b) = ([(self.first, self.last)], [(other.first, other.last)]);
+        let a: &[(u32, u32)] = if self.spans.is_empty() {
+            &one_a
+        } else {
+            &self.spans
+        };
+        let b: &[(u32, u32)] = if other.spans.is_empty() {
+            &one_b
+        } else {
+            &other.spans
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            if a[i].0 <= b[j].1 && b[j].0 <= a[i].1 {
+                return true;
+            }
+            if a[i].1 < b[j].1 {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        false
+    }
 }
 
 /// Where each buffer goes: offsets (from the start of data memory), in the
@@ -31,7 +75,7 @@ pub fn place(buffers: &[Buffer]) -> (Vec<u64>, u64) {
         // Address ranges of placed buffers alive at the same time, by start.
         let mut busy: Vec<(u64, u64)> = placed
             .iter()
-            .filter(|&&j| buffers[j].first <= b.last && b.first <= buffers[j].last)
+            .filter(|&&j| buffers[j].meets(b))
             .map(|&j| (offsets[j], offsets[j] + buffers[j].size))
             .collect();
         busy.sort_unstable();
@@ -59,6 +103,7 @@ mod tests {
             size,
             first,
             last,
+            spans: Vec::new(),
         }
     }
 
@@ -70,5 +115,17 @@ mod tests {
         assert!(off[0] + 100 <= off[1] || off[1] + 50 <= off[0]);
         assert_eq!(off[2], off[0]);
         assert_eq!((off[1], used), (104, 154)); // b after a, 8-byte aligned
+    }
+
+    #[test]
+    fn frame_buffers_share_memory_with_buffers_alive_between_their_calls() {
+        // f is alive in steps 2-4 and 8-10 (two calls); g in 5-7 only, h in 3-9.
+        let mut f = buf("f", 100, 2, 10);
+        f.spans = vec![(2, 4), (8, 10)];
+        let bufs = vec![f, buf("g", 100, 5, 7), buf("h", 10, 3, 9)];
+        let (off, _) = place(&bufs);
+        assert_eq!(off[1], off[0], "g lives between f's calls, in its bytes");
+        assert!(off[2] >= off[0] + 100, "h meets f in both calls");
+        assert!(bufs[0].meets(&bufs[2]) && !bufs[0].meets(&bufs[1]));
     }
 }

@@ -8,16 +8,15 @@ use super::*;
 use ipu_ir::pass::PassManager;
 use ipu_ir::Registry;
 
-/// The 16-tile MLP of the lit tests, lowered to the exchange stage: (context, function).
-fn exchange_stage() -> (Context, Op) {
+/// `src` parsed and lowered to the exchange stage for test16: (context, module).
+fn to_exchange_stage(name: &str, src: &str) -> (Context, Op) {
     let mut r = Registry::new();
     ipu_dialects::register_all_dialects(&mut r);
     r.register_pass(ipu_nn_to_tile::INFO);
     r.register_pass(ipu_tile_to_exchange::INFO);
     let r = Arc::new(r);
     let mut cx = Context::new(r.clone());
-    let src = include_str!("../../../lit/Conversion/ExchangeToMachine/mlp.mlir");
-    let m = ipu_ir::parser::parse_source(&mut cx, "mlp.mlir", src).expect("parses");
+    let m = ipu_ir::parser::parse_source(&mut cx, name, src).expect("parses");
     let mut pm = PassManager::new("builtin.module");
     pm.add_pipeline(
         &r,
@@ -26,6 +25,13 @@ fn exchange_stage() -> (Context, Op) {
     .expect("pipeline");
     pm.run(&mut cx, m, &mut std::io::sink())
         .unwrap_or_else(|d| panic!("{d}"));
+    (cx, m)
+}
+
+/// The 16-tile MLP of the lit tests, lowered to the exchange stage: (context, function).
+fn exchange_stage() -> (Context, Op) {
+    let src = include_str!("../../../lit/Conversion/ExchangeToMachine/mlp.mlir");
+    let (cx, m) = to_exchange_stage("mlp.mlir", src);
     let f = cx
         .nested_ops(m)
         .into_iter()
@@ -309,4 +315,80 @@ fn other_buffer(program: &Program, copy: &ipu_program::Move) -> BufId {
     (0..program.buffers.len())
         .find(|&b| b != copy.src && b != copy.dst)
         .expect("another buffer")
+}
+
+/// A module whose `@main` calls a small layer `calls` times in a chain,
+/// each call with its own parameters, lowered to the exchange stage for
+/// test16: (context, `@main`).
+fn called_layer(calls: usize) -> (Context, Op) {
+    let mut src = String::from(
+        "func.func private @layer(%x: tensor<8x64xf16>, %w: tensor<64x64xf16> {ipu.weight}, %b: tensor<64xf16> {ipu.weight}) -> tensor<8x64xf16> {\n\
+         \x20 %h = nn.matmul %x, %w : (tensor<8x64xf16>, tensor<64x64xf16>) -> tensor<8x64xf16>\n\
+         \x20 %y = nn.add %h, %b : (tensor<8x64xf16>, tensor<64xf16>) -> tensor<8x64xf16>\n\
+         \x20 return %y : tensor<8x64xf16>\n}\nfunc.func @main(%x0: tensor<8x64xf16>",
+    );
+    for i in 0..calls {
+        src += &format!(
+            ", %w{i}: tensor<64x64xf16> {{ipu.weight}}, %b{i}: tensor<64xf16> {{ipu.weight}}"
+        );
+    }
+    src += ") -> tensor<8x64xf16> {\n";
+    for i in 0..calls {
+        src += &format!(
+            "  %x{} = func.call @layer(%x{i}, %w{i}, %b{i}) : (tensor<8x64xf16>, tensor<64x64xf16>, tensor<64xf16>) -> tensor<8x64xf16>\n",
+            i + 1
+        );
+    }
+    src += &format!("  return %x{calls} : tensor<8x64xf16>\n}}\n");
+    let (cx, m) = to_exchange_stage("calls.mlir", &src);
+    let f = cx
+        .nested_ops(m)
+        .into_iter()
+        .find(|&o| cx.get_str_attr(o, "sym_name") == Some("main"))
+        .expect("@main");
+    (cx, f)
+}
+
+#[test]
+fn calls_share_one_frame_and_store_its_rows_once() {
+    use memory::Category;
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let report = |calls: usize| {
+        let (cx, f) = called_layer(calls);
+        build_package(&cx, f, &target)
+            .unwrap_or_else(|d| panic!("{d}"))
+            .2
+            .memory
+    };
+    let (one, three) = (report(1), report(3));
+    let of = |r: &memory::MemoryReport, c: Category| -> Vec<u64> {
+        r.tiles.iter().map(|t| t.bytes[c.index()]).collect()
+    };
+    // The layer's exchange rows touch only frame buffers: stored once per tile.
+    assert_eq!(
+        of(&one, Category::ExchangeRows),
+        of(&three, Category::ExchangeRows)
+    );
+    assert!(of(&one, Category::ExchangeRows).iter().any(|&b| b > 4));
+    // Records naming a parameter are per call; the others are shared.
+    let (r1, r3) = (
+        of(&one, Category::KernelRecords),
+        of(&three, Category::KernelRecords),
+    );
+    assert!(r1.iter().zip(&r3).all(|(a, b)| b < &(3 * a)));
+    // Each frame buffer is one buffer, named for the callee; only the
+    // parameters' buffers are per call.
+    let placed: std::collections::BTreeSet<usize> = three
+        .tiles
+        .iter()
+        .flat_map(|t| t.placements.iter().map(|p| p.buffer))
+        .collect();
+    let placed: Vec<&memory::BufferInfo> = placed.iter().map(|&b| &three.buffers[b]).collect();
+    assert!(placed.iter().any(|b| b.name.starts_with("layer.")));
+    for b in &placed {
+        if b.name.starts_with("layer1.") || b.name.starts_with("layer2.") {
+            assert_eq!(b.category, Category::WeightsConstants, "{}", b.name);
+        }
+    }
+    assert!(placed.iter().any(|b| b.name.starts_with("layer2.")));
 }

@@ -2,22 +2,41 @@
 //! program replaced by the callee's steps, relocated to that call's
 //! buffers.
 //!
-//! The callee's program was planned and scheduled once; a call binds its
-//! activation inputs and its results to buffers of the caller laid out as
-//! the callee's (checked here: the same tiles and bytes), and its
-//! parameters to the caller's arguments, loaded straight into that call's
-//! copies of the callee's operand buffers. Every other buffer of the callee
-//! (and its constants) is the call's own. The expanded program is checked
-//! again as a whole (`Program::check`) before the machine stage lowers it.
+//! The callee's program was planned and scheduled once; a call copies its
+//! activation inputs from buffers of the caller laid out as the callee's
+//! (checked here: the same tiles and bytes) into the callee's input
+//! buffers, on each tile, and its results back out of the callee's output
+//! buffers; its parameters are the caller's arguments, loaded straight
+//! into that call's copies of the callee's operand buffers. Every buffer of
+//! the callee is the call's own, so the expanded program is checked again
+//! as a whole (`Program::check`: each buffer written once).
+//!
+//! Then [`Program::fold_frames`] gives all calls of a callee one frame:
+//! the buffers that hold no parameter become one buffer each, written once
+//! per call. Calls never overlap in time, so that is safe; and a step of
+//! the callee that touches only frame buffers has the same kernel records
+//! and exchange rows at every call, which the machine stage stores once
+//! per tile.
 
 use crate::model::*;
 use ipu_ir::Diagnostic;
 use rustc_hash::FxHashMap;
 
+/// The set copying the results of the call just expanded, while the next
+/// step may still join it.
+struct Pending {
+    step: usize,
+    pairs: Vec<(BufId, BufId)>,
+    name: String,
+    loc: ipu_ir::Loc,
+}
+
 /// Where each buffer of a callee goes in the caller, for one call.
 struct Relocation {
     to: Vec<BufId>,
     prefix: String,
+    /// Steps of the call before the callee's first (the arguments' copy).
+    shift: usize,
 }
 
 impl Relocation {
@@ -80,10 +99,12 @@ impl Program {
 
     /// The program with every call replaced by the callee's steps (the
     /// callee's program, itself without calls, from `callees`), relocated
-    /// to the call's buffers. The callee's probes follow its steps, their
-    /// sources the callee's op keys at the call's ([`CallStep::source`],
-    /// [`ipu_ir::diag::key_in_call`]): one op of a callee is probed once
-    /// per call.
+    /// to the call's own buffers, between a local copy of its activation
+    /// arguments in and one of its results out. The callee's probes follow
+    /// its steps, their sources the callee's op keys at the call's
+    /// ([`CallStep::source`], [`ipu_ir::diag::key_in_call`]): one op of a
+    /// callee is probed once per call. [`Program::frames`] records which
+    /// call each step belongs to and each callee buffer's frame slot.
     pub fn expand_calls(
         &self,
         callees: &FxHashMap<String, Program>,
@@ -95,14 +116,24 @@ impl Program {
             outputs: self.outputs.clone(),
             steps: Vec::with_capacity(self.steps.len()),
             probes: Vec::new(),
+            frames: Frames::default(),
         };
+        out.frames.slot = vec![None; self.buffers.len()];
         let mut index = vec![0; self.steps.len()];
-        let mut calls: Vec<(&str, usize)> = Vec::new();
+        // Per callee: how many calls so far, and its first frame slot.
+        let mut calls: Vec<(&str, usize, u32)> = Vec::new();
+        let mut slots = 0u32;
+        let mut number = 0u32;
+        let uses = self.buffer_uses();
+        let mut pending: Option<Pending> = None;
         let mut probes: Vec<Probe> = Vec::new();
         for (i, s) in self.steps.iter().enumerate() {
             let Step::Call(c) = s else {
                 index[i] = out.steps.len();
                 out.steps.push(s.clone());
+                out.frames.call_of_step.push(0);
+                out.frames.copy_step.push(false);
+                pending = None;
                 continue;
             };
             let callee = callees.get(&c.callee).ok_or_else(|| {
@@ -123,21 +154,29 @@ impl Program {
                     ),
                 ));
             }
-            let k = match calls.iter_mut().find(|(n, _)| *n == c.callee) {
-                Some((_, k)) => {
+            let callee_no = calls
+                .iter()
+                .position(|(n, _, _)| *n == c.callee)
+                .unwrap_or(calls.len()) as u32;
+            out.frames.callee_of_call.push(callee_no);
+            let (k, slot) = match calls.iter_mut().find(|(n, _, _)| *n == c.callee) {
+                Some((_, k, slot)) => {
                     *k += 1;
-                    *k
+                    (*k, *slot)
                 }
                 None => {
-                    calls.push((&c.callee, 0));
-                    0
+                    let slot = slots;
+                    slots += callee.buffers.len() as u32;
+                    calls.push((&c.callee, 0, slot));
+                    (0, slot)
                 }
             };
+            number += 1;
             let base = out.steps.len();
-            let r = out.inline(callee, c, k)?;
+            let r = out.inline(callee, c, (k, slot, number), &uses, &mut pending)?;
             probes.extend(callee.probes.iter().map(|p| {
                 let mut p = p.clone();
-                p.after += base;
+                p.after += base + r.shift;
                 p.source = ipu_ir::diag::key_in_call(&p.source, &c.source);
                 p.at.buffer = r.buf(p.at.buffer);
                 p
@@ -153,16 +192,18 @@ impl Program {
         Ok(out)
     }
 
-    /// Appends call `c` (the `k`-th of its callee) of `callee`; returns
-    /// where the callee's buffers went.
+    /// Appends call `c` of `callee` (`(k, slot, number)`: the `k`-th call
+    /// of it, its first frame slot, the call's number in the program);
+    /// returns where the callee's buffers went.
     fn inline(
         &mut self,
         callee: &Program,
         c: &CallStep,
-        k: usize,
+        (k, slot, number): (usize, u32, u32),
+        uses: &[u32],
+        pending: &mut Option<Pending>,
     ) -> Result<Relocation, Diagnostic> {
         let err = |m: String| Diagnostic::error(c.loc, format!("'exchange.call' op {m}"));
-        let mut to: Vec<Option<BufId>> = vec![None; callee.buffers.len()];
         if c.results.len() != callee.outputs.len() {
             return Err(err(format!(
                 "binds {} results, but @{} has {}",
@@ -171,13 +212,26 @@ impl Program {
                 callee.outputs.len()
             )));
         }
+        // Buffers that hold a parameter are the call's; the others are the frame's.
+        let mut param = vec![false; callee.buffers.len()];
+        // (caller buffer, callee buffer) copied in, then out.
+        let mut ins: Vec<(BufId, BufId)> = Vec::new();
+        let mut outs: Vec<(BufId, BufId)> = Vec::new();
         for inp in &callee.inputs {
             let bind = c.args.get(inp.arg).copied().unwrap_or(CallArg::Unused);
             match (inp.load, bind, &inp.at.home) {
                 (false, CallArg::Buffer(b), Some((home, _))) => {
-                    self.bind(callee, &mut to, *home, b, c)?
+                    self.same_storage(callee, *home, b, c)?;
+                    ins.push((b, *home));
                 }
-                (true, CallArg::Param(_), _) => {}
+                (true, CallArg::Param(_), _) => {
+                    if let Some((b, _)) = &inp.at.home {
+                        param[*b] = true;
+                    }
+                    for p in &inp.at.placements {
+                        param[p.buffer] = true;
+                    }
+                }
                 (load, _, _) => {
                     let what = if load { "a parameter" } else { "an activation" };
                     let to = match bind {
@@ -193,23 +247,37 @@ impl Program {
             }
         }
         for (o, &b) in callee.outputs.iter().zip(&c.results) {
-            self.bind(callee, &mut to, o.at.buffer, b, c)?;
+            self.same_storage(callee, o.at.buffer, b, c)?;
+            if let Some(&(_, x)) = outs.iter().find(|(_, r)| *r == b) {
+                return Err(err(format!(
+                    "binds @{} to both @{} and @{} of @{}",
+                    self.buffers[b].name,
+                    callee.buffers[x].name,
+                    callee.buffers[o.at.buffer].name,
+                    c.callee
+                )));
+            }
+            outs.push((o.at.buffer, b));
         }
         let prefix = format!("{}{k}.", c.callee);
+        let mut to = Vec::with_capacity(callee.buffers.len());
         for (i, d) in callee.buffers.iter().enumerate() {
-            if to[i].is_none() {
-                to[i] = Some(self.buffers.len());
-                let mut d = d.clone();
-                d.name = format!("{prefix}{}", d.name);
-                self.buffers.push(d);
-            }
+            to.push(self.buffers.len());
+            let mut d = d.clone();
+            // The first call's frame buffers are the frame's, named for the callee.
+            d.name = match (k, param[i]) {
+                (0, false) => format!("{}.{}", c.callee, d.name),
+                _ => format!("{prefix}{}", d.name),
+            };
+            self.buffers.push(d);
+            self.frames
+                .slot
+                .push((!param[i]).then_some(slot + i as u32));
         }
         let r = Relocation {
-            to: to
-                .into_iter()
-                .map(|b| b.expect("every buffer placed"))
-                .collect(),
+            to,
             prefix,
+            shift: 0,
         };
         for inp in callee.inputs.iter().filter(|i| i.load) {
             if let Some(CallArg::Param(arg)) = c.args.get(inp.arg) {
@@ -226,56 +294,248 @@ impl Program {
                 at: r.stored(&cd.at),
             });
         }
-        self.steps.extend(callee.steps.iter().map(|s| r.step(s)));
-        Ok(r)
+        let ins: Vec<(BufId, BufId)> = ins.iter().map(|&(b, h)| (b, r.buf(h))).collect();
+        let outs: Vec<(BufId, BufId)> = outs.iter().map(|&(o, b)| (r.buf(o), b)).collect();
+        // An argument the call just before returned is copied from that
+        // call's output buffer in the same set as its result (and only
+        // there, when nothing else reads the result): one superstep
+        // between chained calls.
+        let mut fresh = Vec::new();
+        let last = self.steps.len();
+        let merge = pending.as_mut().filter(|p| p.step + 1 == last);
+        match merge {
+            Some(p) => {
+                for (b, h) in ins {
+                    match p.pairs.iter().position(|x| x.1 == b) {
+                        Some(i) => {
+                            p.pairs.push((p.pairs[i].0, h));
+                            if uses.get(b) == Some(&2) {
+                                p.pairs.remove(i);
+                            }
+                        }
+                        None => fresh.push((b, h)),
+                    }
+                }
+                let set = self.copy_set(p.name.clone(), "call results", &p.pairs, p.loc)?;
+                self.steps[p.step] = set;
+            }
+            None => fresh = ins,
+        }
+        let push = |me: &mut Program, step: Step, copy: bool| {
+            me.steps.push(step);
+            me.frames.call_of_step.push(number);
+            me.frames.copy_step.push(copy);
+        };
+        let shift = usize::from(!fresh.is_empty());
+        if !fresh.is_empty() {
+            let set =
+                self.copy_set(format!("{}args", r.prefix), "call arguments", &fresh, c.loc)?;
+            push(self, set, true);
+        }
+        for st in &callee.steps {
+            push(self, r.step(st), false);
+        }
+        *pending = None;
+        if !outs.is_empty() {
+            let name = format!("{}results", r.prefix);
+            let set = self.copy_set(name.clone(), "call results", &outs, c.loc)?;
+            push(self, set, true);
+            *pending = Some(Pending {
+                step: self.steps.len() - 1,
+                pairs: outs,
+                name,
+                loc: c.loc,
+            });
+        }
+        Ok(Relocation { shift, ..r })
     }
 
-    /// Binds the callee's buffer `cb` to the caller's `b`: the same tiles
-    /// and bytes, and one caller buffer per callee buffer.
-    fn bind(
-        &mut self,
+    /// A compute set copying each pair's source buffer whole into its
+    /// destination, on every tile of the destination (the same tiles and
+    /// bytes, checked by [`Self::same_storage`]), with its estimate.
+    fn copy_set(
+        &self,
+        name: String,
+        label: &str,
+        pairs: &[(BufId, BufId)],
+        loc: ipu_ir::Loc,
+    ) -> Result<Step, Diagnostic> {
+        let mut cycles: FxHashMap<u32, u64> = FxHashMap::default();
+        let mut copies = Vec::with_capacity(pairs.len());
+        for &(src, dst) in pairs {
+            let d = &self.buffers[dst];
+            let len = u32::try_from(d.bytes).map_err(|_| {
+                Diagnostic::error(
+                    loc,
+                    format!(
+                        "'exchange.call' op copies @{}, of {} bytes",
+                        d.name, d.bytes
+                    ),
+                )
+            })?;
+            let cost: u64 = crate::records::local_copy_calls(&[(0, 0, len)])
+                .map_err(|e| Diagnostic::error(loc, e))?
+                .iter()
+                .map(|g| g.1)
+                .sum();
+            for &t in &d.tiles {
+                *cycles.entry(t).or_default() += cost;
+            }
+            copies.push(Move {
+                src,
+                dst,
+                transfers: d
+                    .tiles
+                    .iter()
+                    .map(|&t| ipu_exchange_schedule::Transfer::unicast(t, 0, len, t, 0))
+                    .collect(),
+            });
+        }
+        Ok(Step::Compute(ComputeSet {
+            name,
+            label: label.to_string(),
+            cycles: Some(cycles.values().copied().max().unwrap_or(0)),
+            bound: None,
+            copies,
+            vertices: Vec::new(),
+            loc,
+        }))
+    }
+
+    /// Checks that the caller's buffer `b` can stand for the callee's `cb`:
+    /// the same tiles and bytes.
+    fn same_storage(
+        &self,
         callee: &Program,
-        to: &mut [Option<BufId>],
         cb: BufId,
         b: BufId,
         c: &CallStep,
     ) -> Result<(), Diagnostic> {
         let (d, e) = (&callee.buffers[cb], &self.buffers[b]);
-        let err = |m: String| Diagnostic::error(c.loc, format!("'exchange.call' op {m}"));
         if d.tiles != e.tiles || d.bytes != e.bytes {
-            return Err(err(format!(
-                "binds @{} ({} bytes on {} tiles) to @{} of @{} ({} bytes on {} tiles)",
-                e.name,
-                e.bytes,
-                e.tiles.len(),
-                d.name,
-                c.callee,
-                d.bytes,
-                d.tiles.len()
-            )));
-        }
-        match to[cb] {
-            Some(x) if x != b => {
-                return Err(err(format!(
-                    "binds both @{} and @{} to @{} of @{}",
-                    self.buffers[x].name, e.name, d.name, c.callee
-                )))
-            }
-            _ => to[cb] = Some(b),
-        }
-        let reads = d.reads.clone();
-        let interleaved = d.interleaved;
-        let e = &mut self.buffers[b];
-        e.interleaved |= interleaved;
-        if !reads.is_empty() {
-            if !e.reads.is_empty() && e.reads != reads {
-                return Err(err(format!(
-                    "binds @{}, which the caller's readers read, to @{} of @{}, which the callee's read",
-                    e.name, d.name, c.callee
-                )));
-            }
-            e.reads = reads;
+            return Err(Diagnostic::error(
+                c.loc,
+                format!(
+                    "'exchange.call' op binds @{} ({} bytes on {} tiles) to @{} of @{} ({} bytes on {} tiles)",
+                    e.name,
+                    e.bytes,
+                    e.tiles.len(),
+                    d.name,
+                    c.callee,
+                    d.bytes,
+                    d.tiles.len()
+                ),
+            ));
         }
         Ok(())
+    }
+
+    /// Per buffer, how many times the program names it: in copies, moves,
+    /// records, calls' arguments and results, outputs and probes.
+    fn buffer_uses(&self) -> Vec<u32> {
+        let mut n = vec![0u32; self.buffers.len()];
+        let mut one = |b: BufId| {
+            if let Some(x) = n.get_mut(b) {
+                *x += 1;
+            }
+        };
+        for s in &self.steps {
+            match s {
+                Step::Compute(c) => {
+                    for m in &c.copies {
+                        one(m.src);
+                        one(m.dst);
+                    }
+                    for v in &c.vertices {
+                        for w in &v.call.record {
+                            if let Word::Buf(b, _) = w {
+                                one(*b);
+                            }
+                        }
+                    }
+                }
+                Step::Exchange(p) => {
+                    for m in &p.moves {
+                        one(m.src);
+                        one(m.dst);
+                    }
+                }
+                Step::Call(c) => {
+                    for a in &c.args {
+                        if let CallArg::Buffer(b) = a {
+                            one(*b);
+                        }
+                    }
+                    for &b in &c.results {
+                        one(b);
+                    }
+                }
+            }
+        }
+        for o in &self.outputs {
+            one(o.at.buffer);
+        }
+        for p in &self.probes {
+            one(p.at.buffer);
+        }
+        for i in &self.inputs {
+            if let Some((b, _)) = &i.at.home {
+                one(*b);
+            }
+            for p in &i.at.placements {
+                one(p.buffer);
+            }
+        }
+        n
+    }
+
+    /// Gives all calls of a callee one frame (after [`Program::check`] of
+    /// the expanded program, which needs each buffer written once): the
+    /// buffers of one frame slot become its first buffer, and a constant
+    /// loaded into a frame buffer is loaded once. The other buffers stay,
+    /// unused.
+    pub fn fold_frames(&mut self) {
+        if self.frames.call_of_step.is_empty() || self.frames.folded {
+            return;
+        }
+        let mut first: FxHashMap<u32, BufId> = FxHashMap::default();
+        let to: Vec<BufId> = (0..self.buffers.len())
+            .map(|b| match self.frames.slot.get(b).copied().flatten() {
+                Some(s) => *first.entry(s).or_insert(b),
+                None => b,
+            })
+            .collect();
+        let r = Relocation {
+            to,
+            prefix: String::new(),
+            shift: 0,
+        };
+        for s in &mut self.steps {
+            *s = r.step(s);
+        }
+        for p in &mut self.probes {
+            p.at.buffer = r.buf(p.at.buffer);
+        }
+        // A constant whose buffers are all another call's copies of frame
+        // buffers is the first call's, loaded there already.
+        let again = |b: BufId| r.to[b] != b;
+        self.constants.retain(|cd| {
+            let mut bufs = cd.at.home.iter().map(|h| h.0);
+            let mut bufs = bufs
+                .by_ref()
+                .chain(cd.at.placements.iter().map(|p| p.buffer))
+                .peekable();
+            bufs.peek().is_none() || !bufs.all(again)
+        });
+        for cd in &mut self.constants {
+            cd.at = r.stored(&cd.at);
+        }
+        for o in &mut self.outputs {
+            o.at.buffer = r.buf(o.at.buffer);
+        }
+        for i in &mut self.inputs {
+            i.at = r.stored(&i.at);
+        }
+        self.frames.folded = true;
     }
 }

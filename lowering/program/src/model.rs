@@ -18,6 +18,14 @@ use smallvec::SmallVec;
 /// Index of a buffer in [`Program::buffers`].
 pub type BufId = usize;
 
+/// The bytes a buffer of `bytes` takes in tile memory: kernels process
+/// whole groups (up to 8 FP8 elements as f32 = 32 B) and may read 8 bytes
+/// past a buffer, so storage gives each buffer that slack, and planning
+/// counts it.
+pub fn stored_bytes(bytes: u64) -> u64 {
+    bytes.div_ceil(32) * 32 + 16
+}
+
 /// Storage of `bytes` on every tile of `tiles`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BufferDecl {
@@ -312,6 +320,65 @@ pub struct Program {
     pub steps: Vec<Step>,
     /// In the order of their steps.
     pub probes: Vec<Probe>,
+    /// Set where calls were expanded ([`Program::expand_calls`]).
+    pub frames: Frames,
+}
+
+/// What [`Program::expand_calls`] leaves for the machine stage: which call
+/// each step belongs to, and which buffers are a callee's own (they hold no
+/// parameter), so that [`Program::fold_frames`] can give every call of a
+/// callee one frame of them and storage can place each frame buffer once,
+/// alive in each call's steps only.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Frames {
+    /// Per step: 0 outside every call, else 1 + the number of the call
+    /// expanded there (calls numbered in program order). Empty: no calls.
+    pub call_of_step: Vec<u32>,
+    /// Per buffer: its frame slot (one per buffer of a callee that holds no
+    /// parameter, the same at every call of that callee), or `None`.
+    pub slot: Vec<Option<u32>>,
+    /// Per step: whether it is a call's copy of its arguments in or its
+    /// results out (the caller's work, not the callee's steps).
+    pub copy_step: Vec<bool>,
+    /// Per call (by its number less one): its callee's number, in the
+    /// order callees are first called.
+    pub callee_of_call: Vec<u32>,
+    /// Set by [`Program::fold_frames`]: the buffers with a slot are each
+    /// their slot's one buffer, written once per call.
+    pub folded: bool,
+}
+
+impl Frames {
+    /// The call that step `step` belongs to (0: none).
+    pub fn call_of(&self, step: usize) -> u32 {
+        self.call_of_step.get(step).copied().unwrap_or(0)
+    }
+
+    /// Each call's steps of its callee (a range of step indices, without
+    /// the copies in and out) and its callee's number, in program order.
+    pub fn call_ranges(&self) -> Vec<(std::ops::Range<usize>, u32)> {
+        let mut out: Vec<(std::ops::Range<usize>, u32)> = Vec::new();
+        for (s, &c) in self.call_of_step.iter().enumerate() {
+            if c == 0 || self.copy_step.get(s) == Some(&true) {
+                continue;
+            }
+            let callee = self
+                .callee_of_call
+                .get(c as usize - 1)
+                .copied()
+                .unwrap_or(0);
+            match out.last_mut() {
+                Some((r, _)) if r.end == s && self.call_of_step[r.start] == c => r.end = s + 1,
+                _ => out.push((s..s + 1, callee)),
+            }
+        }
+        out
+    }
+
+    /// Whether buffer `b` is a frame buffer, alive in each call separately.
+    pub fn is_frame(&self, b: BufId) -> bool {
+        self.folded && self.slot.get(b).is_some_and(|s| s.is_some())
+    }
 }
 
 /// Bytes left between buffers in a phase's offset space, so that runs of
