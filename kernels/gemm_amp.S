@@ -123,7 +123,7 @@
         # split moves some of the supervisor's set-up out of the 100), and
         # gemm_amp only reloads the next block's source; with PRE = 2 the
         # records (about 145), and gemm_amp loads the first block.
-        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
+        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 - 6 * (1 + 2 * ((TYPE != 2) & (TYPE != 3)) + (NB > 1) * (TMP == 0)) + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -168,8 +168,11 @@
         .set P, P + 1
         .endr
         # After a row's outputs are stored: on to the next row of C.
-        .if (NB > 1) & (\first == 0)
+        .if (NB > 1) & (\first == 0) & TMP
         add $m6, $m6, $m11
+        .endif
+        .if (NB > 1) & (\first == 0) & (TMP == 0)
+        add $m6, $m6, SKIP
         .endif
         .endm
 
@@ -198,7 +201,7 @@
         min $m14, $m11, REM
         add $m13, $m13, $m14
         cmplt $m14, $m11, REM
-        add $m14, $m14, R_LO
+        add $m14, $m14, R_LO - 1
         st32 $m14, [$m10+4]
         mul $m14, $m13, KC * EB
         add $m14, $m14, $m1
@@ -386,18 +389,19 @@ gemm_amp_pre:
         .type gemm_amp_worker, @function
         .align 8
 gemm_amp_worker:
-        ld32 $m3, [$m0+4]
-        brz $m3, worker_done
+        ld32 $m3, [$m0+4]              # rows - 1 (-1: none)
+        brneg $m3, worker_done
         ld32 $m5, [$m0+0]
         ld32 $m6, [$m0+8]
         ld32 $m7, [$m0+12]
         ld32 $m8, [$m0+16]
-        ld32 $m9, [$m0+20]
+        .if (TYPE == 2) | (TYPE == 3)
+        ld32 $m9, [$m0+20]             # only the f8 modes read the scale
         setscl $m9
+        .endif
         setzi $m2, KPH
         ampk $m2
-        add $m3, $m3, -1
-        .if NB > 1
+        .if (NB > 1) & TMP
         ld32 $m11, [$m0+32]            # from a row's outputs to the next row's
         .endif
         .if NKC > 1

@@ -120,20 +120,28 @@
         .set GB, G * 8
         .set G_LO, G / 6
         .set REMG, G % 6
-        # Worker turns of the busiest worker: setup (17, plus the partials'
+        # A worker's share is counted in 16-bit immediates.
+        .if (BIAS == 0) & (G_LO > 32767)
+        .error "a worker's share must stay under 32768 granules"
+        .endif
+        .if BIAS & (R_LO > 32767)
+        .error "a worker's share must stay under 32768 rows"
+        .endif
+        # Worker turns of the busiest worker: setup (15, plus the partials'
         # pointers and the prologue's loads past the first pair; one more
         # when all workers are equally busy, as the last started then ends
         # last), then P per granule; the supervisor's start and sync.
-        .set SETUP, 17 + (P > 1) * P + P / 2 + (REMG == 0)
+        .set SETUP, 15 + (P > 1) * P + P / 2 + (REMG == 0)
         .if BIAS == 0
         .cycles "18 + 6 * (SETUP + P * (G_LO + (REMG > 0)))"
         .else
         # The row-vector form: the busiest worker's setup (its
         # instructions less the turns the later-started workers' start
-        # hides, one more when all are equally busy), then P + 1 (+ 2
-        # widening) turns per granule of its rows.
+        # hides, one more when all are equally busy and one more when
+        # every worker has a row, fitted to the simulator), then P + 1
+        # (+ 2 widening) turns per granule of its rows.
         .set TPG, P + 1 + 2 * (WIDE > 0) + 2 * (ACT > 0) + (TO8 > 0)
-        .set BSETUP, 18 + (WIDE == 1) * 3 + (WIDE == 2) + 7 * (TO8 > 0) + (P > 1) * P + (P == 2) + (P >= 3) + (P == 4) + (P >= 5) + (P == 6) + (REMR == 0)
+        .set BSETUP, 15 + (R_LO > 0) + (WIDE == 1) * 3 + (WIDE == 2) + 7 * (TO8 > 0) + (P > 1) * P + (P == 2) + (P >= 3) + (P == 4) + (P >= 5) + (P == 6) + (REMR == 0)
         .cycles "18 + 6 * (BSETUP + TPG * GC * (R_LO + (REMR > 0)))"
         .endif
 
@@ -308,16 +316,16 @@
         PB_GRAN \last, 1
         .endm
 
+        # Its rows less one ($m6; -1: none) and its first row's byte offset
+        # ($m5), with the counts as immediates.
         .macro PB_WORKER
-        setzi $m7, R_LO
-        mul $m5, $m1, $m7
+        mul $m5, $m1, R_LO
         min $m6, $m1, REMR
         add $m5, $m5, $m6
         cmplt $m6, $m1, REMR
-        add $m6, $m6, $m7
-        brz $m6, pb_done
-        setzi $m7, RB
-        mul $m5, $m5, $m7
+        add $m6, $m6, R_LO - 1
+        brneg $m6, pb_done
+        mul $m5, $m5, RB
         ld32 $m2, [$m0+0]
         ld32 $m3, [$m0+4]
         ld32 $m4, [$m0+8]
@@ -347,7 +355,6 @@
         add $m13, $m13, $m14
         .endif
         PARTIAL_PTRS $m14
-        add $m6, $m6, -1
         FIRST_LOADS
         rpt $m6, pb_loop_end
         PB_ROW 0
@@ -376,14 +383,15 @@ partials_worker:
         .if BIAS
         PB_WORKER
         .else
-        setzi $m7, G_LO
-        mul $m5, $m1, $m7
+        # Its granules less one ($m6; -1: none) and its first granule's
+        # byte offset ($m5).
+        mul $m5, $m1, G_LO
         min $m6, $m1, REMG
         add $m5, $m5, $m6
         shl $m5, $m5, 3
         cmplt $m6, $m1, REMG
-        add $m6, $m6, $m7
-        brz $m6, pa_done
+        add $m6, $m6, G_LO - 1
+        brneg $m6, pa_done
         ld32 $m2, [$m0+0]
         ld32 $m3, [$m0+4]
         ld32 $m4, [$m0+8]
@@ -391,7 +399,6 @@ partials_worker:
         add $m3, $m3, $m5
         add $m4, $m4, $m5
         PARTIAL_PTRS $m12
-        add $m6, $m6, -1
         FIRST_LOADS
         rpt $m6, pa_loop_end
         PA_ADD 0, 1, $a2:3, $m3

@@ -9,9 +9,10 @@
 // CHECK: tiles=16 cycles={{[0-9]+}}
 // CHECK-NEXT: referenceMaximumAbsoluteError=0.000000 numericalTest=PASS
 // CHECK-NEXT: hardwareTest=PASS
-// The transpose and the reshape are read in place of a stored value: the
-// first compute sets are the add and the relu.
-// EXCHANGE: exchange.phase attributes {{{.*}}moves = "operand #0 of s1 tile.map"
+// The transpose and the reshape are read in place of a stored value (the
+// add's two operands arrive in one phase): the first compute sets are the
+// add and the relu.
+// EXCHANGE: exchange.phase attributes {{{.*}}moves = "operand #0 of s1 tile.map, operand #1 of s1 tile.map"
 // EXCHANGE: exchange.compute_set attributes {{{.*}}label = "tile.map add", sym_name = "s1"}
 // EXCHANGE: exchange.phase attributes {{{.*}}moves = "operand #0 of s2 tile.map"
 // EXCHANGE: exchange.compute_set attributes {{{.*}}label = "tile.map relu", sym_name = "s2"}

@@ -14,20 +14,20 @@
 // never alive together share memory (the x rows a tile receives its piece
 // of, input0, and the partials it receives, s1.partials_in, lie where the
 // add's result goes later).
-// CHECK: machine.memory_map {buffers = ["0x80000 80 B input0", "0x80000 144 B s1.partials_in", "0x80000 144 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80090 144 B s1.result", "0x80120 144 B s3.result", "0x801b0 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.partials", "0x80980 48 B input2"], free = 634464 : i64, tiles = "0 to 15", used = 2480 : i64}
+// CHECK: machine.memory_map {buffers = ["0x80000 80 B input0", "0x80000 144 B s1.partials_in", "0x80000 144 B s2.result", "0x80000 1104 B s1.rhs_f16", "0x80090 144 B s1.result", "0x80120 144 B s3.result", "0x801b0 48 B s2.operand1", "0x80450 528 B input1", "0x80660 528 B s1.operand0", "0x80870 272 B s1.partials", "0x80980 48 B input2"], free = 634496 : i64, tiles = "0 to 15", used = 2480 : i64}
 // The supervisor program (main) and the kernel specialisations each group
 // links, and what the supervisor does in each superstep: run its exchange
 // row (exch), call kernels, or only sync (-).
 // The GEMM's prologue (its workers' records, which read no buffer: PRE =
 // 2, "_prerec") runs during x0; the weights are widened in s1 itself, so
 // the first weight block stays in the call.
-// CHECK-NEXT: machine.code {code_bytes = 1212 : i64, exec = "0x4c000 to 0x4c4c8", kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n64", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n64", "rows_add_row_vector_f16_r4_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "1 to 7 step 2, 8 to 14 step 2"}
+// CHECK-NEXT: machine.code {code_bytes = 1192 : i64, exec = "0x4c000 to 0x4c4b0", kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n64", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n64", "rows_add_row_vector_f16_r4_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "1 to 7 step 2, 8 to 14 step 2"}
 // Tiles that hold some of their own lhs rows copy them during x0 (which
 // neither sends from the copy's destination nor captures into its source).
-// CHECK-NEXT: machine.code {code_bytes = 1224 : i64, {{.*}}["x0: exch, main.memcpy, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "2 to 6 step 2, 9 to 13 step 2"}
+// CHECK-NEXT: machine.code {code_bytes = 1204 : i64, {{.*}}["x0: exch, main.memcpy, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "2 to 6 step 2, 9 to 13 step 2"}
 // Tiles 0 and 15 also copy the part of the bias they hold themselves,
 // during x2, so s2 only adds and activates.
-// CHECK-NEXT: machine.code {code_bytes = 1236 : i64, {{.*}} "x2: exch, main.memcpy", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "0, 15"}
+// CHECK-NEXT: machine.code {code_bytes = 1216 : i64, {{.*}} "x2: exch, main.memcpy", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "0, 15"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 254 : i64, cycles = 302 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 72, lower bound 64, paired)"}
@@ -76,7 +76,7 @@
 // STATS-NEXT: (S) 16 tiles - Tiles started
 // STATS-NEXT: (S) 3 program-groups - Distinct tile programs
 // STATS-NEXT: (S) 6 supersteps - Supersteps (compute sets and exchange phases)
-// STATS-NEXT: (S) 1236 max-code-bytes - Largest tile code image
+// STATS-NEXT: (S) 1216 max-code-bytes - Largest tile code image
 // STATS-NEXT: (S) 780 max-table-bytes - Largest tile pointer table, records and exchange rows
 // STATS-NEXT: (S) 2480 max-data-bytes - Most data bytes used on one tile
 func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {

@@ -7,8 +7,9 @@
 // only its workers' records (which read no buffer: PRE = 2, `_prerec`) are
 // made ahead; its first weight block stays in the call. The local operand
 // copies (lcopy; the first matmul's lhs streams in spread over the tiles, a
-// quarter of each tile's block on the tile itself) run during x0 and x2
-// too, before the prologues.
+// quarter of each tile's block on the tile itself) run during x0 and x1
+// (the second matmul's two operands in one phase) too, before the
+// prologues.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s -o %t/x.mlir
 // RUN: FileCheck %s --check-prefix=EXCHANGE < %t/x.mlir
@@ -29,7 +30,7 @@
 // EXCHANGE-NOT: PRE = 1
 // EXCHANGE: exchange.sync
 
-// CHECK: program = ["x0: exch, lcopy_a8.lcopy, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch", "x2: exch, lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s2: gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"]
+// CHECK: program = ["x0: exch, lcopy_a8.lcopy, gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp_pre", "s1: gemm_f16_interleaved_k128_c16_r2_r3_m16_pre.gemm_amp", "x1: exch, lcopy_a8.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s2: gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"]
 
 // DEVICE: tiles=16 cycles={{[0-9]+}}
 // DEVICE-NEXT: referenceMaximumAbsoluteError={{[0-9.]+}} numericalTest=PASS

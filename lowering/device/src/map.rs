@@ -560,6 +560,8 @@ impl DeviceOp for Map {
         let bshape = m.block_shape(&rshape);
         let n_ops = cx.operands(op).len();
         let mut at = Vec::new();
+        // Every operand that moves in one phase: one fixed cost and sync.
+        b.begin_one_phase();
         for i in 0..n_ops {
             let v = cx.operand(op, i);
             let vshape = cx.value_shape(v);
@@ -590,6 +592,7 @@ impl DeviceOp for Map {
             };
             at.push(got.at);
         }
+        b.end_one_phase(op)?;
         let set = b.next_set();
         let label = format!("tile.map {}", f.name());
         let name = format!("s{set}.result");

@@ -652,6 +652,8 @@ impl DeviceOp for Matmul {
         let set = b.next_set();
         let (sa, sb) = (fp8_scale(cx, av), fp8_scale(cx, bv));
         let (aeb, beb) = (ae.bytes() as u64, be.bytes() as u64);
+        // Both operands in one phase: one phase's fixed cost and sync.
+        b.begin_one_phase();
         let a_at = b.operand(
             op,
             0,
@@ -670,6 +672,7 @@ impl DeviceOp for Matmul {
             (bk * bn) as u64 * beb + 8 * bm as u64,
             true,
         )?;
+        b.end_one_phase(op)?;
         b.begin_compute(op, "", tile::Matmul::NAME);
         let psize = (bm * bn * pt.bytes()) as u64;
         let result = cx.result(op, 0);
