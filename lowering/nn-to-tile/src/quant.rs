@@ -21,6 +21,13 @@
 //!   to the device's "not lowered" diagnostic).
 //! * A cast of an integer value with an image to f32 is its image; a
 //!   comparison of two 8- or 16-bit integers one of their images.
+//! * A quantization, `clamp(round(v) + z, lo, hi)` cast to an integer type
+//!   that holds the clamp ([`SaturatedRound`]; QuantizeLinear and the
+//!   requantizations write it), has the image `clamp((v + 1.5 * 2^23) -
+//!   (1.5 * 2^23 - z), lo, hi)`, NaN made 0: the add rounds half to even
+//!   where it matters and the clamp takes the rest, so the rounding needs
+//!   none of the guards below (six ops and a division where the parts
+//!   separately take sixteen).
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
 //!   by f32 addition, which rounds half to even; the sign is put back from
 //!   `1 / x < 0` (true for -0 too), and |x| >= 2^23 (or NaN) is x itself.
@@ -31,7 +38,7 @@
 use crate::legalize::Rewriter;
 use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
-use ipu_reference::{ElementType, OpKind};
+use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 
@@ -272,6 +279,115 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
     }
 }
 
+/// `1.5 * 2^23`: for |v| < 2^22, `v + ROUNDER` lies in [2^23, 2^24), where
+/// f32 holds exactly the integers, so the addition rounds v half to even
+/// (ROUNDER is even) and subtracting it again is exact.
+const ROUNDER: f32 = 12_582_912.0;
+
+/// The bound on the clamp and the zero point of a [`SaturatedRound`]:
+/// small enough that the rounding above needs no guard (see
+/// [`Rewriter::saturated_round_image`]).
+const SATURATED_BOUND: f64 = 2_097_152.0;
+
+/// `clamp(round(v) + z, lo, hi)` of f32 `v` (`z` absent: 0), as
+/// QuantizeLinear and the requantizations compose it: a min of a max (or a
+/// max of a min) of single-element constants `lo <= hi`, integers of at
+/// most 2^21 (neither -0), over an optional add of an integer `z` of at
+/// most 2^21 (or NaN) to `nn.round` of `v`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SaturatedRound {
+    pub v: Value,
+    pub z: Option<Value>,
+    pub lo: f32,
+    pub hi: f32,
+}
+
+impl SaturatedRound {
+    /// Whether integer type `to` holds every value of the clamp (and the
+    /// 0 of NaN), so a cast to it keeps them.
+    fn fits(&self, to: ElementType) -> bool {
+        IntRange::of_type(to).is_some_and(|t| {
+            IntRange::new(f64::from(self.lo.min(0.0)), f64::from(self.hi.max(0.0))).within(t)
+        })
+    }
+}
+
+/// The value of a single-element f32 constant.
+fn scalar_constant(cx: &Context, v: Value) -> Option<f32> {
+    let d = cx.defining_op(v).filter(|&d| nn::Constant::isa(cx, d))?;
+    if elem(cx, v) != Some(ElementType::F32) || cx.value_shape(v).iter().product::<i64>() != 1 {
+        return None;
+    }
+    let c = nn::constant_tensor(cx, d).ok()?;
+    c.to_f32_vec().first().copied()
+}
+
+/// For binary op `d` of `kind` with one operand a single-element f32
+/// constant: the other operand and the constant.
+fn with_scalar(cx: &Context, d: Op, kind: fn(&OpKind) -> bool) -> Option<(Value, f32)> {
+    if !op_kind_is(cx, d, kind) || cx.operands(d).len() != 2 {
+        return None;
+    }
+    let (a, b) = (cx.operand(d, 0), cx.operand(d, 1));
+    match (scalar_constant(cx, a), scalar_constant(cx, b)) {
+        (_, Some(c)) => Some((a, c)),
+        (Some(c), None) => Some((b, c)),
+        _ => None,
+    }
+}
+
+/// Whether `d` is an `nn` op whose kind `kind` takes (constants are not
+/// read: their kind would copy their data).
+fn op_kind_is(cx: &Context, d: Op, kind: fn(&OpKind) -> bool) -> bool {
+    !nn::Constant::isa(cx, d) && op_kind(cx, d).is_ok_and(|k| kind(&k))
+}
+
+/// `x` as a [`SaturatedRound`], when it is one.
+pub(crate) fn saturated_round(cx: &Context, x: Value) -> Option<SaturatedRound> {
+    let is_min = |k: &OpKind| matches!(k, OpKind::Min);
+    let is_max = |k: &OpKind| matches!(k, OpKind::Max);
+    let outer = cx.defining_op(x)?;
+    let (inner, lo, hi) = if let Some((y, hi)) = with_scalar(cx, outer, is_min) {
+        let (inner, lo) = with_scalar(cx, cx.defining_op(y)?, is_max)?;
+        (inner, lo, hi)
+    } else {
+        let (y, lo) = with_scalar(cx, outer, is_max)?;
+        let (inner, hi) = with_scalar(cx, cx.defining_op(y)?, is_min)?;
+        (inner, lo, hi)
+    };
+    let small = |c: f32| c.fract() == 0.0 && f64::from(c.abs()) <= SATURATED_BOUND;
+    if !(small(lo) && small(hi) && lo <= hi) || lo.to_bits() == (-0f32).to_bits() {
+        return None;
+    }
+    if hi.to_bits() == (-0f32).to_bits() {
+        return None;
+    }
+    let mut d = cx.defining_op(inner)?;
+    let mut z = None;
+    if op_kind_is(cx, d, |k| matches!(k, OpKind::Add)) {
+        let (a, b) = (cx.operand(d, 0), cx.operand(d, 1));
+        let rounded = |v: Value| {
+            cx.defining_op(v)
+                .filter(|&r| op_kind_is(cx, r, |k| matches!(k, OpKind::Round)))
+        };
+        let (r, zv) = match (rounded(a), rounded(b)) {
+            (Some(r), _) => (r, b),
+            (None, Some(r)) => (r, a),
+            _ => return None,
+        };
+        let zr = int_range(cx, zv)?;
+        if zr.abs_max() > SATURATED_BOUND || elem(cx, zv) != Some(ElementType::F32) {
+            return None;
+        }
+        (d, z) = (r, Some(zv));
+    }
+    if !op_kind_is(cx, d, |k| matches!(k, OpKind::Round)) {
+        return None;
+    }
+    let v = cx.operand(d, 0);
+    (elem(cx, v) == Some(ElementType::F32)).then_some(SaturatedRound { v, z, lo, hi })
+}
+
 /// The largest magnitude to which every integer is exact in float `t`.
 fn exact_in(t: ElementType) -> Option<f64> {
     match t {
@@ -434,10 +550,13 @@ impl Rewriter<'_> {
                 if is_int(from) {
                     return self.image(x);
                 }
+                let to = self.elem(self.cx.result(d, 0)).ok_or("no element type")?;
+                if let Some(q) = saturated_round(self.cx, x).filter(|q| q.fits(to)) {
+                    return self.saturated_round_image(&q).map(Some);
+                }
                 let (Some(r), true) = (int_range(self.cx, x), from.is_float()) else {
                     return Ok(None);
                 };
-                let to = self.elem(self.cx.result(d, 0)).ok_or("no element type")?;
                 if !IntRange::of_type(to).is_some_and(|ty| IntRange { nan: false, ..r }.within(ty))
                 {
                     return Ok(None);
@@ -473,6 +592,44 @@ impl Rewriter<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// The f32 image of the integer cast of [`SaturatedRound`] `q`:
+    /// `clamp((v + R) - (R - z), lo, hi)`, NaN (of v or z) made 0, with `R` =
+    /// [`ROUNDER`]. For |v| < 2^22 the add rounds v half to even and the
+    /// subtraction (of integers below 2^24) is exact; from 2^22 on, either
+    /// way, the sum is beyond the clamp's bound on that side as round(v) + z
+    /// is. A difference never gives -0, nor does the clamp of one.
+    pub(crate) fn saturated_round_image(&mut self, q: &SaturatedRound) -> Result<Value, String> {
+        let r = self.fill(vec![], ElementType::F32, ROUNDER)?;
+        let up = self.emit(OpKind::Add, &[q.v, r])?;
+        let offset = match q.z {
+            None => r,
+            Some(z) => match self.cx.defining_op(z) {
+                // Exact: z is an integer of at most 2^21.
+                Some(d) if nn::Constant::isa(self.cx, d) => {
+                    let c = nn::constant_tensor(self.cx, d)?;
+                    let offset = c.to_f32_vec().iter().map(|z| ROUNDER - z).collect();
+                    let t = Tensor::from_f32(c.shape().to_vec(), ElementType::F32, offset)
+                        .map_err(|e| e.to_string())?;
+                    self.emit(OpKind::Constant(t), &[])?
+                }
+                _ => self.emit(OpKind::Sub, &[r, z])?,
+            },
+        };
+        let y = self.emit(OpKind::Sub, &[up, offset])?;
+        let lo = self.fill(vec![], ElementType::F32, q.lo)?;
+        let hi = self.fill(vec![], ElementType::F32, q.hi)?;
+        let y = self.emit(OpKind::Max, &[y, lo])?;
+        let y = self.emit(OpKind::Min, &[y, hi])?;
+        let mut memo = Memo::default();
+        let mut nan = |v: Value| range_at(self.cx, v, DEPTH, &mut memo).nan;
+        if !nan(q.v) && !q.z.is_some_and(nan) {
+            return Ok(y);
+        }
+        let number = self.emit(OpKind::Equal, &[y, y])?;
+        let zero = self.fill(vec![], ElementType::F32, 0.0)?;
+        self.emit(OpKind::Select, &[number, y, zero])
     }
 
     /// Float `x` (integers within the cast's type, or NaN) as the f32 its
