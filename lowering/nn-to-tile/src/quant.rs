@@ -723,8 +723,200 @@ impl Rewriter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::IntRange;
+    use super::{IntRange, ROUNDER, SATURATED_BOUND};
+    use ipu_ir::{Context, Op, Registry};
     use ipu_reference::ElementType;
+    use std::sync::Arc;
+
+    /// IEEE 754-2019 maximum and minimum (NaN if either is), as the
+    /// reference's `nn.max` / `nn.min` and the device's.
+    fn maximum(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b {
+            if a.is_sign_negative() {
+                b
+            } else {
+                a
+            }
+        } else {
+            a.max(b)
+        }
+    }
+
+    fn minimum(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.min(b)
+        }
+    }
+
+    /// The code QuantizeLinear's parts give: clamp(round(v) + z, lo, hi)
+    /// cast to an integer (NaN to 0), as an f32.
+    fn composed(v: f32, z: f32, lo: f32, hi: f32) -> f32 {
+        let c = minimum(maximum(v.round_ties_even() + z, lo), hi);
+        if c.is_nan() {
+            0.0
+        } else {
+            c + 0.0
+        }
+    }
+
+    /// The image the rewrite builds, op by op in f32.
+    fn image(v: f32, z: f32, lo: f32, hi: f32) -> f32 {
+        let c = minimum(maximum((v + ROUNDER) - (ROUNDER - z), lo), hi);
+        // The select on `equal(c, c)`: false for NaN only.
+        if c.is_nan() {
+            0.0
+        } else {
+            c
+        }
+    }
+
+    #[test]
+    fn saturated_round_image_is_the_composed_code_bit_for_bit() {
+        let mut v: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            254.5,
+            255.5,
+            256.5,
+            -128.5,
+            -127.5,
+            0.49999997,
+            -0.49999997,
+            4_194_303.5,
+            4_194_304.0,
+            -4_194_304.0,
+            4_194_305.0,
+            8_388_609.0,
+            -8_388_609.0,
+            16_777_216.0,
+            3.0e38,
+            -3.0e38,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            1.0e-45,
+        ];
+        // Every half in [-300, 300] and a deterministic spread of bit patterns.
+        v.extend((-600..=600).map(|i| i as f32 / 2.0));
+        let mut x: u32 = 0x9E37_79B9;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            v.push(f32::from_bits(x));
+            v.push(f32::from_bits(x) / 1.0e36);
+        }
+        let b = SATURATED_BOUND as f32;
+        let zs = [0.0, 3.0, -5.0, 128.0, -0.0, b, -b];
+        let clamps = [
+            (0.0, 255.0),
+            (-128.0, 127.0),
+            (0.0, 65_535.0),
+            (-b, b),
+            (7.0, 7.0),
+        ];
+        for &z in &zs {
+            for &(lo, hi) in &clamps {
+                for &x in &v {
+                    let (want, got) = (composed(x, z, lo, hi), image(x, z, lo, hi));
+                    assert_eq!(want.to_bits(), got.to_bits(), "v {x:e} z {z} [{lo}, {hi}]");
+                }
+            }
+        }
+    }
+
+    fn legalized(body: &str) -> (Context, Op) {
+        let mut r = Registry::new();
+        ipu_dialects::register_all_dialects(&mut r);
+        let mut cx = Context::new(Arc::new(r));
+        let src = format!("func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {{\n{body}\n}}\n");
+        let m = ipu_ir::parser::parse_source(&mut cx, "q.mlir", &src).expect("parses");
+        let f = cx
+            .nested_ops(m)
+            .into_iter()
+            .find(|&o| ipu_dialects::func::Func::isa(&cx, o))
+            .expect("a function");
+        let target = ipu_target::Target::builtin("test16")
+            .expect("built in")
+            .expect("valid");
+        crate::legalize::legalize(&mut cx, f, &target);
+        (cx, f)
+    }
+
+    fn op_names(cx: &Context, f: Op) -> Vec<String> {
+        let entry = cx.entry_block(cx.region(f, 0)).expect("a body");
+        cx.block_ops_vec(entry)
+            .into_iter()
+            .map(|o| cx.name_str(o).to_string())
+            .filter(|n| n != "nn.constant")
+            .collect()
+    }
+
+    const PAIR: &str = "
+  %s = nn.constant dense<0.5> : tensor<f32>
+  %z = nn.constant dense<ZP> : tensor<f32>
+  %lo = nn.constant dense<LO> : tensor<f32>
+  %hi = nn.constant dense<255.0> : tensor<f32>
+  %v = nn.div %x, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %r = nn.round %v : tensor<8xf32>
+  %a = nn.add %r, %z : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %c0 = nn.max %a, %lo : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %c = nn.min %c0, %hi : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %q = nn.cast %c {saturate} : tensor<8xf32> -> tensor<8xui8>
+  %qf = nn.cast %q {saturate} : tensor<8xui8> -> tensor<8xf32>
+  %d = nn.sub %qf, %z : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %y = nn.mul %d, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>";
+
+    #[test]
+    fn a_qdq_pair_is_nine_ops() {
+        let (cx, f) = legalized(&PAIR.replace("ZP", "3.0").replace("LO", "0.0"));
+        let want = [
+            "nn.div",
+            "nn.add",
+            "nn.sub",
+            "nn.max",
+            "nn.min",
+            "nn.equal",
+            "nn.select",
+            "nn.sub",
+            "nn.mul",
+            "func.return",
+        ];
+        assert_eq!(op_names(&cx, f), want);
+    }
+
+    #[test]
+    fn a_clamp_the_rounding_does_not_bound_keeps_the_guarded_round() {
+        // A zero point that is no integer, and a clamp past 2^21: the
+        // general rounding (its |x| and 1/x) stays.
+        for (zp, lo) in [("0.5", "0.0"), ("3.0", "-4194304.0")] {
+            let (cx, f) = legalized(&PAIR.replace("ZP", zp).replace("LO", lo));
+            let names = op_names(&cx, f);
+            assert!(names.iter().any(|n| n == "nn.abs"), "{zp} {lo}: {names:?}");
+            assert!(
+                names.iter().any(|n| n == "nn.reciprocal"),
+                "{zp} {lo}: {names:?}"
+            );
+        }
+    }
 
     #[test]
     fn ranges_of_types_and_corners() {
