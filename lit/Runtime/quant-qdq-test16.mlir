@@ -15,37 +15,30 @@
 // CHECK-DAG: rows: tensor<2x8xf32> = [1, -1, 0, 0, 0, 0, 62, -65.5, 33, -30.75, 33, -30.75, 1.25, 33, 33, -1.75]
 // CHECK: referenceMaximumAbsoluteError=0.000000 numericalTest=PASS
 // CHECK-NEXT: hardwareTest=PASS
-// Each per-tensor pair: the division, the rounding add and sub of
-// 1.5 * 2^23, plus z, the clamp, NaN made 0, then minus z and times s.
-// Its constants are splats shared by their readers (s by the division and
-// the product, z by the add and the sub; 1.5 * 2^23, 0 and 255 by all).
-// TILE-NOT: tile.map {{.*}}fn = #tile.fn<abs>
-// TILE: %[[S:[0-9]+]] = tile.constant {{.*}}dense<0.5> : tensor<16xf32>
-// TILE-NEXT: %[[V:[0-9]+]] = tile.map %0, %[[S]] {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<16xf32>
-// TILE-NEXT: %[[R:[0-9]+]] = tile.constant {{.*}}dense<12582912.0> : tensor<16xf32>
-// TILE-NEXT: %[[U:[0-9]+]] = tile.map %[[V]], %[[R]] {{.*}}fn = #tile.fn<add>
-// TILE-NEXT: %[[D:[0-9]+]] = tile.map %[[U]], %[[R]] {{.*}}fn = #tile.fn<sub>
-// TILE-NEXT: %[[Z:[0-9]+]] = tile.constant {{.*}}dense<3.0> : tensor<16xf32>
-// TILE-NEXT: %[[A:[0-9]+]] = tile.map %[[D]], %[[Z]] {{.*}}fn = #tile.fn<add>
-// TILE-NEXT: %[[ZERO:[0-9]+]] = tile.constant {{.*}}dense<0.0> : tensor<16xf32>
-// TILE-NEXT: %[[LO:[0-9]+]] = tile.map %[[A]], %[[ZERO]] {{.*}}fn = #tile.fn<max>
+// Each per-tensor pair: the division, the rounding add, the offset sub
+// (1.5 * 2^23 - z, one constant), the clamp, NaN made 0, then z and s.
+// TILE-NOT: tile.map {{.*}}fn = #tile.fn<abs>{{.*}} -> tensor<16xf32>
+// TILE: %[[V:[0-9]+]] = tile.map %0, %{{[0-9]+}} {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<16xf32>
+// TILE-NEXT: tile.constant {{.*}}dense<12582912.0> : tensor<16xf32>
+// TILE-NEXT: %[[U:[0-9]+]] = tile.map %[[V]], %{{[0-9]+}} {{.*}}fn = #tile.fn<add>
+// TILE-NEXT: tile.constant {{.*}}dense<12582909.0> : tensor<16xf32>
+// TILE-NEXT: %[[D:[0-9]+]] = tile.map %[[U]], %{{[0-9]+}} {{.*}}fn = #tile.fn<sub>
+// TILE-NEXT: tile.constant {{.*}}dense<0.0> : tensor<16xf32>
+// TILE-NEXT: %[[LO:[0-9]+]] = tile.map %[[D]], %{{[0-9]+}} {{.*}}fn = #tile.fn<max>
 // TILE-NEXT: tile.constant {{.*}}dense<255.0> : tensor<16xf32>
 // TILE-NEXT: %[[C:[0-9]+]] = tile.map %[[LO]], %{{[0-9]+}} {{.*}}fn = #tile.fn<min>
 // TILE-NEXT: %[[N:[0-9]+]] = tile.predicate %[[C]], %[[C]] {{.*}}fn = #tile.fn<equal>
-// TILE-NEXT: %[[Q:[0-9]+]] = tile.select %[[N]], %[[C]], %[[ZERO]]
-// TILE-NEXT: %[[DZ:[0-9]+]] = tile.map %[[Q]], %[[Z]] {{.*}}fn = #tile.fn<sub>
-// TILE-NEXT: tile.map %[[DZ]], %[[S]] {{.*}}fn = #tile.fn<mul>
-// TILE: tile.map %{{[0-9]+}}, %[[R]] {{.*}}fn = #tile.fn<add>
-// TILE-NEXT: tile.map %{{[0-9]+}}, %[[R]] {{.*}}fn = #tile.fn<sub>
-// TILE-NEXT: tile.constant {{.*}}dense<-5.0> : tensor<16xf32>
-// TILE-NEXT: tile.map {{.*}}fn = #tile.fn<add>
-// TILE-NEXT: tile.constant {{.*}}dense<-128.0> : tensor<16xf32>
-// TILE-NEXT: tile.map {{.*}}fn = #tile.fn<max>
-// TILE-NEXT: tile.constant {{.*}}dense<127.0> : tensor<16xf32>
-// The per-row pair: its zero points a constant of the result's block (as
-// every broadcast constant is, expanded at compile time).
-// TILE: tile.constant {{.*}}dense<{{\[}}[3.0, {{.*}}], [-5.0, {{.*}}]]> : tensor<2x8xf32>
-// TILE-NEXT: tile.map {{.*}}fn = #tile.fn<add>{{.*}} -> tensor<2x8xf32>
+// TILE-NEXT: %[[Q:[0-9]+]] = tile.select %[[N]], %[[C]], %{{[0-9]+}}
+// TILE-NEXT: tile.constant {{.*}}dense<3.0> : tensor<16xf32>
+// TILE-NEXT: %[[Z:[0-9]+]] = tile.map %[[Q]], %{{[0-9]+}} {{.*}}fn = #tile.fn<sub>
+// TILE-NEXT: tile.map %[[Z]], %{{[0-9]+}} {{.*}}fn = #tile.fn<mul>
+// TILE: tile.constant {{.*}}dense<12582917.0> : tensor<16xf32>
+// TILE: tile.constant {{.*}}dense<-128.0> : tensor<16xf32>
+// TILE: tile.constant {{.*}}dense<127.0> : tensor<16xf32>
+// The per-row pair: its offsets 1.5 * 2^23 - z a constant too (expanded
+// to the result's block at compile time, as every broadcast constant is).
+// TILE: tile.constant {{.*}}dense<{{\[}}[12582909.0, {{.*}}], [12582917.0, {{.*}}]]> : tensor<2x8xf32>
+// TILE-NOT: tile.map {{.*}}fn = #tile.fn<abs>
 // TILE-NOT: ui8
 // TILE-NOT: xi8
 

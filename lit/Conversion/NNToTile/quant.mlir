@@ -2,9 +2,8 @@
 // composes DynamicQuantizeLinear, MatMulInteger and a QuantizeLinear /
 // DequantizeLinear pair: no u8, i8 or integer matmul reaches the tiles.
 // The codes are f32: a quantization clamp(round(v) + z, lo, hi) cast to u8
-// is clamp(((v + 1.5 * 2^23) - 1.5 * 2^23) + z, lo, hi) with NaN made 0
-// (the add rounds half to even; beyond 2^22 the clamp decides; a computed
-// z is taken as (v + 1.5 * 2^23) - (1.5 * 2^23 - z)), the i8
+// is clamp((v + 1.5 * 2^23) - (1.5 * 2^23 - z), lo, hi) with NaN made 0
+// (the add rounds half to even; beyond 2^22 the clamp decides), the i8
 // weight is widened to f32 by the host at load (`resident ... -> f32`), and
 // the i32 matmul (K = 40: 40 * 255 * 128 <= 2^24, one f32 matmul) is a
 // tile.matmul of f32 whose result the scale multiplies directly. The scalar
@@ -49,21 +48,21 @@
 // CHECK-NEXT: %[[MS:[0-9]+]] = tile.view %[[M]] {{.*}}kind = "slice"
 // CHECK: tile.map %[[MS]], %{{[0-9]+}} {{.*}}fn = #tile.fn<mul>{{.*}} -> tensor<4x24xf32>
 // CHECK-NOT: tile.matmul
-// The requantization to u8 and back (a constant zero point of 128, added
-// after the rounding add and sub, and subtracted again by the same splat):
+// The requantization to u8 and back (a constant zero point of 128: the
+// offset is the constant 1.5 * 2^23 - 128), six ops and the division:
 // CHECK: %[[HS:[0-9]+]] = tile.map %{{[0-9]+}}, %{{[0-9]+}} {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<4x24xf32>
 // CHECK-NEXT: %[[HR:[0-9]+]] = tile.constant {{.*}} dense<12582912.0> : tensor<4x24xf32>
 // CHECK-NEXT: %[[HU:[0-9]+]] = tile.map %[[HS]], %[[HR]] {{.*}}fn = #tile.fn<add>
-// CHECK-NEXT: %[[HD0:[0-9]+]] = tile.map %[[HU]], %[[HR]] {{.*}}fn = #tile.fn<sub>
-// CHECK-NEXT: %[[H128:[0-9]+]] = tile.constant {{.*}} dense<128.0> : tensor<4x24xf32>
-// CHECK-NEXT: %[[HZ:[0-9]+]] = tile.map %[[HD0]], %[[H128]] {{.*}}fn = #tile.fn<add>
+// CHECK-NEXT: %[[HO:[0-9]+]] = tile.constant {{.*}} dense<12582784.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HZ:[0-9]+]] = tile.map %[[HU]], %[[HO]] {{.*}}fn = #tile.fn<sub>
 // CHECK-NEXT: %[[HZERO:[0-9]+]] = tile.constant {{.*}} dense<0.0> : tensor<4x24xf32>
 // CHECK-NEXT: %[[HM:[0-9]+]] = tile.map %[[HZ]], %[[HZERO]] {{.*}}fn = #tile.fn<max>
 // CHECK-NEXT: tile.constant {{.*}} dense<255.0> : tensor<4x24xf32>
 // CHECK-NEXT: %[[HC:[0-9]+]] = tile.map %[[HM]], %{{[0-9]+}} {{.*}}fn = #tile.fn<min>
 // CHECK-NEXT: %[[HN:[0-9]+]] = tile.predicate %[[HC]], %[[HC]] {{.*}}fn = #tile.fn<equal>
 // CHECK-NEXT: %[[HQ:[0-9]+]] = tile.select %[[HN]], %[[HC]], %[[HZERO]]
-// CHECK-NEXT: %[[HD:[0-9]+]] = tile.map %[[HQ]], %[[H128]] {{.*}}fn = #tile.fn<sub>
+// CHECK-NEXT: tile.constant {{.*}} dense<128.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HD:[0-9]+]] = tile.map %[[HQ]], %{{[0-9]+}} {{.*}}fn = #tile.fn<sub>
 // CHECK-NEXT: %[[Y:[0-9]+]] = tile.map %[[HD]], %{{[0-9]+}} {{.*}}fn = #tile.fn<mul>
 // CHECK-NEXT: tile.host_output %[[Y]] {name = "y"} : tensor<4x24xf32>
 

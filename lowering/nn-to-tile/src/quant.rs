@@ -23,10 +23,10 @@
 //!   comparison of two 8- or 16-bit integers one of their images.
 //! * A quantization, `clamp(round(v) + z, lo, hi)` cast to an integer type
 //!   that holds the clamp ([`SaturatedRound`]; QuantizeLinear and the
-//!   requantizations write it), has the image `clamp(((v + 1.5 * 2^23) -
-//!   1.5 * 2^23) + z, lo, hi)`, NaN made 0: the add rounds half to even
+//!   requantizations write it), has the image `clamp((v + 1.5 * 2^23) -
+//!   (1.5 * 2^23 - z), lo, hi)`, NaN made 0: the add rounds half to even
 //!   where it matters and the clamp takes the rest, so the rounding needs
-//!   none of the guards below (seven ops and a division where the parts
+//!   none of the guards below (six ops and a division where the parts
 //!   separately take sixteen).
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
 //!   by f32 addition, which rounds half to even; the sign is put back from
@@ -38,7 +38,7 @@
 use crate::legalize::Rewriter;
 use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
-use ipu_reference::{ElementType, OpKind};
+use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 
@@ -595,38 +595,29 @@ impl Rewriter<'_> {
     }
 
     /// The f32 image of the integer cast of [`SaturatedRound`] `q`:
-    /// `clamp(((v + R) - R) + z, lo, hi)`, NaN (of v or z) made 0, with `R`
-    /// = [`ROUNDER`]. For |v| < 2^22 the add rounds v half to even, and the
-    /// rest (integers below 2^24) is exact; from 2^22 on, either way, the
-    /// sum is beyond the clamp's bound on that side as round(v) + z is. A
-    /// difference never gives -0, nor does a sum or clamp of one.
-    ///
-    /// A constant `z` is added on its own: every constant operand is a
-    /// splat loaded with the image, so `R` and `z` (which the dequantization
-    /// subtracts again) are shared where `R - z` would be one more per
-    /// quantization. A computed `z` is taken as `(v + R) - (R - z)`, the
-    /// scalar `R - z` computed once.
+    /// `clamp((v + R) - (R - z), lo, hi)`, NaN (of v or z) made 0, with `R` =
+    /// [`ROUNDER`]. For |v| < 2^22 the add rounds v half to even and the
+    /// subtraction (of integers below 2^24) is exact; from 2^22 on, either
+    /// way, the sum is beyond the clamp's bound on that side as round(v) + z
+    /// is. A difference never gives -0, nor does the clamp of one.
     pub(crate) fn saturated_round_image(&mut self, q: &SaturatedRound) -> Result<Value, String> {
         let r = self.fill(vec![], ElementType::F32, ROUNDER)?;
         let up = self.emit(OpKind::Add, &[q.v, r])?;
-        let y = match q.z {
-            None => self.emit(OpKind::Sub, &[up, r])?,
+        let offset = match q.z {
+            None => r,
             Some(z) => match self.cx.defining_op(z) {
+                // Exact: z is an integer of at most 2^21.
                 Some(d) if nn::Constant::isa(self.cx, d) => {
-                    let y = self.emit(OpKind::Sub, &[up, r])?;
                     let c = nn::constant_tensor(self.cx, d)?;
-                    if c.to_f32_vec().iter().all(|&z| z == 0.0) {
-                        y
-                    } else {
-                        self.emit(OpKind::Add, &[y, z])?
-                    }
+                    let offset = c.to_f32_vec().iter().map(|z| ROUNDER - z).collect();
+                    let t = Tensor::from_f32(c.shape().to_vec(), ElementType::F32, offset)
+                        .map_err(|e| e.to_string())?;
+                    self.emit(OpKind::Constant(t), &[])?
                 }
-                _ => {
-                    let offset = self.emit(OpKind::Sub, &[r, z])?;
-                    self.emit(OpKind::Sub, &[up, offset])?
-                }
+                _ => self.emit(OpKind::Sub, &[r, z])?,
             },
         };
+        let y = self.emit(OpKind::Sub, &[up, offset])?;
         let lo = self.fill(vec![], ElementType::F32, q.lo)?;
         let hi = self.fill(vec![], ElementType::F32, q.hi)?;
         let y = self.emit(OpKind::Max, &[y, lo])?;
@@ -778,15 +769,9 @@ mod tests {
         }
     }
 
-    /// The image the rewrite builds, op by op in f32: for a constant zero
-    /// point, or a computed one.
-    fn image(v: f32, z: f32, lo: f32, hi: f32, constant: bool) -> f32 {
-        let y = if constant {
-            ((v + ROUNDER) - ROUNDER) + z
-        } else {
-            (v + ROUNDER) - (ROUNDER - z)
-        };
-        let c = minimum(maximum(y, lo), hi);
+    /// The image the rewrite builds, op by op in f32.
+    fn image(v: f32, z: f32, lo: f32, hi: f32) -> f32 {
+        let c = minimum(maximum((v + ROUNDER) - (ROUNDER - z), lo), hi);
         // The select on `equal(c, c)`: false for NaN only.
         if c.is_nan() {
             0.0
@@ -850,11 +835,8 @@ mod tests {
         for &z in &zs {
             for &(lo, hi) in &clamps {
                 for &x in &v {
-                    let want = composed(x, z, lo, hi);
-                    for constant in [false, true] {
-                        let got = image(x, z, lo, hi, constant);
-                        assert_eq!(want.to_bits(), got.to_bits(), "v {x:e} z {z} [{lo}, {hi}]");
-                    }
+                    let (want, got) = (composed(x, z, lo, hi), image(x, z, lo, hi));
+                    assert_eq!(want.to_bits(), got.to_bits(), "v {x:e} z {z} [{lo}, {hi}]");
                 }
             }
         }
@@ -904,13 +886,12 @@ mod tests {
   return %y : tensor<8xf32>";
 
     #[test]
-    fn a_qdq_pair_is_ten_ops() {
+    fn a_qdq_pair_is_nine_ops() {
         let (cx, f) = legalized(&PAIR.replace("ZP", "3.0").replace("LO", "0.0"));
         let want = [
             "nn.div",
             "nn.add",
             "nn.sub",
-            "nn.add",
             "nn.max",
             "nn.min",
             "nn.equal",
