@@ -26,8 +26,9 @@
 //!   requantizations write it), has the image `clamp((v + 1.5 * 2^23) -
 //!   (1.5 * 2^23 - z), lo, hi)`, NaN made 0: the add rounds half to even
 //!   where it matters and the clamp takes the rest, so the rounding needs
-//!   none of the guards below (six ops and a division where the parts
-//!   separately take sixteen).
+//!   none of the guards below (six ops where the parts separately take
+//!   fifteen: the rounding nine, the add, the clamp two, the code's -0 and
+//!   NaN three).
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
 //!   by f32 addition, which rounds half to even; the sign is put back from
 //!   `1 / x < 0` (true for -0 too), and |x| >= 2^23 (or NaN) is x itself.
