@@ -41,8 +41,15 @@ optimizations off, so it computes each graph as written).
    step DynamicQuantizeLinear would give it). The criterion: within one
    step, integer outputs equal, numericalTest=PASS and hardwareTest=PASS.
    The single-op and replay checks of 1 and 2 are not run in this mode.
-   The static model runs at --static-shape (1x32): its QDQ pairs do not
-   fit ipu21 at 1x64 or 2x128 yet.
+   The static model runs at --static-shape (1x48): the largest size that
+   fits ipu21 at which the reference equals onnxruntime. It fits at 1x64
+   too (bitwise equal to the reference there), but at sequence 64 the
+   reference is itself 38 u8 steps from onnxruntime: onnxruntime's f32
+   layer norm and matmuls differ from the exactly rounded ones by ulps,
+   one u8 code of layer 0's value projection rounds the other way (1 of
+   24576) and the QDQ network carries it (at batch 1, sequence 32, 48,
+   80, 96, 112, 128, and at 2x128 the two are bitwise equal). From 1x80
+   up tile 0 does not fit (docs/lowering.md).
 
 Runs in the repository's environment (scripts/python-env.sh prints its
 python). Usage: .venv/bin/python onnx/quantized.py [--model PATH]
@@ -377,8 +384,9 @@ def check_device(a, work):
         if name not in a.models.split(","):
             continue
         if name == "static":
-            # The QDQ model's 17 elementwise ops per quantization pair do
-            # not fit ipu21 at 1x64 or 2x128 yet (docs/lowering.md).
+            # Its 9 elementwise ops per quantization pair, and their
+            # splat constants, do not fit ipu21 from 1x80 up
+            # (docs/lowering.md).
             b, q = (int(d) for d in a.static_shape.split("x"))
             feeds = minilm_inputs(np.random.default_rng(0), b, q)
             feeds = {k: v for k, v in feeds.items() if k in [i.name for i in ort_session(path).get_inputs()]}
@@ -426,8 +434,8 @@ def main():
     ap.add_argument("--device-lock", default=None)
     ap.add_argument("--models", default="dynamic,static",
                     help="with --device: which quantized models run (dynamic, static)")
-    ap.add_argument("--static-shape", default="1x32",
-                    help="with --device: the static model's batch x sequence (it does not fit at 1x64)")
+    ap.add_argument("--static-shape", default="1x48",
+                    help="with --device: the static model's batch x sequence (it does not fit from 1x80 up)")
     a = ap.parse_args()
     if a.device:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",

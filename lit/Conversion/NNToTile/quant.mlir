@@ -1,11 +1,13 @@
 // nn -> tile for quantized arithmetic (test16), as the ONNX importer
 // composes DynamicQuantizeLinear, MatMulInteger and a QuantizeLinear /
 // DequantizeLinear pair: no u8, i8 or integer matmul reaches the tiles.
-// The codes are f32 (the u8 casts read the clamped, rounded floats, -0 and
-// NaN made 0 by an add of 0 and a select), the i8 weight is widened to f32
-// by the host at load (`resident ... -> f32`), and the i32 matmul (K = 40:
-// 40 * 255 * 128 <= 2^24, one f32 matmul) is a tile.matmul of f32 whose
-// result the scale multiplies directly. nn.round is |x| + 2^23 - 2^23 with
+// The codes are f32: a quantization clamp(round(v) + z, lo, hi) cast to u8
+// is clamp((v + 1.5 * 2^23) - (1.5 * 2^23 - z), lo, hi) with NaN made 0
+// (the add rounds half to even; beyond 2^22 the clamp decides), the i8
+// weight is widened to f32 by the host at load (`resident ... -> f32`), and
+// the i32 matmul (K = 40: 40 * 255 * 128 <= 2^24, one f32 matmul) is a
+// tile.matmul of f32 whose result the scale multiplies directly. The scalar
+// zero point's own nn.round (no clamp after it) is |x| + 2^23 - 2^23 with
 // the sign of 1/x put back, and x itself from 2^23 on.
 // RUN: ipu-opt --target test16 --convert-nn-to-tile %s | FileCheck %s
 // RUN: ipu-opt --target test16 --convert-nn-to-tile %s | ipu-opt --mlir-print-op-generic | ipu-opt > /dev/null
@@ -16,29 +18,28 @@
 // The max and min over both axes: each row's first, then the rows'.
 // CHECK: tile.reduce %0 {axes = array<i64: 1>, {{.*}}kind = "max"{{.*}} : tensor<4x40xf32> -> tensor<4xf32>
 // CHECK-NEXT: tile.reduce %{{.*}} {axes = array<i64: 0>, {{.*}}kind = "max"{{.*}} : tensor<4xf32> -> tensor<f32>
-// x / scale rounded half to even (one splat of 2^23 and one of 0 at the
-// result's shape and mapping, shared by their readers):
-// CHECK: %[[XS:[0-9]+]] = tile.map %0, %{{[0-9]+}} {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<4x40xf32>
-// CHECK-NEXT: %[[A:[0-9]+]] = tile.map %[[XS]] {{.*}}fn = #tile.fn<abs>
-// CHECK-NEXT: %[[C:[0-9]+]] = tile.constant {{.*}} dense<8388608.0> : tensor<4x40xf32>
-// CHECK-NEXT: %[[UP:[0-9]+]] = tile.map %[[A]], %[[C]] {{.*}}fn = #tile.fn<add>
-// CHECK-NEXT: %[[R:[0-9]+]] = tile.map %[[UP]], %[[C]] {{.*}}fn = #tile.fn<sub>
-// CHECK-NEXT: %[[INV:[0-9]+]] = tile.map %[[XS]] {{.*}}fn = #tile.fn<reciprocal>
+// The zero point, round(clamp(-min / scale, 0, 255)), by the guarded
+// rounding:
+// CHECK: tile.constant {{.*}} dense<8388608.0> : tensor<f32>
+// CHECK: tile.map {{.*}}fn = #tile.fn<reciprocal>{{.*}} -> tensor<f32>
+// CHECK: tile.select {{.*}} -> tensor<f32>
+// CHECK: %[[ZP:[0-9]+]] = tile.select {{.*}} -> tensor<f32>
+// x / scale, rounded, plus the zero point, clamped to [0, 255] (the splats
+// at the result's shape and mapping, 0 shared by the clamp and the select);
+// the offset 1.5 * 2^23 - zero point is a scalar sub, the zero point being
+// computed:
+// CHECK-NEXT: %[[XS:[0-9]+]] = tile.map %0, %{{[0-9]+}} {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<4x40xf32>
+// CHECK-NEXT: %[[R:[0-9]+]] = tile.constant {{.*}} dense<12582912.0> : tensor<f32>
+// CHECK-NEXT: %[[RB:[0-9]+]] = tile.constant {{.*}} dense<12582912.0> : tensor<4x40xf32>
+// CHECK-NEXT: %[[UP:[0-9]+]] = tile.map %[[XS]], %[[RB]] {{.*}}fn = #tile.fn<add>
+// CHECK-NEXT: %[[OFF:[0-9]+]] = tile.map %[[R]], %[[ZP]] {{.*}}fn = #tile.fn<sub>{{.*}} -> tensor<f32>
+// CHECK-NEXT: %[[XZ:[0-9]+]] = tile.map %[[UP]], %[[OFF]] {{.*}}fn = #tile.fn<sub>{{.*}} -> tensor<4x40xf32>
 // CHECK-NEXT: %[[ZERO:[0-9]+]] = tile.constant {{.*}} dense<0.0> : tensor<4x40xf32>
-// CHECK-NEXT: %[[NEG:[0-9]+]] = tile.predicate %[[INV]], %[[ZERO]] {{.*}}fn = #tile.fn<less>
-// CHECK-NEXT: %[[MR:[0-9]+]] = tile.map %[[R]] {{.*}}fn = #tile.fn<neg>
-// CHECK-NEXT: %[[SR:[0-9]+]] = tile.select %[[NEG]], %[[MR]], %[[R]]
-// CHECK-NEXT: %[[SMALL:[0-9]+]] = tile.predicate %[[A]], %[[C]] {{.*}}fn = #tile.fn<less>
-// CHECK-NEXT: %[[XR:[0-9]+]] = tile.select %[[SMALL]], %[[SR]], %[[XS]]
-// plus the zero point, clamped to [0, 255]; the u8 cast is the float,
-// -0 and NaN made 0:
-// CHECK-NEXT: %[[XZ:[0-9]+]] = tile.map %[[XR]], %{{[0-9]+}} {{.*}}fn = #tile.fn<add>
 // CHECK-NEXT: %[[XM:[0-9]+]] = tile.map %[[XZ]], %[[ZERO]] {{.*}}fn = #tile.fn<max>
 // CHECK-NEXT: tile.constant {{.*}} dense<255.0> : tensor<4x40xf32>
 // CHECK-NEXT: %[[XC:[0-9]+]] = tile.map %[[XM]], %{{[0-9]+}} {{.*}}fn = #tile.fn<min>
-// CHECK-NEXT: %[[P0:[0-9]+]] = tile.map %[[XC]], %[[ZERO]] {{.*}}fn = #tile.fn<add>
-// CHECK-NEXT: %[[NUM:[0-9]+]] = tile.predicate %[[P0]], %[[P0]] {{.*}}fn = #tile.fn<equal>
-// CHECK-NEXT: %[[Q:[0-9]+]] = tile.select %[[NUM]], %[[P0]], %[[ZERO]]
+// CHECK-NEXT: %[[NUM:[0-9]+]] = tile.predicate %[[XC]], %[[XC]] {{.*}}fn = #tile.fn<equal>
+// CHECK-NEXT: %[[Q:[0-9]+]] = tile.select %[[NUM]], %[[XC]], %[[ZERO]]
 // minus the zero point (an image the same way), times the weight as f32:
 // CHECK: %[[AC:[0-9]+]] = tile.map %[[Q]], %{{[0-9]+}} {{.*}}fn = #tile.fn<sub>{{.*}} -> tensor<4x40xf32>
 // CHECK-NEXT: tile.constant {{.*}} dense<0.0> : tensor<40x8xf32>
@@ -47,7 +48,23 @@
 // CHECK-NEXT: %[[MS:[0-9]+]] = tile.view %[[M]] {{.*}}kind = "slice"
 // CHECK: tile.map %[[MS]], %{{[0-9]+}} {{.*}}fn = #tile.fn<mul>{{.*}} -> tensor<4x24xf32>
 // CHECK-NOT: tile.matmul
-// CHECK: tile.host_output %{{[0-9]+}} {name = "y"} : tensor<4x24xf32>
+// The requantization to u8 and back (a constant zero point of 128: the
+// offset is the constant 1.5 * 2^23 - 128), six ops and the division:
+// CHECK: %[[HS:[0-9]+]] = tile.map %{{[0-9]+}}, %{{[0-9]+}} {{.*}}fn = #tile.fn<div>{{.*}} -> tensor<4x24xf32>
+// CHECK-NEXT: %[[HR:[0-9]+]] = tile.constant {{.*}} dense<12582912.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HU:[0-9]+]] = tile.map %[[HS]], %[[HR]] {{.*}}fn = #tile.fn<add>
+// CHECK-NEXT: %[[HO:[0-9]+]] = tile.constant {{.*}} dense<12582784.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HZ:[0-9]+]] = tile.map %[[HU]], %[[HO]] {{.*}}fn = #tile.fn<sub>
+// CHECK-NEXT: %[[HZERO:[0-9]+]] = tile.constant {{.*}} dense<0.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HM:[0-9]+]] = tile.map %[[HZ]], %[[HZERO]] {{.*}}fn = #tile.fn<max>
+// CHECK-NEXT: tile.constant {{.*}} dense<255.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HC:[0-9]+]] = tile.map %[[HM]], %{{[0-9]+}} {{.*}}fn = #tile.fn<min>
+// CHECK-NEXT: %[[HN:[0-9]+]] = tile.predicate %[[HC]], %[[HC]] {{.*}}fn = #tile.fn<equal>
+// CHECK-NEXT: %[[HQ:[0-9]+]] = tile.select %[[HN]], %[[HC]], %[[HZERO]]
+// CHECK-NEXT: tile.constant {{.*}} dense<128.0> : tensor<4x24xf32>
+// CHECK-NEXT: %[[HD:[0-9]+]] = tile.map %[[HQ]], %{{[0-9]+}} {{.*}}fn = #tile.fn<sub>
+// CHECK-NEXT: %[[Y:[0-9]+]] = tile.map %[[HD]], %{{[0-9]+}} {{.*}}fn = #tile.fn<mul>
+// CHECK-NEXT: tile.host_output %[[Y]] {name = "y"} : tensor<4x24xf32>
 
 func.func @main(%x: tensor<4x40xf32> {ipu.name = "x"}, %w: tensor<40x24xi8> {ipu.name = "w", ipu.weight}) -> (tensor<4x24xf32> {ipu.name = "y"}) {
   %zero = nn.constant dense<0.0> : tensor<f32>

@@ -21,6 +21,14 @@
 //!   to the device's "not lowered" diagnostic).
 //! * A cast of an integer value with an image to f32 is its image; a
 //!   comparison of two 8- or 16-bit integers one of their images.
+//! * A quantization, `clamp(round(v) + z, lo, hi)` cast to an integer type
+//!   that holds the clamp ([`SaturatedRound`]; QuantizeLinear and the
+//!   requantizations write it), has the image `clamp((v + 1.5 * 2^23) -
+//!   (1.5 * 2^23 - z), lo, hi)`, NaN made 0: the add rounds half to even
+//!   where it matters and the clamp takes the rest, so the rounding needs
+//!   none of the guards below (six ops where the parts separately take
+//!   fifteen: the rounding nine, the add, the clamp two, the code's -0 and
+//!   NaN three).
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
 //!   by f32 addition, which rounds half to even; the sign is put back from
 //!   `1 / x < 0` (true for -0 too), and |x| >= 2^23 (or NaN) is x itself.
@@ -31,7 +39,7 @@
 use crate::legalize::Rewriter;
 use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
-use ipu_reference::{ElementType, OpKind};
+use ipu_reference::{ElementType, OpKind, Tensor};
 use ipu_target::Target;
 use rustc_hash::FxHashMap;
 
@@ -272,6 +280,115 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
     }
 }
 
+/// `1.5 * 2^23`: for |v| < 2^22, `v + ROUNDER` lies in [2^23, 2^24), where
+/// f32 holds exactly the integers, so the addition rounds v half to even
+/// (ROUNDER is even) and subtracting it again is exact.
+const ROUNDER: f32 = 12_582_912.0;
+
+/// The bound on the clamp and the zero point of a [`SaturatedRound`]:
+/// small enough that the rounding above needs no guard (see
+/// [`Rewriter::saturated_round_image`]).
+const SATURATED_BOUND: f64 = 2_097_152.0;
+
+/// `clamp(round(v) + z, lo, hi)` of f32 `v` (`z` absent: 0), as
+/// QuantizeLinear and the requantizations compose it: a min of a max (or a
+/// max of a min) of single-element constants `lo <= hi`, integers of at
+/// most 2^21 (neither -0), over an optional add of an integer `z` of at
+/// most 2^21 (or NaN) to `nn.round` of `v`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SaturatedRound {
+    pub v: Value,
+    pub z: Option<Value>,
+    pub lo: f32,
+    pub hi: f32,
+}
+
+impl SaturatedRound {
+    /// Whether integer type `to` holds every value of the clamp (and the
+    /// 0 of NaN), so a cast to it keeps them.
+    fn fits(&self, to: ElementType) -> bool {
+        IntRange::of_type(to).is_some_and(|t| {
+            IntRange::new(f64::from(self.lo.min(0.0)), f64::from(self.hi.max(0.0))).within(t)
+        })
+    }
+}
+
+/// The value of a single-element f32 constant.
+fn scalar_constant(cx: &Context, v: Value) -> Option<f32> {
+    let d = cx.defining_op(v).filter(|&d| nn::Constant::isa(cx, d))?;
+    if elem(cx, v) != Some(ElementType::F32) || cx.value_shape(v).iter().product::<i64>() != 1 {
+        return None;
+    }
+    let c = nn::constant_tensor(cx, d).ok()?;
+    c.to_f32_vec().first().copied()
+}
+
+/// For binary op `d` of `kind` with one operand a single-element f32
+/// constant: the other operand and the constant.
+fn with_scalar(cx: &Context, d: Op, kind: fn(&OpKind) -> bool) -> Option<(Value, f32)> {
+    if !op_kind_is(cx, d, kind) || cx.operands(d).len() != 2 {
+        return None;
+    }
+    let (a, b) = (cx.operand(d, 0), cx.operand(d, 1));
+    match (scalar_constant(cx, a), scalar_constant(cx, b)) {
+        (_, Some(c)) => Some((a, c)),
+        (Some(c), None) => Some((b, c)),
+        _ => None,
+    }
+}
+
+/// Whether `d` is an `nn` op whose kind `kind` takes (constants are not
+/// read: their kind would copy their data).
+fn op_kind_is(cx: &Context, d: Op, kind: fn(&OpKind) -> bool) -> bool {
+    !nn::Constant::isa(cx, d) && op_kind(cx, d).is_ok_and(|k| kind(&k))
+}
+
+/// `x` as a [`SaturatedRound`], when it is one.
+pub(crate) fn saturated_round(cx: &Context, x: Value) -> Option<SaturatedRound> {
+    let is_min = |k: &OpKind| matches!(k, OpKind::Min);
+    let is_max = |k: &OpKind| matches!(k, OpKind::Max);
+    let outer = cx.defining_op(x)?;
+    let (inner, lo, hi) = if let Some((y, hi)) = with_scalar(cx, outer, is_min) {
+        let (inner, lo) = with_scalar(cx, cx.defining_op(y)?, is_max)?;
+        (inner, lo, hi)
+    } else {
+        let (y, lo) = with_scalar(cx, outer, is_max)?;
+        let (inner, hi) = with_scalar(cx, cx.defining_op(y)?, is_min)?;
+        (inner, lo, hi)
+    };
+    let small = |c: f32| c.fract() == 0.0 && f64::from(c.abs()) <= SATURATED_BOUND;
+    if !(small(lo) && small(hi) && lo <= hi) || lo.to_bits() == (-0f32).to_bits() {
+        return None;
+    }
+    if hi.to_bits() == (-0f32).to_bits() {
+        return None;
+    }
+    let mut d = cx.defining_op(inner)?;
+    let mut z = None;
+    if op_kind_is(cx, d, |k| matches!(k, OpKind::Add)) {
+        let (a, b) = (cx.operand(d, 0), cx.operand(d, 1));
+        let rounded = |v: Value| {
+            cx.defining_op(v)
+                .filter(|&r| op_kind_is(cx, r, |k| matches!(k, OpKind::Round)))
+        };
+        let (r, zv) = match (rounded(a), rounded(b)) {
+            (Some(r), _) => (r, b),
+            (None, Some(r)) => (r, a),
+            _ => return None,
+        };
+        let zr = int_range(cx, zv)?;
+        if zr.abs_max() > SATURATED_BOUND || elem(cx, zv) != Some(ElementType::F32) {
+            return None;
+        }
+        (d, z) = (r, Some(zv));
+    }
+    if !op_kind_is(cx, d, |k| matches!(k, OpKind::Round)) {
+        return None;
+    }
+    let v = cx.operand(d, 0);
+    (elem(cx, v) == Some(ElementType::F32)).then_some(SaturatedRound { v, z, lo, hi })
+}
+
 /// The largest magnitude to which every integer is exact in float `t`.
 fn exact_in(t: ElementType) -> Option<f64> {
     match t {
@@ -434,10 +551,13 @@ impl Rewriter<'_> {
                 if is_int(from) {
                     return self.image(x);
                 }
+                let to = self.elem(self.cx.result(d, 0)).ok_or("no element type")?;
+                if let Some(q) = saturated_round(self.cx, x).filter(|q| q.fits(to)) {
+                    return self.saturated_round_image(&q).map(Some);
+                }
                 let (Some(r), true) = (int_range(self.cx, x), from.is_float()) else {
                     return Ok(None);
                 };
-                let to = self.elem(self.cx.result(d, 0)).ok_or("no element type")?;
                 if !IntRange::of_type(to).is_some_and(|ty| IntRange { nan: false, ..r }.within(ty))
                 {
                     return Ok(None);
@@ -473,6 +593,44 @@ impl Rewriter<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// The f32 image of the integer cast of [`SaturatedRound`] `q`:
+    /// `clamp((v + R) - (R - z), lo, hi)`, NaN (of v or z) made 0, with `R` =
+    /// [`ROUNDER`]. For |v| < 2^22 the add rounds v half to even and the
+    /// subtraction (of integers below 2^24) is exact; from 2^22 on, either
+    /// way, the sum is beyond the clamp's bound on that side as round(v) + z
+    /// is. A difference never gives -0, nor does the clamp of one.
+    pub(crate) fn saturated_round_image(&mut self, q: &SaturatedRound) -> Result<Value, String> {
+        let r = self.fill(vec![], ElementType::F32, ROUNDER)?;
+        let up = self.emit(OpKind::Add, &[q.v, r])?;
+        let offset = match q.z {
+            None => r,
+            Some(z) => match self.cx.defining_op(z) {
+                // Exact: z is an integer of at most 2^21.
+                Some(d) if nn::Constant::isa(self.cx, d) => {
+                    let c = nn::constant_tensor(self.cx, d)?;
+                    let offset = c.to_f32_vec().iter().map(|z| ROUNDER - z).collect();
+                    let t = Tensor::from_f32(c.shape().to_vec(), ElementType::F32, offset)
+                        .map_err(|e| e.to_string())?;
+                    self.emit(OpKind::Constant(t), &[])?
+                }
+                _ => self.emit(OpKind::Sub, &[r, z])?,
+            },
+        };
+        let y = self.emit(OpKind::Sub, &[up, offset])?;
+        let lo = self.fill(vec![], ElementType::F32, q.lo)?;
+        let hi = self.fill(vec![], ElementType::F32, q.hi)?;
+        let y = self.emit(OpKind::Max, &[y, lo])?;
+        let y = self.emit(OpKind::Min, &[y, hi])?;
+        let mut memo = Memo::default();
+        let mut nan = |v: Value| range_at(self.cx, v, DEPTH, &mut memo).nan;
+        if !nan(q.v) && !q.z.is_some_and(nan) {
+            return Ok(y);
+        }
+        let number = self.emit(OpKind::Equal, &[y, y])?;
+        let zero = self.fill(vec![], ElementType::F32, 0.0)?;
+        self.emit(OpKind::Select, &[number, y, zero])
     }
 
     /// Float `x` (integers within the cast's type, or NaN) as the f32 its
@@ -566,8 +724,200 @@ impl Rewriter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::IntRange;
+    use super::{IntRange, ROUNDER, SATURATED_BOUND};
+    use ipu_ir::{Context, Op, Registry};
     use ipu_reference::ElementType;
+    use std::sync::Arc;
+
+    /// IEEE 754-2019 maximum and minimum (NaN if either is), as the
+    /// reference's `nn.max` / `nn.min` and the device's.
+    fn maximum(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b {
+            if a.is_sign_negative() {
+                b
+            } else {
+                a
+            }
+        } else {
+            a.max(b)
+        }
+    }
+
+    fn minimum(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if a == b {
+            if a.is_sign_negative() {
+                a
+            } else {
+                b
+            }
+        } else {
+            a.min(b)
+        }
+    }
+
+    /// The code QuantizeLinear's parts give: clamp(round(v) + z, lo, hi)
+    /// cast to an integer (NaN to 0), as an f32.
+    fn composed(v: f32, z: f32, lo: f32, hi: f32) -> f32 {
+        let c = minimum(maximum(v.round_ties_even() + z, lo), hi);
+        if c.is_nan() {
+            0.0
+        } else {
+            c + 0.0
+        }
+    }
+
+    /// The image the rewrite builds, op by op in f32.
+    fn image(v: f32, z: f32, lo: f32, hi: f32) -> f32 {
+        let c = minimum(maximum((v + ROUNDER) - (ROUNDER - z), lo), hi);
+        // The select on `equal(c, c)`: false for NaN only.
+        if c.is_nan() {
+            0.0
+        } else {
+            c
+        }
+    }
+
+    #[test]
+    fn saturated_round_image_is_the_composed_code_bit_for_bit() {
+        let mut v: Vec<f32> = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            254.5,
+            255.5,
+            256.5,
+            -128.5,
+            -127.5,
+            0.49999997,
+            -0.49999997,
+            4_194_303.5,
+            4_194_304.0,
+            -4_194_304.0,
+            4_194_305.0,
+            8_388_609.0,
+            -8_388_609.0,
+            16_777_216.0,
+            3.0e38,
+            -3.0e38,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+            1.0e-45,
+        ];
+        // Every half in [-300, 300] and a deterministic spread of bit patterns.
+        v.extend((-600..=600).map(|i| i as f32 / 2.0));
+        let mut x: u32 = 0x9E37_79B9;
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            v.push(f32::from_bits(x));
+            v.push(f32::from_bits(x) / 1.0e36);
+        }
+        let b = SATURATED_BOUND as f32;
+        let zs = [0.0, 3.0, -5.0, 128.0, -0.0, b, -b];
+        let clamps = [
+            (0.0, 255.0),
+            (-128.0, 127.0),
+            (0.0, 65_535.0),
+            (-b, b),
+            (7.0, 7.0),
+        ];
+        for &z in &zs {
+            for &(lo, hi) in &clamps {
+                for &x in &v {
+                    let (want, got) = (composed(x, z, lo, hi), image(x, z, lo, hi));
+                    assert_eq!(want.to_bits(), got.to_bits(), "v {x:e} z {z} [{lo}, {hi}]");
+                }
+            }
+        }
+    }
+
+    fn legalized(body: &str) -> (Context, Op) {
+        let mut r = Registry::new();
+        ipu_dialects::register_all_dialects(&mut r);
+        let mut cx = Context::new(Arc::new(r));
+        let src = format!("func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {{\n{body}\n}}\n");
+        let m = ipu_ir::parser::parse_source(&mut cx, "q.mlir", &src).expect("parses");
+        let f = cx
+            .nested_ops(m)
+            .into_iter()
+            .find(|&o| ipu_dialects::func::Func::isa(&cx, o))
+            .expect("a function");
+        let target = ipu_target::Target::builtin("test16")
+            .expect("built in")
+            .expect("valid");
+        crate::legalize::legalize(&mut cx, f, &target);
+        (cx, f)
+    }
+
+    fn op_names(cx: &Context, f: Op) -> Vec<String> {
+        let entry = cx.entry_block(cx.region(f, 0)).expect("a body");
+        cx.block_ops_vec(entry)
+            .into_iter()
+            .map(|o| cx.name_str(o).to_string())
+            .filter(|n| n != "nn.constant")
+            .collect()
+    }
+
+    const PAIR: &str = "
+  %s = nn.constant dense<0.5> : tensor<f32>
+  %z = nn.constant dense<ZP> : tensor<f32>
+  %lo = nn.constant dense<LO> : tensor<f32>
+  %hi = nn.constant dense<255.0> : tensor<f32>
+  %v = nn.div %x, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %r = nn.round %v : tensor<8xf32>
+  %a = nn.add %r, %z : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %c0 = nn.max %a, %lo : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %c = nn.min %c0, %hi : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %q = nn.cast %c {saturate} : tensor<8xf32> -> tensor<8xui8>
+  %qf = nn.cast %q {saturate} : tensor<8xui8> -> tensor<8xf32>
+  %d = nn.sub %qf, %z : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %y = nn.mul %d, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>";
+
+    #[test]
+    fn a_qdq_pair_is_nine_ops() {
+        let (cx, f) = legalized(&PAIR.replace("ZP", "3.0").replace("LO", "0.0"));
+        let want = [
+            "nn.div",
+            "nn.add",
+            "nn.sub",
+            "nn.max",
+            "nn.min",
+            "nn.equal",
+            "nn.select",
+            "nn.sub",
+            "nn.mul",
+            "func.return",
+        ];
+        assert_eq!(op_names(&cx, f), want);
+    }
+
+    #[test]
+    fn a_clamp_the_rounding_does_not_bound_keeps_the_guarded_round() {
+        // A zero point that is no integer, and a clamp past 2^21: the
+        // general rounding (its |x| and 1/x) stays.
+        for (zp, lo) in [("0.5", "0.0"), ("3.0", "-4194304.0")] {
+            let (cx, f) = legalized(&PAIR.replace("ZP", zp).replace("LO", lo));
+            let names = op_names(&cx, f);
+            assert!(names.iter().any(|n| n == "nn.abs"), "{zp} {lo}: {names:?}");
+            assert!(
+                names.iter().any(|n| n == "nn.reciprocal"),
+                "{zp} {lo}: {names:?}"
+            );
+        }
+    }
 
     #[test]
     fn ranges_of_types_and_corners() {
