@@ -126,6 +126,20 @@ pub fn to_json(r: &MemoryReport) -> String {
         "largest": largest,
         "buffers": buffers,
         "tiles": tiles,
+        "functions": r.functions.iter().map(|f| json!({
+            "name": f.name,
+            "calls": f.calls,
+            "outlined_calls": f.outlined,
+            "code_bytes": f.code_bytes,
+            "per_call_bytes": f.per_call_bytes,
+        })).collect::<Vec<_>>(),
+        "weights": r.weights.iter().map(|w| json!({
+            "name": w.name,
+            "bytes": w.bytes,
+            "held": w.held,
+            "copies": w.held as f64 / w.bytes.max(1) as f64,
+            "widened": w.widened,
+        })).collect::<Vec<_>>(),
     });
     let mut s = serde_json::to_string(&v).expect("JSON values serialise");
     s.push('\n');

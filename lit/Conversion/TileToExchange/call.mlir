@@ -36,6 +36,10 @@
 // The machine stage: both calls share one frame of buffers and run the
 // callee's steps as one subroutine (call_0), its code emitted once.
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s --check-prefix=MACHINE
+// The memory report shows the function's code once and what each call adds,
+// and how many times each parameter is held over the tiles.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine --memory-report=%t/memory.json %s -o /dev/null
+// RUN: FileCheck %s --check-prefix=REPORT < %t/memory.txt
 
 // TILE-LABEL: func.func private @layer(
 // TILE-NEXT: tile.host_input %arg0 {mapping = {grid = array<i64: 4, 4>, tiles = array<i64: 0, 1>}} : tensor<8x64xf16>
@@ -68,6 +72,12 @@
 // CHECK-NOT: func.func
 
 // STATS: 7 supersteps
+
+// REPORT: functions called as subroutines
+// REPORT-NEXT: @layer: 2 calls, 2 as the subroutine; code {{[0-9]+}} B, per call {{[0-9]+}} B on its fullest tile
+// REPORT: parameters held on the tiles
+// REPORT-NEXT: w1 8192 B x4.00 (widened at load)
+// REPORT-NEXT: b1 128 B x4.00
 
 // MACHINE: program = ["layer0.args: main.memcpy", "layer0.x0 (call_0): exch{{.*}}", "layer0.s1 (call_0): gemm{{.*}}", "layer0.results: main.memcpy", "layer1.x0 (call_0): exch{{.*}}", "layer1.s1 (call_0): gemm{{.*}}", "layer1.results: main.memcpy"]
 

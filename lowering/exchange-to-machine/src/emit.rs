@@ -276,6 +276,93 @@ fn steps_text(s: &mut String, steps: &[StepShape], first: usize, slot: &mut u64,
     }
 }
 
+/// Subroutine `id`, the steps `r` of a call: its code, and the table slots
+/// of a call.
+fn sub_text(
+    steps: &[StepShape],
+    r: &std::ops::Range<usize>,
+    id: usize,
+    patches: &Patches,
+) -> (String, u64) {
+    let mut rel = 0u64;
+    let mut body = format!(
+        "call_{id}:\n    setzi $m1, frame\n    st32 $m0, [$m1+0]\n    st32 $m15, [$m1+4]\n"
+    );
+    let at = SlotAt::Frame(id, patches);
+    steps_text(&mut body, &steps[r.clone()], r.start, &mut rel, at);
+    body.push_str("    setzi $m1, frame\n    ld32 $m15, [$m1+4]\n    jmp $m15\n");
+    (body, rel)
+}
+
+/// The report's figures of each called function (`callees` by number):
+/// its calls, its subroutine's code (the largest over the programs) and
+/// what each call adds on the tile where that is most.
+fn function_memory(
+    codes: &[TileCode],
+    calls: &[(std::ops::Range<usize>, u32)],
+    callees: &[String],
+    outlined: &[Outlined],
+) -> Vec<memory::FunctionMemory> {
+    let mut out = Vec::new();
+    for (k, name) in callees.iter().enumerate() {
+        let of: Vec<&std::ops::Range<usize>> = calls
+            .iter()
+            .filter(|c| c.1 as usize == k)
+            .map(|c| &c.0)
+            .collect();
+        let Some(first) = of.first() else { continue };
+        let sub = outlined.iter().find(|o| o.0 == **first).map(|o| o.1);
+        let mut f = memory::FunctionMemory {
+            name: name.clone(),
+            calls: of.len(),
+            outlined: outlined.iter().filter(|o| Some(o.1) == sub).count(),
+            ..Default::default()
+        };
+        for (shape, patches) in codes {
+            let slots: u64 = shape[(*first).clone()].iter().map(step_slots).sum();
+            let mut per_call = 4 * slots;
+            if let Some(id) = sub {
+                let (body, _) = sub_text(shape, first, id, patches);
+                // One 32-bit word per instruction line (not labels or comments).
+                let words = body
+                    .lines()
+                    .filter(|l| l.starts_with("    ") && !l.trim_start().starts_with('#'))
+                    .count() as u64;
+                f.code_bytes = f.code_bytes.max(4 * words);
+                let blocks = patches.range((id, 0)..=(id, u64::MAX));
+                per_call += blocks.map(|(_, w)| 4 * (1 + w.len() as u64)).sum::<u64>();
+            }
+            f.per_call_bytes = f.per_call_bytes.max(per_call);
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// Each parameter loaded from the host, its tensor's bytes against the
+/// bytes its copies hold over the tiles.
+fn weight_copies(streams: &[StreamSpec]) -> Vec<memory::WeightCopies> {
+    streams
+        .iter()
+        .filter(|s| s.direction == ipu_package::Direction::Load)
+        .map(|s| {
+            let elems = |b: &ipu_program::geometry::Block| -> u64 {
+                b.lo.iter()
+                    .zip(&b.hi)
+                    .map(|(l, h)| (h - l).max(0) as u64)
+                    .product()
+            };
+            let eb = s.at.elem_bytes.max(0) as u64;
+            memory::WeightCopies {
+                name: s.name.clone(),
+                bytes: elems(&s.at.whole) * eb,
+                held: s.at.rects.iter().map(|r| elems(&r.0) * eb).sum(),
+                widened: s.host_ty.is_some(),
+            }
+        })
+        .collect()
+}
+
 /// The supervisor program of a tile: per superstep, its calls (each
 /// loading its record pointer from the table; a call's split-off prologue
 /// just before it, with the same record), or its exchange row and then the
@@ -303,18 +390,7 @@ fn main_text(steps: &[StepShape], table: u64, outlined: &[Outlined], patches: &P
             r.end - 1,
             table + 4 * slot
         ));
-        let mut rel = 0u64;
-        let mut body = format!(
-            "call_{id}:\n    setzi $m1, frame\n    st32 $m0, [$m1+0]\n    st32 $m15, [$m1+4]\n"
-        );
-        steps_text(
-            &mut body,
-            &steps[r.clone()],
-            r.start,
-            &mut rel,
-            SlotAt::Frame(*id, patches),
-        );
-        body.push_str("    setzi $m1, frame\n    ld32 $m15, [$m1+4]\n    jmp $m15\n");
+        let (body, rel) = sub_text(steps, r, *id, patches);
         subs.entry(*id).or_insert(body);
         slot += rel;
         i = r.end;
@@ -631,6 +707,7 @@ pub(crate) fn build_package_from(
         probes,
         facts,
         calls,
+        callees,
     } = plan;
     let mut init_by_tile: BTreeMap<u32, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
     for (t, b, bytes) in init {
@@ -801,6 +878,8 @@ pub(crate) fn build_package_from(
     })?;
     stats.groups = package.images.len() as u64;
     summary.memory = memory::report(target, &tiles, &addrs, &tables, &facts, &steps);
+    summary.memory.functions = function_memory(&shapes, &calls, &callees, &outlined);
+    summary.memory.weights = weight_copies(&streams);
     // The tiles' work is large and no longer needed: freed in parallel, and
     // before the package's IR is made (so that can reuse the memory).
     tiles

@@ -520,6 +520,8 @@ pub(crate) struct Plan {
     pub facts: Vec<memory::BufferFacts>,
     /// Each expanded call's steps and its callee's number, in order.
     pub calls: Vec<(std::ops::Range<usize>, u32)>,
+    /// The callees' names, by number.
+    pub callees: Vec<String>,
 }
 
 struct Planner<'a> {
@@ -990,6 +992,7 @@ pub(crate) fn plan(
             probes,
             facts: memory::buffer_facts(cx, f, program),
             calls: program.frames.call_ranges(),
+            callees: program.frames.callees.clone(),
         })
     };
     // The exchange rows are built while the host streams and constants are

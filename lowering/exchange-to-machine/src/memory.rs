@@ -230,6 +230,38 @@ pub struct MemoryReport {
     pub buffers: Vec<BufferInfo>,
     /// Every tile of the target, in order.
     pub tiles: Vec<TileMemory>,
+    /// Functions called several times whose calls run as one subroutine.
+    pub functions: Vec<FunctionMemory>,
+    /// Each parameter loaded from the host: how many times its bytes are
+    /// held over the tiles.
+    pub weights: Vec<WeightCopies>,
+}
+
+/// A called function's program bytes: its code once, and what each call
+/// adds on the tile that holds the most of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FunctionMemory {
+    pub name: String,
+    pub calls: usize,
+    /// Calls run as its subroutine (the others are expanded inline).
+    pub outlined: usize,
+    /// The subroutine's supervisor code on the program that has the most of it.
+    pub code_bytes: u64,
+    /// Per call, on the tile where it is most: the call's table slots and
+    /// its records' patch blocks.
+    pub per_call_bytes: u64,
+}
+
+/// A parameter's bytes in tile memory against its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WeightCopies {
+    pub name: String,
+    /// Bytes of the tensor in the tiles' element type.
+    pub bytes: u64,
+    /// Bytes held over all tiles.
+    pub held: u64,
+    /// The host gives it narrower (the tiles hold it widened at load).
+    pub widened: bool,
 }
 
 /// Tiles with the same memory: the same buffers at the same addresses.
@@ -392,6 +424,35 @@ impl MemoryReport {
                 all,
                 self.step_label(i)
             );
+        }
+        if !self.functions.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nfunctions called as subroutines (code once; each call its table slots and patch blocks):"
+            );
+            for f in &self.functions {
+                let _ = writeln!(
+                    s,
+                    "  @{}: {} calls, {} as the subroutine; code {} B, per call {} B on its fullest tile",
+                    f.name, f.calls, f.outlined, f.code_bytes, f.per_call_bytes
+                );
+            }
+        }
+        if !self.weights.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nparameters held on the tiles (copies: bytes held / the tensor's bytes):"
+            );
+            for w in &self.weights {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>12} B  x{:.2}{}",
+                    w.name,
+                    w.bytes,
+                    w.held as f64 / w.bytes.max(1) as f64,
+                    if w.widened { " (widened at load)" } else { "" }
+                );
+            }
         }
         let _ = writeln!(
             s,
@@ -768,6 +829,7 @@ pub(crate) fn report(
         steps: steps.iter().map(|s| s.label.clone()).collect(),
         buffers,
         tiles: out,
+        ..MemoryReport::default()
     }
 }
 

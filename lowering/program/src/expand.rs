@@ -165,6 +165,7 @@ impl Program {
                     (*k, *slot)
                 }
                 None => {
+                    out.frames.callees.push(c.callee.clone());
                     let slot = slots;
                     slots += callee.buffers.len() as u32;
                     calls.push((&c.callee, 0, slot));

@@ -340,6 +340,8 @@ pub struct Frames {
     /// Per step: whether it is a call's copy of its arguments in or its
     /// results out (the caller's work, not the callee's steps).
     pub copy_step: Vec<bool>,
+    /// The callees' names, by number.
+    pub callees: Vec<String>,
     /// Per call (by its number less one): its callee's number, in the
     /// order callees are first called.
     pub callee_of_call: Vec<u32>,
