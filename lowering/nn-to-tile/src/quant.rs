@@ -249,7 +249,21 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
                 ..x
             }
         }
-        OpKind::Select => r(1).union(r(2)),
+        OpKind::Select => {
+            // `x == x ? x : y` (how an image drops NaN): never x's NaN.
+            let (c, a) = (cx.operand(d, 0), cx.operand(d, 1));
+            let not_nan = cx.defining_op(c).is_some_and(|e| {
+                matches!(op_kind(cx, e), Ok(OpKind::Equal))
+                    && cx.operand(e, 0) == a
+                    && cx.operand(e, 1) == a
+            });
+            let x = r(1);
+            let x = IntRange {
+                nan: x.nan && !not_nan,
+                ..x
+            };
+            x.union(r(2))
+        }
         OpKind::Reshape { .. }
         | OpKind::Transpose { .. }
         | OpKind::Broadcast { .. }
@@ -269,6 +283,68 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
             }
         }
         _ => IntRange::ANY,
+    }
+}
+
+/// The integer types the tiles hold as exact floats and the host narrows
+/// a result back to (`tile.host_output` with a result).
+pub(crate) fn host_narrowed(t: ElementType) -> bool {
+    matches!(
+        t,
+        ElementType::U8 | ElementType::I8 | ElementType::U16 | ElementType::I16
+    )
+}
+
+/// Whether `op` is a cast the host does as it reads a result: an
+/// `nn.cast` without a scale of f32 to 8- or 16-bit integers, only
+/// returned, whose operand is known to hold integers of that type, never
+/// NaN, so the host's narrowing (which refuses any other value) is exact
+/// and is the cast.
+pub(crate) fn is_store_cast(cx: &Context, op: Op) -> bool {
+    let Some(cast) = nn::Cast::cast(cx, op) else {
+        return false;
+    };
+    if cast.scale(cx).is_some_and(|s| s != 0) {
+        return false;
+    }
+    let (x, y) = (cx.operand(op, 0), cx.result(op, 0));
+    let (Some(ElementType::F32), Some(t)) = (elem(cx, x), elem(cx, y)) else {
+        return false;
+    };
+    let returned = matches!(cx.uses(y), [u] if ipu_dialects::func::Return::isa(cx, u.op));
+    let fits = |r: IntRange| {
+        IntRange::of_type(t).is_some_and(|ty| r.within(IntRange { nan: false, ..ty }))
+    };
+    host_narrowed(t) && returned && int_range(cx, x).is_some_and(fits)
+}
+
+/// Each result of `f` of 8- or 16-bit integers with an f32 image returned
+/// as the host's narrowing of that image (`nn.cast %image : f32 -> ui8`,
+/// which the lowering folds into the result's `tile.host_output`); a
+/// result without one stays as it was, for the lowering to refuse.
+pub(crate) fn return_images(cx: &mut Context, f: Op, images: &mut FxHashMap<Value, Value>) {
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let Some(ret) = cx
+        .last_op(entry)
+        .filter(|&o| ipu_dialects::func::Return::isa(cx, o))
+    else {
+        return;
+    };
+    for i in 0..cx.operands(ret).len() {
+        let v = cx.operand(ret, i);
+        let Some(t) = elem(cx, v).filter(|&t| host_narrowed(t)) else {
+            continue;
+        };
+        if cx.defining_op(v).is_some_and(|d| is_store_cast(cx, d)) {
+            continue;
+        }
+        let mut r = Rewriter::new(cx, f, ret, images);
+        let Ok(Some(img)) = r.image(v) else {
+            continue;
+        };
+        if let Ok(y) = r.emit(cast_to(t), &[img]) {
+            cx.set_operand(ret, i, y);
+        }
     }
 }
 

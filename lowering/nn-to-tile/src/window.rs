@@ -404,7 +404,7 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2
             .collect();
         let before = run(&cx, f, &args);
         let target = ipu_target::Target::load("ipu21").unwrap();
-        crate::legalize::legalize(&mut cx, f, &target);
+        let _ = crate::legalize::legalize(&mut cx, f, &target);
         let names: Vec<String> = cx
             .block_ops_vec(entry)
             .iter()

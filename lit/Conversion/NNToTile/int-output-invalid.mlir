@@ -1,0 +1,27 @@
+// What the device refuses of a result of 8- or 16-bit integers, as a
+// diagnostic at the return: the tiles hold such integers as exact f32 and
+// the host narrows them as it streams them out, which is exact only for a
+// value known to be integers of the result's type (an image, quant.rs).
+// RUN: ipu-opt --split-input-file --verify-diagnostics --target test16 --convert-nn-to-tile %s
+
+// A cast of any f32 to ui8: neither integral nor in range is known (the
+// cast would truncate and wrap; the host's narrowing refuses both).
+func.func @unbounded(%x: tensor<4xf32>) -> tensor<4xui8> {
+  %y = nn.cast %x : tensor<4xf32> -> tensor<4xui8>
+  // expected-error@+1 {{'func.return' op returns tensor<4xui8> as result #0, which the device cannot give: its elements are not known to be integers of that type (no NaN, none out of range), which the host's narrowing of the tiles' exact f32 needs}}
+  return %y : tensor<4xui8>
+}
+
+// -----
+
+// Rounded and clamped to [0, 255], but cast to i8: 128..255 wrap.
+func.func @out_of_range(%x: tensor<4xf32>) -> tensor<4xi8> {
+  %lo = nn.constant dense<0.0> : tensor<f32>
+  %hi = nn.constant dense<255.0> : tensor<f32>
+  %r = nn.round %x : tensor<4xf32>
+  %m = nn.max %r, %lo : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %c = nn.min %m, %hi : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %y = nn.cast %c : tensor<4xf32> -> tensor<4xi8>
+  // expected-error@+1 {{'func.return' op returns tensor<4xi8> as result #0, which the device cannot give}}
+  return %y : tensor<4xi8>
+}
