@@ -334,6 +334,22 @@ fn store_casts(
     Ok(stores)
 }
 
+/// Why `op`, which no device family takes, is not lowered.
+fn not_lowered(cx: &Context, op: Op) -> String {
+    let name = cx.name_str(op);
+    let int_result = cx
+        .tensor_parts(cx.value_type(cx.result(op, 0)))
+        .is_some_and(|(_, e)| matches!(cx.type_kind(e), ipu_ir::TypeKind::Integer { .. }));
+    if name == nn::Conv::NAME && int_result {
+        // legalize takes an integer conv to f32 only with bounded operands.
+        return format!(
+            "'{name}' op on integers runs as an exact f32 conv only when its operands' ranges are known and \
+             each product is at most 2^24 (8- or 16-bit codes less their zero points); these are not"
+        );
+    }
+    format!("'{name}' op is not lowered to the tile dialect yet")
+}
+
 /// Whether `v` is in tile memory from load: a constant, a parameter, or a
 /// parameter widened at load.
 fn is_resident(cx: &Context, f: Op, v: Value) -> bool {
@@ -693,13 +709,7 @@ fn lower_function(
             )
         } else {
             let Some(d) = for_nn(cx, op) else {
-                return Err(Diagnostic::error(
-                    loc,
-                    format!(
-                        "'{}' op is not lowered to the tile dialect yet",
-                        cx.name_str(op)
-                    ),
-                ));
+                return Err(Diagnostic::error(loc, not_lowered(cx, op)));
             };
             let env = TileEnv {
                 target,

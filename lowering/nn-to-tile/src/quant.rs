@@ -18,7 +18,10 @@
 //!   takes at most 2^24 / p of K, so every partial sum is an exact integer
 //!   in whatever order the tiles add; the chunks' results, cast to the
 //!   integer type, are added there (a bound that is not met leaves the op
-//!   to the device's "not lowered" diagnostic).
+//!   to the device's "not lowered" diagnostic). An integer conv is the
+//!   conv of its operands' images (`window.rs`), its GEMM split alike.
+//! * A result of 8- or 16-bit integers is its image cast back, which the
+//!   lowering folds into the result's output stream: the host narrows it.
 //! * A cast of an integer value with an image to f32 is its image; a
 //!   comparison of two 8- or 16-bit integers one of their images.
 //! * `nn.round` (half to even, ONNX's): `(|x| + 2^23) - 2^23` is |x| rounded
@@ -29,6 +32,7 @@
 //! ([`erase_dead`]).
 
 use crate::legalize::Rewriter;
+use crate::window::Window;
 use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
 use ipu_reference::{ElementType, OpKind};
@@ -270,10 +274,16 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
         | OpKind::Slice { .. }
         | OpKind::Gather { .. } => r(0),
         OpKind::Concat { .. } => (1..cx.operands(d).len()).fold(r(0), |u, i| u.union(r(i))),
-        OpKind::MatMul => {
+        OpKind::MatMul | OpKind::Conv { .. } => {
             let (a, b) = (r(0), r(1));
-            let s = cx.value_shape(cx.operand(d, 0));
-            let k = s.last().copied().unwrap_or(1).max(0) as f64;
+            // The terms of each sum: K, or a conv's C/g times its taps.
+            let k = if matches!(kind, OpKind::MatMul) {
+                let s = cx.value_shape(cx.operand(d, 0));
+                s.last().copied().unwrap_or(1).max(0) as f64
+            } else {
+                let s = cx.value_shape(cx.operand(d, 1));
+                s.iter().skip(1).map(|&x| x.max(0) as f64).product()
+            };
             let m = k * a.abs_max() * b.abs_max();
             IntRange {
                 lo: -m,
@@ -579,22 +589,43 @@ impl Rewriter<'_> {
         let Some(t) = self.elem(result).filter(|&t| is_int(t)) else {
             return Ok(None);
         };
-        let (Some(ra), Some(rb)) = (int_range(self.cx, a), int_range(self.cx, b)) else {
+        let Some(p) = self.product_bound(a, b) else {
             return Ok(None);
         };
-        let p = ra.abs_max() * rb.abs_max();
         let (sa, sb) = (self.shape(a), self.shape(b));
-        if p > F32_EXACT || sa.is_empty() || sb.is_empty() {
+        if sa.is_empty() || sb.is_empty() {
             return Ok(None);
         }
+        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
+            return Ok(None);
+        };
+        self.exact_matmul(ia, ib, p, t, target).map(Some)
+    }
+
+    /// The largest magnitude of a product of an element of `a` by one of
+    /// `b`, integers both, when it is exact in f32.
+    fn product_bound(&self, a: Value, b: Value) -> Option<f64> {
+        let (ra, rb) = (int_range(self.cx, a)?, int_range(self.cx, b)?);
+        Some(ra.abs_max() * rb.abs_max()).filter(|&p| p <= F32_EXACT)
+    }
+
+    /// The integer matmul (type `t`) of images `ia` by `ib`, whose
+    /// products are at most `p`: f32 matmuls of K chunks whose sums stay
+    /// exact, each cast to `t`, added there.
+    fn exact_matmul(
+        &mut self,
+        ia: Value,
+        ib: Value,
+        p: f64,
+        t: ElementType,
+        target: &Target,
+    ) -> Result<Value, String> {
+        let (sa, sb) = (self.shape(ia), self.shape(ib));
         let k = sa[sa.len() - 1];
         let k_max = if p == 0.0 {
             k
         } else {
             ((F32_EXACT / p) as usize).clamp(1, k.max(1))
-        };
-        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
-            return Ok(None);
         };
         let chunks = k.div_ceil(k_max).max(1);
         let size = k.div_ceil(chunks);
@@ -620,7 +651,43 @@ impl Rewriter<'_> {
                 Some(s) => self.emit(OpKind::Add, &[s, y])?,
             });
         }
-        Ok(sum)
+        sum.ok_or_else(|| "has no K chunks".to_string())
+    }
+
+    /// An integer `nn.conv` (result type `t`) as the conv of its operands'
+    /// f32 images: its GEMM by [`Self::exact_matmul`], a depthwise one's
+    /// sum of products in f32 when the whole window's sum stays exact;
+    /// None when the operands' ranges do not bound its sums.
+    pub(crate) fn integer_conv(
+        &mut self,
+        w: &Window,
+        group: usize,
+        shapes: (&[usize], &[usize]),
+        t: ElementType,
+        target: &Target,
+    ) -> Result<Option<Value>, String> {
+        let (x, wt) = (self.operand(0), self.operand(1));
+        let Some(p) = self.product_bound(x, wt) else {
+            return Ok(None);
+        };
+        let (sx, sy) = shapes;
+        let (cg, mg) = (sx[1] / group, sy[1] / group);
+        let taps: usize = self.shape(wt)[2..].iter().product();
+        if group > 1 && cg == 1 && mg == 1 && taps as f64 * p > F32_EXACT {
+            return Ok(None);
+        }
+        let (Some(ix), Some(iw)) = (self.image(x)?, self.image(wt)?) else {
+            return Ok(None);
+        };
+        let mut exact = |r: &mut Self, a: Value, b: Value| r.exact_matmul(a, b, p, t, target);
+        let y = self.conv_of(ix, iw, w, group, shapes, &mut exact)?;
+        if self.elem(y) == Some(t) {
+            return Ok(Some(y));
+        }
+        // Depthwise: the f32 sum is the image of its cast.
+        let c = self.emit(cast_to(t), &[y])?;
+        self.images.insert(c, y);
+        Ok(Some(c))
     }
 
     fn slice_axis(&mut self, v: Value, axis: usize, lo: usize, hi: usize) -> Result<Value, String> {

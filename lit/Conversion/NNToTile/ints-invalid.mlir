@@ -1,7 +1,8 @@
-// What the device refuses of a result of 8- or 16-bit integers, as a
-// diagnostic at the return: the tiles hold such integers as exact f32 and
-// the host narrows them as it streams them out, which is exact only for a
-// value known to be integers of the result's type (an image, quant.rs).
+// What the device refuses of 8- and 16-bit integer arithmetic, as a
+// diagnostic at the op: a result of such integers (the tiles hold them as
+// exact f32 and the host narrows them as it streams them out, exact only
+// for a value known to be integers of the result's type: an image,
+// quant.rs), and an integer conv whose operands are not bounded.
 // RUN: ipu-opt --split-input-file --verify-diagnostics --target test16 --convert-nn-to-tile %s
 
 // A cast of any f32 to ui8: neither integral nor in range is known (the
@@ -24,4 +25,15 @@ func.func @out_of_range(%x: tensor<4xf32>) -> tensor<4xi8> {
   %y = nn.cast %c : tensor<4xf32> -> tensor<4xi8>
   // expected-error@+1 {{'func.return' op returns tensor<4xi8> as result #0, which the device cannot give}}
   return %y : tensor<4xi8>
+}
+
+// -----
+
+// An integer conv (ConvInteger's form) runs as the exact f32 conv of its
+// operands' images only when their ranges bound each product within 2^24:
+// i32 arguments of any value do not.
+func.func @unbounded_conv(%x: tensor<1x1x4x4xi32>, %w: tensor<1x1x2x2xi32>) -> tensor<1x1x3x3xi32> {
+  // expected-error@+1 {{'nn.conv' op on integers runs as an exact f32 conv only when its operands' ranges are known and each product is at most 2^24 (8- or 16-bit codes less their zero points); these are not}}
+  %y = nn.conv %x, %w {strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, group = 1} : (tensor<1x1x4x4xi32>, tensor<1x1x2x2xi32>) -> tensor<1x1x3x3xi32>
+  return %y : tensor<1x1x3x3xi32>
 }
