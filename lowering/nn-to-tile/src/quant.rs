@@ -530,6 +530,9 @@ impl Rewriter<'_> {
                 }
                 self.cleaned(x, from, r).map(Some)
             }
+            OpKind::Add | OpKind::Sub | OpKind::Mul | OpKind::Neg if !self.never_wraps(d) => {
+                Ok(None)
+            }
             OpKind::Add
             | OpKind::Sub
             | OpKind::Mul
@@ -559,6 +562,17 @@ impl Rewriter<'_> {
             }
             _ => Ok(None),
         }
+    }
+
+    /// Whether integer op `d`'s exact result is known to be within its
+    /// type: only then is it the same op on its operands' images (a u8
+    /// sum beyond 255 wraps, its images' sum does not).
+    fn never_wraps(&self, d: Op) -> bool {
+        let Some(ty) = elem(self.cx, self.cx.result(d, 0)).and_then(IntRange::of_type) else {
+            return false;
+        };
+        let r = derived_range(self.cx, d, DEPTH, &mut Memo::default());
+        IntRange { nan: false, ..r }.within(ty) && !r.nan
     }
 
     /// Float `x` (integers within the cast's type, or NaN) as the f32 its
