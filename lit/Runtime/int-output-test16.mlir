@@ -13,6 +13,10 @@
 // RUN: ipu-run %t/p.ipuexe --device-lock %t/device.lock --input x=%t/x.npy --print-outputs 2>/dev/null | FileCheck %s --check-prefix=PKG
 // RUN: ipu-translate --from-ipuexe %t/p.ipuexe | FileCheck %s --check-prefix=MACHINE
 // RUN: ipu-opt --target test16 --ipu-lower-to-tile %s | FileCheck %s --check-prefix=TILE
+// The exchange stage, printed and read back, lowers to the same package.
+// RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | ipu-translate --to-ipuexe - -o %t/one.ipuexe
+// RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | ipu-opt --convert-exchange-to-machine | ipu-translate --to-ipuexe - -o %t/exchange.ipuexe
+// RUN: cmp %t/one.ipuexe %t/exchange.ipuexe
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | FileCheck %s --check-prefix=EXCHANGE
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | FileCheck %s --check-prefix=MACHINE
 
