@@ -13,6 +13,7 @@
 // RUN: ipu-run %t/p.ipuexe --device-lock %t/device.lock --input x=%t/x.npy --print-outputs 2>/dev/null | FileCheck %s --check-prefix=PKG
 // RUN: ipu-translate --from-ipuexe %t/p.ipuexe | FileCheck %s --check-prefix=MACHINE
 // RUN: ipu-opt --target test16 --ipu-lower-to-tile %s | FileCheck %s --check-prefix=TILE
+// RUN: ipu-run %s --target test16 --device-lock %t/device.lock --input x=%t/x.npy --check-ops 2>/dev/null | FileCheck %s --check-prefix=OPS
 // The exchange stage, printed and read back, lowers to the same package.
 // RUN: ipu-opt --target test16 --ipu-lower-to-machine %s | ipu-translate --to-ipuexe - -o %t/one.ipuexe
 // RUN: ipu-opt --target test16 --ipu-lower-to-exchange %s | ipu-opt --convert-exchange-to-machine | ipu-translate --to-ipuexe - -o %t/exchange.ipuexe
@@ -27,6 +28,9 @@
 // CHECK-NEXT: hardwareTest=PASS
 // PKG: q: tensor<8xui8> = [0, 128, 126, 128, 130, 130, 255, 255]
 // PKG: s: tensor<8xi8> = [-128, -1, -3, 1, 3, 5, 127, 127]
+// OPS: nn.cast {{.*}}tensor<8xui8> {{.*}} narrowed by the host as the result streams out (each element checked): reference value used
+// OPS: nn.cast {{.*}}tensor<8xi8> {{.*}} narrowed by the host as the result streams out (each element checked): reference value used
+// OPS: checked 9 of 11 ops on the device's values (2 not stored, 2 of them converted by the host)
 // TILE: %[[Q:.*]] = tile.host_output %{{.*}} {name = "q"} : tensor<8xf32> -> tensor<8xui8>
 // TILE: %[[S:.*]] = tile.host_output %{{.*}} {name = "s"} : tensor<8xf32> -> tensor<8xi8>
 // TILE: return %[[Q]], %[[S]] : tensor<8xui8>, tensor<8xi8>

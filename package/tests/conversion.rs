@@ -101,9 +101,16 @@ fn streams_convert_only_exactly_and_outputs_only_to_integers() {
         ),
         "{err}"
     );
-    // An output narrowed to i8 (the inverse of i8's widening to f16) is
-    // written and read back.
+    // An output narrowed to i8 (the inverse of i8's widening to f16),
+    // read from one tile, is written and read back.
     p.meta.streams[1].host_element = Some(ElementType::I8);
+    p.meta.streams[1].layout = vec![StreamPiece::Regular {
+        tiles: TileSet::run(0, 1, 1),
+        tile_address: BASE + 0x2100,
+        host_offset: 0,
+        host_stride: 0,
+        len: 128,
+    }];
     p.validate().unwrap();
     let q = Package::from_elf_bytes(&p.to_elf_bytes()).unwrap();
     assert_eq!(q.meta.streams[1].host_element, Some(ElementType::I8));

@@ -334,6 +334,23 @@ fn store_casts(
     Ok(stores)
 }
 
+/// Whether `op` is a cast of a result to 8- or 16-bit integers, the
+/// result's only reader being the return: the host does it as it streams
+/// the result out, from the image the tiles hold (when the lowering
+/// shows the result exact; otherwise it refuses the model).
+pub fn is_returned_narrowing(cx: &Context, op: Op) -> bool {
+    let Some(cast) = nn::Cast::cast(cx, op) else {
+        return false;
+    };
+    let y = cx.result(op, 0);
+    let t = cx
+        .tensor_parts(cx.value_type(y))
+        .and_then(|(_, e)| nn::element_type(cx, e));
+    cast.scale(cx).is_none_or(|s| s == 0)
+        && t.is_some_and(quant::host_narrowed)
+        && matches!(cx.uses(y), [u] if ipu_dialects::func::Return::isa(cx, u.op))
+}
+
 /// Why `op`, which no device family takes, is not lowered.
 fn not_lowered(cx: &Context, op: Op) -> String {
     let name = cx.name_str(op);
