@@ -682,14 +682,14 @@ fn lower_function(
                 let a = cx.string_attr(&out_name);
                 // A store cast: the host narrows its operand as it reads it.
                 let store = cx.defining_op(v).filter(|d| stores.contains(d));
-                let (streamed, host) = match store {
+                let (sent, host) = match store {
                     Some(c) => (cx.operand(c, 0), Some(cx.value_type(v))),
                     None => (v, None),
                 };
                 let o = ipu_device::build_op(
                     cx,
                     tile::HostOutput::NAME,
-                    &[streamed],
+                    &[sent],
                     host,
                     vec![("name", a)],
                     loc,

@@ -268,12 +268,7 @@ impl Rewriter<'_> {
     /// A conv with one input and one output channel per group: the sum
     /// over kernel offsets of each offset's slice (`[N, C, O...]`) times
     /// that offset's weights (`[C, 1, K...]`) along the channel axis.
-    pub(crate) fn depthwise(
-        &mut self,
-        slices: &[Value],
-        wt: Value,
-        m: usize,
-    ) -> Result<Value, String> {
+    fn depthwise(&mut self, slices: &[Value], wt: Value, m: usize) -> Result<Value, String> {
         let ws = self.shape(wt);
         let kk: usize = ws[2..].iter().product();
         let flat = self.emit(OpKind::Reshape { shape: vec![m, kk] }, &[wt])?;
