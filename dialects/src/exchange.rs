@@ -129,16 +129,19 @@ declare_op! {
             buffer: Sym [constraints::FLAT_SYMBOL_REF_ATTR],
             mapping: Mapping [MAPPING_ATTR],
             name: &str [constraints::STRING_ATTR],
+            tile_type: Option<Type> [TENSOR_TYPE_ATTR],
         ],
         summary: "Streams `buffer` (blocks laid out by `mapping`) to the host as output `name`; the result stands for \
-                  the streamed value in the function's return.",
+                  the streamed value in the function's return. One with `tile_type` holds on the tiles that type \
+                  (8- or 16-bit integers as exact floats), which the host narrows to the result's type as it reads \
+                  it, each element checked to be an integer of that type.",
         results: &[ValueDef {
             name: "result",
             arity: Arity::Single,
             constraint: constraints::ANY_TENSOR,
         }],
         assembly_format: Some("attr-dict `:` type($result)"),
-        verify: Some(verify_mapping_rank),
+        verify: Some(verify_host_output),
     }
 }
 
@@ -666,6 +669,23 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     let tile = host_input_tile_type(cx, op);
     if tile != host {
         crate::tile::verify_load_conversion(cx, op, host, tile)?;
+    }
+    verify_mapping_rank(cx, op)
+}
+
+/// The type a host output has on the tiles: its `tile_type`, or its
+/// result's.
+pub fn host_output_tile_type(cx: &Context, op: Op) -> ipu_ir::Type {
+    HostOutput(op)
+        .tile_type(cx)
+        .unwrap_or_else(|| cx.value_type(cx.result(op, 0)))
+}
+
+fn verify_host_output(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    let host = cx.value_type(cx.result(op, 0));
+    let tile = host_output_tile_type(cx, op);
+    if tile != host {
+        crate::tile::verify_output_narrowing(cx, op, host, tile)?;
     }
     verify_mapping_rank(cx, op)
 }

@@ -438,8 +438,10 @@ declare_op! {
         ],
         summary: "A host stream of the package: its name, direction (input, output, or load: written once when the \
                   program is loaded), element type, shape and layout \
-                  (a load stream with `host_element` takes the host's elements of that type, widened exactly to \
-                  `element` when loaded; the layout's offsets are of the widened buffer) \
+                  (a load or input stream with `host_element` takes the host's elements of that type, widened \
+                  exactly to `element` as it is written; an output stream with one gives the host its 8- or 16-bit \
+                  integers, each tile element checked to be one and narrowed; the layout's offsets are of the \
+                  tiles' buffer) \
                   (pieces {tile, address, offset, len} or {tiles, address, offset, stride, len}: the i-th tile of \
                   `tiles` moves `len` bytes at `address` to/from host bytes offset + i * stride).",
         assembly_format: Some("$name attr-dict"),
@@ -1291,10 +1293,11 @@ fn decode_stream(cx: &Context, op: Op) -> Result<HostStream, Diagnostic> {
     let mut s = decode_layout(cx, op, name, direction)?;
     if cx.get_attr(op, "host_element").is_some() {
         let h: ElementType = f.with("host_element", f.str("host_element")?.parse())?;
-        if !direction.to_device() || !h.widens_exactly_to(s.element) {
+        if !h.converts_to(s.element, direction) {
             return Err(f.err(format!(
                 "attribute 'host_element': host {h} elements to {} in a stream of direction `{direction}`: \
-                 only a load or input stream converts, and only by an exact widening",
+                 a load or input stream converts only by an exact widening, an output stream only by its \
+                 inverse to an 8- or 16-bit integer",
                 s.element
             )));
         }

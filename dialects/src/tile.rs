@@ -435,9 +435,105 @@ declare_op! {
         attributes: [
             name: &str [constraints::STRING_ATTR],
         ],
-        summary: "Streams a result from tile memory to the host as output `name`.",
-        assembly_format: Some("$input attr-dict `:` type($input)"),
+        summary: "Streams a result from tile memory to the host as output `name`. With a result, the host \
+                  narrows the elements to the result's type as it reads them (`%y = tile.host_output %x : \
+                  tensor<..xf32> -> tensor<..xui8>`): the tiles hold 8- or 16-bit integers as exact floats \
+                  (the inverse of an input's widening), and the function returns the narrowed value.",
+        results: &[ValueDef {
+            name: "host",
+            arity: Arity::Optional,
+            constraint: constraints::ANY_TENSOR,
+        }],
+        custom_assembly: Some(CustomAssembly {
+            parse: parse_host_output,
+            print: print_host_output,
+        }),
+        verify: Some(verify_host_output),
     }
+}
+
+/// `%x {attrs} : type`, or `%y = ... : tile type -> host type` for an
+/// output the host narrows.
+fn parse_host_output(p: &mut OpParser<'_, '_, '_>) -> Result<(), Diagnostic> {
+    let r = p.p.parse_operand_ref()?;
+    p.parse_optional_attr_dict()?;
+    p.p.expect(Tok::Colon)?;
+    let tile = p.p.parse_type()?;
+    p.add_operand(r, tile)?;
+    if p.p.consume_if(Tok::Arrow) {
+        let host = p.p.parse_type()?;
+        p.add_result_type(host);
+    }
+    Ok(())
+}
+
+fn print_host_output(p: &mut Printer<'_>, op: Op) -> std::fmt::Result {
+    let input = p.cx.operand(op, 0);
+    p.write(" ");
+    p.print_value(input);
+    p.print_attr_dict(op, &[]);
+    p.write(" : ");
+    p.print_type(p.cx.value_type(input));
+    if p.cx.num_results(op) == 1 {
+        p.write(" -> ");
+        p.print_type(p.cx.value_type(p.cx.result(op, 0)));
+    }
+    Ok(())
+}
+
+fn verify_host_output(cx: &Context, op: Op) -> Result<(), Diagnostic> {
+    match cx.num_results(op) {
+        0 => Ok(()),
+        1 => {
+            let (host, tile) = (
+                cx.value_type(cx.result(op, 0)),
+                cx.value_type(cx.operand(op, 0)),
+            );
+            if host == tile {
+                return Err(op_error(
+                    cx,
+                    op,
+                    format!(
+                        "has a result of its input's own type ({}): a result is the host's narrowing to an \
+                         8- or 16-bit integer",
+                        type_to_string(cx, host)
+                    ),
+                ));
+            }
+            verify_output_narrowing(cx, op, host, tile)
+        }
+        n => Err(op_error(cx, op, format!("has {n} results; at most one"))),
+    }
+}
+
+/// Checks an output the host narrows from `tile` to `host` as it reads it:
+/// the inverse of an exact widening (same shape), to an 8- or 16-bit
+/// integer. Shared by `tile.host_output` and `exchange.host_output`.
+pub fn verify_output_narrowing(
+    cx: &Context,
+    op: Op,
+    host: ipu_ir::Type,
+    tile: ipu_ir::Type,
+) -> Result<(), Diagnostic> {
+    verify_load_conversion(cx, op, host, tile)?;
+    let he = element_of(cx, host).map(|(_, e)| e);
+    if !he.is_some_and(|e| {
+        matches!(
+            cx.type_kind(e),
+            ipu_ir::TypeKind::Integer { width: 8 | 16, .. }
+        )
+    }) {
+        return Err(op_error(
+            cx,
+            op,
+            format!(
+                "narrows {} to {}: an output narrows only to 8- or 16-bit integers",
+                type_to_string(cx, tile),
+                type_to_string(cx, host)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 pub static TILE_DIALECT: Dialect = Dialect {

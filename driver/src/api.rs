@@ -583,10 +583,15 @@ impl Judged<'_> {
             let Some(bytes) = run.outputs.get(&s.name).filter(|_| hardware) else {
                 continue;
             };
-            let dev =
-                device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
-                    .map_err(|e| ApiError::plain(format!("output '{name}': {e}")))?;
-            let compared = device::compared_type(s.element, precision.get(i).copied().flatten());
+            let dev = device::bytes_to_tensor(
+                bytes,
+                reference.shape(),
+                s.host_type(),
+                reference.fp8_scale(),
+            )
+            .map_err(|e| ApiError::plain(format!("output '{name}': {e}")))?;
+            let compared =
+                device::compared_type(s.host_type(), precision.get(i).copied().flatten());
             let gate = anchored.as_ref().map_or(reference, |o| &o[i]);
             let c = device::compare(&dev, gate, compared);
             max_err = max_err.max(device::compare(&dev, reference, compared).max_abs_error);

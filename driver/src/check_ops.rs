@@ -37,6 +37,10 @@ pub struct OpCheck {
     /// in: `ipu_lowering::nn_to_tile::is_load_cast`): no device op
     /// computes it.
     pub at_load: bool,
+    /// The op is a result's cast to 8- or 16-bit integers that the host
+    /// does as it streams the result out
+    /// (`ipu_lowering::nn_to_tile::is_returned_narrowing`).
+    pub at_store: bool,
     /// The op is part of a chain the compiler replaced by one op (its
     /// location is in that op's fused location, not its last): the device
     /// never computes it alone.
@@ -415,6 +419,8 @@ pub fn check_ops(
                     let g = cx.parent_op(op).unwrap_or(f);
                     ipu_lowering::nn_to_tile::is_load_cast(cx, g, op)
                 },
+                at_store: observed.is_none()
+                    && ipu_lowering::nn_to_tile::is_returned_narrowing(cx, op),
                 fused: observed.is_none() && probed.is_fused(&key),
                 observed,
             });
@@ -515,6 +521,13 @@ pub fn render(rows: &[OpCheck]) -> String {
                     "-", "-", "-"
                 );
             }
+            None if r.at_store => {
+                let _ = writeln!(
+                    s,
+                    "{:>10}  {:>10}  {:>10}  narrowed by the host as the result streams out (each element checked): reference value used",
+                    "-", "-", "-"
+                );
+            }
             None if r.fused => {
                 let _ = writeln!(
                     s,
@@ -559,7 +572,7 @@ pub fn render(rows: &[OpCheck]) -> String {
         }
     }
     let observed = rows.iter().filter(|r| r.observed.is_some()).count();
-    let at_load = rows.iter().filter(|r| r.at_load).count();
+    let at_load = rows.iter().filter(|r| r.at_load || r.at_store).count();
     let loaded = if at_load > 0 {
         format!(", {at_load} of them converted by the host")
     } else {

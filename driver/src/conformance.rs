@@ -122,10 +122,12 @@ pub const DEVICE_TYPES: &[ElementType] = &[
     ElementType::I1,
 ];
 
-/// The element types a graph input may have besides [`DEVICE_TYPES`]:
-/// 8- and 16-bit integers, which the host widens exactly to the f32 that
-/// holds them as it streams them in (`HostStream::host_element`).
-pub const WIDENED_INPUT_TYPES: &[ElementType] = &[
+/// The element types a graph input or output may have besides
+/// [`DEVICE_TYPES`]: 8- and 16-bit integers, which the tiles hold as the
+/// exact f32 of the same value; the host widens an input as it streams it
+/// in and narrows an output as it streams it out
+/// (`HostStream::host_element`).
+pub const HOST_CONVERTED_TYPES: &[ElementType] = &[
     ElementType::U8,
     ElementType::I8,
     ElementType::U16,
@@ -133,18 +135,17 @@ pub const WIDENED_INPUT_TYPES: &[ElementType] = &[
 ];
 
 /// Whether the case in `dir` is one the device mode runs: every graph
-/// output has a type of [`DEVICE_TYPES`], every input one of those or of
-/// [`WIDENED_INPUT_TYPES`]. (A model that does not read is run, to report
+/// input and output has a type of [`DEVICE_TYPES`] or of
+/// [`HOST_CONVERTED_TYPES`]. (A model that does not read is run, to report
 /// why.)
 pub fn in_device_types(dir: &Path) -> bool {
     let Ok(m) = ipu_onnx::read_model(dir.join("model.onnx")) else {
         return true;
     };
-    let of = |d: &ipu_onnx::model::ValueDecl, extra: &[ElementType]| {
-        element_type(d.data_type).is_some_and(|t| DEVICE_TYPES.contains(&t) || extra.contains(&t))
-    };
-    m.graph.inputs.iter().all(|d| of(d, WIDENED_INPUT_TYPES))
-        && m.graph.outputs.iter().all(|d| of(d, &[]))
+    m.graph.inputs.iter().chain(&m.graph.outputs).all(|d| {
+        element_type(d.data_type)
+            .is_some_and(|t| DEVICE_TYPES.contains(&t) || HOST_CONVERTED_TYPES.contains(&t))
+    })
 }
 
 /// What the device mode compiles and runs for.
@@ -280,10 +281,10 @@ fn try_run_set(set: &ImportedSet, setup: &DeviceSetup) -> Result<(), Outcome> {
             .iter()
             .find(|s| s.direction == Direction::Output && s.name == *name)
             .ok_or_else(|| fail(format!("no output stream for '{name}'")))?;
-        if device::reference_type(s.element) != want.dtype() {
+        if device::reference_type(s.host_type()) != want.dtype() {
             return Err(fail(format!(
                 "output '{name}': the stream is {}, expected {}",
-                s.element,
+                s.host_type(),
                 want.dtype()
             )));
         }
@@ -291,9 +292,10 @@ fn try_run_set(set: &ImportedSet, setup: &DeviceSetup) -> Result<(), Outcome> {
             .outputs
             .get(&s.name)
             .ok_or_else(|| fail(format!("the device gave no bytes for '{name}'")))?;
-        let got = device::bytes_to_tensor(bytes, want.shape(), s.element, reference[i].fp8_scale())
-            .map_err(|e| fail(format!("output '{name}': {e}")))?;
-        let compared = device::compared_type(s.element, precision.get(i).copied().flatten());
+        let got =
+            device::bytes_to_tensor(bytes, want.shape(), s.host_type(), reference[i].fp8_scale())
+                .map_err(|e| fail(format!("output '{name}': {e}")))?;
+        let compared = device::compared_type(s.host_type(), precision.get(i).copied().flatten());
         let c = device::compare(&got, want, compared);
         if !c.pass() {
             let first = c

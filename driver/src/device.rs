@@ -581,6 +581,7 @@ pub fn run_on_chip_probed(
             .filter(|s| s.direction == Direction::Output)
         {
             let buf = read_stream(&chip, s).map_err(|e| format!("stream `{}`: {e}", s.name))?;
+            let buf = narrowed_bytes(s, &buf)?.into_owned();
             run.outputs.insert(s.name.clone(), buf);
         }
     }
@@ -622,7 +623,7 @@ pub fn loaded_bytes<'b>(
     let Some(host) = s.host_element else {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     };
-    if !s.direction.to_device() || !host.widens_exactly_to(s.element) {
+    if !s.direction.to_device() || !host.converts_to(s.element, s.direction) {
         return Err(format!(
             "stream `{}`: cannot convert host {host} elements to {} (only a load or input stream widens, exactly)",
             s.name, s.element
@@ -633,6 +634,53 @@ pub fn loaded_bytes<'b>(
     let widened = Tensor::from_f32(shape, reference_type(s.element), x.to_f32_vec())
         .map_err(|e| format!("stream `{}`: {e}", s.name))?;
     tensor_to_bytes(&widened, s.element).map(std::borrow::Cow::Owned)
+}
+
+/// The host's bytes of output stream `s` from the tiles' bytes (`tile`,
+/// as the layout placed them): a stream with a conversion has each tile
+/// element, an exact integer held as a float, narrowed to the host's
+/// 8- or 16-bit integer type. An element that is not an integer of that
+/// type (a fraction, NaN, out of range) is an error naming the stream and
+/// the element: never wrapped, rounded or saturated.
+pub fn narrowed_bytes<'b>(
+    s: &HostStream,
+    tile: &'b [u8],
+) -> Result<std::borrow::Cow<'b, [u8]>, String> {
+    let Some(host) = s.host_element else {
+        return Ok(std::borrow::Cow::Borrowed(tile));
+    };
+    if s.direction != Direction::Output || !host.converts_to(s.element, s.direction) {
+        return Err(format!(
+            "stream `{}`: cannot narrow {} elements to host {host} (only an output stream narrows, to 8- or 16-bit integers)",
+            s.name, s.element
+        ));
+    }
+    let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
+    let x = bytes_to_tensor(tile, &shape, s.element, 0)
+        .map_err(|e| format!("output stream `{}`: {e}", s.name))?;
+    let ty = reference_type(host);
+    let (lo, hi) = match host {
+        StreamType::U8 => (0.0, 255.0),
+        StreamType::I8 => (-128.0, 127.0),
+        StreamType::U16 => (0.0, 65535.0),
+        _ => (-32768.0, 32767.0),
+    };
+    let values = x.to_f32_vec();
+    let mut ints = Vec::with_capacity(values.len());
+    for (i, &v) in values.iter().enumerate() {
+        if v.fract() != 0.0 || !(lo..=hi).contains(&v) {
+            return Err(format!(
+                "output stream `{}`: element {} is {v}, not a {host} value: the host narrows only exact \
+                 integers of its type",
+                s.name,
+                multi_index(&shape, i)
+            ));
+        }
+        ints.push(v as i64);
+    }
+    let t = Tensor::from_i64(shape, ty, ints)
+        .map_err(|e| format!("output stream `{}`: {e}", s.name))?;
+    tensor_to_bytes(&t, host).map(std::borrow::Cow::Owned)
 }
 
 fn write_stream(chip: &mut Chip, s: &HostStream, bytes: &[u8]) -> Result<(), String> {
@@ -1091,6 +1139,49 @@ mod tests {
         s.host_element = None;
         assert!(matches!(
             loaded_bytes(&s, &[1, 2]).unwrap(),
+            std::borrow::Cow::Borrowed(&[1, 2])
+        ));
+    }
+
+    #[test]
+    fn an_output_stream_narrows_exact_integers_and_refuses_the_rest() {
+        let mut s = load_stream(StreamType::F32, StreamType::I8, 4);
+        s.direction = Direction::Output;
+        let tile = |v: [f32; 4]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let got = narrowed_bytes(&s, &tile([-128.0, -0.0, 5.0, 127.0]))
+            .unwrap()
+            .into_owned();
+        assert_eq!(&got[..], &[0x80, 0x00, 0x05, 0x7f]);
+        // Neither rounded, wrapped nor saturated: refused, naming the element.
+        for (v, what) in [
+            ([1.0, 2.5, 0.0, 0.0], "element [1] is 2.5, not a i8 value"),
+            ([1.0, 0.0, 0.0, 128.0], "element [3] is 128, not a i8 value"),
+            (
+                [f32::NAN, 0.0, 0.0, 0.0],
+                "element [0] is NaN, not a i8 value",
+            ),
+        ] {
+            let err = narrowed_bytes(&s, &tile(v)).unwrap_err();
+            assert!(
+                err.starts_with("output stream `w`: ") && err.contains(what),
+                "{err}"
+            );
+        }
+        s.host_element = Some(StreamType::U16);
+        let got = narrowed_bytes(&s, &tile([0.0, 65535.0, 256.0, 1.0]))
+            .unwrap()
+            .into_owned();
+        assert_eq!(&got[..], &[0, 0, 0xff, 0xff, 0, 1, 1, 0]);
+        assert!(narrowed_bytes(&s, &tile([-1.0, 0.0, 0.0, 0.0])).is_err());
+        // An input stream is widened, not narrowed; without a conversion the
+        // tiles' bytes are the host's.
+        s.direction = Direction::Input;
+        assert!(narrowed_bytes(&s, &tile([0.0; 4]))
+            .unwrap_err()
+            .contains("cannot narrow"));
+        s.host_element = None;
+        assert!(matches!(
+            narrowed_bytes(&s, &[1, 2]).unwrap(),
             std::borrow::Cow::Borrowed(&[1, 2])
         ));
     }

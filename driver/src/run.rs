@@ -958,9 +958,13 @@ fn compare_outputs(
         .enumerate()
     {
         let bytes = &run.outputs[&s.name];
-        let dev =
-            device::bytes_to_tensor(bytes, reference.shape(), s.element, reference.fp8_scale())
-                .map_err(|e| format!("output '{name}': {e}"))?;
+        let dev = device::bytes_to_tensor(
+            bytes,
+            reference.shape(),
+            s.host_type(),
+            reference.fp8_scale(),
+        )
+        .map_err(|e| format!("output '{name}': {e}"))?;
         if let Some(dir) = out_dir {
             let file = output_file(m, dir, i, name);
             ipu_reference::npy::write_npy(&file, &dev).map_err(|e| e.to_string())?;
@@ -968,7 +972,7 @@ fn compare_outputs(
         if m.get_flag("print-outputs") {
             let _ = writeln!(stdout, "{name}: {} = {}", dev.ty(), format_values(&dev));
         }
-        let compared = device::compared_type(s.element, rr.precision.get(i).copied().flatten());
+        let compared = device::compared_type(s.host_type(), rr.precision.get(i).copied().flatten());
         // The verdict's reference: FP8-anchored when there is one.
         let gate = anchored.map_or(reference, |o| &o[i]);
         let c = device::compare(&dev, gate, compared);

@@ -213,12 +213,23 @@ fn cases_of_other_element_types_are_outside_the_device_mode() {
     let f = relu_case(&root, "test_relu_f32", |v| v.max(0.0));
     assert!(ipu_driver::conformance::in_device_types(&f));
     let u = Tensor::from_i64(vec![4], ElementType::U8, vec![1, 2, 3, 4]).unwrap();
+    // u8 in and out: the host widens the input and narrows the output.
     let dir = write_case(
         &root,
         "test_relu_u8",
         ("Relu", ""),
         &[("x", u.clone())],
         &[("y", u.clone())],
+    );
+    assert!(ipu_driver::conformance::in_device_types(&dir));
+    // A u32 output has no exact f32 image on the tiles: outside.
+    let w = Tensor::from_i64(vec![4], ElementType::U32, vec![1, 2, 3, 4]).unwrap();
+    let dir = write_case(
+        &root,
+        "test_relu_u32",
+        ("Relu", ""),
+        &[("x", w.clone())],
+        &[("y", w)],
     );
     assert!(!ipu_driver::conformance::in_device_types(&dir));
     // A u8 input (the host widens it to f32) with an output of a device

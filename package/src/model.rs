@@ -262,6 +262,19 @@ impl ElementType {
         )
     }
 
+    /// Whether a stream of `direction` may carry host elements of this
+    /// type as `device` elements on the tiles: a load or input stream
+    /// widens them exactly ([`ElementType::widens_exactly_to`]); an output
+    /// stream narrows the tiles' floats back to 8- or 16-bit integers (the
+    /// inverse of their exact widening), each element checked by the host
+    /// to be an integer of this type (otherwise the run fails, naming the
+    /// stream and the element).
+    pub fn converts_to(self, device: ElementType, direction: Direction) -> bool {
+        use ElementType::*;
+        self.widens_exactly_to(device)
+            && (direction.to_device() || matches!(self, I8 | U8 | I16 | U16))
+    }
+
     /// All element types.
     pub const ALL: [ElementType; 13] = [
         ElementType::F32,
@@ -483,10 +496,12 @@ pub struct HostStream {
     pub element: ElementType,
     pub shape: Vec<u64>,
     pub layout: Vec<StreamPiece>,
-    /// For a load stream, the element type the host supplies when it is not
-    /// `element`: the loader widens the host's elements exactly to `element`
-    /// before the layout places them (format 5; encoded beside the
-    /// metadata, not in it, so older formats read unchanged).
+    /// The element type of the host's buffer when it is not `element`: a
+    /// load or input stream's host elements are widened exactly to
+    /// `element` before the layout places them; an output stream's tile
+    /// elements (exact integers held as floats) are narrowed to it as the
+    /// host reads them ([`ElementType::converts_to`]; format 5, encoded
+    /// beside the metadata, not in it, so older formats read unchanged).
     #[serde(skip)]
     pub host_element: Option<ElementType>,
 }

@@ -248,15 +248,16 @@ fn check_stream(
         .byte_len()
         .ok_or_else(|| err("the buffer size overflows 64 bits".into()))?;
     if let Some(h) = s.host_element {
-        if !s.direction.to_device() {
+        if !h.converts_to(s.element, s.direction) && h.widens_exactly_to(s.element) {
             return Err(err(format!(
-                "a stream of direction `{}` converts host {h} elements to {}; only load and input streams convert",
+                "a stream of direction `{}` converts host {h} elements to {}; an output stream \
+                 converts only to 8- or 16-bit integers",
                 s.direction, s.element
             )));
         }
         if !h.widens_exactly_to(s.element) {
             return Err(err(format!(
-                "the load conversion of host {h} elements to {} is not an exact widening \
+                "the conversion of host {h} elements to {} is not an exact widening, nor its inverse \
                  (f8E4M3FN, f8E5M2, i8 or ui8 to f16 or f32, f16, bf16, i16 or ui16 to f32)",
                 s.element
             )));

@@ -70,7 +70,7 @@ fn a_damaged_conversion_is_refused() {
     let err = Package::from_elf_bytes(&with_meta_tail(&p, &[1, 1, 0])).unwrap_err();
     assert!(
         err.to_string().contains(
-            "stream `w`: the load conversion of host f32 elements to f16 is not an exact widening"
+            "stream `w`: the conversion of host f32 elements to f16 is not an exact widening"
         ),
         "{err}"
     );
@@ -87,7 +87,7 @@ fn a_cut_conversion_list_is_refused() {
 }
 
 #[test]
-fn only_load_and_input_streams_convert_and_only_exactly() {
+fn streams_convert_only_exactly_and_outputs_only_to_integers() {
     let mut p = widened();
     p.meta.streams[1].direction = Direction::Input;
     p.validate().unwrap();
@@ -95,9 +95,26 @@ fn only_load_and_input_streams_convert_and_only_exactly() {
     p.meta.streams[1].direction = Direction::Output;
     let err = p.validate().unwrap_err().to_string();
     assert!(
-        err.contains("a stream of direction `output` converts host f8E4M3FN elements to f16; only load and input streams convert"),
+        err.contains(
+            "a stream of direction `output` converts host f8E4M3FN elements to f16; an output stream \
+             converts only to 8- or 16-bit integers"
+        ),
         "{err}"
     );
+    // An output narrowed to i8 (the inverse of i8's widening to f16),
+    // read from one tile, is written and read back.
+    p.meta.streams[1].host_element = Some(ElementType::I8);
+    p.meta.streams[1].layout = vec![StreamPiece::Regular {
+        tiles: TileSet::run(0, 1, 1),
+        tile_address: BASE + 0x2100,
+        host_offset: 0,
+        host_stride: 0,
+        len: 128,
+    }];
+    p.validate().unwrap();
+    let q = Package::from_elf_bytes(&p.to_elf_bytes()).unwrap();
+    assert_eq!(q.meta.streams[1].host_element, Some(ElementType::I8));
+    assert_eq!(q.meta.streams[1].host_byte_len(), Some(64));
     let mut p = widened();
     p.meta.streams[1].host_element = Some(ElementType::BF16);
     let err = p.validate().unwrap_err().to_string();
@@ -116,5 +133,11 @@ fn only_load_and_input_streams_convert_and_only_exactly() {
         (ElementType::U16, ElementType::F16, false),
     ] {
         assert_eq!(h.widens_exactly_to(d), exact, "{h} -> {d}");
+        let narrows = exact
+            && matches!(
+                h,
+                ElementType::I8 | ElementType::U8 | ElementType::I16 | ElementType::U16
+            );
+        assert_eq!(h.converts_to(d, Direction::Output), narrows, "{d} -> {h}");
     }
 }

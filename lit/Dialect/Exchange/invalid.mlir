@@ -541,3 +541,19 @@ func.func @host_input_tile_shape(%w: tensor<8xf8E5M2>) {
   exchange.host_input %w {buffer = @b, load, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, tile_type = tensor<16xf16>} : tensor<8xf8E5M2>
   return
 }
+
+// -----
+
+func.func @host_output_narrows_to_float() -> tensor<8xf16> {
+  // expected-error@+1 {{'exchange.host_output' op narrows tensor<8xf32> to tensor<8xf16>: an output narrows only to 8- or 16-bit integers}}
+  %0 = exchange.host_output {buffer = @b, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, name = "y", tile_type = tensor<8xf32>} : tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
+func.func @host_output_narrows_inexactly() -> tensor<8xi16> {
+  // expected-error@+1 {{'exchange.host_output' op converts tensor<8xi16> to tensor<8xf16>, which is not an exact widening}}
+  %0 = exchange.host_output {buffer = @b, mapping = {grid = array<i64: 4>, tiles = array<i64: 0, 1>}, name = "y", tile_type = tensor<8xf16>} : tensor<8xi16>
+  return %0 : tensor<8xi16>
+}

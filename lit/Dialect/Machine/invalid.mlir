@@ -233,13 +233,13 @@ machine.tile_data {address = "0x4c168", bytes = "0x00", tile = 1 : i32}
 // -----
 
 // host_stream_output_converts
-// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f8E4M3FN elements to f16 in a stream of direction `output`: only a load or input stream converts, and only by an exact widening}}
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f8E4M3FN elements to f16 in a stream of direction `output`: a load or input stream converts only by an exact widening, an output stream only by its inverse to an 8- or 16-bit integer}}
 machine.host_stream "w" {direction = "output", element = "f16", host_element = "f8E4M3FN", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
 
 // -----
 
 // host_stream_load_narrows
-// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f32 elements to f16 in a stream of direction `load`: only a load or input stream converts, and only by an exact widening}}
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host f32 elements to f16 in a stream of direction `load`: a load or input stream converts only by an exact widening, an output stream only by its inverse to an 8- or 16-bit integer}}
 machine.host_stream "w" {direction = "load", element = "f16", host_element = "f32", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
 
 // -----
@@ -247,3 +247,9 @@ machine.host_stream "w" {direction = "load", element = "f16", host_element = "f3
 // host_stream_unknown_host_element
 // expected-error@+1 {{'machine.host_stream' op attribute 'host_element': unknown element type `f12`}}
 machine.host_stream "w" {direction = "load", element = "f16", host_element = "f12", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 8>}
+
+// -----
+
+// host_stream_output_narrows_to_i32
+// expected-error@+1 {{'machine.host_stream' op attribute 'host_element': host i32 elements to f32 in a stream of direction `output`: a load or input stream converts only by an exact widening, an output stream only by its inverse to an 8- or 16-bit integer}}
+machine.host_stream "y" {direction = "output", element = "f32", host_element = "i32", layout = [{address = "0x90000", len = 16 : i64, offset = 0 : i64, stride = 16 : i64, tiles = "0 to 1"}], shape = array<i64: 2, 4>}

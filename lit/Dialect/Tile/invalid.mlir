@@ -315,7 +315,7 @@ func.func @host_output_name(%x: tensor<8xf16>) {
 // -----
 
 func.func @host_output_results(%x: tensor<8xf16>) {
-  // expected-error@+1 {{'tile.host_output' op expected 0 results, but found 1}}
+  // expected-error@+1 {{'tile.host_output' op has a result of its input's own type (tensor<8xf16>): a result is the host's narrowing to an 8- or 16-bit integer}}
   %0 = "tile.host_output"(%x) {name = "y"} : (tensor<8xf16>) -> tensor<8xf16>
   return
 }
@@ -342,4 +342,24 @@ func.func @reshaped_input(%w: tensor<8xf8E4M3FN>) {
   // expected-error@+1 {{'tile.host_input' op may change only the element type of its input, not the shape (tensor<8xf8E4M3FN> to tensor<2x4xf16>)}}
   %0 = tile.host_input %w {mapping = {grid = array<i64: 1, 1>, tiles = array<i64: 0, 1>}, resident} : tensor<8xf8E4M3FN> -> tensor<2x4xf16>
   return
+}
+
+// -----
+
+// host_output_narrows_to_float
+func.func @host_output_narrows_to_float(%x: tensor<8xf32>) -> tensor<8xf16> {
+  %0 = tile.host_input %x {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<8xf32>
+  // expected-error@+1 {{'tile.host_output' op narrows tensor<8xf32> to tensor<8xf16>: an output narrows only to 8- or 16-bit integers}}
+  %1 = tile.host_output %0 {name = "y"} : tensor<8xf32> -> tensor<8xf16>
+  return %1 : tensor<8xf16>
+}
+
+// -----
+
+// host_output_narrows_a_shape
+func.func @host_output_narrows_a_shape(%x: tensor<8xf32>) -> tensor<4xui8> {
+  %0 = tile.host_input %x {mapping = {grid = array<i64: 1>, tiles = array<i64: 0, 1>}} : tensor<8xf32>
+  // expected-error@+1 {{'tile.host_output' op may change only the element type of its input, not the shape (tensor<4xui8> to tensor<8xf32>)}}
+  %1 = tile.host_output %0 {name = "y"} : tensor<8xf32> -> tensor<4xui8>
+  return %1 : tensor<4xui8>
 }

@@ -466,8 +466,8 @@ pub(crate) struct StreamSpec {
     pub name: String,
     pub direction: Direction,
     pub ty: Type,
-    /// The host's type when it differs from `ty` (a parameter the host
-    /// widens at load).
+    /// The host's type when it differs from `ty` (an argument the host
+    /// widens as it writes it, an output it narrows as it reads it).
     pub host_ty: Option<Type>,
     pub shape: Vec<i64>,
     pub at: StoredRects,
@@ -956,7 +956,7 @@ pub(crate) fn plan(
                 name: o.name.clone(),
                 direction: Direction::Output,
                 ty: o.at.ty,
-                host_ty: None,
+                host_ty: o.host_ty,
                 shape: o.at.shape.clone(),
                 at,
             });

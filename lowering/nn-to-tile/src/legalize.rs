@@ -32,15 +32,26 @@ use rustc_hash::FxHashMap;
 
 /// Rewrites the ops of function `f` the device cannot take as they are.
 /// Rounding goes last: the quantized arithmetic's rewrites read the
-/// integers a `nn.round` makes from the op itself.
-pub fn legalize(cx: &mut Context, f: Op, target: &Target) {
+/// integers a `nn.round` makes from the op itself. Returns the casts the
+/// host does as it reads a result ([`quant::is_store_cast`]), found before
+/// rounding is rewritten, while their operands' ranges still show it.
+pub fn legalize(cx: &mut Context, f: Op, target: &Target) -> Vec<Op> {
     let dead_before = quant::dead_ops(cx, f);
     let mut images = FxHashMap::default();
     let is_round = |k: &OpKind| matches!(k, OpKind::Round);
     rewrite_each(cx, f, target, &mut images, |k| !is_round(k));
+    // 8- and 16-bit results: narrowed from their images by the host.
+    let made = quant::return_images(cx, f, &mut images);
     // The integer ops whose readers now read their float images.
     quant::erase_dead(cx, f, &dead_before);
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let stores = cx
+        .block_ops_vec(entry)
+        .into_iter()
+        .filter(|&op| made.contains(&op) || quant::is_store_cast(cx, op))
+        .collect();
     rewrite_each(cx, f, target, &mut images, is_round);
+    stores
 }
 
 /// Rewrites, in program order, the ops of `f` whose kind `pick` takes.
@@ -56,18 +67,10 @@ fn rewrite_each(
         if !cx.name_str(op).starts_with("nn.") || cx.results(op).len() != 1 {
             continue;
         }
-        let loc = cx.op_loc(op);
         let Some(kind) = op_kind(cx, op).ok().filter(|k| pick(k)) else {
             continue;
         };
-        let mut r = Rewriter {
-            cx,
-            f,
-            at: op,
-            loc,
-            new_ops: Vec::new(),
-            images,
-        };
+        let mut r = Rewriter::new(cx, f, op, images);
         let new = match r.rewrite(&kind, target) {
             Ok(v) => v,
             Err(_) => {
@@ -118,7 +121,25 @@ fn granule_pad(outer: usize, len: usize, eb: usize) -> usize {
         .unwrap_or(0)
 }
 
-impl Rewriter<'_> {
+impl<'a> Rewriter<'a> {
+    /// A rewriter of `f` that inserts its ops before `at`.
+    pub(crate) fn new(
+        cx: &'a mut Context,
+        f: Op,
+        at: Op,
+        images: &'a mut FxHashMap<Value, Value>,
+    ) -> Rewriter<'a> {
+        let loc = cx.op_loc(at);
+        Rewriter {
+            cx,
+            f,
+            at,
+            loc,
+            new_ops: Vec::new(),
+            images,
+        }
+    }
+
     pub(crate) fn emit(&mut self, kind: OpKind, operands: &[Value]) -> Result<Value, String> {
         let o = build_op(self.cx, &kind, operands, self.loc)?;
         self.cx.insert_op_before(self.at, o);

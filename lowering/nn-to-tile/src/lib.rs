@@ -65,7 +65,8 @@ impl Pass for NnToTile {
                 .as_ref()
                 .and_then(|s| runs.get(s).copied())
                 .unwrap_or(1);
-            lower_function(cx, f, &target, &layouts, n)?;
+            let streamed = !name.as_ref().is_some_and(|s| called.contains(s));
+            lower_function(cx, f, &target, &layouts, n, streamed)?;
             if name.is_some_and(|s| called.contains(&s)) {
                 carry_layouts(cx, f);
             }
@@ -286,6 +287,84 @@ pub fn is_load_cast(cx: &Context, f: Op, op: Op) -> bool {
         && cx.uses(x).len() == 1
         && sx == sy
         && ipu_dialects::tile::load_widens_exactly(cx, ex, ey)
+}
+
+/// The casts the host does as it reads a result (`found` by legalizing,
+/// [`quant::is_store_cast`]), when `f`'s results go to the host
+/// (`streamed`); a result of 8- or 16-bit integers that is not one, or of
+/// a function that returns to a caller rather than to the host, is
+/// refused at the return (the last of `ops`).
+fn store_casts(
+    cx: &Context,
+    ops: &[Op],
+    found: Vec<Op>,
+    streamed: bool,
+) -> Result<Vec<Op>, Diagnostic> {
+    let stores = if streamed { found } else { Vec::new() };
+    let Some(&ret) = ops
+        .last()
+        .filter(|&&o| ipu_dialects::func::Return::isa(cx, o))
+    else {
+        return Ok(stores);
+    };
+    for (i, &v) in cx.operands(ret).iter().enumerate() {
+        let t = cx
+            .tensor_parts(cx.value_type(v))
+            .and_then(|(_, e)| nn::element_type(cx, e));
+        if !t.is_some_and(quant::host_narrowed)
+            || cx.defining_op(v).is_some_and(|d| stores.contains(&d))
+        {
+            continue;
+        }
+        let why = if streamed {
+            "its elements are not known to be integers of that type (no NaN, none out of range), \
+             which the host's narrowing of the tiles' exact f32 needs"
+        } else {
+            "only the program's own results are narrowed by the host, not a called function's"
+        };
+        return Err(ipu_ir::verify::op_error(
+            cx,
+            ret,
+            format!(
+                "returns {} as result #{i}, which the device cannot give: {why}",
+                ipu_ir::printer::type_to_string(cx, cx.value_type(v))
+            ),
+        ));
+    }
+    Ok(stores)
+}
+
+/// Whether `op` is a cast of a result to 8- or 16-bit integers, the
+/// result's only reader being the return: the host does it as it streams
+/// the result out, from the image the tiles hold (when the lowering
+/// shows the result exact; otherwise it refuses the model).
+pub fn is_returned_narrowing(cx: &Context, op: Op) -> bool {
+    let Some(cast) = nn::Cast::cast(cx, op) else {
+        return false;
+    };
+    let y = cx.result(op, 0);
+    let t = cx
+        .tensor_parts(cx.value_type(y))
+        .and_then(|(_, e)| nn::element_type(cx, e));
+    cast.scale(cx).is_none_or(|s| s == 0)
+        && t.is_some_and(quant::host_narrowed)
+        && matches!(cx.uses(y), [u] if ipu_dialects::func::Return::isa(cx, u.op))
+}
+
+/// Why `op`, which no device family takes, is not lowered.
+fn not_lowered(cx: &Context, op: Op) -> String {
+    let name = cx.name_str(op);
+    let int_result = cx
+        .tensor_parts(cx.value_type(cx.result(op, 0)))
+        .is_some_and(|(_, e)| matches!(cx.type_kind(e), ipu_ir::TypeKind::Integer { .. }));
+    if name == nn::Conv::NAME && int_result {
+        // legalize takes an integer conv to f32 only with bounded operands.
+        return format!(
+            "'{name}' op on integers runs as an exact f32 conv only when its operands' ranges are known and \
+             each product is at most 2^24 (8- or 16-bit codes less their zero points); these are not"
+        );
+    }
+    format!("'{name}' op is not lowered to the tile dialect yet")
 }
 
 /// Whether `v` is in tile memory from load: a constant, a parameter, or a
@@ -521,11 +600,13 @@ fn lower_function(
     target: &Target,
     layouts: &Layouts,
     instances: u64,
+    streamed: bool,
 ) -> Result<(), Diagnostic> {
     check_resources(cx, f)?;
-    legalize::legalize(cx, f, target);
+    let stores = legalize::legalize(cx, f, target);
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     let ops = cx.block_ops_vec(entry);
+    let stores = store_casts(cx, &ops, stores, streamed)?;
     let resident = ledger_that_fits(cx, f, &ops, target, instances);
     let want = operand_preferences(
         cx,
@@ -590,7 +671,7 @@ fn lower_function(
         cx.erase_op(c);
     }
     for op in ops {
-        if folded.contains(&op) {
+        if folded.contains(&op) || stores.contains(&op) {
             continue;
         }
         let loc = cx.op_loc(op);
@@ -599,15 +680,25 @@ fn lower_function(
                 let out_name = ipu_dialects::func::io_name(cx, f, "res_attrs", i)
                     .unwrap_or_else(|| format!("result{i}"));
                 let a = cx.string_attr(&out_name);
+                // A store cast: the host narrows its operand as it reads it.
+                let store = cx.defining_op(v).filter(|d| stores.contains(d));
+                let (sent, host) = match store {
+                    Some(c) => (cx.operand(c, 0), Some(cx.value_type(v))),
+                    None => (v, None),
+                };
                 let o = ipu_device::build_op(
                     cx,
                     tile::HostOutput::NAME,
-                    &[v],
-                    None,
+                    &[sent],
+                    host,
                     vec![("name", a)],
                     loc,
                 );
                 cx.insert_op_before(op, o);
+                if let Some(c) = store {
+                    cx.set_operand(op, i, cx.result(o, 0));
+                    cx.erase_op(c);
+                }
             }
             continue;
         }
@@ -635,13 +726,7 @@ fn lower_function(
             )
         } else {
             let Some(d) = for_nn(cx, op) else {
-                return Err(Diagnostic::error(
-                    loc,
-                    format!(
-                        "'{}' op is not lowered to the tile dialect yet",
-                        cx.name_str(op)
-                    ),
-                ));
+                return Err(Diagnostic::error(loc, not_lowered(cx, op)));
             };
             let env = TileEnv {
                 target,

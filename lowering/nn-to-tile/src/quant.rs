@@ -18,7 +18,10 @@
 //!   takes at most 2^24 / p of K, so every partial sum is an exact integer
 //!   in whatever order the tiles add; the chunks' results, cast to the
 //!   integer type, are added there (a bound that is not met leaves the op
-//!   to the device's "not lowered" diagnostic).
+//!   to the device's "not lowered" diagnostic). An integer conv is the
+//!   conv of its operands' images (`window.rs`), its GEMM split alike.
+//! * A result of 8- or 16-bit integers is its image cast back, which the
+//!   lowering folds into the result's output stream: the host narrows it.
 //! * A cast of an integer value with an image to f32 is its image; a
 //!   comparison of two 8- or 16-bit integers one of their images.
 //! * A quantization, `clamp(round(v) + z, lo, hi)` cast to an integer type
@@ -37,6 +40,7 @@
 //! ([`erase_dead`]).
 
 use crate::legalize::Rewriter;
+use crate::window::Window;
 use ipu_dialects::nn::{self, element_type, op_kind};
 use ipu_ir::{Context, Op, Value};
 use ipu_reference::{ElementType, OpKind, Tensor};
@@ -257,17 +261,37 @@ fn derived_range(cx: &Context, d: Op, depth: u32, memo: &mut Memo) -> IntRange {
                 ..x
             }
         }
-        OpKind::Select => r(1).union(r(2)),
+        OpKind::Select => {
+            // `x == x ? x : y` (how an image drops NaN): never x's NaN.
+            let (c, a) = (cx.operand(d, 0), cx.operand(d, 1));
+            let not_nan = cx.defining_op(c).is_some_and(|e| {
+                matches!(op_kind(cx, e), Ok(OpKind::Equal))
+                    && cx.operand(e, 0) == a
+                    && cx.operand(e, 1) == a
+            });
+            let x = r(1);
+            let x = IntRange {
+                nan: x.nan && !not_nan,
+                ..x
+            };
+            x.union(r(2))
+        }
         OpKind::Reshape { .. }
         | OpKind::Transpose { .. }
         | OpKind::Broadcast { .. }
         | OpKind::Slice { .. }
         | OpKind::Gather { .. } => r(0),
         OpKind::Concat { .. } => (1..cx.operands(d).len()).fold(r(0), |u, i| u.union(r(i))),
-        OpKind::MatMul => {
+        OpKind::MatMul | OpKind::Conv { .. } => {
             let (a, b) = (r(0), r(1));
-            let s = cx.value_shape(cx.operand(d, 0));
-            let k = s.last().copied().unwrap_or(1).max(0) as f64;
+            // The terms of each sum: K, or a conv's C/g times its taps.
+            let k = if matches!(kind, OpKind::MatMul) {
+                let s = cx.value_shape(cx.operand(d, 0));
+                s.last().copied().unwrap_or(1).max(0) as f64
+            } else {
+                let s = cx.value_shape(cx.operand(d, 1));
+                s.iter().skip(1).map(|&x| x.max(0) as f64).product()
+            };
             let m = k * a.abs_max() * b.abs_max();
             IntRange {
                 lo: -m,
@@ -387,6 +411,80 @@ pub(crate) fn saturated_round(cx: &Context, x: Value) -> Option<SaturatedRound> 
     }
     let v = cx.operand(d, 0);
     (elem(cx, v) == Some(ElementType::F32)).then_some(SaturatedRound { v, z, lo, hi })
+}
+
+/// The integer types the tiles hold as exact floats and the host narrows
+/// a result back to (`tile.host_output` with a result).
+pub(crate) fn host_narrowed(t: ElementType) -> bool {
+    matches!(
+        t,
+        ElementType::U8 | ElementType::I8 | ElementType::U16 | ElementType::I16
+    )
+}
+
+/// Whether `op` is a cast the host does as it reads a result: an
+/// `nn.cast` without a scale of f32 to 8- or 16-bit integers, only
+/// returned, whose operand is known to hold integers of that type, never
+/// NaN, so the host's narrowing (which refuses any other value) is exact
+/// and is the cast.
+pub(crate) fn is_store_cast(cx: &Context, op: Op) -> bool {
+    let Some(cast) = nn::Cast::cast(cx, op) else {
+        return false;
+    };
+    if cast.scale(cx).is_some_and(|s| s != 0) {
+        return false;
+    }
+    let (x, y) = (cx.operand(op, 0), cx.result(op, 0));
+    let (Some(ElementType::F32), Some(t)) = (elem(cx, x), elem(cx, y)) else {
+        return false;
+    };
+    let returned = matches!(cx.uses(y), [u] if ipu_dialects::func::Return::isa(cx, u.op));
+    let fits = |r: IntRange| {
+        IntRange::of_type(t).is_some_and(|ty| r.within(IntRange { nan: false, ..ty }))
+    };
+    host_narrowed(t) && returned && int_range(cx, x).is_some_and(fits)
+}
+
+/// Each result of `f` of 8- or 16-bit integers with an f32 image returned
+/// as the host's narrowing of that image (`nn.cast %image : f32 -> ui8`,
+/// which the lowering folds into the result's `tile.host_output`); a
+/// result without one stays as it was, for the lowering to refuse.
+///
+/// Returns the casts it made: each narrows the exact image of a value of
+/// the integer type it casts to, so the host's narrowing is exact by
+/// construction (the image's own ops, a quantization's rounding among
+/// them, need not show it to the range analysis).
+pub(crate) fn return_images(
+    cx: &mut Context,
+    f: Op,
+    images: &mut FxHashMap<Value, Value>,
+) -> Vec<Op> {
+    let mut made = Vec::new();
+    let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
+    let Some(ret) = cx
+        .last_op(entry)
+        .filter(|&o| ipu_dialects::func::Return::isa(cx, o))
+    else {
+        return made;
+    };
+    for i in 0..cx.operands(ret).len() {
+        let v = cx.operand(ret, i);
+        let Some(t) = elem(cx, v).filter(|&t| host_narrowed(t)) else {
+            continue;
+        };
+        if cx.defining_op(v).is_some_and(|d| is_store_cast(cx, d)) {
+            continue;
+        }
+        let mut r = Rewriter::new(cx, f, ret, images);
+        let Ok(Some(img)) = r.image(v) else {
+            continue;
+        };
+        if let Ok(y) = r.emit(cast_to(t), &[img]) {
+            cx.set_operand(ret, i, y);
+            made.extend(cx.defining_op(y));
+        }
+    }
+    made
 }
 
 /// The largest magnitude to which every integer is exact in float `t`.
@@ -564,6 +662,9 @@ impl Rewriter<'_> {
                 }
                 self.cleaned(x, from, r).map(Some)
             }
+            OpKind::Add | OpKind::Sub | OpKind::Mul | OpKind::Neg if !self.never_wraps(d) => {
+                Ok(None)
+            }
             OpKind::Add
             | OpKind::Sub
             | OpKind::Mul
@@ -633,6 +734,17 @@ impl Rewriter<'_> {
         self.emit(OpKind::Select, &[number, y, zero])
     }
 
+    /// Whether integer op `d`'s exact result is known to be within its
+    /// type: only then is it the same op on its operands' images (a u8
+    /// sum beyond 255 wraps, its images' sum does not).
+    fn never_wraps(&self, d: Op) -> bool {
+        let Some(ty) = elem(self.cx, self.cx.result(d, 0)).and_then(IntRange::of_type) else {
+            return false;
+        };
+        let r = derived_range(self.cx, d, DEPTH, &mut Memo::default());
+        IntRange { nan: false, ..r }.within(ty) && !r.nan
+    }
+
     /// Float `x` (integers within the cast's type, or NaN) as the f32 its
     /// integer cast holds: NaN made 0, -0 made +0.
     fn cleaned(&mut self, x: Value, from: ElementType, r: IntRange) -> Result<Value, String> {
@@ -661,22 +773,43 @@ impl Rewriter<'_> {
         let Some(t) = self.elem(result).filter(|&t| is_int(t)) else {
             return Ok(None);
         };
-        let (Some(ra), Some(rb)) = (int_range(self.cx, a), int_range(self.cx, b)) else {
+        let Some(p) = self.product_bound(a, b) else {
             return Ok(None);
         };
-        let p = ra.abs_max() * rb.abs_max();
         let (sa, sb) = (self.shape(a), self.shape(b));
-        if p > F32_EXACT || sa.is_empty() || sb.is_empty() {
+        if sa.is_empty() || sb.is_empty() {
             return Ok(None);
         }
+        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
+            return Ok(None);
+        };
+        self.exact_matmul(ia, ib, p, t, target).map(Some)
+    }
+
+    /// The largest magnitude of a product of an element of `a` by one of
+    /// `b`, integers both, when it is exact in f32.
+    fn product_bound(&self, a: Value, b: Value) -> Option<f64> {
+        let (ra, rb) = (int_range(self.cx, a)?, int_range(self.cx, b)?);
+        Some(ra.abs_max() * rb.abs_max()).filter(|&p| p <= F32_EXACT)
+    }
+
+    /// The integer matmul (type `t`) of images `ia` by `ib`, whose
+    /// products are at most `p`: f32 matmuls of K chunks whose sums stay
+    /// exact, each cast to `t`, added there.
+    fn exact_matmul(
+        &mut self,
+        ia: Value,
+        ib: Value,
+        p: f64,
+        t: ElementType,
+        target: &Target,
+    ) -> Result<Value, String> {
+        let (sa, sb) = (self.shape(ia), self.shape(ib));
         let k = sa[sa.len() - 1];
         let k_max = if p == 0.0 {
             k
         } else {
             ((F32_EXACT / p) as usize).clamp(1, k.max(1))
-        };
-        let (Some(ia), Some(ib)) = (self.image(a)?, self.image(b)?) else {
-            return Ok(None);
         };
         let chunks = k.div_ceil(k_max).max(1);
         let size = k.div_ceil(chunks);
@@ -702,7 +835,43 @@ impl Rewriter<'_> {
                 Some(s) => self.emit(OpKind::Add, &[s, y])?,
             });
         }
-        Ok(sum)
+        sum.ok_or_else(|| "has no K chunks".to_string())
+    }
+
+    /// An integer `nn.conv` (result type `t`) as the conv of its operands'
+    /// f32 images: its GEMM by [`Self::exact_matmul`], a depthwise one's
+    /// sum of products in f32 when the whole window's sum stays exact;
+    /// None when the operands' ranges do not bound its sums.
+    pub(crate) fn integer_conv(
+        &mut self,
+        w: &Window,
+        group: usize,
+        shapes: (&[usize], &[usize]),
+        t: ElementType,
+        target: &Target,
+    ) -> Result<Option<Value>, String> {
+        let (x, wt) = (self.operand(0), self.operand(1));
+        let Some(p) = self.product_bound(x, wt) else {
+            return Ok(None);
+        };
+        let (sx, sy) = shapes;
+        let (cg, mg) = (sx[1] / group, sy[1] / group);
+        let taps: usize = self.shape(wt)[2..].iter().product();
+        if group > 1 && cg == 1 && mg == 1 && taps as f64 * p > F32_EXACT {
+            return Ok(None);
+        }
+        let (Some(ix), Some(iw)) = (self.image(x)?, self.image(wt)?) else {
+            return Ok(None);
+        };
+        let mut exact = |r: &mut Self, a: Value, b: Value| r.exact_matmul(a, b, p, t, target);
+        let y = self.conv_of(ix, iw, w, group, shapes, &mut exact)?;
+        if self.elem(y) == Some(t) {
+            return Ok(Some(y));
+        }
+        // Depthwise: the f32 sum is the image of its cast.
+        let c = self.emit(cast_to(t), &[y])?;
+        self.images.insert(c, y);
+        Ok(Some(c))
     }
 
     fn slice_axis(&mut self, v: Value, axis: usize, lo: usize, hi: usize) -> Result<Value, String> {

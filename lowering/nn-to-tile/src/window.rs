@@ -183,7 +183,8 @@ impl Rewriter<'_> {
         Ok(slices)
     }
 
-    /// `nn.conv` as an implicit GEMM (or, depthwise, a sum of products).
+    /// `nn.conv` as an implicit GEMM (or, depthwise, a sum of products);
+    /// an integer one of the f32 images of its operands (`quant.rs`).
     pub(crate) fn conv(
         &mut self,
         w: &Window,
@@ -194,6 +195,12 @@ impl Rewriter<'_> {
             return Ok(None);
         };
         let (x, wt) = (self.operand(0), self.operand(1));
+        if let Some(t) = self
+            .elem(self.cx.result(self.at, 0))
+            .filter(|t| t.is_integer())
+        {
+            return self.integer_conv(w, group, (&sx, &sy), t, target);
+        }
         // Only the element types an AMP mode multiplies.
         let e = |v| value_elem(self.cx, v);
         let (Some(ex), Some(ew), Some(ey)) = (e(x), e(wt), e(self.cx.result(self.at, 0))) else {
@@ -202,6 +209,22 @@ impl Rewriter<'_> {
         if GemmMode::select(ex, ew, ey).is_err() {
             return Ok(None);
         }
+        let conv = self.conv_of(x, wt, w, group, (&sx, &sy), &mut |r, a, b| {
+            r.legal_matmul(a, b, target)
+        })?;
+        Ok(Some(conv))
+    }
+
+    /// The conv of `x` by `wt` (shapes `sx`, `sy`), its GEMM by `matmul`.
+    pub(crate) fn conv_of(
+        &mut self,
+        x: Value,
+        wt: Value,
+        w: &Window,
+        group: usize,
+        (sx, sy): (&[usize], &[usize]),
+        matmul: &mut dyn FnMut(&mut Self, Value, Value) -> Result<Value, String>,
+    ) -> Result<Value, String> {
         let (n, c, m) = (sx[0], sx[1], sy[1]);
         let (cg, mg) = (c / group, m / group);
         let out = sy[2..].to_vec();
@@ -209,7 +232,7 @@ impl Rewriter<'_> {
         let kk: usize = w.kernel.iter().product();
         let slices = self.window_slices(x, w, &out, 0.0)?;
         if group > 1 && cg == 1 && mg == 1 {
-            return self.depthwise(&slices, wt, m).map(Some);
+            return self.depthwise(&slices, wt, m);
         }
         // Per channel its offsets: [N, C, K, P], row (c, k) of the GEMM's
         // [C*K, P] operand, as the weights [M, C/g, K...] are laid out.
@@ -238,8 +261,8 @@ impl Rewriter<'_> {
         }
         let lhs = self.emit(OpKind::Reshape { shape: ws }, &[wt])?;
         let rhs = self.emit(OpKind::Reshape { shape: cs }, &[col])?;
-        let y = self.legal_matmul(lhs, rhs, target)?;
-        self.emit(OpKind::Reshape { shape: sy }, &[y]).map(Some)
+        let y = matmul(self, lhs, rhs)?;
+        self.emit(OpKind::Reshape { shape: sy.to_vec() }, &[y])
     }
 
     /// A conv with one input and one output channel per group: the sum
@@ -404,7 +427,7 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2
             .collect();
         let before = run(&cx, f, &args);
         let target = ipu_target::Target::load("ipu21").unwrap();
-        crate::legalize::legalize(&mut cx, f, &target);
+        let _ = crate::legalize::legalize(&mut cx, f, &target);
         let names: Vec<String> = cx
             .block_ops_vec(entry)
             .iter()

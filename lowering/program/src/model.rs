@@ -156,7 +156,11 @@ pub struct HostInput {
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostOutput {
     pub name: String,
+    /// Where the value is on the tiles (`at.ty`: the tiles' type).
     pub at: Placed,
+    /// The host's type when it differs from `at.ty`: 8- or 16-bit integers
+    /// the host narrows the tiles' exact floats to as it reads them.
+    pub host_ty: Option<ipu_ir::Type>,
 }
 
 /// Where a tile op's result is complete: its blocks, at the end of compute

@@ -572,10 +572,12 @@ impl Program {
                     });
                 }
                 ex::HostOutput::NAME => {
-                    let ty = cx.value_type(cx.result(op, 0));
+                    let host = cx.value_type(cx.result(op, 0));
+                    let tile = ipu_dialects::exchange::host_output_tile_type(cx, op);
                     p.outputs.push(HostOutput {
                         name: r.str(op, "name")?,
-                        at: r.placed(op, ty)?,
+                        at: r.placed(op, tile)?,
+                        host_ty: (host != tile).then_some(host),
                     });
                 }
                 ex::Probe::NAME => {

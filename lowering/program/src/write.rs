@@ -181,16 +181,19 @@ impl Program {
         }
         let mut results = Vec::new();
         for o in &self.outputs {
-            let attrs = vec![
+            let mut attrs = vec![
                 ("buffer", buf_ref(cx, o.at.buffer)),
                 ("mapping", o.at.mapping.to_attr(cx)),
                 ("name", cx.string_attr(&o.name)),
             ];
+            if o.host_ty.is_some() {
+                attrs.push(("tile_type", cx.type_attr(o.at.ty)));
+            }
             let op = build_op(
                 cx,
                 "exchange.host_output",
                 &[],
-                &[o.at.ty],
+                &[o.host_ty.unwrap_or(o.at.ty)],
                 attrs,
                 0,
                 o.at.loc,

@@ -370,7 +370,11 @@ fn lower_op(
             };
             let name = tile::HostOutput(op).name(cx).to_string();
             let at = Placed::new(cx, buffer, mapping, cx.value_type(v), loc);
-            b.program_mut().outputs.push(HostOutput { name, at });
+            // With a result: the host narrows the tiles' floats to its type.
+            let host_ty = (cx.num_results(op) == 1).then(|| cx.value_type(cx.result(op, 0)));
+            b.program_mut()
+                .outputs
+                .push(HostOutput { name, at, host_ty });
         }
         "func.return" => {}
         _ => match for_tile(cx, op) {
