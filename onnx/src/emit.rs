@@ -270,7 +270,7 @@ fn constant_op(
 }
 
 /// The constant tensor of value `id`.
-fn constant_of<'a>(g: &'a MappedGraph, id: usize) -> Option<&'a Tensor> {
+fn constant_of(g: &MappedGraph, id: usize) -> Option<&Tensor> {
     g.nodes.iter().find_map(|n| match &n.op {
         OpKind::Constant(t) if n.outputs[0] == id => Some(t),
         _ => None,
