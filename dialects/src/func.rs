@@ -504,6 +504,15 @@ pub fn io_name(cx: &Context, f: Op, attrs: &str, i: usize) -> Option<String> {
     }
 }
 
+/// The argument attribute marking a parameter: an argument loaded once,
+/// with the program, not streamed per run.
+pub const WEIGHT_ATTR: &str = "ipu.weight";
+
+/// Whether argument `i` of `f` is a parameter ([`WEIGHT_ATTR`]).
+pub fn is_weight_arg(cx: &Context, f: Op, i: usize) -> bool {
+    io_attr(cx, f, "arg_attrs", i, WEIGHT_ATTR).is_some()
+}
+
 /// The argument attribute holding an argument's default value: the value a
 /// run gives that argument when the caller does not (an ONNX initializer
 /// that is also a graph input). A dense elements or resource attribute of

@@ -226,11 +226,31 @@ pub fn computed_precision(cx: &ipu_ir::Context, f: ipu_ir::Op) -> Vec<Option<Str
                 acc = narrowest(acc, cx.value_type(v));
                 if let Some(op) = cx.defining_op(v) {
                     stack.extend(cx.operands(op).iter().copied());
+                    // A call's result is computed through its callee's values.
+                    stack.extend(callee_results(cx, op));
                 }
             }
             acc
         })
         .collect()
+}
+
+/// The values a `func.call` op's callee returns (none for another op).
+fn callee_results(cx: &ipu_ir::Context, op: ipu_ir::Op) -> Vec<ipu_ir::Value> {
+    let Some(call) = ipu_dialects::func::Call::cast(cx, op) else {
+        return Vec::new();
+    };
+    let callee = call.callee(cx);
+    let g = cx
+        .parent_op(op)
+        .and_then(|f| cx.parent_op(f))
+        .and_then(|m| cx.lookup_symbol(m, cx.str(callee)));
+    g.filter(|&g| cx.num_regions(g) > 0)
+        .and_then(|g| cx.entry_block(cx.region(g, 0)))
+        .and_then(|b| cx.last_op(b))
+        .filter(|&r| cx.has_trait(r, ipu_ir::Trait::ReturnLike))
+        .map(|r| cx.operands(r).to_vec())
+        .unwrap_or_default()
 }
 
 /// The type whose tolerance applies to an output of stream type `e`

@@ -4,7 +4,8 @@
 //! constants are named blobs (`dense_resource`) in the context's resource
 //! table, for a weights side file.
 
-use crate::import::MappedGraph;
+use crate::import::outline::{Operand, Outline};
+use crate::import::{MappedGraph, MappedNode};
 use ipu_dialects::nn;
 use ipu_ir::resources::Blob;
 use ipu_ir::types::{AttrKind, Loc};
@@ -105,39 +106,52 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
     for (k, &i) in g.inputs.iter().enumerate() {
         values.insert(i, cx.block_args(entry)[k]);
     }
-    for n in &g.nodes {
-        let loc = cx.name_loc(&n.name, file_loc);
-        let operands = n
-            .inputs
-            .iter()
-            .map(|i| {
-                values.get(i).copied().ok_or_else(|| {
-                    format!(
-                        "node '{}' uses value '{}' before its definition",
-                        n.name, g.values[*i].name
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let op = match &n.op {
-            OpKind::Constant(t) if t.numel() > INLINE_ELEMENTS => {
-                constant_blob(cx, t, &g.values[n.outputs[0]].name, &mut blob_names, loc)?
+    let mut consts = Consts {
+        attrs: HashMap::new(),
+        blob_names,
+    };
+    let layer = match &g.outline {
+        Some(o) => Some((emit_layer(cx, g, o, f, file_loc, &mut consts)?, o)),
+        None => None,
+    };
+    // Per node: the outlined layer it belongs to, and whether it is its last.
+    let mut in_layer: HashMap<usize, (usize, bool)> = HashMap::new();
+    if let Some(o) = &g.outline {
+        for (k, ns) in o.nodes.iter().enumerate() {
+            for (p, &n) in ns.iter().enumerate() {
+                in_layer.insert(n, (k, p + 1 == ns.len()));
             }
-            kind => nn::build_op(cx, kind, &operands, loc)
-                .map_err(|e| format!("node '{}': {e}", n.name))?,
-        };
-        cx.append_op(entry, op);
-        let expected = type_of(cx, n.outputs[0])?;
-        let got = cx.value_type(cx.result(op, 0));
-        if got != expected {
-            return Err(format!(
-                "node '{}': the nn op infers {}, the importer {}",
-                n.name,
-                ipu_ir::printer::type_to_string(cx, got),
-                ipu_ir::printer::type_to_string(cx, expected)
-            ));
         }
-        values.insert(n.outputs[0], cx.result(op, 0));
+    }
+    let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
+    for (i, n) in g.nodes.iter().enumerate() {
+        for &v in &n.inputs {
+            readers.entry(v).or_default().push(i);
+        }
+    }
+    let graph_outputs: std::collections::HashSet<usize> = g.outputs.iter().copied().collect();
+    for (i, n) in g.nodes.iter().enumerate() {
+        let loc = cx.name_loc(&n.name, file_loc);
+        if let (Some((k, last)), Some((callee, o))) = (in_layer.get(&i), &layer) {
+            if *last {
+                let y = emit_call(cx, g, o, *k, callee, &values, entry, loc, &mut consts)?;
+                values.insert(g.nodes[o.nodes[*k][o.output.0]].outputs[o.output.1], y);
+            }
+            continue;
+        }
+        // A constant only outlined layers read is theirs.
+        let v0 = n.outputs[0];
+        if matches!(n.op, OpKind::Constant(_))
+            && !graph_outputs.contains(&v0)
+            && readers
+                .get(&v0)
+                .is_some_and(|r| r.iter().all(|x| in_layer.contains_key(x)))
+        {
+            continue;
+        }
+        let operands = operands_of(g, n, &values)?;
+        let v = emit_node(cx, g, n, &operands, entry, loc, &mut consts)?;
+        values.insert(v0, v);
     }
     let rets = g
         .outputs
@@ -157,20 +171,94 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
     Ok(module)
 }
 
-/// A `nn.constant` whose elements live in a named blob.
-fn constant_blob(
+/// The elements attributes of the constants emitted so far (by value), so
+/// that a constant emitted in several places is one blob.
+struct Consts {
+    attrs: HashMap<usize, Attr>,
+    blob_names: HashMap<String, usize>,
+}
+
+/// The operands of node `n`, each already emitted.
+fn operands_of(
+    g: &MappedGraph,
+    n: &MappedNode,
+    values: &HashMap<usize, ipu_ir::Value>,
+) -> Result<Vec<ipu_ir::Value>, String> {
+    n.inputs
+        .iter()
+        .map(|i| {
+            values.get(i).copied().ok_or_else(|| {
+                format!(
+                    "node '{}' uses value '{}' before its definition",
+                    n.name, g.values[*i].name
+                )
+            })
+        })
+        .collect()
+}
+
+/// Appends node `n` (its operands `operands`) to `block`; returns its value.
+fn emit_node(
     cx: &mut Context,
+    g: &MappedGraph,
+    n: &MappedNode,
+    operands: &[ipu_ir::Value],
+    block: ipu_ir::Block,
+    loc: Loc,
+    consts: &mut Consts,
+) -> Result<ipu_ir::Value, String> {
+    let op = match &n.op {
+        OpKind::Constant(t) if t.numel() > INLINE_ELEMENTS => {
+            constant_op(cx, g, n.outputs[0], t, consts, loc)?
+        }
+        kind => {
+            nn::build_op(cx, kind, operands, loc).map_err(|e| format!("node '{}': {e}", n.name))?
+        }
+    };
+    cx.append_op(block, op);
+    let expected = tensor_type(cx, g, n.outputs[0])?;
+    let got = cx.value_type(cx.result(op, 0));
+    if got != expected {
+        return Err(format!(
+            "node '{}': the nn op infers {}, the importer {}",
+            n.name,
+            ipu_ir::printer::type_to_string(cx, got),
+            ipu_ir::printer::type_to_string(cx, expected)
+        ));
+    }
+    Ok(cx.result(op, 0))
+}
+
+/// The IR type of value `id`.
+fn tensor_type(cx: &mut Context, g: &MappedGraph, id: usize) -> Result<ipu_ir::Type, String> {
+    nn::ir_tensor_type(cx, &g.values[id].ty).ok_or_else(|| {
+        format!(
+            "value '{}' has type {} which the IR lacks",
+            g.values[id].name, g.values[id].ty
+        )
+    })
+}
+
+/// A `nn.constant` of value `id` (tensor `t`), its elements inline or in a
+/// named blob, made once per value however often it is emitted.
+fn constant_op(
+    cx: &mut Context,
+    g: &MappedGraph,
+    id: usize,
     t: &Tensor,
-    value_name: &str,
-    used: &mut HashMap<String, usize>,
+    consts: &mut Consts,
     loc: Loc,
 ) -> Result<Op, String> {
-    let value = elements_value(cx, t, value_name, used)?;
-    let ty = match cx.attr_kind(value) {
-        AttrKind::DenseElements { .. } => {
-            return nn::build_op(cx, &OpKind::Constant(t.clone()), &[], loc)
+    let value = match consts.attrs.get(&id) {
+        Some(&a) => a,
+        None => {
+            let a = elements_value(cx, t, &g.values[id].name, &mut consts.blob_names)?;
+            consts.attrs.insert(id, a);
+            a
         }
-        AttrKind::DenseResource { ty, .. } => *ty,
+    };
+    let ty = match cx.attr_kind(value) {
+        AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => *ty,
         _ => return Err("constant did not encode as elements".into()),
     };
     let name = cx.op_name("nn.constant");
@@ -179,6 +267,14 @@ fn constant_blob(
     let key = cx.sym("value");
     st.attrs = cx.dict_attr(vec![(key, value)]);
     Ok(cx.create_op(st))
+}
+
+/// The constant tensor of value `id`.
+fn constant_of(g: &MappedGraph, id: usize) -> Option<&Tensor> {
+    g.nodes.iter().find_map(|n| match &n.op {
+        OpKind::Constant(t) if n.outputs[0] == id => Some(t),
+        _ => None,
+    })
 }
 
 /// `t` as an elements attribute: inline when small or a splat, else a
@@ -227,4 +323,155 @@ fn elements_value(
     );
     let h = cx.sym(&handle);
     Ok(cx.attr(AttrKind::DenseResource { ty, handle: h }))
+}
+
+/// The function of outlined layers `o` (the first layer's nodes), inserted
+/// before `main`: its activation arguments, then its parameters
+/// (`ipu.weight`, a layer's constants that differ between layers); the
+/// constants equal in every layer are its own. Returns its name.
+fn emit_layer(
+    cx: &mut Context,
+    g: &MappedGraph,
+    o: &Outline,
+    main: Op,
+    file_loc: Loc,
+    consts: &mut Consts,
+) -> Result<String, String> {
+    let mut name: String = o
+        .scope
+        .trim_matches(|c: char| c == '/' || c == '.' || c == '_')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if name.is_empty() || name == "main" || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "layer_");
+    }
+    let params: Vec<usize> = (0..o.fixed.len()).filter(|&c| !o.fixed[c]).collect();
+    let args: Vec<usize> = o.inputs[0]
+        .iter()
+        .copied()
+        .chain(params.iter().map(|&c| o.consts[0][c]))
+        .collect();
+    let types = args
+        .iter()
+        .map(|&v| tensor_type(cx, g, v))
+        .collect::<Result<Vec<_>, _>>()?;
+    let out = g.nodes[o.nodes[0][o.output.0]].outputs[o.output.1];
+    let out_ty = tensor_type(cx, g, out)?;
+    let fty = cx.function_type(types.clone(), vec![out_ty]);
+    let (name_key, weight_key) = (cx.sym("ipu.name"), cx.sym("ipu.weight"));
+    let arg_dicts = args
+        .iter()
+        .enumerate()
+        .map(|(k, &v)| {
+            let mut e = vec![(name_key, cx.string_attr(&g.values[v].name))];
+            if k >= o.inputs[0].len() {
+                e.push((weight_key, Attr::UNIT));
+            }
+            cx.dict_attr(e)
+        })
+        .collect();
+    let res = vec![(name_key, cx.string_attr(&g.values[out].name))];
+    let res_dicts = vec![cx.dict_attr(res)];
+    let attrs = vec![
+        (cx.sym("sym_name"), cx.string_attr(&name)),
+        (cx.sym("function_type"), cx.type_attr(fty)),
+        (cx.sym("sym_visibility"), cx.string_attr("private")),
+        (cx.sym("arg_attrs"), cx.array_attr(arg_dicts)),
+        (cx.sym("res_attrs"), cx.array_attr(res_dicts)),
+    ];
+    let op_name = cx.op_name("func.func");
+    let mut st = OperationState::new(op_name, file_loc);
+    st.num_regions = 1;
+    st.attrs = cx.dict_attr(attrs);
+    let f = cx.create_op(st);
+    cx.insert_op_before(main, f);
+    let arg_types: Vec<_> = types
+        .iter()
+        .zip(&args)
+        .map(|(&t, &v)| (t, cx.name_loc(&g.values[v].name, Loc::UNKNOWN)))
+        .collect();
+    let body = cx.region(f, 0);
+    let entry = cx.create_block(body, &arg_types);
+    let fargs = cx.block_args(entry).to_vec();
+    let mut results: Vec<ipu_ir::Value> = Vec::with_capacity(o.operands.len());
+    let mut fixed: HashMap<usize, ipu_ir::Value> = HashMap::new();
+    for (p, &n) in o.nodes[0].iter().enumerate() {
+        let node = &g.nodes[n];
+        let loc = cx.name_loc(&node.name, file_loc);
+        let mut operands = Vec::with_capacity(node.inputs.len());
+        for a in &o.operands[p] {
+            operands.push(match *a {
+                Operand::Node(q, _) => results[q],
+                Operand::Input(i) => fargs[i],
+                Operand::Const(c) if o.fixed[c] => match fixed.get(&c) {
+                    Some(&v) => v,
+                    None => {
+                        let id = o.consts[0][c];
+                        let t = constant_of(g, id).ok_or("an outlined constant has no node")?;
+                        let op = constant_op(cx, g, id, t, consts, loc)?;
+                        cx.append_op(entry, op);
+                        let v = cx.result(op, 0);
+                        fixed.insert(c, v);
+                        v
+                    }
+                },
+                Operand::Const(c) => {
+                    let k = params.iter().position(|&x| x == c).expect("a parameter");
+                    fargs[o.inputs[0].len() + k]
+                }
+            });
+        }
+        results.push(emit_node(cx, g, node, &operands, entry, loc, consts)?);
+    }
+    let ret = cx.op_name("func.return");
+    let mut st = OperationState::new(ret, file_loc);
+    st.operands.push(results[o.output.0]);
+    let r = cx.create_op(st);
+    cx.append_op(entry, r);
+    Ok(name)
+}
+
+/// Appends the call of layer `k` of `o` to `block`: its activations, then
+/// its parameters' constants. Returns its result.
+#[allow(clippy::too_many_arguments)]
+fn emit_call(
+    cx: &mut Context,
+    g: &MappedGraph,
+    o: &Outline,
+    k: usize,
+    callee: &str,
+    values: &HashMap<usize, ipu_ir::Value>,
+    block: ipu_ir::Block,
+    loc: Loc,
+    consts: &mut Consts,
+) -> Result<ipu_ir::Value, String> {
+    let mut operands = Vec::new();
+    for &v in &o.inputs[k] {
+        operands.push(*values.get(&v).ok_or_else(|| {
+            format!(
+                "layer {k} of {} uses value '{}' before its definition",
+                o.scope, g.values[v].name
+            )
+        })?);
+    }
+    for c in (0..o.fixed.len()).filter(|&c| !o.fixed[c]) {
+        let id = o.consts[k][c];
+        let t = constant_of(g, id).ok_or("an outlined constant has no node")?;
+        let op = constant_op(cx, g, id, t, consts, loc)?;
+        cx.append_op(block, op);
+        operands.push(cx.result(op, 0));
+    }
+    let out = g.nodes[o.nodes[k][o.output.0]].outputs[o.output.1];
+    let ty = tensor_type(cx, g, out)?;
+    let name = cx.op_name("func.call");
+    let mut st = OperationState::new(name, loc);
+    st.operands.extend(operands);
+    st.result_types.push(ty);
+    let callee = cx.symbol_ref_attr(callee);
+    let key = cx.sym("callee");
+    st.attrs = cx.dict_attr(vec![(key, callee)]);
+    let op = cx.create_op(st);
+    cx.append_op(block, op);
+    Ok(cx.result(op, 0))
 }

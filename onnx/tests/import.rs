@@ -2005,3 +2005,121 @@ fn weights_precision_refuses_unknown_names() {
         "unknown weights precision 'fp8'; accepted: f32, f8E4M3FN (default f32)"
     );
 }
+
+/// Three layers of one scope (`/enc/layer.K/`), each a matmul by its own
+/// weight, a bias equal in every layer and a tanh, then a fourth scoped
+/// layer that ends in a sigmoid: `outline_layers` finds the three alike.
+fn layered_model() -> (Vec<u8>, Vec<Tensor>) {
+    let mut nodes = Vec::new();
+    let mut inits = Vec::new();
+    let mut x = "x".to_string();
+    for k in 0..4 {
+        let (w, b, h, hb, y) = (
+            format!("w{k}"),
+            format!("b{k}"),
+            format!("h{k}"),
+            format!("hb{k}"),
+            format!("y{k}"),
+        );
+        let s = format!("/enc/layer.{k}");
+        let act = if k == 3 { "Sigmoid" } else { "Tanh" };
+        nodes.push(node(
+            "MatMul",
+            &format!("{s}/fc/MatMul"),
+            &[&x, &w],
+            &[&h],
+            vec![],
+        ));
+        nodes.push(node(
+            "Add",
+            &format!("{s}/fc/Add"),
+            &[&h, &b],
+            &[&hb],
+            vec![],
+        ));
+        nodes.push(node(act, &format!("{s}/act/{act}"), &[&hb], &[&y], vec![]));
+        let wv: Vec<f32> = ramp(16 * 16 + k)
+            .into_iter()
+            .skip(k)
+            .map(|v| v / 8.0)
+            .collect();
+        inits.push((w, f32t(&[16, 16], wv)));
+        inits.push((b, f32t(&[16], vec![0.125; 16])));
+        x = y;
+    }
+    let refs: Vec<(&str, &Tensor)> = inits.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let bytes = model(
+        17,
+        nodes,
+        vec![vi("x", F, &[D::N(2), D::N(16)])],
+        &[&x],
+        &refs,
+    );
+    (bytes, vec![f32t(&[2, 16], ramp(32))])
+}
+
+#[test]
+fn repeated_layers_are_outlined_as_one_function() {
+    let (bytes, inputs) = layered_model();
+    let m = decode_model(&bytes).unwrap();
+    let opts = ImportOptions {
+        outline_layers: true,
+        ..Default::default()
+    };
+    let g = import_model(&m, &opts).unwrap();
+    let o = g.outline.as_ref().expect("three layers alike");
+    assert_eq!(o.scope, "/enc/layer.");
+    assert_eq!(
+        o.nodes.len(),
+        3,
+        "the sigmoid layer differs and stays inline"
+    );
+    // The weight differs per layer (a parameter); the bias is one constant.
+    assert_eq!(o.fixed, vec![false, true]);
+    // The emitted module: one function, three calls, the same numbers as
+    // the graph imported without outlining.
+    let mut r = ipu_ir::Registry::new();
+    ipu_dialects::register_all_dialects(&mut r);
+    let mut cx = ipu_ir::Context::new(std::sync::Arc::new(r));
+    let module = ipu_onnx::emit::emit_graph(&mut cx, &g, "m.onnx").unwrap();
+    ipu_ir::verify::verify(&cx, module).unwrap();
+    let text = ipu_ir::printer::op_to_string(&cx, module, Default::default());
+    assert_eq!(
+        text.matches("func.func private @enc_layer(").count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(text.matches("call @enc_layer(").count(), 3, "{text}");
+    assert_eq!(text.matches("nn.sigmoid").count(), 1, "{text}");
+    assert_eq!(text.matches("ipu.weight").count(), 1, "{text}");
+    let main = cx.lookup_symbol(module, "main").unwrap();
+    let got = ipu_dialects::interpret::interpret(&cx, main, &inputs).unwrap();
+    let inline = run(&bytes, &ImportOptions::default(), &inputs);
+    assert_eq!(got, inline);
+}
+
+#[test]
+fn a_layer_reading_another_layers_inner_value_stays_inline() {
+    let (bytes, inputs) = layered_model();
+    let mut m = decode_model(&bytes).unwrap();
+    // Layer 2 adds layer 0's pre-activation to its own: layer 0 then hands
+    // two values out, and is not a call; layers 1 and 2 differ (2 reads an
+    // input 1 does not), so nothing is outlined.
+    let add = &mut m.graph.nodes[7];
+    assert_eq!(add.op_type, "Add");
+    add.inputs[1] = "hb0".into();
+    let opts = ImportOptions {
+        outline_layers: true,
+        ..Default::default()
+    };
+    let g = import_model(&m, &opts).unwrap();
+    assert!(g.outline.is_none(), "{:?}", g.outline);
+    assert_eq!(g.run(&inputs).unwrap(), run_model(&m, &inputs));
+}
+
+fn run_model(m: &ipu_onnx::Model, inputs: &[Tensor]) -> Vec<Tensor> {
+    import_model(m, &ImportOptions::default())
+        .unwrap()
+        .run(inputs)
+        .unwrap()
+}

@@ -648,6 +648,18 @@ fn place_tiles(
                 place(&bs)
             };
             let ((ho, hu), (lo_off, lu)) = (sub(&hi), sub(&lo));
+            // Else the rest also in the interleaved region's spare bytes.
+            let shared = (il + hu <= end && data_base + lu > il).then(|| {
+                let floors: Vec<u64> = w
+                    .interleaved
+                    .iter()
+                    .map(|&i| if i { il - data_base } else { 0 })
+                    .collect();
+                super::storage::place_from(&w.bufs, &floors)
+            });
+            if let Some((offs, used)) = shared.filter(|s| data_base + s.1 <= end) {
+                return Ok((offs.iter().map(|o| data_base + o).collect(), used));
+            }
             if il + hu > end || data_base + lu > il {
                 let why = if il + hu > end {
                     format!(

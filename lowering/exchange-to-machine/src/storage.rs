@@ -60,11 +60,19 @@ impl Buffer {
 /// Where each buffer goes: offsets (from the start of data memory), in the
 /// buffers' order, and the bytes used.
 pub fn place(buffers: &[Buffer]) -> (Vec<u64>, u64) {
+    place_from(buffers, &vec![0; buffers.len()])
+}
+
+/// [`place`] with each buffer at or above its floor (`floors[i]`, an
+/// offset): the buffers with the highest floor first, each group largest
+/// first, so a region only some buffers may use (the interleaved one)
+/// takes them before the others fill its spare bytes.
+pub fn place_from(buffers: &[Buffer], floors: &[u64]) -> (Vec<u64>, u64) {
     let mut order: Vec<usize> = (0..buffers.len()).collect();
     order.sort_by(|&a, &b| {
-        buffers[b]
-            .size
-            .cmp(&buffers[a].size)
+        floors[b]
+            .cmp(&floors[a])
+            .then(buffers[b].size.cmp(&buffers[a].size))
             .then(buffers[a].name.cmp(&buffers[b].name))
     });
     let mut offsets = vec![0u64; buffers.len()];
@@ -79,7 +87,7 @@ pub fn place(buffers: &[Buffer]) -> (Vec<u64>, u64) {
             .map(|&j| (offsets[j], offsets[j] + buffers[j].size))
             .collect();
         busy.sort_unstable();
-        let mut at = 0u64;
+        let mut at = floors[i];
         for (lo, hi) in busy {
             if at + b.size <= lo {
                 break;
@@ -127,5 +135,18 @@ mod tests {
         assert_eq!(off[1], off[0], "g lives between f's calls, in its bytes");
         assert!(off[2] >= off[0] + 100, "h meets f in both calls");
         assert!(bufs[0].meets(&bufs[2]) && !bufs[0].meets(&bufs[1]));
+    }
+
+    #[test]
+    fn buffers_with_a_floor_go_above_it_and_the_others_fill_around_them() {
+        // i must be at 64 or above (an interleaved region); a and b may go
+        // anywhere: the 48 bytes below 64 take b, a goes above i.
+        let bufs = vec![buf("a", 32, 0, 1), buf("b", 48, 0, 1), buf("i", 32, 0, 1)];
+        let (off, used) = place_from(&bufs, &[0, 0, 64]);
+        assert_eq!(off[2], 64);
+        assert_eq!(off[1], 0);
+        assert_eq!((off[0], used), (96, 128));
+        // Without floors, the same as place.
+        assert_eq!(place_from(&bufs, &[0; 3]), place(&bufs));
     }
 }

@@ -178,11 +178,11 @@ fn callee_of(cx: &Context, op: Op) -> Option<Op> {
     cx.lookup_symbol(module, name)
 }
 
-/// Whether argument `arg` of `f` is only passed to callees' parameters:
-/// then it stays an argument, which each call binds to its callee's
-/// parameter (loaded straight into that call's buffers), never a host input
-/// of the caller.
-fn passed_to_parameters(cx: &Context, f: Op, arg: Value) -> bool {
+/// Whether argument `arg` of `f` (or a constant of `f`) is only passed to
+/// callees' parameters: then it stays an argument (a constant), which each
+/// call binds to its callee's parameter (loaded straight into that call's
+/// buffers), never a host input (or a stored constant) of the caller.
+pub fn passed_to_parameters(cx: &Context, f: Op, arg: Value) -> bool {
     let _ = f;
     !cx.uses(arg).is_empty()
         && cx.uses(arg).iter().all(|u| {
@@ -538,12 +538,16 @@ fn call_to_tile(cx: &mut Context, f: Op, op: Op, layouts: &Layouts) -> Result<Ma
         ));
     };
     for (i, &v) in cx.operands(op).iter().enumerate() {
-        if is_weight(cx, g, i) && !(is_parameter(cx, f, v) && passed_to_parameters(cx, f, v)) {
+        let bindable = is_parameter(cx, f, v)
+            || cx
+                .defining_op(v)
+                .is_some_and(|d| nn::Constant::isa(cx, d) || tile::Constant::isa(cx, d));
+        if is_weight(cx, g, i) && !(bindable && passed_to_parameters(cx, f, v)) {
             return Err(err(
                 cx,
                 format!(
                     "passes operand #{i} to a parameter of @{name}: it must be a parameter of the caller \
-                     (an argument marked ipu.weight) that only calls' parameters read"
+                     (an argument marked ipu.weight) or a constant, that only calls' parameters read"
                 ),
             ));
         }

@@ -6,8 +6,9 @@
 //! activation inputs from buffers of the caller laid out as the callee's
 //! (checked here: the same tiles and bytes) into the callee's input
 //! buffers, on each tile, and its results back out of the callee's output
-//! buffers; its parameters are the caller's arguments, loaded straight
-//! into that call's copies of the callee's operand buffers. Every buffer of
+//! buffers; its parameters are the caller's arguments (or constants of the
+//! caller), loaded straight into that call's copies of the callee's
+//! operand buffers (a constant with the image). Every buffer of
 //! the callee is the call's own, so the expanded program is checked again
 //! as a whole (`Program::check`: each buffer written once).
 //!
@@ -225,7 +226,13 @@ impl Program {
                     self.same_storage(callee, *home, b, c)?;
                     ins.push((b, *home));
                 }
-                (true, CallArg::Param(_), _) => {
+                (true, CallArg::Const { ty, .. }, _) if ty != inp.at.ty => {
+                    return Err(err(format!(
+                        "binds argument #{} of @{}, a parameter, to a constant of another type",
+                        inp.arg, c.callee
+                    )));
+                }
+                (true, CallArg::Param(_) | CallArg::Const { .. }, _) => {
                     if let Some((b, _)) = &inp.at.home {
                         param[*b] = true;
                     }
@@ -238,6 +245,7 @@ impl Program {
                     let to = match bind {
                         CallArg::Buffer(b) => format!("buffer @{}", self.buffers[b].name),
                         CallArg::Param(k) => format!("argument #{k} of the caller"),
+                        CallArg::Const { .. } => "a constant".to_string(),
                         CallArg::Unused => "nothing".to_string(),
                     };
                     return Err(err(format!(
@@ -281,12 +289,17 @@ impl Program {
             shift: 0,
         };
         for inp in callee.inputs.iter().filter(|i| i.load) {
-            if let Some(CallArg::Param(arg)) = c.args.get(inp.arg) {
-                self.inputs.push(HostInput {
+            match c.args.get(inp.arg) {
+                Some(CallArg::Param(arg)) => self.inputs.push(HostInput {
                     arg: *arg,
                     load: true,
                     at: r.stored(&inp.at),
-                });
+                }),
+                Some(CallArg::Const { value, .. }) => self.constants.push(ConstantDecl {
+                    value: *value,
+                    at: r.stored(&inp.at),
+                }),
+                _ => {}
             }
         }
         for cd in &callee.constants {

@@ -276,6 +276,10 @@ pub enum CallArg {
     /// A parameter: the caller's argument with this index, loaded straight
     /// into the buffers of the callee's readers, one copy per call.
     Param(usize),
+    /// A parameter bound to a constant of the caller (an elements
+    /// attribute of the parameter's type): loaded with the image into that
+    /// call's copies of the callee's readers' buffers.
+    Const { value: Attr, ty: Type },
     /// The callee does not read it.
     Unused,
 }

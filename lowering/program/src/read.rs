@@ -441,7 +441,8 @@ impl Reader<'_> {
 
 impl Reader<'_> {
     /// An `exchange.call`: each binding a buffer, an operand (a parameter
-    /// of the caller, by its argument index) or unit.
+    /// of the caller, by its argument index), a constant's elements (a
+    /// parameter bound to a constant) or unit.
     fn call(&self, op: Op, fn_args: &[ipu_ir::Value]) -> Result<CallStep, Diagnostic> {
         let cx = self.cx;
         let callee = match cx.get_attr(op, "callee").map(|a| cx.attr_kind(a)) {
@@ -459,20 +460,29 @@ impl Reader<'_> {
             args.push(match cx.attr_kind(a) {
                 AttrKind::SymbolRef { .. } => CallArg::Buffer(self.buf_of(op, a)?),
                 AttrKind::Unit => CallArg::Unused,
+                AttrKind::DenseElements { ty, .. } | AttrKind::DenseResource { ty, .. } => {
+                    CallArg::Const { value: a, ty: *ty }
+                }
                 AttrKind::Integer { value, .. } => {
                     let v = usize::try_from(*value)
                         .ok()
                         .and_then(|k| cx.operands(op).get(k).copied())
-                        .ok_or_else(|| self.err(op, format!("binds operand {value}, which it does not have")))?;
+                        .ok_or_else(|| {
+                            self.err(op, format!("binds operand {value}, which it does not have"))
+                        })?;
                     let k = fn_args.iter().position(|&x| x == v).ok_or_else(|| {
-                        self.err(op, "passes a parameter that is not an argument of the function")
+                        self.err(
+                            op,
+                            "passes a parameter that is not an argument of the function",
+                        )
                     })?;
                     CallArg::Param(k)
                 }
                 _ => {
                     return Err(self.err(
                         op,
-                        "binds an argument to something other than a buffer @b, an operand index or unit",
+                        "binds an argument to something other than a buffer @b, an operand index, \
+                         a constant's elements or unit",
                     ))
                 }
             });

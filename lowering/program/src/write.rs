@@ -371,7 +371,7 @@ impl Program {
 
     /// `exchange.call @callee(params) {args, results}`: the parameters
     /// passed are operands (the caller's arguments), `args` names each
-    /// callee argument's binding.
+    /// callee argument's binding (a constant parameter's value inline).
     fn emit_call(&self, cx: &mut Context, c: &CallStep, fn_args: &[Value]) -> Op {
         let mut params = Vec::new();
         let args: Vec<Attr> = c
@@ -383,6 +383,7 @@ impl Program {
                     params.push(fn_args[k]);
                     cx.i64_attr(params.len() as i64 - 1)
                 }
+                CallArg::Const { value, .. } => value,
                 CallArg::Unused => Attr::UNIT,
             })
             .collect();

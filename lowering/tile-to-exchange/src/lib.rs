@@ -219,16 +219,7 @@ fn lower_call(
             continue;
         };
         if inp.load {
-            let Some(k) = args.iter().position(|&a| a == v) else {
-                return Err(b.err(
-                    op,
-                    format!(
-                        "passes operand #{i} to a parameter of @{name}: it must be a parameter of the caller \
-                         (an argument marked ipu.weight) that nothing else reads"
-                    ),
-                ));
-            };
-            bound.push(CallArg::Param(k));
+            bound.push(param_binding(b, op, v, inp, &name, i, args)?);
             continue;
         }
         let Some((home, m)) = &inp.at.home else {
@@ -270,6 +261,61 @@ fn lower_call(
     b.totals.exchange_cycles += totals.exchange_cycles;
     b.totals.steps += totals.steps;
     Ok(())
+}
+
+/// How call `op` binds its operand `v`, passed to parameter `inp` (operand
+/// `i`) of `callee`: the caller's argument, or the value of a constant of
+/// the caller of the parameter's type (loaded per call with the image).
+fn param_binding(
+    b: &ExchangeBuilder,
+    op: Op,
+    v: ipu_ir::Value,
+    inp: &HostInput,
+    callee: &str,
+    i: usize,
+    args: &[ipu_ir::Value],
+) -> Result<CallArg, Diagnostic> {
+    let cx = b.cx;
+    if let Some(k) = args.iter().position(|&a| a == v) {
+        return Ok(CallArg::Param(k));
+    }
+    match cx.defining_op(v).filter(|&d| tile::Constant::isa(cx, d)) {
+        Some(_) if cx.value_type(v) != inp.at.ty => Err(b.err(
+            op,
+            format!(
+                "passes a constant to operand #{i}, a parameter of @{callee} that widens at load: \
+                 pass a constant of the widened type"
+            ),
+        )),
+        Some(d) => Ok(CallArg::Const {
+            value: tile::Constant(d).value(cx),
+            ty: inp.at.ty,
+        }),
+        None => Err(b.err(
+            op,
+            format!(
+                "passes operand #{i} to a parameter of @{callee}: it must be a parameter of the caller \
+                 (an argument marked ipu.weight) or a constant, that nothing else reads"
+            ),
+        )),
+    }
+}
+
+/// Whether every reader of `v` is a call passing it to a parameter of its
+/// callee: a constant read so is loaded per call, never stored as the
+/// caller's.
+fn only_call_parameters(cx: &Context, v: ipu_ir::Value) -> bool {
+    cx.has_uses(v)
+        && cx.uses(v).iter().all(|u| {
+            ipu_dialects::func::Call::isa(cx, u.op)
+                && cx
+                    .parent_op(u.op)
+                    .and_then(|f| cx.parent_op(f))
+                    .and_then(|m| {
+                        cx.lookup_symbol(m, cx.str(ipu_dialects::func::Call(u.op).callee(cx)))
+                    })
+                    .is_some_and(|g| ipu_dialects::func::is_weight_arg(cx, g, u.index as usize))
+        })
 }
 
 /// Adds op `op` of the function (whose arguments are `args`) to the program.
@@ -336,6 +382,7 @@ fn lower_op(
                 b.add_resident(v, Resident::Input(index));
             }
         }
+        tile::Constant::NAME if only_call_parameters(cx, cx.result(op, 0)) => {}
         tile::Constant::NAME => {
             let v = cx.result(op, 0);
             let m = mapping_of(cx, op).ok_or_else(|| b.err(op, "has no mapping"))?;

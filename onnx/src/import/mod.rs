@@ -17,6 +17,7 @@
 
 mod importer;
 mod ops;
+pub mod outline;
 pub mod precision;
 mod schema;
 
@@ -72,6 +73,9 @@ pub struct MappedGraph {
     /// What the model declares that the import does not confirm (a graph
     /// output's declared shape), one line each, naming the value.
     pub warnings: Vec<String>,
+    /// Repeated layers to emit as one function called per layer
+    /// ([`ImportOptions::outline_layers`]).
+    pub outline: Option<outline::Outline>,
 }
 
 /// Import options.
@@ -86,6 +90,9 @@ pub struct ImportOptions {
     pub static_inputs: HashMap<String, Tensor>,
     /// The element type matmul weights are held in (`precision.rs`).
     pub weights_precision: WeightsPrecision,
+    /// Emit the exporter's repeated layers as one function called per
+    /// layer (`outline.rs`); off, every node is emitted inline.
+    pub outline_layers: bool,
 }
 
 /// The newest default-domain opset the importer knows.
@@ -307,6 +314,12 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
 fn finish(mut g: MappedGraph, opts: &ImportOptions) -> MappedGraph {
     precision::convert_weights(&mut g, opts.weights_precision);
     eliminate_dead_nodes(&mut g);
+    if opts.outline_layers {
+        g.outline = outline::find(&g);
+        if let Some(o) = g.outline.clone() {
+            outline::unify_scales(&mut g, &o);
+        }
+    }
     g
 }
 

@@ -98,8 +98,35 @@ def truncated():
         f.write(open("mlp.onnx", "rb").read()[:100])
 
 
+def layers():
+    """Three encoder-like layers named as torch's TorchScript exporter names
+    a repeated block's nodes (/encoder/layer.K/...): each a matmul by its own
+    weight, a bias equal in every layer, a tanh; then a pooler outside them."""
+    rng = np.random.default_rng(11)
+    inits, nodes, x = [], [], "x"
+    for k in range(3):
+        s = f"/encoder/layer.{k}"
+        w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"onnx::MatMul_{100 + k}"))
+        inits.append(numpy_helper.from_array(np.full(16, 0.125, np.float32), f"encoder.layer.{k}.bias"))
+        nodes += [
+            helper.make_node("MatMul", [x, f"onnx::MatMul_{100 + k}"], [f"{s}/MatMul_output_0"], name=f"{s}/dense/MatMul"),
+            helper.make_node("Add", [f"{s}/MatMul_output_0", f"encoder.layer.{k}.bias"], [f"{s}/Add_output_0"],
+                             name=f"{s}/dense/Add"),
+            helper.make_node("Tanh", [f"{s}/Add_output_0"], [f"{s}/Tanh_output_0"], name=f"{s}/act/Tanh"),
+        ]
+        x = f"{s}/Tanh_output_0"
+    nodes.append(helper.make_node("Sigmoid", [x], ["y"], name="/pooler/Sigmoid"))
+    g = helper.make_graph(nodes, "layers", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="ipu-lit")
+    onnx.checker.check_model(m)
+    onnx.save(m, "layers.onnx")
+    np.save("layers_x.npy", (rng.standard_normal((8, 16))).astype(np.float32))
+
+
 WRITERS = {f.__name__: f for f in [mlp, unsupported, dynamic_shape, truncated, refused, accepted,
-                                    negative_dim, huge_pad]}
+                                    negative_dim, huge_pad, layers]}
 
 if __name__ == "__main__":
     # Names of writers to run (default: all), so one set can be added without rewriting the others.
