@@ -62,7 +62,7 @@ def compile_seconds(log):
     return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1) if m else float("nan")
 
 
-def run(path, target, tolerance, lock=None, weights="f32", label=None):
+def run(path, target, tolerance, lock=None, weights="f32", label=None, outline=False):
     import numpy as np
     import onnxruntime as ort
 
@@ -75,7 +75,8 @@ def run(path, target, tolerance, lock=None, weights="f32", label=None):
     with tempfile.TemporaryDirectory() as d:
         ir = os.path.join(d, "model.mlir")
         subprocess.run([os.path.join(tools, "ipu-translate"), "--import-onnx", path, "-o", ir,
-                        "--input-shape", name + "=1x3x224x224", "--weights-precision", weights],
+                        "--input-shape", name + "=1x3x224x224", "--weights-precision", weights]
+                       + (["--outline-layers"] if outline else []),
                        check=True)
         x = np.random.default_rng(1).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
         np.save(os.path.join(d, "x.npy"), x)

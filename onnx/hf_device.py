@@ -11,7 +11,9 @@ reference interpreter), the device's logits compared with onnxruntime's.
 
 Usage (in the repository's .venv, which has onnxruntime):
   .venv/bin/python onnx/hf_device.py [NAME...] [--target ipu21] [--device-lock PATH]
-      [--tolerance 2e-2] [--keep DIR] [--exporter torchscript|dynamo]
+      [--tolerance 2e-2] [--keep DIR] [--exporter torchscript|dynamo] [--outline-layers]
+--outline-layers imports each model's repeated layers as one function called
+per layer (ipu-translate --import-onnx --outline-layers; docs/models.md).
 NAME: resnet18 (the default), resnet50, mobilenet_v2, vit_s16 (see
 onnx/hf_models.py). One line per model: compile seconds, ipu-run wall
 seconds, peak RSS, cycles, roofline, floor and the worst absolute error over
@@ -51,6 +53,8 @@ def main():
     ap.add_argument("--device-lock", default=None)
     ap.add_argument("--keep", default=None, help="directory for the exported .onnx files")
     ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
+    ap.add_argument("--outline-layers", action="store_true",
+                    help="import each model's repeated layers as one function called per layer")
     a = ap.parse_args()
     unknown = [n for n in a.names if n not in VISION]
     if unknown:
@@ -74,7 +78,8 @@ def main():
             print(f"{name}: exported by torch.onnx.export ({a.exporter}) in "
                   f"{time.monotonic() - start:.1f} s")
             sys.stdout.flush()
-            if cnn_device.run(path, a.target, a.tolerance, a.device_lock, label=name) != 0:
+            if cnn_device.run(path, a.target, a.tolerance, a.device_lock, label=name,
+                              outline=a.outline_layers) != 0:
                 failed.append(name)
             sys.stdout.flush()
     print(f"transformers models on {a.target}: {len(a.names) - len(failed)} of {len(a.names)} "

@@ -101,11 +101,14 @@ step "exporters' forms on the device against onnxruntime: an odd-size MLP with t
 "$py" onnx/exporter_forms_device.py --gemm --device-lock target/device.lock | tee -a target/exporter-forms.log
 step "a real CNN: the MobileNetV3-class classifier rapidocr-onnxruntime ships (onnx/models.txt) at 224x224 on ipu21 against onnxruntime"
 "$py" onnx/cnn_device.py pypi --device-lock target/device.lock | tee target/cnn.log
-step "real models as users export them: transformers' ResNet-18 from its config (random weights), torch.onnx.export (TorchScript), 224x224 on ipu21 against onnxruntime"
+step "real models as users export them: transformers' ResNet-18 and ViT-S/16 (all 12 layers) from their configs (random weights), torch.onnx.export (TorchScript), 224x224 on ipu21 against onnxruntime"
 # Exported in the pinned test environment target/py-venv
 # (python/requirements-test.txt: torch, transformers), which
 # onnx/hf_device.py makes or refreshes with scripts/pinned-venv.sh.
 "$py" onnx/hf_device.py resnet18 --device-lock target/device.lock | tee target/hf-models.log
+# ViT-S/16's 12 layers fit with its repeated layer imported as one function
+# called 12 times (--outline-layers).
+"$py" onnx/hf_device.py vit_s16 --outline-layers --device-lock target/device.lock | tee -a target/hf-models.log
 
 # --- Python package (issue 34): python/test.sh builds the wheel with maturin,
 # pip-installs it into a fresh venv, runs `import ipu_stack`, `python -m
