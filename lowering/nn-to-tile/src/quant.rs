@@ -898,34 +898,30 @@ mod tests {
     use ipu_reference::ElementType;
     use std::sync::Arc;
 
-    /// IEEE 754-2019 maximum and minimum (NaN if either is), as the
-    /// reference's `nn.max` / `nn.min` and the device's.
-    fn maximum(a: f32, b: f32) -> f32 {
+    /// IEEE 754-2019 maximum (`max`) or minimum (NaN if either is; +0
+    /// above -0), as the reference's `nn.max` / `nn.min` and the device's.
+    fn extreme(a: f32, b: f32, max: bool) -> f32 {
         if a.is_nan() || b.is_nan() {
             f32::NAN
         } else if a == b {
-            if a.is_sign_negative() {
+            if a.is_sign_negative() == max {
                 b
             } else {
                 a
             }
-        } else {
+        } else if max {
             a.max(b)
-        }
-    }
-
-    fn minimum(a: f32, b: f32) -> f32 {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else if a == b {
-            if a.is_sign_negative() {
-                a
-            } else {
-                b
-            }
         } else {
             a.min(b)
         }
+    }
+
+    fn maximum(a: f32, b: f32) -> f32 {
+        extreme(a, b, true)
+    }
+
+    fn minimum(a: f32, b: f32) -> f32 {
+        extreme(a, b, false)
     }
 
     /// The code QuantizeLinear's parts give: clamp(round(v) + z, lo, hi)
