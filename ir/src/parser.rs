@@ -1463,7 +1463,18 @@ impl<'s, 'c> Parser<'s, 'c> {
                 "dense elements need an integer or float element type",
             ));
         };
-        let count: usize = shape.iter().map(|&d| d as usize).product();
+        // The element count (and its bytes) must fit a usize: a huge shape
+        // is an error here, never an overflow.
+        let count = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+            .filter(|n| n.checked_mul(width).is_some())
+            .ok_or_else(|| {
+                self.error_at(
+                    open.start,
+                    "dense elements: the type has more elements than memory can address",
+                )
+            })?;
         match lit {
             Lit::Hex(bytes) => {
                 let splat = bytes.len() == width && count != 1;

@@ -75,6 +75,12 @@ func.func private @dims(tensor<4y8xf32>)
 
 // -----
 
+// A shape whose element count overflows (found by fuzz/parse).
+// expected-error@+1 {{dense elements: the type has more elements than memory can address}}
+"test.print"() {v = dense<1.0> : tensor<10000000000x10000000000xf32>} : () -> ()
+
+// -----
+
 // expected-error@+1 {{undefined symbol alias id 'missing'}}
 "test.print"() {v = #missing} : () -> ()
 
