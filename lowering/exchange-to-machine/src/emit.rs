@@ -1370,22 +1370,16 @@ fn table_bytes(w: &TileWork, steps: &[StepSummary], roles: &[SlotRole<'_>]) -> u
     let mut bytes = 4 * slots.len() as u64 + 4;
     let mut shared = Shared::default();
     for (i, (s, call)) in slots.iter().enumerate() {
+        let record = |c: &Call| 4 * c.record.len() as u64 + c.scratch as u64;
         bytes += match (roles.get(i), call) {
+            // A patched record: stored at its first call's slot; a block per call.
             (Some(SlotRole::Patched { template, words }), Some(c)) => {
-                let own = if *template == i {
-                    4 * c.record.len() as u64 + c.scratch as u64
-                } else {
-                    0
-                };
+                let own = if *template == i { record(c) } else { 0 };
                 own + 4 * (1 + words.len() as u64)
             }
-            _ => 0,
-        };
-        bytes += match call {
-            _ if matches!(roles.get(i), Some(SlotRole::Patched { .. })) => 0,
-            Some(c) if shared.records.insert((&c.record, c.scratch), 0).is_some() => 0,
-            Some(c) => 4 * c.record.len() as u64 + c.scratch as u64,
-            None => w.rows.get(s).map_or(0, |entries| {
+            (_, Some(c)) if shared.records.insert((&c.record, c.scratch), 0).is_some() => 0,
+            (_, Some(c)) => record(c),
+            (_, None) => w.rows.get(s).map_or(0, |entries| {
                 if shared.rows.insert(entries, 0).is_some() {
                     return 0;
                 }
