@@ -86,11 +86,7 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
         (cx.sym("arg_attrs"), arg_attrs),
         (cx.sym("res_attrs"), name_dicts(cx, &output_names)),
     ];
-    let name = cx.op_name("func.func");
-    let mut st = OperationState::new(name, file_loc);
-    st.num_regions = 1;
-    st.attrs = cx.dict_attr(attrs);
-    let f = cx.create_op(st);
+    let f = new_func(cx, attrs, file_loc);
     cx.append_op(body, f);
     let arg_types: Vec<_> = inputs
         .iter()
@@ -380,11 +376,7 @@ fn emit_layer(
         (cx.sym("arg_attrs"), cx.array_attr(arg_dicts)),
         (cx.sym("res_attrs"), cx.array_attr(res_dicts)),
     ];
-    let op_name = cx.op_name("func.func");
-    let mut st = OperationState::new(op_name, file_loc);
-    st.num_regions = 1;
-    st.attrs = cx.dict_attr(attrs);
-    let f = cx.create_op(st);
+    let f = new_func(cx, attrs, file_loc);
     cx.insert_op_before(main, f);
     let arg_types: Vec<_> = types
         .iter()
@@ -474,4 +466,13 @@ fn emit_call(
     let op = cx.create_op(st);
     cx.append_op(block, op);
     Ok(cx.result(op, 0))
+}
+
+/// A `func.func` with attributes `attrs` and one (empty) region, not yet
+/// inserted.
+fn new_func(cx: &mut Context, attrs: Vec<(ipu_ir::Sym, ipu_ir::Attr)>, loc: Loc) -> ipu_ir::Op {
+    let mut st = OperationState::new(cx.op_name("func.func"), loc);
+    st.num_regions = 1;
+    st.attrs = cx.dict_attr(attrs);
+    cx.create_op(st)
 }
