@@ -40,11 +40,13 @@ func.func @unbounded_conv(%x: tensor<1x1x4x4xi32>, %w: tensor<1x1x2x2xi32>) -> t
 
 // -----
 
-// A u8 sum may wrap (200 + 100 is 44): it is not the sum of the images,
-// so it has none, and the device has no u8 kernel.
-func.func @wrapping_sum(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4xf32> {
-  // expected-error@+1 {{'nn.add' op on ui8 elements has no kernel (f32, f16, i32 and i64 do)}}
-  %s = nn.add %x, %y : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+// A u8 quotient is not the quotient of the images (truncation, and a
+// zero divisor): it has none, and the device has no u8 kernel. (Sums,
+// differences and products that may wrap are wrapped: wrap.rs,
+// lit/Runtime/int-wrap-test16.mlir.)
+func.func @quotient(%x: tensor<4xui8>, %y: tensor<4xui8>) -> tensor<4xf32> {
+  // expected-error@+1 {{'nn.div' op on ui8 elements has no kernel (f32, f16, i32 and i64 do)}}
+  %s = nn.div %x, %y : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   %f = nn.cast %s : tensor<4xui8> -> tensor<4xf32>
   return %f : tensor<4xf32>
 }

@@ -13,6 +13,7 @@
 pub mod legalize;
 mod quant;
 mod window;
+mod wrap;
 
 use ipu_device::{for_nn, TileEnv};
 use ipu_dialects::nn;

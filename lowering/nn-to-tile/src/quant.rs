@@ -22,6 +22,8 @@
 //!   conv of its operands' images (`window.rs`), its GEMM split alike.
 //! * A result of 8- or 16-bit integers is its image cast back, which the
 //!   lowering folds into the result's output stream: the host narrows it.
+//! * An 8- or 16-bit sum, difference, negation or product that may leave
+//!   its type wraps as ONNX's does (`wrap.rs`).
 //! * A cast of an integer value with an image to f32 is its image; a
 //!   comparison of two 8- or 16-bit integers one of their images.
 //! * A quantization, `clamp(round(v) + z, lo, hi)` cast to an integer type
@@ -83,7 +85,7 @@ impl IntRange {
     }
 
     /// The values of integer type `t`.
-    fn of_type(t: ElementType) -> Option<IntRange> {
+    pub(crate) fn of_type(t: ElementType) -> Option<IntRange> {
         use ElementType::*;
         let bits = t.bit_width() as i32;
         Some(match t {
@@ -637,6 +639,18 @@ impl Rewriter<'_> {
         Ok(Some(img))
     }
 
+    /// The images of `values`, when each has one.
+    fn images_of(&mut self, values: &[Value]) -> Result<Option<Vec<Value>>, String> {
+        let mut images = Vec::with_capacity(values.len());
+        for &v in values {
+            match self.image(v)? {
+                Some(i) => images.push(i),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(images))
+    }
+
     /// The image of `d`'s result built from its operands, where `d` is an
     /// op the images follow.
     fn image_of_op(&mut self, d: Op) -> Result<Option<Value>, String> {
@@ -663,7 +677,12 @@ impl Rewriter<'_> {
                 self.cleaned(x, from, r).map(Some)
             }
             OpKind::Add | OpKind::Sub | OpKind::Mul | OpKind::Neg if !self.never_wraps(d) => {
-                Ok(None)
+                // Wraps (`wrap.rs`): the exact result reduced into the type.
+                let Some(images) = self.images_of(&operands)? else {
+                    return Ok(None);
+                };
+                let exact = derived_range(self.cx, d, DEPTH, &mut Memo::default());
+                self.wrapped_image(d, kind, &images, exact)
             }
             OpKind::Add
             | OpKind::Sub
@@ -675,16 +694,10 @@ impl Rewriter<'_> {
             | OpKind::Transpose { .. }
             | OpKind::Broadcast { .. }
             | OpKind::Slice { .. }
-            | OpKind::Concat { .. } => {
-                let mut images = Vec::with_capacity(operands.len());
-                for v in operands {
-                    match self.image(v)? {
-                        Some(i) => images.push(i),
-                        None => return Ok(None),
-                    }
-                }
-                self.emit(kind, &images).map(Some)
-            }
+            | OpKind::Concat { .. } => match self.images_of(&operands)? {
+                Some(images) => self.emit(kind, &images).map(Some),
+                None => Ok(None),
+            },
             OpKind::Gather { .. } => {
                 // The table's image, looked up at the same indices.
                 let Some(table) = self.image(operands[0])? else {
