@@ -14,8 +14,9 @@ Usage (in the repository's .venv, which has onnxruntime):
       [--tolerance 2e-2] [--keep DIR] [--exporter torchscript|dynamo] [--outline-layers]
 --outline-layers imports each model's repeated layers as one function called
 per layer (ipu-translate --import-onnx --outline-layers; docs/models.md).
-NAME: resnet18 (the default), resnet50, mobilenet_v2, vit_s16 (see
-onnx/hf_models.py). One line per model: compile seconds, ipu-run wall
+NAME: resnet18 (the default), resnet50, mobilenet_v2, vit_s16, dpt_vits16
+(see onnx/hf_models.py; dpt_vits16's output is a depth map, compared the
+same way). One line per model: compile seconds, ipu-run wall
 seconds, peak RSS, cycles, roofline, floor and the worst absolute error over
 the largest magnitude; exit status 0 when every model is within the
 tolerance and ipu-run reports numericalTest=PASS and hardwareTest=PASS.
@@ -34,7 +35,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
 import cnn_device  # noqa: E402
 
-VISION = ("resnet18", "resnet50", "mobilenet_v2", "vit_s16")
+VISION = ("resnet18", "resnet50", "mobilenet_v2", "vit_s16", "dpt_vits16")
 
 
 def export_python():

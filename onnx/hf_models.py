@@ -18,6 +18,11 @@ input_ids and attention_mask (i64), output last_hidden_state):
                 (depth multiplier 1.0, TensorFlow's SAME padding)
   vit_s16       ViTForImageClassification, ViT-S/16: hidden 384, 12 layers (--layers),
                 6 heads, FFN 1536, patch 16
+  dpt_vits16    DPTForDepthEstimation on a ViT-S/16 backbone (hidden 384, 12
+                layers (--layers), 6 heads, FFN 1536), its neck and head: the
+                reassembly's ConvTranspose (4x4 and 2x2, strides 4 and 2),
+                bilinear Resize (the position embeddings' half_pixel, the
+                fusion's align_corners), output predicted_depth [1, 224, 224]
   bert_base     BertModel without the pooler: hidden 768, 12 heads, FFN 3072,
                 12 layers (--layers N for fewer), sequence 128
 --exporter: torchscript (torch.onnx.export(dynamo=False), the default here)
@@ -30,7 +35,7 @@ onnx/minilm_device.py --model (BERT); onnx/hf_device.py does both.
 import argparse
 import sys
 
-MODELS = ("resnet18", "resnet50", "mobilenet_v2", "vit_s16", "bert_base")
+MODELS = ("resnet18", "resnet50", "mobilenet_v2", "vit_s16", "dpt_vits16", "bert_base")
 
 
 def build(name, layers):
@@ -51,6 +56,13 @@ def build(name, layers):
         cfg = tf.ViTConfig(hidden_size=384, num_hidden_layers=layers, num_attention_heads=6,
                            intermediate_size=1536, image_size=224, patch_size=16)
         model = tf.ViTForImageClassification(cfg)
+    elif name == "dpt_vits16":
+        cfg = tf.DPTConfig(hidden_size=384, num_hidden_layers=layers, num_attention_heads=6,
+                           intermediate_size=1536, image_size=224, patch_size=16,
+                           backbone_out_indices=[i * layers // 4 + layers // 4 - 1
+                                                 for i in range(4)],
+                           neck_hidden_sizes=[48, 96, 192, 384], fusion_hidden_size=64)
+        model = tf.DPTForDepthEstimation(cfg)
     else:
         cfg = tf.BertConfig(hidden_size=768, num_hidden_layers=layers, num_attention_heads=12,
                             intermediate_size=3072)
@@ -58,6 +70,9 @@ def build(name, layers):
     trained_like(model, he_convs=name == "mobilenet_v2")
     model.eval()
     Logits, Encoder = _wrappers()
+    if name == "dpt_vits16":
+        return (Logits(model, "predicted_depth"), (torch.randn(1, 3, 224, 224),),
+                ["pixel_values"], ["predicted_depth"])
     if name != "bert_base":
         return Logits(model), (torch.randn(1, 3, 224, 224),), ["pixel_values"], ["logits"]
     ids = torch.randint(1000, 30000, (1, 128))
@@ -93,12 +108,13 @@ def _wrappers():
     import torch
 
     class Logits(torch.nn.Module):
-        def __init__(self, model):
+        def __init__(self, model, field="logits"):
             super().__init__()
             self.model = model
+            self.field = field
 
         def forward(self, pixel_values):
-            return self.model(pixel_values=pixel_values).logits
+            return getattr(self.model(pixel_values=pixel_values), self.field)
 
     class Encoder(torch.nn.Module):
         def __init__(self, model):
@@ -128,11 +144,14 @@ def main(argv):
     ap.add_argument("command", choices=["export"])
     ap.add_argument("name", choices=MODELS)
     ap.add_argument("out")
-    ap.add_argument("--layers", type=int, default=12, help="vit_s16 and bert_base: encoder layers")
+    ap.add_argument("--layers", type=int, default=12, help="vit_s16, dpt_vits16 and bert_base: encoder layers (dpt_vits16: "
+                    "a multiple of 4)")
     ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript")
     a = ap.parse_args(argv)
     if a.layers < 1:
         ap.error("--layers must be at least 1")
+    if a.name == "dpt_vits16" and a.layers % 4:
+        ap.error("dpt_vits16 reads every fourth layer: --layers must be a multiple of 4")
     export(a.name, a.out, a.layers, a.exporter)
     return 0
 
