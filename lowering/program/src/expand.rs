@@ -56,22 +56,16 @@ impl Relocation {
         at
     }
 
-    fn moves(&self, ms: &[Move]) -> Vec<Move> {
-        ms.iter()
-            .map(|m| Move {
-                src: self.buf(m.src),
-                dst: self.buf(m.dst),
-                transfers: m.transfers.clone(),
-            })
-            .collect()
-    }
-
-    fn step(&self, s: &Step) -> Step {
+    /// Step `s` with its buffers relocated, in place (its name kept).
+    fn relocate(&self, s: &mut Step) {
+        let moves = |ms: &mut [Move]| {
+            for m in ms {
+                (m.src, m.dst) = (self.buf(m.src), self.buf(m.dst));
+            }
+        };
         match s {
             Step::Compute(c) => {
-                let mut c = c.clone();
-                c.name = format!("{}{}", self.prefix, c.name);
-                c.copies = self.moves(&c.copies);
+                moves(&mut c.copies);
                 for v in &mut c.vertices {
                     for w in &mut v.call.record {
                         if let Word::Buf(b, _) = w {
@@ -79,16 +73,22 @@ impl Relocation {
                         }
                     }
                 }
-                Step::Compute(c)
             }
-            Step::Exchange(p) => {
-                let mut p = p.clone();
-                p.name = format!("{}{}", self.prefix, p.name);
-                p.moves = self.moves(&p.moves);
-                Step::Exchange(p)
-            }
-            Step::Call(c) => Step::Call(c.clone()),
+            Step::Exchange(p) => moves(&mut p.moves),
+            Step::Call(_) => {}
         }
+    }
+
+    /// Step `s` relocated, named with the prefix (cloned once).
+    fn step(&self, s: &Step) -> Step {
+        let mut s = s.clone();
+        self.relocate(&mut s);
+        match &mut s {
+            Step::Compute(c) => c.name = format!("{}{}", self.prefix, c.name),
+            Step::Exchange(p) => p.name = format!("{}{}", self.prefix, p.name),
+            Step::Call(_) => {}
+        }
+        s
     }
 }
 
@@ -574,7 +574,7 @@ impl Program {
             shift: 0,
         };
         for s in &mut self.steps {
-            *s = r.step(s);
+            r.relocate(s);
         }
         for p in &mut self.probes {
             p.at.buffer = r.buf(p.at.buffer);
