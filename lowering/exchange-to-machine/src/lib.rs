@@ -934,11 +934,28 @@ pub(crate) fn plan(
     program: &Program,
     target: &Arc<Target>,
 ) -> Result<Plan, Diagnostic> {
+    plan_with(cx, f, program, target, program.repeated_steps())
+}
+
+/// [`plan`], with the steps that share an earlier step's work given
+/// (`repeated`, as [`Program::repeated_steps`]; all `None`: every step
+/// planned on its own).
+pub(crate) fn plan_with(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    target: &Arc<Target>,
+    repeated: Vec<Option<usize>>,
+) -> Result<Plan, Diagnostic> {
     let mut p = Planner {
         program,
         tiles: BTreeMap::new(),
     };
-    let repeated = program.repeated_steps();
+    tracing::info!(
+        steps = repeated.len(),
+        repeated = repeated.iter().filter(|r| r.is_some()).count(),
+        "steps that repeat their callee's first call's"
+    );
     let repeated = &repeated[..];
     // The steps in program order, each exchange phase's rows merged as they arrive.
     let merge = |p: &mut Planner<'_>,

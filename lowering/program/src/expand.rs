@@ -402,7 +402,8 @@ impl Program {
                     .tiles
                     .iter()
                     .map(|&t| ipu_exchange_schedule::Transfer::unicast(t, 0, len, t, 0))
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
             });
         }
         Ok(Step::Compute(ComputeSet {
