@@ -66,6 +66,7 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
             },
             reused: false,
             rows: resolved_rows(&phase, &schedule, &vs, target),
+            same_as: None,
         });
     }
     out
