@@ -1512,7 +1512,7 @@ fn resident_mb() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096 >> 20)
+        .map_or(0, |pages| (pages * 4096) >> 20)
 }
 
 /// Runs one build phase inside its tracing span and logs its time and the
