@@ -745,7 +745,7 @@ pub(crate) fn build_package_from(
             // Tiles of one shape call the same kernels: the first one's suffice.
             let mut specs = BTreeMap::new();
             for cs in tiles[&members[0]].calls.values() {
-                for c in cs {
+                for c in cs.iter() {
                     if let Kernel::Lib(spec) = &c.kernel {
                         specs.entry(spec.name()).or_insert_with(|| spec.clone());
                     }
@@ -1380,7 +1380,7 @@ fn table_bytes(w: &TileWork, steps: &[StepSummary], roles: &[SlotRole<'_>]) -> u
             (_, Some(c)) if shared.records.insert((&c.record, c.scratch), 0).is_some() => 0,
             (_, Some(c)) => record(c),
             (_, None) => w.rows.get(s).map_or(0, |entries| {
-                if shared.rows.insert(entries, 0).is_some() {
+                if shared.rows.insert(&entries[..], 0).is_some() {
                     return 0;
                 }
                 let words: u64 = entries
@@ -1498,7 +1498,7 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
                         ptrs.push(p);
                         continue;
                     }
-                    shared.rows.insert(entries, at as u32);
+                    shared.rows.insert(&entries[..], at as u32);
                     let words = encode_row(t, entries, &base).map_err(|m| {
                         Diagnostic::error(loc, format!("tile {t}, {}: {m}", steps[*s].label))
                     })?;

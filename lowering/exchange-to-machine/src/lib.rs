@@ -230,9 +230,12 @@ pub(crate) type RowWork = Vec<(RowEntry, Option<u32>)>;
 pub(crate) struct TileWork {
     pub bufs: Vec<Buffer>,
     pub interleaved: Vec<bool>,
-    /// Calls per superstep, their records' buffers local indices.
-    pub calls: BTreeMap<usize, Vec<Call>>,
-    pub rows: BTreeMap<usize, RowWork>,
+    /// Calls per superstep, their records' buffers local indices (a
+    /// repeated step's, [`Program::repeated_steps`], shared with the step
+    /// it repeats).
+    pub calls: BTreeMap<usize, Arc<Vec<Call>>>,
+    /// Exchange rows per superstep (shared as `calls` are).
+    pub rows: BTreeMap<usize, Arc<RowWork>>,
     /// Per exchange step, the calls of the next step (their indices) whose
     /// prologue runs in it, after the `exch`; a call with a prologue that
     /// is not here runs it just before itself.
@@ -606,6 +609,9 @@ pub(crate) struct PhaseRows {
     /// Whether the schedule and rows are an earlier equal phase's.
     pub reused: bool,
     pub rows: Vec<(u32, ProgramRow)>,
+    /// The step this one repeats ([`Program::repeated_steps`]): its tiles'
+    /// rows are that step's, and `rows` is empty.
+    pub same_as: Option<usize>,
 }
 
 /// A tile's row before it is merged: each entry with the program buffer its
@@ -672,7 +678,7 @@ pub(crate) fn exchange_rows(
     target: &Arc<Target>,
 ) -> Vec<Result<PhaseRows, Diagnostic>> {
     let (senders, receivers) = row_channels(program);
-    send_exchange_rows(program, target, senders);
+    send_exchange_rows(program, target, &program.repeated_steps(), senders);
     receivers.into_iter().map_while(|r| r.recv().ok()).collect()
 }
 
@@ -701,20 +707,44 @@ fn row_channels(
 fn send_exchange_rows(
     program: &Program,
     target: &Arc<Target>,
+    repeated: &[Option<usize>],
     senders: Vec<mpsc::Sender<PhaseResult>>,
 ) {
     let mut scheduler = ExchangeScheduler::new(target.clone());
     let mut seen = SeenPhases::default();
+    // Each phase's schedule and rows, by step, for the steps that repeat it.
+    let mut by_step: rustc_hash::FxHashMap<usize, Arc<Seen>> = Default::default();
     rayon::scope(|scope| {
         let mut free = senders.into_iter();
         for (s, step) in program.steps.iter().enumerate() {
             let Step::Exchange(ph) = step else { continue };
             let Some(tx) = free.next() else { break };
+            // A repeated phase: the same moves and figures as its first, so
+            // its schedule is that one's; only its horizon is checked again.
+            let first = repeated.get(s).copied().flatten();
+            if let Some(x) = first.and_then(|s0| by_step.get(&s0)) {
+                let r = phase_summary(target, s, ph, x, true).map(|summary| PhaseRows {
+                    step: s,
+                    summary,
+                    reused: true,
+                    rows: Vec::new(),
+                    same_as: first,
+                });
+                let failed = r.is_err();
+                let _ = tx.send(r);
+                if failed {
+                    break;
+                }
+                continue;
+            }
             // A send fails only once the reader has stopped (at an earlier error).
             match schedule_phase(&mut scheduler, &mut seen, program, target, s, ph) {
-                Ok(x) => scope.spawn(move |_| {
-                    let _ = tx.send(phase_rows(x));
-                }),
+                Ok(x) => {
+                    by_step.insert(s, x.seen.clone());
+                    scope.spawn(move |_| {
+                        let _ = tx.send(phase_rows(x));
+                    })
+                }
                 Err(e) => {
                     let _ = tx.send(Err(e));
                     break;
@@ -771,6 +801,27 @@ fn schedule_phase<'a>(
             x
         }
     };
+    let summary = phase_summary(target, s, ph, &seen, reused)?;
+    Ok(Scheduled {
+        step: s,
+        decl: ph,
+        space,
+        seen,
+        reused,
+        summary,
+    })
+}
+
+/// Checks the horizon phase `ph` (step `s`) records against its schedule
+/// (`seen`'s) and summarises the step.
+fn phase_summary(
+    target: &Target,
+    s: usize,
+    ph: &ipu_program::PhaseDecl,
+    seen: &Seen,
+    reused: bool,
+) -> Result<StepSummary, Diagnostic> {
+    let err = |m: String| phase_error(ph, m);
     let schedule = &seen.schedule;
     // The recorded horizon is checked for every phase, reused or not.
     if schedule.horizon != ph.figures.horizon {
@@ -805,14 +856,7 @@ fn schedule_phase<'a>(
                 + u64::from(target.exchange.sync_cycles),
         ),
     };
-    Ok(Scheduled {
-        step: s,
-        decl: ph,
-        space,
-        seen,
-        reused,
-        summary,
-    })
+    Ok(summary)
 }
 
 /// A scheduled phase's rows, every entry's virtual offset resolved to a
@@ -876,6 +920,7 @@ fn phase_rows(x: Scheduled<'_>) -> Result<PhaseRows, Diagnostic> {
         summary,
         reused,
         rows: out,
+        same_as: None,
     })
 }
 
@@ -889,10 +934,29 @@ pub(crate) fn plan(
     program: &Program,
     target: &Arc<Target>,
 ) -> Result<Plan, Diagnostic> {
+    plan_with(cx, f, program, target, program.repeated_steps())
+}
+
+/// [`plan`], with the steps that share an earlier step's work given
+/// (`repeated`, as [`Program::repeated_steps`]; all `None`: every step
+/// planned on its own).
+pub(crate) fn plan_with(
+    cx: &Context,
+    f: Op,
+    program: &Program,
+    target: &Arc<Target>,
+    repeated: Vec<Option<usize>>,
+) -> Result<Plan, Diagnostic> {
     let mut p = Planner {
         program,
         tiles: BTreeMap::new(),
     };
+    tracing::info!(
+        steps = repeated.len(),
+        repeated = repeated.iter().filter(|r| r.is_some()).count(),
+        "steps that repeat their callee's first call's"
+    );
+    let repeated = &repeated[..];
     // The steps in program order, each exchange phase's rows merged as they arrive.
     let merge = |p: &mut Planner<'_>,
                  (init, mut streams): (Vec<InitImage>, Vec<StreamSpec>),
@@ -904,7 +968,11 @@ pub(crate) fn plan(
             let si = s as u32;
             match step {
                 Step::Compute(c) => {
-                    steps.push(plan_compute(p, target, s, c)?);
+                    let summary = match repeated[s] {
+                        Some(s0) => repeat_compute(p, s, s0, c, &steps[s0]),
+                        None => plan_compute(p, target, s, c)?,
+                    };
+                    steps.push(summary);
                 }
                 Step::Call(c) => {
                     return Err(Diagnostic::error(
@@ -920,6 +988,9 @@ pub(crate) fn plan(
                     debug_assert_eq!(ready.step, s);
                     reused += usize::from(ready.reused);
                     steps.push(ready.summary);
+                    if let Some(s0) = ready.same_as {
+                        repeat_rows(p, s, s0);
+                    }
                     for (tile, mut row) in ready.rows {
                         let w = p.tiles.entry(tile).or_default();
                         // The buffers are touched in the row's order, as its entries were resolved
@@ -936,7 +1007,7 @@ pub(crate) fn plan(
                                 *b = i;
                             }
                         }
-                        w.rows.insert(s, row);
+                        w.rows.insert(s, Arc::new(row));
                     }
                 }
             }
@@ -999,7 +1070,7 @@ pub(crate) fn plan(
     // laid out and while the rows made so far are merged: the rows touch no
     // tile until they are merged, in program order.
     let (senders, receivers) = row_channels(program);
-    let rows = move |senders| send_exchange_rows(program, target, senders);
+    let rows = move |senders| send_exchange_rows(program, target, repeated, senders);
     let mut arrived = receivers.into_iter().map_while(|r| r.recv().ok());
     if rayon::current_thread_index().is_some() {
         // On a pool's thread, which must not wait for its own pool's work:
@@ -1140,7 +1211,7 @@ fn plan_compute(
                 for x in &mut call.record {
                     *x = w.local_word(program, *x, at);
                 }
-                let here = w.calls.entry(s).or_default();
+                let here = Arc::make_mut(w.calls.entry(s).or_default());
                 if in_phase {
                     w.during.entry(s - 1).or_default().push(here.len());
                 }
@@ -1157,7 +1228,7 @@ fn plan_compute(
                 .iter()
                 .map(|&x| w.local_word(program, x, si))
                 .collect();
-            w.calls.entry(s).or_default().push(Call {
+            Arc::make_mut(w.calls.entry(s).or_default()).push(Call {
                 kernel: v.call.kernel.clone(),
                 record,
                 scratch: v.call.scratch,
@@ -1190,6 +1261,68 @@ fn plan_compute(
         cycles,
         bound: c.bound.map(|b| b + u64::from(target.exchange.sync_cycles)),
     })
+}
+
+/// Step `s`, a repeat of compute set `s0` ([`Program::repeated_steps`]):
+/// each tile runs `s0`'s calls (shared), with the copies `s0` runs during
+/// the phase before it run during `s`'s, and its buffers alive there as at
+/// `s0`. Its summary is `s0`'s, named for `s`.
+fn repeat_compute(
+    p: &mut Planner<'_>,
+    s: usize,
+    s0: usize,
+    c: &ComputeSet,
+    first: &StepSummary,
+) -> StepSummary {
+    let program = p.program;
+    let si = s as u32;
+    for w in p.tiles.values_mut() {
+        let Some(calls) = w.calls.get(&s0).cloned() else {
+            continue;
+        };
+        let during = s0.checked_sub(1).and_then(|x| w.during.get(&x)).cloned();
+        if let Some(&c) = s0.checked_sub(1).and_then(|x| w.during_cycles.get(&x)) {
+            w.during_cycles.insert(s - 1, c);
+        }
+        for (k, call) in calls.iter().enumerate() {
+            let at = match &during {
+                Some(d) if d.contains(&k) => si - 1,
+                _ => si,
+            };
+            for word in &call.record {
+                if let Word::Buf(b, _) = word {
+                    w.alive_at(program, *b, at);
+                }
+            }
+        }
+        if let Some(d) = during {
+            w.during.insert(s - 1, d);
+        }
+        w.calls.insert(s, calls);
+    }
+    StepSummary {
+        label: format!("{} {}", c.name, c.label),
+        ..first.clone()
+    }
+}
+
+/// Step `s`, a repeat of exchange phase `s0`: each tile's row is `s0`'s
+/// (shared), its buffers alive at `s` too.
+fn repeat_rows(p: &mut Planner<'_>, s: usize, s0: usize) {
+    let program = p.program;
+    for w in p.tiles.values_mut() {
+        let Some(row) = w.rows.get(&s0).cloned() else {
+            continue;
+        };
+        let mut last = None;
+        for &(_, b) in row.iter() {
+            if let Some(b) = b.filter(|&b| last != Some(b)) {
+                w.alive_at(program, b as usize, s as u32);
+                last = Some(b);
+            }
+        }
+        w.rows.insert(s, row);
+    }
 }
 
 /// Raises each exchange step's estimate to the supervisor's work run
@@ -1374,7 +1507,16 @@ fn read_expanded(
     program.expand_calls(&programs)
 }
 
-/// Runs one build phase inside its tracing span and logs its time.
+/// The process's resident set now, in MB (0 where `/proc` does not say).
+fn resident_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| (pages * 4096) >> 20)
+}
+
+/// Runs one build phase inside its tracing span and logs its time and the
+/// resident set at its end.
 pub(crate) fn timed_phase<T>(
     phase: &'static str,
     body: impl FnOnce() -> Result<T, Diagnostic>,
@@ -1386,6 +1528,7 @@ pub(crate) fn timed_phase<T>(
     tracing::info!(
         phase = phase,
         elapsed_ms = t0.elapsed().as_millis() as u64,
+        rss_mb = resident_mb(),
         success = r.is_ok(),
         "package build phase finished"
     );

@@ -66,6 +66,7 @@ fn sequential_rows(program: &Program, target: &Arc<Target>) -> Vec<PhaseRows> {
             },
             reused: false,
             rows: resolved_rows(&phase, &schedule, &vs, target),
+            same_as: None,
         });
     }
     out
@@ -286,7 +287,8 @@ fn local_copies_run_during_the_phase_before_unless_it_touches_them() {
             dst: copy.dst,
             transfers: vec![ipu_exchange_schedule::Transfer::unicast(
                 tile, 0, 1, tile, offset,
-            )],
+            )]
+            .into(),
         });
         runs_during(&ph, &copy)
     };
@@ -300,7 +302,7 @@ fn local_copies_run_during_the_phase_before_unless_it_touches_them() {
         let disturbing = Move {
             src,
             dst,
-            transfers: Vec::new(),
+            transfers: Default::default(),
         };
         ph.moves.push(disturbing);
         assert!(!runs_during(ph, &copy));
@@ -401,4 +403,66 @@ fn calls_share_one_frame_and_store_its_rows_once() {
         }
     }
     assert!(placed.iter().any(|b| b.name.starts_with("layer2.")));
+}
+
+/// The buffers step `s` of `program` names.
+fn step_buffers(program: &Program, s: usize) -> Vec<BufId> {
+    let moves = |ms: &[ipu_program::Move]| -> Vec<BufId> {
+        ms.iter().flat_map(|m| [m.src, m.dst]).collect()
+    };
+    match &program.steps[s] {
+        Step::Compute(c) => {
+            let mut out = moves(&c.copies);
+            for v in &c.vertices {
+                out.extend(v.call.record.iter().filter_map(|w| match w {
+                    Word::Buf(b, _) => Some(*b),
+                    Word::Val(_) => None,
+                }));
+            }
+            out
+        }
+        Step::Exchange(p) => moves(&p.moves),
+        Step::Call(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn repeated_steps_share_what_planning_them_again_gives() {
+    let target = Arc::new(Target::load("test16").expect("test16"));
+    let (cx, f) = called_layer(3);
+    let mut program = read_expanded(&cx, f, &target, 0).unwrap_or_else(|d| panic!("{d}"));
+    program.check(&target).unwrap_or_else(|d| panic!("{d}"));
+    program.fold_frames();
+    let repeated = program.repeated_steps();
+    let calls = program.frames.call_ranges();
+    assert_eq!(calls.len(), 3);
+    // Later calls repeat steps of the first, and only steps that name
+    // frame buffers alone (a call's parameters are its own).
+    let first = calls[0].0.clone();
+    for (r, _) in &calls[1..] {
+        assert!(r.clone().any(|s| repeated[s].is_some()));
+    }
+    for (s, r) in repeated.iter().enumerate() {
+        let Some(s0) = r else { continue };
+        assert!(first.contains(s0), "step {s} repeats {s0}");
+        let bufs = step_buffers(&program, s);
+        assert!(bufs.iter().all(|&b| program.frames.is_frame(b)), "step {s}");
+        assert_eq!(bufs, step_buffers(&program, *s0));
+    }
+    assert!(calls[1]
+        .0
+        .clone()
+        .any(|s| repeated[s].is_none() && !step_buffers(&program, s).is_empty()));
+    // The package and summaries are the same as when every step is planned anew.
+    let build = |repeated: Vec<Option<usize>>| {
+        let plan = plan_with(&cx, f, &program, &target, repeated).unwrap_or_else(|d| panic!("{d}"));
+        let (pkg, stats, summary) =
+            build_package_from(&cx, f, &target, plan, true).unwrap_or_else(|d| panic!("{d}"));
+        (pkg, format!("{stats:?}"), format!("{summary:?}"))
+    };
+    let none = vec![None; program.steps.len()];
+    let (shared, fresh) = (build(repeated), build(none));
+    assert!(shared.0 == fresh.0, "the package differs");
+    assert_eq!(shared.1, fresh.1);
+    assert_eq!(shared.2, fresh.2);
 }

@@ -56,22 +56,16 @@ impl Relocation {
         at
     }
 
-    fn moves(&self, ms: &[Move]) -> Vec<Move> {
-        ms.iter()
-            .map(|m| Move {
-                src: self.buf(m.src),
-                dst: self.buf(m.dst),
-                transfers: m.transfers.clone(),
-            })
-            .collect()
-    }
-
-    fn step(&self, s: &Step) -> Step {
+    /// Step `s` with its buffers relocated, in place (its name kept).
+    fn relocate(&self, s: &mut Step) {
+        let moves = |ms: &mut [Move]| {
+            for m in ms {
+                (m.src, m.dst) = (self.buf(m.src), self.buf(m.dst));
+            }
+        };
         match s {
             Step::Compute(c) => {
-                let mut c = c.clone();
-                c.name = format!("{}{}", self.prefix, c.name);
-                c.copies = self.moves(&c.copies);
+                moves(&mut c.copies);
                 for v in &mut c.vertices {
                     for w in &mut v.call.record {
                         if let Word::Buf(b, _) = w {
@@ -79,16 +73,22 @@ impl Relocation {
                         }
                     }
                 }
-                Step::Compute(c)
             }
-            Step::Exchange(p) => {
-                let mut p = p.clone();
-                p.name = format!("{}{}", self.prefix, p.name);
-                p.moves = self.moves(&p.moves);
-                Step::Exchange(p)
-            }
-            Step::Call(c) => Step::Call(c.clone()),
+            Step::Exchange(p) => moves(&mut p.moves),
+            Step::Call(_) => {}
         }
+    }
+
+    /// Step `s` relocated, named with the prefix (cloned once).
+    fn step(&self, s: &Step) -> Step {
+        let mut s = s.clone();
+        self.relocate(&mut s);
+        match &mut s {
+            Step::Compute(c) => c.name = format!("{}{}", self.prefix, c.name),
+            Step::Exchange(p) => p.name = format!("{}{}", self.prefix, p.name),
+            Step::Call(_) => {}
+        }
+        s
     }
 }
 
@@ -402,7 +402,8 @@ impl Program {
                     .tiles
                     .iter()
                     .map(|&t| ipu_exchange_schedule::Transfer::unicast(t, 0, len, t, 0))
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
             });
         }
         Ok(Step::Compute(ComputeSet {
@@ -503,6 +504,55 @@ impl Program {
         n
     }
 
+    /// Per step: the step of its callee's first call that it repeats
+    /// exactly, when there is one. After [`Program::fold_frames`] a
+    /// callee's step that names only frame buffers names the same buffers
+    /// at every call, so the `i`-th step of a later call is then equal to
+    /// the `i`-th of the first: an exchange phase with the same moves and
+    /// recorded figures, or a compute set with the same copies, vertices
+    /// and estimates whose step before is a repeat too (a local copy may
+    /// run during the exchange before it). A repeated step's work (its
+    /// schedule, rows and kernel records on each tile) is the first's.
+    pub fn repeated_steps(&self) -> Vec<Option<usize>> {
+        let mut out = vec![None; self.steps.len()];
+        if !self.frames.folded {
+            return out;
+        }
+        let mut first: FxHashMap<u32, std::ops::Range<usize>> = FxHashMap::default();
+        for (r, callee) in self.frames.call_ranges() {
+            let r0 = first.entry(callee).or_insert_with(|| r.clone()).clone();
+            if r0 == r || r0.len() != r.len() {
+                continue;
+            }
+            for (s0, s) in r0.zip(r) {
+                let same = match (&self.steps[s0], &self.steps[s]) {
+                    (Step::Exchange(a), Step::Exchange(b)) => {
+                        a.moves == b.moves && a.figures == b.figures
+                    }
+                    (Step::Compute(a), Step::Compute(b)) => {
+                        let (p, p0) = (s.checked_sub(1), s0.checked_sub(1));
+                        let before = match p.map(|p| (p, &self.steps[p])) {
+                            Some((p, Step::Exchange(_))) => p0.is_some() && out[p] == p0,
+                            Some(_) => {
+                                !matches!(p0.map(|p| &self.steps[p]), Some(Step::Exchange(_)))
+                            }
+                            None => false,
+                        };
+                        before
+                            && a.copies == b.copies
+                            && a.vertices == b.vertices
+                            && (a.cycles, a.bound) == (b.cycles, b.bound)
+                    }
+                    _ => false,
+                };
+                if same {
+                    out[s] = Some(s0);
+                }
+            }
+        }
+        out
+    }
+
     /// Gives all calls of a callee one frame (after [`Program::check`] of
     /// the expanded program, which needs each buffer written once): the
     /// buffers of one frame slot become its first buffer, and a constant
@@ -525,7 +575,7 @@ impl Program {
             shift: 0,
         };
         for s in &mut self.steps {
-            *s = r.step(s);
+            r.relocate(s);
         }
         for p in &mut self.probes {
             p.at.buffer = r.buf(p.at.buffer);

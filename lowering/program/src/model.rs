@@ -239,7 +239,49 @@ pub struct ComputeSet {
 pub struct Move {
     pub src: BufId,
     pub dst: BufId,
-    pub transfers: Vec<Transfer>,
+    pub transfers: Transfers,
+}
+
+/// A move's transfers, shared by its clones: a callee's steps expanded at
+/// every call, relocated to the call's buffers, keep one list of
+/// transfers (their offsets are relative to the buffers).
+#[derive(Clone, Debug, Default)]
+pub struct Transfers(std::sync::Arc<Vec<Transfer>>);
+
+impl Transfers {
+    /// Appends `t` (the list is copied first if a clone shares it).
+    pub fn push(&mut self, t: Transfer) {
+        std::sync::Arc::make_mut(&mut self.0).push(t);
+    }
+}
+
+impl PartialEq for Transfers {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for Transfers {}
+
+impl From<Vec<Transfer>> for Transfers {
+    fn from(v: Vec<Transfer>) -> Self {
+        Self(std::sync::Arc::new(v))
+    }
+}
+
+impl std::ops::Deref for Transfers {
+    type Target = [Transfer];
+    fn deref(&self) -> &[Transfer] {
+        &self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a Transfers {
+    type Item = &'a Transfer;
+    type IntoIter = std::slice::Iter<'a, Transfer>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
 }
 
 /// A scheduled phase's figures, as the exchange stage recorded them.

@@ -397,7 +397,7 @@ impl Reader<'_> {
         Ok(Move {
             src: self.buf(m, "src")?,
             dst: self.buf(m, "dst")?,
-            transfers: expand(&decoded),
+            transfers: expand(&decoded).into(),
         })
     }
 

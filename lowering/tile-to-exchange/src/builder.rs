@@ -402,7 +402,7 @@ impl<'a> ExchangeBuilder<'a> {
                 decl.moves.push(Move {
                     src,
                     dst,
-                    transfers,
+                    transfers: transfers.into(),
                 });
             }
         }
@@ -516,7 +516,7 @@ impl<'a> ExchangeBuilder<'a> {
                 copies.push(Move {
                     src,
                     dst,
-                    transfers: Vec::new(),
+                    transfers: Default::default(),
                 });
                 copies.len() - 1
             });
