@@ -35,15 +35,15 @@
 //! split-K shares added up and converted to the result type.
 
 use super::matmul_plan::{
-    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, ResultKernels,
-    TileBudget,
+    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, ResultEpilogue,
+    ResultKernels, TileBudget,
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
 use crate::ProgramBuilder;
 use ipu_dialects::nn;
 use ipu_dialects::tile::{self, Mapping};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Type, Value};
-use ipu_isa::kernels::{ElemType, KernelSpec};
+use ipu_isa::kernels::{ElemType, EwOp, KernelSpec};
 use ipu_program::elem::{is_f8, value_elem};
 use ipu_program::gemm::{GemmBlocks, GemmMode, N_BLOCK};
 use ipu_program::geometry::{blocks, mapping_of, spread, Block, Layout, Run};
@@ -183,11 +183,47 @@ fn plan_2d(
     mode: GemmMode,
     elems: [ElemType; 3],
     budget: &TileBudget,
+    ep: &ResultEpilogue,
 ) -> Result<MatmulPlan, String> {
     plan_matmul(
-        target, tiles, m as u64, k as u64, n as u64, mode, elems, budget,
+        target, tiles, m as u64, k as u64, n as u64, mode, elems, budget, ep,
     )
     .map_err(|e| format!("[{m}x{k}] x [{k}x{n}] on target {}: {e}", target.name))
+}
+
+/// What the readers of `op`'s result do that its reduction may take in
+/// (each the one reader of the value before): a row vector of its columns
+/// added (a bias), then a GELU, then a cast.
+fn result_epilogue(cx: &Context, op: Op) -> ResultEpilogue {
+    let mut ep = ResultEpilogue::NONE;
+    let only_reader = |v: Value| match cx.uses(v) {
+        [u] => Some((u.op, u.index as usize)),
+        _ => None,
+    };
+    let mut v = cx.result(op, 0);
+    let Some((add, i)) = only_reader(v) else {
+        return ep;
+    };
+    if cx.name_str(add) != nn::Add::NAME || cx.operands(add).len() != 2 {
+        return ep;
+    }
+    let vec = cx.operand(add, 1 - i);
+    let (rs, vs) = (cx.value_shape(v), cx.value_shape(vec));
+    ep.bias = vs.last() == rs.last()
+        && vs[..vs.len().saturating_sub(1)].iter().all(|&d| d == 1)
+        && value_elem(cx, vec) == value_elem(cx, v);
+    if !ep.bias {
+        return ep;
+    }
+    v = cx.result(add, 0);
+    if let Some((gelu, _)) = only_reader(v).filter(|&(o, _)| cx.name_str(o) == nn::Gelu::NAME) {
+        ep.act = Some(EwOp::Gelu);
+        v = cx.result(gelu, 0);
+    }
+    if let Some((cast, _)) = only_reader(v).filter(|&(o, _)| cx.name_str(o) == nn::Cast::NAME) {
+        ep.cast = value_elem(cx, cx.result(cast, 0));
+    }
+    ep
 }
 
 /// The plan of matmul `op` (nn), its blocks and its batch, within the
@@ -213,14 +249,15 @@ fn plan_op(
         instances: resident.instances.max(1),
     };
     let (m, k, n) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+    let ep = result_epilogue(cx, op);
     Ok(match form_of(&a, &b)? {
         Form::Plain => {
-            let p = plan_2d(target, tiles, m, k, n, mode, elems, &budget)?;
+            let p = plan_2d(target, tiles, m, k, n, mode, elems, &budget, &ep)?;
             let g = p.blocks(m as u64, k as u64, n as u64);
             (p, g, None)
         }
         Form::Rows { rows } => {
-            let p = plan_2d(target, tiles, rows, k, n, mode, elems, &budget)?;
+            let p = plan_2d(target, tiles, rows, k, n, mode, elems, &budget, &ep)?;
             let g = p.blocks(rows as u64, k as u64, n as u64);
             (p, g, None)
         }
@@ -236,7 +273,17 @@ fn plan_op(
                 ));
             }
             budget.groups = batch as u64;
-            let p = plan_2d(target, tiles / batch as u64, m, k, n, mode, elems, &budget)?;
+            let p = plan_2d(
+                target,
+                tiles / batch as u64,
+                m,
+                k,
+                n,
+                mode,
+                elems,
+                &budget,
+                &ep,
+            )?;
             let g = p
                 .blocks(m as u64, k as u64, n as u64)
                 .batched(batch as u64, ab, bb);

@@ -1,16 +1,23 @@
 //! The matmul planner: how to cut an [M, K] x [K, N] product over the tiles.
 //!
 //! A plan is a pm x pn x pk grid of blocks, one per tile. Each plan is
-//! costed with the target's figures: the kernel's cycles for the per-tile
-//! block (the one-tile GEMM estimate), the bytes each tile must receive over
-//! the receive bandwidth (none for an operand resident from load), the partial-sum reduction when K is split, and the
-//! fixed cost of every sync and exchange phase. Plans whose per-tile buffers
-//! do not fit in a tile's memory beside what else is resident on those tiles
-//! ([`TileBudget`]: constants and parameters there from load) are rejected;
-//! the cheapest plan wins, ties going to fewer tiles, then to the smaller
-//! (pm, pn, pk).
+//! costed with the target's figures: the kernels each tile runs for its
+//! block by their own `.cycles` formulas (the GEMM, the split-K reduction
+//! and what it takes in of the result's readers, [`ResultEpilogue`]), the
+//! bytes each tile must receive over the receive bandwidth (none for an
+//! operand resident from load), the partial-sum reduction's exchange when K
+//! is split, and the fixed cost of every sync and exchange phase. Plans are
+//! re-costed by the formulas in the order of a lower bound (the exchange
+//! and the block's MACs at the AMP's peak), until the bound passes the best
+//! cost found. Plans whose per-tile buffers do not fit in a tile's memory
+//! beside what else is resident on those tiles ([`TileBudget`]: constants
+//! and parameters there from load) are rejected; the cheapest plan wins,
+//! ties going to fewer tiles, then to the smaller (pm, pn, pk).
 
-use ipu_isa::kernels::{ElemType, KernelSpec, PARTIALS_MAX};
+use ipu_isa::kernels::{
+    ElemType, EwOp, KernelSpec, PartialsWide, RowOp, PARTIALS_BIAS_ROW_GRANULES, PARTIALS_MAX,
+    PARTIALS_WIDEN_MAX, WORKER_CONTEXTS,
+};
 use ipu_program::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
 
 /// A row of the GEMM's partials must stay under this many bytes (the
@@ -138,24 +145,142 @@ pub fn partial_runs(count: u64) -> impl Iterator<Item = (usize, usize)> {
         .map(move |first| (first, PARTIALS_MAX.min(count - first)))
 }
 
+/// What the readers of a matmul's result do that its reduction may take
+/// in as its epilogue (`records::partials_epilogue`): a row vector added
+/// (a bias), then an activation, then a cast to FP8 or a widening to f32.
+/// The planner costs each plan with them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResultEpilogue {
+    pub bias: bool,
+    pub act: Option<EwOp>,
+    /// The cast after them: to an FP8 type, or (f32) the widening.
+    pub cast: Option<ElemType>,
+}
+
+impl ResultEpilogue {
+    /// Nothing after the matmul.
+    pub const NONE: ResultEpilogue = ResultEpilogue {
+        bias: false,
+        act: None,
+        cast: None,
+    };
+
+    /// The partials call adding up the last `p` partials of `n` elements
+    /// in rows of `cols` with this epilogue, when the kernel takes it all.
+    fn last_call(&self, pt: ElemType, n: usize, p: usize, cols: usize) -> Option<KernelSpec> {
+        let granules = cols * pt.bytes() / 8;
+        if !self.bias
+            || !(cols * pt.bytes()).is_multiple_of(8)
+            || granules > PARTIALS_BIAS_ROW_GRANULES
+        {
+            return None;
+        }
+        let f8 = self.cast.filter(|&e| e.bytes() == 1);
+        let wide = self.cast == Some(ElemType::F32);
+        if self.act.is_some() || f8.is_some() {
+            (pt == ElemType::F16 && (f8.is_none() || p <= PARTIALS_WIDEN_MAX) && !wide)
+                .then(|| KernelSpec::partials_bias_post(n, p, cols, self.act, f8.map(|e| (e, 0))))
+        } else if wide {
+            (pt == ElemType::F16 && p <= PARTIALS_WIDEN_MAX)
+                .then(|| KernelSpec::partials_bias(pt, n, p, cols, PartialsWide::Only))
+        } else {
+            Some(KernelSpec::partials_bias(
+                pt,
+                n,
+                p,
+                cols,
+                PartialsWide::None,
+            ))
+        }
+    }
+
+    /// The kernels doing it apart, over `n` elements in rows of `cols` of
+    /// type `ty`: the row-vector add, the activation, the cast.
+    fn apart(&self, ty: ElemType, n: usize, cols: usize) -> Vec<KernelSpec> {
+        let mut out = Vec::new();
+        if self.bias {
+            out.push(KernelSpec::rows(
+                RowOp::AddRowVector,
+                ty,
+                n / cols.max(1),
+                cols,
+                0.0,
+            ));
+        }
+        if let Some(op) = self.act {
+            out.push(KernelSpec::elementwise(op, ty, n));
+        }
+        if let Some(to) = self.cast {
+            out.push(KernelSpec::cast(ty, to, n));
+        }
+        out
+    }
+}
+
 /// Cycles of the kernels of `g`'s tiles per run, from the kernels' own
-/// `.cycles` formulas: (before the partials move, after).
-fn exact_cycles(g: &GemmBlocks, a: ElemType, b: ElemType, out: ElemType) -> Option<(u64, u64)> {
+/// `.cycles` formulas: (before the partials move, after). The result's
+/// epilogue `ep` is taken by the last reduction call where its kernel
+/// takes it, else costed as the kernels that do it apart.
+fn exact_cycles(
+    g: &GemmBlocks,
+    [a, b, out]: [ElemType; 3],
+    ep: &ResultEpilogue,
+) -> Option<(u64, u64)> {
     let c = |s: &Option<KernelSpec>| s.as_ref().map_or(Some(0), |s| super::kernel_cycles(s).ok());
     let t = tile_kernels(g, a, b);
     let main = c(&t.widen_a)? + c(&t.widen_b)? + super::kernel_cycles(&t.gemm).ok()?;
     let r = result_kernels(g, out);
-    let mut after = c(&r.convert)?;
-    for spec in &r.reduce {
+    let (pt, bn) = (g.mode.partials, g.bn as usize);
+    let share = g.share_rows() as usize * bn;
+    let mut specs: Vec<KernelSpec> = r.reduce.clone();
+    specs.extend(r.convert.clone());
+    let folded = match specs.last().and_then(|s| s.params.get("P").copied()) {
+        Some(p) => ep.last_call(pt, share, p as usize, bn),
+        None => None,
+    };
+    match folded {
+        Some(spec) => {
+            let last = r.reduce.len() - 1;
+            specs[last] = spec;
+        }
+        None => {
+            let rows = if r.reduce.is_empty() {
+                g.bm as usize
+            } else {
+                g.share_rows() as usize
+            };
+            specs.extend(ep.apart(out, rows * bn, bn));
+        }
+    }
+    let mut after = 0;
+    for spec in &specs {
         after += super::kernel_cycles(spec).ok()?;
     }
     Some((main, after))
 }
 
-/// How many of the plans ranked by the target's one-tile estimate are
-/// re-costed with the kernels' own cycle formulas (assembling a kernel per
-/// plan costs compile time).
-const EXACT_SHORTLIST: usize = 24;
+/// The most plans of one matmul re-costed with the kernels' own cycle
+/// formulas (assembling a kernel per plan costs compile time), in the
+/// order of their lower bound.
+const EXACT_MAX: usize = 256;
+
+/// `plan` (whose exchange costs `exchange` cycles) with its compute costed
+/// by the cycle formulas of the kernels its tiles run.
+fn exact_plan(
+    mut plan: MatmulPlan,
+    exchange: u64,
+    [m, k, n]: [u64; 3],
+    elems: [ElemType; 3],
+    ep: &ResultEpilogue,
+) -> MatmulPlan {
+    let g = plan.blocks(m, k, n);
+    if let Some((main, after)) = exact_cycles(&g, elems, ep) {
+        plan.kernel_cycles = super::kernel_cycles(&gemm_spec(&g)).unwrap_or(plan.kernel_cycles);
+        plan.compute_cycles = main + after;
+        plan.total_cycles = exchange + main + after;
+    }
+    plan
+}
 
 /// What else a matmul's tiles hold, which its plan must leave room for:
 /// bytes per tile (from tile 0; tiles past the end hold none) of the data
@@ -251,7 +376,9 @@ fn candidates(extent: u64, limit: u64) -> Vec<u64> {
     out
 }
 
-/// Plans `[m, k] x [k, n]` in `mode` on `target`, over at most `tiles` tiles.
+/// Plans `[m, k] x [k, n]` in `mode` on `target`, over at most `tiles`
+/// tiles; `epilogue`: what the result's readers do that the reduction may take
+/// in ([`ResultEpilogue`]), costed with each plan.
 #[allow(clippy::too_many_arguments)]
 pub fn plan_matmul(
     target: &Target,
@@ -262,6 +389,7 @@ pub fn plan_matmul(
     mode: GemmMode,
     [ta, tb, tout]: [ElemType; 3],
     budget: &TileBudget,
+    epilogue: &ResultEpilogue,
 ) -> Result<MatmulPlan, PlanError> {
     let (input, partials) = mode.amp();
     let k_block = mode.k_block(target).ok_or_else(|| {
@@ -401,29 +529,33 @@ pub fn plan_matmul(
         }
     }
     let key = |p: &MatmulPlan| (p.total_cycles, p.tiles(), p.pm, p.pn, p.pk);
-    feasible.sort_by_key(|(p, _)| key(p));
-    // The best plans by the one-tile estimate, and the best of each N block
-    // (the estimate leaves out the re-layouts, which depend on it), are
-    // re-costed with the cycle formulas of the kernels each tile runs.
-    let mut shortlist: Vec<(MatmulPlan, u64)> = Vec::new();
-    let mut bns: Vec<u64> = Vec::new();
-    for (i, (p, x)) in feasible.iter().enumerate() {
-        let best_of_bn = !bns.contains(&p.bn);
-        if i < EXACT_SHORTLIST || best_of_bn {
-            bns.push(p.bn);
-            shortlist.push((p.clone(), *x));
-        }
-    }
+    // Every plan is bounded below by its exchange and its block's MACs at
+    // the AMP's peak, its rows padded to a whole number a worker (the
+    // GEMM splits them over the workers, each a row per AMP pass). Plans are re-costed with the
+    // cycle formulas of the kernels each tile runs in the order of that
+    // bound until the bound passes the best exact cost: the target's
+    // one-tile estimate only ranks plans of one exact cost (it is far from
+    // the kernel's for blocks of few rows, which it would leave out).
+    let macs = target
+        .amp_mode(input, partials)
+        .map_or(1, |a| u64::from(a.macs_per_cycle.max(1)));
+    let workers = u64::from(WORKER_CONTEXTS);
+    let bound = |p: &MatmulPlan, x: u64| {
+        x + (p.bm.div_ceil(workers) * workers * p.bk * p.bn).div_ceil(macs)
+    };
+    feasible.sort_by_key(|(p, x)| (bound(p, *x), key(p)));
     let mut best: Option<MatmulPlan> = None;
-    for (mut plan, exchange) in shortlist {
-        let g = plan.blocks(m, k, n);
-        if let Some((main, after)) = exact_cycles(&g, ta, tb, tout) {
-            plan.kernel_cycles = super::kernel_cycles(&gemm_spec(&g)).unwrap_or(plan.kernel_cycles);
-            plan.compute_cycles = main + after;
-            plan.total_cycles = exchange + main + after;
+    for (i, (plan, exchange)) in feasible.into_iter().enumerate() {
+        let lower = bound(&plan, exchange);
+        if best.as_ref().is_some_and(|b| lower > b.total_cycles) {
+            break;
         }
+        let plan = exact_plan(plan, exchange, [m, k, n], [ta, tb, tout], epilogue);
         if best.as_ref().is_none_or(|b| key(&plan) < key(b)) {
             best = Some(plan);
+        }
+        if i + 1 >= EXACT_MAX {
+            break;
         }
     }
     if !laid_out {
@@ -468,6 +600,7 @@ mod tests {
             f16(),
             F16S,
             &TileBudget::ALONE,
+            &ResultEpilogue::NONE,
         )
         .unwrap();
         assert!(p.tiles() > 700 && p.tiles() <= 1472, "{p:?}");
@@ -501,7 +634,18 @@ mod tests {
                 resident,
                 ..TileBudget::ALONE
             };
-            plan_matmul(&t, t.tiles() as u64, 128, 3072, 768, f16(), F16S, &budget).unwrap()
+            plan_matmul(
+                &t,
+                t.tiles() as u64,
+                128,
+                3072,
+                768,
+                f16(),
+                F16S,
+                &budget,
+                &ResultEpilogue::NONE,
+            )
+            .unwrap()
         };
         let (sent, resident) = (plan([false, false]), plan([false, true]));
         // Its blocks are in place from load: the plan chosen when it is sent
@@ -525,7 +669,18 @@ mod tests {
                 max_copies,
                 ..TileBudget::ALONE
             };
-            plan_matmul(&t, t.tiles() as u64, 256, 768, 768, f8(), F8S, &budget).unwrap()
+            plan_matmul(
+                &t,
+                t.tiles() as u64,
+                256,
+                768,
+                768,
+                f8(),
+                F8S,
+                &budget,
+                &ResultEpilogue::NONE,
+            )
+            .unwrap()
         };
         // Unlimited, a resident rhs is copied to every row block's tiles.
         let free = plan([false, true], None);
@@ -556,6 +711,7 @@ mod tests {
             f16(),
             F16S,
             &TileBudget::ALONE,
+            &ResultEpilogue::NONE,
         )
         .unwrap();
         assert!(p.tiles() <= 4);
@@ -575,6 +731,7 @@ mod tests {
                 f8(),
                 F8S,
                 &TileBudget::ALONE,
+                &ResultEpilogue::NONE,
             )
             .unwrap()
         };
@@ -593,6 +750,7 @@ mod tests {
             f16(),
             F16S,
             &TileBudget::ALONE,
+            &ResultEpilogue::NONE,
         ) {
             Err(PlanError::DoesNotFit { needed, available }) => assert!(needed > available),
             other => panic!("expected DoesNotFit, got {other:?}"),
@@ -611,25 +769,67 @@ mod tests {
             f16(),
             F16S,
             &TileBudget::ALONE,
+            &ResultEpilogue::NONE,
         )
         .unwrap();
         assert!(p.pk > 1, "{p:?}");
     }
 
     #[test]
+    fn the_reductions_epilogue_is_costed_with_each_plan() {
+        // The FFN's second projection of a BERT-base block: its bias add,
+        // folded into the last partials call, costs the plan cycles.
+        let t = target("ipu21");
+        let plan = |ep: &ResultEpilogue| {
+            plan_matmul(
+                &t,
+                t.tiles() as u64,
+                256,
+                3072,
+                768,
+                f8(),
+                F8S,
+                &TileBudget::ALONE,
+                ep,
+            )
+            .unwrap()
+        };
+        let bare = plan(&ResultEpilogue::NONE);
+        let bias = ResultEpilogue {
+            bias: true,
+            ..ResultEpilogue::NONE
+        };
+        let with = plan(&bias);
+        assert!(with.pk > 1, "{with:?}");
+        assert!(with.total_cycles > bare.total_cycles, "{with:?} {bare:?}");
+        // Each plan's cost is its own blocks' kernels: the bias plan costed
+        // without the epilogue is no cheaper than the bare plan.
+        let g = with.blocks(256, 3072, 768);
+        let (main, after) = exact_cycles(&g, F8S, &ResultEpilogue::NONE).unwrap();
+        let (_, after_bias) = exact_cycles(&g, F8S, &bias).unwrap();
+        assert!(after_bias > after);
+        assert!(with.total_cycles - after_bias + after >= bare.total_cycles);
+        assert!(main <= with.compute_cycles);
+    }
+
+    #[test]
     fn plans_leave_room_for_what_is_resident_on_their_tiles() {
         let t = target("ipu21");
-        let alone = plan_matmul(
-            &t,
-            t.tiles() as u64,
-            256,
-            384,
-            1536,
-            f16(),
-            F16S,
-            &TileBudget::ALONE,
-        )
-        .unwrap();
+        let plan = |budget: &TileBudget| {
+            let ep = &ResultEpilogue::NONE;
+            plan_matmul(
+                &t,
+                t.tiles() as u64,
+                256,
+                384,
+                1536,
+                f16(),
+                F16S,
+                budget,
+                ep,
+            )
+        };
+        let alone = plan(&TileBudget::ALONE).unwrap();
         let available = t
             .interleaved_range()
             .map_or(crate::data_bytes(&t), |r| r.end - r.start);
@@ -642,7 +842,7 @@ mod tests {
             during: &during,
             ..TileBudget::ALONE
         };
-        let p = plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget).unwrap();
+        let p = plan(&budget).unwrap();
         assert!(p.tiles() as usize <= last, "{p:?} beside {alone:?}");
         // Tile 0 holds a little more than the plan leaves free: some other
         // plan that fits beside it, or none.
@@ -652,7 +852,7 @@ mod tests {
             during: &during,
             ..TileBudget::ALONE
         };
-        match plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget) {
+        match plan(&budget) {
             Ok(p) => assert!(p.tile_bytes + during[0] <= available && p != alone, "{p:?}"),
             Err(PlanError::DoesNotFit { needed, .. }) => assert!(needed > available),
             Err(e) => panic!("{e}"),
@@ -664,7 +864,7 @@ mod tests {
             resident: [false, true],
             ..TileBudget::ALONE
         };
-        match plan_matmul(&t, t.tiles() as u64, 256, 384, 1536, f16(), F16S, &budget) {
+        match plan(&budget) {
             Err(PlanError::DoesNotFit {
                 needed,
                 available: a,

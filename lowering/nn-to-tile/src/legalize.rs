@@ -19,7 +19,7 @@
 
 use crate::quant;
 use crate::window::Window;
-use ipu_device::matmul_plan::{plan_matmul, PlanError, TileBudget};
+use ipu_device::matmul_plan::{plan_matmul, PlanError, ResultEpilogue, TileBudget};
 use ipu_dialects::nn::{self, build_op, element_type, op_kind};
 use ipu_ir::{Context, Loc, Op, Value};
 use ipu_isa::kernels::ElemType;
@@ -571,6 +571,7 @@ impl<'a> Rewriter<'a> {
             mode,
             [ea, eb, er],
             &TileBudget::ALONE,
+            &ResultEpilogue::NONE,
         ) {
             Err(PlanError::Unsupported(_)) => {}
             _ => return Ok(None),
@@ -653,7 +654,17 @@ impl<'a> Rewriter<'a> {
         // chunks; the first the planner can lay out.
         let mut kp = k.div_ceil(k_block) * k_block;
         if matches!(
-            plan_matmul(target, tiles, m, kp, np, mode, elems, &TileBudget::ALONE),
+            plan_matmul(
+                target,
+                tiles,
+                m,
+                kp,
+                np,
+                mode,
+                elems,
+                &TileBudget::ALONE,
+                &ResultEpilogue::NONE,
+            ),
             Err(PlanError::Unsupported(_))
         ) {
             if let Some(kc) = k_chunk(kp, mode.input_bytes()) {
