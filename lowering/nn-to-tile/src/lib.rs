@@ -12,6 +12,7 @@
 
 pub mod legalize;
 mod quant;
+mod resize;
 mod window;
 
 use ipu_device::{for_nn, TileEnv};
