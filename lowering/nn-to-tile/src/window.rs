@@ -515,7 +515,7 @@ impl Rewriter<'_> {
 mod tests {
     use super::Window;
     use ipu_ir::{Context, Op, Registry, Value};
-    use ipu_reference::{ElementType, Tensor};
+    use ipu_reference::Tensor;
     use rustc_hash::FxHashMap;
     use std::sync::Arc;
 
