@@ -34,7 +34,7 @@ use crate::load::value_name;
 /// (matmul; row ops: softmax, log-softmax, layer norm, reductions;
 /// elementwise arithmetic, comparisons, select and the unary functions;
 /// layout ops; gather; the shape and index arithmetic exporters emit;
-/// casts; conv and pooling). A case belongs to the op of its single node, or for an
+/// casts; conv, transposed conv, pooling and resize). A case belongs to the op of its single node, or for an
 /// `_expanded` case to the op of the case it expands
 /// ([`ipu_onnx::conformance::case_ops`]).
 pub const DEVICE_OPS: &[&str] = &[
@@ -91,10 +91,13 @@ pub const DEVICE_OPS: &[&str] = &[
     "CastLike",
     // convolutional networks: implicit GEMM and pooling over window views
     "Conv",
+    "ConvTranspose",
     "MaxPool",
     "AveragePool",
     "GlobalAveragePool",
     "GlobalMaxPool",
+    // resize: weighted sums of gathers by constant indices
+    "Resize",
     // quantized graphs: integers as exact f32 (lowering/nn-to-tile/src/quant.rs)
     "Round",
     "QuantizeLinear",

@@ -23,4 +23,5 @@ pub use ops::{
     broadcast_shapes, infer_shape, infer_type, normalize_slice, GeluApproximation, NearestMode,
     OpKind, PadMode, ReduceKind, ResizeCoordinate, ResizeMode, ScatterReduction,
 };
+pub use resize::resize_taps;
 pub use tensor::{Tensor, TensorData, TensorType};

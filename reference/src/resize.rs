@@ -321,6 +321,31 @@ fn axis_taps(
 
 /// The attributes of a resize op, for [`OpKind::attributes`].
 pub(crate) fn attributes(op: &OpKind) -> Vec<(&'static str, String)> {
+    let Some((scales, roi, extrapolation_value, coordinate, f)) = parts(op) else {
+        return Vec::new();
+    };
+    let list = |v: &[f64]| {
+        let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        format!("[{}]", items.join(", "))
+    };
+    vec![
+        ("scales", list(scales)),
+        ("coordinate", format!("\"{}\"", coordinate.name())),
+        ("roi", list(roi)),
+        ("extrapolation_value", extrapolation_value.to_string()),
+        ("mode", format!("\"{}\"", f.mode.name())),
+        ("nearest", format!("\"{}\"", f.nearest.name())),
+        ("antialias", f.antialias.to_string()),
+        ("cubic_coeff_a", f.cubic_coeff_a.to_string()),
+        ("exclude_outside", f.exclude_outside.to_string()),
+    ]
+}
+
+/// The parts of resize `op`: its scales, crop, extrapolation value,
+/// coordinate transformation and interpolation.
+type Parts<'a> = (&'a [f64], &'a [f64], f64, ResizeCoordinate, Interpolation);
+
+fn parts(op: &OpKind) -> Option<Parts<'_>> {
     let OpKind::Resize {
         scales,
         coordinate,
@@ -334,50 +359,53 @@ pub(crate) fn attributes(op: &OpKind) -> Vec<(&'static str, String)> {
         ..
     } = op
     else {
-        return Vec::new();
-    };
-    let list = |v: &[f64]| {
-        let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-        format!("[{}]", items.join(", "))
-    };
-    vec![
-        ("scales", list(scales)),
-        ("coordinate", format!("\"{}\"", coordinate.name())),
-        ("roi", list(roi)),
-        ("extrapolation_value", extrapolation_value.to_string()),
-        ("mode", format!("\"{}\"", mode.name())),
-        ("nearest", format!("\"{}\"", nearest.name())),
-        ("antialias", antialias.to_string()),
-        ("cubic_coeff_a", cubic_coeff_a.to_string()),
-        ("exclude_outside", exclude_outside.to_string()),
-    ]
-}
-
-/// Evaluates a resize op to `out` (its inferred type).
-pub(crate) fn evaluate_op(op: &OpKind, x: &Tensor, out: &TensorType) -> Result<Tensor, EvalError> {
-    let OpKind::Resize {
-        scales,
-        coordinate,
-        roi,
-        extrapolation_value: extrapolation,
-        mode,
-        nearest,
-        antialias,
-        cubic_coeff_a: a,
-        exclude_outside: exclude,
-        ..
-    } = op
-    else {
-        return Err(EvalError::attr(op.name(), "not a resize"));
+        return None;
     };
     let f = Interpolation {
         mode: *mode,
         nearest: *nearest,
         antialias: *antialias,
-        cubic_coeff_a: *a,
-        exclude_outside: *exclude,
+        cubic_coeff_a: *cubic_coeff_a,
+        exclude_outside: *exclude_outside,
     };
-    evaluate(x, (scales, roi, *extrapolation), *coordinate, &f, out)
+    Some((scales, roi, *extrapolation_value, *coordinate, f))
+}
+
+/// Axis `a`'s crop (start, end) of a resize of rank `rank` with `roi`.
+fn crop(roi: &[f64], rank: usize, a: usize) -> (f64, f64) {
+    match roi.len() {
+        0 => (0.0, 1.0),
+        _ => (roi[a], roi[rank + a]),
+    }
+}
+
+/// The taps of resize `op` along axis `a` of an input of shape `input`:
+/// for each output position of that axis, the `(index, weight)` pairs the
+/// evaluation weighs (none where a crop's coordinate is outside the
+/// input, which reads the extrapolation value). A result element is the
+/// product over the axes of their taps' weights, summed over every
+/// combination of taps: the resize is separable, one axis after another.
+/// `None` when `op` is not a resize of `input`'s rank.
+pub fn resize_taps(op: &OpKind, input: &[usize], a: usize) -> Option<Vec<Vec<(usize, f64)>>> {
+    let (scales, roi, _, coordinate, f) = parts(op)?;
+    let OpKind::Resize { shape, .. } = op else {
+        return None;
+    };
+    let rank = input.len();
+    let fits = a < rank && shape.len() == rank && scales.len() == rank;
+    if !fits || !(roi.is_empty() || roi.len() == 2 * rank) {
+        return None;
+    }
+    let len = (input[a], shape[a], scales[a], crop(roi, rank, a));
+    Some(axis_taps(len, coordinate, &f))
+}
+
+/// Evaluates a resize op to `out` (its inferred type).
+pub(crate) fn evaluate_op(op: &OpKind, x: &Tensor, out: &TensorType) -> Result<Tensor, EvalError> {
+    let Some((scales, roi, extrapolation, coordinate, f)) = parts(op) else {
+        return Err(EvalError::attr(op.name(), "not a resize"));
+    };
+    evaluate(x, (scales, roi, extrapolation), coordinate, &f, out)
 }
 
 /// Evaluates a resize to `out`. `roi` holds each axis's crop start, then
@@ -401,11 +429,8 @@ fn evaluate(
     let v = x.to_f32_vec();
     let taps: Vec<Vec<Vec<(usize, f64)>>> = (0..rank)
         .map(|a| {
-            let crop = match roi.len() {
-                0 => (0.0, 1.0),
-                _ => (roi[a], roi[rank + a]),
-            };
-            axis_taps((xs[a], out.shape[a], scales[a], crop), coordinate, f)
+            let c = crop(roi, rank, a);
+            axis_taps((xs[a], out.shape[a], scales[a], c), coordinate, f)
         })
         .collect();
     let strides = crate::eval::contiguous_strides(xs);

@@ -291,6 +291,14 @@ impl<'a> Rewriter<'a> {
                     target,
                 )
             }
+            OpKind::ConvTranspose {
+                strides,
+                dilations,
+                pads,
+                group,
+                ..
+            } => self.conv_transpose((strides, dilations, pads), *group, target),
+            OpKind::Resize { .. } => self.resize(kind),
             OpKind::MaxPool {
                 kernel,
                 strides,

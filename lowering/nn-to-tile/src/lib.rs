@@ -12,6 +12,7 @@
 
 pub mod legalize;
 mod quant;
+mod resize;
 mod window;
 mod wrap;
 

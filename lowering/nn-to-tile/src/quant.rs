@@ -608,7 +608,7 @@ impl Rewriter<'_> {
     /// The f32 image of integer value `v` (see the module's notes), built
     /// before the op being rewritten; None when its range is unknown or
     /// beyond 2^24.
-    fn image(&mut self, v: Value) -> Result<Option<Value>, String> {
+    pub(crate) fn image(&mut self, v: Value) -> Result<Option<Value>, String> {
         if let Some(&i) = self.images.get(&v) {
             return Ok(Some(i));
         }

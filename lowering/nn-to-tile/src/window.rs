@@ -265,6 +265,135 @@ impl Rewriter<'_> {
         self.emit(OpKind::Reshape { shape: sy.to_vec() }, &[y])
     }
 
+    /// `nn.conv_transpose` as a conv (stride 1, same dilations) of the
+    /// input with `stride - 1` zeros between its elements along each
+    /// spatial axis, by the weights flipped along the spatial axes and
+    /// with their two channel axes swapped per group: output position `o`
+    /// of the full transposed conv sums `x[i] * w[k]` over `o = i * s + k
+    /// * d`, which is that conv's window at `o` padded by `(K - 1) * d` in
+    /// front. The op's low pads crop that front (beyond it, the zeros-
+    /// stuffed input itself), and its result's size (with
+    /// `output_padding`) how far the windows reach past the end.
+    pub(crate) fn conv_transpose(
+        &mut self,
+        (strides, dilations, pads): (&[usize], &[usize], &[usize]),
+        group: usize,
+        target: &Target,
+    ) -> Result<Option<Value>, String> {
+        let (x, wt, y) = (self.operand(0), self.operand(1), self.cx.result(self.at, 0));
+        let (sx, sw, sy) = (self.shape(x), self.shape(wt), self.shape(y));
+        let s = sx.len().saturating_sub(2);
+        let fits = s > 0
+            && sw.len() == sx.len()
+            && sy.len() == sx.len()
+            && strides.len() == s
+            && dilations.len() == s
+            && pads.len() == 2 * s
+            && group > 0
+            && sx[1] % group == 0
+            // A low pad that crops the whole stuffed input is left alone.
+            && (0..s).all(|a| {
+                let stuffed = (sx.get(a + 2).map_or(1, |&d| d.max(1)) - 1) * strides[a] + 1;
+                let span = sw.get(a + 2).map_or(0, |&k| k.saturating_sub(1)) * dilations[a];
+                pads[a] < span + stuffed
+            });
+        if !fits || [&sx, &sw, &sy].iter().any(|v| v.contains(&0)) {
+            return Ok(None);
+        }
+        let e = |v| value_elem(self.cx, v);
+        let (Some(ex), Some(ew), Some(ey)) = (e(x), e(wt), e(y)) else {
+            return Ok(None);
+        };
+        if GemmMode::select(ex, ew, ey).is_err() {
+            return Ok(None);
+        }
+        let kernel = sw[2..].to_vec();
+        let mut xu = x;
+        let mut conv_pads = vec![0usize; 2 * s];
+        for a in 0..s {
+            xu = self.stuffed(xu, a + 2, strides[a])?;
+            let span = (kernel[a] - 1) * dilations[a];
+            if pads[a] > span {
+                xu = self.slice_from(xu, a + 2, pads[a] - span)?;
+            }
+            let low = span.saturating_sub(pads[a]);
+            let len = self.shape(xu)[a + 2];
+            conv_pads[a] = low;
+            conv_pads[s + a] = (sy[a + 2] + span).saturating_sub(low + len);
+        }
+        let wc = self.transposed_weights(wt, group)?;
+        let ones = vec![1usize; s];
+        let w = Window::new(kernel, &ones, dilations, &conv_pads);
+        let sxu = self.shape(xu);
+        let conv = self.conv_of(xu, wc, &w, group, (&sxu, &sy), &mut |r, a, b| {
+            r.legal_matmul(a, b, target)
+        })?;
+        Ok(Some(conv))
+    }
+
+    /// `v` with `s - 1` zeros between its elements along `axis`: each
+    /// element and the zeros after it a row of a new axis, the last
+    /// element's zeros cut off.
+    fn stuffed(&mut self, v: Value, axis: usize, s: usize) -> Result<Value, String> {
+        if s <= 1 {
+            return Ok(v);
+        }
+        let sv = self.shape(v);
+        let len = sv[axis];
+        let mut rows = sv.clone();
+        rows.insert(axis + 1, 1);
+        let r = self.emit(OpKind::Reshape { shape: rows }, &[v])?;
+        let padded = self.pad(r, axis + 1, s - 1, 0.0)?;
+        let mut flat = sv;
+        flat[axis] = len * s;
+        let f = self.emit(OpKind::Reshape { shape: flat }, &[padded])?;
+        self.unpad(f, axis, (len - 1) * s + 1)
+    }
+
+    /// `v` from element `from` on along `axis`.
+    fn slice_from(&mut self, v: Value, axis: usize, from: usize) -> Result<Value, String> {
+        let sv = self.shape(v);
+        let mut starts = vec![0i64; sv.len()];
+        starts[axis] = from as i64;
+        self.emit(
+            OpKind::Slice {
+                starts,
+                ends: sv.iter().map(|&d| d as i64).collect(),
+                steps: vec![1; sv.len()],
+            },
+            &[v],
+        )
+    }
+
+    /// A transposed conv's weights `[C, M/g, K...]` as a conv's `[M, C/g,
+    /// K...]` (each group's two channel axes swapped), flipped along each
+    /// spatial axis (a gather by the reversed positions).
+    fn transposed_weights(&mut self, wt: Value, group: usize) -> Result<Value, String> {
+        let sw = self.shape(wt);
+        let (c, mg) = (sw[0], sw[1]);
+        let cg = c / group;
+        let r = sw.len();
+        let mut grouped = vec![group, cg, mg];
+        grouped.extend_from_slice(&sw[2..]);
+        let g = self.emit(OpKind::Reshape { shape: grouped }, &[wt])?;
+        let mut perm = vec![0, 2, 1];
+        perm.extend(3..r + 1);
+        let t = self.emit(OpKind::Transpose { perm }, &[g])?;
+        let mut conv = vec![group * mg, cg];
+        conv.extend_from_slice(&sw[2..]);
+        let mut w = self.emit(OpKind::Reshape { shape: conv }, &[t])?;
+        for (a, &k) in sw.iter().enumerate().skip(2) {
+            if k > 1 {
+                let rev = (0..k as i64).rev().collect();
+                let it =
+                    Tensor::from_i64(vec![k], ElementType::I64, rev).map_err(|e| e.to_string())?;
+                let indices = self.emit(OpKind::Constant(it), &[])?;
+                w = self.emit(OpKind::Gather { axis: a }, &[w, indices])?;
+            }
+        }
+        Ok(w)
+    }
+
     /// A conv with one input and one output channel per group: the sum
     /// over kernel offsets of each offset's slice (`[N, C, O...]`) times
     /// that offset's weights (`[C, 1, K...]`) along the channel axis.
@@ -300,14 +429,37 @@ impl Rewriter<'_> {
     }
 
     /// `nn.max_pool` (without indices): the elementwise max of the
-    /// offsets' slices of the input padded with -inf.
+    /// offsets' slices of the input padded with -inf. Of integers, the max
+    /// of their f32 images (exact), whose cast back is the result.
     pub(crate) fn max_pool(&mut self, w: &Window) -> Result<Option<Value>, String> {
         let x = self.operand(0);
-        let Some((_, sy)) = self.window_shapes(w).filter(|_| pooled(self.elem(x))) else {
+        let Some((_, sy)) = self.window_shapes(w) else {
             return Ok(None);
         };
-        let slices = self.window_slices(x, w, &sy[2..], f32::NEG_INFINITY)?;
-        self.fold(&slices, OpKind::Max).map(Some)
+        let int = self.elem(x).filter(|t| t.is_integer());
+        let from = match int {
+            Some(_) => match self.image(x)? {
+                Some(i) => i,
+                None => return Ok(None),
+            },
+            None if pooled(self.elem(x)) => x,
+            None => return Ok(None),
+        };
+        let slices = self.window_slices(from, w, &sy[2..], f32::NEG_INFINITY)?;
+        let y = self.fold(&slices, OpKind::Max)?;
+        let Some(t) = int else {
+            return Ok(Some(y));
+        };
+        let c = self.emit(
+            OpKind::Cast {
+                to: t,
+                saturate: false,
+                scale: 0,
+            },
+            &[y],
+        )?;
+        self.images.insert(c, y);
+        Ok(Some(c))
     }
 
     /// `nn.avg_pool`: the sum of the offsets' slices of the input padded
@@ -363,7 +515,7 @@ impl Rewriter<'_> {
 mod tests {
     use super::Window;
     use ipu_ir::{Context, Op, Registry, Value};
-    use ipu_reference::{ElementType, Tensor};
+    use ipu_reference::Tensor;
     use rustc_hash::FxHashMap;
     use std::sync::Arc;
 
@@ -403,26 +555,50 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2
         results
     }
 
-    #[test]
-    fn windowed_ops_become_device_ops_of_the_same_values() {
+    /// Transposed convs (strided with output padding and groups, pads
+    /// past the kernel's span, dilated 1-D), resizes (nearest, linear,
+    /// cubic, a crop) and a max pool of u8.
+    const TRANSPOSED: &str = r#"
+func.func @main(%x: tensor<1x4x3x3xf32>, %t: tensor<4x3x3x3xf32>, %s: tensor<2x2x5xf32>, %k: tensor<2x3x2xf32>, %p: tensor<1x2x5x4xf32>, %u: tensor<1x1x5x5xui8>) -> (tensor<1x6x8x8xf32>, tensor<1x3x3x5xf32>, tensor<2x3x10xf32>, tensor<1x2x10x6xf32>, tensor<1x2x10x6xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x1x3x3xui8>) {
+  %0 = nn.conv_transpose %x, %t {strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, output_padding = array<i64: 1, 1>, group = 2} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x8x8xf32>
+  %1 = nn.conv_transpose %x, %t {strides = array<i64: 3, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 3, 1, 3, 1>, output_padding = array<i64: 0, 0>, group = 1} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x3x5xf32>
+  %2 = nn.conv_transpose %s, %k {strides = array<i64: 2>, dilations = array<i64: 2>, pads = array<i64: 1, 1>, output_padding = array<i64: 1>, group = 1} : (tensor<2x2x5xf32>, tensor<2x3x2xf32>) -> tensor<2x3x10xf32>
+  %3 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], nearest_mode = "round_prefer_ceil", coordinate_transformation_mode = "asymmetric"} : tensor<1x2x5x4xf32> -> tensor<1x2x10x6xf32>
+  %4 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 2.0 : f64, 1.5 : f64], mode = "linear", coordinate_transformation_mode = "align_corners"} : tensor<1x2x5x4xf32> -> tensor<1x2x10x6xf32>
+  %5 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.6 : f64, 0.75 : f64], mode = "cubic", cubic_coeff_a = -0.5 : f64, exclude_outside, antialias} : tensor<1x2x5x4xf32> -> tensor<1x2x3x3xf32>
+  %6 = nn.resize %p {scales = [1.0 : f64, 1.0 : f64, 0.6 : f64, 0.75 : f64], coordinate_transformation_mode = "tf_crop_and_resize", roi = [0.0 : f64, 0.0 : f64, 0.4 : f64, 0.6 : f64, 1.0 : f64, 1.0 : f64, 1.2 : f64, 1.5 : f64], extrapolation_value = 10.0 : f64, mode = "linear"} : tensor<1x2x5x4xf32> -> tensor<1x2x3x3xf32>
+  %7 = nn.max_pool %u {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x1x5x5xui8> -> tensor<1x1x3x3xui8>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<1x6x8x8xf32>, tensor<1x3x3x5xf32>, tensor<2x3x10xf32>, tensor<1x2x10x6xf32>, tensor<1x2x10x6xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>, tensor<1x1x3x3xui8>
+}
+"#;
+
+    /// Legalizes `src` and checks that none of the ops named `gone` is
+    /// left and that the reference gives the same values before and after.
+    fn legalized_values_match(src: &str, gone: &[&str]) -> Vec<String> {
         let mut registry = Registry::new();
         ipu_dialects::register_all_dialects(&mut registry);
         let mut cx = Context::new(Arc::new(registry));
-        let module = ipu_ir::parser::parse_source(&mut cx, "t.mlir", WINDOWED).unwrap();
+        let module = ipu_ir::parser::parse_source(&mut cx, "t.mlir", src).unwrap();
         let f = ipu_program::target::functions(&cx, module)[0];
         let entry = cx.entry_block(cx.region(f, 0)).unwrap();
-        // Inputs of a deterministic pattern, away from ties for the max.
+        // Inputs of a deterministic pattern, away from ties for the max
+        // (small integers for an integer input).
         let args: Vec<Tensor> = cx
             .block_args(entry)
             .iter()
             .enumerate()
             .map(|(i, &a)| {
                 let shape: Vec<usize> = cx.value_shape(a).iter().map(|&d| d as usize).collect();
+                let (_, e) = cx.tensor_parts(cx.value_type(a)).unwrap();
+                let t = ipu_dialects::nn::element_type(&cx, e).unwrap();
                 let n: usize = shape.iter().product();
                 let v = (0..n)
-                    .map(|j| ((j * 37 + i * 11) % 29) as f32 / 7.0 - 2.0 + j as f32 * 1e-3)
+                    .map(|j| match t.is_integer() {
+                        true => ((j * 37 + i * 11) % 251) as f32,
+                        false => ((j * 37 + i * 11) % 29) as f32 / 7.0 - 2.0 + j as f32 * 1e-3,
+                    })
                     .collect();
-                Tensor::from_f32(shape, ElementType::F32, v).unwrap()
+                Tensor::from_f32(shape, t, v).unwrap()
             })
             .collect();
         let before = run(&cx, f, &args);
@@ -433,13 +609,13 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2
             .iter()
             .map(|&o| cx.name_str(o).to_string())
             .collect();
-        for windowed in ["nn.conv", "nn.max_pool", "nn.avg_pool"] {
-            assert!(!names.iter().any(|n| n == windowed), "{windowed} left");
+        for op in gone {
+            assert!(!names.iter().any(|n| n == op), "{op} left");
         }
-        assert!(names.iter().any(|n| n == "nn.matmul"));
         let after = run(&cx, f, &args);
         for (i, (b, a)) in before.iter().zip(&after).enumerate() {
             assert_eq!(b.shape(), a.shape(), "result {i}");
+            assert_eq!(b.dtype(), a.dtype(), "result {i}");
             for (x, y) in b.to_f32_vec().iter().zip(a.to_f32_vec()) {
                 assert!(
                     (x - y).abs() <= 1e-5 * (1.0 + x.abs()),
@@ -447,6 +623,22 @@ func.func @main(%x: tensor<2x4x7x6xf32>, %w: tensor<6x4x3x3xf32>, %g: tensor<4x2
                 );
             }
         }
+        names
+    }
+
+    #[test]
+    fn windowed_ops_become_device_ops_of_the_same_values() {
+        let gone = ["nn.conv", "nn.max_pool", "nn.avg_pool"];
+        let names = legalized_values_match(WINDOWED, &gone);
+        assert!(names.iter().any(|n| n == "nn.matmul"));
+    }
+
+    #[test]
+    fn transposed_convs_resizes_and_integer_pools_become_device_ops() {
+        let gone = ["nn.conv_transpose", "nn.resize", "nn.max_pool"];
+        let names = legalized_values_match(TRANSPOSED, &gone);
+        assert!(names.iter().any(|n| n == "nn.matmul"));
+        assert!(names.iter().any(|n| n == "nn.gather"));
     }
 
     #[test]
