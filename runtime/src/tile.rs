@@ -16,7 +16,7 @@
 //! instruction: nothing in here panics on a bad program.
 
 use ipu_isa::disasm::format_inst;
-use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_table, F8Format};
+use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value, f8_table, F8Format};
 use ipu_isa::link::TileImage;
 use ipu_isa::table::{Ctx, Slot};
 use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUNDLE_BIT};
@@ -24,6 +24,7 @@ use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUND
 use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 use std::sync::Arc;
 
+mod fp8;
 mod pool;
 
 /// Worker contexts per tile.
@@ -1790,8 +1791,8 @@ impl Tile {
                 } else {
                     F8Format::E5M2
                 };
-                let q0 = f8_from_f64(f32::from_bits(a[s]) as f64, scale, f) as u32;
-                let q1 = f8_from_f64(f32::from_bits(a[s + 1]) as f64, scale, f) as u32;
+                let q0 = fp8::f8_code(f32::from_bits(a[s]), scale, f) as u32;
+                let q1 = fp8::f8_code(f32::from_bits(a[s + 1]), scale, f) as u32;
                 a[d] = q0 | q1 << 8;
             }
             CvtF16F8e4 | CvtF16F8e5 => {
@@ -1803,7 +1804,7 @@ impl Tile {
                 let x = f16x4(a[s], a[s + 1]);
                 let mut v = 0u32;
                 for (k, x) in x.iter().enumerate() {
-                    v |= (f8_from_f64(*x as f64, scale, f) as u32) << (8 * k);
+                    v |= (fp8::f8_code(*x, scale, f) as u32) << (8 * k);
                 }
                 a[d] = v;
             }
