@@ -78,13 +78,13 @@ mod tests {
         }
     }
 
-    /// Every f16 value (what `f16 -> f8` converts) at every scale a
-    /// program is likely to set, and beyond the fast path's range.
+    /// Every f16 value (what `f16 -> f8` converts, every tie included)
+    /// at the scales around zero, and at the edges of the fast path's range.
     #[test]
     fn every_f16_matches_the_reference() {
         for h in 0..=u16::MAX {
             let x = half::f16::from_bits(h).to_f32();
-            for scale in (-40..=40).chain([-201, -200, 199, 200, 201, 5000]) {
+            for scale in (-12..=12).chain([-201, -200, -150, 150, 199, 200, 201, 5000]) {
                 check(x, scale);
             }
         }
@@ -94,7 +94,8 @@ mod tests {
     /// saturation edge, NaNs, infinities) at a few scales.
     #[test]
     fn f32_sweep_matches_the_reference() {
-        let mut bits: Vec<u32> = (0..=u32::MAX).step_by(1021).collect();
+        // (A prime step: every exponent, with varied significands.)
+        let mut bits: Vec<u32> = (0..=u32::MAX).step_by(65521).collect();
         bits.extend([
             0,
             0x8000_0000,
