@@ -490,10 +490,9 @@ impl Default for DecodedCode {
 pub struct Tile {
     cfg: TileConfig,
     mem: Vec<u8>,
-    /// The end of the bytes of `mem` ever written (all are zero from
-    /// there on): a dropped tile's memory is reused after zeroing only
-    /// these ([`pool`]).
-    dirty_end: usize,
+    /// The pages of `mem` ever written (all other bytes are zero): a
+    /// dropped tile's memory is reused after zeroing only these ([`pool`]).
+    dirty: pool::Dirty,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     /// The code holds a `send` / `exch` (can send), a `recv` / `exch`.
@@ -530,7 +529,10 @@ pub struct Tile {
 
 impl Drop for Tile {
     fn drop(&mut self) {
-        pool::give(std::mem::take(&mut self.mem), self.dirty_end);
+        pool::give(
+            std::mem::take(&mut self.mem),
+            std::mem::take(&mut self.dirty),
+        );
     }
 }
 
@@ -792,7 +794,7 @@ impl Tile {
     pub fn new(cfg: TileConfig) -> Tile {
         Tile {
             mem: pool::take(cfg.memory_bytes as usize),
-            dirty_end: 0,
+            dirty: pool::Dirty::of_bytes(cfg.memory_bytes as usize),
             cfg,
             code: Arc::new([]),
             fast: Arc::new([]),
@@ -944,7 +946,7 @@ impl Tile {
     /// Host write into tile memory.
     pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
         let r = self.host_range(addr, bytes.len())?;
-        self.dirty_end = self.dirty_end.max(r.end);
+        self.dirty.mark(r.clone());
         self.mem[r].copy_from_slice(bytes);
         Ok(())
     }
@@ -959,7 +961,7 @@ impl Tile {
     /// exchange words with it).
     pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
         let r = self.host_range(addr, len)?;
-        self.dirty_end = self.dirty_end.max(r.end);
+        self.dirty.mark(r.clone());
         Ok(&mut self.mem[r])
     }
 
@@ -1265,7 +1267,8 @@ impl Tile {
         if addr < self.code_hi && addr + size > self.code_lo {
             return Err(FaultKind::StoreToCode { addr });
         }
-        self.dirty_end = self.dirty_end.max(a + size as usize);
+        // An aligned store of at most 8 bytes lies in one page.
+        self.dirty.mark_byte(a);
         Ok(a)
     }
 
@@ -2293,6 +2296,9 @@ mod tests {
                 "round {round}"
             );
             t.write(base + 100 * round as u32, &[round + 1; 7]).unwrap();
+            // Across the boundary of the second and third pages.
+            t.write(base + 2 * 4096 - 3 - round as u32, &[0x5a; 7])
+                .unwrap();
             t.memory_mut(base + n as u32 - 8, 8).unwrap().fill(0xa5);
         }
     }
