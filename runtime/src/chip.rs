@@ -1059,6 +1059,15 @@ impl Chip {
     /// `halted` false still running) with a [`ChipFault::SyncNeverReached`].
     /// Returns whether there was one.
     fn sync_never_reached(&mut self, halted: bool) -> bool {
+        // Checked at every superstep's end: the lists only when a tile is missing.
+        let missing = |s: &Slot| match s.state {
+            State::Halted => halted,
+            State::Running => !halted,
+            _ => false,
+        };
+        if !self.slots.iter().any(missing) {
+            return false;
+        }
         let waiting: Vec<u32> = (0..self.slots.len() as u32)
             .filter(|&t| matches!(self.slots[t as usize].state, State::AtSync(_)))
             .collect();
@@ -1068,12 +1077,7 @@ impl Chip {
         let sync = self.supersteps.len();
         let mut any = false;
         for (id, sl) in self.slots.iter_mut().enumerate() {
-            let missing = match sl.state {
-                State::Halted => halted,
-                State::Running => !halted,
-                _ => false,
-            };
-            if !missing {
+            if !missing(sl) {
                 continue;
             }
             let pc = if halted {

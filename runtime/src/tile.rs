@@ -16,7 +16,7 @@
 //! instruction: nothing in here panics on a bad program.
 
 use ipu_isa::disasm::format_inst;
-use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value, f8_from_f64, f8_table, F8Format};
+use ipu_isa::float::{bf16_bits, bf16_value, f16_bits, f16_value, f8_table, F8Format};
 use ipu_isa::link::TileImage;
 use ipu_isa::table::{Ctx, Slot};
 use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUNDLE_BIT};
@@ -24,6 +24,7 @@ use ipu_isa::{decode, info, AmpMode, Inst, Op, AMP_BANK_BYTES, AMP_COLUMNS, BUND
 use crate::exchange::{EngineCapture, EngineRow, EngineSend, ExchangePort};
 use std::sync::Arc;
 
+mod fp8;
 mod pool;
 
 /// Worker contexts per tile.
@@ -253,12 +254,13 @@ enum IssueKind {
 
 impl Fast {
     fn of(code: &[Pre], idx: usize) -> Fast {
+        let handlers = handlers();
         let p = code[idx];
         let invalid = Fast {
             first: p.inst,
             second: p.inst,
-            h_first: HANDLERS[0],
-            h_second: HANDLERS[0],
+            h_first: handlers[0],
+            h_second: handlers[0],
             kind: IssueKind::Invalid,
             words: 1,
             turns: 1,
@@ -279,8 +281,8 @@ impl Fast {
             return Fast {
                 first: p.inst,
                 second: p.inst,
-                h_first: HANDLERS[p.inst.op as usize],
-                h_second: HANDLERS[0],
+                h_first: handlers[p.inst.op as usize],
+                h_second: handlers[0],
                 kind,
                 words: 1,
                 turns: p.cost,
@@ -294,8 +296,8 @@ impl Fast {
                 Fast {
                     first: p.inst,
                     second: q.inst,
-                    h_first: HANDLERS[p.inst.op as usize],
-                    h_second: HANDLERS[q.inst.op as usize],
+                    h_first: handlers[p.inst.op as usize],
+                    h_second: handlers[q.inst.op as usize],
                     kind: IssueKind::Bundle,
                     words: 2,
                     turns: p.cost.max(q.cost),
@@ -320,13 +322,16 @@ struct IssueState<'p> {
 
 /// One function per op: the big `match` in `exec_mem` / `exec_arith` is
 /// specialised for a constant op, so dispatch is one indirect call to a
-/// small function chosen at load time.
-type Handler = fn(&mut Tile, usize, Inst, &mut IssueState) -> Result<(), HandlerFault>;
+/// small function chosen at load time. (`unsafe`: the table of
+/// [`handlers`] may hold versions compiled for CPU features, which it
+/// only hands out on a CPU that has them.)
+type Handler = unsafe fn(&mut Tile, usize, Inst, &mut IssueState) -> Result<(), HandlerFault>;
 
 /// A handler's failure: the fault itself waits in `Tile::pending_fault`, so
 /// that the success path returns one register.
 struct HandlerFault;
 
+#[inline(always)]
 fn handler<const N: u8>(
     t: &mut Tile,
     ci: usize,
@@ -348,13 +353,48 @@ fn handler<const N: u8>(
     }
 }
 
-macro_rules! handlers {
-    ($($n:literal)*) => { [$(handler::<$n> as Handler),*] };
+/// [`handler`] compiled for AVX2, FMA and F16C: the AMP's MACs and the
+/// f16 conversions inline into it instead of being calls behind a
+/// feature test. Same operations in the same order (Rust never fuses a
+/// multiply and an add by itself; `mul_add` is one rounding either way).
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn handler_avx2<const N: u8>(
+    t: &mut Tile,
+    ci: usize,
+    i: Inst,
+    st: &mut IssueState,
+) -> Result<(), HandlerFault> {
+    handler::<N>(t, ci, i, st)
 }
 
-static HANDLERS: [Handler; Op::COUNT] = handlers!(
+macro_rules! handler_tables {
+    ($($n:literal)*) => {
+        static HANDLERS: [Handler; Op::COUNT] = [$(handler::<$n> as Handler),*];
+        #[cfg(target_arch = "x86_64")]
+        static HANDLERS_AVX2: [Handler; Op::COUNT] = [$(handler_avx2::<$n> as Handler),*];
+    };
+}
+
+handler_tables!(
     0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127 128 129 130 131 132 133 134 135 136 137 138 139 140 141 142 143 144 145 146 147 148 149 150 151 152 153 154 155 156 157 158 159 160
 );
+
+/// The handlers this CPU can run: the AVX2 versions where it has the
+/// features they are compiled for.
+fn handlers() -> &'static [Handler; Op::COUNT] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx2") && has!("fma") && has!("f16c") {
+            return &HANDLERS_AVX2;
+        }
+    }
+    &HANDLERS
+}
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Context {
@@ -375,6 +415,24 @@ struct AmpState {
     drain: [f32; AMP_COLUMNS],
     phase: u32,
     kph: u32,
+    /// The MACs of this context's latest AMP instruction, not yet added
+    /// to `acc` (see [`Tile::flush_amp`]).
+    pending: PendingMacs,
+}
+
+/// An AMP instruction's MACs, held back so that those of several
+/// contexts run together: each is a chain of dependent adds, and chains
+/// of different contexts overlap on the host where one after another
+/// with the issue loop between them would not. Column `c` still adds
+/// `xs[j] * w(row0 + j, c)` in order of `j`, so the sums are the same.
+#[derive(Clone, Copy, Debug, Default)]
+struct PendingMacs {
+    xs: [f32; 8],
+    k: u8,
+    row0: u16,
+    /// The instruction ended the accumulation: `drain` takes `acc`,
+    /// which restarts at zero.
+    drain: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -432,10 +490,9 @@ impl Default for DecodedCode {
 pub struct Tile {
     cfg: TileConfig,
     mem: Vec<u8>,
-    /// The end of the bytes of `mem` ever written (all are zero from
-    /// there on): a dropped tile's memory is reused after zeroing only
-    /// these ([`pool`]).
-    dirty_end: usize,
+    /// The pages of `mem` ever written (all other bytes are zero): a
+    /// dropped tile's memory is reused after zeroing only these ([`pool`]).
+    dirty: pool::Dirty,
     code: Arc<[Pre]>,
     fast: Arc<[Fast]>,
     /// The code holds a `send` / `exch` (can send), a `recv` / `exch`.
@@ -444,6 +501,9 @@ pub struct Tile {
     code_hi: u32,
     ctx: [Context; WORKERS + 1],
     amp: [AmpState; WORKERS],
+    /// Bit `w`: worker `w` has [`PendingMacs`]. They are applied before
+    /// anything reads `acc` or `drain`, or rewrites `wcache`.
+    amp_pending: u8,
     banks: Vec<[u8; AMP_BANK_BYTES]>,
     active_bank: usize,
     /// The active bank's rows when it holds its weights column by column
@@ -469,7 +529,10 @@ pub struct Tile {
 
 impl Drop for Tile {
     fn drop(&mut self) {
-        pool::give(std::mem::take(&mut self.mem), self.dirty_end);
+        pool::give(
+            std::mem::take(&mut self.mem),
+            std::mem::take(&mut self.dirty),
+        );
     }
 }
 
@@ -731,7 +794,7 @@ impl Tile {
     pub fn new(cfg: TileConfig) -> Tile {
         Tile {
             mem: pool::take(cfg.memory_bytes as usize),
-            dirty_end: 0,
+            dirty: pool::Dirty::of_bytes(cfg.memory_bytes as usize),
             cfg,
             code: Arc::new([]),
             fast: Arc::new([]),
@@ -740,6 +803,7 @@ impl Tile {
             code_hi: 0,
             ctx: [Context::default(); WORKERS + 1],
             amp: [AmpState::default(); WORKERS],
+            amp_pending: 0,
             banks: vec![[0; AMP_BANK_BYTES]; 2],
             active_bank: 0,
             bank_rows_t: 0,
@@ -882,7 +946,7 @@ impl Tile {
     /// Host write into tile memory.
     pub fn write(&mut self, addr: u32, bytes: &[u8]) -> Result<(), HostAccessError> {
         let r = self.host_range(addr, bytes.len())?;
-        self.dirty_end = self.dirty_end.max(r.end);
+        self.dirty.mark(r.clone());
         self.mem[r].copy_from_slice(bytes);
         Ok(())
     }
@@ -897,7 +961,7 @@ impl Tile {
     /// exchange words with it).
     pub fn memory_mut(&mut self, addr: u32, len: usize) -> Result<&mut [u8], HostAccessError> {
         let r = self.host_range(addr, len)?;
-        self.dirty_end = self.dirty_end.max(r.end);
+        self.dirty.mark(r.clone());
         Ok(&mut self.mem[r])
     }
 
@@ -1131,12 +1195,16 @@ impl Tile {
         };
         // In a bundle the arithmetic slot executes first: a store in the
         // memory slot sees its result, a load's result is seen by the next issue.
-        let r = match kind {
-            IssueKind::Bundle => match h_second(self, ci, second, &mut st) {
-                Ok(()) => h_first(self, ci, first, &mut st),
-                e => e,
-            },
-            _ => h_first(self, ci, first, &mut st),
+        // SAFETY: the handlers came from `handlers()`, which gives
+        // versions compiled for CPU features only on a CPU that has them.
+        let r = unsafe {
+            match kind {
+                IssueKind::Bundle => match h_second(self, ci, second, &mut st) {
+                    Ok(()) => h_first(self, ci, first, &mut st),
+                    e => e,
+                },
+                _ => h_first(self, ci, first, &mut st),
+            }
         };
         if r.is_err() {
             let k = self.pending_fault.take().unwrap_or(FaultKind::BadBundle);
@@ -1199,7 +1267,8 @@ impl Tile {
         if addr < self.code_hi && addr + size > self.code_lo {
             return Err(FaultKind::StoreToCode { addr });
         }
-        self.dirty_end = self.dirty_end.max(a + size as usize);
+        // An aligned store of at most 8 bytes lies in one page.
+        self.dirty.mark_byte(a);
         Ok(a)
     }
 
@@ -1435,6 +1504,7 @@ impl Tile {
                 self.weight_write(o, &b[..n as usize]);
             }
             Ampswap => {
+                self.flush_amp();
                 self.active_bank ^= 1;
                 self.bank_rows_t = 0;
                 self.wcache_fmt = WFmt::None;
@@ -1449,11 +1519,13 @@ impl Tile {
                         end: rows as usize * AMP_COLUMNS,
                     });
                 }
+                self.flush_amp();
                 self.active_bank ^= 1;
                 self.bank_rows_t = rows;
                 self.wcache_fmt = WFmt::None;
             }
             Ampk => {
+                self.flush_amp();
                 let kph = self.ctx[ci].m[d];
                 self.amp[ci] = AmpState {
                     kph,
@@ -1790,8 +1862,8 @@ impl Tile {
                 } else {
                     F8Format::E5M2
                 };
-                let q0 = f8_from_f64(f32::from_bits(a[s]) as f64, scale, f) as u32;
-                let q1 = f8_from_f64(f32::from_bits(a[s + 1]) as f64, scale, f) as u32;
+                let q0 = fp8::f8_code(f32::from_bits(a[s]), scale, f) as u32;
+                let q1 = fp8::f8_code(f32::from_bits(a[s + 1]), scale, f) as u32;
                 a[d] = q0 | q1 << 8;
             }
             CvtF16F8e4 | CvtF16F8e5 => {
@@ -1803,7 +1875,7 @@ impl Tile {
                 let x = f16x4(a[s], a[s + 1]);
                 let mut v = 0u32;
                 for (k, x) in x.iter().enumerate() {
-                    v |= (f8_from_f64(*x as f64, scale, f) as u32) << (8 * k);
+                    v |= (fp8::f8_code(*x, scale, f) as u32) << (8 * k);
                 }
                 a[d] = v;
             }
@@ -1981,6 +2053,7 @@ impl Tile {
     /// from row 0 when the cache holds another format.
     #[cold]
     fn decode_weights(&mut self, fmt: WFmt, upto: usize) {
+        self.flush_amp();
         if self.wcache_fmt != fmt {
             self.wcache_fmt = fmt;
             self.wcache_rows = 0;
@@ -2039,6 +2112,29 @@ impl Tile {
         self.wcache_rows = self.wcache_rows.max(r1);
     }
 
+    /// Adds every context's [`PendingMacs`] to its accumulators, one
+    /// context after another in a tight loop (where the host overlaps
+    /// their chains of adds).
+    #[inline(always)]
+    fn flush_amp(&mut self) {
+        let mut m = self.amp_pending;
+        self.amp_pending = 0;
+        while m != 0 {
+            let w = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let st = &mut self.amp[w];
+            let p = st.pending;
+            let (k, r0) = (p.k as usize, p.row0 as usize);
+            if let Some(w) = self.wcache.get(r0 * AMP_COLUMNS..(r0 + k) * AMP_COLUMNS) {
+                amp_macs(&mut st.acc, &p.xs[..k], w.as_chunks::<AMP_COLUMNS>().0);
+            }
+            if p.drain {
+                st.drain = st.acc;
+                st.acc = [0.0; AMP_COLUMNS];
+            }
+        }
+    }
+
     #[inline(always)]
     fn amp(&mut self, op: Op, ci: usize, i: &Inst) -> Result<(), FaultKind> {
         let Some(mode) = AmpMode::of(op) else {
@@ -2077,6 +2173,9 @@ impl Tile {
                 end: end.max(t_end),
             });
         }
+        if self.amp_pending & (1 << ci) != 0 {
+            self.flush_amp();
+        }
         if self.wcache_fmt != fmt || self.wcache_rows < k0 + mode.k_per_instr {
             self.decode_weights(fmt, k0 + mode.k_per_instr);
         }
@@ -2104,9 +2203,8 @@ impl Tile {
                 }
             }
         }
-        // The row's inputs first, then the MACs on a local copy of the
-        // accumulators: column c still adds x_j * w(j, c) in order of j
-        // (the same sums), and the 16 columns become vector operations.
+        // The row's inputs now, the MACs with other contexts' later
+        // ([`Tile::flush_amp`]).
         let k = mode.k_per_instr;
         let mut xs = [0f32; 8];
         for (j, xv) in xs.iter_mut().enumerate().take(k) {
@@ -2121,15 +2219,18 @@ impl Tile {
                 _ => self.f8.1[(x[j / 4] >> (8 * (j % 4))) as u8 as usize] * scale,
             };
         }
-        let (rows, _) =
-            self.wcache[k0 * AMP_COLUMNS..(k0 + k) * AMP_COLUMNS].as_chunks::<AMP_COLUMNS>();
-        amp_macs(&mut st.acc, &xs[..k], rows);
         st.phase += 1;
-        if st.phase == st.kph {
-            st.drain = st.acc;
-            st.acc = [0.0; AMP_COLUMNS];
+        let drain = st.phase == st.kph;
+        if drain {
             st.phase = 0;
         }
+        st.pending = PendingMacs {
+            xs,
+            k: k as u8,
+            row0: k0 as u16,
+            drain,
+        };
+        self.amp_pending |= 1 << ci;
         self.stats.amp_macs += mode.macs() as u64;
         let a = &mut self.ctx[ci].a;
         a[ro] = out[0];
@@ -2195,6 +2296,9 @@ mod tests {
                 "round {round}"
             );
             t.write(base + 100 * round as u32, &[round + 1; 7]).unwrap();
+            // Across the boundary of the second and third pages.
+            t.write(base + 2 * 4096 - 3 - round as u32, &[0x5a; 7])
+                .unwrap();
             t.memory_mut(base + n as u32 - 8, 8).unwrap().fill(0xa5);
         }
     }

@@ -5,9 +5,9 @@
 //! page as it is first written. A process that simulates chip after chip
 //! (the tests, sweeps, a benchmark's runs) would pay that again for every
 //! chip, or a full `memset` when the allocator hands back memory it has
-//! kept. Here a dropped tile's memory is kept instead, with the end of
-//! the bytes its tile ever wrote, and a new tile of the same size takes it
-//! back after zeroing only those bytes: the pages stay mapped, and
+//! kept. Here a dropped tile's memory is kept instead, with the pages its
+//! tile ever wrote ([`Dirty`]), and a new tile of the same size takes it
+//! back after zeroing only those pages: the pages stay mapped, and
 //! untouched pages are never touched. At most [`POOL_BYTES`] are kept.
 
 use std::sync::Mutex;
@@ -15,10 +15,59 @@ use std::sync::Mutex;
 /// The most bytes of tile memory kept (about one `ipu21` chip).
 const POOL_BYTES: usize = 1 << 30;
 
-/// Kept memories, each with the end of its written bytes (all of its
-/// bytes from there on are zero).
+/// Log2 of the bytes of a page [`Dirty`] tracks.
+const PAGE_SHIFT: u32 = 12;
+
+/// The pages of a tile's memory ever written (every other byte is zero).
+#[derive(Debug, Default)]
+pub(super) struct Dirty {
+    bits: Vec<u64>,
+}
+
+impl Dirty {
+    /// No page written, of a memory of `n` bytes.
+    pub(super) fn of_bytes(n: usize) -> Dirty {
+        Dirty {
+            bits: vec![0; n.div_ceil(1 << PAGE_SHIFT).div_ceil(64)],
+        }
+    }
+
+    /// Marks the page of byte `a`.
+    #[inline(always)]
+    pub(super) fn mark_byte(&mut self, a: usize) {
+        let p = a >> PAGE_SHIFT;
+        if let Some(w) = self.bits.get_mut(p >> 6) {
+            *w |= 1 << (p & 63);
+        }
+    }
+
+    /// Marks every page of the bytes `r`.
+    pub(super) fn mark(&mut self, r: std::ops::Range<usize>) {
+        if !r.is_empty() {
+            for p in r.start >> PAGE_SHIFT..=(r.end - 1) >> PAGE_SHIFT {
+                self.mark_byte(p << PAGE_SHIFT);
+            }
+        }
+    }
+
+    /// Zeroes the marked pages of `mem`.
+    fn zero(&self, mem: &mut [u8]) {
+        for (k, &w) in self.bits.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                let p = k * 64 + w.trailing_zeros() as usize;
+                w &= w - 1;
+                let lo = (p << PAGE_SHIFT).min(mem.len());
+                let hi = ((p + 1) << PAGE_SHIFT).min(mem.len());
+                mem[lo..hi].fill(0);
+            }
+        }
+    }
+}
+
+/// Kept memories, each with its written pages.
 struct Pool {
-    kept: Vec<(Vec<u8>, usize)>,
+    kept: Vec<(Vec<u8>, Dirty)>,
     bytes: usize,
 }
 
@@ -47,17 +96,16 @@ pub(super) fn take(n: usize) -> Vec<u8> {
     };
     match found {
         Some((mut m, dirty)) => {
-            m[..dirty].fill(0);
+            dirty.zero(&mut m);
             m
         }
         None => vec![0; n],
     }
 }
 
-/// Keeps `mem`, whose bytes from `dirty` on are zero, if there is room;
-/// else frees it.
-pub(super) fn give(mem: Vec<u8>, dirty: usize) {
-    let dirty = dirty.min(mem.len());
+/// Keeps `mem`, whose bytes outside the `dirty` pages are zero, if there
+/// is room; else frees it.
+pub(super) fn give(mem: Vec<u8>, dirty: Dirty) {
     let mut p = pool();
     if !mem.is_empty() && p.bytes + mem.len() <= POOL_BYTES {
         p.bytes += mem.len();
