@@ -1358,7 +1358,30 @@ fn slot_roles<'a>(
 #[derive(Default)]
 struct Shared<'a> {
     records: rustc_hash::FxHashMap<(&'a [Word], usize), u32>,
-    rows: rustc_hash::FxHashMap<&'a [(RowEntry, Option<u32>)], u32>,
+    rows: rustc_hash::FxHashMap<RowKey<'a>, u32>,
+}
+
+/// A row as a [`Shared`] key: equal rows are equal keys, but only its
+/// length and a few entries are hashed (a busy tile's rows run to hundreds
+/// of entries, and hashing each whole, twice per tile, was a few percent
+/// of the whole compile).
+#[derive(PartialEq, Eq)]
+struct RowKey<'a>(&'a [(RowEntry, Option<u32>)]);
+
+impl std::hash::Hash for RowKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        const SAMPLES: usize = 8;
+        let (r, n) = (self.0, self.0.len());
+        n.hash(h);
+        if n <= SAMPLES {
+            r.hash(h);
+        } else {
+            // The first, the last and evenly spaced ones between.
+            for k in 0..SAMPLES {
+                r[k * (n - 1) / (SAMPLES - 1)].hash(h);
+            }
+        }
+    }
 }
 
 /// The bytes [`encode_tile`] writes after a tile's code: its pointer
@@ -1380,7 +1403,7 @@ fn table_bytes(w: &TileWork, steps: &[StepSummary], roles: &[SlotRole<'_>]) -> u
             (_, Some(c)) if shared.records.insert((&c.record, c.scratch), 0).is_some() => 0,
             (_, Some(c)) => record(c),
             (_, None) => w.rows.get(s).map_or(0, |entries| {
-                if shared.rows.insert(&entries[..], 0).is_some() {
+                if shared.rows.insert(RowKey(&entries[..]), 0).is_some() {
                     return 0;
                 }
                 let words: u64 = entries
@@ -1494,11 +1517,11 @@ fn encode_tile(e: EncodeTile<'_>) -> Result<EncodedTile, Diagnostic> {
                     if readable_rows {
                         readable.push((*s, describe_row(t, entries, &base)));
                     }
-                    if let Some(&p) = shared.rows.get(&entries[..]) {
+                    if let Some(&p) = shared.rows.get(&RowKey(entries)) {
                         ptrs.push(p);
                         continue;
                     }
-                    shared.rows.insert(&entries[..], at as u32);
+                    shared.rows.insert(RowKey(&entries[..]), at as u32);
                     let words = encode_row(t, entries, &base).map_err(|m| {
                         Diagnostic::error(loc, format!("tile {t}, {}: {m}", steps[*s].label))
                     })?;
