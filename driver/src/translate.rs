@@ -64,7 +64,7 @@ fn command() -> Command {
         )
         .arg(Arg::new("input-shape").long("input-shape").value_name("NAME=DxDx...").action(ArgAction::Append).help("Static shape of a graph input"))
         .arg(Arg::new("weights-precision").long("weights-precision").value_name("TYPE").help("With --import-onnx: the element type of matmul weights (constant right-hand operands): f32 (default) or f8E4M3FN (a saturating cast at a per-tensor power-of-two scale; biases, norms and embeddings stay f32)"))
-        .arg(Arg::new("outline-layers").long("outline-layers").action(ArgAction::SetTrue).help("With --import-onnx: emit the exporter's repeated layers (nodes of one numbered scope, e.g. /encoder/layer.3/, each checked identical to the first) as one function called per layer, each call passing its layer's weights; a layer that differs stays inline"))
+        .arg(Arg::new("outline-layers").long("outline-layers").action(ArgAction::SetTrue).help("With --import-onnx: emit the exporter's repeated layers (the nodes of a numbered scope, e.g. /encoder/layer.3/ or /stages.1/layers.2/, searched outermost first; each class of alike layers) as one function per class called per layer, each call passing its layer's weights; a layer alike to no other stays inline"))
         .arg(Arg::new("default-dim").long("default-dim").value_name("N").value_parser(clap::value_parser!(usize)).help("Size of symbolic input dimensions not given by --input-shape"))
         .arg(Arg::new("mlir-print-debuginfo").long("mlir-print-debuginfo").action(ArgAction::SetTrue).help("Print locations"))
 }

@@ -106,16 +106,19 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
         attrs: HashMap::new(),
         blob_names,
     };
-    let layer = match &g.outline {
-        Some(o) => Some((emit_layer(cx, g, o, f, file_loc, &mut consts)?, o)),
-        None => None,
-    };
-    // Per node: the outlined layer it belongs to, and whether it is its last.
-    let mut in_layer: HashMap<usize, (usize, bool)> = HashMap::new();
-    if let Some(o) = &g.outline {
+    // Per outline: its function's name, each unique.
+    let mut callees: Vec<String> = Vec::with_capacity(g.outlines.len());
+    for o in &g.outlines {
+        let name = emit_layer(cx, g, o, f, file_loc, &mut consts, &callees)?;
+        callees.push(name);
+    }
+    // Per node: the outline and layer it belongs to, and whether it is the
+    // layer's last.
+    let mut in_layer: HashMap<usize, (usize, usize, bool)> = HashMap::new();
+    for (x, o) in g.outlines.iter().enumerate() {
         for (k, ns) in o.nodes.iter().enumerate() {
             for (p, &n) in ns.iter().enumerate() {
-                in_layer.insert(n, (k, p + 1 == ns.len()));
+                in_layer.insert(n, (x, k, p + 1 == ns.len()));
             }
         }
     }
@@ -128,10 +131,11 @@ pub fn emit_graph(cx: &mut Context, g: &MappedGraph, file: &str) -> Result<Op, S
     let graph_outputs: std::collections::HashSet<usize> = g.outputs.iter().copied().collect();
     for (i, n) in g.nodes.iter().enumerate() {
         let loc = cx.name_loc(&n.name, file_loc);
-        if let (Some((k, last)), Some((callee, o))) = (in_layer.get(&i), &layer) {
-            if *last {
-                let y = emit_call(cx, g, o, *k, callee, &values, entry, loc, &mut consts)?;
-                values.insert(g.nodes[o.nodes[*k][o.output.0]].outputs[o.output.1], y);
+        if let Some(&(x, k, last)) = in_layer.get(&i) {
+            if last {
+                let o = &g.outlines[x];
+                let y = emit_call(cx, g, o, k, &callees[x], &values, entry, loc, &mut consts)?;
+                values.insert(g.nodes[o.nodes[k][o.output.0]].outputs[o.output.1], y);
             }
             continue;
         }
@@ -324,7 +328,9 @@ fn elements_value(
 /// The function of outlined layers `o` (the first layer's nodes), inserted
 /// before `main`: its activation arguments, then its parameters
 /// (`ipu.weight`, a layer's constants that differ between layers); the
-/// constants equal in every layer are its own. Returns its name.
+/// constants equal in every layer are its own. Its name is the scope's,
+/// with a number after it when a function in `taken` has that name (two
+/// classes of one scope). Returns its name.
 fn emit_layer(
     cx: &mut Context,
     g: &MappedGraph,
@@ -332,6 +338,7 @@ fn emit_layer(
     main: Op,
     file_loc: Loc,
     consts: &mut Consts,
+    taken: &[String],
 ) -> Result<String, String> {
     let mut name: String = o
         .scope
@@ -341,6 +348,13 @@ fn emit_layer(
         .collect();
     if name.is_empty() || name == "main" || name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert_str(0, "layer_");
+    }
+    let base = name.clone();
+    for n in 1.. {
+        if !taken.contains(&name) {
+            break;
+        }
+        name = format!("{base}_{n}");
     }
     let params: Vec<usize> = (0..o.fixed.len()).filter(|&c| !o.fixed[c]).collect();
     let args: Vec<usize> = o.inputs[0]

@@ -2006,56 +2006,79 @@ fn weights_precision_refuses_unknown_names() {
     );
 }
 
+/// Nodes and initializers of a model of dense layers.
+#[derive(Default)]
+struct Dense {
+    nodes: Vec<proto::NodeProto>,
+    inits: Vec<(String, Tensor)>,
+}
+
+impl Dense {
+    /// Appends layer `scope` (`tag` names its values): `x` times its weight
+    /// (`[rows, cols]`, a ramp from `skip`, over 8), plus a bias of 0.125
+    /// each, then `act`. Returns its output's name.
+    fn layer(
+        &mut self,
+        scope: &str,
+        tag: &str,
+        x: &str,
+        dims: [usize; 2],
+        skip: usize,
+        act: &str,
+    ) -> String {
+        let [w, b, h, hb, y] = ["w", "b", "h", "hb", "y"].map(|v| format!("{v}{tag}"));
+        let nodes = [
+            ("MatMul", "fc/MatMul", [x, w.as_str()], h.as_str()),
+            ("Add", "fc/Add", [h.as_str(), b.as_str()], hb.as_str()),
+        ];
+        for (op, name, ins, out) in nodes {
+            let name = format!("{scope}/{name}");
+            self.nodes.push(node(op, &name, &ins, &[out], vec![]));
+        }
+        let name = format!("{scope}/act/{act}");
+        self.nodes.push(node(act, &name, &[&hb], &[&y], vec![]));
+        let wv: Vec<f32> = ramp(dims[0] * dims[1] + skip)
+            .into_iter()
+            .skip(skip)
+            .map(|v| v / 8.0)
+            .collect();
+        self.inits.push((w, f32t(&dims, wv)));
+        self.inits.push((b, f32t(&[dims[1]], vec![0.125; dims[1]])));
+        y
+    }
+
+    /// The model of input `x` (2x16) and output `y`, and a value of `x`.
+    fn finish(self, y: &str) -> (Vec<u8>, Vec<Tensor>) {
+        let refs: Vec<(&str, &Tensor)> = self.inits.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        let bytes = model(
+            17,
+            self.nodes,
+            vec![vi("x", F, &[D::N(2), D::N(16)])],
+            &[y],
+            &refs,
+        );
+        (bytes, vec![f32t(&[2, 16], ramp(32))])
+    }
+}
+
 /// Three layers of one scope (`/enc/layer.K/`), each a matmul by its own
 /// weight, a bias equal in every layer and a tanh, then a fourth scoped
 /// layer that ends in a sigmoid: `outline_layers` finds the three alike.
 fn layered_model() -> (Vec<u8>, Vec<Tensor>) {
-    let mut nodes = Vec::new();
-    let mut inits = Vec::new();
+    let mut m = Dense::default();
     let mut x = "x".to_string();
     for k in 0..4 {
-        let (w, b, h, hb, y) = (
-            format!("w{k}"),
-            format!("b{k}"),
-            format!("h{k}"),
-            format!("hb{k}"),
-            format!("y{k}"),
-        );
-        let s = format!("/enc/layer.{k}");
         let act = if k == 3 { "Sigmoid" } else { "Tanh" };
-        nodes.push(node(
-            "MatMul",
-            &format!("{s}/fc/MatMul"),
-            &[&x, &w],
-            &[&h],
-            vec![],
-        ));
-        nodes.push(node(
-            "Add",
-            &format!("{s}/fc/Add"),
-            &[&h, &b],
-            &[&hb],
-            vec![],
-        ));
-        nodes.push(node(act, &format!("{s}/act/{act}"), &[&hb], &[&y], vec![]));
-        let wv: Vec<f32> = ramp(16 * 16 + k)
-            .into_iter()
-            .skip(k)
-            .map(|v| v / 8.0)
-            .collect();
-        inits.push((w, f32t(&[16, 16], wv)));
-        inits.push((b, f32t(&[16], vec![0.125; 16])));
-        x = y;
+        x = m.layer(
+            &format!("/enc/layer.{k}"),
+            &k.to_string(),
+            &x,
+            [16, 16],
+            k,
+            act,
+        );
     }
-    let refs: Vec<(&str, &Tensor)> = inits.iter().map(|(n, t)| (n.as_str(), t)).collect();
-    let bytes = model(
-        17,
-        nodes,
-        vec![vi("x", F, &[D::N(2), D::N(16)])],
-        &[&x],
-        &refs,
-    );
-    (bytes, vec![f32t(&[2, 16], ramp(32))])
+    m.finish(&x)
 }
 
 #[test]
@@ -2067,7 +2090,9 @@ fn repeated_layers_are_outlined_as_one_function() {
         ..Default::default()
     };
     let g = import_model(&m, &opts).unwrap();
-    let o = g.outline.as_ref().expect("three layers alike");
+    let [o] = &g.outlines[..] else {
+        panic!("one class of three layers alike: {:?}", g.outlines)
+    };
     assert_eq!(o.scope, "/enc/layer.");
     assert_eq!(
         o.nodes.len(),
@@ -2078,12 +2103,7 @@ fn repeated_layers_are_outlined_as_one_function() {
     assert_eq!(o.fixed, vec![false, true]);
     // The emitted module: one function, three calls, the same numbers as
     // the graph imported without outlining.
-    let mut r = ipu_ir::Registry::new();
-    ipu_dialects::register_all_dialects(&mut r);
-    let mut cx = ipu_ir::Context::new(std::sync::Arc::new(r));
-    let module = ipu_onnx::emit::emit_graph(&mut cx, &g, "m.onnx").unwrap();
-    ipu_ir::verify::verify(&cx, module).unwrap();
-    let text = ipu_ir::printer::op_to_string(&cx, module, Default::default());
+    let (text, got) = emit_and_interpret(&g, &inputs);
     assert_eq!(
         text.matches("func.func private @enc_layer(").count(),
         1,
@@ -2092,8 +2112,88 @@ fn repeated_layers_are_outlined_as_one_function() {
     assert_eq!(text.matches("call @enc_layer(").count(), 3, "{text}");
     assert_eq!(text.matches("nn.sigmoid").count(), 1, "{text}");
     assert_eq!(text.matches("ipu.weight").count(), 1, "{text}");
+    let inline = run(&bytes, &ImportOptions::default(), &inputs);
+    assert_eq!(got, inline);
+}
+
+/// `g` emitted as IR (verified): its text, and `main` interpreted on
+/// `inputs`.
+fn emit_and_interpret(g: &ipu_onnx::MappedGraph, inputs: &[Tensor]) -> (String, Vec<Tensor>) {
+    let mut r = ipu_ir::Registry::new();
+    ipu_dialects::register_all_dialects(&mut r);
+    let mut cx = ipu_ir::Context::new(std::sync::Arc::new(r));
+    let module = ipu_onnx::emit::emit_graph(&mut cx, g, "m.onnx").unwrap();
+    ipu_ir::verify::verify(&cx, module).unwrap();
+    let text = ipu_ir::printer::op_to_string(&cx, module, Default::default());
     let main = cx.lookup_symbol(module, "main").unwrap();
-    let got = ipu_dialects::interpret::interpret(&cx, main, &inputs).unwrap();
+    let got = ipu_dialects::interpret::interpret(&cx, main, inputs).unwrap();
+    (text, got)
+}
+
+/// Two stages as a ResNet's (`/net/stages.S/layers.K/`): each stage's
+/// layer 0 changes the width, so it is alike to no other; stage 0's layers
+/// 1-2 are alike, and stage 1's layers 1-2 (tanh) and 3-4 (sigmoid) are two
+/// classes of one scope.
+fn staged_model() -> (Vec<u8>, Vec<Tensor>) {
+    let mut m = Dense::default();
+    let mut x = "x".to_string();
+    let mut width = 16;
+    for (st, layers, first_width) in [(0, 3, 8), (1, 5, 4)] {
+        for k in 0..layers {
+            let out_width = if k == 0 { first_width } else { width };
+            let act = if k >= 3 { "Sigmoid" } else { "Tanh" };
+            let scope = format!("/net/stages.{st}/layers.{k}");
+            let dims = [width, out_width];
+            x = m.layer(&scope, &format!("{st}_{k}"), &x, dims, 7 * k + st, act);
+            width = out_width;
+        }
+    }
+    m.finish(&x)
+}
+
+#[test]
+fn alike_sibling_layers_of_every_scope_are_outlined_by_class() {
+    let (bytes, inputs) = staged_model();
+    let m = decode_model(&bytes).unwrap();
+    let opts = ImportOptions {
+        outline_layers: true,
+        ..Default::default()
+    };
+    let g = import_model(&m, &opts).unwrap();
+    // The stages differ, so each stage's layers are searched.
+    let classes: Vec<(&str, usize)> = g
+        .outlines
+        .iter()
+        .map(|o| (o.scope.as_str(), o.nodes.len()))
+        .collect();
+    assert_eq!(
+        classes,
+        [
+            ("/net/stages.0/layers.", 2),
+            ("/net/stages.1/layers.", 2),
+            ("/net/stages.1/layers.", 2)
+        ]
+    );
+    let (text, got) = emit_and_interpret(&g, &inputs);
+    for (f, calls) in [
+        ("net_stages_0_layers", 2),
+        ("net_stages_1_layers", 2),
+        ("net_stages_1_layers_1", 2),
+    ] {
+        assert_eq!(
+            text.matches(&format!("func.func private @{f}(")).count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(
+            text.matches(&format!("call @{f}(")).count(),
+            calls,
+            "{text}"
+        );
+    }
+    // Each stage's layer 0 stays inline (a tanh each); one per function.
+    assert_eq!(text.matches("nn.tanh").count(), 2 + 2, "{text}");
+    assert_eq!(text.matches("nn.sigmoid").count(), 1, "{text}");
     let inline = run(&bytes, &ImportOptions::default(), &inputs);
     assert_eq!(got, inline);
 }
@@ -2113,7 +2213,7 @@ fn a_layer_reading_another_layers_inner_value_stays_inline() {
         ..Default::default()
     };
     let g = import_model(&m, &opts).unwrap();
-    assert!(g.outline.is_none(), "{:?}", g.outline);
+    assert!(g.outlines.is_empty(), "{:?}", g.outlines);
     assert_eq!(g.run(&inputs).unwrap(), run_model(&m, &inputs));
 }
 

@@ -230,11 +230,15 @@ class Compiled:
 
 def import_onnx(model, *, input_shapes: Mapping[str, list[int]] | None = None,
                 default_dim: int | None = None, name: str | None = None,
-                weights_precision: str | None = None) -> str:
+                weights_precision: str | None = None, outline_layers: bool = False) -> str:
     """An ONNX model (path, bytes or ``onnx.ModelProto``) as ``nn`` IR text.
 
     ``weights_precision``: ``"f32"`` (default) or ``"f8E4M3FN"``, as
-    ``ipu-translate --weights-precision`` (matmul weights only)."""
+    ``ipu-translate --weights-precision`` (matmul weights only).
+    ``outline_layers``: as ``ipu-translate --outline-layers``, each class of
+    the exporter's alike numbered layers (``/encoder/layer.3/``) becomes one
+    ``func.func`` called per layer with that layer's weights; a layer alike to
+    no other stays inline."""
     if isinstance(model, (str, os.PathLike)):
         name = name or os.fspath(model)
         with open(model, "rb") as f:
@@ -245,7 +249,8 @@ def import_onnx(model, *, input_shapes: Mapping[str, list[int]] | None = None,
         data = model.SerializeToString()
     text, warnings = _call(_native.import_onnx, data, name or "model.onnx",
                            input_shapes={k: list(v) for k, v in (input_shapes or {}).items()},
-                           default_dim=default_dim, weights_precision=weights_precision)
+                           default_dim=default_dim, weights_precision=weights_precision,
+                           outline_layers=outline_layers)
     for w in warnings:
         print(f"ipu_stack: warning: {w}", file=sys.stderr)
     return text
@@ -258,7 +263,8 @@ def _is_ir_text(s: str) -> bool:
 def compile(model, target: str | None = "ipu21", *, pipeline: str | None = None,
             keep_ir: bool = True, progress=None, name: str | None = None,
             input_shapes: Mapping[str, list[int]] | None = None,
-            default_dim: int | None = None, weights_precision: str | None = None) -> Compiled:
+            default_dim: int | None = None, weights_precision: str | None = None,
+            outline_layers: bool = False) -> Compiled:
     """Compiles ``model`` for ``target`` (a name such as ``ipu21`` or a
     target file; ``None``: the module's ``ipu.target``).
 
@@ -266,8 +272,9 @@ def compile(model, target: str | None = "ipu21", *, pipeline: str | None = None,
     text, ONNX bytes or an ``onnx.ModelProto``. ``pipeline``: a textual pass
     pipeline as ``ipu-opt --pass-pipeline`` takes, in place of the stages of
     ``ipu-lower-to-machine``. ``progress``: see :class:`Compiled.run_full`.
-    ``input_shapes``, ``default_dim``, ``weights_precision``: import options
-    of an ONNX model (see :func:`import_onnx`).
+    ``input_shapes``, ``default_dim``, ``weights_precision``,
+    ``outline_layers``: import options of an ONNX model (see
+    :func:`import_onnx`).
     """
     base = None
     if isinstance(model, os.PathLike) or (isinstance(model, str) and not _is_ir_text(model)):
@@ -276,7 +283,8 @@ def compile(model, target: str | None = "ipu21", *, pipeline: str | None = None,
             return load(path)
         if path.endswith(".onnx"):
             text = import_onnx(path, input_shapes=input_shapes, default_dim=default_dim,
-                               weights_precision=weights_precision)
+                               weights_precision=weights_precision,
+                               outline_layers=outline_layers)
             name = name or path
         else:
             with open(path, "rb") as f:
@@ -290,7 +298,7 @@ def compile(model, target: str | None = "ipu21", *, pipeline: str | None = None,
         text, name = model, name or "<python>"
     else:
         text = import_onnx(model, input_shapes=input_shapes, default_dim=default_dim, name=name,
-                           weights_precision=weights_precision)
+                           weights_precision=weights_precision, outline_layers=outline_layers)
         name = name or "model.onnx"
     return Compiled(_call(_native.compile, text, name, base=base, target=target,
                           pipeline=pipeline, keep_ir=keep_ir,

@@ -439,7 +439,7 @@ fn load(py: Python<'_>, data: Vec<u8>, name: String, base: Option<PathBuf>) -> P
 
 /// An ONNX model's bytes as `nn` IR text; with the importer's warnings.
 #[pyfunction]
-#[pyo3(signature = (data, name, input_shapes=None, default_dim=None, weights_precision=None))]
+#[pyo3(signature = (data, name, input_shapes=None, default_dim=None, weights_precision=None, outline_layers=false))]
 fn import_onnx(
     py: Python<'_>,
     data: Vec<u8>,
@@ -447,6 +447,7 @@ fn import_onnx(
     input_shapes: Option<BTreeMap<String, Vec<usize>>>,
     default_dim: Option<usize>,
     weights_precision: Option<String>,
+    outline_layers: bool,
 ) -> PyResult<(String, Vec<String>)> {
     let weights_precision = match weights_precision {
         Some(p) => p.parse().map_err(|e: String| {
@@ -461,6 +462,7 @@ fn import_onnx(
         input_shapes: input_shapes.unwrap_or_default().into_iter().collect(),
         default_dim,
         weights_precision,
+        outline_layers,
         ..Default::default()
     };
     py.detach(|| api::import_onnx(&registry(), &data, &name, &opts))

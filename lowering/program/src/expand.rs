@@ -216,6 +216,11 @@ impl Program {
         }
         // Buffers that hold a parameter are the call's; the others are the frame's.
         let mut param = vec![false; callee.buffers.len()];
+        // A parameter's home (the blocks exchanges read it from) is the
+        // frame's, as an activation's: each call loads its own copy and
+        // copies it in, so the callee's exchange rows read the same buffer
+        // at every call and the machine stage stores them once.
+        let mut param_homes: Vec<BufId> = Vec::new();
         // (caller buffer, callee buffer) copied in, then out.
         let mut ins: Vec<(BufId, BufId)> = Vec::new();
         let mut outs: Vec<(BufId, BufId)> = Vec::new();
@@ -234,7 +239,7 @@ impl Program {
                 }
                 (true, CallArg::Param(_) | CallArg::Const { .. }, _) => {
                     if let Some((b, _)) = &inp.at.home {
-                        param[*b] = true;
+                        param_homes.push(*b);
                     }
                     for p in &inp.at.placements {
                         param[p.buffer] = true;
@@ -283,22 +288,35 @@ impl Program {
                 .slot
                 .push((!param[i]).then_some(slot + i as u32));
         }
+        // Each parameter home's copy of this call, loaded with the image.
+        let mut loads: FxHashMap<BufId, BufId> = FxHashMap::default();
+        for &h in &param_homes {
+            let mut d = callee.buffers[h].clone();
+            d.name = format!("{prefix}{}.load", d.name);
+            loads.insert(h, self.buffers.len());
+            ins.push((self.buffers.len(), h));
+            self.buffers.push(d);
+            self.frames.slot.push(None);
+        }
         let r = Relocation {
             to,
             prefix,
             shift: 0,
         };
         for inp in callee.inputs.iter().filter(|i| i.load) {
+            let mut at = r.stored(&inp.at);
+            if let (Some((b, _)), Some((h, _))) = (&mut at.home, &inp.at.home) {
+                *b = loads.get(h).copied().unwrap_or(*b);
+            }
             match c.args.get(inp.arg) {
                 Some(CallArg::Param(arg)) => self.inputs.push(HostInput {
                     arg: *arg,
                     load: true,
-                    at: r.stored(&inp.at),
+                    at,
                 }),
-                Some(CallArg::Const { value, .. }) => self.constants.push(ConstantDecl {
-                    value: *value,
-                    at: r.stored(&inp.at),
-                }),
+                Some(CallArg::Const { value, .. }) => {
+                    self.constants.push(ConstantDecl { value: *value, at })
+                }
                 _ => {}
             }
         }

@@ -10,7 +10,7 @@ use ipu_dialects::tile::Mapping;
 use ipu_exchange_schedule::{summarize, ExchangeScheduler, Phase, PhaseQueue, Transfer};
 use ipu_ir::{Context, Diagnostic, Loc, Op, Value};
 use ipu_program::geometry::{
-    blocks, elem_bytes, relayout_into, transfers_of, Block, Layout, Run, TransferSet,
+    blocks, elem_bytes, mapping_of, relayout_into, transfers_of, Block, Layout, Run, TransferSet,
 };
 use ipu_program::records::{self, Epilogue};
 use ipu_program::view::View;
@@ -153,6 +153,33 @@ pub struct ExchangeBuilder<'a> {
 type PhaseMoves = Vec<(BufId, BufId, Vec<Transfer>, Vec<Run>)>;
 
 impl<'a> ExchangeBuilder<'a> {
+    /// Gives resident operand `i` of `op` (a parameter or constant, loaded
+    /// straight into its readers' buffers) its blocks too, loaded with it:
+    /// an elementwise op reads a broadcast operand through a view, which
+    /// the exchange expands from the operand's blocks.
+    fn resident_home(&mut self, op: Op, i: usize) -> Result<(), Diagnostic> {
+        let v = self.cx.operand(op, i);
+        let Some(&r) = self.residents.get(&v) else {
+            return Ok(());
+        };
+        let m = self
+            .cx
+            .defining_op(v)
+            .and_then(|d| mapping_of(self.cx, d))
+            .ok_or_else(|| self.err(op, format!("operand #{i} has no tile mapping")))?;
+        let name = match r {
+            Resident::Input(k) => format!("input{k}.blocks"),
+            Resident::Constant(k) => format!("const{k}.blocks"),
+        };
+        let buf = self.home(op, v, &m, &name, false)?;
+        let at = match r {
+            Resident::Input(k) => &mut self.program.inputs[k].at,
+            Resident::Constant(k) => &mut self.program.constants[k].at,
+        };
+        at.home = Some((buf, m));
+        Ok(())
+    }
+
     pub fn new(
         cx: &'a Context,
         target: &'a Arc<Target>,
@@ -800,6 +827,9 @@ impl<'a> ProgramBuilder<'a> for ExchangeBuilder<'a> {
                 at,
                 in_place: FxHashSet::default(),
             });
+        }
+        if via.is_some() && !self.homes.contains_key(&v) && !self.views.contains_key(&v) {
+            self.resident_home(op, i)?;
         }
         // The source blocks by position (the home itself is not cloned).
         let home = self.homes.get(&v).map(|h| (h.buf, h.grid.clone()));

@@ -73,9 +73,9 @@ pub struct MappedGraph {
     /// What the model declares that the import does not confirm (a graph
     /// output's declared shape), one line each, naming the value.
     pub warnings: Vec<String>,
-    /// Repeated layers to emit as one function called per layer
-    /// ([`ImportOptions::outline_layers`]).
-    pub outline: Option<outline::Outline>,
+    /// Repeated layers to emit, each class as one function called per
+    /// layer ([`ImportOptions::outline_layers`]).
+    pub outlines: Vec<outline::Outline>,
 }
 
 /// Import options.
@@ -315,10 +315,11 @@ fn finish(mut g: MappedGraph, opts: &ImportOptions) -> MappedGraph {
     precision::convert_weights(&mut g, opts.weights_precision);
     eliminate_dead_nodes(&mut g);
     if opts.outline_layers {
-        g.outline = outline::find(&g);
-        if let Some(o) = g.outline.clone() {
-            outline::unify_scales(&mut g, &o);
+        let outlines = outline::find(&g);
+        for o in &outlines {
+            outline::unify_scales(&mut g, o);
         }
+        g.outlines = outlines;
     }
     g
 }

@@ -1,22 +1,27 @@
 //! Repeated layers found in a mapped graph (`ImportOptions::outline_layers`),
-//! for [`crate::emit::emit_graph`] to write as one function called per
-//! layer.
+//! for [`crate::emit::emit_graph`] to write as one function per kind of
+//! layer, called per layer.
 //!
 //! Exporters name each node after the module that made it
 //! (`/encoder/layer.3/attention/self/query/MatMul` for torch's TorchScript
-//! exporter), so the nodes of a repeated block share a scope with a number
-//! in it. Nodes are grouped by the numbered scope (the first path component
-//! ending in `.<k>` or `_<k>` that is not the node's own name) that covers
-//! the most nodes; a node without a scope joins the layer of its readers
-//! when they all belong to one (the FP8 cast of a weight, named after the
-//! weight). Each layer is checked against the first, node by node: the same
-//! op with the same attributes, operands and result types, each operand the
-//! same kind of thing (a value of the layer made by the node at the same
-//! position, an input from outside the layers in the same argument
-//! position, or a constant in the same parameter position). A layer that
-//! differs in anything, reads a value another layer makes other than
-//! through its inputs, or hands more than one value out stays inline, so an
-//! outlined program computes exactly what the graph does.
+//! exporter, `/resnet/encoder/stages.1/layers.2/layer.0/convolution/Conv`
+//! for a ResNet), so the nodes of a repeated block share a scope with a
+//! number in it. Every numbered scope (a path component ending in `.<k>` or
+//! `_<k>` that is not the node's own name) is searched, outermost first:
+//! its nodes are grouped by the number; a node without a scope joins the
+//! layer of its readers when they all belong to one (the FP8 cast of a
+//! weight, named after the weight). The layers of a scope fall into
+//! classes of identical layers, each checked against its class's first,
+//! node by node: the same op with the same attributes, operands and result
+//! types, each operand the same kind of thing (a value of the layer made by
+//! the node at the same position, an input from outside the layer in the
+//! same argument position, or a constant in the same parameter position).
+//! Each class of two or more layers is one function; a layer alike to no
+//! other, that reads a value another layer makes other than through its
+//! inputs, or hands more than one value out stays inline, and the scopes
+//! inside it are searched in turn (a ResNet stage's first layer, with its
+//! downsampling shortcut, differs from the stage's others, which are
+//! alike). So an outlined program computes exactly what the graph does.
 //!
 //! A constant position whose constants are equal in every layer is a
 //! constant of the function; one that differs (a layer's weights) is a
@@ -61,15 +66,18 @@ pub struct Outline {
     pub fixed: Vec<bool>,
     /// The node position and result the layer hands out.
     pub output: (usize, usize),
-    /// The numbered scope the layers came from (`/encoder/layer.`).
+    /// The numbered scope the layers came from (`/encoder/layer.`); layers
+    /// of one scope may form several outlines, one per class.
     pub scope: String,
 }
 
-/// The numbered scope of node name `name`: (the scope up to its number,
-/// the number).
-fn scope_of(name: &str) -> Option<(&str, u64)> {
+/// The numbered scopes of node name `name`, outermost first: (the scope
+/// up to its number, the number), one per path component ending in `.<k>`
+/// or `_<k>` other than the node's own name.
+fn scopes_of(name: &str) -> Vec<(&str, u64)> {
+    let mut out = Vec::new();
     if !name.starts_with('/') {
-        return None;
+        return out;
     }
     let mut end = 0;
     let parts: Vec<&str> = name.split('/').collect();
@@ -79,69 +87,126 @@ fn scope_of(name: &str) -> Option<(&str, u64)> {
         let digits = part.len() - part.trim_end_matches(|c: char| c.is_ascii_digit()).len();
         let head = &part[..part.len() - digits];
         if digits > 0 && (head.ends_with('.') || head.ends_with('_')) && head.len() > 1 {
-            let k = part[part.len() - digits..].parse().ok()?;
-            return Some((&name[..end - 1 - digits], k));
+            if let Ok(k) = part[part.len() - digits..].parse() {
+                out.push((&name[..end - 1 - digits], k));
+            }
         }
     }
-    None
+    out
 }
 
-/// The layers of `g` to outline, when at least two match.
-pub fn find(g: &MappedGraph) -> Option<Outline> {
+/// The graph's use lists, shared by every scope's search.
+struct Uses {
+    writer: HashMap<ValueId, usize>,
+    readers: Vec<Vec<usize>>,
+    outputs: HashSet<ValueId>,
+}
+
+/// The repeated layers of `g` to outline: for each numbered scope, outermost
+/// first, its numbered siblings (`/stages.0/layers.1/`, `/stages.0/layers.2/`,
+/// ...) grouped into classes of identical layers, each class of two or more
+/// one [`Outline`]. Nodes a class takes are not looked at again for the
+/// scopes inside it, so a stage whose layers differ is searched layer by
+/// layer, and a model may have several functions.
+pub fn find(g: &MappedGraph) -> Vec<Outline> {
     let is_const = |n: usize| matches!(g.nodes[n].op, OpKind::Constant(_));
-    // The scope covering the most nodes.
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for (i, n) in g.nodes.iter().enumerate() {
-        if let (false, Some((s, _))) = (is_const(i), scope_of(&n.name)) {
-            *count.entry(s).or_default() += 1;
-        }
-    }
-    let scope = count
-        .iter()
-        .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
-        .map(|(s, _)| s.to_string())?;
-    let mut layer: Vec<Option<u64>> = g
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| match scope_of(&n.name) {
-            Some((s, k)) if s == scope && !is_const(i) => Some(k),
-            _ => None,
-        })
-        .collect();
-    let mut writer: HashMap<ValueId, usize> = HashMap::new();
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); g.values.len()];
+    let mut uses = Uses {
+        writer: HashMap::new(),
+        readers: vec![Vec::new(); g.values.len()],
+        outputs: g.outputs.iter().copied().collect(),
+    };
     for (i, n) in g.nodes.iter().enumerate() {
         for &o in &n.outputs {
-            writer.insert(o, i);
+            uses.writer.insert(o, i);
         }
         for &v in &n.inputs {
-            readers[v].push(i);
+            uses.readers[v].push(i);
         }
     }
-    let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
-    // A node without a scope, made from constants, joins its readers' layer.
+    let scopes: Vec<Vec<(&str, u64)>> = (0..g.nodes.len())
+        .map(|i| match is_const(i) {
+            true => Vec::new(),
+            false => scopes_of(&g.nodes[i].name),
+        })
+        .collect();
+    // Every numbered scope, outermost first, then in order of first use.
+    let mut order: Vec<(usize, &str)> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for s in &scopes {
+        for (depth, &(scope, _)) in s.iter().enumerate() {
+            if seen.insert(scope) {
+                order.push((depth, scope));
+            }
+        }
+    }
+    order.sort_by_key(|&(depth, _)| depth);
+    let mut taken = vec![false; g.nodes.len()];
+    let mut found = Vec::new();
+    for (_, scope) in order {
+        let layer: Vec<Option<u64>> = (0..g.nodes.len())
+            .map(|i| match taken[i] {
+                true => None,
+                false => scopes[i].iter().find(|s| s.0 == scope).map(|s| s.1),
+            })
+            .collect();
+        for o in classes(
+            g,
+            &uses,
+            join_constant_nodes(g, &uses, layer, &taken),
+            scope,
+        ) {
+            for &n in o.nodes.iter().flatten() {
+                taken[n] = true;
+            }
+            found.push(o);
+        }
+    }
+    found
+}
+
+/// `layer` (per node, its number in the scope searched) with each node
+/// made from constants only and outside every layer given its readers'
+/// layer when they all belong to one (the FP8 cast of a weight, named after
+/// the weight).
+fn join_constant_nodes(
+    g: &MappedGraph,
+    uses: &Uses,
+    mut layer: Vec<Option<u64>>,
+    taken: &[bool],
+) -> Vec<Option<u64>> {
+    let is_const = |n: usize| matches!(g.nodes[n].op, OpKind::Constant(_));
     for i in (0..g.nodes.len()).rev() {
         let n = &g.nodes[i];
-        if layer[i].is_some() || is_const(i) || n.outputs.iter().any(|o| outputs.contains(o)) {
+        if layer[i].is_some()
+            || taken[i]
+            || is_const(i)
+            || n.outputs.iter().any(|o| uses.outputs.contains(o))
+        {
             continue;
         }
         if !n
             .inputs
             .iter()
-            .all(|v| writer.get(v).is_some_and(|&w| is_const(w)))
+            .all(|v| uses.writer.get(v).is_some_and(|&w| is_const(w)))
         {
             continue;
         }
         let ks: HashSet<Option<u64>> = n
             .outputs
             .iter()
-            .flat_map(|&o| readers[o].iter().map(|&r| layer[r]))
+            .flat_map(|&o| uses.readers[o].iter().map(|&r| layer[r]))
             .collect();
         if let [Some(k)] = ks.into_iter().collect::<Vec<_>>()[..] {
             layer[i] = Some(k);
         }
     }
+    layer
+}
+
+/// The layers of one scope (`layer`: per node, its number) grouped into
+/// classes of identical layers, in order of each class's first layer;
+/// each class of two or more layers is an [`Outline`].
+fn classes(g: &MappedGraph, uses: &Uses, layer: Vec<Option<u64>>, scope: &str) -> Vec<Outline> {
     let mut by_layer: Vec<(u64, Vec<usize>)> = Vec::new();
     for (i, k) in layer.iter().enumerate() {
         let Some(k) = *k else { continue };
@@ -150,42 +215,50 @@ pub fn find(g: &MappedGraph) -> Option<Outline> {
             None => by_layer.push((k, vec![i])),
         }
     }
-    let shapes: Vec<Option<Shape>> = by_layer
-        .iter()
-        .map(|(_, nodes)| Shape::of(g, nodes, &writer, &readers, &outputs))
-        .collect();
-    let first = shapes.first()?.as_ref()?;
-    let mut out = Outline {
-        operands: first.operands.clone(),
-        output: first.output,
-        scope,
-        ..Outline::default()
-    };
-    for ((_, nodes), shape) in by_layer.iter().zip(&shapes) {
-        match shape {
-            Some(s) if s.matches(first, g, nodes, &by_layer[0].1) => {
-                out.nodes.push(nodes.clone());
-                out.inputs.push(s.inputs.clone());
-                out.consts.push(s.consts.clone());
+    // Per class: its first layer's shape and nodes, then every member.
+    let mut classes: Vec<(Shape, Vec<usize>, Outline)> = Vec::new();
+    for (_, nodes) in &by_layer {
+        let Some(s) = Shape::of(g, nodes, &uses.writer, &uses.readers, &uses.outputs) else {
+            continue;
+        };
+        let class = match classes
+            .iter_mut()
+            .find(|(first, nodes0, _)| s.matches(first, g, nodes, nodes0))
+        {
+            Some((_, _, o)) => o,
+            None => {
+                let o = Outline {
+                    operands: s.operands.clone(),
+                    output: s.output,
+                    scope: scope.to_string(),
+                    ..Outline::default()
+                };
+                classes.push((s.clone(), nodes.clone(), o));
+                &mut classes.last_mut().expect("just pushed").2
             }
-            _ => {}
+        };
+        class.nodes.push(nodes.clone());
+        class.inputs.push(s.inputs);
+        class.consts.push(s.consts);
+    }
+    let mut out = Vec::new();
+    for (_, _, mut o) in classes {
+        if o.nodes.len() < 2 {
+            continue;
         }
+        let constant = |v: ValueId| match &g.nodes[uses.writer[&v]].op {
+            OpKind::Constant(t) => t,
+            _ => unreachable!("a constant operand is a constant node's value"),
+        };
+        o.fixed = (0..o.consts[0].len())
+            .map(|c| {
+                let v0 = constant(o.consts[0][c]);
+                o.consts.iter().all(|cs| constant(cs[c]) == v0)
+            })
+            .collect();
+        out.push(o);
     }
-    if out.nodes.len() < 2 {
-        return None;
-    }
-    out.fixed = (0..first.consts.len())
-        .map(|c| {
-            let v0 = match &g.nodes[writer[&out.consts[0][c]]].op {
-                OpKind::Constant(t) => t,
-                _ => unreachable!("a constant operand is a constant node's value"),
-            };
-            out.consts
-                .iter()
-                .all(|cs| matches!(&g.nodes[writer[&cs[c]]].op, OpKind::Constant(t) if t == v0))
-        })
-        .collect();
-    Some(out)
+    out
 }
 
 /// One layer's operands classified, when it can be a call.
