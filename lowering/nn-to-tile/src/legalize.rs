@@ -451,14 +451,7 @@ impl<'a> Rewriter<'a> {
             }
         }
         if t != ElementType::F32 {
-            y = self.emit(
-                OpKind::Cast {
-                    to: t,
-                    saturate: false,
-                    scale: 0,
-                },
-                &[y],
-            )?;
+            y = self.emit(crate::quant::cast_to(t), &[y])?;
         }
         Ok(Some(y))
     }

@@ -524,7 +524,8 @@ fn unused(cx: &Context, op: Op) -> bool {
     cx.results(op).len() > 0 && cx.results(op).all(|r| !cx.has_uses(r))
 }
 
-fn cast_to(to: ElementType) -> OpKind {
+/// A plain cast to `to` (no FP8 scale, no saturation).
+pub(crate) fn cast_to(to: ElementType) -> OpKind {
     OpKind::Cast {
         to,
         saturate: false,

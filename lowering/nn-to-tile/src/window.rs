@@ -450,14 +450,7 @@ impl Rewriter<'_> {
         let Some(t) = int else {
             return Ok(Some(y));
         };
-        let c = self.emit(
-            OpKind::Cast {
-                to: t,
-                saturate: false,
-                scale: 0,
-            },
-            &[y],
-        )?;
+        let c = self.emit(crate::quant::cast_to(t), &[y])?;
         self.images.insert(c, y);
         Ok(Some(c))
     }
