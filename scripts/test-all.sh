@@ -67,7 +67,10 @@ step "fuzz: every target of fuzz/ for 15 s (scripts/fuzz.sh)"
 scripts/fuzz.sh 15 2>&1 | tee target/fuzz.log
 
 step "main job: the bundled transformer block compiled for ipu21 and run on the simulated device"
-cargo build --release --bin ipu-run --bin ipu-opt --quiet
+# -p ipu-driver, as onnx/conformance.sh and the model scripts build it: the
+# same features, so the release build above is reused (a workspace-wide
+# build resolves other features and rebuilds the dependencies).
+cargo build --release -p ipu-driver --bin ipu-run --bin ipu-opt --quiet
 ./target/release/ipu-run --target ipu21 examples/transformer_block.mlir --write-package target/block/model.ipuexe \
   --profile target/block/model.profile.json --report target/block --check-ops --device-lock target/device.lock | tee target/main-job.log
 # The package it wrote runs again on its own, with the same verdict.
