@@ -2084,12 +2084,7 @@ fn layered_model() -> (Vec<u8>, Vec<Tensor>) {
 #[test]
 fn repeated_layers_are_outlined_as_one_function() {
     let (bytes, inputs) = layered_model();
-    let m = decode_model(&bytes).unwrap();
-    let opts = ImportOptions {
-        outline_layers: true,
-        ..Default::default()
-    };
-    let g = import_model(&m, &opts).unwrap();
+    let g = import_outlined(&bytes);
     let [o] = &g.outlines[..] else {
         panic!("one class of three layers alike: {:?}", g.outlines)
     };
@@ -2114,6 +2109,16 @@ fn repeated_layers_are_outlined_as_one_function() {
     assert_eq!(text.matches("ipu.weight").count(), 1, "{text}");
     let inline = run(&bytes, &ImportOptions::default(), &inputs);
     assert_eq!(got, inline);
+}
+
+/// The model imported with `outline_layers`.
+fn import_outlined(bytes: &[u8]) -> ipu_onnx::MappedGraph {
+    let m = decode_model(bytes).unwrap();
+    let opts = ImportOptions {
+        outline_layers: true,
+        ..Default::default()
+    };
+    import_model(&m, &opts).unwrap()
 }
 
 /// `g` emitted as IR (verified): its text, and `main` interpreted on
@@ -2154,12 +2159,7 @@ fn staged_model() -> (Vec<u8>, Vec<Tensor>) {
 #[test]
 fn alike_sibling_layers_of_every_scope_are_outlined_by_class() {
     let (bytes, inputs) = staged_model();
-    let m = decode_model(&bytes).unwrap();
-    let opts = ImportOptions {
-        outline_layers: true,
-        ..Default::default()
-    };
-    let g = import_model(&m, &opts).unwrap();
+    let g = import_outlined(&bytes);
     // The stages differ, so each stage's layers are searched.
     let classes: Vec<(&str, usize)> = g
         .outlines
