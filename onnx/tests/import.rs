@@ -2223,3 +2223,84 @@ fn run_model(m: &ipu_onnx::Model, inputs: &[Tensor]) -> Vec<Tensor> {
         .run(inputs)
         .unwrap()
 }
+
+/// Three layers as torch's dynamo exporter writes them: nodes named by op
+/// alone (`node_MatMul_1`), each layer's weight under a name that tells no
+/// scope (`val_1`), its bias under its module's (`enc.layer.1.fc.bias`),
+/// then a tanh that reads a one-element constant; before them a scale by a
+/// module parameter outside the layers (`emb.norm.weight`).
+fn dynamo_layered_model() -> (Vec<u8>, Vec<Tensor>) {
+    let mut nodes = vec![node(
+        "Mul",
+        "node_Mul_0",
+        &["x", "emb.norm.weight"],
+        &["e"],
+        vec![],
+    )];
+    let mut inits = vec![
+        ("emb.norm.weight".to_string(), f32t(&[16], vec![0.5; 16])),
+        ("val_half".to_string(), f32t(&[], vec![0.5])),
+    ];
+    let mut x = "e".to_string();
+    for k in 0..3 {
+        let [h, hb, t, y] = ["h", "hb", "t", "y"].map(|v| format!("{v}{k}"));
+        let (wn, bn) = (format!("val_{k}"), format!("enc.layer.{k}.fc.bias"));
+        let steps: [(&str, &str, [&str; 2], &str); 3] = [
+            ("MatMul", "MatMul", [&x, &wn], &h),
+            ("Add", "Add", [&h, &bn], &hb),
+            ("Mul", "Mul", [&hb, "val_half"], &t),
+        ];
+        for (op, name, ins, out) in steps {
+            nodes.push(node(op, &format!("node_{name}_{k}"), &ins, &[out], vec![]));
+        }
+        nodes.push(node(
+            "Tanh",
+            &format!("node_tanh_{k}"),
+            &[&t],
+            &[&y],
+            vec![],
+        ));
+        let wv: Vec<f32> = ramp(256 + k).into_iter().skip(k).map(|v| v / 8.0).collect();
+        inits.push((wn, f32t(&[16, 16], wv)));
+        inits.push((bn, f32t(&[16], vec![0.125 * (k as f32 + 1.0); 16])));
+        x = y;
+    }
+    nodes.push(node("Sigmoid", "node_sigmoid", &[&x], &["out"], vec![]));
+    let refs: Vec<(&str, &Tensor)> = inits.iter().map(|(n, t)| (n.as_str(), t)).collect();
+    let bytes = model(
+        17,
+        nodes,
+        vec![vi("x", F, &[D::N(2), D::N(16)])],
+        &["out"],
+        &refs,
+    );
+    (bytes, vec![f32t(&[2, 16], ramp(32))])
+}
+
+#[test]
+fn dynamo_layers_are_found_from_their_parameters_names() {
+    let (bytes, inputs) = dynamo_layered_model();
+    let g = import_outlined(&bytes);
+    let [o] = &g.outlines[..] else {
+        panic!("one class of three layers alike: {:?}", g.outlines)
+    };
+    assert_eq!(o.scope, "enc.layer.");
+    assert_eq!(o.nodes.len(), 3, "all three layers");
+    // Each layer: its matmul, its bias add, the scale and the tanh that
+    // end it; the scale by `emb.norm.weight` and the sigmoid stay outside.
+    let names =
+        |ns: &[usize]| -> Vec<String> { ns.iter().map(|&n| g.nodes[n].name.clone()).collect() };
+    let layer1: Vec<String> = names(&o.nodes[1])
+        .into_iter()
+        .filter(|n| n.starts_with("node_"))
+        .collect();
+    assert_eq!(
+        layer1,
+        ["node_MatMul_1", "node_Add_1", "node_Mul_1", "node_tanh_1"]
+    );
+    let (text, got) = emit_and_interpret(&g, &inputs);
+    assert_eq!(text.matches("call @enc_layer(").count(), 3, "{text}");
+    assert_eq!(text.matches("nn.sigmoid").count(), 1, "{text}");
+    let inline = run(&bytes, &ImportOptions::default(), &inputs);
+    assert_eq!(got, inline);
+}

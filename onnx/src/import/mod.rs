@@ -306,16 +306,22 @@ pub fn import_model(model: &Model, opts: &ImportOptions) -> Result<MappedGraph, 
         im.g.outputs.push(id);
         im.g.output_names.push(decl.name.clone());
     }
-    Ok(finish(im.g, opts))
+    Ok(finish(im.g, opts, &graph.initializers))
 }
 
 /// The mapped graph's last steps: weights in the requested precision,
-/// dead nodes removed and values renumbered.
-fn finish(mut g: MappedGraph, opts: &ImportOptions) -> MappedGraph {
+/// dead nodes removed and values renumbered, repeated layers found
+/// (the `initializers`' names may tell a layer's scope).
+fn finish(
+    mut g: MappedGraph,
+    opts: &ImportOptions,
+    initializers: &[(String, Tensor)],
+) -> MappedGraph {
     precision::convert_weights(&mut g, opts.weights_precision);
     eliminate_dead_nodes(&mut g);
     if opts.outline_layers {
-        let outlines = outline::find(&g);
+        let params: HashSet<&str> = initializers.iter().map(|(n, _)| n.as_str()).collect();
+        let outlines = outline::find(&g, &params);
         for o in &outlines {
             outline::unify_scales(&mut g, o);
         }

@@ -23,6 +23,18 @@
 //! downsampling shortcut, differs from the stage's others, which are
 //! alike). So an outlined program computes exactly what the graph does.
 //!
+//! An exporter that names nodes by op alone (torch's dynamo exporter:
+//! `node_MatMul_48`, `node_gelu`) still names the parameters by module
+//! (`encoder.layer.3.attention.self.query.bias`): such a node takes the
+//! numbered scopes of the dotted name of an initializer it reads (a number
+//! that ends the name is not a scope). A node with neither kind of name
+//! (the matmul by a weight the exporter transposed into `val_49`, a
+//! softmax) joins the layer whose anchors (the nodes with scopes) it lies
+//! between; one between two layers starts the later if it reads a weight
+//! (a constant of more than one element), else ends the earlier
+//! ([`join_nodes`] gives the rules). A node that reads a module's parameter
+//! without a number (`embeddings.LayerNorm.weight`) belongs to no layer.
+//!
 //! A constant position whose constants are equal in every layer is a
 //! constant of the function; one that differs (a layer's weights) is a
 //! parameter (`ipu.weight`), each call passing its layer's constant. The
@@ -31,7 +43,7 @@
 //! largest (no weight saturates; a layer with smaller weights rounds its
 //! smallest ones a little coarser).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use ipu_reference::OpKind;
 
@@ -95,6 +107,64 @@ fn scopes_of(name: &str) -> Vec<(&str, u64)> {
     out
 }
 
+/// The numbered scopes of a parameter's dotted name, outermost first, as
+/// [`scopes_of`] gives a node's: `enc.layer.3.attn.bias` is in
+/// (`enc.layer.`, 3). A number that ends the name is not a scope.
+fn dotted_scopes(name: &str) -> Vec<(&str, u64)> {
+    let mut out = Vec::new();
+    let parts: Vec<&str> = name.split('.').collect();
+    let mut start = 0;
+    for (i, part) in parts.iter().enumerate() {
+        let numbered = !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+        if i > 0 && i + 1 < parts.len() && numbered {
+            if let Ok(k) = part.parse() {
+                out.push((&name[..start], k));
+            }
+        }
+        start += part.len() + 1;
+    }
+    out
+}
+
+/// The scopes of node `i`, whose name tells none, from the initializers it
+/// alone reads: those of the first with a numbered dotted name, or none if
+/// two disagree; and whether it reads a dotted name with no number (a
+/// module's parameter outside every numbered scope).
+fn param_scopes<'g>(
+    g: &'g MappedGraph,
+    uses: &Uses,
+    params: &HashSet<&str>,
+    i: usize,
+) -> (Vec<(&'g str, u64)>, bool) {
+    let mut found: Option<Vec<(&str, u64)>> = None;
+    let mut pinned = false;
+    for v in &g.nodes[i].inputs {
+        let Some(&w) = uses.writer.get(v) else {
+            continue;
+        };
+        let name = g.nodes[w].name.as_str();
+        if !matches!(g.nodes[w].op, OpKind::Constant(_)) || !params.contains(name) {
+            continue;
+        }
+        // A parameter several nodes read (tied, or equal ones the exporter
+        // stored once under the first one's name) tells no node's scope.
+        if uses.readers[*v].len() > 1 {
+            continue;
+        }
+        let s = dotted_scopes(name);
+        if s.is_empty() {
+            pinned |= name.contains('.');
+            continue;
+        }
+        match &found {
+            None => found = Some(s),
+            Some(f) if *f == s => {}
+            Some(_) => return (Vec::new(), true),
+        }
+    }
+    (found.unwrap_or_default(), pinned)
+}
+
 /// The graph's use lists, shared by every scope's search.
 struct Uses {
     writer: HashMap<ValueId, usize>,
@@ -108,7 +178,9 @@ struct Uses {
 /// one [`Outline`]. Nodes a class takes are not looked at again for the
 /// scopes inside it, so a stage whose layers differ is searched layer by
 /// layer, and a model may have several functions.
-pub fn find(g: &MappedGraph) -> Vec<Outline> {
+/// `params` are the initializers' names, read for nodes whose own names
+/// tell no scope.
+pub fn find(g: &MappedGraph, params: &HashSet<&str>) -> Vec<Outline> {
     let is_const = |n: usize| matches!(g.nodes[n].op, OpKind::Constant(_));
     let mut uses = Uses {
         writer: HashMap::new(),
@@ -123,10 +195,17 @@ pub fn find(g: &MappedGraph) -> Vec<Outline> {
             uses.readers[v].push(i);
         }
     }
+    // Per node, its scopes, and whether it may join its readers' layer.
+    let mut free = vec![false; g.nodes.len()];
     let scopes: Vec<Vec<(&str, u64)>> = (0..g.nodes.len())
         .map(|i| match is_const(i) {
             true => Vec::new(),
-            false => scopes_of(&g.nodes[i].name),
+            false if g.nodes[i].name.starts_with('/') => scopes_of(&g.nodes[i].name),
+            false => {
+                let (s, pinned) = param_scopes(g, &uses, params, i);
+                free[i] = s.is_empty() && !pinned;
+                s
+            }
         })
         .collect();
     // Every numbered scope, outermost first, then in order of first use.
@@ -149,12 +228,7 @@ pub fn find(g: &MappedGraph) -> Vec<Outline> {
                 false => scopes[i].iter().find(|s| s.0 == scope).map(|s| s.1),
             })
             .collect();
-        for o in classes(
-            g,
-            &uses,
-            join_constant_nodes(g, &uses, layer, &taken),
-            scope,
-        ) {
+        for o in classes(g, &uses, join_nodes(g, &uses, layer, &taken, &free), scope) {
             for &n in o.nodes.iter().flatten() {
                 taken[n] = true;
             }
@@ -164,15 +238,98 @@ pub fn find(g: &MappedGraph) -> Vec<Outline> {
     found
 }
 
-/// `layer` (per node, its number in the scope searched) with each node
-/// made from constants only and outside every layer given its readers'
-/// layer when they all belong to one (the FP8 cast of a weight, named after
-/// the weight).
-fn join_constant_nodes(
+/// `layer` (per node, its number in the scope searched) with the nodes
+/// outside every layer joined to one where the graph tells which. The
+/// nodes with a number are the anchors; a `free` node (its name and
+/// parameters tell no scope):
+///
+/// * on a path from an anchor of one layer only to an anchor of the same
+///   layer is in it (a softmax between a layer's query bias and its output
+///   projection's);
+/// * with anchors of later layers below it starts the first of them if
+///   it reads a weight (a constant with two or more axes longer than one:
+///   a layer's first matmul), else, if it is below anchors of earlier
+///   layers, ends the last of them (a bias, residual add or activation
+///   after a layer's last parameter);
+/// * that reads values of one layer (made by it, or read by it: its
+///   inputs) and no weight, one at least made by the layer, ends it (the
+///   last layer's residual add and activation).
+///
+/// Last, a free node below some anchor, or that reads a weight (a layer's
+/// first matmul, above every anchor), or a node made from constants only
+/// (the FP8 cast of a weight, named after the weight) joins its readers'
+/// layer when they all belong to one, taken from the graph's end.
+fn join_nodes(
     g: &MappedGraph,
     uses: &Uses,
     mut layer: Vec<Option<u64>>,
     taken: &[bool],
+    free: &[bool],
+) -> Vec<Option<u64>> {
+    let is_const = |n: usize| matches!(g.nodes[n].op, OpKind::Constant(_));
+    let is_output = |i: usize| g.nodes[i].outputs.iter().any(|o| uses.outputs.contains(o));
+    let open = |layer: &[Option<u64>], i: usize| layer[i].is_none() && !taken[i] && !is_output(i);
+    let weight = |w: usize| match &g.nodes[w].op {
+        OpKind::Constant(t) => t.shape().iter().filter(|&&d| d > 1).count() >= 2,
+        _ => false,
+    };
+    let reads_weight = |i: usize| {
+        (g.nodes[i].inputs.iter()).any(|v| uses.writer.get(v).is_some_and(|&w| weight(w)))
+    };
+    if !free.iter().any(|&f| f) {
+        return join_readers(g, uses, layer, taken, free, &[]);
+    }
+    let (above, below) = anchor_reach(g, uses, &layer);
+    for i in 0..g.nodes.len() {
+        if !free[i] || !open(&layer, i) {
+            continue;
+        }
+        let both: Vec<u64> = above[i].intersection(&below[i]).copied().collect();
+        layer[i] = match (&both[..], above[i].last(), below[i].first()) {
+            ([k], _, _) => Some(*k),
+            ([], Some(_), Some(&next)) if reads_weight(i) => Some(next),
+            ([], Some(&prev), Some(_)) => Some(prev),
+            _ => None,
+        };
+    }
+    for i in 0..g.nodes.len() {
+        if !free[i] || !open(&layer, i) || reads_weight(i) {
+            continue;
+        }
+        // The latest layer that made one of its values and made or reads
+        // each of the others.
+        let values: Vec<usize> = (g.nodes[i].inputs.iter())
+            .filter(|v| !uses.writer.get(v).is_some_and(|&w| is_const(w)))
+            .copied()
+            .collect();
+        let made_by = |v: usize| uses.writer.get(&v).and_then(|&w| layer[w]);
+        let in_layer = |v: usize, k: u64| {
+            made_by(v) == Some(k) || uses.readers[v].iter().any(|&r| layer[r] == Some(k))
+        };
+        layer[i] = values
+            .iter()
+            .filter_map(|&v| made_by(v))
+            .filter(|&k| values.iter().all(|&v| in_layer(v, k)))
+            .max();
+    }
+    // Above every anchor only a layer's first matmul (it reads a weight)
+    // joins its readers: not a stem before the layers.
+    let may_join: Vec<bool> = (0..g.nodes.len())
+        .map(|i| !above[i].is_empty() || reads_weight(i))
+        .collect();
+    join_readers(g, uses, layer, taken, free, &may_join)
+}
+
+/// `layer` with each node made from constants only, or `free` and marked
+/// in `may_join`, given its readers' layer when they all belong to one,
+/// taken from the graph's end.
+fn join_readers(
+    g: &MappedGraph,
+    uses: &Uses,
+    mut layer: Vec<Option<u64>>,
+    taken: &[bool],
+    free: &[bool],
+    may_join: &[bool],
 ) -> Vec<Option<u64>> {
     let is_const = |n: usize| matches!(g.nodes[n].op, OpKind::Constant(_));
     for i in (0..g.nodes.len()).rev() {
@@ -184,10 +341,12 @@ fn join_constant_nodes(
         {
             continue;
         }
-        if !n
-            .inputs
-            .iter()
-            .all(|v| uses.writer.get(v).is_some_and(|&w| is_const(w)))
+        let joins_free = free[i] && may_join.get(i).copied().unwrap_or(false);
+        if !joins_free
+            && !n
+                .inputs
+                .iter()
+                .all(|v| uses.writer.get(v).is_some_and(|&w| is_const(w)))
         {
             continue;
         }
@@ -201,6 +360,39 @@ fn join_constant_nodes(
         }
     }
     layer
+}
+
+/// Per node, the numbers of the anchors (nodes with a number in `layer`)
+/// on a path to it, and of those on a path from it, itself included.
+#[allow(clippy::type_complexity)]
+fn anchor_reach(
+    g: &MappedGraph,
+    uses: &Uses,
+    layer: &[Option<u64>],
+) -> (Vec<BTreeSet<u64>>, Vec<BTreeSet<u64>>) {
+    let n = g.nodes.len();
+    let own = |i: usize| layer[i].into_iter().collect::<BTreeSet<u64>>();
+    let mut above: Vec<BTreeSet<u64>> = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut s = own(i);
+        for v in &g.nodes[i].inputs {
+            if let Some(&w) = uses.writer.get(v) {
+                s.extend(above[w].iter().copied());
+            }
+        }
+        above.push(s);
+    }
+    let mut below: Vec<BTreeSet<u64>> = vec![BTreeSet::new(); n];
+    for i in (0..n).rev() {
+        let mut s = own(i);
+        for &o in &g.nodes[i].outputs {
+            for &r in &uses.readers[o] {
+                s.extend(below[r].iter().copied());
+            }
+        }
+        below[i] = s;
+    }
+    (above, below)
 }
 
 /// The layers of one scope (`layer`: per node, its number) grouped into
