@@ -46,12 +46,14 @@ declare_op! {
         attributes: [
             mapping: Mapping [MAPPING_ATTR],
             resident: bool [constraints::ANY_ATTR],
+            scale: Option<i64> [I64_ATTR],
         ],
         summary: "A function argument streamed from the host into tile memory, laid out by `mapping`; a `resident` one \
                   (a parameter, `ipu.weight`) is loaded once, straight into the buffers of the ops that read it. A \
                   host input may hold its elements widened exactly (f8E4M3FN, f8E5M2, i8 or ui8 to f16 or f32, f16, bf16, \
                   i16 or ui16 to f32): the host converts them as it writes them, once at load for a resident one, at \
-                  every run otherwise (`%w : tensor<..xf8E4M3FN> -> tensor<..xf16>`).",
+                  every run otherwise (`%w : tensor<..xf8E4M3FN> -> tensor<..xf16>`). An FP8 one held as it is may \
+                  carry the power-of-two `scale` of its codes (a parameter bound to constants of that scale).",
         results: RESULT,
         traits: &[Trait::Pure],
         custom_assembly: Some(CustomAssembly {
@@ -160,7 +162,34 @@ fn verify_host_input(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     if host != tile {
         verify_load_conversion(cx, op, host, tile)?;
     }
+    verify_fp8_scale(cx, op, HostInput(op).scale(cx))?;
     verify_mapped(cx, op)
+}
+
+/// A `scale` only on an FP8 result, within the range of `nn.cast`'s.
+fn verify_fp8_scale(cx: &Context, op: Op, scale: Option<i64>) -> Result<(), Diagnostic> {
+    let Some(s) = scale else {
+        return Ok(());
+    };
+    let fp8 = cx
+        .tensor_parts(cx.value_type(cx.result(op, 0)))
+        .is_some_and(|(_, e)| {
+            matches!(
+                cx.type_kind(e),
+                ipu_ir::TypeKind::F8E4M3FN | ipu_ir::TypeKind::F8E5M2
+            )
+        });
+    if !fp8 {
+        return Err(op_error(
+            cx,
+            op,
+            "has a scale, which only an FP8 (f8E4M3FN, f8E5M2) result takes",
+        ));
+    }
+    if !(-64..=63).contains(&s) {
+        return Err(op_error(cx, op, format!("has scale {s}, outside -64..63")));
+    }
+    Ok(())
 }
 
 declare_op! {
@@ -169,8 +198,11 @@ declare_op! {
         attributes: [
             value: Attr [constraints::TYPED_ATTR],
             mapping: Mapping [MAPPING_ATTR],
+            scale: Option<i64> [I64_ATTR],
         ],
-        summary: "A constant loaded with the tile images, laid out by `mapping`.",
+        summary: "A constant loaded with the tile images, laid out by `mapping`; an FP8 one may carry the \
+                  power-of-two `scale` of its codes (its values are the codes times 2^scale: a weight cast to FP8 \
+                  at compile time, kept in FP8).",
         results: RESULT,
         traits: &[Trait::Pure, Trait::ConstantLike],
         custom_assembly: Some(ipu_ir::constant::CONSTANT_ASSEMBLY),
@@ -780,6 +812,7 @@ fn verify_mapped(cx: &Context, op: Op) -> Result<(), Diagnostic> {
 
 fn verify_constant(cx: &Context, op: Op) -> Result<(), Diagnostic> {
     ipu_ir::constant::verify_constant(cx, op)?;
+    verify_fp8_scale(cx, op, Constant(op).scale(cx))?;
     verify_mapped(cx, op)
 }
 

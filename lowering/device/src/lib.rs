@@ -222,13 +222,20 @@ pub fn peak_tile_cycles(cx: &Context, op: Op, target: &Target) -> u64 {
 }
 
 /// The power-of-two scale of an FP8 value (its logical value is the stored
-/// code times 2^scale): set by the cast that made it, kept by views, 0 for
-/// anything else (arguments, constants).
+/// code times 2^scale): set by the cast that made it, or by the `scale` of
+/// a constant or host input that holds FP8 codes (a weight cast at compile
+/// time), kept by views, 0 for anything else.
 pub fn fp8_scale(cx: &Context, v: Value) -> i32 {
     let is_f8 = ipu_program::elem::value_elem(cx, v).is_some_and(ipu_program::elem::is_f8);
     let Some(op) = cx.defining_op(v).filter(|_| is_f8) else {
         return 0;
     };
+    if let Some(c) = tile::Constant::cast(cx, op) {
+        return c.scale(cx).unwrap_or(0) as i32;
+    }
+    if let Some(h) = tile::HostInput::cast(cx, op) {
+        return h.scale(cx).unwrap_or(0) as i32;
+    }
     // The casts to FP8 (`nn.cast`, `tile.map`) carry it.
     let scale = match nn::Cast::cast(cx, op) {
         Some(c) => c.scale(cx),

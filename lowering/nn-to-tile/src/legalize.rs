@@ -2,6 +2,9 @@
 //! kernels cannot take as they are into `nn` ops they can: padding is the
 //! compiler's job, not the user's.
 //!
+//! * A cast to FP8 of a constant that only matmuls read is done first, at
+//!   compile time: the constant holds the FP8 codes and the cast's scale
+//!   (`fp8.rs`).
 //! * Row ops (softmax, log-softmax, sum/max/min/mean reductions) whose
 //!   contiguous rows are not whole 64-bit granules read their input padded
 //!   along its last dimension with the reduction's identity (-inf, +inf,
@@ -36,6 +39,7 @@ use rustc_hash::FxHashMap;
 /// host does as it reads a result ([`quant::is_store_cast`]), found before
 /// rounding is rewritten, while their operands' ranges still show it.
 pub fn legalize(cx: &mut Context, f: Op, target: &Target) -> Vec<Op> {
+    crate::fp8::fold_weight_casts(cx, f);
     let dead_before = quant::dead_ops(cx, f);
     let mut images = FxHashMap::default();
     let is_round = |k: &OpKind| matches!(k, OpKind::Round);
@@ -459,12 +463,18 @@ impl<'a> Rewriter<'a> {
     /// Points the matmul at its operands as its mode reads them where that
     /// costs no work per run: an FP8 parameter the mode reads as f16 (or
     /// f32) is cast exactly, a cast the host does at load
-    /// (`is_load_cast`), and an FP8 constant is converted now. The matmuls
+    /// (`is_load_cast`), and an FP8 constant is converted now; FP8 weights
+    /// with a scale (`fp8.rs`) stay FP8, half the bytes. The matmuls
     /// reading such an operand share it when every reader of it reads it so;
     /// otherwise each widens it on the tiles.
     fn widen_resident_operands(&mut self) -> Result<(), String> {
         for i in 0..2 {
             let v = self.operand(i);
+            // FP8 weights folded with their scale stay FP8: the matmul
+            // widens them as it reads them (`fp8.rs`).
+            if crate::fp8::value_scale(self.cx, self.f, v).is_some() {
+                continue;
+            }
             let Some(to) = widening_of(self.cx, self.at, i) else {
                 continue;
             };

@@ -10,6 +10,7 @@
 //! `nn` ops. Depends on `ipu-device` (the op families) and `ipu-program`
 //! (target, geometry); nothing depends on it but the `ipu-lowering` facade.
 
+mod fp8;
 pub mod legalize;
 mod quant;
 mod resize;
@@ -54,6 +55,7 @@ impl Pass for NnToTile {
     fn run(&mut self, cx: &mut Context, module: Op) -> Result<(), Diagnostic> {
         let target = module_target(cx, module, self.target_option.as_deref())?;
         let mut layouts = Layouts::default();
+        let blobs = fp8::named_blobs(cx, module);
         let order = functions_callees_first(cx, module)?;
         let runs = instances(cx, &order);
         let called: Vec<String> = order
@@ -68,6 +70,7 @@ impl Pass for NnToTile {
                 .and_then(|s| runs.get(s).copied())
                 .unwrap_or(1);
             let streamed = !name.as_ref().is_some_and(|s| called.contains(s));
+            fp8::narrow_parameters(cx, module, f);
             lower_function(cx, f, &target, &layouts, n, streamed)?;
             if name.is_some_and(|s| called.contains(&s)) {
                 carry_layouts(cx, f);
@@ -77,6 +80,7 @@ impl Pass for NnToTile {
                 layouts.insert(name.to_string(), l);
             }
         }
+        fp8::drop_unnamed_blobs(cx, module, &blobs);
         Ok(())
     }
 }
@@ -655,6 +659,10 @@ fn lower_function(
         if is_weight(cx, f, index) {
             attrs.push(("resident", ipu_ir::Attr::UNIT));
         }
+        // A parameter narrowed to FP8 keeps its codes' scale (`fp8.rs`).
+        if let Some(s) = fp8::parameter_scale(cx, f, index) {
+            attrs.push(("scale", cx.i64_attr(s)));
+        }
         let op = ipu_device::build_op(cx, tile::HostInput::NAME, &[arg], Some(ty), attrs, loc);
         match first {
             Some(o) => cx.insert_op_before(o, op),
@@ -722,14 +730,12 @@ fn lower_function(
             let value = c.value(cx);
             let ty = cx.value_type(v);
             let mapping = m.to_attr(cx);
-            ipu_device::build_op(
-                cx,
-                tile::Constant::NAME,
-                &[],
-                Some(ty),
-                vec![("value", value), ("mapping", mapping)],
-                loc,
-            )
+            let mut attrs = vec![("value", value), ("mapping", mapping)];
+            // A folded FP8 weight keeps its scale (`fp8.rs`).
+            if let Some(s) = fp8::constant_scale(cx, op) {
+                attrs.push(("scale", cx.i64_attr(s)));
+            }
+            ipu_device::build_op(cx, tile::Constant::NAME, &[], Some(ty), attrs, loc)
         } else {
             let Some(d) = for_nn(cx, op) else {
                 return Err(Diagnostic::error(loc, not_lowered(cx, op)));
