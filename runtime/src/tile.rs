@@ -231,12 +231,12 @@ impl Pre {
 
 /// A pre-decoded issue: one instruction or a whole bundle, validated at
 /// load time so that the issue loop only checks one flag per context kind.
+/// A bundle's arithmetic half is the next word's entry (its `first` and
+/// `h_first`), so an entry is 32 bytes: two to a cache line.
 #[derive(Clone, Copy, Debug)]
 struct Fast {
     first: Inst,
-    second: Inst,
     h_first: Handler,
-    h_second: Handler,
     kind: IssueKind,
     words: u8,
     turns: u8,
@@ -258,9 +258,7 @@ impl Fast {
         let p = code[idx];
         let invalid = Fast {
             first: p.inst,
-            second: p.inst,
             h_first: handlers[0],
-            h_second: handlers[0],
             kind: IssueKind::Invalid,
             words: 1,
             turns: 1,
@@ -280,9 +278,7 @@ impl Fast {
             };
             return Fast {
                 first: p.inst,
-                second: p.inst,
                 h_first: handlers[p.inst.op as usize],
-                h_second: handlers[0],
                 kind,
                 words: 1,
                 turns: p.cost,
@@ -295,9 +291,7 @@ impl Fast {
                 let (s1, w1) = allowed(q.ctx);
                 Fast {
                     first: p.inst,
-                    second: q.inst,
                     h_first: handlers[p.inst.op as usize],
-                    h_second: handlers[q.inst.op as usize],
                     kind: IssueKind::Bundle,
                     words: 2,
                     turns: p.cost.max(q.cost),
@@ -504,11 +498,14 @@ pub struct Tile {
     /// Bit `w`: worker `w` has [`PendingMacs`]. They are applied before
     /// anything reads `acc` or `drain`, or rewrites `wcache`.
     amp_pending: u8,
+    /// The two weight banks, allocated (zeroed) when the tile first
+    /// writes weights or reads them: most tiles never use the AMP.
     banks: Vec<[u8; AMP_BANK_BYTES]>,
     active_bank: usize,
     /// The active bank's rows when it holds its weights column by column
     /// (`ampswapt`), 0 when row by row (`ampswap`).
     bank_rows_t: u32,
+    /// Allocated with `banks` ([`Tile::amp_storage`]).
     wcache: Vec<f32>,
     wcache_fmt: WFmt,
     /// Rows of the active bank decoded into `wcache` (from row 0): the
@@ -804,10 +801,10 @@ impl Tile {
             ctx: [Context::default(); WORKERS + 1],
             amp: [AmpState::default(); WORKERS],
             amp_pending: 0,
-            banks: vec![[0; AMP_BANK_BYTES]; 2],
+            banks: Vec::new(),
             active_bank: 0,
             bank_rows_t: 0,
-            wcache: vec![0.0; AMP_BANK_BYTES],
+            wcache: Vec::new(),
             wcache_fmt: WFmt::None,
             wcache_rows: 0,
             f8: &F8_TABLES,
@@ -838,6 +835,13 @@ impl Tile {
         cache: &mut DecodedCode,
     ) -> Result<(), HostAccessError> {
         for s in &image.segments {
+            // Zeros onto pages never written change nothing (a linked
+            // image's zero-filled ranges): skipped, so the pages stay
+            // clean and untouched.
+            let r = self.host_range(s.address, s.bytes.len())?;
+            if self.dirty.clean(r) && s.bytes.iter().all(|&b| b == 0) {
+                continue;
+            }
             self.write(s.address, &s.bytes)?;
         }
         let base = self.cfg.memory_base;
@@ -1153,11 +1157,10 @@ impl Tile {
             Some(_) if self.fast[idx].kind == IssueKind::Invalid => FaultKind::BadBundle,
             Some(_) => {
                 let f = self.fast[idx];
-                let insts = if f.kind == IssueKind::Bundle {
-                    vec![f.first, f.second]
-                } else {
-                    vec![f.first]
-                };
+                let mut insts = vec![f.first];
+                if f.kind == IssueKind::Bundle {
+                    insts.extend(self.fast.get(idx + 1).map(|g| g.first));
+                }
                 let mut k = FaultKind::BadBundle;
                 for i in insts {
                     let o = info(i.op);
@@ -1184,9 +1187,8 @@ impl Tile {
         };
         // Fields are read one by one (not by copying the entry) to keep
         // the hot path free of wide-store / narrow-load stalls.
-        let (h_first, h_second, kind, words, turns) =
-            (f.h_first, f.h_second, f.kind, f.words, f.turns);
-        let (first, second) = (f.first, f.second);
+        let (h_first, kind, words, turns) = (f.h_first, f.kind, f.words, f.turns);
+        let first = f.first;
         let mut st = IssueState {
             pc,
             next: pc.wrapping_add(4 * words as u32),
@@ -1199,10 +1201,18 @@ impl Tile {
         // versions compiled for CPU features only on a CPU that has them.
         let r = unsafe {
             match kind {
-                IssueKind::Bundle => match h_second(self, ci, second, &mut st) {
-                    Ok(()) => h_first(self, ci, first, &mut st),
-                    e => e,
-                },
+                IssueKind::Bundle => {
+                    // The arithmetic half: the next word's entry (a bundle
+                    // is only valid with one).
+                    let (h_second, second) = match self.fast.get(idx + 1) {
+                        Some(g) => (g.h_first, g.first),
+                        None => return Err(self.issue_fault(ci, pc)),
+                    };
+                    match h_second(self, ci, second, &mut st) {
+                        Ok(()) => h_first(self, ci, first, &mut st),
+                        e => e,
+                    }
+                }
                 _ => h_first(self, ci, first, &mut st),
             }
         };
@@ -1442,10 +1452,26 @@ impl Tile {
         Ok(row)
     }
 
+    /// Allocates the weight banks (zero) and the decoded-weight cache on
+    /// first use.
+    #[cold]
+    fn alloc_amp_storage(&mut self) {
+        self.banks = vec![[0; AMP_BANK_BYTES]; 2];
+        self.wcache = vec![0.0; AMP_BANK_BYTES];
+    }
+
+    #[inline(always)]
+    fn amp_storage(&mut self) {
+        if self.banks.is_empty() {
+            self.alloc_amp_storage();
+        }
+    }
+
     fn weight_write(&mut self, offset: u32, bytes: &[u8]) {
         // Writes past the bank are dropped, so kernels may over-fetch.
         let o = offset as usize;
         if o + bytes.len() <= AMP_BANK_BYTES {
+            self.amp_storage();
             self.banks[1 - self.active_bank][o..o + bytes.len()].copy_from_slice(bytes);
         }
     }
@@ -2054,6 +2080,7 @@ impl Tile {
     #[cold]
     fn decode_weights(&mut self, fmt: WFmt, upto: usize) {
         self.flush_amp();
+        self.amp_storage();
         if self.wcache_fmt != fmt {
             self.wcache_fmt = fmt;
             self.wcache_rows = 0;
@@ -2301,6 +2328,12 @@ mod tests {
                 .unwrap();
             t.memory_mut(base + n as u32 - 8, 8).unwrap().fill(0xa5);
         }
+    }
+
+    /// The issue loop's entries stay two to a cache line.
+    #[test]
+    fn fast_entries_are_32_bytes() {
+        assert_eq!(std::mem::size_of::<super::Fast>(), 32);
     }
 
     #[test]

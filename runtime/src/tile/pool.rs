@@ -50,6 +50,16 @@ impl Dirty {
         }
     }
 
+    /// Whether no page of the bytes `r` was written (they are all zero).
+    pub(super) fn clean(&self, r: std::ops::Range<usize>) -> bool {
+        r.is_empty()
+            || (r.start >> PAGE_SHIFT..=(r.end - 1) >> PAGE_SHIFT).all(|p| {
+                self.bits
+                    .get(p >> 6)
+                    .is_some_and(|w| w & (1 << (p & 63)) == 0)
+            })
+    }
+
     /// Zeroes the marked pages of `mem`.
     fn zero(&self, mem: &mut [u8]) {
         for (k, &w) in self.bits.iter().enumerate() {
