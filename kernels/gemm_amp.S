@@ -44,6 +44,11 @@
                                          # first weight block) is the entry gemm_amp_pre,
                                          # run with the same state before gemm_amp;
                                          # 2: the prologue is the worker records only
+        .param NXT, 0                    # 1 (one block, OVERLAP): the workers load the next
+                                         # GEMM's first block (the state's word after the
+                                         # scale) into the shadow bank instead of this one's
+        .param HAVE, 0                   # 1 (one block): the first block is in the shadow
+                                         # bank already (a previous call's NXT loaded it)
 
 # TYPE's AMP mode: its instruction (AMPOP), K per issue (KPI), partials
 # per issue (PPI), input element bytes (EB) and partial bytes (PB).
@@ -86,8 +91,9 @@
         .set FIRSTW, BLOCK * (NB * NKC > 1)
         .set TMP, (NKC > 1) & (NB > 1)   # K-chunks accumulate in T
         .set SKIP, (N - 16) * PB         # from a row's 16 outputs to the next row of C
-        .set WREC, 16 + 4 * TMP          # the worker records
+        .set WREC, 16 + 4 * TMP + 4 * NXT  # the worker records
         .set RSZ, 40                     # bytes of one worker record
+        .set HAVE_C, 4                   # what HAVE takes off besides the block's loads
 
         .if (KC % KB != 0) | (K <= 0)
         .error "K must be a positive multiple of the K-block"
@@ -110,6 +116,18 @@
         .if (PRE < 0) | (PRE > 2)
         .error "PRE must be 0, 1 or 2"
         .endif
+        .if (NXT < 0) | (NXT > 1) | (HAVE < 0) | (HAVE > 1)
+        .error "NXT and HAVE are 0 or 1"
+        .endif
+        .if (NXT | HAVE) & (NB * NKC > 1)
+        .error "NXT and HAVE are for a GEMM of one weight block"
+        .endif
+        .if NXT & (OVERLAP == 0)
+        .error "NXT needs the workers to load the next block (OVERLAP)"
+        .endif
+        .if HAVE & (PRE == 1)
+        .error "HAVE has no first block to split off (PRE = 1)"
+        .endif
 
         # Cycles: the records and the first block by the supervisor; per
         # block, six barrel slots per instruction of the busiest worker
@@ -123,7 +141,7 @@
         # split moves some of the supervisor's set-up out of the 100), and
         # gemm_amp only reloads the next block's source; with PRE = 2 the
         # records (about 145), and gemm_amp loads the first block.
-        .cycles "(PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 - 6 * (1 + 2 * ((TYPE != 2) & (TYPE != 3)) + (NB > 1) * (TMP == 0)) + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
+        .cycles "0 - HAVE * (BLOCK / 16 + HAVE_C) + (PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 - 6 * (1 + 2 * ((TYPE != 2) & (TYPE != 3)) + (NB > 1) * (TMP == 0)) + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -187,7 +205,11 @@
 # A and B (PRE = 2).
         .macro RECORDS
         ld32 $m1, [$m0+0]
+        .if NXT
+        ld32 $m2, [$m0+16]             # the next GEMM's B: its first block
+        .else
         ld32 $m2, [$m0+4]
+        .endif
         ld32 $m3, [$m0+8]
         ld32 $m4, [$m0+12]
         .if TMP
@@ -232,12 +254,14 @@ fill_end:
 
         # The first weight block, by the supervisor.
         .macro FIRSTBLOCK
+        .if HAVE == 0
         ld32 $m5, [$m0+4]
         setzi $m6, 0
         setzi $m7, BLOCK / 16
         rpt $m7, load0_end
         wld128 [$m5+=16], $m6
 load0_end:
+        .endif
         .if BT
         setzi $m6, KC
         ampswapt $m6

@@ -62,9 +62,34 @@ impl KernelSpec {
         let pb = if matches!(p("TYPE"), 0 | 4) { 4 } else { 2 };
         (chunked && n > 16).then(|| (m * 16 * pb + 8) as usize)
     }
+
+    /// Whether this `gemm_amp` specialisation may hand its AMP's shadow
+    /// bank to the next GEMM on its tile (`NXT`: its workers load that
+    /// GEMM's first block, which then starts with `HAVE`): one weight
+    /// block, whose workers load the next one as they go (`OVERLAP`).
+    pub fn gemm_prefetches(&self) -> bool {
+        let p = |k: &str| self.params.get(k).copied().unwrap_or(0);
+        if self.source != "gemm_amp" {
+            return false;
+        }
+        let (k, n, m) = (p("K"), p("N"), p("M"));
+        let kc = if p("KC") == 0 { k } else { p("KC") };
+        let (kpi, ppi, eb) = match p("TYPE") {
+            0 => (2, 2, 2),
+            1 => (4, 4, 2),
+            2 | 3 => (8, 4, 1),
+            _ => (1, 2, 4),
+        };
+        if kc <= 0 || m <= 0 || k != kc || n != 16 {
+            return false;
+        }
+        let words = kc * 16 * eb / 8;
+        let wpr = (words + m - 1) / m;
+        wpr <= kc / kpi - 16 / ppi
+    }
 }
 
-/// `gemm_<type>_interleaved_k<K>[_kc<KC>]_c<N>_r<M/6>_r<ceil(M/6)>_m<M>[_bt][_pre]`.
+/// `gemm_<type>_interleaved_k<K>[_kc<KC>]_c<N>_r<M/6>_r<ceil(M/6)>_m<M>[_bt][_have][_nxt][_pre]`.
 fn name(params: &Params) -> String {
     let p = |k: &str| param_of(params, k);
     let t = match p("TYPE") {
@@ -86,8 +111,14 @@ fn name(params: &Params) -> String {
         _ => "",
     };
     let bt = if p("BT") == 1 { "_bt" } else { "" };
+    let chain = match (p("NXT"), p("HAVE")) {
+        (1, 1) => "_have_nxt",
+        (1, _) => "_nxt",
+        (_, 1) => "_have",
+        _ => "",
+    };
     format!(
-        "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{bt}{pre}",
+        "gemm_{t}_interleaved_k{}{kc}_c{}_r{}_r{}_m{m}{bt}{chain}{pre}",
         p("K"),
         p("N"),
         m / 6,
@@ -106,6 +137,9 @@ fn record_layout(spec: &KernelSpec) -> Result<Layout, String> {
     if spec.gemm_accumulator_bytes().is_some() {
         words.push(W);
     }
+    if spec.param("NXT") == 1 {
+        words.push(W);
+    }
     Ok((words, GEMM_WORKER_RECORD_BYTES))
 }
 
@@ -114,6 +148,7 @@ fn record_layout(spec: &KernelSpec) -> Result<Layout, String> {
 /// which read no buffer.
 fn prologue(spec: &KernelSpec) -> Option<Prologue> {
     match spec.param("PRE") {
+        1 if spec.param("HAVE") == 1 => None,
         1 => Some(Prologue {
             entry: "gemm_amp_pre",
             reads: &[1],

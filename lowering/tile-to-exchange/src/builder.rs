@@ -698,6 +698,9 @@ impl<'a> ExchangeBuilder<'a> {
         let flushed = self.flush_copies(last);
         self.schedule_pending()?;
         flushed?;
+        let saved = crate::chain::chain_gemms(&mut self.program, &self.loaded)
+            .map_err(|e| self.err(last, e))?;
+        self.totals.compute_cycles -= saved;
         for b in &mut self.program.buffers {
             b.tiles.sort_unstable();
             b.tiles.dedup();

@@ -17,6 +17,7 @@
 //! depends on it but the `ipu-lowering` facade.
 
 mod builder;
+mod chain;
 mod resolve;
 
 pub use builder::{call_cycles, copy_cycles, ExchangeBuilder, Resident, Totals};
