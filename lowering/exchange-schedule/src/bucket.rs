@@ -164,11 +164,21 @@ impl<T: Copy + Default> Flat<T> {
 
     /// Every group, in order (each filled to its count).
     pub(crate) fn groups_mut(&mut self) -> Vec<&mut [T]> {
+        self.groups_mut_every(1)
+    }
+
+    /// The groups, each `k` consecutive groups taken as one (the last
+    /// fewer, if `k` does not divide the count).
+    pub(crate) fn groups_mut_every(&mut self, k: usize) -> Vec<&mut [T]> {
         debug_assert!(self.next.iter().zip(&self.start[1..]).all(|(a, b)| a == b));
         let mut rest: &mut [T] = &mut self.items;
-        let mut out = Vec::with_capacity(self.next.len());
-        for w in self.start.windows(2) {
-            let (g, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
+        let (k, groups) = (k.max(1), self.next.len());
+        let mut out = Vec::with_capacity(groups.div_ceil(k));
+        let mut from = 0;
+        for j in 0..groups.div_ceil(k) {
+            let end = self.start[((j + 1) * k).min(groups)];
+            let (g, tail) = std::mem::take(&mut rest).split_at_mut(end - from);
+            from = end;
             out.push(g);
             rest = tail;
         }
@@ -263,6 +273,23 @@ mod tests {
                 .copied()
                 .collect();
             assert_eq!(got, &want[..]);
+        }
+        // Taken two and three at a time: consecutive groups as one, the
+        // last shorter when the count does not divide.
+        for k in [2, 3] {
+            let mut flat = Flat::with_counts(&counts);
+            for &x in &items {
+                flat.push(x.0 as usize, x);
+            }
+            let groups = flat.groups_mut_every(k);
+            assert_eq!(groups.len(), 5usize.div_ceil(k));
+            for (g, got) in groups.into_iter().enumerate() {
+                let want: Vec<_> = (g * k..(g * k + k).min(5))
+                    .flat_map(|h| items.iter().filter(move |x| x.0 as usize == h))
+                    .copied()
+                    .collect();
+                assert_eq!(got, &want[..]);
+            }
         }
     }
 }

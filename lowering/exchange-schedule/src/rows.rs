@@ -132,74 +132,10 @@ fn per_tile<R: Send>(
 ) -> Vec<R> {
     let n = target.tiles() as usize;
     let word = target.exchange_word_bytes();
-    // Every tile's selects and captures in one buffer each, placed by a
-    // first count: a big multicast phase has close to a million receives,
-    // and a list per tile (or per slice of fragments) costs more in
-    // allocations and fresh pages than the counting does.
-    let (per_port, per_tile) = super::verify::receive_counts(phase, fragments, n);
-    let mut selects: Flat<SelectRun> = Flat::with_counts(&per_port[..n]);
-    let mut captures: Flat<CaptureRun> = Flat::with_counts(&per_tile[..n]);
-    let mut sends: Vec<SendRun> = Vec::with_capacity(fragments.len());
-    for f in fragments {
-        let w = f.words(word);
-        let src = f.src_offset as u64;
-        sends.push((
-            f.src_tile,
-            sat(f.send_cycle),
-            sat(f.send_cycle.saturating_add(w)),
-            sat(src),
-            sat(src + f.len as u64),
-        ));
-        for r in &f.receives {
-            let Some(t) = phase.transfers.get(r.transfer as usize) else {
-                continue;
-            };
-            let Some(d) = t.dsts.get(r.dst as usize) else {
-                continue;
-            };
-            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
-            let start = r.select_cycle;
-            let end = sat(u64::from(start).saturating_add(w));
-            if (r.port as usize) < n {
-                selects.push(r.port as usize, (start, end, f.src_tile));
-            }
-            if (d.tile as usize) < n {
-                captures.push(
-                    d.tile as usize,
-                    (
-                        r.port,
-                        start,
-                        end,
-                        sat(at),
-                        sat(at.saturating_add(f.len as u64)),
-                    ),
-                );
-            }
-        }
-    }
-    sort_by_lead(&mut sends, n, |s| s.0 as usize);
-    let mut send_runs: Vec<SendRun> = Vec::with_capacity(sends.len());
-    for s in sends {
-        match send_runs.last_mut() {
-            // Back to back in time and bytes, and the previous run ends on a word.
-            Some(p)
-                if p.0 == s.0 && p.2 == s.1 && p.4 == s.3 && (p.4 - p.3).is_multiple_of(word) =>
-            {
-                (p.2, p.4) = (s.2, s.4);
-            }
-            _ => send_runs.push(s),
-        }
-    }
-    // Where each tile's send runs start (sorted by tile).
-    let mut send_from = vec![0usize; n + 1];
-    for s in &send_runs {
-        if (s.0 as usize) < n {
-            send_from[s.0 as usize + 1] += 1;
-        }
-    }
-    for t in 0..n {
-        send_from[t + 1] += send_from[t];
-    }
+    let (sends, receives) = sends_and_receives(phase, fragments, word);
+    let (mut selects, mut captures) = receive_runs(&receives, n);
+    drop(receives);
+    let (send_runs, send_from) = send_runs_of(sends, n, word);
     let receives = selects.len() + captures.len();
     let tile = |(t, (sel, cap)): (usize, (&mut [SelectRun], &mut [CaptureRun]))| {
         sel.sort_unstable();
@@ -226,7 +162,10 @@ fn per_tile<R: Send>(
             &cap[..m],
         )
     };
-    let groups = selects.groups_mut().into_iter().zip(captures.groups_mut());
+    let groups = selects
+        .groups_mut()
+        .into_iter()
+        .zip(captures.groups_mut_every(CAPTURE_CLASSES));
     if receives >= PARALLEL_RECEIVES {
         groups
             .collect::<Vec<_>>()
@@ -237,6 +176,289 @@ fn per_tile<R: Send>(
     } else {
         groups.enumerate().map(tile).collect()
     }
+}
+
+/// The send runs (sorted by tile, then cycle; those of tiles outside the
+/// target last) and where each tile's start (index = tile, then the end).
+fn send_runs_of(sends: Vec<SendRun>, n: usize, word: u32) -> (Vec<SendRun>, Vec<usize>) {
+    let mut sends = sends;
+    sort_by_lead(&mut sends, n, |s| s.0 as usize);
+    let mut send_runs: Vec<SendRun> = Vec::with_capacity(sends.len());
+    for s in sends {
+        match send_runs.last_mut() {
+            // Back to back in time and bytes, and the previous run ends on a word.
+            Some(p)
+                if p.0 == s.0 && p.2 == s.1 && p.4 == s.3 && (p.4 - p.3).is_multiple_of(word) =>
+            {
+                (p.2, p.4) = (s.2, s.4);
+            }
+            _ => send_runs.push(s),
+        }
+    }
+    // Where each tile's send runs start (sorted by tile).
+    let mut send_from = vec![0usize; n + 1];
+    for s in &send_runs {
+        if (s.0 as usize) < n {
+            send_from[s.0 as usize + 1] += 1;
+        }
+    }
+    for t in 0..n {
+        send_from[t + 1] += send_from[t];
+    }
+    (send_runs, send_from)
+}
+
+/// One receive of a fragment, as its select and capture runs need it:
+/// (start, end, sender, port, destination tile, first byte, end byte),
+/// [`sat`]urated as the runs are.
+type ReceiveRec = (u32, u32, u32, u32, u32, u32, u32);
+
+/// Capture groups per tile: from a lower port, its own, a higher port.
+const CAPTURE_CLASSES: usize = 3;
+
+/// The send run of every fragment (in fragment order) and its receives
+/// that name a destination.
+fn sends_and_receives(
+    phase: &Phase,
+    fragments: &[Fragment],
+    word: u32,
+) -> (Vec<SendRun>, Vec<ReceiveRec>) {
+    let mut sends: Vec<SendRun> = Vec::with_capacity(fragments.len());
+    let mut receives: Vec<ReceiveRec> = Vec::with_capacity(fragments.len() * 2);
+    for f in fragments {
+        let w = f.words(word);
+        let src = f.src_offset as u64;
+        sends.push((
+            f.src_tile,
+            sat(f.send_cycle),
+            sat(f.send_cycle.saturating_add(w)),
+            sat(src),
+            sat(src + f.len as u64),
+        ));
+        for r in &f.receives {
+            let Some(t) = phase.transfers.get(r.transfer as usize) else {
+                continue;
+            };
+            let Some(d) = t.dsts.get(r.dst as usize) else {
+                continue;
+            };
+            let at = (d.offset as u64).saturating_add(src.saturating_sub(t.src_offset as u64));
+            let start = r.select_cycle;
+            receives.push((
+                start,
+                sat(u64::from(start).saturating_add(w)),
+                f.src_tile,
+                r.port,
+                d.tile,
+                sat(at),
+                sat(at.saturating_add(f.len as u64)),
+            ));
+        }
+    }
+    (sends, receives)
+}
+
+/// The receives' indices in order of start cycle (stable), by a counting
+/// sort; None when the cycles outnumber the receives (and 4096), where the
+/// table of cycles would cost more than the sort saves.
+fn start_order(receives: &[ReceiveRec]) -> Option<Vec<u32>> {
+    let last = receives.iter().map(|r| r.0).max().unwrap_or(0) as usize;
+    if last >= receives.len().max(1 << 12) {
+        return None;
+    }
+    let mut at = vec![0u32; last + 2];
+    for r in receives {
+        at[r.0 as usize + 1] += 1;
+    }
+    for c in 1..at.len() {
+        at[c] += at[c - 1];
+    }
+    let mut order = vec![0u32; receives.len()];
+    for (i, r) in receives.iter().enumerate() {
+        order[at[r.0 as usize] as usize] = i as u32;
+        at[r.0 as usize] += 1;
+    }
+    Some(order)
+}
+
+/// The class of a receive's capture: its tile's group for captures from a
+/// lower port, its own port, or a higher one.
+fn capture_class(r: &ReceiveRec) -> usize {
+    r.4 as usize * CAPTURE_CLASSES + (r.3.cmp(&r.4) as i8 + 1) as usize
+}
+
+/// The select runs of every port and the capture runs of every tile, made
+/// in one pass over the receives in order of start cycle, without
+/// grouping them: `select(port, run, joins)` and `capture(class, run,
+/// joins)` get each receive's run, `joins` when it extends the run before
+/// it (to the given end). These are the runs that sorting each group and
+/// merging it gives, provided each port's selects and each tile's
+/// captures from one port have no two receives of one start cycle that
+/// differ, and a tile's captures from lower (higher) ports all come from
+/// one port, as in any valid schedule: false otherwise (the runs handed
+/// out so far are then not to be used).
+fn stream_runs(
+    receives: &[ReceiveRec],
+    order: &[u32],
+    n: usize,
+    word: u32,
+    mut select: impl FnMut(usize, SelectRun, bool),
+    mut capture: impl FnMut(usize, CaptureRun, bool),
+) -> bool {
+    // Per port and per capture class: the last receive and the run it is in.
+    let mut sel: Vec<Option<(SelectRun, SelectRun)>> = vec![None; n];
+    let mut cap: Vec<Option<(CaptureRun, CaptureRun)>> = vec![None; n * CAPTURE_CLASSES];
+    for &i in order {
+        let r = &receives[i as usize];
+        if (r.3 as usize) < n {
+            let (p, s) = (r.3 as usize, (r.0, r.1, r.2));
+            match &mut sel[p] {
+                Some((last, _)) if *last == s => {}
+                Some((last, _)) if last.0 == s.0 => return false,
+                Some((last, run)) => {
+                    *last = s;
+                    let joins = run.1 == s.0 && run.2 == s.2;
+                    if joins {
+                        run.1 = s.1;
+                    } else {
+                        *run = s;
+                    }
+                    select(p, *run, joins);
+                }
+                none => {
+                    *none = Some((s, s));
+                    select(p, s, false);
+                }
+            }
+        }
+        if (r.4 as usize) < n {
+            let (k, c) = (capture_class(r), (r.3, r.0, r.1, r.5, r.6));
+            match &mut cap[k] {
+                Some((last, _)) if last.0 != c.0 || (last.1 == c.1 && *last != c) => return false,
+                Some((last, run)) => {
+                    *last = c;
+                    let joins =
+                        run.2 == c.1 && run.4 == c.3 && (run.4 - run.3).is_multiple_of(word);
+                    if joins {
+                        (run.2, run.4) = (c.2, c.4);
+                    } else {
+                        *run = c;
+                    }
+                    capture(k, *run, joins);
+                }
+                none => {
+                    *none = Some((c, c));
+                    capture(k, c, false);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// [`tile_rows`] by [`stream_runs`], when it can.
+fn streamed_rows(
+    sends: Vec<SendRun>,
+    receives: &[ReceiveRec],
+    n: usize,
+    word: u32,
+) -> Option<Vec<Vec<RowEntry>>> {
+    let order = start_order(receives)?;
+    let mut selects: Vec<Vec<SelectRun>> = vec![Vec::new(); n];
+    let mut captures: Vec<Vec<CaptureRun>> = vec![Vec::new(); n * CAPTURE_CLASSES];
+    fn put<T>(runs: &mut Vec<T>, run: T, joins: bool) {
+        match runs.last_mut() {
+            Some(last) if joins => *last = run,
+            _ => runs.push(run),
+        }
+    }
+    let whole = stream_runs(
+        receives,
+        &order,
+        n,
+        word,
+        |p, run, joins| put(&mut selects[p], run, joins),
+        |k, run, joins| put(&mut captures[k], run, joins),
+    );
+    if !whole {
+        return None;
+    }
+    let (send_runs, send_from) = send_runs_of(sends, n, word);
+    let row = |t: usize| {
+        let cap = captures[t * CAPTURE_CLASSES..(t + 1) * CAPTURE_CLASSES].concat();
+        row_of(
+            &send_runs[send_from[t]..send_from[t + 1]],
+            &selects[t],
+            &cap,
+        )
+    };
+    Some(if receives.len() >= PARALLEL_RECEIVES {
+        (0..n).into_par_iter().map(row).collect()
+    } else {
+        (0..n).map(row).collect()
+    })
+}
+
+/// [`row_stats`]' words by [`stream_runs`], when it can.
+fn streamed_words(
+    sends: Vec<SendRun>,
+    receives: &[ReceiveRec],
+    n: usize,
+    word: u32,
+) -> Option<Vec<u32>> {
+    let order = start_order(receives)?;
+    let (mut selects, mut captures) = (vec![0usize; n], vec![0usize; n]);
+    let whole = stream_runs(
+        receives,
+        &order,
+        n,
+        word,
+        |p, _, joins| selects[p] += usize::from(!joins),
+        |k, _, joins| captures[k / CAPTURE_CLASSES] += usize::from(!joins),
+    );
+    if !whole {
+        return None;
+    }
+    let (_, send_from) = send_runs_of(sends, n, word);
+    Some(
+        (0..n)
+            .map(|t| words_of(send_from[t + 1] - send_from[t], selects[t], captures[t]))
+            .collect(),
+    )
+}
+
+/// Every port's selects and every tile's captures (tiles outside the
+/// target left out), each group in one buffer. The receives are placed in
+/// order of start cycle (a counting sort, when the cycles are few enough),
+/// and a tile's captures by port class, so that each group comes out
+/// sorted in a valid schedule and the sort of it only checks that; the
+/// sort still orders any group, so the runs never depend on this order.
+fn receive_runs(receives: &[ReceiveRec], n: usize) -> (Flat<SelectRun>, Flat<CaptureRun>) {
+    let mut per_port = vec![0usize; n];
+    let mut per_class = vec![0usize; n * CAPTURE_CLASSES];
+    for r in receives {
+        if (r.3 as usize) < n {
+            per_port[r.3 as usize] += 1;
+        }
+        if (r.4 as usize) < n {
+            per_class[capture_class(r)] += 1;
+        }
+    }
+    let mut selects: Flat<SelectRun> = Flat::with_counts(&per_port);
+    let mut captures: Flat<CaptureRun> = Flat::with_counts(&per_class);
+    let mut place = |r: &ReceiveRec| {
+        if (r.3 as usize) < n {
+            selects.push(r.3 as usize, (r.0, r.1, r.2));
+        }
+        if (r.4 as usize) < n {
+            captures.push(capture_class(r), (r.3, r.0, r.1, r.5, r.6));
+        }
+    };
+    match start_order(receives) {
+        Some(order) => order.iter().for_each(|&i| place(&receives[i as usize])),
+        None => receives.iter().for_each(place),
+    }
+    (selects, captures)
 }
 
 /// Merges `v` in place as `Vec::dedup_by` would (`joins(kept, next)` folds
@@ -328,6 +550,23 @@ impl RowStats {
 /// tile outside the target or a missing transfer are skipped (the verifier
 /// reports those).
 pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<Vec<RowEntry>> {
+    let (n, word) = (target.tiles() as usize, target.exchange_word_bytes());
+    let (sends, receives) = sends_and_receives(phase, fragments, word);
+    if let Some(rows) = streamed_rows(sends, &receives, n, word) {
+        return rows;
+    }
+    per_tile(phase, fragments, target, |_, s, sel, cap| {
+        row_of(s, sel, cap)
+    })
+}
+
+/// [`tile_rows`] by sorting every group (what the streamed rows must equal).
+#[cfg(test)]
+pub(crate) fn sorted_rows(
+    phase: &Phase,
+    fragments: &[Fragment],
+    target: &Target,
+) -> Vec<Vec<RowEntry>> {
     per_tile(phase, fragments, target, |_, s, sel, cap| {
         row_of(s, sel, cap)
     })
@@ -336,6 +575,11 @@ pub fn tile_rows(phase: &Phase, fragments: &[Fragment], target: &Target) -> Vec<
 /// Sizes of every tile's row (the sizes of [`tile_rows`]' rows, counted
 /// without building them).
 pub fn row_stats(phase: &Phase, fragments: &[Fragment], target: &Target) -> RowStats {
+    let (n, word) = (target.tiles() as usize, target.exchange_word_bytes());
+    let (sends, receives) = sends_and_receives(phase, fragments, word);
+    if let Some(words) = streamed_words(sends, &receives, n, word) {
+        return RowStats::of_words(words);
+    }
     let words = per_tile(phase, fragments, target, |_, s, sel, cap| {
         words_of(s.len(), sel.len(), cap.len())
     });

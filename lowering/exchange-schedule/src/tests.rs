@@ -806,6 +806,8 @@ fn verifier_never_panics_on_mangled_schedules() {
         // Sizes counted and sizes of the rows built agree, even on junk.
         let stats = super::rows::row_stats(&p, &s.fragments, &t);
         let rows = tile_rows(&p, &s.fragments, &t);
+        // Rows made in one pass in cycle order are the rows of sorted groups.
+        assert_eq!(rows, super::rows::sorted_rows(&p, &s.fragments, &t));
         let words: Vec<u32> = rows
             .iter()
             .map(|r| {
