@@ -562,11 +562,11 @@ enum StepShape {
     /// Kernel calls (`<link name>.<entry>`), each with its prologue's when
     /// that runs just before it; `None` for a call run during the phase
     /// before.
-    Compute(Vec<Option<(String, Option<String>)>>),
+    Compute(Vec<Option<(Arc<str>, Option<Arc<str>>)>>),
     /// An exchange, then the calls that run whole in it and the prologues
     /// that run ahead of the next superstep's calls, each with its call's
     /// index there.
-    Exchange(Vec<(String, usize)>),
+    Exchange(Vec<(Arc<str>, usize)>),
 }
 
 /// A tile program's shape: per superstep, its kernel calls or an exchange.
@@ -989,23 +989,35 @@ fn tile_codes(
 /// A tile's program shape: per superstep, its kernel calls or an exchange.
 fn tile_shape(w: &TileWork, steps: &[StepSummary]) -> Shape {
     let nsteps = steps.len();
+    // Per call (a repeated step's are its first step's, shared): its
+    // `<link name>.<entry>` and its prologue's, named once.
+    type Names = (Arc<str>, Option<Arc<str>>);
+    let mut named: rustc_hash::FxHashMap<*const Call, Names> = Default::default();
+    let mut names = |c: &Call| -> Names {
+        named
+            .entry(c as *const Call)
+            .or_insert_with(|| {
+                let (n, e) = link_name(&c.kernel);
+                (format!("{n}.{e}").into(), prologue_of(c).map(Into::into))
+            })
+            .clone()
+    };
     (0..nsteps)
         .map(|s| match steps[s].kind {
             ipu_package::StepKind::Exchange => {
                 let next = w.calls.get(&(s + 1)).map_or(&[][..], |v| v.as_slice());
-                let whole = w.during.get(&s).into_iter().flatten().filter_map(|&k| {
-                    next.get(k).map(|c| {
-                        let (n, e) = link_name(&c.kernel);
-                        (format!("{n}.{e}"), k)
-                    })
-                });
-                let pro = w
-                    .ahead
-                    .get(&s)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|&k| next.get(k).and_then(prologue_of).map(|p| (p, k)));
-                StepShape::Exchange(whole.chain(pro).collect())
+                let mut out: Vec<(Arc<str>, usize)> = Vec::new();
+                for &k in w.during.get(&s).into_iter().flatten() {
+                    if let Some(c) = next.get(k) {
+                        out.push((names(c).0, k));
+                    }
+                }
+                for &k in w.ahead.get(&s).into_iter().flatten() {
+                    if let Some(p) = next.get(k).and_then(|c| names(c).1) {
+                        out.push((p, k));
+                    }
+                }
+                StepShape::Exchange(out)
             }
             _ => {
                 fn before(m: &BTreeMap<usize, Vec<usize>>, s: usize) -> &[usize] {
@@ -1024,9 +1036,8 @@ fn tile_shape(w: &TileWork, steps: &[StepSummary]) -> Shape {
                                     if during.contains(&k) {
                                         return None;
                                     }
-                                    let (n, e) = link_name(&c.kernel);
-                                    let pre = prologue_of(c).filter(|_| !ahead.contains(&k));
-                                    Some((format!("{n}.{e}"), pre))
+                                    let (n, pre) = names(c);
+                                    Some((n, pre.filter(|_| !ahead.contains(&k))))
                                 })
                                 .collect()
                         })
@@ -1054,7 +1065,7 @@ fn program_lines(shape: &Shape, steps: &[StepSummary], outlined: &[Outlined]) ->
             match calls {
                 StepShape::Exchange(ahead) if ahead.is_empty() => format!("{label}: exch"),
                 StepShape::Exchange(ahead) => {
-                    let pre: Vec<&str> = ahead.iter().map(|(p, _)| p.as_str()).collect();
+                    let pre: Vec<&str> = ahead.iter().map(|(p, _)| &**p).collect();
                     format!("{label}: exch, {}", pre.join(", "))
                 }
                 StepShape::Compute(c) if c.iter().all(Option::is_none) => {
@@ -1066,7 +1077,7 @@ fn program_lines(shape: &Shape, steps: &[StepSummary], outlined: &[Outlined]) ->
                         .flatten()
                         .map(|(n, pre)| match pre {
                             Some(p) => format!("{p}, {n}"),
-                            None => n.clone(),
+                            None => n.to_string(),
                         })
                         .collect();
                     format!("{label}: {}", names.join(", "))

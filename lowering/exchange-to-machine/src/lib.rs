@@ -246,8 +246,12 @@ pub(crate) struct TileWork {
     pub during: BTreeMap<usize, Vec<usize>>,
     /// Per exchange step, the cycles of the copies in `during`.
     pub during_cycles: BTreeMap<usize, u64>,
+    /// Per step that later steps repeat ([`repeat_compute`],
+    /// [`repeat_rows`]): its calls' or row's buffers, each once, and
+    /// whether a copy run during the phase before uses it.
+    repeat_bufs: BTreeMap<usize, Arc<Vec<(usize, bool)>>>,
     /// Program buffer -> local index ([`NOT_LOCAL`] for none).
-    local: Vec<usize>,
+    local: Vec<u32>,
     /// Local index -> program buffer.
     pub ids: Vec<BufId>,
     /// Per local index of a call frame's buffer: (call, first, last) of
@@ -310,13 +314,13 @@ pub(crate) fn runs_during(phase: &ipu_program::PhaseDecl, m: &ipu_program::Move)
 }
 
 /// [`TileWork::local`]'s mark of a buffer the tile does not hold.
-const NOT_LOCAL: usize = usize::MAX;
+const NOT_LOCAL: u32 = u32::MAX;
 
 impl TileWork {
     /// This tile's local index of `program`'s buffer `b`, used at `step`.
     fn touch(&mut self, program: &Program, b: BufId, step: u32) -> usize {
         let i = match self.local.get(b) {
-            Some(&i) if i != NOT_LOCAL => i,
+            Some(&i) if i != NOT_LOCAL => i as usize,
             _ => {
                 let decl = &program.buffers[b];
                 self.bufs.push(Buffer {
@@ -333,7 +337,7 @@ impl TileWork {
                 if self.local.len() <= b {
                     self.local.resize(b + 1, NOT_LOCAL);
                 }
-                self.local[b] = i;
+                self.local[b] = i as u32;
                 i
             }
         };
@@ -349,7 +353,12 @@ impl TileWork {
         if program.frames.is_frame(self.ids[i]) {
             let call = program.frames.call_of(step as usize);
             let uses = &mut self.frame_uses[i];
-            match uses.iter_mut().find(|u| u.0 == call) {
+            // Steps come mostly in program order: the last call first.
+            let found = match uses.last_mut() {
+                Some(u) if u.0 == call => Some(u),
+                _ => uses.iter_mut().find(|u| u.0 == call),
+            };
+            match found {
                 Some(u) => (u.1, u.2) = (u.1.min(step), u.2.max(step)),
                 None => uses.push((call, step, step)),
             }
@@ -1284,16 +1293,29 @@ fn repeat_compute(
         if let Some(&c) = s0.checked_sub(1).and_then(|x| w.during_cycles.get(&x)) {
             w.during_cycles.insert(s - 1, c);
         }
-        for (k, call) in calls.iter().enumerate() {
-            let at = match &during {
-                Some(d) if d.contains(&k) => si - 1,
-                _ => si,
-            };
-            for word in &call.record {
-                if let Word::Buf(b, _) = word {
-                    w.alive_at(program, *b, at);
+        // The step's buffers (each once, with whether a copy run during
+        // the phase before uses it), listed at its first repeat.
+        let bufs = match w.repeat_bufs.get(&s0) {
+            Some(b) => b.clone(),
+            None => {
+                let mut bufs: Vec<(usize, bool)> = Vec::new();
+                for (k, call) in calls.iter().enumerate() {
+                    let early = during.as_ref().is_some_and(|d| d.contains(&k));
+                    for word in &call.record {
+                        if let Word::Buf(b, _) = word {
+                            bufs.push((*b, early));
+                        }
+                    }
                 }
+                bufs.sort_unstable();
+                bufs.dedup();
+                let bufs = Arc::new(bufs);
+                w.repeat_bufs.insert(s0, bufs.clone());
+                bufs
             }
+        };
+        for &(b, early) in bufs.iter() {
+            w.alive_at(program, b, if early { si - 1 } else { si });
         }
         if let Some(d) = during {
             w.during.insert(s - 1, d);
@@ -1314,12 +1336,22 @@ fn repeat_rows(p: &mut Planner<'_>, s: usize, s0: usize) {
         let Some(row) = w.rows.get(&s0).cloned() else {
             continue;
         };
-        let mut last = None;
-        for &(_, b) in row.iter() {
-            if let Some(b) = b.filter(|&b| last != Some(b)) {
-                w.alive_at(program, b as usize, s as u32);
-                last = Some(b);
-            }
+        // The row's buffers, each once, listed at its first repeat.
+        let bufs = w
+            .repeat_bufs
+            .entry(s0)
+            .or_insert_with(|| {
+                let mut bufs: Vec<(usize, bool)> = row
+                    .iter()
+                    .filter_map(|&(_, b)| Some((b? as usize, false)))
+                    .collect();
+                bufs.sort_unstable();
+                bufs.dedup();
+                Arc::new(bufs)
+            })
+            .clone();
+        for &(b, _) in bufs.iter() {
+            w.alive_at(program, b, s as u32);
         }
         w.rows.insert(s, row);
     }

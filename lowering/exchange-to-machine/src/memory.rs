@@ -533,22 +533,24 @@ fn category_of(name: &str, host: bool) -> Category {
     }
 }
 
-/// The label of the first compute set whose calls use buffer `b` (a buffer
-/// of an op whose superstep joined another's is named after its own set).
-fn first_writer(program: &Program, b: BufId) -> Option<String> {
-    program.steps.iter().find_map(|s| match s {
-        Step::Compute(c)
-            if c.vertices.iter().any(|v| {
-                v.call
-                    .record
-                    .iter()
-                    .any(|w| matches!(w, ipu_program::Word::Buf(x, _) if *x == b))
-            }) =>
-        {
-            Some(c.label.clone())
+/// Per buffer, the label of the first compute set whose calls use it (a
+/// buffer of an op whose superstep joined another's is named after its
+/// own set).
+fn first_writers(program: &Program) -> Vec<Option<&str>> {
+    let mut out = vec![None; program.buffers.len()];
+    for s in &program.steps {
+        let Step::Compute(c) = s else { continue };
+        for v in &c.vertices {
+            for w in &v.call.record {
+                if let ipu_program::Word::Buf(x, _) = *w {
+                    if let Some(o @ None) = out.get_mut(x) {
+                        *o = Some(c.label.as_str());
+                    }
+                }
+            }
         }
-        _ => None,
-    })
+    }
+    out
 }
 
 /// What the report and the diagnostics know of every program buffer.
@@ -593,7 +595,13 @@ pub(crate) fn buffer_facts(cx: &Context, f: Op, program: &Program) -> Vec<Buffer
     }
     // Parameters and constants count as weights; activations streamed in
     // each run as activations.
-    let host = weights;
+    let mut host = vec![false; program.buffers.len()];
+    for b in weights {
+        if let Some(h) = host.get_mut(b) {
+            *h = true;
+        }
+    }
+    let writers = first_writers(program);
     for o in &program.outputs {
         placed
             .entry(o.at.buffer)
@@ -614,14 +622,14 @@ pub(crate) fn buffer_facts(cx: &Context, f: Op, program: &Program) -> Vec<Buffer
         .enumerate()
         .map(|(id, d)| {
             let at = placed.get(&id);
-            let is_host = host.contains(&id);
+            let is_host = host[id];
             let op = match at {
                 Some((_, op)) if !op.is_empty() => op.clone(),
                 _ => {
                     let set = d.name.split('.').next().unwrap_or("");
                     sets.get(set)
                         .map(|l| l.to_string())
-                        .or_else(|| first_writer(program, id))
+                        .or_else(|| writers[id].map(str::to_string))
                         .unwrap_or_else(|| "?".to_string())
                 }
             };
@@ -756,9 +764,17 @@ fn tile_memory(
                     first: first as u32,
                     last: last as u32,
                 });
-                for (s, v) in live.iter_mut().enumerate().take(last + 1).skip(first) {
-                    // A call frame's buffer only in the calls that use it.
-                    if b.alive_at(s as u32) {
+                // A call frame's buffer only in the calls that use it (its
+                // spans, each step once).
+                let whole = [(b.first, b.last)];
+                let spans = if b.spans.is_empty() {
+                    &whole[..]
+                } else {
+                    &b.spans[..]
+                };
+                for &(a, z) in spans {
+                    let (a, z) = ((a as usize).max(first), (z as usize).min(last));
+                    for v in live.iter_mut().take(z + 1).skip(a) {
                         *v += b.size;
                     }
                 }
@@ -766,14 +782,33 @@ fn tile_memory(
             cuts.retain(|&c| c >= reserve_end && c <= end);
             cuts.sort_unstable();
             cuts.dedup();
+            // Swept in address order: the buffers covering each elementary
+            // range are those that start at or below it and end above it.
+            let key = |i: usize| {
+                let (f, l) = clamp(&w.bufs[i]);
+                (l - f, std::cmp::Reverse(i))
+            };
+            let mut by_start: Vec<usize> =
+                (0..w.bufs.len()).filter(|&i| w.bufs[i].size > 0).collect();
+            by_start.sort_unstable_by_key(|&i| addrs[i]);
+            let mut next = 0;
+            let mut covering: std::collections::BTreeSet<((usize, std::cmp::Reverse<usize>), u64)> =
+                std::collections::BTreeSet::new();
+            let mut ends: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> =
+                std::collections::BinaryHeap::new();
             for win in cuts.windows(2) {
                 let (lo, hi) = (win[0], win[1]);
-                let owner = (0..w.bufs.len())
-                    .filter(|&i| addrs[i] <= lo && addrs[i] + w.bufs[i].size >= hi)
-                    .max_by_key(|&i| {
-                        let (f, l) = clamp(&w.bufs[i]);
-                        (l - f, std::cmp::Reverse(i))
-                    });
+                while let Some(&i) = by_start.get(next).filter(|&&i| addrs[i] <= lo) {
+                    let e = addrs[i] + w.bufs[i].size;
+                    covering.insert((key(i), e));
+                    ends.push(std::cmp::Reverse((e, i)));
+                    next += 1;
+                }
+                while let Some(&std::cmp::Reverse((e, i))) = ends.peek().filter(|x| x.0 .0 < hi) {
+                    covering.remove(&(key(i), e));
+                    ends.pop();
+                }
+                let owner = covering.last().map(|&((_, std::cmp::Reverse(i)), _)| i);
                 match owner {
                     Some(i) => {
                         let b = w.ids[i];

@@ -76,27 +76,29 @@ pub fn place_from(buffers: &[Buffer], floors: &[u64]) -> (Vec<u64>, u64) {
             .then(buffers[a].name.cmp(&buffers[b].name))
     });
     let mut offsets = vec![0u64; buffers.len()];
-    let mut placed: Vec<usize> = Vec::new();
+    // The placed buffers' address ranges, by start: (start, end, buffer).
+    let mut placed: Vec<(u64, u64, usize)> = Vec::with_capacity(buffers.len());
     let mut used = 0;
     for i in order {
         let b = &buffers[i];
-        // Address ranges of placed buffers alive at the same time, by start.
-        let mut busy: Vec<(u64, u64)> = placed
-            .iter()
-            .filter(|&&j| buffers[j].meets(b))
-            .map(|&j| (offsets[j], offsets[j] + buffers[j].size))
-            .collect();
-        busy.sort_unstable();
+        // The lowest offset from the floor up that no placed buffer alive
+        // at the same time overlaps, the ranges taken by start; whether a
+        // buffer meets `b` is asked only of those that would move it up.
         let mut at = floors[i];
-        for (lo, hi) in busy {
+        for &(lo, hi, j) in &placed {
             if at + b.size <= lo {
                 break;
             }
-            at = at.max(hi.div_ceil(8) * 8);
+            let above = hi.div_ceil(8) * 8;
+            if above > at && buffers[j].meets(b) {
+                at = above;
+            }
         }
         offsets[i] = at;
         used = used.max(at + b.size);
-        placed.push(i);
+        let range = (at, at + b.size, i);
+        let k = placed.partition_point(|x| *x < range);
+        placed.insert(k, range);
     }
     (offsets, used)
 }
@@ -135,6 +137,79 @@ mod tests {
         assert_eq!(off[1], off[0], "g lives between f's calls, in its bytes");
         assert!(off[2] >= off[0] + 100, "h meets f in both calls");
         assert!(bufs[0].meets(&bufs[2]) && !bufs[0].meets(&bufs[1]));
+    }
+
+    #[test]
+    fn placement_is_the_plain_first_fit() {
+        // The plain first fit: every placed buffer alive at the same time,
+        // by start, scanned from the floor.
+        let plain = |buffers: &[Buffer], floors: &[u64]| {
+            let mut order: Vec<usize> = (0..buffers.len()).collect();
+            order.sort_by(|&a, &b| {
+                floors[b]
+                    .cmp(&floors[a])
+                    .then(buffers[b].size.cmp(&buffers[a].size))
+                    .then(buffers[a].name.cmp(&buffers[b].name))
+            });
+            let mut offsets = vec![0u64; buffers.len()];
+            let mut placed: Vec<usize> = Vec::new();
+            let mut used = 0;
+            for i in order {
+                let b = &buffers[i];
+                let mut busy: Vec<(u64, u64)> = placed
+                    .iter()
+                    .filter(|&&j| buffers[j].meets(b))
+                    .map(|&j| (offsets[j], offsets[j] + buffers[j].size))
+                    .collect();
+                busy.sort_unstable();
+                let mut at = floors[i];
+                for (lo, hi) in busy {
+                    if at + b.size <= lo {
+                        break;
+                    }
+                    at = at.max(hi.div_ceil(8) * 8);
+                }
+                offsets[i] = at;
+                used = used.max(at + b.size);
+                placed.push(i);
+            }
+            (offsets, used)
+        };
+        let mut x = 7u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..300 {
+            let n = 1 + next(40) as usize;
+            let bufs: Vec<Buffer> = (0..n)
+                .map(|k| {
+                    let first = next(30) as u32;
+                    let mut b = buf(
+                        &format!("b{k}"),
+                        next(5) * 24 + next(3),
+                        first,
+                        first + next(20) as u32,
+                    );
+                    if next(3) == 0 {
+                        b.spans = vec![
+                            (b.first, b.first + 2),
+                            (b.first + 5, b.last.max(b.first + 5)),
+                        ];
+                        b.last = b.last.max(b.first + 5);
+                    }
+                    b
+                })
+                .collect();
+            let floors: Vec<u64> = (0..n).map(|_| [0, 0, 64, 100][next(4) as usize]).collect();
+            assert_eq!(
+                place_from(&bufs, &floors),
+                plain(&bufs, &floors),
+                "{bufs:?} {floors:?}"
+            );
+        }
     }
 
     #[test]

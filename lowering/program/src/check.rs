@@ -193,7 +193,15 @@ impl Program {
         // their own, in parallel; the first error in program order.
         use rayon::prelude::*;
         let mut tasks: Vec<StepCheck<'_>> = Vec::new();
-        for s in &self.steps {
+        // Per task, whether it is a relocated step of a call.
+        let mut relocated: Vec<bool> = Vec::new();
+        for (i, s) in self.steps.iter().enumerate() {
+            // A call's relocated step is its callee's, checked there
+            // (`read_expanded` checks each callee before expanding it):
+            // relocation keeps every buffer's tiles and bytes, so only
+            // which moves write each buffer remains to be checked.
+            let callee_step = self.is_relocated_step(i);
+            let before = tasks.len();
             match s {
                 Step::Compute(c) => {
                     tasks.push(StepCheck::Vertices(c));
@@ -204,17 +212,22 @@ impl Program {
                 // call is expanded (`Program::expand_calls`).
                 Step::Call(_) => {}
             }
+            relocated.resize(relocated.len() + tasks.len() - before, callee_step);
         }
         if let Some(Err(e)) = tasks
             .par_iter()
-            .map(|t| self.check_task(t))
+            .zip(&relocated)
+            .filter(|(_, &r)| !r)
+            .map(|(t, _)| self.check_task(t))
             .find_first(|r| r.is_err())
         {
             return Err(e);
         }
         // Per delivered buffer, the moves writing it (in program order) and where they are.
         let mut writers: Vec<Vec<(&Move, Loc)>> = vec![Vec::new(); self.buffers.len()];
-        for t in &tasks {
+        // Per buffer, whether a move outside a call's relocated steps writes it.
+        let mut unrelocated = vec![false; self.buffers.len()];
+        for (t, &r) in tasks.iter().zip(&relocated) {
             let (m, loc) = match t {
                 StepCheck::Vertices(_) => continue,
                 StepCheck::Copy(c, m) => (*m, c.loc),
@@ -222,11 +235,16 @@ impl Program {
             };
             if !self.buffers[m.dst].reads.is_empty() {
                 writers[m.dst].push((m, loc));
+                unrelocated[m.dst] |= !r;
             }
         }
-        // Each delivered buffer's bytes checked on its own; the first error in buffer order.
+        // Each delivered buffer's bytes checked on its own; the first error
+        // in buffer order. A buffer only a call's relocated steps write is
+        // that call's copy of a callee buffer, written by exactly the
+        // callee's moves: checked in the callee.
         let delivered: Vec<BufId> = (0..self.buffers.len())
             .filter(|&b| !self.buffers[b].reads.is_empty())
+            .filter(|&b| writers[b].is_empty() || unrelocated[b])
             .collect();
         match delivered
             .par_iter()
@@ -236,6 +254,15 @@ impl Program {
             Some(Err(e)) => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// Whether step `s` is a callee's step relocated to a call's buffers
+    /// by [`Program::expand_calls`] (not the call's copies in and out),
+    /// before [`Program::fold_frames`].
+    fn is_relocated_step(&self, s: usize) -> bool {
+        !self.frames.folded
+            && self.frames.call_of(s) != 0
+            && !self.frames.copy_step.get(s).copied().unwrap_or(true)
     }
 
     /// One step's check of [`Program::check`]: a compute set's records, or
