@@ -562,12 +562,15 @@ enum StepShape {
     /// Kernel calls (`<link name>.<entry>`), each with its prologue's when
     /// that runs just before it; `None` for a call run during the phase
     /// before.
-    Compute(Vec<Option<(Arc<str>, Option<Arc<str>>)>>),
+    Compute(Vec<Option<Names>>),
     /// An exchange, then the calls that run whole in it and the prologues
     /// that run ahead of the next superstep's calls, each with its call's
     /// index there.
     Exchange(Vec<(Arc<str>, usize)>),
 }
+
+/// A kernel call's `<link name>.<entry>` and its prologue's, if any.
+type Names = (Arc<str>, Option<Arc<str>>);
 
 /// A tile program's shape: per superstep, its kernel calls or an exchange.
 type Shape = Vec<StepShape>;
@@ -991,7 +994,6 @@ fn tile_shape(w: &TileWork, steps: &[StepSummary]) -> Shape {
     let nsteps = steps.len();
     // Per call (a repeated step's are its first step's, shared): its
     // `<link name>.<entry>` and its prologue's, named once.
-    type Names = (Arc<str>, Option<Arc<str>>);
     let mut named: rustc_hash::FxHashMap<*const Call, Names> = Default::default();
     let mut names = |c: &Call| -> Names {
         named
