@@ -216,6 +216,21 @@ impl Context {
     pub fn attr_kind(&self, a: Attr) -> &AttrKind {
         self.attrs.get(a.0)
     }
+    /// A `dense_resource` attribute of type `ty` whose elements are `bytes`,
+    /// held as the blob `name` (64-byte aligned) of the resource table; a
+    /// blob of that name already there is replaced, so callers pick unused
+    /// names.
+    pub fn resource_attr(&mut self, name: &str, ty: Type, bytes: &[u8]) -> Attr {
+        self.resources.insert(
+            name,
+            crate::resources::Blob {
+                alignment: 64,
+                data: bytes.into(),
+            },
+        );
+        let handle = self.sym(name);
+        self.attr(AttrKind::DenseResource { ty, handle })
+    }
     pub fn loc(&mut self, kind: LocKind) -> Loc {
         Loc(self.locs.intern(kind))
     }

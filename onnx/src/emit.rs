@@ -7,7 +7,6 @@
 use crate::import::outline::{Operand, Outline};
 use crate::import::{MappedGraph, MappedNode};
 use ipu_dialects::nn;
-use ipu_ir::resources::Blob;
 use ipu_ir::types::{AttrKind, Loc};
 use ipu_ir::{Attr, Context, Op, OperationState};
 use ipu_reference::{OpKind, Tensor};
@@ -314,15 +313,7 @@ fn elements_value(
         format!("{base}_{n}")
     };
     *n += 1;
-    cx.resources.insert(
-        &handle,
-        Blob {
-            alignment: 64,
-            data: data.bytes.to_vec().into(),
-        },
-    );
-    let h = cx.sym(&handle);
-    Ok(cx.attr(AttrKind::DenseResource { ty, handle: h }))
+    Ok(cx.resource_attr(&handle, ty, &data.bytes))
 }
 
 /// The function of outlined layers `o` (the first layer's nodes), inserted

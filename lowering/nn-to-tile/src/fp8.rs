@@ -13,7 +13,6 @@
 //! ([`constant_scale`]); the constant's bytes are the codes.
 
 use ipu_dialects::nn::{self, element_type, elements_attr};
-use ipu_ir::resources::Blob;
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Attr, Context, Op, Type, Value};
 use ipu_reference::{evaluate, OpKind};
@@ -71,15 +70,7 @@ fn codes_attr(cx: &mut Context, source: Attr, inline: Attr) -> Attr {
         return inline;
     }
     let name = fresh_handle(cx, cx.str(handle));
-    cx.resources.insert(
-        &name,
-        Blob {
-            alignment: 64,
-            data: data.bytes.to_vec().into(),
-        },
-    );
-    let h = cx.sym(&name);
-    cx.attr(AttrKind::DenseResource { ty, handle: h })
+    cx.resource_attr(&name, ty, &data.bytes)
 }
 
 /// An FP8 `nn.constant` (inserted before `at`) of constant `src` cast by
