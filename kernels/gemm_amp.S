@@ -28,7 +28,10 @@
 # bundle, its partials drained during the next row and stored by the same
 # bundle), and while it does, the memory slots it does not need for inputs
 # and outputs load the *next* weight block into the AMP's shadow bank
-# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks. With
+# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks: it
+# starts the workers back to back and writes their next block's records
+# while they run (it issues only once one exits; a worker with a row fewer
+# exits a row early and so hides that work). With
 # more than one column block a row's 16 outputs are followed by a jump of
 # the output pointer to the next row of C (one issue per row).
 
