@@ -28,7 +28,10 @@
 # bundle, its partials drained during the next row and stored by the same
 # bundle), and while it does, the memory slots it does not need for inputs
 # and outputs load the *next* weight block into the AMP's shadow bank
-# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks. With
+# (`ldxw`/`wld64`), so the supervisor only swaps banks between blocks: it
+# starts the workers back to back and writes their next block's records
+# while they run (it issues only once one exits; a worker with a row fewer
+# exits a row early and so hides that work). With
 # more than one column block a row's 16 outputs are followed by a jump of
 # the output pointer to the next row of C (one issue per row).
 
@@ -141,7 +144,13 @@
         # split moves some of the supervisor's set-up out of the 100), and
         # gemm_amp only reloads the next block's source; with PRE = 2 the
         # records (about 145), and gemm_amp loads the first block.
-        .cycles "0 - HAVE * (BLOCK / 16 + HAVE_C) + (PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 142 - 6 * (1 + 2 * ((TYPE != 2) & (TYPE != 3)) + (NB > 1) * (TMP == 0)) + 23 * (REM == 0) + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
+        # HID: the supervisor's cycles between blocks that a worker with a
+        # row fewer hides (it exits a row early and frees its barrel slot):
+        # the records' advance (HID_A) or what that row leaves free.
+        .set HID_A, 36 + 30 * (NKC > 1) + 8 * TMP
+        .set HID_F, (6 - REM) * KPH * 3 / 4
+        .set HID, (R_LO > 0) * (REM > 0) * (HID_F + (HID_A < HID_F) * (HID_A - HID_F))
+        .cycles "8 + HID - HAVE * (BLOCK / 16 + HAVE_C) + (PRE == 0) * (119 + 13 * TMP + BLOCK / 16) - 50 * (PRE == 1) + (PRE == 2) * (BLOCK / 16 - 44) + NB * NKC * (4 * (R_LO == 0) * (REM - 1) + 6 * (KPH * (R_LO + (REM > 0)) + DRAIN) + 135 - 6 * (1 + 2 * ((TYPE != 2) & (TYPE != 3)) + (NB > 1) * (TMP == 0)) + 7 * (REM == 0) - 4 * (R_LO == 0) - HID * 6 / 5 + 46 * (NKC > 1) + (NB > 1) * 6 * (R_LO + (REM > 0))) + TMP * (78 * NB - 30 - 18 * NB * NKC) + (NB * NKC - 1) * (1 - OVERLAP) * BLOCK / 16 + BT * NB * NKC"
 
 # One row: KPH bundles. FIRST = 1 for a worker's first row (nothing drained
 # yet); ACC = 1 when adding to C (the partials of each row stream in through
@@ -289,27 +298,43 @@ gemm_amp:
         setzi $m8, gemm_amp_worker
         setzi $m1, 0                   # K-chunk of the next block
 block:
+        # The six workers, started back to back (their records' addresses
+        # in registers first: an add between two runs waits for a free
+        # barrel slot once workers run).
         add $m10, $m0, WREC
-        .rept 6
+        add $m11, $m10, RSZ
+        add $m12, $m11, RSZ
+        add $m13, $m12, RSZ
+        add $m14, $m13, RSZ
+        add $m6, $m14, RSZ
+        # With fewer rows than workers only those with a row are started.
         run $m8, $m10
-        add $m10, $m10, RSZ
-        .endr
+        .if M > 1
+        run $m8, $m11
+        .endif
+        .if M > 2
+        run $m8, $m12
+        .endif
+        .if M > 3
+        run $m8, $m13
+        .endif
+        .if M > 4
+        run $m8, $m14
+        .endif
+        .if M > 5
+        run $m8, $m6
+        .endif
+        .if R_LO == 0
+        # Barrel slots are free at once: the records may change only after
+        # every worker has read its own.
         sync 0
+        .endif
         add $m9, $m9, -1
-        brz $m9, done
-        .if OVERLAP == 0
-        setzi $m6, 0
-        setzi $m7, BLOCK / 16
-        rpt $m7, loadn_end
-        wld128 [$m5+=16], $m6
-loadn_end:
-        .endif
-        .if BT
-        setzi $m6, KC
-        ampswapt $m6
-        .else
-        ampswap
-        .endif
+        brz $m9, last
+        # The next block's records. With a row for every worker this is
+        # issued while they run: the supervisor gets a barrel slot only
+        # once one exits, which is after its own record loads and, as they
+        # started within one barrel turn, after every worker's.
         # The next block: another K-chunk of the same columns (inputs move
         # on by one chunk, outputs stay and are added to), or the first
         # chunk of the next 16 columns (inputs back to chunk 0, outputs on
@@ -345,27 +370,28 @@ deltas_done:
         setzi $m13, NB * NKC * BLOCK - BLOCK
         sub $m12, $m12, $m13
 advance:
-        add $m10, $m0, WREC
+        # $m10 at each record's +12 (its last word written), so the
+        # store moves it on to the next record.
+        add $m10, $m0, WREC + 12
         setzi $m13, 6
         rpt $m13, advance_end
         .if NKC > 1
-        ld32 $m14, [$m10+0]
+        ld32 $m14, [$m10-12]
         add $m14, $m14, $m2
-        st32 $m14, [$m10+0]
-        st32 $m3, [$m10+24]
+        st32 $m14, [$m10-12]
+        st32 $m3, [$m10+12]
         .endif
         .if TMP == 0
-        ld32 $m14, [$m10+8]
+        ld32 $m14, [$m10-4]
         add $m14, $m14, $m11
-        st32 $m14, [$m10+8]
+        st32 $m14, [$m10-4]
         .endif
-        ld32 $m14, [$m10+12]
+        ld32 $m14, [$m10+0]
         add $m14, $m14, $m12
-        st32 $m14, [$m10+12]
-        add $m10, $m10, RSZ
+        st32 $m14, [$m10+=RSZ]
 advance_end:
         .if TMP
-        brz $m4, block
+        brz $m4, advanced
         add $m10, $m0, WREC
         setzi $m13, 6
         cmpeq $m14, $m4, 1
@@ -378,7 +404,7 @@ advance_end:
         st32 $m11, [$m10+32]
         add $m10, $m10, RSZ
 into_c_end:
-        br block
+        br advanced
 new_columns:
         # A new column block: its first chunk into T again.
         setzi $m11, 0
@@ -392,8 +418,28 @@ new_columns:
         add $m10, $m10, RSZ
 new_columns_end:
         .endif
+advanced:
+        .if R_LO > 0
+        sync 0
+        .endif
+        .if OVERLAP == 0
+        setzi $m6, 0
+        setzi $m7, BLOCK / 16
+        rpt $m7, loadn_end
+        wld128 [$m5+=16], $m6
+loadn_end:
+        .endif
+        .if BT
+        setzi $m6, KC
+        ampswapt $m6
+        .else
+        ampswap
+        .endif
         br block
-done:
+last:
+        .if R_LO > 0
+        sync 0
+        .endif
         jmp $m15
         .size gemm_amp, . - gemm_amp
 
@@ -413,8 +459,7 @@ gemm_amp_pre:
         .type gemm_amp_worker, @function
         .align 8
 gemm_amp_worker:
-        ld32 $m3, [$m0+4]              # rows - 1 (-1: none)
-        brneg $m3, worker_done
+        ld32 $m3, [$m0+4]              # rows - 1 (only workers with rows run)
         ld32 $m5, [$m0+0]
         ld32 $m6, [$m0+8]
         ld32 $m7, [$m0+12]
@@ -451,6 +496,5 @@ drain:
         .rept DRAIN
         { st64 $a0:1, [$m6+=8] ; AMPOP $a0:1, $a2:3, $a4:5 }
         .endr
-worker_done:
         exit
         .size gemm_amp_worker, . - gemm_amp_worker

@@ -11,7 +11,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: ipu-run %s --target test16 --device-lock %t/device.lock --output-dir %t 2>/dev/null | FileCheck %s --check-prefix=VERDICT
 
-// EXCH: exchange.compute_set attributes {bound = 256 : i64, cycles = 874 : i64, label = "tile.matmul", sym_name = "s1"}
+// EXCH: exchange.compute_set attributes {bound = 256 : i64, cycles = 871 : i64, label = "tile.matmul", sym_name = "s1"}
 // EXCH-NEXT: exchange.copy {dst = @s1.operand0, runs = [array<i64: 16, 0, 2, 0, 128, 4, 0, 0, 0, 128, 2, 0, 2, 1, 1, 0, 0, 0, 0>, array<i64: 16, 0, 2, 0, 128, 4, 1, 0, 0, 128, 2, 0, 2, 1, 1, 1, 0, 8, 0>
 // EXCH: record = [@s1.operand0, @input1, @s1.result, 0 : i64], scratch = 240 : i64, tiles = "0 to 3"
 
@@ -23,7 +23,7 @@
 // CHECK: machine.code {{.*}} kernels = ["main", "gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec", "lcopy_a2_t1"], program = ["x0: exch, lcopy_a2_t1.lcopy, gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp_pre", "s1: gemm_f16_interleaved_k64_c16_r2_r3_m16_prerec.gemm_amp"], tiles = "0 to 15"}
 // CHECK-NOT: memcpy
 
-// VERDICT: tiles=16 cycles=1845
+// VERDICT: tiles=16 cycles=1837
 // VERDICT: numericalTest=PASS
 // VERDICT: hardwareTest=PASS
 

@@ -25,9 +25,9 @@
 // CHECK-NEXT: total{{ +}}10223616 100.00%
 // CHECK: superstep{{ +}}max tile B{{ +}}tile{{ +}}all tiles B{{ +}}label
 // CHECK-NEXT: x0{{ +}}
-// CHECK-NEXT: s1{{ +}}5004{{ +}}1
+// CHECK-NEXT: s1{{ +}}4988{{ +}}1
 // CHECK: end{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}{{[0-9]+}}{{ +}}end (results)
-// CHECK: tiles 1 to 3 (3 tiles): 5004 B used, 633968 B free; most live data in s1: 3104 B
+// CHECK: tiles 1 to 3 (3 tiles): 4988 B used, 633984 B free; most live data in s1: 3104 B
 // The parameters are placed in the matmul's and the add's operand buffers
 // (w1 as the f16 it was widened to: 2 B an element).
 // CHECK-NEXT: 0x80000 2096 B s1.operand1 weights and constants x0..s1 host input w1 (placed) at {{.*}}memory-report.mlir:[[#@LINE+11]]:3

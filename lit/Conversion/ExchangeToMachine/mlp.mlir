@@ -21,13 +21,13 @@
 // The GEMM's prologue (its workers' records, which read no buffer: PRE =
 // 2, "_prerec") runs during x0; the weights are widened in s1 itself, so
 // the first weight block stays in the call.
-// CHECK-NEXT: machine.code {code_bytes = 1192 : i64, exec = "0x4c000 to 0x4c4b0", kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n64", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n64", "rows_add_row_vector_f16_r4_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "1 to 7 step 2, 8 to 14 step 2"}
+// CHECK-NEXT: machine.code {code_bytes = 1180 : i64, exec = "0x4c000 to 0x4c4a8", kernels = ["main", "cast_f8e4m3fn_f16_n512", "ew_gelu_f16_n64", "gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec", "partials_add_f16_p1_n64", "rows_add_row_vector_f16_r4_c16"], program = ["x0: exch, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "1 to 7 step 2, 8 to 14 step 2"}
 // Tiles that hold some of their own lhs rows copy them during x0 (which
 // neither sends from the copy's destination nor captures into its source).
-// CHECK-NEXT: machine.code {code_bytes = 1204 : i64, {{.*}}["x0: exch, main.memcpy, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "2 to 6 step 2, 9 to 13 step 2"}
+// CHECK-NEXT: machine.code {code_bytes = 1192 : i64, {{.*}}["x0: exch, main.memcpy, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp_pre", "s1: cast_f8e4m3fn_f16_n512.cast, gemm_f16_interleaved_k32_c16_r1_r2_m8_prerec.gemm_amp", "x1: exch", "s1.reduce: partials_add_f16_p1_n64.partials", "x2: exch", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "2 to 6 step 2, 9 to 13 step 2"}
 // Tiles 0 and 15 also copy the part of the bias they hold themselves,
 // during x2, so s2 only adds and activates.
-// CHECK-NEXT: machine.code {code_bytes = 1216 : i64, {{.*}} "x2: exch, main.memcpy", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "0, 15"}
+// CHECK-NEXT: machine.code {code_bytes = 1204 : i64, {{.*}} "x2: exch, main.memcpy", "s2: rows_add_row_vector_f16_r4_c16.rows, ew_gelu_f16_n64.elementwise"], tiles = "0, 15"}
 // The package: metadata with one step summary per superstep, the host
 // streams laid out over the tiles, each group's image once, per-tile data.
 // CHECK-NEXT: machine.package "test16" {{{.*}}steps = [{bound = 254 : i64, cycles = 302 : i64, kind = "exchange", label = "x0 operand #0 of s1 tile.matmul (horizon 72, lower bound 64, paired)"}
@@ -76,7 +76,7 @@
 // STATS-NEXT: (S) 16 tiles - Tiles started
 // STATS-NEXT: (S) 3 program-groups - Distinct tile programs
 // STATS-NEXT: (S) 6 supersteps - Supersteps (compute sets and exchange phases)
-// STATS-NEXT: (S) 1216 max-code-bytes - Largest tile code image
+// STATS-NEXT: (S) 1204 max-code-bytes - Largest tile code image
 // STATS-NEXT: (S) 780 max-table-bytes - Largest tile pointer table, records and exchange rows
 // STATS-NEXT: (S) 2480 max-data-bytes - Most data bytes used on one tile
 func.func @main(%x: tensor<8x64xf16> {ipu.name = "x"}, %w1: tensor<64x128xf8E4M3FN> {ipu.name = "w1"}, %b1: tensor<128xf16> {ipu.name = "b1"}) -> (tensor<8x128xf16> {ipu.name = "y"}) {
