@@ -261,22 +261,33 @@
 fill_end:
         .endm
 
-        # The first weight block, by the supervisor.
-        .macro FIRSTBLOCK
-        .if HAVE == 0
-        ld32 $m5, [$m0+4]
+        # Streams the weight block at $m5 into the AMP's shadow bank, by the
+        # supervisor ($m5 ends past it); `end` labels the loop's end.
+        .macro LOADBLOCK end
         setzi $m6, 0
         setzi $m7, BLOCK / 16
-        rpt $m7, load0_end
+        rpt $m7, \end
         wld128 [$m5+=16], $m6
-load0_end:
-        .endif
+\end:
+        .endm
+
+        # Swaps the shadow bank in (column by column with BT).
+        .macro SWAPBLOCK
         .if BT
         setzi $m6, KC
         ampswapt $m6
         .else
         ampswap
         .endif
+        .endm
+
+        # The first weight block, by the supervisor.
+        .macro FIRSTBLOCK
+        .if HAVE == 0
+        ld32 $m5, [$m0+4]
+        LOADBLOCK load0_end
+        .endif
+        SWAPBLOCK
         .endm
 
         .text
@@ -423,18 +434,9 @@ advanced:
         sync 0
         .endif
         .if OVERLAP == 0
-        setzi $m6, 0
-        setzi $m7, BLOCK / 16
-        rpt $m7, loadn_end
-        wld128 [$m5+=16], $m6
-loadn_end:
+        LOADBLOCK loadn_end
         .endif
-        .if BT
-        setzi $m6, KC
-        ampswapt $m6
-        .else
-        ampswap
-        .endif
+        SWAPBLOCK
         br block
 last:
         .if R_LO > 0
