@@ -750,7 +750,7 @@ pub(crate) fn build_package_from(
             for cs in tiles[&members[0]].calls.values() {
                 for c in cs.iter() {
                     if let Kernel::Lib(spec) = &c.kernel {
-                        specs.entry(spec.name()).or_insert_with(|| spec.clone());
+                        specs.entry(spec.name()).or_insert_with(|| (**spec).clone());
                     }
                 }
             }

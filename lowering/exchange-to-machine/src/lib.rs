@@ -1380,12 +1380,12 @@ fn exchange_estimates(
                     .and_then(|c| c.get(k))
                     .map(|c| &c.kernel)
                 {
-                    let c = match pro_memo.get(spec) {
+                    let c = match pro_memo.get(&**spec) {
                         Some(&c) => c,
                         None => {
                             let c = records::prologue_cycles(spec)
                                 .map_err(|e| Diagnostic::error(cx.op_loc(f), e))?;
-                            pro_memo.insert(spec, c);
+                            pro_memo.insert(&**spec, c);
                             c
                         }
                     };

@@ -185,10 +185,13 @@ pub struct ConstantDecl {
     pub at: Stored,
 }
 
-/// What a call runs.
+/// What a call runs. A library kernel's specialisation is shared: the
+/// machine stage gives every tile of a vertex, and every call of a
+/// repeated layer, its own `Call`, and a spec's parameters are a map of
+/// strings.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    Lib(KernelSpec),
+    Lib(std::sync::Arc<KernelSpec>),
     /// The supervisor's byte copy (record: src, dst, len).
     Memcpy,
 }

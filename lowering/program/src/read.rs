@@ -281,7 +281,7 @@ impl Reader<'_> {
             }
             // The record as the kernel's declared layout has it.
             crate::records::check_record(&spec, &record, scratch).map_err(|e| self.err(op, e))?;
-            Kernel::Lib(spec)
+            Kernel::Lib(std::sync::Arc::new(spec))
         };
         Ok(Vertex {
             tiles,

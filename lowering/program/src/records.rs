@@ -74,7 +74,7 @@ fn call(spec: &KernelSpec, source: &str, record: Vec<Word>, scratch: usize) -> C
         panic!("{}: {e}", spec.name());
     }
     Call {
-        kernel: Kernel::Lib(spec.clone()),
+        kernel: Kernel::Lib(std::sync::Arc::new(spec.clone())),
         record,
         scratch,
     }

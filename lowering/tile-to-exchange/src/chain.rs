@@ -44,7 +44,7 @@ fn spec_param(k: &Kernel, name: &str) -> i64 {
 
 fn set_param(k: &mut Kernel, name: &str, v: i64) {
     if let Kernel::Lib(spec) = k {
-        spec.params.insert(name.into(), v);
+        std::sync::Arc::make_mut(spec).params.insert(name.into(), v);
     }
 }
 
