@@ -597,7 +597,7 @@ impl<'a> ExchangeBuilder<'a> {
                     });
                     let phase = *bound.get_or_insert_with(|| self.phase_floor(step));
                     if reads_loaded && cycles <= phase {
-                        call.kernel = Kernel::Lib(std::sync::Arc::new(pre));
+                        call.kernel = Kernel::Lib(Arc::new(pre));
                         break;
                     }
                 }
