@@ -887,17 +887,33 @@ pub fn elements_attr(cx: &mut Context, t: &Tensor) -> Option<Attr> {
                 .for_each(|&x| bytes.extend_from_slice(&x.to_le_bytes()[..width])),
         }
     }
-    let splat = t.numel() > 1 && bytes.chunks(width).all(|c| c == &bytes[..width]);
+    Some(dense_attr(cx, ty, bytes, width))
+}
+
+/// The dense elements attribute of tensor type `ty` (elements of `width`
+/// bytes) holding `bytes`: a splat when every element is the same.
+fn dense_attr(cx: &mut Context, ty: Type, mut bytes: Vec<u8>, width: usize) -> Attr {
+    let splat = bytes.len() > width && bytes.chunks(width).all(|c| c == &bytes[..width]);
     if splat {
         bytes.truncate(width);
     }
-    Some(cx.attr(AttrKind::DenseElements {
+    cx.attr(AttrKind::DenseElements {
         ty,
         data: DenseData {
             splat,
             bytes: bytes.into(),
         },
-    }))
+    })
+}
+
+/// The dense elements attribute of FP8 tensor type `ty` holding `codes`
+/// (one byte an element, as [`elements_attr`] stores an FP8 tensor);
+/// `None` when `ty` is not a tensor of one-byte elements of that count.
+pub fn fp8_codes_attr(cx: &mut Context, ty: Type, codes: Vec<u8>) -> Option<Attr> {
+    let (shape, elem) = cx.tensor_parts(ty)?;
+    let n: i64 = shape.iter().product();
+    let width = numeric::storage_bytes(cx.type_kind(elem))?;
+    (width == 1 && usize::try_from(n).ok()? == codes.len()).then(|| dense_attr(cx, ty, codes, 1))
 }
 
 /// Every tensor op: its attributes make a valid [`OpKind`] and its result

@@ -1443,11 +1443,31 @@ fn select(c: &Tensor, a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
     }
 }
 
+/// The FP8 codes of `x` cast to FP8 type `to` (`saturate`, `scale`), as
+/// the result of that `Cast` stores them ([`Tensor::fp8_codes`]: a NaN is
+/// the format's positive NaN code); `None` when `to` is not FP8.
+pub fn cast_fp8_codes(x: &Tensor, to: ElementType, saturate: bool, scale: i32) -> Option<Vec<u8>> {
+    let fmt = to.fp8_format()?;
+    let encode = |a: f32| {
+        let c = fmt.encode_scaled(a, saturate, scale);
+        if fmt.is_nan(c) {
+            fmt.nan_code()
+        } else {
+            c
+        }
+    };
+    Some(match x.data() {
+        TensorData::F32(v) => map1(v, encode),
+        TensorData::I64(_) => map1(&x.to_f32_vec(), encode),
+    })
+}
+
 fn cast(x: &Tensor, to: ElementType, saturate: bool, scale: i32) -> Tensor {
     let shape = x.shape().to_vec();
     if let Some(fmt) = to.fp8_format() {
-        let v = x.to_f32_vec();
-        let r = map1(&v, |a| fmt.round(a, saturate, scale));
+        let table = fmt.decode_table(scale);
+        let codes = cast_fp8_codes(x, to, saturate, scale).unwrap_or_default();
+        let r = codes.iter().map(|&c| table[c as usize]).collect();
         return Tensor::raw(shape, to, TensorData::F32(r)).with_scale(scale);
     }
     match (x.data(), to.is_float()) {

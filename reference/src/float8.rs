@@ -235,6 +235,14 @@ impl Fp8Format {
     /// Encode `x / 2^scale`, so that `decode_scaled(code, scale)`
     /// approximates `x`.
     pub fn encode_scaled(self, x: f32, saturate: bool, scale: i32) -> u8 {
+        match self.encode_ocp_bits(x, saturate, scale) {
+            Some(code) => code,
+            None => self.encode_general(x, saturate, scale),
+        }
+    }
+
+    /// [`Self::encode_scaled`] for every format and value, in `f64`.
+    fn encode_general(self, x: f32, saturate: bool, scale: i32) -> u8 {
         let saturate = saturate || self == Fp8Format::E2M1FN;
         let sb = self.sign_bit();
         let neg = x.is_sign_negative();
@@ -293,6 +301,72 @@ impl Fp8Format {
         let e2 = ((v.to_bits() >> 52) & 0x7FF) as i32 - 1023;
         let mant = (v / pow2(e2 - m)) as i32 - (1 << m);
         sign | ((((e2 + self.bias()) << m) | mant) as u8)
+    }
+
+    /// [`Self::encode_scaled`] for `E4M3FN` and `E5M2` on the bits of a
+    /// normal `x` (the weights a model casts), in integer arithmetic: the
+    /// same round to nearest even, overflow and underflow; `None` for
+    /// another format, a zero, subnormal, infinite or NaN `x`, or a scale
+    /// beyond +-500, which the general path takes.
+    #[inline]
+    fn encode_ocp_bits(self, x: f32, saturate: bool, scale: i32) -> Option<u8> {
+        // (mantissa bits, bias, the largest exponent field, whether its
+        // all-ones mantissa is NaN rather than a finite value)
+        let (m, bias, ef_max, top_nan) = match self {
+            Fp8Format::E4M3FN => (3u32, 7i32, 15i32, true),
+            Fp8Format::E5M2 => (2, 15, 30, false),
+            _ => return None,
+        };
+        let bits = x.to_bits();
+        let field = ((bits >> 23) & 0xFF) as i32;
+        if field == 0 || field == 0xFF || !(-500..=500).contains(&scale) {
+            return None;
+        }
+        let sign = if bits >> 31 != 0 { 0x80u8 } else { 0 };
+        let emin = 1 - bias;
+        // |x| / 2^scale = 1.M * 2^e, exactly.
+        let mut e = field - 127 - scale;
+        let frac = bits & 0x7F_FFFF;
+        // Rounds `sig` to nearest even after dropping its low `sh` bits.
+        let round = |sig: u32, sh: u32| -> u32 {
+            let q = sig >> sh;
+            let rem = sig & ((1u32 << sh) - 1);
+            let half = 1u32 << (sh - 1);
+            q + u32::from(rem > half || (rem == half && q & 1 == 1))
+        };
+        if e < emin {
+            // Subnormal: units of 2^(emin - m); 1 << m is the smallest normal,
+            // whose code is the same number.
+            let sh = (23 - m as i32 + (emin - e)) as u32;
+            if sh > 25 {
+                // Below half the smallest subnormal: zero, with the sign.
+                return Some(sign);
+            }
+            let r = round(frac | 0x80_0000, sh);
+            return Some(sign | r as u8);
+        }
+        let mut q = round(frac, 23 - m);
+        if q == 1 << m {
+            q = 0;
+            e += 1;
+        }
+        let ef = e + bias;
+        let over = ef > ef_max || (top_nan && ef == ef_max && q == (1 << m) - 1);
+        if over {
+            return Some(
+                sign | if saturate {
+                    self.max_code()
+                } else {
+                    self.overflow_code()
+                },
+            );
+        }
+        Some(sign | ((ef as u32) << m | q) as u8)
+    }
+
+    /// `decode_scaled` of every code: a table to look codes up in.
+    pub fn decode_table(self, scale: i32) -> [f32; 256] {
+        std::array::from_fn(|c| self.decode_scaled(c as u8, scale))
     }
 
     /// Round `x` to the nearest value representable as `code * 2^scale`.
@@ -425,6 +499,66 @@ mod tests {
                     let above = f32::from_bits(mid.to_bits() + 1);
                     assert_eq!(f.encode(sign * below, false), with(lc));
                     assert_eq!(f.encode(sign * above, false), with(hc));
+                }
+            }
+        }
+    }
+
+    /// The integer path of `E4M3FN` and `E5M2` gives the general path's
+    /// code: every exponent the scales reach, each with mantissas at and
+    /// around every rounding boundary and a spread of others, both signs,
+    /// saturating or not.
+    #[test]
+    fn integer_path_matches_general() {
+        let mut checked = 0u64;
+        for f in [Fp8Format::E4M3FN, Fp8Format::E5M2] {
+            let m = f.mant_bits() as u32;
+            for scale in [-500, -40, -9, -3, -1, 0, 1, 2, 7, 12, 40, 500] {
+                for field in 1u32..255 {
+                    // Boundaries sit at multiples of 2^(23 - m - k) for the
+                    // normal (k = 0) and each subnormal shift (k > 0).
+                    let mut fracs: Vec<u32> = (0..=8u32)
+                        .flat_map(|k| {
+                            let sh = (23 - m + k).min(23);
+                            let unit = 1u32 << sh;
+                            (0..(1u32 << (23 - sh)).min(64)).flat_map(move |i| {
+                                let b = i * unit + unit / 2;
+                                [b.wrapping_sub(1), b, b + 1, i * unit]
+                            })
+                        })
+                        .collect();
+                    fracs.extend((0..64u32).map(|i| i.wrapping_mul(0x9E37_79B9) >> 9));
+                    fracs.push(0x7F_FFFF);
+                    for frac in fracs {
+                        let frac = frac & 0x7F_FFFF;
+                        for sign in [0u32, 1] {
+                            let x = f32::from_bits(sign << 31 | field << 23 | frac);
+                            for sat in [false, true] {
+                                let general = f.encode_general(x, sat, scale);
+                                assert_eq!(
+                                    f.encode_scaled(x, sat, scale),
+                                    general,
+                                    "{f:?} x {x:e} ({:#x}) scale {scale} saturate {sat}",
+                                    x.to_bits()
+                                );
+                                checked += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1_000_000, "{checked}");
+    }
+
+    #[test]
+    fn decode_table_is_decode_scaled() {
+        for f in Fp8Format::ALL {
+            for s in [-12, 0, 3] {
+                let t = f.decode_table(s);
+                for c in 0..=255u8 {
+                    let (a, b) = (t[c as usize], f.decode_scaled(c, s));
+                    assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
                 }
             }
         }

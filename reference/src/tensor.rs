@@ -135,10 +135,8 @@ impl Tensor {
         scale: i32,
     ) -> Result<Tensor, EvalError> {
         check_len(&shape, codes.len())?;
-        let data = codes
-            .iter()
-            .map(|&c| format.decode_scaled(c, scale))
-            .collect();
+        let table = format.decode_table(scale);
+        let data = codes.iter().map(|&c| table[c as usize]).collect();
         let mut t = Tensor::raw(shape, format.element_type(), TensorData::F32(data));
         t.fp8_scale = scale;
         Ok(t)

@@ -782,3 +782,36 @@ fn resize_cubic_weights_and_extreme_scales() {
     .unwrap_err();
     assert!(e.to_string().contains("antialiased"), "{e}");
 }
+
+/// `cast_fp8_codes` gives the codes the `Cast` result stores, for values
+/// that round, overflow, underflow, saturate, and for infinities and NaNs
+/// of either sign (the result stores a NaN as the format's positive NaN).
+#[test]
+fn cast_fp8_codes_are_the_cast_results_codes() {
+    let mut v = seq(5000, 600.0);
+    v.extend([
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1e-30,
+        -3e-9,
+        464.0,
+        61440.0,
+        1e38,
+    ]);
+    let x = f32t(&[v.len()], v);
+    for to in [F8E4M3FN, F8E5M2] {
+        for saturate in [false, true] {
+            for scale in [-6, 0, 3] {
+                let cast = ev(OpKind::Cast { to, saturate, scale }, &[&x]);
+                let want = cast.fp8_codes().unwrap();
+                let got = eval::cast_fp8_codes(&x, to, saturate, scale).unwrap();
+                assert_eq!(got, want, "{to:?} saturate {saturate} scale {scale}");
+            }
+        }
+    }
+    assert!(eval::cast_fp8_codes(&x, F16, false, 0).is_none());
+}

@@ -12,10 +12,10 @@
 //! attribute `scale`, which only this pass writes and reads
 //! ([`constant_scale`]); the constant's bytes are the codes.
 
-use ipu_dialects::nn::{self, element_type, elements_attr};
+use ipu_dialects::nn::{self, element_type};
 use ipu_ir::types::AttrKind;
 use ipu_ir::{Attr, Context, Op, Type, Value};
-use ipu_reference::{evaluate, OpKind};
+use ipu_reference::OpKind;
 
 /// The scale of a folded FP8 `nn.constant` (`None` for any other op).
 pub fn constant_scale(cx: &Context, op: Op) -> Option<i64> {
@@ -77,12 +77,18 @@ fn codes_attr(cx: &mut Context, source: Attr, inline: Attr) -> Attr {
 /// `kind` (an `nn.cast` to FP8 of type `ty`) at compile time: its codes and
 /// the cast's scale. `None` when the constant cannot be read.
 fn folded(cx: &mut Context, src: Op, kind: &OpKind, ty: Type, at: Op) -> Option<Value> {
-    let OpKind::Cast { scale, .. } = kind else {
+    let OpKind::Cast {
+        to,
+        saturate,
+        scale,
+    } = kind
+    else {
         return None;
     };
     let t = nn::constant_tensor(cx, src).ok()?;
-    let codes = evaluate(kind, &[&t]).ok()?;
-    let inline = elements_attr(cx, &codes)?;
+    // The codes the cast's result stores, made once.
+    let codes = ipu_reference::eval::cast_fp8_codes(&t, *to, *saturate, *scale)?;
+    let inline = nn::fp8_codes_attr(cx, ty, codes)?;
     let source = cx.get_attr(src, "value")?;
     let value = codes_attr(cx, source, inline);
     let c = ipu_ir::constant::create_constant(cx, nn::Constant::NAME, value, ty, cx.op_loc(at))?;

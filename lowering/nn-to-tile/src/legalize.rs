@@ -68,7 +68,11 @@ fn rewrite_each(
 ) {
     let entry = cx.entry_block(cx.region(f, 0)).expect("checked");
     for op in cx.block_ops_vec(entry) {
-        if !cx.name_str(op).starts_with("nn.") || cx.results(op).len() != 1 {
+        // A constant is never rewritten (nor read into a tensor to see so).
+        if !cx.name_str(op).starts_with("nn.")
+            || cx.results(op).len() != 1
+            || nn::Constant::isa(cx, op)
+        {
             continue;
         }
         let Some(kind) = op_kind(cx, op).ok().filter(|k| pick(k)) else {
