@@ -806,7 +806,14 @@ fn cast_fp8_codes_are_the_cast_results_codes() {
     for to in [F8E4M3FN, F8E5M2] {
         for saturate in [false, true] {
             for scale in [-6, 0, 3] {
-                let cast = ev(OpKind::Cast { to, saturate, scale }, &[&x]);
+                let cast = ev(
+                    OpKind::Cast {
+                        to,
+                        saturate,
+                        scale,
+                    },
+                    &[&x],
+                );
                 let want = cast.fp8_codes().unwrap();
                 let got = eval::cast_fp8_codes(&x, to, saturate, scale).unwrap();
                 assert_eq!(got, want, "{to:?} saturate {saturate} scale {scale}");
