@@ -159,7 +159,7 @@
         # busiest worker's end, worker w starting w cycles after worker 0,
         # fitted to the simulator.
         .set GTPG, P + BIAS + 2 * (WIDE > 0) + 2 * (ACT > 0) + (TO8 > 0)
-        .set GSETUP, 16 + (NGRP > 0) * (NGRP + 1) + BIAS * 10 + (WIDE == 1) * 3 + (WIDE == 2) + 7 * (TO8 > 0)
+        .set GSETUP, 16 + (NGRP > 0) * (NGRP + 1) + BIAS * (9 + (G_LO > 0)) + (WIDE == 1) * 3 + (WIDE == 2) + 7 * (TO8 > 0)
         .set GW, 0
         .set GEND, 0
         .rept 6
