@@ -186,8 +186,9 @@
 
 # The granule form's bundle adding partial k (K) into the sum (`src` the
 # sum so far: c for k = 1) and loading partial k + 1 of the same granule
-# through its group's pointer (GPTR), stepping on to the next partial or,
-# from the group's last, back to the group's first's next granule.
+# through its group's pointer (group g: $m7 to $m11, $m14, $m0), stepping
+# GB on to the next partial or, from the group's last, back to the group's
+# first's next granule.
         .macro GF_LOAD src, ptr
         { ld64 $a2:3, [\ptr+=GIMM] ; VADD $a14:15, \src, $a2:3 }
         .endm
