@@ -3,7 +3,8 @@
 // TO8): one pass adds the partials and the bias, applies GELU's tanh form
 // (the instruction elementwise.S uses, on the same f16 value) and stores
 // the f16 result and its FP8 conversion (at scale -2, as cast.S would).
-// The planner costs that pass with each plan: K in 4, one call a tile.
+// The planner costs that pass with each plan: K in 8, one call a tile
+// (the granule form: a share of one 32-column row).
 // The f16 GELU stays stored, so --check-ops checks the cast exactly on the
 // device's own input; the matmul and the add are fused into the GELU.
 // RUN: rm -rf %t && mkdir -p %t
@@ -11,7 +12,7 @@
 // RUN: ipu-run %s --check-ops --device-lock %t/device.lock 2>/dev/null | FileCheck %s --check-prefix=DEVICE
 
 // CHECK: exchange.compute_set attributes {{.*}}label = "tile.matmul reduction, tile.map add, tile.map gelu_tanh, tile.map cast", sym_name = "s1.reduce"}
-// CHECK-NEXT: exchange.vertex {kernel = "partials", name = "partials_add_f16_p3_n32_bias16_gelu_tanh_to_f8e4m3fn_sm2", params = {ACT = 29 : i64, C = 16 : i64, N = 32 : i64, P = 3 : i64, SCL = -2 : i64, TO8 = 3 : i64, TYPE = 1 : i64}, record = [@s1.partials, @s1.partials_in, @s3.result, @s2.operand1, @s4.result], tiles = "0 to 3"}
+// CHECK-NEXT: exchange.vertex {kernel = "partials", name = "partials_add_f16_p7_n32_bias32_gsplit_gelu_tanh_to_f8e4m3fn_sm2", params = {ACT = 29 : i64, C = 32 : i64, GRAN = 1 : i64, N = 32 : i64, P = 7 : i64, SCL = -2 : i64, TO8 = 3 : i64, TYPE = 1 : i64}, record = [@s1.partials, @s1.partials_in, @s3.result, @s2.operand1, @s4.result], tiles = "0 to 1"}
 // CHECK-NOT: ew_gelu
 // CHECK-NOT: cast_f16
 // CHECK: exchange.sync

@@ -4,13 +4,31 @@
 
 use super::*;
 
-/// The most partial sums one `partials` call adds (its P).
-pub const PARTIALS_MAX: usize = 6;
-/// The most granules per row of the row-vector form of `partials` (a
-/// bias added after the last partial).
+/// The most partial sums one `partials` call adds (its P) when the share's
+/// partials lie close enough together ([`partials_max`]).
+pub const PARTIALS_MAX: usize = 32;
+/// The most partial sums of the row-split row-vector form (`GRAN` 0: rows
+/// over the workers, each unrolled).
+pub const PARTIALS_ROWS_MAX: usize = 6;
+/// The most granules per row of the row-split row-vector form.
 pub const PARTIALS_BIAS_ROW_GRANULES: usize = 16;
-/// The most partial sums of that form when it widens its f16 result.
+/// The most partial sums of the row-split form when it widens its f16
+/// result or stores it as FP8.
 pub const PARTIALS_WIDEN_MAX: usize = 5;
+
+/// The most partial sums one `partials` call of the granule form (without
+/// a bias, or `GRAN` 1) adds over `n` elements of `ty`: its seven group
+/// pointers each step through up to PG partials a share apart with 15-bit
+/// offsets (`partials.S`), at most [`PARTIALS_MAX`].
+pub fn partials_max(ty: ElemType, n: usize) -> usize {
+    let gb = (n * ty.bytes()).div_ceil(8) * 8;
+    let pg = if gb <= 16383 {
+        1 + 16392 / gb.max(8)
+    } else {
+        1
+    };
+    PARTIALS_MAX.min(1 + 7 * pg)
+}
 
 /// What the row-vector form of `partials` writes (`WIDE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +43,7 @@ pub enum PartialsWide {
 
 impl KernelSpec {
     /// out = c + p1 + ... + pP over n elements of f32 or f16: `partials`
-    /// split-K partial sums (1 to 6) added into c in one pass.
+    /// split-K partial sums (1 to [`partials_max`]) added into c in one pass.
     pub fn partials(ty: ElemType, n: usize, partials: usize) -> KernelSpec {
         let t = if ty == ElemType::F16 { 1 } else { 0 };
         KernelSpec {
@@ -74,6 +92,78 @@ impl KernelSpec {
     }
 }
 
+/// What the row-vector form of `partials` does after the bias: the f32
+/// widening, an activation (GELU or its tanh form), an FP8 copy at a scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialsPost {
+    pub wide: PartialsWide,
+    pub act: Option<EwOp>,
+    pub to8: Option<(ElemType, i32)>,
+}
+
+impl PartialsPost {
+    /// The bias alone.
+    pub const NONE: PartialsPost = PartialsPost {
+        wide: PartialsWide::None,
+        act: None,
+        to8: None,
+    };
+}
+
+impl KernelSpec {
+    /// The `partials` call adding `partials` partial sums of `n` elements
+    /// of `ty` in rows of `cols` with a row vector after them and `post`,
+    /// when a form of the kernel takes it: of the row-split form (rows of
+    /// up to [`PARTIALS_BIAS_ROW_GRANULES`] granules, up to
+    /// [`PARTIALS_ROWS_MAX`] partials) and the granule form (any rows, up
+    /// to [`partials_max`]), the one of fewer cycles.
+    pub fn partials_row_vector(
+        ty: ElemType,
+        n: usize,
+        partials: usize,
+        cols: usize,
+        post: PartialsPost,
+    ) -> Option<KernelSpec> {
+        let eb = ty.bytes();
+        let extra = post.wide != PartialsWide::None || post.act.is_some() || post.to8.is_some();
+        let both = post.wide != PartialsWide::None && (post.act.is_some() || post.to8.is_some());
+        if cols == 0
+            || !(cols * eb).is_multiple_of(8)
+            || !n.is_multiple_of(cols)
+            || partials == 0
+            || (extra && ty != ElemType::F16)
+            || both
+        {
+            return None;
+        }
+        let spec = |gran: bool| {
+            let mut s = if post.act.is_some() || post.to8.is_some() {
+                KernelSpec::partials_bias_post(n, partials, cols, post.act, post.to8)
+            } else {
+                KernelSpec::partials_bias(ty, n, partials, cols, post.wide)
+            };
+            if gran {
+                s.params.insert("GRAN".into(), 1);
+            }
+            s
+        };
+        let rows_max = if post.wide != PartialsWide::None || post.to8.is_some() {
+            PARTIALS_WIDEN_MAX
+        } else {
+            PARTIALS_ROWS_MAX
+        };
+        let rows = (cols * eb / 8 <= PARTIALS_BIAS_ROW_GRANULES && partials <= rows_max)
+            .then(|| spec(false));
+        let grans = (partials <= partials_max(ty, n)).then(|| spec(true));
+        [rows, grans]
+            .into_iter()
+            .flatten()
+            .filter_map(|s| cycles(&s).ok().map(|c| (c, s)))
+            .min_by_key(|(c, _)| *c)
+            .map(|(_, s)| s)
+    }
+}
+
 /// `partials_add_<type>_p<P>_n<N>` and the row-vector form's suffixes.
 fn name(params: &Params) -> String {
     let p = |k: &str| param_of(params, k);
@@ -103,8 +193,9 @@ fn name(params: &Params) -> String {
             s => format!("_to_{}_s{s}", elem_name(t)),
         },
     };
+    let gran = if p("GRAN") == 1 { "_gsplit" } else { "" };
     format!(
-        "partials_add_{}_p{}_n{}{bias}{wide}{act}{to8}",
+        "partials_add_{}_p{}_n{}{bias}{gran}{wide}{act}{to8}",
         two_type_name(p("TYPE")),
         p("P"),
         p("N")

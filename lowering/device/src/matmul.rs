@@ -35,7 +35,7 @@
 //! split-K shares added up and converted to the result type.
 
 use super::matmul_plan::{
-    gemm_spec, partial_runs, plan_matmul, result_kernels, tile_kernels, MatmulPlan, ResultEpilogue,
+    gemm_spec, plan_matmul, result_kernels, tile_kernels, MatmulPlan, ResultEpilogue,
     ResultKernels, TileBudget,
 };
 use super::{build_op, fp8_scale, kernel_cycles, records, DeviceOp, TileEnv};
@@ -992,9 +992,9 @@ fn result_calls(
             // The incoming partials added to its own in K order, one
             // pass per run of them (`partials.S`); the last pass writes
             // the result unless it is converted.
-            let passes = partial_runs(pk as u64 - 1).zip(&finish.reduce);
             let last = finish.reduce.len() - 1;
-            for (pass, ((first, _), spec)) in passes.enumerate() {
+            let mut first = 0;
+            for (pass, spec) in finish.reduce.iter().enumerate() {
                 let out = if pass == last && finish.convert.is_none() {
                     Word::Buf(res, 0)
                 } else {
@@ -1002,13 +1002,9 @@ fn result_calls(
                 };
                 b.call(
                     tl,
-                    records::partials(
-                        spec,
-                        own,
-                        Word::Buf(inc, (first as u64 * sbytes) as u32),
-                        out,
-                    ),
+                    records::partials(spec, own, Word::Buf(inc, (first * sbytes) as u32), out),
                 );
+                first += spec.param("P") as u64;
             }
         } else {
             epilogue_tiles = None;

@@ -15,8 +15,7 @@
 //! ties going to fewer tiles, then to the smaller (pm, pn, pk).
 
 use ipu_isa::kernels::{
-    ElemType, EwOp, KernelSpec, PartialsWide, RowOp, PARTIALS_BIAS_ROW_GRANULES, PARTIALS_MAX,
-    PARTIALS_WIDEN_MAX, WORKER_CONTEXTS,
+    partials_max, ElemType, EwOp, KernelSpec, PartialsPost, PartialsWide, RowOp, WORKER_CONTEXTS,
 };
 use ipu_program::gemm::{k_chunk, GemmBlocks, GemmMode, N_BLOCK};
 
@@ -109,11 +108,11 @@ pub fn tile_kernels(g: &GemmBlocks, a: ElemType, b: ElemType) -> TileKernels {
 /// The kernels a tile runs to turn its share of its block's partials (the
 /// GEMM writes them row-major; with split K each of the pk tiles of a block
 /// adds up 1/pk of its rows) into its result block: `reduce` (the other K
-/// tiles' partials of its share added to its own, up to [`PARTIALS_MAX`] of
+/// tiles' partials of its share added to its own, up to [`partials_max`] of
 /// them per call, in K order), then `convert` (partials to the result type).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultKernels {
-    /// One `partials` call per run of up to [`PARTIALS_MAX`] incoming
+    /// One `partials` call per run of up to [`partials_max`] incoming
     /// partials (none without split K).
     pub reduce: Vec<KernelSpec>,
     pub convert: Option<KernelSpec>,
@@ -129,7 +128,7 @@ pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
     let pt = g.mode.partials;
     ResultKernels {
         in_place: pt == out,
-        reduce: partial_runs(g.pk - 1)
+        reduce: partial_runs(g.pk - 1, partials_max(pt, rows * bn))
             .map(|(_, n)| KernelSpec::partials(pt, rows * bn, n))
             .collect(),
         convert: (pt != out).then(|| KernelSpec::cast(pt, out, rows * bn)),
@@ -137,12 +136,13 @@ pub fn result_kernels(g: &GemmBlocks, out: ElemType) -> ResultKernels {
 }
 
 /// The incoming partials (`count` of them, K blocks 1..) as the runs one
-/// `partials` call each adds: (first partial's index from 0, how many).
-pub fn partial_runs(count: u64) -> impl Iterator<Item = (usize, usize)> {
-    let count = count as usize;
+/// `partials` call each adds, up to `max` a call: (first partial's index
+/// from 0, how many).
+pub fn partial_runs(count: u64, max: usize) -> impl Iterator<Item = (usize, usize)> {
+    let (count, max) = (count as usize, max.max(1));
     (0..count)
-        .step_by(PARTIALS_MAX)
-        .map(move |first| (first, PARTIALS_MAX.min(count - first)))
+        .step_by(max)
+        .map(move |first| (first, max.min(count - first)))
 }
 
 /// What the readers of a matmul's result do that its reduction may take
@@ -168,30 +168,21 @@ impl ResultEpilogue {
     /// The partials call adding up the last `p` partials of `n` elements
     /// in rows of `cols` with this epilogue, when the kernel takes it all.
     fn last_call(&self, pt: ElemType, n: usize, p: usize, cols: usize) -> Option<KernelSpec> {
-        let granules = cols * pt.bytes() / 8;
-        if !self.bias
-            || !(cols * pt.bytes()).is_multiple_of(8)
-            || granules > PARTIALS_BIAS_ROW_GRANULES
-        {
+        if !self.bias {
             return None;
         }
         let f8 = self.cast.filter(|&e| e.bytes() == 1);
         let wide = self.cast == Some(ElemType::F32);
-        if self.act.is_some() || f8.is_some() {
-            (pt == ElemType::F16 && (f8.is_none() || p <= PARTIALS_WIDEN_MAX) && !wide)
-                .then(|| KernelSpec::partials_bias_post(n, p, cols, self.act, f8.map(|e| (e, 0))))
-        } else if wide {
-            (pt == ElemType::F16 && p <= PARTIALS_WIDEN_MAX)
-                .then(|| KernelSpec::partials_bias(pt, n, p, cols, PartialsWide::Only))
-        } else {
-            Some(KernelSpec::partials_bias(
-                pt,
-                n,
-                p,
-                cols,
-                PartialsWide::None,
-            ))
-        }
+        let post = PartialsPost {
+            wide: if wide {
+                PartialsWide::Only
+            } else {
+                PartialsWide::None
+            },
+            act: self.act,
+            to8: f8.map(|e| (e, 0)),
+        };
+        KernelSpec::partials_row_vector(pt, n, p, cols, post)
     }
 
     /// The kernels doing it apart, over `n` elements in rows of `cols` of
@@ -610,7 +601,7 @@ mod tests {
     }
 
     #[test]
-    fn split_k_partials_are_added_six_per_call() {
+    fn split_k_partials_are_added_up_to_the_kernels_maximum_per_call() {
         let runs = |pk: u64| {
             let g = GemmBlocks::new(8 * pk, 32 * pk, 16, [1, 1, pk], f16());
             let r = result_kernels(&g, ElemType::F16);
@@ -622,8 +613,9 @@ mod tests {
         assert!(runs(1).is_empty());
         assert_eq!(runs(3), vec![("partials", 2, 128)]);
         assert_eq!(runs(7), vec![("partials", 6, 128)]);
-        assert_eq!(runs(9), vec![("partials", 6, 128), ("partials", 2, 128)]);
-        assert_eq!(partial_runs(8).collect::<Vec<_>>(), vec![(0, 6), (6, 2)]);
+        assert_eq!(runs(24), vec![("partials", 23, 128)]);
+        assert_eq!(runs(40), vec![("partials", 32, 128), ("partials", 7, 128)]);
+        assert_eq!(partial_runs(8, 6).collect::<Vec<_>>(), vec![(0, 6), (6, 2)]);
     }
 
     #[test]

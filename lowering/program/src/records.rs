@@ -502,17 +502,16 @@ pub fn rows_epilogue(last: &Call, ep: &Epilogue) -> Option<Call> {
 }
 
 /// `partials.S` taking an epilogue: `call` (a `partials` call) with the
-/// row vector added after its last partial, or its f16 result widened to
-/// f32, when its specialisation has that form (the kernel's limits: rows
-/// of up to [`ipu_isa::kernels::PARTIALS_BIAS_ROW_GRANULES`] granules; a
-/// widening after the bias, of an f16 sum of up to
-/// [`ipu_isa::kernels::PARTIALS_WIDEN_MAX`] partials). The numbers are those of the separate
-/// calls: the bias is added to the sum rounded in K order and rounded
-/// again, the widening is exact.
+/// row vector added after its last partial, then its f16 result widened to
+/// f32, through an activation or also stored as FP8, when a form of the
+/// kernel takes it (`KernelSpec::partials_row_vector`: the row-split form,
+/// rows of up to [`ipu_isa::kernels::PARTIALS_BIAS_ROW_GRANULES`] granules
+/// and up to [`ipu_isa::kernels::PARTIALS_ROWS_MAX`] partials, or the
+/// granule form, any rows; the cheaper). The numbers are those of the
+/// separate calls: the bias is added to the sum rounded in K order and
+/// rounded again, the widening is exact.
 pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
-    use ipu_isa::kernels::{
-        PartialsWide, PARTIALS_BIAS_ROW_GRANULES, PARTIALS_MAX, PARTIALS_WIDEN_MAX,
-    };
+    use ipu_isa::kernels::{ElemType, EwOp, PartialsPost, PartialsWide};
     let Kernel::Lib(spec) = &call.kernel else {
         return None;
     };
@@ -520,12 +519,19 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
         return None;
     }
     let (n, p, ty) = (spec.param("N"), spec.param("P"), spec.param("TYPE"));
-    let eb = if ty == 1 { 2 } else { 4 };
     let (cols, wide) = (spec.param("C"), spec.param("WIDE"));
     let elem = if ty == 1 {
-        ipu_isa::kernels::ElemType::F16
+        ElemType::F16
     } else {
-        ipu_isa::kernels::ElemType::F32
+        ElemType::F32
+    };
+    let act = match spec.param("ACT") {
+        17 => Some(EwOp::Gelu),
+        29 => Some(EwOp::GeluTanh),
+        _ => None,
+    };
+    let fused = |cols: i64, post: PartialsPost| {
+        KernelSpec::partials_row_vector(elem, n as usize, p as usize, cols as usize, post)
     };
     let (c, parts, out) = (call.record[0], call.record[1], call.record[2]);
     match *ep {
@@ -534,24 +540,10 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             vector,
             out: new_out,
         } => {
-            let k = k as i64;
-            let fits = cols == 0
-                && wide == 0
-                && k > 0
-                && (k * eb) % 8 == 0
-                && n % k == 0
-                && (k * eb / 8) as usize <= PARTIALS_BIAS_ROW_GRANULES
-                && p as usize <= PARTIALS_MAX;
-            if !fits {
+            if cols != 0 || wide != 0 || k == 0 {
                 return None;
             }
-            let spec = KernelSpec::partials_bias(
-                elem,
-                n as usize,
-                p as usize,
-                k as usize,
-                PartialsWide::None,
-            );
+            let spec = fused(k as i64, PartialsPost::NONE)?;
             Some(partials_with(&spec, c, parts, new_out, vector, None))
         }
         Epilogue::Cast { .. } => None,
@@ -559,7 +551,7 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             out: wide_out,
             only,
         } => {
-            if cols == 0 || wide != 0 || ty != 1 || p as usize > PARTIALS_WIDEN_MAX {
+            if cols == 0 || wide != 0 || act.is_some() || spec.param("TO8") != 0 {
                 return None;
             }
             let vector = call.record[3];
@@ -568,27 +560,27 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             } else {
                 (PartialsWide::Both, out, Some(wide_out))
             };
-            let spec = KernelSpec::partials_bias(elem, n as usize, p as usize, cols as usize, w);
+            let post = PartialsPost {
+                wide: w,
+                ..PartialsPost::NONE
+            };
+            let spec = fused(cols, post)?;
             Some(partials_with(&spec, c, parts, out, vector, second))
         }
         Epilogue::Activate { op, out: new_out } => {
-            use ipu_isa::kernels::EwOp;
             let fits = cols > 0
                 && wide == 0
-                && ty == 1
-                && spec.param("ACT") == 0
+                && act.is_none()
                 && spec.param("TO8") == 0
                 && matches!(op, EwOp::Gelu | EwOp::GeluTanh);
             if !fits {
                 return None;
             }
-            let spec = KernelSpec::partials_bias_post(
-                n as usize,
-                p as usize,
-                cols as usize,
-                Some(op),
-                None,
-            );
+            let post = PartialsPost {
+                act: Some(op),
+                ..PartialsPost::NONE
+            };
+            let spec = fused(cols, post)?;
             Some(partials_with(
                 &spec,
                 c,
@@ -603,28 +595,16 @@ pub fn partials_epilogue(call: &Call, ep: &Epilogue) -> Option<Call> {
             scale,
             out: new_out,
         } => {
-            use ipu_isa::kernels::EwOp;
-            let fits = cols > 0
-                && wide == 0
-                && ty == 1
-                && spec.param("TO8") == 0
-                && p as usize <= PARTIALS_WIDEN_MAX
-                && crate::elem::is_f8(to);
+            let fits = cols > 0 && wide == 0 && spec.param("TO8") == 0 && crate::elem::is_f8(to);
             if !fits {
                 return None;
             }
-            let act = match spec.param("ACT") {
-                17 => Some(EwOp::Gelu),
-                29 => Some(EwOp::GeluTanh),
-                _ => None,
-            };
-            let spec = KernelSpec::partials_bias_post(
-                n as usize,
-                p as usize,
-                cols as usize,
+            let post = PartialsPost {
                 act,
-                Some((to, scale)),
-            );
+                to8: Some((to, scale)),
+                ..PartialsPost::NONE
+            };
+            let spec = fused(cols, post)?;
             Some(partials_with(
                 &spec,
                 c,
