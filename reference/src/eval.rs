@@ -5,7 +5,7 @@ use rayon::prelude::*;
 
 use crate::dtype::ElementType;
 use crate::error::EvalError;
-use crate::float8::round_slice;
+use crate::float8::{round_slice, Fp8Format};
 use crate::ops::{infer_type, GeluApproximation, OpKind, PadMode, ReduceKind, ScatterReduction};
 use crate::tensor::{f32_to_i64, Tensor, TensorData, TensorType};
 
@@ -1447,7 +1447,11 @@ fn select(c: &Tensor, a: &Tensor, b: &Tensor, out: &TensorType) -> Tensor {
 /// the result of that `Cast` stores them ([`Tensor::fp8_codes`]: a NaN is
 /// the format's positive NaN code); `None` when `to` is not FP8.
 pub fn cast_fp8_codes(x: &Tensor, to: ElementType, saturate: bool, scale: i32) -> Option<Vec<u8>> {
-    let fmt = to.fp8_format()?;
+    Some(fp8_codes(x, to.fp8_format()?, saturate, scale))
+}
+
+/// [`cast_fp8_codes`] in format `fmt`.
+fn fp8_codes(x: &Tensor, fmt: Fp8Format, saturate: bool, scale: i32) -> Vec<u8> {
     let encode = |a: f32| {
         let c = fmt.encode_scaled(a, saturate, scale);
         if fmt.is_nan(c) {
@@ -1456,17 +1460,17 @@ pub fn cast_fp8_codes(x: &Tensor, to: ElementType, saturate: bool, scale: i32) -
             c
         }
     };
-    Some(match x.data() {
+    match x.data() {
         TensorData::F32(v) => map1(v, encode),
         TensorData::I64(_) => map1(&x.to_f32_vec(), encode),
-    })
+    }
 }
 
 fn cast(x: &Tensor, to: ElementType, saturate: bool, scale: i32) -> Tensor {
     let shape = x.shape().to_vec();
     if let Some(fmt) = to.fp8_format() {
         let table = fmt.decode_table(scale);
-        let codes = cast_fp8_codes(x, to, saturate, scale).unwrap_or_default();
+        let codes = fp8_codes(x, fmt, saturate, scale);
         let r = codes.iter().map(|&c| table[c as usize]).collect();
         return Tensor::raw(shape, to, TensorData::F32(r)).with_scale(scale);
     }
