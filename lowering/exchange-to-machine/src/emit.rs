@@ -4,6 +4,7 @@
 
 use super::memory::{self, BufferFacts, Category, TableLayout};
 use super::storage::place;
+use super::streams::Addresses;
 use super::{
     timed_phase, Call, CodeSummary, Kernel, MemoryMap, Plan, Stats, StreamSpec, Summary, TileWork,
     Word,
@@ -13,8 +14,8 @@ use ipu_ir::{Context, Diagnostic, Op};
 use ipu_isa::kernels::KernelCache;
 use ipu_isa::link::{link, LinkLayout};
 use ipu_package::{
-    DataSegment, Digest, EntryPoint, GridDim, HostStream, Metadata, Package, Probe, StepSummary,
-    StreamPiece, TargetInfo, TileImage, Transfer,
+    DataSegment, Digest, EntryPoint, HostStream, Metadata, Package, Probe, StepSummary, TargetInfo,
+    TileImage,
 };
 use ipu_program::records;
 use ipu_target::Target;
@@ -416,147 +417,6 @@ fn main_text(steps: &[StepShape], outlined: &[Outlined], patches: &Patches) -> S
     s
 }
 
-/// The transfers of a stream's blocks as layout pieces: sorted by tile and
-/// address, merged where contiguous on the tile and in the host buffer, then
-/// folded into grids (a run of pieces of the same shape at evenly stepped
-/// tiles, addresses and host offsets becomes one piece with one more
-/// dimension) as far as they fold.
-fn stream_layout(s: &StreamSpec, addrs: &Addresses) -> Vec<StreamPiece> {
-    // The runs come a tile's rectangle at a time: rectangles put in tile
-    // order (stably, so each tile's in the order of the rectangles); then
-    // each tile's transfers are made and sorted by address on their own.
-    // That is the order of (tile, address, host offset, length), which is
-    // total (equal keys are equal transfers).
-    let at = &s.at;
-    let mut order: Vec<(u32, usize)> = at
-        .rects
-        .iter()
-        .enumerate()
-        .map(|(i, (r, _, _))| (r.tile, i))
-        .collect();
-    order.sort_by_key(|x| x.0);
-    let by_tile: Vec<&[(u32, usize)]> = order.chunk_by(|a, b| a.0 == b.0).collect();
-    let per_tile: Vec<Vec<Transfer>> = by_tile
-        .par_iter()
-        .map(|group| {
-            let tile = group[0].0;
-            let a = &addrs[&tile];
-            let (mut scratch, mut runs) = (Vec::new(), Vec::new());
-            let mut ts: Vec<Transfer> = Vec::new();
-            for &(_, i) in group.iter() {
-                let buf = at.rects[i].1;
-                runs.clear();
-                at.runs(i, &mut scratch, &mut runs);
-                ts.extend(runs.iter().map(|&(off, host, len)| Transfer {
-                    tile,
-                    tile_address: (a[buf] + off) as u32,
-                    host_offset: host,
-                    len: len as u32,
-                }));
-            }
-            // Mostly ascending stretches (a block's rows): the stable sort merges them.
-            ts.sort_by_key(|t| (t.tile_address, t.host_offset, t.len));
-            // Merged (in place) where contiguous on the tile and in the host buffer.
-            let mut n: usize = 0;
-            for i in 0..ts.len() {
-                let t = ts[i];
-                match n.checked_sub(1).map(|l| &mut ts[l]) {
-                    Some(l)
-                        if u64::from(l.tile_address) + u64::from(l.len)
-                            == u64::from(t.tile_address)
-                            && l.host_offset + u64::from(l.len) == t.host_offset
-                            && l.len.checked_add(t.len).is_some() =>
-                    {
-                        l.len += t.len
-                    }
-                    _ => {
-                        ts[n] = t;
-                        n += 1;
-                    }
-                }
-            }
-            ts.truncate(n);
-            ts
-        })
-        .collect();
-    // The first fold straight from the tiles' transfers (no list of them all).
-    let count: usize = per_tile.iter().map(Vec::len).sum();
-    let mut pieces = fold_grids(per_tile.into_iter().flatten().map(|t| (t, Vec::new())));
-    let mut before = count;
-    while pieces.len() > 1 && pieces.len() != before {
-        before = pieces.len();
-        pieces = fold_grids(pieces);
-    }
-    pieces
-        .into_iter()
-        .map(|(first, dims)| {
-            if dims.is_empty() {
-                StreamPiece::Single(first)
-            } else {
-                StreamPiece::Grid { first, dims }
-            }
-        })
-        .collect()
-}
-
-/// One pass of [`stream_layout`]'s folding: each maximal run of at least two
-/// consecutive pieces with the same length and dimensions whose first
-/// transfers step evenly (no step negative) becomes one piece.
-fn fold_grids(
-    pieces: impl IntoIterator<Item = (Transfer, Vec<GridDim>)>,
-) -> Vec<(Transfer, Vec<GridDim>)> {
-    // The step from `a` to `b`, when `b` can follow `a` in one dimension.
-    let step = |a: &(Transfer, Vec<GridDim>), b: &(Transfer, Vec<GridDim>)| -> Option<GridDim> {
-        if a.0.len != b.0.len || a.1 != b.1 || a.1.len() >= ipu_package::MAX_GRID_DIMS {
-            return None;
-        }
-        Some(GridDim {
-            count: 0,
-            tile_step: b.0.tile.checked_sub(a.0.tile)?,
-            address_step: b.0.tile_address.checked_sub(a.0.tile_address)?,
-            host_step: b.0.host_offset.checked_sub(a.0.host_offset)?,
-        })
-    };
-    let mut out = Vec::new();
-    let mut rest = pieces.into_iter().peekable();
-    while let Some(a) = rest.next() {
-        let Some(d) = rest.peek().and_then(|b| step(&a, b)) else {
-            out.push(a);
-            continue;
-        };
-        let mut count = 1u32;
-        let mut last = a.0;
-        while let Some(b) = rest.peek() {
-            let next = (
-                u64::from(last.tile) + u64::from(d.tile_step),
-                u64::from(last.tile_address) + u64::from(d.address_step),
-                last.host_offset.checked_add(d.host_step),
-            );
-            let fits = b.0.len == a.0.len
-                && b.1 == a.1
-                && next
-                    == (
-                        u64::from(b.0.tile),
-                        u64::from(b.0.tile_address),
-                        Some(b.0.host_offset),
-                    )
-                && count < u32::MAX;
-            if !fits {
-                break;
-            }
-            last = b.0;
-            count += 1;
-            rest.next();
-        }
-        let (first, inner) = a;
-        let mut dims = Vec::with_capacity(inner.len() + 1);
-        dims.push(GridDim { count, ..d });
-        dims.extend(inner);
-        out.push((first, dims));
-    }
-    out
-}
-
 /// A superstep of a tile program's shape.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum StepShape {
@@ -591,8 +451,6 @@ type Linking<'a> = (
 /// A tile to encode: its number, work, shape and constant blocks.
 type TileToEncode<'a> = (u32, &'a TileWork, &'a TileCode, Vec<(usize, Vec<u8>)>);
 
-/// Per tile, the address of each of its buffers.
-type Addresses = BTreeMap<u32, Vec<u64>>;
 /// A memory layout (address, size, name per buffer) and its tiles and bytes used.
 type Layouts = BTreeMap<Vec<(u64, u64, String)>, (Vec<u32>, u64)>;
 
@@ -1120,7 +978,7 @@ fn host_stream_of(
         element,
         shape: s.shape.iter().map(|&d| d as u64).collect(),
         host_element,
-        layout: stream_layout(s, addrs),
+        layout: super::streams::stream_layout(&s.at, addrs),
     })
 }
 

@@ -34,6 +34,7 @@
 mod emit;
 pub mod memory;
 pub mod storage;
+mod streams;
 #[cfg(test)]
 mod tests;
 
