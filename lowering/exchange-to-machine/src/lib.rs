@@ -449,14 +449,8 @@ fn prologues_ahead(
     row: Option<&[(RowEntry, Option<u32>)]>,
     during: &[usize],
 ) -> (Vec<usize>, Vec<usize>) {
-    let captured: Vec<usize> = row
-        .map(|row| {
-            row.iter()
-                .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
-                .filter_map(|&(_, b)| b.map(|b| b as usize))
-                .collect()
-        })
-        .unwrap_or_default();
+    // The buffers the phase captures into, listed once a call has a prologue.
+    let mut captured: Option<Vec<usize>> = None;
     let mut ahead = Vec::new();
     let mut reads_ahead: Vec<usize> = Vec::new();
     for (i, c) in calls.iter().enumerate() {
@@ -483,6 +477,13 @@ fn prologues_ahead(
                 _ => None,
             })
             .collect();
+        let captured = captured.get_or_insert_with(|| {
+            row.into_iter()
+                .flatten()
+                .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
+                .filter_map(|&(_, b)| b.map(|b| b as usize))
+                .collect()
+        });
         let touched = reads.iter().any(|b| {
             captured.contains(b)
                 || before.iter().any(|x| {
