@@ -812,13 +812,58 @@ fn memory_maps(
     maps
 }
 
-/// A call's prologue entry, when it has one split off.
-fn prologue_of(c: &Call) -> Option<String> {
-    match &c.kernel {
-        Kernel::Lib(spec) => {
-            records::prologue(spec).map(|p| format!("{}.{}", spec.name(), p.entry))
+/// Each kernel's [`Names`] (`<link name>.<entry>` and its prologue's),
+/// made once per distinct kernel rather than per call on every tile.
+struct KernelNames<'a> {
+    /// By the spec's address: a vertex's calls share its spec on every
+    /// tile, as a repeated step's calls share their first step's.
+    by_addr: rustc_hash::FxHashMap<usize, Names>,
+    /// By value: equal specs made apart (each tile's local copies).
+    by_value: rustc_hash::FxHashMap<&'a ipu_isa::kernels::KernelSpec, Names>,
+    memcpy: Names,
+}
+
+impl<'a> KernelNames<'a> {
+    /// The names of every kernel the tiles call.
+    fn of(tiles: &'a BTreeMap<u32, TileWork>) -> Self {
+        let (n, e) = link_name(&Kernel::Memcpy);
+        let mut names = KernelNames {
+            by_addr: Default::default(),
+            by_value: Default::default(),
+            memcpy: (format!("{n}.{e}").into(), None),
+        };
+        for c in tiles
+            .values()
+            .flat_map(|w| w.calls.values())
+            .flat_map(|cs| cs.iter())
+        {
+            if let Kernel::Lib(spec) = &c.kernel {
+                let by_value = &mut names.by_value;
+                names
+                    .by_addr
+                    .entry(Arc::as_ptr(spec) as usize)
+                    .or_insert_with(|| {
+                        by_value
+                            .entry(&**spec)
+                            .or_insert_with(|| {
+                                let (n, e) = link_name(&c.kernel);
+                                let pro = records::prologue(spec)
+                                    .map(|p| format!("{n}.{}", p.entry).into());
+                                (format!("{n}.{e}").into(), pro)
+                            })
+                            .clone()
+                    });
+            }
         }
-        Kernel::Memcpy => None,
+        names
+    }
+
+    /// Call `c`'s names ([`Self::of`] saw its kernel).
+    fn of_call(&self, c: &Call) -> Names {
+        match &c.kernel {
+            Kernel::Lib(spec) => self.by_addr[&(Arc::as_ptr(spec) as usize)].clone(),
+            Kernel::Memcpy => self.memcpy.clone(),
+        }
     }
 }
 
@@ -830,11 +875,12 @@ fn tile_codes(
     calls: &[(std::ops::Range<usize>, u32)],
     loc: ipu_ir::Loc,
 ) -> Result<(Vec<TileCode>, Vec<Outlined>), Diagnostic> {
+    let names = KernelNames::of(tiles);
     let shapes: Vec<Shape> = tiles
         .values()
         .collect::<Vec<_>>()
         .par_iter()
-        .map(|w| tile_shape(w, steps))
+        .map(|w| tile_shape(w, steps, &names))
         .collect();
     let outlined = outlined_calls(&shapes, calls);
     let codes = tiles
@@ -849,20 +895,9 @@ fn tile_codes(
 }
 
 /// A tile's program shape: per superstep, its kernel calls or an exchange.
-fn tile_shape(w: &TileWork, steps: &[StepSummary]) -> Shape {
+fn tile_shape(w: &TileWork, steps: &[StepSummary], kernels: &KernelNames<'_>) -> Shape {
     let nsteps = steps.len();
-    // Per call (a repeated step's are its first step's, shared): its
-    // `<link name>.<entry>` and its prologue's, named once.
-    let mut named: rustc_hash::FxHashMap<*const Call, Names> = Default::default();
-    let mut names = |c: &Call| -> Names {
-        named
-            .entry(c as *const Call)
-            .or_insert_with(|| {
-                let (n, e) = link_name(&c.kernel);
-                (format!("{n}.{e}").into(), prologue_of(c).map(Into::into))
-            })
-            .clone()
-    };
+    let names = |c: &Call| kernels.of_call(c);
     (0..nsteps)
         .map(|s| match steps[s].kind {
             ipu_package::StepKind::Exchange => {
@@ -1251,8 +1286,17 @@ struct Shared<'a> {
 /// length and a few entries are hashed (a busy tile's rows run to hundreds
 /// of entries, and hashing each whole, twice per tile, was a few percent
 /// of the whole compile).
-#[derive(PartialEq, Eq)]
 struct RowKey<'a>(&'a [(RowEntry, Option<u32>)]);
+
+/// A repeated step's row is its first step's, shared: the same slice is
+/// equal without comparing its entries.
+impl PartialEq for RowKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for RowKey<'_> {}
 
 impl std::hash::Hash for RowKey<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {

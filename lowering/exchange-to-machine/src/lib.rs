@@ -250,11 +250,13 @@ pub(crate) struct TileWork {
     /// Per step that later steps repeat ([`repeat_compute`],
     /// [`repeat_rows`]): its calls' or row's buffers, each once, and
     /// whether a copy run during the phase before uses it.
-    repeat_bufs: BTreeMap<usize, Arc<Vec<(usize, bool)>>>,
+    repeat_bufs: rustc_hash::FxHashMap<usize, Arc<Vec<(usize, bool)>>>,
     /// Program buffer -> local index ([`NOT_LOCAL`] for none).
     local: Vec<u32>,
     /// Local index -> program buffer.
     pub ids: Vec<BufId>,
+    /// Per local index: whether it is a call frame's buffer.
+    is_frame: Vec<bool>,
     /// Per local index of a call frame's buffer: (call, first, last) of
     /// each call that uses it (call 0: outside every call); empty for
     /// other buffers. [`Self::settle_spans`] turns them into
@@ -332,6 +334,7 @@ impl TileWork {
                     spans: Vec::new(),
                 });
                 self.frame_uses.push(Vec::new());
+                self.is_frame.push(program.frames.is_frame(b));
                 self.interleaved.push(decl.interleaved);
                 self.ids.push(b);
                 let i = self.bufs.len() - 1;
@@ -351,7 +354,7 @@ impl TileWork {
         let buf = &mut self.bufs[i];
         buf.first = buf.first.min(step);
         buf.last = buf.last.max(step);
-        if program.frames.is_frame(self.ids[i]) {
+        if self.is_frame[i] {
             let call = program.frames.call_of(step as usize);
             let uses = &mut self.frame_uses[i];
             // Steps come mostly in program order: the last call first.
@@ -397,69 +400,35 @@ impl TileWork {
     /// not count). The buffers it reads are then alive from the exchange
     /// step on.
     fn place_prologues(&mut self, program: &Program, kinds: &[StepKind]) {
-        let steps: Vec<usize> = self.calls.keys().copied().collect();
-        for s in steps {
+        // Per step after an exchange: the calls whose prologues run ahead,
+        // and the buffers those read. A repeated step's calls, the row
+        // before them and the copies run during it are its first step's,
+        // shared: the first step's answer is its answer too.
+        type Ahead = Arc<(Vec<usize>, Vec<usize>)>;
+        // A step's calls, the row before them, the copies run during it.
+        type Key<'a> = (*const Vec<Call>, Option<*const RowWork>, &'a [usize]);
+        let mut placed: Vec<(usize, Ahead)> = Vec::new();
+        let mut seen: rustc_hash::FxHashMap<Key<'_>, Ahead> = Default::default();
+        for (&s, calls) in &self.calls {
             if s == 0 || kinds.get(s - 1) != Some(&StepKind::Exchange) {
                 continue;
             }
-            let calls = &self.calls[&s];
-            let captured: Vec<usize> = self
-                .rows
-                .get(&(s - 1))
-                .map(|row| {
-                    row.iter()
-                        .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
-                        .filter_map(|&(_, b)| b.map(|b| b as usize))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let mut ahead = Vec::new();
-            let mut reads_ahead: Vec<usize> = Vec::new();
-            for (i, c) in calls.iter().enumerate() {
-                let Kernel::Lib(spec) = &c.kernel else {
-                    continue;
-                };
-                let Some(pro) = records::prologue(spec) else {
-                    continue;
-                };
-                // The copies run during the phase come first there.
-                let during = self.during.get(&(s - 1)).map_or(&[][..], |v| v.as_slice());
-                let before: Vec<&Call> = calls[..i]
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| !during.contains(k))
-                    .map(|(_, c)| c)
-                    .collect();
-                let same_source = before
-                    .iter()
-                    .any(|b| matches!(&b.kernel, Kernel::Lib(x) if x.source == spec.source));
-                let reads: Vec<usize> = pro
-                    .reads
-                    .iter()
-                    .filter_map(|&w| match c.record.get(w) {
-                        Some(Word::Buf(b, _)) => Some(*b),
-                        _ => None,
-                    })
-                    .collect();
-                let touched = reads.iter().any(|b| {
-                    captured.contains(b)
-                        || before.iter().any(|x| {
-                            x.record
-                                .iter()
-                                .any(|w| matches!(w, Word::Buf(y, _) if y == b))
-                        })
-                });
-                if same_source || touched {
-                    continue;
-                }
-                ahead.push(i);
-                reads_ahead.extend(reads);
-            }
-            for b in reads_ahead {
+            let row = self.rows.get(&(s - 1));
+            // The copies run during the phase come first there.
+            let during = self.during.get(&(s - 1)).map_or(&[][..], |v| v.as_slice());
+            let ahead = seen
+                .entry((Arc::as_ptr(calls), row.map(Arc::as_ptr), during))
+                .or_insert_with(|| Arc::new(prologues_ahead(calls, row.map(|r| &r[..]), during)))
+                .clone();
+            placed.push((s, ahead));
+        }
+        for (s, ahead) in placed {
+            let (calls, reads) = &*ahead;
+            for &b in reads {
                 self.alive_at(program, b, s as u32 - 1);
             }
-            if !ahead.is_empty() {
-                self.ahead.insert(s - 1, ahead);
+            if !calls.is_empty() {
+                self.ahead.insert(s - 1, calls.clone());
             }
         }
     }
@@ -471,6 +440,66 @@ impl TileWork {
             Word::Buf(b, off) => Word::Buf(self.touch(program, b, step), off),
         }
     }
+}
+
+/// [`TileWork::place_prologues`] for one step after an exchange: of its
+/// `calls`, those whose prologues run in the exchange (after `row`, and
+/// after the calls `during` it), and the buffers those prologues read.
+fn prologues_ahead(
+    calls: &[Call],
+    row: Option<&[(RowEntry, Option<u32>)]>,
+    during: &[usize],
+) -> (Vec<usize>, Vec<usize>) {
+    // The buffers the phase captures into, listed once a call has a prologue.
+    let mut captured: Option<Vec<usize>> = None;
+    let mut ahead = Vec::new();
+    let mut reads_ahead: Vec<usize> = Vec::new();
+    for (i, c) in calls.iter().enumerate() {
+        let Kernel::Lib(spec) = &c.kernel else {
+            continue;
+        };
+        let Some(pro) = records::prologue(spec) else {
+            continue;
+        };
+        let before: Vec<&Call> = calls[..i]
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !during.contains(k))
+            .map(|(_, c)| c)
+            .collect();
+        let same_source = before
+            .iter()
+            .any(|b| matches!(&b.kernel, Kernel::Lib(x) if x.source == spec.source));
+        let reads: Vec<usize> = pro
+            .reads
+            .iter()
+            .filter_map(|&w| match c.record.get(w) {
+                Some(Word::Buf(b, _)) => Some(*b),
+                _ => None,
+            })
+            .collect();
+        let captured = captured.get_or_insert_with(|| {
+            row.into_iter()
+                .flatten()
+                .filter(|(e, _)| matches!(e, RowEntry::Capture { .. }))
+                .filter_map(|&(_, b)| b.map(|b| b as usize))
+                .collect()
+        });
+        let touched = reads.iter().any(|b| {
+            captured.contains(b)
+                || before.iter().any(|x| {
+                    x.record
+                        .iter()
+                        .any(|w| matches!(w, Word::Buf(y, _) if y == b))
+                })
+        });
+        if same_source || touched {
+            continue;
+        }
+        ahead.push(i);
+        reads_ahead.extend(reads);
+    }
+    (ahead, reads_ahead)
 }
 
 /// A host stream: its name, direction, element type, shape, and where its
