@@ -402,7 +402,7 @@ fn fold_strips(strips: &[Strip]) -> Vec<(Transfer, Vec<GridDim>)> {
 /// The step from transfer `a` to `b`, when `b` can follow `a` in one
 /// dimension of a grid (no step negative).
 fn step(a: &Transfer, b: &Transfer) -> Option<GridDim> {
-    if a.len != b.len || ipu_package::MAX_GRID_DIMS == 0 {
+    if a.len != b.len {
         return None;
     }
     Some(GridDim {
@@ -419,22 +419,17 @@ fn step(a: &Transfer, b: &Transfer) -> Option<GridDim> {
 fn fold_grids(
     pieces: impl IntoIterator<Item = (Transfer, Vec<GridDim>)>,
 ) -> Vec<(Transfer, Vec<GridDim>)> {
-    // The step from `a` to `b`, when `b` can follow `a` in one dimension.
-    let step = |a: &(Transfer, Vec<GridDim>), b: &(Transfer, Vec<GridDim>)| -> Option<GridDim> {
-        if a.0.len != b.0.len || a.1 != b.1 || a.1.len() >= ipu_package::MAX_GRID_DIMS {
-            return None;
-        }
-        Some(GridDim {
-            count: 0,
-            tile_step: b.0.tile.checked_sub(a.0.tile)?,
-            address_step: b.0.tile_address.checked_sub(a.0.tile_address)?,
-            host_step: b.0.host_offset.checked_sub(a.0.host_offset)?,
-        })
+    // The step from `a` to `b`, when `b` can follow `a` in one more
+    // dimension: pieces of one shape, with a dimension to spare.
+    let piece_step = |a: &(Transfer, Vec<GridDim>), b: &(Transfer, Vec<GridDim>)| {
+        (a.1 == b.1 && a.1.len() < ipu_package::MAX_GRID_DIMS)
+            .then(|| step(&a.0, &b.0))
+            .flatten()
     };
     let mut out = Vec::new();
     let mut rest = pieces.into_iter().peekable();
     while let Some(a) = rest.next() {
-        let Some(d) = rest.peek().and_then(|b| step(&a, b)) else {
+        let Some(d) = rest.peek().and_then(|b| piece_step(&a, b)) else {
             out.push(a);
             continue;
         };
